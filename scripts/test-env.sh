@@ -1,0 +1,6 @@
+# Where shoal's integration tests find their servers (started by
+# scripts/services.sh). Use from the repository root: . scripts/test-env.sh
+export SHOAL_TEST_POSTGRES='postgres://shoal:shoal-secret@127.0.0.1:5432/shoal_test?sslmode=disable'
+export SHOAL_TEST_CLICKHOUSE='http://127.0.0.1:8123'
+export SHOAL_TEST_INFLUXDB='http://127.0.0.1:8086'
+export SHOAL_TEST_ETCD='127.0.0.1:2379'
