@@ -1,0 +1,276 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// Acquire returns a lease on a connection, waiting if none is free until one
+// is released, a dial completes, or ctx ends.
+//
+// The order of attempts: an idle connection from the caller's home
+// partition, then from the other partitions, then (if MaxConns allows) a new
+// connection dialled in the background while the caller waits in a
+// first-come, first-served queue. When ctx ends first the error wraps
+// ctx.Err(); when a dial fails while the caller waits it wraps the dial's
+// error and ErrDial; when the pool closes it wraps ErrClosed.
+func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
+	if p.closed.Load() {
+		return nil, ErrClosed
+	}
+	if !p.multiplexed && !p.checkOnTake {
+		// The fast path: a pop from a lock-free stack and a store.
+		if c := p.popIdle(); c != nil {
+			c.lease.held.Store(true)
+			p.parts[c.part].acquires.Add(1)
+			if p.shed != nil {
+				p.shed.observe(0)
+			}
+			return &c.lease, nil
+		}
+	}
+	return p.acquireSlow(ctx)
+}
+
+// TryAcquire returns a lease if a connection is free now, and ErrWouldBlock
+// otherwise; it never waits. When it finds nothing and MaxConns allows, it
+// starts a dial in the background so that a later try can succeed.
+func (p *Pool[T]) TryAcquire() (*Lease[T], error) {
+	if p.closed.Load() {
+		return nil, ErrClosed
+	}
+	if l := p.take(context.Background()); l != nil {
+		p.counters.acquires.Add(1)
+		return l, nil
+	}
+	if p.dialing.Load() == 0 {
+		p.startDial()
+	}
+	return nil, ErrWouldBlock
+}
+
+// Do acquires a connection, calls fn with it and releases it. When fn
+// panics, or returns an error for which Config.Broken reports true, the
+// connection is discarded instead; the panic goes on up. Do returns the
+// acquire's error or fn's.
+func (p *Pool[T]) Do(ctx context.Context, fn func(conn T) error) error {
+	l, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			l.Discard()
+		}
+	}()
+	err = fn(l.Value())
+	done = true
+	if err != nil && p.cfg.Broken != nil && p.callBroken(err) {
+		l.Discard()
+	} else {
+		l.Release()
+	}
+	return err
+}
+
+// popIdle pops an idle connection, trying the caller's home partition first
+// and then stealing from the others, or returns nil.
+func (p *Pool[T]) popIdle() *conn[T] {
+	n := uint32(len(p.parts))
+	home := uint32(0)
+	if n > 1 {
+		// A per-call random partition: cheaper than any shared counter, and
+		// spread well enough that two cores rarely pick the same one.
+		home = rand.Uint32() % n
+	}
+	for i := uint32(0); i < n; i++ {
+		part := &p.parts[(home+i)%n]
+		if part.idle.empty() {
+			continue
+		}
+		if slot := part.idle.pop(p.next); slot >= 0 {
+			return p.slots[slot].Load()
+		}
+	}
+	return nil
+}
+
+// take returns a lease on a free connection that passed its checks, or nil.
+// Connections that fail a check are closed on the way.
+func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
+	if p.multiplexed {
+		return p.muxTake(ctx)
+	}
+	for {
+		c := p.popIdle()
+		if c == nil {
+			return nil
+		}
+		if p.checkOnTake {
+			if reason, ok := p.check(ctx, c, true); !ok {
+				p.closeConn(c, reason)
+				continue
+			}
+		}
+		c.lease.held.Store(true)
+		return &c.lease
+	}
+}
+
+// check runs the checks that precede handing a connection out: lifetime,
+// health after idleness (when idle is set), and BeforeAcquire. It reports
+// why the connection must close when one fails.
+func (p *Pool[T]) check(ctx context.Context, c *conn[T], idle bool) (Reason, bool) {
+	if c.expiresAt != 0 || p.healthAfter != 0 {
+		now := p.now()
+		if c.expired(now) {
+			return ReasonLifetime, false
+		}
+		if idle && p.healthAfter != 0 && c.idleFor(now) >= p.healthAfter {
+			if err := p.callHealthCheck(ctx, c); err != nil {
+				p.logConnError("health check failed", c, err)
+				return ReasonHealth, false
+			}
+		}
+	}
+	if p.cfg.Hooks.BeforeAcquire != nil && !p.callBeforeAcquire(ctx, c) {
+		return ReasonRejected, false
+	}
+	return 0, true
+}
+
+// acquireSlow is everything after the fast path: checks, dials, the queue.
+func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
+	if err := ctx.Err(); err != nil {
+		return nil, p.acquireError(err, 0)
+	}
+	if l := p.take(ctx); l != nil {
+		p.counters.acquires.Add(1)
+		if p.shed != nil {
+			p.shed.observe(0)
+		}
+		return l, nil
+	}
+	if err := p.failFast(); err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	w := p.wq.get()
+	w.since = p.now()
+	switch p.wq.enqueue(w, p.cfg.MaxWaiters) {
+	case queueClosed:
+		p.wq.put(w)
+		return nil, ErrClosed
+	case queueFull:
+		p.wq.put(w)
+		p.counters.rejected.Add(1)
+		return nil, &AcquireError{Err: ErrExhausted, MaxConns: p.cfg.MaxConns,
+			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
+	}
+	p.maybeDial()
+
+	// A release may have pushed a connection between our first look and
+	// the enqueue without seeing us in the queue: look once more.
+	if l := p.take(ctx); l != nil {
+		if p.wq.remove(w) {
+			p.wq.put(w)
+			return p.acquired(l, start), nil
+		}
+		// Someone is already handing us a lease: pass this one on.
+		p.repool(l)
+	}
+
+	for {
+		var h handed[T]
+		select {
+		case h = <-w.ch:
+		case <-ctx.Done():
+			if p.wq.remove(w) {
+				p.wq.put(w)
+				p.counters.canceled.Add(1)
+				return nil, p.acquireError(ctx.Err(), time.Since(start))
+			}
+			// A delivery is in flight: take it and pass the lease on, so
+			// the next waiter gets it and nothing is lost.
+			h = <-w.ch
+			p.wq.put(w)
+			if h.lease != nil {
+				p.repool(h.lease)
+			}
+			p.counters.canceled.Add(1)
+			return nil, p.acquireError(ctx.Err(), time.Since(start))
+		}
+		if h.err != nil {
+			p.wq.put(w)
+			if errors.Is(h.err, ErrExhausted) {
+				p.counters.rejected.Add(1)
+			}
+			return nil, p.acquireError(h.err, time.Since(start))
+		}
+		l := h.lease
+		if p.checkOnTake || p.multiplexed {
+			if reason, ok := p.check(ctx, l.c, false); !ok {
+				p.dropTaken(l, reason)
+				// Back in the queue, keeping our place is not possible
+				// (we were taken off it): rejoin at the end.
+				if p.wq.enqueue(w, 0) != enqueued {
+					p.wq.put(w)
+					return nil, p.acquireError(ErrClosed, time.Since(start))
+				}
+				p.maybeDial()
+				continue
+			}
+		}
+		p.wq.put(w)
+		return p.acquired(l, start), nil
+	}
+}
+
+// acquired records a successful acquire that waited since start.
+func (p *Pool[T]) acquired(l *Lease[T], start time.Time) *Lease[T] {
+	wait := time.Since(start)
+	p.counters.acquires.Add(1)
+	p.counters.waited.Add(1)
+	p.counters.waitNanos.Add(int64(wait))
+	if p.shed != nil {
+		p.shed.observe(int64(wait))
+	}
+	return l
+}
+
+// acquireError wraps why an acquire failed with what it waited for.
+func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
+	if errors.Is(err, ErrClosed) && waited == 0 {
+		return ErrClosed
+	}
+	e := &AcquireError{
+		Err:      err,
+		Waited:   waited,
+		MaxConns: p.cfg.MaxConns,
+		InUse:    p.inUse(),
+		Waiting:  int(p.waiters.Load()),
+		Dialing:  int(p.dialing.Load()),
+	}
+	if !errors.Is(err, ErrDial) {
+		e.LastDial = p.lastDialError()
+	}
+	return e
+}
+
+// inUse counts connections with at least one lease.
+func (p *Pool[T]) inUse() int {
+	if p.multiplexed {
+		return p.mux.inUse()
+	}
+	n := 0
+	for i := range p.slots {
+		if c := p.slots[i].Load(); c != nil && c.lease.held.Load() {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,182 @@
+package shoal
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config describes a pool. Dial and MaxConns are required; every other field
+// has a working zero value. New checks the whole Config and names the first
+// field that is wrong.
+type Config[T any] struct {
+	// Dial opens a connection. Required. It runs in a background goroutine
+	// under a context that ends when the pool is closed or DialTimeout
+	// passes, so a caller who gives up waiting does not waste the dial: the
+	// connection goes to the next waiter or stays idle.
+	Dial func(ctx context.Context) (T, error)
+
+	// Close closes a connection. Optional; when nil the pool simply drops it.
+	// A panic or an error from Close is logged and otherwise ignored: the
+	// connection counts as closed either way.
+	Close func(conn T) error
+
+	// MaxConns is the most connections open at once, counting those being
+	// dialled. Required, > 0.
+	MaxConns int
+
+	// MinIdle connections are kept open and idle by the background
+	// maintenance goroutine (never more than MaxConns in all). Default 0.
+	// Idle reaping never takes the pool below MinIdle.
+	MinIdle int
+
+	// MaxStreams is how many leases one connection serves at once: 0 or 1
+	// means exclusive connections (database sessions), more means
+	// multiplexed ones (HTTP/2, gRPC). In multiplexed mode a new lease goes
+	// to the least-loaded connection and a new connection is dialled only
+	// when every open one is full.
+	MaxStreams int
+
+	// Partitions splits the idle exclusive connections into this many
+	// lock-free stacks to cut contention between cores. 0 lets the pool
+	// choose (GOMAXPROCS, at most MaxConns, at most 16); 1 is a single
+	// partition. An acquire always steals from other partitions before it
+	// dials or waits. Ignored in multiplexed mode.
+	Partitions int
+
+	// MaxWaiters bounds the callers waiting in Acquire. 0 means unlimited;
+	// past the bound Acquire fails at once with ErrExhausted.
+	MaxWaiters int
+
+	// QueueTarget turns on load shedding in the style of DBConnection: when
+	// every acquire during a QueueInterval waited longer than QueueTarget,
+	// the pool counts as overloaded and, until an interval passes in which
+	// some acquire waited less, fails waiters that have waited 2*QueueTarget
+	// with ErrExhausted instead of letting the queue grow without end.
+	// 0 turns shedding off.
+	QueueTarget time.Duration
+
+	// QueueInterval is the window over which QueueTarget is judged.
+	// Default 1s when QueueTarget is set; setting it without QueueTarget is
+	// an error.
+	QueueInterval time.Duration
+
+	// MaxLifetime closes a connection once it is this old: at release, when
+	// found idle, or when next acquired. 0 means no limit.
+	MaxLifetime time.Duration
+
+	// LifetimeJitter spreads the lifetimes so that connections opened
+	// together do not all close together: each connection's own lifetime is
+	// drawn uniformly from [MaxLifetime-LifetimeJitter, MaxLifetime].
+	// Must not exceed MaxLifetime.
+	LifetimeJitter time.Duration
+
+	// MaxIdleTime closes a connection that has been idle this long, never
+	// taking the pool below MinIdle. 0 means no limit.
+	MaxIdleTime time.Duration
+
+	// HealthCheck, when set, is called on Acquire for a connection that has
+	// been idle at least HealthCheckAfter. An error closes the connection
+	// (ReasonHealth) and the acquire moves on to another one.
+	HealthCheck func(ctx context.Context, conn T) error
+
+	// HealthCheckAfter is the idleness after which HealthCheck runs.
+	// 0 means 1s. Ignored when HealthCheck is nil.
+	HealthCheckAfter time.Duration
+
+	// DialTimeout bounds each dial. 0 means no bound beyond Dial's own and
+	// the pool's life.
+	DialTimeout time.Duration
+
+	// MaxDialing bounds the dials in flight at once, so that a crowd of
+	// waiters cannot start a dial storm. 0 means min(MaxConns, 4).
+	MaxDialing int
+
+	// Broken tells Do whether an error returned by its function means the
+	// connection is unusable; when it reports true the connection is
+	// discarded instead of released. nil means never.
+	Broken func(err error) bool
+
+	// Hooks are called at points of a connection's life. All optional.
+	Hooks Hooks[T]
+
+	// Logger receives connection opens and closes (Debug), dial failures
+	// and load-shedding changes (Info, Warn). nil means no logging. Nothing
+	// is logged per acquire.
+	Logger *slog.Logger
+}
+
+// Hooks are optional functions the pool calls at points of a connection's
+// life. A hook that panics is treated like one that said no (or failed), and
+// the pool's counts stay right.
+type Hooks[T any] struct {
+	// OnConnect runs after Dial succeeds. An error closes the connection
+	// and the dial counts as failed.
+	OnConnect func(ctx context.Context, conn T) error
+
+	// OnDisconnect runs whenever the pool closes a connection, with why,
+	// just before Config.Close.
+	OnDisconnect func(conn T, reason Reason)
+
+	// BeforeAcquire runs before an idle connection is handed out; false
+	// closes it (ReasonRejected) and the acquire moves on to another one.
+	BeforeAcquire func(ctx context.Context, conn T) bool
+
+	// AfterRelease runs when a lease is released; false closes the
+	// connection (ReasonRejected) instead of keeping it.
+	AfterRelease func(conn T) bool
+}
+
+// Defaults for fields whose zero value means "choose for me".
+const (
+	defaultHealthCheckAfter = time.Second
+	defaultQueueInterval    = time.Second
+	defaultMaxDialing       = 4
+	maxDefaultPartitions    = 16
+)
+
+// validate checks every field and returns an error naming the first wrong one.
+func (c *Config[T]) validate() error {
+	type check struct {
+		bad   bool
+		field string
+		why   string
+	}
+	checks := []check{
+		{c.Dial == nil, "Dial", "is required"},
+		{c.MaxConns <= 0, "MaxConns", fmt.Sprintf("must be > 0, got %d", c.MaxConns)},
+		{c.MinIdle < 0, "MinIdle", fmt.Sprintf("must be >= 0, got %d", c.MinIdle)},
+		{c.MinIdle > c.MaxConns && c.MaxConns > 0, "MinIdle", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinIdle)},
+		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0, got %d", c.MaxStreams)},
+		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0, got %d", c.Partitions)},
+		{c.MaxWaiters < 0, "MaxWaiters", fmt.Sprintf("must be >= 0, got %d", c.MaxWaiters)},
+		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0, got %d", c.MaxDialing)},
+		{c.QueueTarget < 0, "QueueTarget", fmt.Sprintf("must be >= 0, got %s", c.QueueTarget)},
+		{c.QueueInterval < 0, "QueueInterval", fmt.Sprintf("must be >= 0, got %s", c.QueueInterval)},
+		{c.QueueInterval > 0 && c.QueueTarget == 0, "QueueInterval", "is set but QueueTarget is 0; set QueueTarget to turn load shedding on"},
+		{c.MaxLifetime < 0, "MaxLifetime", fmt.Sprintf("must be >= 0, got %s", c.MaxLifetime)},
+		{c.LifetimeJitter < 0, "LifetimeJitter", fmt.Sprintf("must be >= 0, got %s", c.LifetimeJitter)},
+		{c.LifetimeJitter > c.MaxLifetime && c.LifetimeJitter > 0, "LifetimeJitter", fmt.Sprintf("must be <= MaxLifetime (%s), got %s", c.MaxLifetime, c.LifetimeJitter)},
+		{c.MaxIdleTime < 0, "MaxIdleTime", fmt.Sprintf("must be >= 0, got %s", c.MaxIdleTime)},
+		{c.HealthCheckAfter < 0, "HealthCheckAfter", fmt.Sprintf("must be >= 0, got %s", c.HealthCheckAfter)},
+		{c.DialTimeout < 0, "DialTimeout", fmt.Sprintf("must be >= 0, got %s", c.DialTimeout)},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return &ConfigError{Field: ch.field, Reason: ch.why}
+		}
+	}
+	return nil
+}
+
+// ConfigError is returned by New for a Config that cannot work; Field names
+// the Config field that is wrong.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return "shoal: Config." + e.Field + " " + e.Reason
+}

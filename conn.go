@@ -1,0 +1,50 @@
+package shoal
+
+import "sync/atomic"
+
+// conn is one open connection and the pool's bookkeeping for it.
+type conn[T any] struct {
+	value T
+	pool  *Pool[T]
+
+	slot      int32 // index in Pool.slots and Pool.next; fixed for the conn's life
+	part      int32 // home partition, where it rests when idle (exclusive mode)
+	createdAt int64 // pool clock
+	expiresAt int64 // pool clock; 0 = no lifetime
+
+	// idleSince is the pool clock at the last release (or adoption) when
+	// some feature needs it (MaxIdleTime, HealthCheck); 0 otherwise.
+	idleSince atomic.Int64
+
+	// Exclusive mode: the one lease, handed out again and again, so that
+	// acquiring allocates nothing. lease.held doubles as the conn's state:
+	// held means leased, not held means idle (or being checked).
+	lease Lease[T]
+
+	// retired is set by Lease.Retire in exclusive mode: the next release
+	// closes the connection.
+	retired atomic.Bool
+
+	// Multiplexed mode, guarded by Pool.mux.mu.
+	streams  int        // leases held now
+	limit    int        // stream limit for this conn (<= MaxStreams)
+	retiring bool       // takes no new leases; closes when streams reach 0
+	reason   Reason     // why it is retiring
+	leases   []Lease[T] // one per stream slot
+	free     []int32    // indices of leases not held
+}
+
+// idleFor reports how long the connection has been idle at now, or 0 when
+// the pool does not track idleness.
+func (c *conn[T]) idleFor(now int64) int64 {
+	since := c.idleSince.Load()
+	if since == 0 {
+		return 0
+	}
+	return now - since
+}
+
+// expired reports whether the connection has outlived its lifetime at now.
+func (c *conn[T]) expired(now int64) bool {
+	return c.expiresAt != 0 && now >= c.expiresAt
+}

@@ -1,0 +1,258 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Dial backoff: after a failed dial the pool waits before it dials again for
+// waiters or MinIdle, doubling from backoffMin up to backoffMax. The cap is
+// low so that a pool is back to strength within a second of its server.
+const (
+	backoffMin = 10 * time.Millisecond
+	backoffMax = 500 * time.Millisecond
+)
+
+// dialState is the pool's memory of recent dials, guarded by mu.
+type dialState struct {
+	mu           sync.Mutex
+	lastErr      error // nil after a success
+	lastErrAt    int64 // pool clock
+	backoff      time.Duration
+	backoffUntil int64 // pool clock; no background dial before it
+}
+
+// reserve takes a place in MaxConns, or reports that the pool is full.
+func (p *Pool[T]) reserve() bool {
+	for {
+		n := p.open.Load()
+		if int(n) >= p.cfg.MaxConns {
+			return false
+		}
+		if p.open.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// maybeDial starts background dials while more callers wait than dials are
+// in flight, within MaxConns, MaxDialing and the backoff.
+func (p *Pool[T]) maybeDial() {
+	for p.waiters.Load() > p.dialing.Load() {
+		if !p.startDial() {
+			return
+		}
+	}
+}
+
+// startDial starts one background dial if the limits allow it.
+func (p *Pool[T]) startDial() bool {
+	p.dial.mu.Lock()
+	if p.closed.Load() || p.dialing.Load() >= p.maxDialing || p.now() < p.dial.backoffUntil || !p.reserve() {
+		p.dial.mu.Unlock()
+		return false
+	}
+	p.dialing.Add(1)
+	p.dial.mu.Unlock()
+	go p.dialAndAdopt()
+	return true
+}
+
+// dialAndAdopt runs one background dial and hands its result on: the new
+// connection to the oldest waiter (or the idle stacks), or the error to the
+// waiters who would otherwise sit until their deadline.
+func (p *Pool[T]) dialAndAdopt() {
+	c, err := p.dialOne(p.ctx)
+	p.dialing.Add(-1)
+	if err != nil {
+		p.open.Add(-1)
+		p.dialFailed(err)
+		return
+	}
+	p.adopt(c)
+}
+
+// dialOne dials under ctx (bounded by DialTimeout), runs OnConnect, and
+// returns a connection that holds a place in MaxConns already reserved by
+// the caller. It counts the dial and records its outcome.
+func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
+	p.counters.dials.Add(1)
+	if p.cfg.DialTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.cfg.DialTimeout)
+		defer cancel()
+	}
+	start := time.Now()
+	value, err := p.callDial(ctx)
+	if err == nil && p.cfg.Hooks.OnConnect != nil {
+		if err = p.callOnConnect(ctx, value); err != nil {
+			c := &conn[T]{value: value, pool: p}
+			if p.cfg.Hooks.OnDisconnect != nil {
+				p.callOnDisconnect(c, ReasonRejected)
+			}
+			if p.cfg.Close != nil {
+				_ = p.callClose(c)
+			}
+		}
+	}
+	if err != nil {
+		p.counters.dialErrors.Add(1)
+		return nil, &dialError{err: err}
+	}
+	p.dialSucceeded()
+	c := &conn[T]{value: value, pool: p, createdAt: p.now()}
+	if p.cfg.MaxLifetime > 0 {
+		c.expiresAt = c.createdAt + p.lifetime()
+	}
+	p.logOpened(c, time.Since(start))
+	return c, nil
+}
+
+// lifetime draws one connection's lifetime from
+// [MaxLifetime-LifetimeJitter, MaxLifetime], uniformly, so connections
+// opened together do not expire together.
+func (p *Pool[T]) lifetime() int64 {
+	life := int64(p.cfg.MaxLifetime)
+	if j := int64(p.cfg.LifetimeJitter); j > 0 {
+		life -= rand.Int64N(j + 1)
+	}
+	return max(life, 1)
+}
+
+// adopt gives a freshly dialled connection a slot and hands it out.
+func (p *Pool[T]) adopt(c *conn[T]) {
+	if p.closed.Load() {
+		p.disconnect(c, ReasonPoolClosed)
+		return
+	}
+	if p.clockOnIdle {
+		c.idleSince.Store(p.now())
+	}
+	if p.multiplexed {
+		p.muxAdopt(c)
+		return
+	}
+	p.slotMu.Lock()
+	c.slot = p.freeSlots[len(p.freeSlots)-1]
+	p.freeSlots = p.freeSlots[:len(p.freeSlots)-1]
+	c.part = p.nextPart
+	p.nextPart = (p.nextPart + 1) % int32(len(p.parts))
+	p.slotMu.Unlock()
+	c.lease.c = c
+	p.slots[c.slot].Store(c)
+	p.repool(&c.lease)
+}
+
+func (p *Pool[T]) dialSucceeded() {
+	p.dial.mu.Lock()
+	p.dial.lastErr = nil
+	p.dial.backoff = 0
+	p.dial.backoffUntil = 0
+	p.dial.mu.Unlock()
+}
+
+// dialFailed records a failed background dial and tells waiters. The oldest
+// waiter gets the error; when no connection is open or being dialled, none
+// can come to the others either, so they all get it at once.
+func (p *Pool[T]) dialFailed(err error) {
+	p.dial.mu.Lock()
+	p.dial.lastErr = err
+	p.dial.lastErrAt = p.now()
+	p.dial.backoff = min(max(2*p.dial.backoff, backoffMin), backoffMax)
+	p.dial.backoffUntil = p.dial.lastErrAt + int64(p.dial.backoff)
+	backoff := p.dial.backoff
+	p.dial.mu.Unlock()
+	p.logDialFailed(err, backoff)
+
+	if p.open.Load() == 0 {
+		p.wq.failAll(err, false)
+	} else {
+		p.wq.failOldest(err)
+	}
+	p.capacityFreed()
+	// Whoever still waits is served by a release, or by the maintenance
+	// goroutine's next dial once the backoff has passed.
+	p.kickMaintenance()
+}
+
+// failFast returns the last dial error while the pool has no connection,
+// no dial in flight and is backing off: a waiter could only sit until its
+// deadline.
+func (p *Pool[T]) failFast() error {
+	if p.open.Load() != 0 {
+		return nil
+	}
+	p.dial.mu.Lock()
+	defer p.dial.mu.Unlock()
+	if p.dial.lastErr == nil || p.now() >= p.dial.backoffUntil {
+		return nil
+	}
+	return &AcquireError{Err: p.dial.lastErr, MaxConns: p.cfg.MaxConns}
+}
+
+// lastDialError returns the last dial's error, or nil if it succeeded.
+func (p *Pool[T]) lastDialError() error {
+	p.dial.mu.Lock()
+	defer p.dial.mu.Unlock()
+	return p.dial.lastErr
+}
+
+// Warm dials until MinIdle connections are open (counting those already
+// open and those being dialled), MaxDialing at a time, and waits for them.
+// It returns the first dial error, or ctx's error if ctx ends first.
+func (p *Pool[T]) Warm(ctx context.Context) error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	need := p.cfg.MinIdle - int(p.open.Load())
+	if need <= 0 {
+		return nil
+	}
+	sem := make(chan struct{}, p.maxDialing)
+	errs := make(chan error, need)
+	started := 0
+	for ; started < need; started++ {
+		if !p.reserve() {
+			break
+		}
+		sem <- struct{}{}
+		p.dialing.Add(1)
+		go func() {
+			defer func() { <-sem }()
+			c, err := p.dialOne(ctx)
+			p.dialing.Add(-1)
+			if err != nil {
+				p.open.Add(-1)
+				p.dialFailedQuietly(err)
+				errs <- err
+				return
+			}
+			p.adopt(c)
+			errs <- nil
+		}()
+	}
+	var first error
+	for range started {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil && ctx.Err() != nil && errors.Is(first, ctx.Err()) {
+		return ctx.Err()
+	}
+	return first
+}
+
+// dialFailedQuietly records a failed Warm dial: Warm's caller gets the error,
+// so waiters are not failed for it, but the backoff applies.
+func (p *Pool[T]) dialFailedQuietly(err error) {
+	p.dial.mu.Lock()
+	p.dial.lastErr = err
+	p.dial.lastErrAt = p.now()
+	p.dial.mu.Unlock()
+	p.logDialFailed(err, 0)
+	p.capacityFreed()
+}

@@ -1,0 +1,191 @@
+package shoal
+
+import "time"
+
+// Maintenance timing. The tick is frequent enough to honour the shortest
+// configured duration to within half of it, and never busier than every
+// minTick.
+const (
+	maxTick = time.Second
+	minTick = time.Millisecond
+)
+
+// maintain is the pool's one background goroutine. It closes connections
+// that have been idle too long or lived too long, keeps MinIdle connections
+// open, drives load shedding, and retries dials for waiters once a dial
+// backoff has passed. It wakes on its timer or when kicked.
+func (p *Pool[T]) maintain() {
+	defer close(p.maintDone)
+	timer := time.NewTimer(p.nextTick())
+	defer timer.Stop()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-p.kick:
+		case <-timer.C:
+		}
+		now := p.now()
+		p.reap(now)
+		if p.shed != nil {
+			p.shedTick(now)
+		}
+		p.refill()
+		p.maybeDial()
+		timer.Reset(p.nextTick())
+	}
+}
+
+// nextTick says how long maintenance may sleep.
+func (p *Pool[T]) nextTick() time.Duration {
+	tick := maxTick
+	if d := p.cfg.MaxIdleTime; d > 0 {
+		tick = min(tick, d/2)
+	}
+	if d := p.cfg.MaxLifetime - p.cfg.LifetimeJitter; p.cfg.MaxLifetime > 0 {
+		tick = min(tick, max(d, p.cfg.MaxLifetime/2)/2)
+	}
+	if p.shed != nil {
+		tick = min(tick, time.Duration(p.shed.interval)/2)
+		if p.shed.shedding.Load() {
+			tick = min(tick, time.Duration(p.shed.target)/2)
+		}
+	}
+	// Backing off after a failed dial while someone needs a connection:
+	// wake when the backoff ends.
+	if p.waiters.Load() > p.dialing.Load() || p.cfg.MinIdle > 0 {
+		p.dial.mu.Lock()
+		until := p.dial.backoffUntil
+		p.dial.mu.Unlock()
+		if wait := time.Duration(until - p.now()); wait > 0 {
+			tick = min(tick, wait)
+		}
+	}
+	return max(tick, minTick)
+}
+
+// refill starts dials until MinIdle connections are idle or being dialled.
+func (p *Pool[T]) refill() {
+	if p.cfg.MinIdle == 0 || p.closed.Load() {
+		return
+	}
+	have := p.idleCount() + int(p.dialing.Load())
+	for ; have < p.cfg.MinIdle; have++ {
+		if !p.startDial() {
+			return
+		}
+	}
+}
+
+// idleCount counts open connections with no lease.
+func (p *Pool[T]) idleCount() int {
+	if p.multiplexed {
+		p.mux.mu.Lock()
+		defer p.mux.mu.Unlock()
+		n := 0
+		for _, c := range p.mux.conns {
+			if c.streams == 0 && !c.retiring {
+				n++
+			}
+		}
+		return n
+	}
+	n := 0
+	for i := range p.slots {
+		if c := p.slots[i].Load(); c != nil && !c.lease.held.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// reap closes idle connections past MaxIdleTime (keeping MinIdle) or past
+// their lifetime.
+func (p *Pool[T]) reap(now int64) {
+	if p.cfg.MaxIdleTime == 0 && p.cfg.MaxLifetime == 0 {
+		return
+	}
+	if p.multiplexed {
+		p.muxReap(now)
+		return
+	}
+	idle := p.idleCount()
+	maxIdle := int64(p.cfg.MaxIdleTime)
+	due := func(c *conn[T]) bool {
+		return c.expired(now) || (maxIdle > 0 && c.idleFor(now) >= maxIdle)
+	}
+	for i := range p.parts {
+		// Look before touching the stack: emptying it, even briefly,
+		// makes acquirers on this partition steal or wait.
+		found := false
+		for s := range p.slots {
+			if c := p.slots[s].Load(); c != nil && int(c.part) == i && !c.lease.held.Load() && due(c) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		var popped []*conn[T]
+		for {
+			slot := p.parts[i].idle.pop(p.next)
+			if slot < 0 {
+				break
+			}
+			popped = append(popped, p.slots[slot].Load())
+		}
+		var keep []*conn[T]
+		for _, c := range popped {
+			switch {
+			case c.expired(now):
+				p.closeConn(c, ReasonLifetime)
+				idle--
+			case maxIdle > 0 && c.idleFor(now) >= maxIdle && idle > p.cfg.MinIdle:
+				p.closeConn(c, ReasonIdle)
+				idle--
+			default:
+				keep = append(keep, c)
+			}
+		}
+		// Back in the order they came off, bottom first.
+		for k := len(keep) - 1; k >= 0; k-- {
+			p.repool(&keep[k].lease)
+		}
+	}
+}
+
+// muxReap is reap for a multiplexed pool.
+func (p *Pool[T]) muxReap(now int64) {
+	maxIdle := int64(p.cfg.MaxIdleTime)
+	p.mux.mu.Lock()
+	idle := 0
+	for _, c := range p.mux.conns {
+		if c.streams == 0 && !c.retiring {
+			idle++
+		}
+	}
+	var closing []*conn[T]
+	for i := 0; i < len(p.mux.conns); i++ {
+		c := p.mux.conns[i]
+		if !c.retiring && c.expired(now) {
+			c.retiring, c.reason = true, ReasonLifetime
+			if c.streams == 0 {
+				idle--
+			}
+		}
+		if !c.retiring && c.streams == 0 && maxIdle > 0 && c.idleFor(now) >= maxIdle && idle > p.cfg.MinIdle {
+			c.retiring, c.reason = true, ReasonIdle
+			idle--
+		}
+		if c.retiring && c.streams == 0 {
+			p.mux.removeLocked(i)
+			i--
+			closing = append(closing, c)
+		}
+	}
+	p.mux.mu.Unlock()
+	for _, c := range closing {
+		p.disconnect(c, c.reason)
+	}
+}

@@ -1,0 +1,275 @@
+package shoal
+
+import (
+	"context"
+	"sync"
+)
+
+// muxSet holds the connections of a multiplexed pool (MaxStreams > 1).
+// A plain mutex is the right tool here: a multiplexed lease is held for a
+// request's round trip, not nanoseconds, and picking the least-loaded
+// connection needs a consistent view of all of them.
+//
+// Lock order: mux.mu before wq.mu.
+type muxSet[T any] struct {
+	mu    sync.Mutex
+	conns []*conn[T]
+}
+
+// muxTake returns a lease on the least-loaded connection with a free stream
+// that passes its checks, or nil when every connection is full.
+func (p *Pool[T]) muxTake(ctx context.Context) *Lease[T] {
+	for {
+		var retired []*conn[T]
+		p.mux.mu.Lock()
+		now := int64(0)
+		if p.cfg.MaxLifetime > 0 || p.healthAfter != 0 {
+			now = p.now()
+		}
+		var best *conn[T]
+		for i := 0; i < len(p.mux.conns); i++ {
+			c := p.mux.conns[i]
+			if !c.retiring && c.expired(now) {
+				c.retiring, c.reason = true, ReasonLifetime
+			}
+			if c.retiring {
+				if c.streams == 0 {
+					p.mux.removeLocked(i)
+					i--
+					retired = append(retired, c)
+				}
+				continue
+			}
+			if c.streams < c.limit && (best == nil || c.streams < best.streams) {
+				best = c
+			}
+		}
+		var l *Lease[T]
+		wasIdle := false
+		if best != nil {
+			wasIdle = best.streams == 0
+			l = best.takeStreamLocked()
+		}
+		p.mux.mu.Unlock()
+		for _, c := range retired {
+			p.disconnect(c, c.reason)
+		}
+		if l == nil {
+			return nil
+		}
+		if p.checkOnTake {
+			if reason, ok := p.check(ctx, l.c, wasIdle); !ok {
+				p.dropTaken(l, reason)
+				continue
+			}
+		}
+		return l
+	}
+}
+
+// takeStreamLocked reserves one stream of c and returns its lease, held.
+// p.mux.mu must be held and c must have a free stream.
+func (c *conn[T]) takeStreamLocked() *Lease[T] {
+	i := c.free[len(c.free)-1]
+	c.free = c.free[:len(c.free)-1]
+	c.streams++
+	l := &c.leases[i]
+	l.held.Store(true)
+	return l
+}
+
+// removeLocked drops conns[i] from the set, not keeping order.
+func (m *muxSet[T]) removeLocked(i int) {
+	last := len(m.conns) - 1
+	m.conns[i] = m.conns[last]
+	m.conns[last] = nil
+	m.conns = m.conns[:last]
+}
+
+func (m *muxSet[T]) removeConnLocked(c *conn[T]) {
+	for i, x := range m.conns {
+		if x == c {
+			m.removeLocked(i)
+			return
+		}
+	}
+}
+
+// muxRelease takes back a stream lease released or discarded by its holder.
+func (p *Pool[T]) muxRelease(l *Lease[T], discard bool) {
+	var reason Reason
+	switch {
+	case discard:
+		reason = ReasonDiscarded
+	case p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(l.c):
+		reason = ReasonRejected
+	}
+	p.muxFree(l, reason)
+}
+
+// muxRepool passes on a lease that was handed to a waiter who gave up.
+func (p *Pool[T]) muxRepool(l *Lease[T]) { p.muxFree(l, 0) }
+
+// muxDrop frees a lease taken for a caller whose checks then failed.
+func (p *Pool[T]) muxDrop(l *Lease[T], reason Reason) { p.muxFree(l, reason) }
+
+// muxFree frees a stream of l's connection; with a reason the connection
+// also retires. The freed stream goes straight to the oldest waiter when
+// the connection can still serve.
+func (p *Pool[T]) muxFree(l *Lease[T], reason Reason) {
+	c := l.c
+	p.mux.mu.Lock()
+	if !c.retiring {
+		switch {
+		case reason != 0:
+			c.retiring, c.reason = true, reason
+		case p.closed.Load():
+			c.retiring, c.reason = true, ReasonPoolClosed
+		case c.expiresAt != 0 && c.expired(p.now()):
+			c.retiring, c.reason = true, ReasonLifetime
+		}
+	}
+	if !c.retiring && p.waiters.Load() > 0 {
+		if w := p.wq.popOldest(); w != nil {
+			// Same stream, new holder: the lease moves as it is.
+			l.held.Store(true)
+			p.mux.mu.Unlock()
+			w.ch <- handed[T]{lease: l}
+			return
+		}
+	}
+	l.held.Store(false)
+	c.streams--
+	c.free = append(c.free, l.slot)
+	closeNow := c.retiring && c.streams == 0
+	if closeNow {
+		p.mux.removeConnLocked(c)
+	} else if c.streams == 0 && p.clockOnIdle {
+		c.idleSince.Store(p.now())
+	}
+	p.mux.mu.Unlock()
+	if closeNow {
+		p.disconnect(c, c.reason)
+	}
+}
+
+// muxAdopt adds a freshly dialled connection and serves waiters from it.
+func (p *Pool[T]) muxAdopt(c *conn[T]) {
+	c.limit = p.maxStreams
+	c.leases = make([]Lease[T], p.maxStreams)
+	c.free = make([]int32, p.maxStreams)
+	for i := range c.leases {
+		c.leases[i].c = c
+		c.leases[i].slot = int32(i)
+		c.free[i] = int32(p.maxStreams - 1 - i)
+	}
+	p.mux.mu.Lock()
+	if p.closed.Load() {
+		p.mux.mu.Unlock()
+		p.disconnect(c, ReasonPoolClosed)
+		return
+	}
+	p.mux.conns = append(p.mux.conns, c)
+	deliveries := p.serveWaitersLocked(c)
+	p.mux.mu.Unlock()
+	deliver(deliveries)
+}
+
+// serveWaitersLocked takes streams of c for waiters, oldest first, while c
+// has room. The caller delivers the result after unlocking p.mux.mu.
+func (p *Pool[T]) serveWaitersLocked(c *conn[T]) []delivery[T] {
+	var out []delivery[T]
+	for !c.retiring && c.streams < c.limit && p.waiters.Load() > 0 {
+		w := p.wq.popOldest()
+		if w == nil {
+			break
+		}
+		out = append(out, delivery[T]{w: w, l: c.takeStreamLocked()})
+	}
+	return out
+}
+
+type delivery[T any] struct {
+	w *waiter[T]
+	l *Lease[T]
+}
+
+func deliver[T any](ds []delivery[T]) {
+	for _, d := range ds {
+		d.w.ch <- handed[T]{lease: d.l}
+	}
+}
+
+// retire stops c from taking new leases; it closes when its last lease ends.
+func (p *Pool[T]) retire(c *conn[T]) {
+	if !p.multiplexed {
+		c.retired.Store(true)
+		return
+	}
+	p.mux.mu.Lock()
+	if !c.retiring {
+		c.retiring, c.reason = true, ReasonRetired
+	}
+	p.mux.mu.Unlock()
+}
+
+// setStreamLimit changes how many leases c serves at once.
+func (p *Pool[T]) setStreamLimit(c *conn[T], n int) {
+	if !p.multiplexed || n < 1 {
+		return
+	}
+	p.mux.mu.Lock()
+	c.limit = min(n, p.maxStreams)
+	deliveries := p.serveWaitersLocked(c)
+	p.mux.mu.Unlock()
+	deliver(deliveries)
+}
+
+// muxCloseIdle retires every connection of a closed pool and closes those
+// with no lease now; the others close when their last lease ends.
+func (p *Pool[T]) muxCloseIdle() {
+	p.mux.mu.Lock()
+	var idle []*conn[T]
+	for i := 0; i < len(p.mux.conns); i++ {
+		c := p.mux.conns[i]
+		if !c.retiring {
+			c.retiring, c.reason = true, ReasonPoolClosed
+		}
+		if c.streams == 0 {
+			p.mux.removeLocked(i)
+			i--
+			idle = append(idle, c)
+		}
+	}
+	p.mux.mu.Unlock()
+	for _, c := range idle {
+		p.disconnect(c, c.reason)
+	}
+}
+
+// stats fills the gauges of s.
+func (m *muxSet[T]) stats(s *Stats) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.conns {
+		s.TotalConns++
+		s.Leases += c.streams
+		if c.streams > 0 {
+			s.InUseConns++
+		} else {
+			s.IdleConns++
+		}
+	}
+}
+
+func (m *muxSet[T]) inUse() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, c := range m.conns {
+		if c.streams > 0 {
+			n++
+		}
+	}
+	return n
+}

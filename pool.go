@@ -1,0 +1,231 @@
+package shoal
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Pool is a pool of connections of type T. It is safe for concurrent use.
+// Create one with New and close it with Close.
+type Pool[T any] struct {
+	// Read on every acquire and release; written rarely. Kept together on
+	// their own cache line, away from the counters below.
+	closed  atomic.Bool
+	waiters atomic.Int32 // length of wq, read without its lock
+	_       [cacheLine - 8]byte
+
+	parts []partition          // exclusive mode: idle stacks
+	next  []atomic.Uint32      // links of the idle stacks, by slot
+	slots []atomic.Pointer[conn[T]] // open connections, by slot
+
+	cfg         Config[T]
+	maxStreams  int  // 1 in exclusive mode
+	multiplexed bool // maxStreams > 1
+	maxDialing  int32
+	healthAfter int64 // nanoseconds
+	checkOnTake bool  // some check runs when a connection is taken
+	clockOnIdle bool  // releases record idleSince
+	epoch       time.Time
+
+	open    atomic.Int32 // connections open or being dialled; never above MaxConns
+	dialing atomic.Int32 // dials in flight
+
+	slotMu    sync.Mutex
+	freeSlots []int32 // slot numbers not in use; guarded by slotMu
+	nextPart  int32   // round-robin home partition for new conns; guarded by slotMu
+
+	wq   waitQueue[T]
+	mux  muxSet[T]
+	dial dialState
+	shed *shedder // nil when QueueTarget is 0
+
+	counters counters
+
+	ctx       context.Context // ends when the pool closes; dials run under it
+	cancel    context.CancelFunc
+	kick      chan struct{} // wakes the maintenance goroutine
+	quit      chan struct{} // closed by Close: maintenance stops
+	maintDone chan struct{} // closed when the maintenance goroutine returns
+	closeOnce sync.Once
+	drained   chan struct{} // closed when the pool is closed and every conn is
+	drainOnce sync.Once
+}
+
+// counters are the Stats counters that are not kept per partition. They are
+// touched only on slower paths (waits, dials, closes).
+type counters struct {
+	acquires   atomic.Int64 // acquires that did not come off a partition's stack directly
+	waited     atomic.Int64
+	canceled   atomic.Int64
+	rejected   atomic.Int64
+	waitNanos  atomic.Int64
+	dials      atomic.Int64
+	dialErrors atomic.Int64
+	closed     atomic.Int64
+	leaked     atomic.Int64
+}
+
+// New checks cfg and returns a pool. It dials nothing itself: MinIdle
+// connections are opened in the background (call Warm to wait for them).
+func New[T any](cfg Config[T]) (*Pool[T], error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	p := &Pool[T]{
+		cfg:        cfg,
+		maxStreams: max(cfg.MaxStreams, 1),
+		epoch:      time.Now(),
+		kick:       make(chan struct{}, 1),
+		quit:       make(chan struct{}),
+		drained:    make(chan struct{}),
+		maintDone:  make(chan struct{}),
+	}
+	p.multiplexed = p.maxStreams > 1
+	p.maxDialing = int32(cfg.MaxDialing)
+	if p.maxDialing == 0 {
+		p.maxDialing = int32(min(cfg.MaxConns, defaultMaxDialing))
+	}
+	if cfg.HealthCheck != nil {
+		p.healthAfter = int64(cfg.HealthCheckAfter)
+		if p.healthAfter == 0 {
+			p.healthAfter = int64(defaultHealthCheckAfter)
+		}
+	}
+	p.clockOnIdle = cfg.MaxIdleTime > 0 || cfg.HealthCheck != nil
+	p.checkOnTake = cfg.MaxLifetime > 0 || cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
+	if cfg.QueueTarget > 0 {
+		interval := cfg.QueueInterval
+		if interval == 0 {
+			interval = defaultQueueInterval
+		}
+		p.shed = newShedder(int64(cfg.QueueTarget), int64(interval))
+	}
+
+	nparts := cfg.Partitions
+	if nparts == 0 {
+		nparts = min(runtime.GOMAXPROCS(0), cfg.MaxConns, maxDefaultPartitions)
+	}
+	if p.multiplexed {
+		nparts = 1
+	}
+	p.parts = make([]partition, nparts)
+	p.next = make([]atomic.Uint32, cfg.MaxConns)
+	p.slots = make([]atomic.Pointer[conn[T]], cfg.MaxConns)
+	p.freeSlots = make([]int32, cfg.MaxConns)
+	for i := range p.freeSlots {
+		p.freeSlots[i] = int32(cfg.MaxConns - 1 - i) // pop from the end: slot 0 first
+	}
+	p.wq.count = &p.waiters
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+
+	go p.maintain()
+	if cfg.MinIdle > 0 {
+		p.kickMaintenance()
+	}
+	return p, nil
+}
+
+// now is the pool clock: nanoseconds since New, from the monotonic clock.
+// time.Since on a time with a monotonic reading skips the wall clock.
+func (p *Pool[T]) now() int64 { return int64(time.Since(p.epoch)) }
+
+// Stats returns a snapshot of the pool's state and counters.
+func (p *Pool[T]) Stats() Stats {
+	s := Stats{
+		MaxConns:         p.cfg.MaxConns,
+		Waiting:          int(p.waiters.Load()),
+		Dialing:          int(p.dialing.Load()),
+		Acquires:         p.counters.acquires.Load(),
+		WaitedAcquires:   p.counters.waited.Load(),
+		CanceledAcquires: p.counters.canceled.Load(),
+		RejectedAcquires: p.counters.rejected.Load(),
+		WaitTime:         time.Duration(p.counters.waitNanos.Load()),
+		Dials:            p.counters.dials.Load(),
+		DialErrors:       p.counters.dialErrors.Load(),
+		Closed:           p.counters.closed.Load(),
+		Leaked:           p.counters.leaked.Load(),
+	}
+	for i := range p.parts {
+		s.Acquires += p.parts[i].acquires.Load()
+	}
+	if p.multiplexed {
+		p.mux.stats(&s)
+		return s
+	}
+	for i := range p.slots {
+		c := p.slots[i].Load()
+		if c == nil {
+			continue
+		}
+		s.TotalConns++
+		if c.lease.held.Load() {
+			s.InUseConns++
+		} else {
+			s.IdleConns++
+		}
+	}
+	s.Leases = s.InUseConns
+	return s
+}
+
+// Close closes the pool. New acquires fail with ErrClosed and waiting ones
+// wake with it; idle connections close now and leased ones when they are
+// released. Close returns once every connection is closed and every
+// goroutine of the pool has ended, or with ctx.Err() if ctx ends first (the
+// pool stays closed, and the rest close as their leases end). Calling Close
+// again waits again.
+func (p *Pool[T]) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() {
+		p.closed.Store(true)
+		p.cancel()
+		close(p.quit)
+		p.wq.failAll(ErrClosed, true)
+		p.closeIdle()
+		p.checkDrained()
+	})
+	// Dials in flight hold a place in p.open, so drained also means that no
+	// dial goroutine is left.
+	for _, ch := range []chan struct{}{p.maintDone, p.drained} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// checkDrained signals Close once the pool is closed and nothing is open.
+func (p *Pool[T]) checkDrained() {
+	if p.closed.Load() && p.open.Load() == 0 {
+		p.drainOnce.Do(func() { close(p.drained) })
+	}
+}
+
+// closeIdle closes every idle connection of a closed pool.
+func (p *Pool[T]) closeIdle() {
+	if p.multiplexed {
+		p.muxCloseIdle()
+		return
+	}
+	for i := range p.parts {
+		for {
+			slot := p.parts[i].idle.pop(p.next)
+			if slot < 0 {
+				break
+			}
+			p.closeConn(p.slots[slot].Load(), ReasonPoolClosed)
+		}
+	}
+}
+
+// kickMaintenance wakes the maintenance goroutine without blocking.
+func (p *Pool[T]) kickMaintenance() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}

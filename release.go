@@ -1,0 +1,139 @@
+package shoal
+
+// release takes back a lease whose holder called Release (discard false) or
+// Discard (discard true). The lease's held flag is already cleared.
+func (p *Pool[T]) release(l *Lease[T], discard bool) {
+	if p.multiplexed {
+		p.muxRelease(l, discard)
+		return
+	}
+	c := l.c
+	if discard {
+		p.closeConn(c, ReasonDiscarded)
+		return
+	}
+	if p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(c) {
+		p.closeConn(c, ReasonRejected)
+		return
+	}
+	if p.closed.Load() {
+		p.closeConn(c, ReasonPoolClosed)
+		return
+	}
+	if c.retired.Load() {
+		p.closeConn(c, ReasonRetired)
+		return
+	}
+	if c.expiresAt != 0 || p.clockOnIdle {
+		now := p.now()
+		if c.expired(now) {
+			p.closeConn(c, ReasonLifetime)
+			return
+		}
+		if p.clockOnIdle {
+			c.idleSince.Store(now)
+		}
+	}
+	p.repool(l)
+}
+
+// repool gives a lease that nobody holds to the oldest waiter, or puts its
+// connection back on its partition's idle stack. No hook runs.
+func (p *Pool[T]) repool(l *Lease[T]) {
+	if p.multiplexed {
+		p.muxRepool(l)
+		return
+	}
+	// Straight to the oldest waiter: the connection never touches the
+	// stack, so no newcomer can take it first and no wake-up is lost.
+	if p.waiters.Load() > 0 && p.handoff(l) {
+		return
+	}
+	c := l.c
+	c.lease.held.Store(false)
+	p.parts[c.part].idle.push(p.next, c.slot)
+
+	// A waiter may have enqueued after our look at p.waiters but before
+	// the push, and looked at the stack before the push too. Every waiter
+	// enqueues before its last look at the stacks and we pushed before this
+	// second look at p.waiters, so one of the two sides sees the other.
+	for p.waiters.Load() > 0 {
+		c := p.popIdle()
+		if c == nil {
+			break
+		}
+		if !p.handoff(&c.lease) {
+			c.lease.held.Store(false)
+			p.parts[c.part].idle.push(p.next, c.slot)
+			break
+		}
+	}
+	// Close empties the stacks once, after it sets closed; a push that
+	// raced with it is caught here.
+	if p.closed.Load() {
+		p.closeIdle()
+	}
+}
+
+// handoff gives l to the oldest waiter and reports whether there was one.
+func (p *Pool[T]) handoff(l *Lease[T]) bool {
+	w := p.wq.popOldest()
+	if w == nil {
+		return false
+	}
+	l.held.Store(true)
+	w.ch <- handed[T]{lease: l}
+	return true
+}
+
+// dropTaken closes the connection of a lease that was taken for a caller but
+// failed a check before the caller got it.
+func (p *Pool[T]) dropTaken(l *Lease[T], reason Reason) {
+	l.held.Store(false)
+	if p.multiplexed {
+		p.muxDrop(l, reason)
+		return
+	}
+	p.closeConn(l.c, reason)
+}
+
+// closeConn closes a connection that nobody else can reach any more (it is
+// off the idle stacks and its lease is not held) and frees its place.
+func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
+	p.slots[c.slot].Store(nil)
+	p.slotMu.Lock()
+	p.freeSlots = append(p.freeSlots, c.slot)
+	p.slotMu.Unlock()
+	p.disconnect(c, reason)
+}
+
+// disconnect runs the hooks and Close for a connection already forgotten by
+// the pool's structures, then gives its place in MaxConns back.
+func (p *Pool[T]) disconnect(c *conn[T], reason Reason) {
+	if p.cfg.Hooks.OnDisconnect != nil {
+		p.callOnDisconnect(c, reason)
+	}
+	if p.cfg.Close != nil {
+		if err := p.callClose(c); err != nil {
+			p.logConnError("close failed", c, err)
+		}
+	}
+	p.logClosed(c, reason)
+	p.counters.closed.Add(1)
+	p.open.Add(-1)
+	p.capacityFreed()
+}
+
+// capacityFreed runs after a place in MaxConns became free.
+func (p *Pool[T]) capacityFreed() {
+	if p.closed.Load() {
+		p.checkDrained()
+		return
+	}
+	if p.waiters.Load() > p.dialing.Load() {
+		p.maybeDial()
+	}
+	if p.cfg.MinIdle > 0 {
+		p.kickMaintenance()
+	}
+}

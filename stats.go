@@ -1,0 +1,26 @@
+package shoal
+
+import "time"
+
+// Stats is a snapshot of a pool. The gauges (first block) describe the moment
+// it was taken; the counters (second block) only grow over the pool's life.
+// Taking it walks the pool's connections: cheap, but not for every request.
+type Stats struct {
+	MaxConns   int // Config.MaxConns
+	TotalConns int // open connections (idle + in use), not counting dials in flight
+	IdleConns  int // open connections with no lease
+	InUseConns int // open connections with at least one lease
+	Leases     int // leases held now; equals InUseConns in exclusive mode
+	Waiting    int // callers waiting in Acquire
+	Dialing    int // dials in flight
+
+	Acquires         int64         // successful acquires
+	WaitedAcquires   int64         // successful acquires that had to wait
+	CanceledAcquires int64         // acquires whose context ended while they waited
+	RejectedAcquires int64         // acquires refused by MaxWaiters or load shedding
+	WaitTime         time.Duration // total time successful acquires spent waiting
+	Dials            int64         // dials attempted
+	DialErrors       int64         // dials that failed (including OnConnect errors)
+	Closed           int64         // connections closed, for any reason
+	Leaked           int64         // leases reported as held past LeakThreshold
+}

@@ -1,0 +1,185 @@
+package shoal
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// waiter is one caller parked in Acquire. It is recycled through a
+// sync.Pool, channel included, so that waiting does not allocate either.
+type waiter[T any] struct {
+	prev, next *waiter[T]
+	queued     bool        // in the queue; guarded by waitQueue.mu
+	since      int64       // pool clock when it started waiting
+	ch         chan handed[T] // capacity 1: a delivery never blocks the deliverer
+}
+
+// handed is what a waiter receives: a lease, or the reason it gets none.
+type handed[T any] struct {
+	lease *Lease[T]
+	err   error
+}
+
+// waitQueue is a FIFO of waiters: the oldest is served first. Removal from
+// the middle (a waiter whose context ended) is O(1).
+//
+// The protocol that makes sure no delivery is lost: whoever takes a waiter
+// off the queue (under mu) owes it exactly one delivery on its channel. A
+// waiter that gives up first tries to take itself off; if someone else
+// already has, it must receive the delivery in flight and pass the lease on.
+type waitQueue[T any] struct {
+	mu     sync.Mutex
+	head   *waiter[T]
+	tail   *waiter[T]
+	closed bool
+	count  *atomic.Int32 // the pool's hot copy of the length, read without mu
+	pool   sync.Pool
+}
+
+func (q *waitQueue[T]) get() *waiter[T] {
+	if w, ok := q.pool.Get().(*waiter[T]); ok {
+		return w
+	}
+	return &waiter[T]{ch: make(chan handed[T], 1)}
+}
+
+// put recycles a waiter whose channel is empty and which is off the queue.
+func (q *waitQueue[T]) put(w *waiter[T]) { q.pool.Put(w) }
+
+// enqueueResult says why enqueue refused.
+type enqueueResult int
+
+const (
+	enqueued enqueueResult = iota
+	queueClosed
+	queueFull
+)
+
+// enqueue appends w unless the queue is closed or already holds maxWaiters
+// (0 = unlimited).
+func (q *waitQueue[T]) enqueue(w *waiter[T], maxWaiters int) enqueueResult {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return queueClosed
+	}
+	if maxWaiters > 0 && int(q.count.Load()) >= maxWaiters {
+		return queueFull
+	}
+	w.queued = true
+	w.next = nil
+	w.prev = q.tail
+	if q.tail != nil {
+		q.tail.next = w
+	} else {
+		q.head = w
+	}
+	q.tail = w
+	q.count.Add(1)
+	return enqueued
+}
+
+// unlinkLocked takes w off the queue. q.mu must be held and w queued.
+func (q *waitQueue[T]) unlinkLocked(w *waiter[T]) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
+	q.count.Add(-1)
+}
+
+// remove takes w off the queue and reports whether it was still on it. When
+// it was not, a delivery to w is in flight (or done) and w must receive it.
+func (q *waitQueue[T]) remove(w *waiter[T]) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !w.queued {
+		return false
+	}
+	q.unlinkLocked(w)
+	return true
+}
+
+// popOldest takes the oldest waiter off the queue, or returns nil.
+func (q *waitQueue[T]) popOldest() *waiter[T] {
+	q.mu.Lock()
+	w := q.popOldestLocked()
+	q.mu.Unlock()
+	return w
+}
+
+func (q *waitQueue[T]) popOldestLocked() *waiter[T] {
+	w := q.head
+	if w != nil {
+		q.unlinkLocked(w)
+	}
+	return w
+}
+
+// failOldest hands err to the oldest waiter, if any.
+func (q *waitQueue[T]) failOldest(err error) {
+	if w := q.popOldest(); w != nil {
+		w.ch <- handed[T]{err: err}
+	}
+}
+
+// failAll hands err to every waiter; with closeQueue set the queue also
+// refuses new waiters from then on.
+func (q *waitQueue[T]) failAll(err error, closeQueue bool) {
+	q.mu.Lock()
+	var list *waiter[T]
+	for w := q.popOldestLocked(); w != nil; w = q.popOldestLocked() {
+		w.next = list
+		list = w
+	}
+	if closeQueue {
+		q.closed = true
+	}
+	q.mu.Unlock()
+	for w := list; w != nil; {
+		next := w.next
+		w.next = nil
+		w.ch <- handed[T]{err: err}
+		w = next
+	}
+}
+
+// failOlderThan hands err to every waiter that started waiting before
+// cutoff (pool clock) and returns how many there were.
+func (q *waitQueue[T]) failOlderThan(cutoff int64, err error) int {
+	q.mu.Lock()
+	var list *waiter[T]
+	n := 0
+	for q.head != nil && q.head.since < cutoff {
+		w := q.popOldestLocked()
+		w.next = list
+		list = w
+		n++
+	}
+	q.mu.Unlock()
+	for w := list; w != nil; {
+		next := w.next
+		w.next = nil
+		w.ch <- handed[T]{err: err}
+		w = next
+	}
+	return n
+}
+
+// oldestSince returns the pool clock at which the oldest waiter started, and
+// false when there is none.
+func (q *waitQueue[T]) oldestSince() (int64, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == nil {
+		return 0, false
+	}
+	return q.head.since, true
+}
