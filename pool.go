@@ -17,8 +17,8 @@ type Pool[T any] struct {
 	waiters atomic.Int32 // length of wq, read without its lock
 	_       [cacheLine - 8]byte
 
-	parts []partition          // exclusive mode: idle stacks
-	next  []atomic.Uint32      // links of the idle stacks, by slot
+	parts []partition               // exclusive mode: idle stacks
+	next  []atomic.Uint32           // links of the idle stacks, by slot
 	slots []atomic.Pointer[conn[T]] // open connections, by slot
 
 	cfg         Config[T]

@@ -9,8 +9,8 @@ import (
 // sync.Pool, channel included, so that waiting does not allocate either.
 type waiter[T any] struct {
 	prev, next *waiter[T]
-	queued     bool        // in the queue; guarded by waitQueue.mu
-	since      int64       // pool clock when it started waiting
+	queued     bool           // in the queue; guarded by waitQueue.mu
+	since      int64          // pool clock when it started waiting
 	ch         chan handed[T] // capacity 1: a delivery never blocks the deliverer
 }
 
