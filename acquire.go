@@ -23,10 +23,10 @@ func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
 	if !p.multiplexed && !p.checkOnTake {
 		// The fast path: a pop from a lock-free stack and a store.
 		if c := p.popIdle(); c != nil {
-			c.lease.held.Store(true)
+			p.hold(&c.lease)
 			p.parts[c.part].acquires.Add(1)
-			if p.shed != nil {
-				p.shed.observe(0)
+			if p.tracking {
+				p.onAcquired(&c.lease, 0)
 			}
 			return &c.lease, nil
 		}
@@ -43,6 +43,9 @@ func (p *Pool[T]) TryAcquire() (*Lease[T], error) {
 	}
 	if l := p.take(context.Background()); l != nil {
 		p.counters.acquires.Add(1)
+		if p.tracking {
+			p.onAcquired(l, 0)
+		}
 		return l, nil
 	}
 	if p.dialing.Load() == 0 {
@@ -115,7 +118,7 @@ func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
 				continue
 			}
 		}
-		c.lease.held.Store(true)
+		p.hold(&c.lease)
 		return &c.lease
 	}
 }
@@ -149,8 +152,8 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 	}
 	if l := p.take(ctx); l != nil {
 		p.counters.acquires.Add(1)
-		if p.shed != nil {
-			p.shed.observe(0)
+		if p.tracking {
+			p.onAcquired(l, 0)
 		}
 		return l, nil
 	}
@@ -167,7 +170,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 		return nil, ErrClosed
 	case queueFull:
 		p.wq.put(w)
-		p.counters.rejected.Add(1)
+		p.rejected()
 		return nil, &AcquireError{Err: ErrExhausted, MaxConns: p.cfg.MaxConns,
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
 	}
@@ -189,10 +192,11 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 		select {
 		case h = <-w.ch:
 		case <-ctx.Done():
+			// Counted before we leave the queue, so the message includes us.
+			waiting := int(p.waiters.Load())
 			if p.wq.remove(w) {
 				p.wq.put(w)
-				p.counters.canceled.Add(1)
-				return nil, p.acquireError(ctx.Err(), time.Since(start))
+				return nil, p.timedOut(ctx.Err(), start, waiting)
 			}
 			// A delivery is in flight: take it and pass the lease on, so
 			// the next waiter gets it and nothing is lost.
@@ -201,13 +205,12 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 			if h.lease != nil {
 				p.repool(h.lease)
 			}
-			p.counters.canceled.Add(1)
-			return nil, p.acquireError(ctx.Err(), time.Since(start))
+			return nil, p.timedOut(ctx.Err(), start, waiting)
 		}
 		if h.err != nil {
 			p.wq.put(w)
 			if errors.Is(h.err, ErrExhausted) {
-				p.counters.rejected.Add(1)
+				p.rejected()
 			}
 			return nil, p.acquireError(h.err, time.Since(start))
 		}
@@ -236,10 +239,32 @@ func (p *Pool[T]) acquired(l *Lease[T], start time.Time) *Lease[T] {
 	p.counters.acquires.Add(1)
 	p.counters.waited.Add(1)
 	p.counters.waitNanos.Add(int64(wait))
-	if p.shed != nil {
-		p.shed.observe(int64(wait))
+	if p.tracking {
+		p.onAcquired(l, wait)
 	}
 	return l
+}
+
+// timedOut records an acquire whose context ended while it waited.
+func (p *Pool[T]) timedOut(err error, start time.Time, waiting int) error {
+	waited := time.Since(start)
+	p.counters.canceled.Add(1)
+	if p.obs != nil {
+		p.obs.ObserveTimeout(waited)
+	}
+	e := p.acquireError(err, waited)
+	if ae, ok := e.(*AcquireError); ok {
+		ae.Waiting = waiting
+	}
+	return e
+}
+
+// rejected records an acquire refused by MaxWaiters or load shedding.
+func (p *Pool[T]) rejected() {
+	p.counters.rejected.Add(1)
+	if p.obs != nil {
+		p.obs.ObserveReject()
+	}
 }
 
 // acquireError wraps why an acquire failed with what it waited for.
@@ -268,7 +293,7 @@ func (p *Pool[T]) inUse() int {
 	}
 	n := 0
 	for i := range p.slots {
-		if c := p.slots[i].Load(); c != nil && c.lease.held.Load() {
+		if c := p.slots[i].Load(); c != nil && c.lease.isHeld() {
 			n++
 		}
 	}

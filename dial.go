@@ -98,6 +98,9 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 			}
 		}
 	}
+	if p.obs != nil {
+		p.obs.ObserveDial(time.Since(start), err)
+	}
 	if err != nil {
 		p.counters.dialErrors.Add(1)
 		return nil, &dialError{err: err}

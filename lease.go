@@ -1,6 +1,9 @@
 package shoal
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // A Lease is the right to use one connection (or, in multiplexed mode, one
 // stream slot on it) until Release or Discard.
@@ -11,10 +14,22 @@ import "sync/atomic"
 // the lease has not been handed out again; only the first call counts, so a
 // connection is never returned twice.
 type Lease[T any] struct {
-	c    *conn[T]
-	held atomic.Bool
-	slot int32 // index in c.leases (multiplexed mode)
+	c *conn[T]
+
+	// state holds the lease's hand-out generation above a held bit. The
+	// generation lets the leak reclaimer take back exactly the hand-out it
+	// judged, never the next one.
+	state atomic.Uint32
+	slot  int32 // index in c.leases (multiplexed mode)
+
+	// Set only when the pool tracks holding time (Observer, LeakThreshold,
+	// load shedding): the pool clock at hand-out.
+	acquiredAt atomic.Int64
+	leak       *leakInfo // LeakThreshold only; allocated once per lease
+	reclaimed  atomic.Bool
 }
+
+const heldBit = 1
 
 // Value returns the connection.
 func (l *Lease[T]) Value() T { return l.c.value }
@@ -23,8 +38,8 @@ func (l *Lease[T]) Value() T { return l.c.value }
 // caller unless AfterRelease says no, its lifetime has passed, or the pool
 // is closed.
 func (l *Lease[T]) Release() {
-	if l.held.CompareAndSwap(true, false) {
-		l.c.pool.release(l, false)
+	if l.unhold() {
+		l.c.pool.release(l, 0)
 	}
 }
 
@@ -32,9 +47,30 @@ func (l *Lease[T]) Release() {
 // (ReasonDiscarded) and never handed out again. In multiplexed mode the
 // connection takes no new leases and closes once its other leases end.
 func (l *Lease[T]) Discard() {
-	if l.held.CompareAndSwap(true, false) {
-		l.c.pool.release(l, true)
+	if l.unhold() {
+		l.c.pool.release(l, ReasonDiscarded)
 	}
+}
+
+// Err returns ErrLeaseReclaimed when the pool took the lease back because
+// it was held past Config.LeakThreshold with Config.LeakReclaim set, and nil
+// otherwise. After a reclaim the connection itself is closed, so using it
+// fails too.
+func (l *Lease[T]) Err() error {
+	if l.reclaimed.Load() {
+		return ErrLeaseReclaimed
+	}
+	return nil
+}
+
+// HeldFor returns how long the lease has been held, when the pool tracks it
+// (an Observer, LeakThreshold or QueueTarget is set), and 0 otherwise.
+func (l *Lease[T]) HeldFor() time.Duration {
+	at := l.acquiredAt.Load()
+	if at == 0 || !l.isHeld() {
+		return 0
+	}
+	return time.Duration(l.c.pool.now() - at)
 }
 
 // Retire stops the connection from taking new leases; it closes
@@ -42,7 +78,7 @@ func (l *Lease[T]) Discard() {
 // the client to go away, as an HTTP/2 GOAWAY does. The lease itself stays
 // valid until Release.
 func (l *Lease[T]) Retire() {
-	if l.held.Load() {
+	if l.isHeld() {
 		l.c.pool.retire(l.c)
 	}
 }
@@ -51,7 +87,37 @@ func (l *Lease[T]) Retire() {
 // leases the connection serves at once, for a server that advertises its own
 // limit. It has no effect in exclusive mode or with n < 1.
 func (l *Lease[T]) SetStreamLimit(n int) {
-	if l.held.Load() {
+	if l.isHeld() {
 		l.c.pool.setStreamLimit(l.c, n)
 	}
+}
+
+func (l *Lease[T]) isHeld() bool { return l.state.Load()&heldBit != 0 }
+
+// unhold clears the held bit and reports whether this call did it: of any
+// number of racing Release, Discard and reclaim calls, exactly one wins.
+func (l *Lease[T]) unhold() bool {
+	for {
+		s := l.state.Load()
+		if s&heldBit == 0 {
+			return false
+		}
+		if l.state.CompareAndSwap(s, s&^heldBit) {
+			return true
+		}
+	}
+}
+
+// free marks a lease that nobody holds (its connection is idle or closing).
+// Only the goroutine that owns the lease at that moment calls it.
+func (l *Lease[T]) free() { l.state.Store(l.state.Load() &^ heldBit) }
+
+// hold marks l handed out, starting a new generation. Only the goroutine
+// that owns the lease at that moment calls it (it popped the connection, or
+// holds the multiplexed set's lock).
+func (p *Pool[T]) hold(l *Lease[T]) {
+	if p.trackHeld {
+		l.acquiredAt.Store(p.now())
+	}
+	l.state.Store((l.state.Load()&^heldBit + 2) | heldBit)
 }

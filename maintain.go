@@ -30,6 +30,7 @@ func (p *Pool[T]) maintain() {
 		if p.shed != nil {
 			p.shedTick(now)
 		}
+		p.scanLeaks(now)
 		p.refill()
 		p.maybeDial()
 		timer.Reset(p.nextTick())
@@ -44,6 +45,9 @@ func (p *Pool[T]) nextTick() time.Duration {
 	}
 	if d := p.cfg.MaxLifetime - p.cfg.LifetimeJitter; p.cfg.MaxLifetime > 0 {
 		tick = min(tick, max(d, p.cfg.MaxLifetime/2)/2)
+	}
+	if d := p.cfg.LeakThreshold; d > 0 {
+		tick = min(tick, d/2)
 	}
 	if p.shed != nil {
 		tick = min(tick, time.Duration(p.shed.interval)/2)
@@ -92,7 +96,7 @@ func (p *Pool[T]) idleCount() int {
 	}
 	n := 0
 	for i := range p.slots {
-		if c := p.slots[i].Load(); c != nil && !c.lease.held.Load() {
+		if c := p.slots[i].Load(); c != nil && !c.lease.isHeld() {
 			n++
 		}
 	}
@@ -119,7 +123,7 @@ func (p *Pool[T]) reap(now int64) {
 		// makes acquirers on this partition steal or wait.
 		found := false
 		for s := range p.slots {
-			if c := p.slots[s].Load(); c != nil && int(c.part) == i && !c.lease.held.Load() && due(c) {
+			if c := p.slots[s].Load(); c != nil && int(c.part) == i && !c.lease.isHeld() && due(c) {
 				found = true
 				break
 			}

@@ -74,7 +74,7 @@ func (c *conn[T]) takeStreamLocked() *Lease[T] {
 	c.free = c.free[:len(c.free)-1]
 	c.streams++
 	l := &c.leases[i]
-	l.held.Store(true)
+	c.pool.hold(l)
 	return l
 }
 
@@ -96,12 +96,8 @@ func (m *muxSet[T]) removeConnLocked(c *conn[T]) {
 }
 
 // muxRelease takes back a stream lease released or discarded by its holder.
-func (p *Pool[T]) muxRelease(l *Lease[T], discard bool) {
-	var reason Reason
-	switch {
-	case discard:
-		reason = ReasonDiscarded
-	case p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(l.c):
+func (p *Pool[T]) muxRelease(l *Lease[T], reason Reason) {
+	if reason == 0 && p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(l.c) {
 		reason = ReasonRejected
 	}
 	p.muxFree(l, reason)
@@ -132,13 +128,13 @@ func (p *Pool[T]) muxFree(l *Lease[T], reason Reason) {
 	if !c.retiring && p.waiters.Load() > 0 {
 		if w := p.wq.popOldest(); w != nil {
 			// Same stream, new holder: the lease moves as it is.
-			l.held.Store(true)
+			p.hold(l)
 			p.mux.mu.Unlock()
 			w.ch <- handed[T]{lease: l}
 			return
 		}
 	}
-	l.held.Store(false)
+	l.free()
 	c.streams--
 	c.free = append(c.free, l.slot)
 	closeNow := c.retiring && c.streams == 0

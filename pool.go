@@ -28,6 +28,9 @@ type Pool[T any] struct {
 	healthAfter int64 // nanoseconds
 	checkOnTake bool  // some check runs when a connection is taken
 	clockOnIdle bool  // releases record idleSince
+	tracking    bool  // onAcquired runs (shedding, observer or leaks)
+	trackHeld   bool  // leases record acquiredAt (observer or leaks)
+	obs         Observer
 	epoch       time.Time
 
 	open    atomic.Int32 // connections open or being dialled; never above MaxConns
@@ -96,6 +99,8 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	}
 	p.clockOnIdle = cfg.MaxIdleTime > 0 || cfg.HealthCheck != nil
 	p.checkOnTake = cfg.MaxLifetime > 0 || cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
+	p.obs = cfg.Observer
+	p.trackHeld = cfg.Observer != nil || cfg.LeakThreshold > 0
 	if cfg.QueueTarget > 0 {
 		interval := cfg.QueueInterval
 		if interval == 0 {
@@ -103,6 +108,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		}
 		p.shed = newShedder(int64(cfg.QueueTarget), int64(interval))
 	}
+	p.tracking = p.trackHeld || p.shed != nil
 
 	nparts := cfg.Partitions
 	if nparts == 0 {
@@ -161,7 +167,7 @@ func (p *Pool[T]) Stats() Stats {
 			continue
 		}
 		s.TotalConns++
-		if c.lease.held.Load() {
+		if c.lease.isHeld() {
 			s.InUseConns++
 		} else {
 			s.IdleConns++

@@ -1,15 +1,21 @@
 package shoal
 
-// release takes back a lease whose holder called Release (discard false) or
-// Discard (discard true). The lease's held flag is already cleared.
-func (p *Pool[T]) release(l *Lease[T], discard bool) {
+import "time"
+
+// release takes back a lease whose holder called Release (reason 0) or
+// Discard (ReasonDiscarded), or that the leak reclaimer took back
+// (ReasonLeaked). The lease's held bit is already cleared.
+func (p *Pool[T]) release(l *Lease[T], reason Reason) {
+	if p.obs != nil {
+		p.obs.ObserveRelease(time.Duration(p.now() - l.acquiredAt.Load()))
+	}
 	if p.multiplexed {
-		p.muxRelease(l, discard)
+		p.muxRelease(l, reason)
 		return
 	}
 	c := l.c
-	if discard {
-		p.closeConn(c, ReasonDiscarded)
+	if reason != 0 {
+		p.closeConn(c, reason)
 		return
 	}
 	if p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(c) {
@@ -50,7 +56,7 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 		return
 	}
 	c := l.c
-	c.lease.held.Store(false)
+	c.lease.free()
 	p.parts[c.part].idle.push(p.next, c.slot)
 
 	// A waiter may have enqueued after our look at p.waiters but before
@@ -63,7 +69,7 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 			break
 		}
 		if !p.handoff(&c.lease) {
-			c.lease.held.Store(false)
+			c.lease.free()
 			p.parts[c.part].idle.push(p.next, c.slot)
 			break
 		}
@@ -81,7 +87,7 @@ func (p *Pool[T]) handoff(l *Lease[T]) bool {
 	if w == nil {
 		return false
 	}
-	l.held.Store(true)
+	p.hold(l)
 	w.ch <- handed[T]{lease: l}
 	return true
 }
@@ -89,7 +95,7 @@ func (p *Pool[T]) handoff(l *Lease[T]) bool {
 // dropTaken closes the connection of a lease that was taken for a caller but
 // failed a check before the caller got it.
 func (p *Pool[T]) dropTaken(l *Lease[T], reason Reason) {
-	l.held.Store(false)
+	l.free()
 	if p.multiplexed {
 		p.muxDrop(l, reason)
 		return
@@ -119,6 +125,9 @@ func (p *Pool[T]) disconnect(c *conn[T], reason Reason) {
 		}
 	}
 	p.logClosed(c, reason)
+	if p.obs != nil {
+		p.obs.ObserveClose(reason)
+	}
 	p.counters.closed.Add(1)
 	p.open.Add(-1)
 	p.capacityFreed()

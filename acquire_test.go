@@ -1,0 +1,302 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestAcquireReleaseReuses(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
+	l := mustAcquire(t, p)
+	first := l.Value()
+	l.Release()
+	l2 := mustAcquire(t, p)
+	if l2.Value() != first {
+		t.Fatalf("second acquire got conn %d, want the idle conn %d", l2.Value().id, first.id)
+	}
+	l2.Release()
+	if got := d.dials.Load(); got != 1 {
+		t.Fatalf("dials = %d, want 1", got)
+	}
+	s := p.Stats()
+	if s.Acquires != 2 || s.TotalConns != 1 || s.IdleConns != 1 || s.InUseConns != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestExclusiveNeverLeasedTwice(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2})
+	var wg sync.WaitGroup
+	for g := 0; g < 32; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				l := mustAcquire(t, p)
+				c := l.Value()
+				if n := c.inUse.Add(1); n != 1 {
+					t.Errorf("conn %d leased %d times at once", c.id, n)
+				}
+				if c.closed.Load() {
+					t.Errorf("conn %d handed out after close", c.id)
+				}
+				c.inUse.Add(-1)
+				if i%50 == 0 {
+					l.Discard()
+				} else {
+					l.Release()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	s := p.Stats()
+	if s.TotalConns > 4 {
+		t.Fatalf("TotalConns %d > MaxConns", s.TotalConns)
+	}
+	if s.Acquires != 32*300 {
+		t.Fatalf("Acquires = %d, want %d", s.Acquires, 32*300)
+	}
+}
+
+func TestStealsBeforeDialing(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 8, Partitions: 8})
+	// One connection, resting in one partition. Whatever partition each
+	// acquire starts from, it must find that connection rather than dial.
+	l := mustAcquire(t, p)
+	l.Release()
+	for i := 0; i < 200; i++ {
+		l := mustAcquire(t, p)
+		l.Release()
+	}
+	if got := d.dials.Load(); got != 1 {
+		t.Fatalf("dials = %d, want 1: an acquire dialled while a partition had an idle connection", got)
+	}
+}
+
+func TestWaitersServedFirstComeFirstServed(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	held := mustAcquire(t, p)
+	const n = 5
+	order := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := mustAcquire(t, p)
+			order <- i
+			l.Release()
+		}()
+		waitForWaiters(t, p, i+1) // enqueue strictly in order
+	}
+	held.Release()
+	wg.Wait()
+	close(order)
+	want := 0
+	for got := range order {
+		if got != want {
+			t.Fatalf("waiter %d served before waiter %d", got, want)
+		}
+		want++
+	}
+}
+
+func TestCanceledWaiterPassesConnectionOn(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	held := mustAcquire(t, p)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(ctx)
+		errc <- err
+	}()
+	waitForWaiters(t, p, 1)
+	got := make(chan *Lease[*fakeConn], 1)
+	go func() { got <- mustAcquire(t, p) }()
+	waitForWaiters(t, p, 2)
+
+	cancel()
+	err := <-errc
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled waiter got %v, want context.Canceled", err)
+	}
+	held.Release()
+	select {
+	case l := <-got:
+		l.Release()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second waiter never got the connection")
+	}
+	if s := p.Stats(); s.CanceledAcquires != 1 {
+		t.Fatalf("CanceledAcquires = %d, want 1", s.CanceledAcquires)
+	}
+}
+
+// A waiter whose context ends at the very moment a lease is handed to it
+// must pass the lease on. Hammer that race and check nothing is lost.
+func TestCancelRaceLosesNothing(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%7)*time.Microsecond)
+				l, err := p.Acquire(ctx)
+				cancel()
+				if err == nil {
+					l.Release()
+				} else if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("unexpected error %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	s := p.Stats()
+	if s.Waiting != 0 || s.InUseConns != 0 || s.IdleConns != s.TotalConns || s.TotalConns > 2 {
+		t.Fatalf("after the storm: %+v", s)
+	}
+	// Both connections must still be usable.
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	a.Release()
+	b.Release()
+}
+
+func TestAcquireErrorSaysWhatItWaitedFor(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	defer a.Release()
+	defer b.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := p.Acquire(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want DeadlineExceeded", err)
+	}
+	var ae *AcquireError
+	if !errors.As(err, &ae) {
+		t.Fatalf("got %T, want *AcquireError", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"acquire: context deadline exceeded after", "waiting for one of 2 connections", "2 in use", "1 waiting"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if ae.Waited <= 0 {
+		t.Errorf("Waited = %v", ae.Waited)
+	}
+}
+
+func TestAcquireWithDoneContextFailsAtOnce(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestTryAcquire(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("empty pool: got %v, want ErrWouldBlock", err)
+	}
+	// It started a dial in the background; once that lands a try succeeds.
+	eventually(t, "background dial", func() bool { return p.Stats().IdleConns == 1 })
+	l, err := p.TryAcquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("full pool: got %v, want ErrWouldBlock", err)
+	}
+	l.Release()
+	if d.dials.Load() != 1 {
+		t.Fatalf("dials = %d, want 1", d.dials.Load())
+	}
+}
+
+func TestMaxWaiters(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1})
+	held := mustAcquire(t, p)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l := mustAcquire(t, p)
+		l.Release()
+	}()
+	waitForWaiters(t, p, 1)
+	_, err := p.Acquire(context.Background())
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("got %v, want ErrExhausted", err)
+	}
+	held.Release()
+	<-done
+	if s := p.Stats(); s.RejectedAcquires != 1 {
+		t.Fatalf("RejectedAcquires = %d", s.RejectedAcquires)
+	}
+}
+
+func TestDoubleReleaseIsHarmless(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	l := mustAcquire(t, p)
+	l.Release()
+	l.Release()
+	l.Discard()
+	s := p.Stats()
+	if s.IdleConns != 1 || s.Closed != 0 {
+		t.Fatalf("a second Release or Discard changed the pool: %+v", s)
+	}
+	// The connection is handed out once, not twice.
+	a := mustAcquire(t, p)
+	if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("connection handed out twice: %v", err)
+	}
+	a.Release()
+}
+
+func TestDoReleasesDiscardsAndRepanics(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 1,
+		Broken:   func(err error) bool { return errors.Is(err, errBoom) },
+	})
+	ctx := context.Background()
+	var first *fakeConn
+	if err := p.Do(ctx, func(c *fakeConn) error { first = c; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	plain := errors.New("not broken")
+	if err := p.Do(ctx, func(c *fakeConn) error { return plain }); err != plain {
+		t.Fatalf("Do returned %v, want fn's error", err)
+	}
+	if first.closed.Load() {
+		t.Fatal("a non-broken error closed the connection")
+	}
+	if err := p.Do(ctx, func(c *fakeConn) error { return errBoom }); err != errBoom {
+		t.Fatalf("Do returned %v", err)
+	}
+	if !first.closed.Load() {
+		t.Fatal("a broken error did not discard the connection")
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "kaboom" {
+				t.Fatalf("recovered %v, want the fn's panic", r)
+			}
+		}()
+		_ = p.Do(ctx, func(c *fakeConn) error { panic("kaboom") })
+	}()
+	eventually(t, "panicked conn closed", func() bool { return d.closes.Load() == 2 })
+	if s := p.Stats(); s.TotalConns != 0 || s.InUseConns != 0 {
+		t.Fatalf("stats after panic: %+v", s)
+	}
+}

@@ -1,0 +1,113 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestCloseSemantics(t *testing.T) {
+	d := &fakeDialer{}
+	p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := mustAcquire(t, p)
+	other := mustAcquire(t, p)
+	waiterErr := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(context.Background())
+		waiterErr <- err
+	}()
+	waitForWaiters(t, p, 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close with a lease out: %v, want the context's error", err)
+	}
+	if err := <-waiterErr; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiter woke with %v, want ErrClosed", err)
+	}
+	other.Release()
+	if !other.Value().closed.Load() {
+		t.Fatal("connection released into a closed pool not closed")
+	}
+	if held.Value().closed.Load() {
+		t.Fatal("leased connection closed under its holder")
+	}
+	if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Acquire after Close: %v", err)
+	}
+	if _, err := p.TryAcquire(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("TryAcquire after Close: %v", err)
+	}
+	if err := p.Warm(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Warm after Close: %v", err)
+	}
+	held.Release()
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if s := p.Stats(); s.TotalConns != 0 || s.Closed != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestCloseClosesIdleAtOnce(t *testing.T) {
+	d := &fakeDialer{}
+	p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 3, Partitions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leases []*Lease[*fakeConn]
+	for i := 0; i < 3; i++ {
+		leases = append(leases, mustAcquire(t, p))
+	}
+	for _, l := range leases {
+		l.Release()
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d.closes.Load() != 3 {
+		t.Fatalf("closed %d of 3 idle connections", d.closes.Load())
+	}
+}
+
+func TestCloseCancelsDialsInFlight(t *testing.T) {
+	d := &fakeDialer{block: make(chan struct{})}
+	p, err := New(Config[*fakeConn]{Dial: d.dial, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Acquire(context.Background())
+	eventually(t, "dial started", func() bool { return d.dials.Load() == 1 })
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCloseMultiplexed(t *testing.T) {
+	d := &fakeDialer{}
+	p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 2, MaxStreams: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	done := make(chan error)
+	go func() { done <- p.Close(context.Background()) }()
+	eventually(t, "closed", func() bool { return p.closed.Load() })
+	a.Release()
+	if a.Value().closed.Load() {
+		t.Fatal("closed a connection with a lease still out")
+	}
+	b.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !a.Value().closed.Load() {
+		t.Fatal("connection not closed")
+	}
+}

@@ -1,0 +1,80 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNewValidatesEveryField(t *testing.T) {
+	dial := func(context.Context) (int, error) { return 0, nil }
+	base := func() Config[int] { return Config[int]{Dial: dial, MaxConns: 4} }
+	cases := []struct {
+		field  string
+		mutate func(*Config[int])
+	}{
+		{"Dial", func(c *Config[int]) { c.Dial = nil }},
+		{"MaxConns", func(c *Config[int]) { c.MaxConns = 0 }},
+		{"MaxConns", func(c *Config[int]) { c.MaxConns = -1 }},
+		{"MinIdle", func(c *Config[int]) { c.MinIdle = -1 }},
+		{"MinIdle", func(c *Config[int]) { c.MinIdle = 5 }},
+		{"MaxStreams", func(c *Config[int]) { c.MaxStreams = -1 }},
+		{"Partitions", func(c *Config[int]) { c.Partitions = -2 }},
+		{"MaxWaiters", func(c *Config[int]) { c.MaxWaiters = -1 }},
+		{"MaxDialing", func(c *Config[int]) { c.MaxDialing = -1 }},
+		{"QueueTarget", func(c *Config[int]) { c.QueueTarget = -time.Second }},
+		{"QueueInterval", func(c *Config[int]) { c.QueueInterval = -time.Second }},
+		{"QueueInterval", func(c *Config[int]) { c.QueueInterval = time.Second }},
+		{"MaxLifetime", func(c *Config[int]) { c.MaxLifetime = -time.Second }},
+		{"LifetimeJitter", func(c *Config[int]) { c.LifetimeJitter = -time.Second }},
+		{"LifetimeJitter", func(c *Config[int]) { c.MaxLifetime = time.Second; c.LifetimeJitter = 2 * time.Second }},
+		{"LifetimeJitter", func(c *Config[int]) { c.LifetimeJitter = time.Second }},
+		{"MaxIdleTime", func(c *Config[int]) { c.MaxIdleTime = -time.Second }},
+		{"HealthCheckAfter", func(c *Config[int]) { c.HealthCheckAfter = -time.Second }},
+		{"DialTimeout", func(c *Config[int]) { c.DialTimeout = -time.Second }},
+		{"LeakThreshold", func(c *Config[int]) { c.LeakThreshold = -time.Second }},
+		{"LeakReclaim", func(c *Config[int]) { c.LeakReclaim = true }},
+	}
+	for _, tc := range cases {
+		cfg := base()
+		tc.mutate(&cfg)
+		p, err := New(cfg)
+		if err == nil {
+			p.Close(context.Background())
+			t.Errorf("%s: New accepted a bad config", tc.field)
+			continue
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != tc.field {
+			t.Errorf("%s: got %v, want a ConfigError naming %s", tc.field, err, tc.field)
+		}
+		if !strings.Contains(err.Error(), "Config."+tc.field) {
+			t.Errorf("%s: message %q does not name the field", tc.field, err)
+		}
+	}
+}
+
+func TestNewAcceptsMinimalConfig(t *testing.T) {
+	p, err := New(Config[int]{Dial: func(context.Context) (int, error) { return 1, nil }, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReasonString(t *testing.T) {
+	want := map[Reason]string{
+		ReasonDiscarded: "discarded", ReasonLifetime: "lifetime", ReasonIdle: "idle",
+		ReasonHealth: "health", ReasonRejected: "rejected", ReasonPoolClosed: "pool_closed",
+		ReasonRetired: "retired", ReasonLeaked: "leaked", Reason(0): "reason(0)", Reason(99): "reason(99)",
+	}
+	for r, s := range want {
+		if r.String() != s {
+			t.Errorf("Reason(%d).String() = %q, want %q", int(r), r.String(), s)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Waiters learn of a failed dial at once instead of sitting until their
+// deadline (go-redis#3088).
+func TestDialErrorReachesWaitersPromptly(t *testing.T) {
+	d := &fakeDialer{err: errBoom, block: make(chan struct{})}
+	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 4})
+	const n = 10
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := p.Acquire(ctx)
+			errs <- err
+		}()
+	}
+	waitForWaiters(t, p, n)
+	close(d.block) // every dial in flight now fails
+	for i := 0; i < n; i++ {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, errBoom) || !errors.Is(err, ErrDial) {
+				t.Fatalf("waiter got %v, want the dial error", err)
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatal("waiter sat until its deadline")
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("waiters not told of the dial failure")
+		}
+	}
+}
+
+// A crowd hammering a pool whose server is down: dials stay within
+// MaxDialing at once and far below the number of attempts, and the pool
+// recovers when the server does.
+func TestNoDialStormAndRecovery(t *testing.T) {
+	var inFlight, maxInFlight, dials atomic.Int32
+	var down atomic.Bool
+	down.Store(true)
+	p, _ := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 8, MaxDialing: 2, MinIdle: 2,
+		Dial: func(ctx context.Context) (*fakeConn, error) {
+			dials.Add(1)
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for {
+				m := maxInFlight.Load()
+				if n <= m || maxInFlight.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(100 * time.Microsecond)
+			if down.Load() {
+				return nil, errors.New("connection refused")
+			}
+			return &fakeConn{}, nil
+		},
+	})
+	var attempts atomic.Int32
+	var wg sync.WaitGroup
+	stop := time.Now().Add(300 * time.Millisecond)
+	for g := 0; g < 50; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000 && time.Now().Before(stop); i++ {
+				attempts.Add(1)
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				l, err := p.Acquire(ctx)
+				cancel()
+				if err == nil {
+					t.Error("acquired from a pool whose server is down")
+					l.Release()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if m := maxInFlight.Load(); m > 2 {
+		t.Fatalf("%d dials in flight at once, MaxDialing 2", m)
+	}
+	if dials.Load()*10 > attempts.Load() {
+		t.Fatalf("%d dials for %d attempts: a dial storm", dials.Load(), attempts.Load())
+	}
+	t.Logf("%d dials for %d attempts while down", dials.Load(), attempts.Load())
+
+	down.Store(false)
+	eventually(t, "pool back to MinIdle after the server returns", func() bool { return p.Stats().IdleConns >= 2 })
+	l := mustAcquire(t, p)
+	l.Release()
+}
+
+func TestFailFastWhileBackingOff(t *testing.T) {
+	d := &fakeDialer{err: errBoom}
+	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 1})
+	if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) {
+		t.Fatalf("first acquire: %v", err)
+	}
+	// Right after the failure, with nothing open, an acquire fails at once
+	// with the last dial error instead of dialling again.
+	dials := d.dials.Load()
+	_, err := p.Acquire(context.Background())
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("second acquire: %v", err)
+	}
+	if d.dials.Load() != dials {
+		// The backoff may have passed on a slow machine; that is allowed.
+		t.Logf("backoff passed before the second acquire")
+	}
+}
+
+func TestDialTimeout(t *testing.T) {
+	d := &fakeDialer{block: make(chan struct{})} // never unblocks
+	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 1, DialTimeout: 20 * time.Millisecond})
+	_, err := p.Acquire(context.Background())
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrDial) {
+		t.Fatalf("got %v, want the dial's deadline", err)
+	}
+}

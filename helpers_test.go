@@ -1,0 +1,141 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fakeConn is a connection that knows whether it was closed and how often
+// it is in use, so tests can check the pool's promises directly.
+type fakeConn struct {
+	id     int
+	inUse  atomic.Int32
+	closed atomic.Bool
+}
+
+// fakeDialer hands out fakeConns and counts dials and closes. Its dial can
+// be made to fail or to block.
+type fakeDialer struct {
+	mu     sync.Mutex
+	conns  []*fakeConn
+	err    error
+	block  chan struct{} // when non-nil, dials wait for it (or ctx)
+	dials  atomic.Int32
+	closes atomic.Int32
+}
+
+func (d *fakeDialer) dial(ctx context.Context) (*fakeConn, error) {
+	d.dials.Add(1)
+	d.mu.Lock()
+	block, err := d.block, d.err
+	d.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := &fakeConn{id: len(d.conns) + 1}
+	d.conns = append(d.conns, c)
+	return c, nil
+}
+
+func (d *fakeDialer) close(c *fakeConn) error {
+	if c.closed.Swap(true) {
+		panic("connection closed twice")
+	}
+	d.closes.Add(1)
+	return nil
+}
+
+func (d *fakeDialer) setErr(err error) {
+	d.mu.Lock()
+	d.err = err
+	d.mu.Unlock()
+}
+
+func (d *fakeDialer) openConns() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, c := range d.conns {
+		if !c.closed.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// newTestPool makes a pool on a fakeDialer and closes it (checking that
+// Close succeeds) when the test ends.
+func newTestPool(t testing.TB, cfg Config[*fakeConn]) (*Pool[*fakeConn], *fakeDialer) {
+	t.Helper()
+	d := &fakeDialer{}
+	if cfg.Dial == nil {
+		cfg.Dial = d.dial
+	}
+	if cfg.Close == nil {
+		cfg.Close = d.close
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Errorf("Close: %v (stats %+v)", err, p.Stats())
+		}
+	})
+	return p, d
+}
+
+// mustAcquire acquires with a generous deadline and fails the test on error.
+func mustAcquire(t testing.TB, p *Pool[*fakeConn]) *Lease[*fakeConn] {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	return l
+}
+
+// eventually polls cond until it holds or 10s pass. It waits for background
+// work (dials, maintenance); it asserts nothing about speed.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitForWaiters waits until n callers are parked in the pool's queue.
+func waitForWaiters(t testing.TB, p *Pool[*fakeConn], n int) {
+	t.Helper()
+	eventually(t, "waiters in queue", func() bool { return p.Stats().Waiting == n })
+}
+
+var errBoom = errors.New("boom")

@@ -1,0 +1,159 @@
+package shoal
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LeakReport describes a lease held past Config.LeakThreshold.
+type LeakReport struct {
+	Held      time.Duration // how long it had been held when reported
+	Function  string        // the function that acquired it: the first caller outside shoal
+	Stack     string        // the acquiring goroutine's stack at Acquire, one frame per line
+	Reclaimed bool          // LeakReclaim took the connection back
+}
+
+// leakInfo is the acquire-time stack of one lease, kept with the lease and
+// overwritten at each hand-out so that capturing it allocates nothing.
+type leakInfo struct {
+	mu       sync.Mutex
+	gen      uint32 // the lease state (generation) the stack belongs to
+	pcs      [32]uintptr
+	n        int
+	reported uint32 // generation already reported
+}
+
+// onAcquired runs for every successful acquire when the pool tracks
+// something about it: load shedding's wait statistics, the observer, and
+// the acquiring stack for leak reports.
+func (p *Pool[T]) onAcquired(l *Lease[T], wait time.Duration) {
+	if p.shed != nil {
+		p.shed.observe(int64(wait))
+	}
+	if p.cfg.LeakThreshold > 0 {
+		if l.leak == nil {
+			// Safe without a lock: only the goroutine the lease was just
+			// handed to writes this field, and the scanner reads it only
+			// through the held state published after it.
+			l.leak = new(leakInfo)
+		}
+		li := l.leak
+		li.mu.Lock()
+		li.gen = l.state.Load()
+		li.n = runtime.Callers(2, li.pcs[:])
+		li.mu.Unlock()
+	}
+	if p.obs != nil {
+		p.obs.ObserveAcquire(wait)
+	}
+}
+
+// scanLeaks reports (and with LeakReclaim takes back) leases held past
+// LeakThreshold. It runs in the maintenance goroutine.
+func (p *Pool[T]) scanLeaks(now int64) {
+	threshold := int64(p.cfg.LeakThreshold)
+	if threshold == 0 {
+		return
+	}
+	var suspects []*Lease[T]
+	if p.multiplexed {
+		p.mux.mu.Lock()
+		for _, c := range p.mux.conns {
+			for i := range c.leases {
+				if c.leases[i].isHeld() {
+					suspects = append(suspects, &c.leases[i])
+				}
+			}
+		}
+		p.mux.mu.Unlock()
+	} else {
+		for i := range p.slots {
+			if c := p.slots[i].Load(); c != nil && c.lease.isHeld() {
+				suspects = append(suspects, &c.lease)
+			}
+		}
+	}
+	for _, l := range suspects {
+		p.checkLeak(l, now, threshold)
+	}
+}
+
+// checkLeak judges one lease. The hand-out generation in its state ties the
+// acquire time and stack to the hand-out being judged: if the lease changed
+// hands in the meantime, the state differs and nothing happens.
+func (p *Pool[T]) checkLeak(l *Lease[T], now, threshold int64) {
+	s := l.state.Load()
+	if s&heldBit == 0 {
+		return
+	}
+	at := l.acquiredAt.Load()
+	if l.state.Load() != s || at == 0 || now-at < threshold {
+		return
+	}
+	li := l.leak
+	if li == nil {
+		return
+	}
+	li.mu.Lock()
+	if li.reported == s {
+		li.mu.Unlock()
+		return
+	}
+	li.reported = s
+	var fn, stack string
+	if li.gen == s {
+		fn, stack = formatStack(li.pcs[:li.n])
+	}
+	li.mu.Unlock()
+
+	report := LeakReport{Held: time.Duration(now - at), Function: fn, Stack: stack}
+	if p.cfg.LeakReclaim && l.state.CompareAndSwap(s, s&^heldBit) {
+		l.reclaimed.Store(true)
+		report.Reclaimed = true
+		p.release(l, ReasonLeaked)
+	}
+	p.counters.leaked.Add(1)
+	if p.logEnabled(slog.LevelWarn) {
+		p.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "shoal: lease held past LeakThreshold",
+			slog.Duration("held", report.Held), slog.Duration("threshold", p.cfg.LeakThreshold),
+			slog.String("acquired_by", report.Function), slog.Bool("reclaimed", report.Reclaimed),
+			slog.String("stack", report.Stack))
+	}
+	if p.obs != nil {
+		p.obs.ObserveLeak(report)
+	}
+}
+
+// formatStack renders the frames of an acquire, skipping shoal's own, and
+// returns the first caller outside shoal and its adapters.
+func formatStack(pcs []uintptr) (first, stack string) {
+	var b strings.Builder
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function != "" && !isShoalFrame(f.Function) {
+			if first == "" {
+				first = f.Function
+			}
+			fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
+		}
+		if !more {
+			break
+		}
+	}
+	return first, b.String()
+}
+
+// isShoalFrame reports whether a function belongs to the pool or one of
+// its adapters (github.com/shoalpool/shoal/shoalpgx and the like), which
+// are never the code that leaked a lease.
+func isShoalFrame(fn string) bool {
+	const root = "github.com/shoalpool/shoal."
+	const adapters = "github.com/shoalpool/shoal/shoal"
+	return strings.HasPrefix(fn, root) || strings.HasPrefix(fn, adapters)
+}

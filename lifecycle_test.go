@@ -1,0 +1,269 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// reasons records OnDisconnect calls.
+type reasons struct {
+	mu   sync.Mutex
+	list []Reason
+}
+
+func (r *reasons) hook(_ *fakeConn, why Reason) {
+	r.mu.Lock()
+	r.list = append(r.list, why)
+	r.mu.Unlock()
+}
+
+func (r *reasons) count(why Reason) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, x := range r.list {
+		if x == why {
+			n++
+		}
+	}
+	return n
+}
+
+// Each connection draws its own lifetime (pgx#1437 was a pool where the
+// jitter was drawn once and so did nothing).
+func TestLifetimeJitterIsPerConnection(t *testing.T) {
+	const n = 40
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: n, MaxLifetime: time.Hour, LifetimeJitter: 30 * time.Minute})
+	var leases []*Lease[*fakeConn]
+	for i := 0; i < n; i++ {
+		leases = append(leases, mustAcquire(t, p))
+	}
+	seen := map[int64]bool{}
+	for _, l := range leases {
+		life := time.Duration(l.c.expiresAt - l.c.createdAt)
+		if life < 30*time.Minute || life > time.Hour {
+			t.Errorf("lifetime %s outside [30m, 1h]", life)
+		}
+		seen[l.c.expiresAt-l.c.createdAt] = true
+		l.Release()
+	}
+	if len(seen) < n/2 {
+		t.Fatalf("only %d distinct lifetimes among %d connections: jitter is not per connection", len(seen), n)
+	}
+}
+
+func TestLifetimeClosesConnections(t *testing.T) {
+	var why reasons
+	p, d := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 2, MaxLifetime: 30 * time.Millisecond,
+		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+	})
+	l := mustAcquire(t, p)
+	first := l.Value()
+	l.Release()
+	// The maintenance goroutine (or the next acquire) closes it once old.
+	eventually(t, "expired connection closed", func() bool { return first.closed.Load() })
+	l = mustAcquire(t, p)
+	if l.Value() == first {
+		t.Fatal("expired connection handed out")
+	}
+	l.Release()
+	if why.count(ReasonLifetime) < 1 || d.dials.Load() < 2 {
+		t.Fatalf("reasons %v, dials %d", why.list, d.dials.Load())
+	}
+}
+
+func TestIdleReapingKeepsMinIdle(t *testing.T) {
+	var why reasons
+	p, _ := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 4, MinIdle: 1, MaxIdleTime: 20 * time.Millisecond,
+		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+	})
+	var leases []*Lease[*fakeConn]
+	for i := 0; i < 4; i++ {
+		leases = append(leases, mustAcquire(t, p))
+	}
+	for _, l := range leases {
+		l.Release()
+	}
+	eventually(t, "idle connections reaped down to MinIdle", func() bool { return p.Stats().TotalConns == 1 })
+	if why.count(ReasonIdle) != 3 {
+		t.Fatalf("reasons %v, want 3 idle", why.list)
+	}
+	if s := p.Stats(); s.IdleConns != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestMinIdleKeptInBackgroundAndWarm(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 5, MinIdle: 3})
+	eventually(t, "MinIdle dialled in the background", func() bool { return p.Stats().IdleConns == 3 })
+	// Taking one makes the pool dial another to keep 3 idle.
+	l := mustAcquire(t, p)
+	eventually(t, "MinIdle refilled", func() bool { return p.Stats().IdleConns == 3 })
+	l.Release()
+
+	p2, d2 := newTestPool(t, Config[*fakeConn]{MaxConns: 5, MinIdle: 4})
+	if err := p2.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := p2.Stats(); s.TotalConns+s.Dialing < 4 {
+		t.Fatalf("after Warm: %+v", s)
+	}
+	eventually(t, "warm", func() bool { return d2.openConns() == 4 })
+}
+
+func TestWarmReturnsFirstDialError(t *testing.T) {
+	d := &fakeDialer{err: errBoom}
+	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 3, MinIdle: 2})
+	err := p.Warm(context.Background())
+	if !errors.Is(err, errBoom) || !errors.Is(err, ErrDial) {
+		t.Fatalf("Warm: %v, want the dial error", err)
+	}
+}
+
+func TestHealthCheckAfterIdleness(t *testing.T) {
+	var why reasons
+	bad := make(map[*fakeConn]bool)
+	var mu sync.Mutex
+	p, _ := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 2, HealthCheckAfter: 10 * time.Millisecond,
+		HealthCheck: func(_ context.Context, c *fakeConn) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if bad[c] {
+				return errBoom
+			}
+			return nil
+		},
+		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+	})
+	l := mustAcquire(t, p)
+	c := l.Value()
+	mu.Lock()
+	bad[c] = true
+	mu.Unlock()
+	l.Release()
+	// Right away the connection is not checked: it was just in use.
+	l = mustAcquire(t, p)
+	if l.Value() != c {
+		t.Fatal("a fresh connection was checked before HealthCheckAfter")
+	}
+	l.Release()
+	time.Sleep(20 * time.Millisecond)
+	l = mustAcquire(t, p)
+	if l.Value() == c || !c.closed.Load() || why.count(ReasonHealth) != 1 {
+		t.Fatalf("unhealthy idle connection not replaced: reasons %v", why.list)
+	}
+	l.Release()
+}
+
+func TestHooks(t *testing.T) {
+	var why reasons
+	rejectNext := make(chan bool, 10)
+	p, d := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 2,
+		Hooks: Hooks[*fakeConn]{
+			OnConnect: func(_ context.Context, c *fakeConn) error {
+				if c.id == 1 {
+					return errBoom
+				}
+				return nil
+			},
+			BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
+				select {
+				case r := <-rejectNext:
+					return !r
+				default:
+					return true
+				}
+			},
+			AfterRelease: func(c *fakeConn) bool { return c.id != 3 },
+			OnDisconnect: why.hook,
+		},
+	})
+	// Connection 1 fails OnConnect: the acquire gets that error.
+	_, err := p.Acquire(context.Background())
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("OnConnect error not returned: %v", err)
+	}
+	if d.conns[0].closed.Load() != true {
+		t.Fatal("connection rejected by OnConnect was not closed")
+	}
+	// Let the backoff pass, then connection 2 is fine.
+	eventually(t, "dial after backoff", func() bool {
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			return false
+		}
+		l.Release()
+		return true
+	})
+	// BeforeAcquire rejects connection 2 once: a new one (3) is dialled.
+	rejectNext <- true
+	l := mustAcquire(t, p)
+	if l.Value().id != 3 {
+		t.Fatalf("got conn %d, want 3", l.Value().id)
+	}
+	// AfterRelease refuses connection 3: it is closed.
+	l.Release()
+	if !l.c.value.closed.Load() {
+		t.Fatal("AfterRelease false did not close the connection")
+	}
+	if why.count(ReasonRejected) != 3 {
+		t.Fatalf("reasons %v, want 3 rejected", why.list)
+	}
+	if s := p.Stats(); s.TotalConns != 0 || s.DialErrors != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestPanicsKeepCountsRight(t *testing.T) {
+	var mode sync.Map
+	p, _ := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 2,
+		Dial: func(ctx context.Context) (*fakeConn, error) {
+			if _, ok := mode.Load("dial"); ok {
+				panic("dial exploded")
+			}
+			return &fakeConn{}, nil
+		},
+		Close: func(c *fakeConn) error { panic("close exploded") },
+		Hooks: Hooks[*fakeConn]{
+			AfterRelease: func(*fakeConn) bool {
+				if _, ok := mode.Load("after"); ok {
+					panic("hook exploded")
+				}
+				return true
+			},
+		},
+	})
+	mode.Store("dial", true)
+	_, err := p.Acquire(context.Background())
+	if err == nil || !errors.Is(err, ErrDial) {
+		t.Fatalf("got %v, want a dial error", err)
+	}
+	var pe *panicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got %v, want the panic as an error", err)
+	}
+	mode.Delete("dial")
+	var l *Lease[*fakeConn]
+	eventually(t, "dial after the panic", func() bool {
+		var err error
+		l, err = p.Acquire(context.Background())
+		return err == nil
+	})
+	mode.Store("after", true)
+	l.Release() // the hook panics: treated as "no", and Close panics too
+	s := p.Stats()
+	if s.TotalConns != 0 || s.Closed != 1 || s.InUseConns != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	mode.Delete("after")
+	l = mustAcquire(t, p)
+	l.Release()
+}

@@ -1,0 +1,127 @@
+package shoal
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+func TestMultiplexedLeastLoadedAndBounded(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4})
+	var leases []*Lease[*fakeConn]
+	// 4 streams fit on the first connection before a second is dialled.
+	for i := 0; i < 4; i++ {
+		leases = append(leases, mustAcquire(t, p))
+	}
+	if d.dials.Load() != 1 {
+		t.Fatalf("dials = %d after 4 leases of MaxStreams 4, want 1", d.dials.Load())
+	}
+	leases = append(leases, mustAcquire(t, p))
+	if d.dials.Load() != 2 {
+		t.Fatalf("dials = %d after the 5th lease, want 2", d.dials.Load())
+	}
+	// Free two streams on the first connection: it now has 2 of 4 in use,
+	// the second 1 of 4: new leases go to the second until they even out.
+	first := leases[0].Value()
+	leases[0].Release()
+	leases[1].Release()
+	leases = leases[2:]
+	l := mustAcquire(t, p)
+	if l.Value() == first {
+		t.Fatalf("lease went to the busier connection")
+	}
+	leases = append(leases, l)
+	s := p.Stats()
+	if s.Leases != 4 || s.TotalConns != 2 || s.InUseConns != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	for _, l := range leases {
+		l.Release()
+	}
+}
+
+func TestMultiplexedNeverOverStreams(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3})
+	var wg sync.WaitGroup
+	for g := 0; g < 24; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				l := mustAcquire(t, p)
+				if n := l.Value().inUse.Add(1); n > 3 {
+					t.Errorf("conn %d has %d leases, MaxStreams 3", l.Value().id, n)
+				}
+				l.Value().inUse.Add(-1)
+				l.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	if s := p.Stats(); s.TotalConns > 2 || s.Leases != 0 || s.Acquires != 24*200 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestMultiplexedDiscardRetiresAfterDrain(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	c := a.Value()
+	a.Discard()
+	if c.closed.Load() {
+		t.Fatal("discard closed a connection another lease still uses")
+	}
+	b.Release()
+	if !c.closed.Load() {
+		t.Fatal("discarded connection not closed once drained")
+	}
+	l := mustAcquire(t, p)
+	if l.Value() == c || d.dials.Load() != 2 {
+		t.Fatal("expected a fresh connection after the discard")
+	}
+	l.Release()
+}
+
+func TestMultiplexedRetireAndStreamLimit(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 10})
+	a := mustAcquire(t, p)
+	a.SetStreamLimit(1) // the server allows one stream on this connection
+	b := mustAcquire(t, p)
+	if b.Value() == a.Value() {
+		t.Fatal("stream limit ignored")
+	}
+	b.Retire()
+	c := mustAcquire(t, p)
+	if c.Value() == b.Value() {
+		t.Fatal("a retired connection took a new lease")
+	}
+	retired := b.Value()
+	b.Release()
+	if !retired.closed.Load() {
+		t.Fatal("retired connection not closed when its last lease ended")
+	}
+	a.Release()
+	c.Release()
+	if d.dials.Load() != 3 {
+		t.Fatalf("dials = %d, want 3", d.dials.Load())
+	}
+}
+
+func TestMultiplexedWaitersServed(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	got := make(chan *Lease[*fakeConn])
+	go func() { got <- mustAcquire(t, p) }()
+	waitForWaiters(t, p, 1)
+	a.Release()
+	l := <-got
+	if l.Value() != b.Value() {
+		t.Fatal("waiter got a different connection")
+	}
+	l.Release()
+	b.Release()
+	ctx := context.Background()
+	if err := p.Do(ctx, func(*fakeConn) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}

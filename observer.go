@@ -1,0 +1,93 @@
+package shoal
+
+import "time"
+
+// Observer is told of every event in a pool's life that metrics care about.
+// Set it in Config.Observer; shoalprom and shoalotel provide ready ones.
+//
+// Methods are called synchronously on the goroutine that caused the event
+// (an acquirer, a releaser, a dialling or maintenance goroutine), so they
+// must be fast, must not block and must not call back into the pool. The
+// pool passes only durations and small values, so calling an Observer
+// allocates nothing. Embed BaseObserver to implement only some methods.
+type Observer interface {
+	// ObserveAcquire: an acquire succeeded after waiting wait (0 when a
+	// connection was free at once).
+	ObserveAcquire(wait time.Duration)
+	// ObserveRelease: a lease ended (Release, Discard or reclaim) after
+	// being held for held.
+	ObserveRelease(held time.Duration)
+	// ObserveDial: a dial finished after took; err is nil on success.
+	ObserveDial(took time.Duration, err error)
+	// ObserveClose: the pool closed a connection, for reason.
+	ObserveClose(reason Reason)
+	// ObserveReject: an acquire was refused by MaxWaiters or load shedding.
+	ObserveReject()
+	// ObserveTimeout: an acquire's context ended after it waited waited.
+	ObserveTimeout(waited time.Duration)
+	// ObserveLeak: a lease has been held past Config.LeakThreshold.
+	ObserveLeak(report LeakReport)
+}
+
+// BaseObserver implements Observer with methods that do nothing; embed it
+// in an observer that cares about only some events.
+type BaseObserver struct{}
+
+func (BaseObserver) ObserveAcquire(time.Duration)     {}
+func (BaseObserver) ObserveRelease(time.Duration)     {}
+func (BaseObserver) ObserveDial(time.Duration, error) {}
+func (BaseObserver) ObserveClose(Reason)              {}
+func (BaseObserver) ObserveReject()                   {}
+func (BaseObserver) ObserveTimeout(time.Duration)     {}
+func (BaseObserver) ObserveLeak(LeakReport)           {}
+
+// MultiObserver returns an Observer that tells each of observers in turn,
+// for a pool watched by both Prometheus and OpenTelemetry, say. nil entries
+// are skipped.
+func MultiObserver(observers ...Observer) Observer {
+	var list multiObserver
+	for _, o := range observers {
+		if o != nil {
+			list = append(list, o)
+		}
+	}
+	return list
+}
+
+type multiObserver []Observer
+
+func (m multiObserver) ObserveAcquire(w time.Duration) {
+	for _, o := range m {
+		o.ObserveAcquire(w)
+	}
+}
+func (m multiObserver) ObserveRelease(h time.Duration) {
+	for _, o := range m {
+		o.ObserveRelease(h)
+	}
+}
+func (m multiObserver) ObserveDial(t time.Duration, err error) {
+	for _, o := range m {
+		o.ObserveDial(t, err)
+	}
+}
+func (m multiObserver) ObserveClose(r Reason) {
+	for _, o := range m {
+		o.ObserveClose(r)
+	}
+}
+func (m multiObserver) ObserveReject() {
+	for _, o := range m {
+		o.ObserveReject()
+	}
+}
+func (m multiObserver) ObserveTimeout(w time.Duration) {
+	for _, o := range m {
+		o.ObserveTimeout(w)
+	}
+}
+func (m multiObserver) ObserveLeak(r LeakReport) {
+	for _, o := range m {
+		o.ObserveLeak(r)
+	}
+}
