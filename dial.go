@@ -145,6 +145,9 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 	p.nextPart = (p.nextPart + 1) % int32(len(p.parts))
 	p.slotMu.Unlock()
 	c.lease.c = c
+	if p.cfg.LeakThreshold > 0 {
+		c.lease.leak = new(leakInfo)
+	}
 	p.slots[c.slot].Store(c)
 	p.repool(&c.lease)
 }

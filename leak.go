@@ -35,14 +35,7 @@ func (p *Pool[T]) onAcquired(l *Lease[T], wait time.Duration) {
 	if p.shed != nil {
 		p.shed.observe(int64(wait))
 	}
-	if p.cfg.LeakThreshold > 0 {
-		if l.leak == nil {
-			// Safe without a lock: only the goroutine the lease was just
-			// handed to writes this field, and the scanner reads it only
-			// through the held state published after it.
-			l.leak = new(leakInfo)
-		}
-		li := l.leak
+	if li := l.leak; li != nil {
 		li.mu.Lock()
 		li.gen = l.state.Load()
 		li.n = runtime.Callers(2, li.pcs[:])
@@ -96,9 +89,6 @@ func (p *Pool[T]) checkLeak(l *Lease[T], now, threshold int64) {
 		return
 	}
 	li := l.leak
-	if li == nil {
-		return
-	}
 	li.mu.Lock()
 	if li.reported == s {
 		li.mu.Unlock()
@@ -129,15 +119,19 @@ func (p *Pool[T]) checkLeak(l *Lease[T], now, threshold int64) {
 	}
 }
 
-// formatStack renders the frames of an acquire, skipping shoal's own, and
-// returns the first caller outside shoal and its adapters.
+// formatStack renders the frames of an acquire, leaving out the pool's own,
+// and returns the first caller outside the pool and its adapters
+// (github.com/shoalpool/shoal/shoalpgx and the like): the code that holds
+// the lease.
 func formatStack(pcs []uintptr) (first, stack string) {
+	const core = "github.com/shoalpool/shoal."
+	const adapters = "github.com/shoalpool/shoal/shoal"
 	var b strings.Builder
 	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
-		if f.Function != "" && !isShoalFrame(f.Function) {
-			if first == "" {
+		if f.Function != "" && !strings.HasPrefix(f.Function, core) {
+			if first == "" && !strings.HasPrefix(f.Function, adapters) {
 				first = f.Function
 			}
 			fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
@@ -147,13 +141,4 @@ func formatStack(pcs []uintptr) (first, stack string) {
 		}
 	}
 	return first, b.String()
-}
-
-// isShoalFrame reports whether a function belongs to the pool or one of
-// its adapters (github.com/shoalpool/shoal/shoalpgx and the like), which
-// are never the code that leaked a lease.
-func isShoalFrame(fn string) bool {
-	const root = "github.com/shoalpool/shoal."
-	const adapters = "github.com/shoalpool/shoal/shoal"
-	return strings.HasPrefix(fn, root) || strings.HasPrefix(fn, adapters)
 }

@@ -25,7 +25,7 @@ type Lease[T any] struct {
 	// Set only when the pool tracks holding time (Observer, LeakThreshold,
 	// load shedding): the pool clock at hand-out.
 	acquiredAt atomic.Int64
-	leak       *leakInfo // LeakThreshold only; allocated once per lease
+	leak       *leakInfo // LeakThreshold only; set before the lease is first handed out
 	reclaimed  atomic.Bool
 }
 

@@ -157,6 +157,9 @@ func (p *Pool[T]) muxAdopt(c *conn[T]) {
 	for i := range c.leases {
 		c.leases[i].c = c
 		c.leases[i].slot = int32(i)
+		if p.cfg.LeakThreshold > 0 {
+			c.leases[i].leak = new(leakInfo)
+		}
 		c.free[i] = int32(p.maxStreams - 1 - i)
 	}
 	p.mux.mu.Lock()

@@ -1,0 +1,113 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingObserver counts events without allocating.
+type countingObserver struct {
+	acquires, releases, dials, dialErrs, closes, rejects, timeouts, leaks atomic.Int64
+	waited                                                                atomic.Int64
+	mu                                                                    sync.Mutex
+	reports                                                               []LeakReport
+}
+
+func (o *countingObserver) ObserveAcquire(w time.Duration) { o.acquires.Add(1); o.waited.Add(int64(w)) }
+func (o *countingObserver) ObserveRelease(time.Duration)   { o.releases.Add(1) }
+func (o *countingObserver) ObserveDial(_ time.Duration, err error) {
+	o.dials.Add(1)
+	if err != nil {
+		o.dialErrs.Add(1)
+	}
+}
+func (o *countingObserver) ObserveClose(Reason)          { o.closes.Add(1) }
+func (o *countingObserver) ObserveReject()               { o.rejects.Add(1) }
+func (o *countingObserver) ObserveTimeout(time.Duration) { o.timeouts.Add(1) }
+func (o *countingObserver) ObserveLeak(r LeakReport) {
+	o.leaks.Add(1)
+	o.mu.Lock()
+	o.reports = append(o.reports, r)
+	o.mu.Unlock()
+}
+
+func TestObserverSeesEveryEvent(t *testing.T) {
+	obs := &countingObserver{}
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1, Observer: MultiObserver(obs, nil, BaseObserver{})})
+	l := mustAcquire(t, p) // dial + acquire
+	got := make(chan *Lease[*fakeConn])
+	go func() { got <- mustAcquire(t, p) }()
+	waitForWaiters(t, p, 1)
+	if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrExhausted) { // reject
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	l.Release() // release, hand-off to the waiter
+	l = <-got
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) { // timeout
+		t.Fatal(err)
+	}
+	l.Discard() // release + close
+	checks := map[string][2]int64{
+		"acquires": {obs.acquires.Load(), 2}, "releases": {obs.releases.Load(), 2},
+		"dials": {obs.dials.Load(), 1}, "closes": {obs.closes.Load(), 1},
+		"rejects": {obs.rejects.Load(), 1}, "timeouts": {obs.timeouts.Load(), 1},
+	}
+	for name, c := range checks {
+		if c[0] != c[1] {
+			t.Errorf("%s = %d, want %d", name, c[0], c[1])
+		}
+	}
+	if obs.waited.Load() < int64(5*time.Millisecond) {
+		t.Errorf("waited %v, want at least the 5ms the waiter was kept waiting", time.Duration(obs.waited.Load()))
+	}
+}
+
+// The hot path allocates nothing, with or without an observer.
+func TestAcquireReleaseAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, cfg := range []Config[*fakeConn]{
+		{MaxConns: 2},
+		{MaxConns: 2, Observer: &countingObserver{}},
+		{MaxConns: 2, MaxStreams: 4},
+		{MaxConns: 2, MaxLifetime: time.Hour, HealthCheck: func(context.Context, *fakeConn) error { return nil }},
+	} {
+		p, _ := newTestPool(t, cfg)
+		ctx := context.Background()
+		mustAcquire(t, p).Release()
+		allocs := testing.AllocsPerRun(1000, func() {
+			l, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Release()
+		})
+		if allocs != 0 {
+			t.Errorf("config %+v: %v allocations per acquire+release", cfg, allocs)
+		}
+	}
+}
+
+func TestLeakReclaim(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, LeakThreshold: 10 * time.Millisecond, LeakReclaim: true})
+	l := mustAcquire(t, p)
+	c := l.Value()
+	eventually(t, "lease reclaimed", func() bool { return l.Err() != nil })
+	if !errors.Is(l.Err(), ErrLeaseReclaimed) || !c.closed.Load() {
+		t.Fatalf("Err() = %v, closed = %v", l.Err(), c.closed.Load())
+	}
+	l.Release() // a no-op now
+	l2 := mustAcquire(t, p)
+	if l2.Value() == c {
+		t.Fatal("reclaimed connection handed out again")
+	}
+	l2.Release()
+}

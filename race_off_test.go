@@ -1,0 +1,5 @@
+//go:build !race
+
+package shoal
+
+const raceEnabled = false
