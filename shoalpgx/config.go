@@ -1,0 +1,160 @@
+package shoalpgx
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Defaults, the same as pgxpool's where pgxpool has the setting.
+const (
+	defaultMinMaxConns       = 4
+	defaultMaxConnLifetime   = time.Hour
+	defaultMaxConnIdleTime   = 30 * time.Minute
+	defaultHealthCheckPeriod = time.Minute
+	defaultHealthCheckAfter  = time.Second
+
+	// defaultConnectTimeout bounds a dial when the connection string sets no
+	// connect_timeout: dials run in the background, so nothing else would
+	// stop one that hangs (pgxpool uses the same bound).
+	defaultConnectTimeout = 2 * time.Minute
+
+	// closeTimeout bounds closing one connection: sending Terminate and
+	// waiting for pgconn's cleanup.
+	closeTimeout = 5 * time.Second
+
+	// resetTimeout bounds the ROLLBACK that resets a connection released
+	// inside a transaction; past it the connection is closed instead.
+	resetTimeout = 5 * time.Second
+)
+
+// Config is the configuration of a Pool. Create it with ParseConfig, then
+// change what you need before NewWithConfig. The field names and types follow
+// pgxpool.Config where pgxpool has the setting; the others come from the shoal
+// core. Every field works at its zero value except ConnConfig.
+type Config struct {
+	// ConnConfig is how to connect. Required; ParseConfig fills it in.
+	ConnConfig *pgx.ConnConfig
+
+	// BeforeConnect is called before a new connection is made, with a copy
+	// of ConnConfig that it may change for this connection only. An error
+	// fails the dial.
+	BeforeConnect func(ctx context.Context, cfg *pgx.ConnConfig) error
+
+	// AfterConnect is called after a connection is established and before
+	// it is added to the pool. An error closes it and fails the dial.
+	AfterConnect func(ctx context.Context, conn *pgx.Conn) error
+
+	// BeforeAcquire is called before an idle connection is handed out; false
+	// closes it and the acquire tries another. Setting it takes Acquire off
+	// the core's fastest path (a check runs on every acquire).
+	BeforeAcquire func(ctx context.Context, conn *pgx.Conn) bool
+
+	// AfterRelease is called when a connection that is idle and outside any
+	// transaction is released; false closes it instead of keeping it. It
+	// runs on the releasing goroutine (pgxpool runs it on a new one): keep
+	// it short, or start your own goroutine.
+	AfterRelease func(conn *pgx.Conn) bool
+
+	// BeforeClose is called right before the pool closes a connection, for
+	// whatever reason.
+	BeforeClose func(conn *pgx.Conn)
+
+	// MaxConns is the most connections open at once, counting dials in
+	// flight. Default: the greater of 4 and runtime.NumCPU(), as in pgxpool.
+	// Connection string: pool_max_conns.
+	MaxConns int32
+
+	// MinConns and MinIdleConns both ask the pool to keep connections open
+	// and ready; shoal keeps max(MinConns, MinIdleConns) idle connections
+	// (never more than MaxConns open), dialled in the background. Default 0.
+	// Connection string: pool_min_idle (shoal's name), pool_min_idle_conns
+	// and pool_min_conns (pgxpool's).
+	MinConns     int32
+	MinIdleConns int32
+
+	// MaxConnLifetime closes a connection this long after it was opened:
+	// when it is released or found idle, never under a holder. Default 1h;
+	// 0 means no limit. Connection string: pool_max_conn_lifetime.
+	MaxConnLifetime time.Duration
+
+	// MaxConnLifetimeJitter spreads lifetimes as pgxpool does: each
+	// connection lives a random duration in
+	// [MaxConnLifetime, MaxConnLifetime+MaxConnLifetimeJitter], drawn for
+	// each connection, so that connections opened together do not close
+	// together. Default 0. Ignored when MaxConnLifetime is 0.
+	// Connection string: pool_max_conn_lifetime_jitter.
+	MaxConnLifetimeJitter time.Duration
+
+	// MaxConnIdleTime closes a connection that has been idle this long,
+	// never going below the minimum above. Default 30m; 0 means no limit.
+	// Connection string: pool_max_conn_idle_time.
+	MaxConnIdleTime time.Duration
+
+	// HealthCheckAfter is the idleness after which an acquire pings a
+	// connection before handing it out (a failed ping closes it and the
+	// acquire tries another). Default 1s, pgxpool's ShouldPing default;
+	// 0 turns the ping off. Connection string: pool_health_check_after.
+	HealthCheckAfter time.Duration
+
+	// PingTimeout bounds that ping. Default 0: only the acquire's context
+	// bounds it. Connection string: pool_ping_timeout.
+	PingTimeout time.Duration
+
+	// HealthCheckPeriod is accepted for compatibility with pgxpool and has
+	// no effect: shoal's maintenance goroutine wakes as often as
+	// MaxConnIdleTime and MaxConnLifetime need, and pings happen on acquire
+	// after HealthCheckAfter. Connection string: pool_health_check_period
+	// (validated as a duration, then ignored).
+	HealthCheckPeriod time.Duration
+
+	// Partitions is the number of lock-free idle stacks connections are
+	// spread over, to cut contention between cores. 0 lets the core choose
+	// (GOMAXPROCS, at most MaxConns, at most 16). Connection string:
+	// pool_partitions.
+	Partitions int
+
+	// MaxWaiters bounds the callers waiting in Acquire; past it an acquire
+	// fails at once with shoal.ErrExhausted. 0 means unlimited. Connection
+	// string: pool_max_waiters.
+	MaxWaiters int
+
+	// MaxDialing bounds the dials in flight at once. 0 means the core's
+	// default, min(MaxConns, 4).
+	MaxDialing int
+
+	// Logger receives the core's connection opens and closes (Debug) and
+	// dial failures (Warn). nil means no logging. Passwords never reach it.
+	Logger *slog.Logger
+
+	// parsed is set by ParseConfig; NewWithConfig refuses configs made
+	// another way, as pgxpool does, because the defaults above are applied
+	// by ParseConfig and a zero MaxConns would mean something else.
+	parsed bool
+}
+
+// defaultConfig returns a Config with pgxpool's defaults.
+func defaultConfig(cc *pgx.ConnConfig) *Config {
+	return &Config{
+		ConnConfig:        cc,
+		MaxConns:          int32(max(defaultMinMaxConns, runtime.NumCPU())),
+		MaxConnLifetime:   defaultMaxConnLifetime,
+		MaxConnIdleTime:   defaultMaxConnIdleTime,
+		HealthCheckAfter:  defaultHealthCheckAfter,
+		HealthCheckPeriod: defaultHealthCheckPeriod,
+		parsed:            true,
+	}
+}
+
+// Copy returns a deep copy of the config, safe to change without affecting
+// c, except for the tls.Config, which must not be changed after use anyway.
+func (c *Config) Copy() *Config {
+	n := *c
+	if c.ConnConfig != nil {
+		n.ConnConfig = c.ConnConfig.Copy()
+	}
+	return &n
+}

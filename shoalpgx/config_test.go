@@ -1,0 +1,203 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testBase = "postgres://app:s3cr3t-pw@127.0.0.1:5432/app?sslmode=disable"
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := ParseConfig(testBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int32(max(4, runtime.NumCPU())); cfg.MaxConns != want {
+		t.Errorf("MaxConns = %d, want %d", cfg.MaxConns, want)
+	}
+	if cfg.MaxConnLifetime != time.Hour || cfg.MaxConnIdleTime != 30*time.Minute || cfg.HealthCheckAfter != time.Second {
+		t.Errorf("durations = %s %s %s, want pgxpool's defaults 1h 30m 1s", cfg.MaxConnLifetime, cfg.MaxConnIdleTime, cfg.HealthCheckAfter)
+	}
+	if cfg.MinIdleConns != 0 || cfg.MinConns != 0 || cfg.Partitions != 0 || cfg.MaxWaiters != 0 {
+		t.Errorf("counts = %+v, want zeros", cfg)
+	}
+}
+
+func TestParseConfigPoolKeys(t *testing.T) {
+	for _, form := range []string{"url", "keyword"} {
+		t.Run(form, func(t *testing.T) {
+			settings := []string{
+				"pool_max_conns=12", "pool_min_idle=3", "pool_min_conns=2", "pool_partitions=4",
+				"pool_max_waiters=100", "pool_max_conn_lifetime=90m", "pool_max_conn_lifetime_jitter=5m",
+				"pool_max_conn_idle_time=2m", "pool_health_check_after=250ms", "pool_ping_timeout=3s",
+				"pool_health_check_period=10s",
+			}
+			var cs string
+			if form == "url" {
+				cs = testBase + "&" + strings.Join(settings, "&")
+			} else {
+				cs = "host=127.0.0.1 user=app password=s3cr3t-pw dbname=app sslmode=disable " + strings.Join(settings, " ")
+			}
+			cfg, err := ParseConfig(cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []any{cfg.MaxConns, cfg.MinIdleConns, cfg.MinConns, cfg.Partitions, cfg.MaxWaiters,
+				cfg.MaxConnLifetime, cfg.MaxConnLifetimeJitter, cfg.MaxConnIdleTime, cfg.HealthCheckAfter,
+				cfg.PingTimeout, cfg.HealthCheckPeriod}
+			want := []any{int32(12), int32(3), int32(2), 4, 100, 90 * time.Minute, 5 * time.Minute,
+				2 * time.Minute, 250 * time.Millisecond, 3 * time.Second, 10 * time.Second}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("parsed %v, want %v", got, want)
+			}
+			for key := range cfg.ConnConfig.RuntimeParams {
+				if strings.HasPrefix(key, "pool_") {
+					t.Errorf("%s left in RuntimeParams: it would be sent to the server", key)
+				}
+			}
+		})
+	}
+}
+
+func TestParseConfigPgxpoolSpelling(t *testing.T) {
+	cfg, err := ParseConfig(testBase + "&pool_min_idle_conns=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MinIdleConns != 5 {
+		t.Errorf("MinIdleConns = %d, want 5", cfg.MinIdleConns)
+	}
+	_, err = ParseConfig(testBase + "&pool_min_idle_conns=5&pool_min_idle=4")
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "pool_min_idle_conns" {
+		t.Errorf("both spellings: err = %v, want a ConfigError naming pool_min_idle_conns", err)
+	}
+}
+
+func TestParseConfigErrorsNameTheKey(t *testing.T) {
+	cases := []struct{ extra, key string }{
+		{"pool_max_conns=0", "pool_max_conns"},
+		{"pool_max_conns=lots", "pool_max_conns"},
+		{"pool_min_idle=-1", "pool_min_idle"},
+		{"pool_partitions=x", "pool_partitions"},
+		{"pool_max_waiters=-3", "pool_max_waiters"},
+		{"pool_max_conn_lifetime=forever", "pool_max_conn_lifetime"},
+		{"pool_max_conn_lifetime_jitter=-1s", "pool_max_conn_lifetime_jitter"},
+		{"pool_max_conn_idle_time=10", "pool_max_conn_idle_time"},
+		{"pool_health_check_after=soon", "pool_health_check_after"},
+		{"pool_health_check_period=often", "pool_health_check_period"},
+		{"pool_ping_timeout=x", "pool_ping_timeout"},
+		{"pool_max_conn=8", "pool_max_conn"},
+		{"pool_maxconns=8", "pool_maxconns"},
+	}
+	for _, c := range cases {
+		t.Run(c.extra, func(t *testing.T) {
+			_, err := ParseConfig(testBase + "&" + c.extra)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != c.key {
+				t.Fatalf("err = %v, want a ConfigError with Key %q", err, c.key)
+			}
+			if !strings.Contains(err.Error(), c.key) {
+				t.Errorf("error %q does not name %s", err, c.key)
+			}
+			if strings.Contains(err.Error(), "s3cr3t-pw") {
+				t.Errorf("error %q holds the password", err)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrorsHideThePassword(t *testing.T) {
+	bad := []string{
+		"postgres://app:s3cr3t-pw@127.0.0.1:notaport/app",
+		"postgres://app:s3cr3t-pw@127.0.0.1:5432/app?sslmode=bogus",
+		"postgres://app:s3cr3t-pw@[::1/app",
+		"host=127.0.0.1 user=app password=s3cr3t-pw port=notaport",
+		"host=127.0.0.1 user=app password='s3cr3t-pw' sslmode=bogus",
+		"host=127.0.0.1 user=app password=s3cr3t-pw dbname='unterminated",
+	}
+	for _, cs := range bad {
+		_, err := ParseConfig(cs)
+		if err == nil {
+			t.Errorf("ParseConfig(%d chars) succeeded, want an error", len(cs))
+			continue
+		}
+		for _, text := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)} {
+			if strings.Contains(text, "s3cr3t-pw") {
+				t.Errorf("error shows the password: %s", text)
+			}
+		}
+	}
+}
+
+func TestConfigStringHidesThePassword(t *testing.T) {
+	cfg, err := ParseConfig(testBase + "&pool_max_conns=9&application_name=billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{cfg.String(), fmt.Sprint(cfg), fmt.Sprintf("%v|%+v|%#v|%s", cfg, cfg, cfg, cfg)} {
+		if strings.Contains(s, "s3cr3t-pw") {
+			t.Fatalf("Config printed with its password: %s", s)
+		}
+	}
+	s := cfg.String()
+	for _, want := range []string{"host=127.0.0.1", "user=app", "database=app", "password=xxxxx", "pool_max_conns=9", "application_name=billing"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("String() = %s, want it to contain %s", s, want)
+		}
+	}
+}
+
+func TestNewWithConfigChecksSettings(t *testing.T) {
+	ctx := context.Background()
+	if _, err := NewWithConfig(ctx, &Config{}); err == nil {
+		t.Error("NewWithConfig accepted a Config not made by ParseConfig")
+	}
+	cases := []struct {
+		key    string
+		mutate func(*Config)
+	}{
+		{"MaxConns", func(c *Config) { c.MaxConns = 0 }},
+		{"MinIdleConns", func(c *Config) { c.MinIdleConns = c.MaxConns + 1 }},
+		{"MinConns", func(c *Config) { c.MinConns = -1 }},
+		{"MaxConnLifetime", func(c *Config) { c.MaxConnLifetime = -time.Second }},
+		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }},
+		{"Partitions", func(c *Config) { c.Partitions = -1 }},
+	}
+	for _, c := range cases {
+		cfg, err := ParseConfig(testBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.mutate(cfg)
+		_, err = NewWithConfig(ctx, cfg)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != c.key {
+			t.Errorf("%s: err = %v, want a ConfigError naming it", c.key, err)
+		}
+	}
+}
+
+func TestLifetimeJitterMapsToPgxpoolInterval(t *testing.T) {
+	cfg, err := ParseConfig(testBase + "&pool_max_conn_lifetime=1h&pool_max_conn_lifetime_jitter=10m&pool_health_check_after=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pool{config: cfg}
+	core, err := p.coreConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pgxpool: [1h, 1h10m]. The core draws from [MaxLifetime-LifetimeJitter, MaxLifetime].
+	if core.MaxLifetime != 70*time.Minute || core.LifetimeJitter != 10*time.Minute {
+		t.Errorf("core lifetime %s jitter %s, want 1h10m and 10m", core.MaxLifetime, core.LifetimeJitter)
+	}
+	if core.HealthCheck != nil {
+		t.Error("pool_health_check_after=0 should turn the acquire ping off")
+	}
+}

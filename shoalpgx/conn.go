@@ -1,0 +1,162 @@
+package shoalpgx
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Acquire returns a connection from the pool, waiting until one is free, a
+// new one is dialled, or ctx ends. Release it when done. An error wraps
+// ctx.Err() when the context ended, shoal.ErrClosed when the pool is closed,
+// and the dial's error (with shoal.ErrDial) when the server could not be
+// reached; a *shoal.AcquireError says what was waited for and how long.
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	pc, err := p.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pc.newConn(p), nil
+}
+
+// acquire is Acquire without the wrapper: the pooled connection with its
+// lease remembered in it.
+func (p *Pool) acquire(ctx context.Context) (*pooledConn, error) {
+	lease, err := p.core.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pc := lease.Value()
+	pc.lease = lease
+	return pc, nil
+}
+
+// release gives pc back to the pool in a state the next holder can use:
+//
+//   - idle, outside a transaction: back to the pool (AfterRelease permitting);
+//   - inside a transaction, or in a failed one, and not busy: rolled back in
+//     a new goroutine, then back to the pool, or closed if the rollback does
+//     not bring it back to idle within resetTimeout;
+//   - busy (rows or a batch left unread, a COPY unfinished) or closed by pgx
+//     (a fatal error, a context that ended mid-query): closed.
+func (pc *pooledConn) release() {
+	conn := pc.conn
+	if conn.IsClosed() {
+		pc.lease.Discard()
+		return
+	}
+	pg := conn.PgConn()
+	if pg.IsBusy() {
+		pc.lease.Discard()
+		return
+	}
+	switch pg.TxStatus() {
+	case 'I':
+		pc.lease.Release()
+	case 'T', 'E':
+		go pc.resetAndRelease()
+	default:
+		pc.lease.Discard()
+	}
+}
+
+// resetAndRelease rolls back the transaction a connection was released in,
+// then releases it, or discards it if that did not leave it idle.
+func (pc *pooledConn) resetAndRelease() {
+	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
+	defer cancel()
+	err := pc.conn.PgConn().Exec(ctx, "rollback").Close()
+	if err != nil || pc.conn.IsClosed() || pc.conn.PgConn().IsBusy() || pc.conn.PgConn().TxStatus() != 'I' {
+		pc.lease.Discard()
+		return
+	}
+	pc.lease.Release()
+}
+
+// Conn is a connection acquired from a Pool. Use it, then call Release.
+// Its methods must not be called after Release, except Release itself.
+type Conn struct {
+	pc *pooledConn // nil after Release
+	p  *Pool
+}
+
+// newConn hands out a fresh Conn for pc from its block.
+func (pc *pooledConn) newConn(p *Pool) *Conn {
+	if len(pc.conns) == 0 {
+		pc.conns = make([]Conn, wrapperBlock)
+	}
+	c := &pc.conns[0]
+	pc.conns = pc.conns[1:]
+	c.pc, c.p = pc, p
+	return c
+}
+
+// Release returns the connection to the pool. A connection released inside
+// a transaction is rolled back first; one released busy (with rows or a
+// batch not closed) or broken is closed, never handed out again. Calling
+// Release again does nothing.
+func (c *Conn) Release() {
+	if c.pc == nil {
+		return
+	}
+	pc := c.pc
+	c.pc = nil
+	pc.release()
+}
+
+// Hijack takes the connection out of the pool: the caller owns it and must
+// close it. It panics on a released or hijacked Conn, as pgxpool's does.
+func (c *Conn) Hijack() *pgx.Conn {
+	if c.pc == nil {
+		panic("shoalpgx: Hijack of a released or hijacked connection")
+	}
+	pc := c.pc
+	c.pc = nil
+	// The core has no "forget without closing": the connection is
+	// discarded, and closeConn and BeforeClose skip a hijacked one. Its
+	// place in MaxConns is freed at once.
+	pc.hijacked = true
+	pc.lease.Discard()
+	return pc.conn
+}
+
+// Conn returns the underlying pgx connection.
+func (c *Conn) Conn() *pgx.Conn { return c.pc.conn }
+
+// Exec runs sql on the connection. See pgx.Conn.Exec.
+func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return c.pc.conn.Exec(ctx, sql, args...)
+}
+
+// Query runs sql on the connection. See pgx.Conn.Query.
+func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return c.pc.conn.Query(ctx, sql, args...)
+}
+
+// QueryRow runs sql on the connection. See pgx.Conn.QueryRow.
+func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return c.pc.conn.QueryRow(ctx, sql, args...)
+}
+
+// SendBatch sends b on the connection. See pgx.Conn.SendBatch.
+func (c *Conn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return c.pc.conn.SendBatch(ctx, b)
+}
+
+// CopyFrom copies rows into a table on the connection. See pgx.Conn.CopyFrom.
+func (c *Conn) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	return c.pc.conn.CopyFrom(ctx, table, columns, src)
+}
+
+// Begin starts a transaction on the connection. See pgx.Conn.Begin.
+func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.pc.conn.Begin(ctx) }
+
+// BeginTx starts a transaction with options on the connection. See
+// pgx.Conn.BeginTx.
+func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	return c.pc.conn.BeginTx(ctx, opts)
+}
+
+// Ping checks that the connection and the server answer. See pgx.Conn.Ping.
+func (c *Conn) Ping(ctx context.Context) error { return c.pc.conn.Ping(ctx) }

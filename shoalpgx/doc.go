@@ -1,0 +1,42 @@
+// Package shoalpgx is a PostgreSQL connection pool for pgx v5, built on the
+// shoal core pool and shaped like pgxpool, so that switching is a one-line
+// change of import path:
+//
+//	pool, err := shoalpgx.New(ctx, "postgres://app@db.internal/app?pool_max_conns=16")
+//	if err != nil { ... }
+//	defer pool.Close()
+//	var n int
+//	err = pool.QueryRow(ctx, "select count(*) from users").Scan(&n)
+//
+// # What it keeps from pgxpool
+//
+// The method set (Acquire, Exec, Query, QueryRow, SendBatch, CopyFrom, Begin,
+// BeginTx, Ping, Close), the Config field names and types where pgxpool has
+// them (ConnConfig, MaxConns, MinConns, MinIdleConns, MaxConnLifetime,
+// MaxConnLifetimeJitter, MaxConnIdleTime, HealthCheckPeriod, PingTimeout),
+// the hooks (BeforeConnect, AfterConnect, BeforeAcquire, AfterRelease,
+// BeforeClose) and the pool_ keys of the connection string.
+//
+// # What it does differently
+//
+//   - Checkout goes through shoal's partitioned lock-free idle stacks and a
+//     first-come, first-served hand-off queue, which keeps throughput close to
+//     that of dedicated connections when goroutines outnumber connections.
+//   - A connection is never handed out again in a state a new holder would
+//     not expect. On release it is checked: idle and ready goes back to the
+//     pool; inside a transaction it is rolled back in the background first
+//     (and closed if that fails); busy (unread rows, a batch not closed) or
+//     closed by pgx is closed.
+//   - Dials run in the background, at most MaxDialing at a time, with a
+//     backoff while the server is down, and a failed dial's error reaches the
+//     waiting callers at once instead of at their deadline.
+//   - Connection strings and errors are kept free of passwords: Config.String
+//     redacts, ParseConfig's errors never quote the connection string, and a
+//     failed connect's error drops the pgconn.Config that pgx attaches to it.
+//
+// Operations on the pool (Exec, Query, ...) hold a connection only as long as
+// pgxpool's do: Exec, CopyFrom and Ping until they return, Query until its
+// rows are closed, QueryRow until Scan, SendBatch until its results are
+// closed (or, for a batch that began a transaction, until that transaction
+// ends), and Begin until the transaction commits or rolls back.
+package shoalpgx

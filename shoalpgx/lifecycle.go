@@ -1,0 +1,133 @@
+package shoalpgx
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
+)
+
+// coreConfig translates the pool's Config into the core's, checking the
+// settings the core does not know about.
+func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
+	c := p.config
+	checks := []struct {
+		bad       bool
+		key, what string
+	}{
+		{c.MaxConns < 1, "MaxConns", "must be >= 1"},
+		{c.MinConns < 0, "MinConns", "must be >= 0"},
+		{c.MinIdleConns < 0, "MinIdleConns", "must be >= 0"},
+		{c.MinConns > c.MaxConns, "MinConns", "must be <= MaxConns"},
+		{c.MinIdleConns > c.MaxConns, "MinIdleConns", "must be <= MaxConns"},
+		{c.MaxConnLifetime < 0, "MaxConnLifetime", "must be >= 0"},
+		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0"},
+		{c.MaxConnIdleTime < 0, "MaxConnIdleTime", "must be >= 0"},
+		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0"},
+		{c.PingTimeout < 0, "PingTimeout", "must be >= 0"},
+		{c.Partitions < 0, "Partitions", "must be >= 0"},
+		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0"},
+		{c.MaxDialing < 0, "MaxDialing", "must be >= 0"},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return shoal.Config[*pooledConn]{}, &ConfigError{Key: ch.key, Reason: ch.what}
+		}
+	}
+
+	cfg := shoal.Config[*pooledConn]{
+		Dial:        p.dial,
+		Close:       closeConn,
+		MaxConns:    int(c.MaxConns),
+		MinIdle:     int(max(c.MinConns, c.MinIdleConns)),
+		Partitions:  c.Partitions,
+		MaxWaiters:  c.MaxWaiters,
+		MaxIdleTime: c.MaxConnIdleTime,
+		MaxDialing:  c.MaxDialing,
+		Logger:      c.Logger,
+	}
+	// pgxpool's lifetime is MaxConnLifetime plus up to the jitter; the
+	// core's is MaxLifetime minus up to its jitter. Same interval.
+	if c.MaxConnLifetime > 0 {
+		cfg.MaxLifetime = c.MaxConnLifetime + c.MaxConnLifetimeJitter
+		cfg.LifetimeJitter = c.MaxConnLifetimeJitter
+	}
+	if c.HealthCheckAfter > 0 {
+		cfg.HealthCheck = p.ping
+		cfg.HealthCheckAfter = c.HealthCheckAfter
+	}
+	if c.BeforeAcquire != nil {
+		hook := c.BeforeAcquire
+		cfg.Hooks.BeforeAcquire = func(ctx context.Context, pc *pooledConn) bool { return hook(ctx, pc.conn) }
+	}
+	if c.AfterRelease != nil {
+		hook := c.AfterRelease
+		cfg.Hooks.AfterRelease = func(pc *pooledConn) bool { return hook(pc.conn) }
+	}
+	if c.BeforeClose != nil {
+		hook := c.BeforeClose
+		cfg.Hooks.OnDisconnect = func(pc *pooledConn, _ shoal.Reason) {
+			if !pc.hijacked {
+				hook(pc.conn)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// dial opens one connection: BeforeConnect on a copy of the ConnConfig,
+// connect, AfterConnect. The core runs it in the background under a context
+// that ends with the pool. Errors lose the pgconn.Config that pgx attaches
+// to them, since it holds the password.
+func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
+	c := p.config
+	cc := c.ConnConfig.Copy()
+	if cc.ConnectTimeout <= 0 {
+		cc.ConnectTimeout = defaultConnectTimeout
+	}
+	if c.BeforeConnect != nil {
+		if err := c.BeforeConnect(ctx, cc); err != nil {
+			return nil, scrubConnectError(err, cc.Password)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return nil, scrubConnectError(err, cc.Password)
+	}
+	if c.AfterConnect != nil {
+		if err := c.AfterConnect(ctx, conn); err != nil {
+			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			_ = conn.Close(closeCtx)
+			cancel()
+			return nil, scrubConnectError(err, cc.Password)
+		}
+	}
+	return &pooledConn{conn: conn}, nil
+}
+
+// closeConn closes one connection and waits for pgconn's cleanup, so that
+// a closed pool leaves no goroutine behind.
+func closeConn(pc *pooledConn) error {
+	if pc.hijacked {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	err := pc.conn.Close(ctx)
+	select {
+	case <-pc.conn.PgConn().CleanupDone():
+	case <-ctx.Done():
+	}
+	return err
+}
+
+// ping is the core's health check: it runs on acquire for a connection idle
+// at least HealthCheckAfter.
+func (p *Pool) ping(ctx context.Context, pc *pooledConn) error {
+	if d := p.config.PingTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return pc.conn.Ping(ctx)
+}

@@ -1,0 +1,155 @@
+package shoalpgx
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// poolKeyPrefix marks the connection-string keys that configure the pool
+// rather than the connection. pgx passes unknown keys on to the server as
+// run-time parameters, so every one of them must be taken out here.
+const poolKeyPrefix = "pool_"
+
+// poolKey is one connection-string key that ParseConfig understands.
+type poolKey struct {
+	name  string
+	apply func(c *Config, value string) error
+}
+
+// poolKeys lists the keys ParseConfig understands, shoal's names first and
+// pgxpool's spellings after them.
+var poolKeys = []poolKey{
+	{"pool_max_conns", func(c *Config, v string) error { return parseInt32(v, 1, &c.MaxConns) }},
+	{"pool_min_idle", func(c *Config, v string) error { return parseInt32(v, 0, &c.MinIdleConns) }},
+	{"pool_min_idle_conns", func(c *Config, v string) error { return parseInt32(v, 0, &c.MinIdleConns) }},
+	{"pool_min_conns", func(c *Config, v string) error { return parseInt32(v, 0, &c.MinConns) }},
+	{"pool_partitions", func(c *Config, v string) error { return parseInt(v, 0, &c.Partitions) }},
+	{"pool_max_waiters", func(c *Config, v string) error { return parseInt(v, 0, &c.MaxWaiters) }},
+	{"pool_max_conn_lifetime", func(c *Config, v string) error { return parseDuration(v, &c.MaxConnLifetime) }},
+	{"pool_max_conn_lifetime_jitter", func(c *Config, v string) error { return parseDuration(v, &c.MaxConnLifetimeJitter) }},
+	{"pool_max_conn_idle_time", func(c *Config, v string) error { return parseDuration(v, &c.MaxConnIdleTime) }},
+	{"pool_health_check_after", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckAfter) }},
+	{"pool_health_check_period", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckPeriod) }},
+	{"pool_ping_timeout", func(c *Config, v string) error { return parseDuration(v, &c.PingTimeout) }},
+}
+
+// ParseConfig parses a connection string as pgx.ParseConfig does (URL or
+// keyword/value form, environment variables, .pgpass), and takes the pool's
+// own keys out of it:
+//
+//	pool_max_conns                 integer >= 1 (default max(4, runtime.NumCPU()))
+//	pool_min_idle                  integer >= 0 (default 0); pgxpool's
+//	                               pool_min_idle_conns is the same key, and
+//	                               pool_min_conns sets MinConns (see Config)
+//	pool_partitions                integer >= 0 (default 0: the core chooses)
+//	pool_max_waiters               integer >= 0 (default 0: unlimited)
+//	pool_max_conn_lifetime         duration (default 1h; 0 = no limit)
+//	pool_max_conn_lifetime_jitter  duration (default 0)
+//	pool_max_conn_idle_time        duration (default 30m; 0 = no limit)
+//	pool_health_check_after        duration (default 1s)
+//	pool_ping_timeout              duration (default 0: no own bound)
+//	pool_health_check_period       duration, accepted for pgxpool
+//	                               compatibility and ignored (see Config)
+//
+// Any other key that starts with pool_, a bad value, or pool_min_idle given
+// together with pool_min_idle_conns is an error that names the key. The
+// password is masked in every error, including the messages pgx gives for
+// strings it cannot parse (which quote the string), and the errors do not
+// wrap pgx's, whose ConnString field holds the string unmasked.
+//
+//	postgres://app:secret@db.internal:5432/app?sslmode=verify-full&pool_max_conns=16
+//	host=db.internal user=app password=secret dbname=app pool_max_conns=16
+func ParseConfig(connString string) (*Config, error) {
+	cc, err := pgx.ParseConfig(connString)
+	if err != nil {
+		return nil, &ConfigError{Reason: "cannot parse connection string: " +
+			redact(err.Error(), passwordsIn(connString)...)}
+	}
+	cfg := defaultConfig(cc)
+
+	params := cc.RuntimeParams
+	var unknown []string
+	for key := range params {
+		if strings.HasPrefix(key, poolKeyPrefix) && !slices.ContainsFunc(poolKeys, func(k poolKey) bool { return k.name == key }) {
+			unknown = append(unknown, key)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, &ConfigError{Key: unknown[0], Reason: "is not a pool setting this package knows (known: " + knownKeys() + ")"}
+	}
+	if _, a := params["pool_min_idle"]; a {
+		if _, b := params["pool_min_idle_conns"]; b {
+			return nil, &ConfigError{Key: "pool_min_idle_conns", Reason: "is pgxpool's name for pool_min_idle; give one of them"}
+		}
+	}
+	for _, k := range poolKeys {
+		value, ok := params[k.name]
+		if !ok {
+			continue
+		}
+		delete(params, k.name)
+		if err := k.apply(cfg, value); err != nil {
+			return nil, &ConfigError{Key: k.name, Reason: err.Error()}
+		}
+	}
+	return cfg, nil
+}
+
+// knownKeys lists poolKeys for an error message.
+func knownKeys() string {
+	names := make([]string, len(poolKeys))
+	for i, k := range poolKeys {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func parseInt32(s string, least int32, dst *int32) error {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || int32(n) < least {
+		return fmt.Errorf("must be an integer >= %d, got %q", least, s)
+	}
+	*dst = int32(n)
+	return nil
+}
+
+func parseInt(s string, least int, dst *int) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < least {
+		return fmt.Errorf("must be an integer >= %d, got %q", least, s)
+	}
+	*dst = n
+	return nil
+}
+
+func parseDuration(s string, dst *time.Duration) error {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("must be a duration >= 0 such as 30s or 1h30m, got %q", s)
+	}
+	*dst = d
+	return nil
+}
+
+// ConfigError is the error of ParseConfig and NewWithConfig for a setting
+// that cannot work. Key names the connection-string key (such as
+// pool_max_conns) or Config field (such as MaxConns) that is wrong; it is
+// empty when the connection string as a whole could not be parsed. The
+// message never holds the password.
+type ConfigError struct {
+	Key    string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Key == "" {
+		return "shoalpgx: " + e.Reason
+	}
+	return "shoalpgx: " + e.Key + " " + e.Reason
+}

@@ -1,0 +1,92 @@
+package shoalpgx
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
+)
+
+// Pool is a pool of PostgreSQL connections. It is safe for concurrent use.
+// Create it with New or NewWithConfig and close it with Close.
+type Pool struct {
+	core   *shoal.Pool[*pooledConn]
+	config *Config
+}
+
+// New parses connString with ParseConfig and returns a pool for it. See
+// NewWithConfig.
+func New(ctx context.Context, connString string) (*Pool, error) {
+	cfg, err := ParseConfig(connString)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithConfig(ctx, cfg)
+}
+
+// NewWithConfig returns a pool for cfg, which must come from ParseConfig
+// (its defaults are set there). It checks every setting and names the first
+// wrong one. It does not connect: MinConns/MinIdleConns connections are
+// dialled in the background, and connection errors show on the first
+// Acquire (call Ping to check the server). ctx is not used after
+// NewWithConfig returns; it is accepted for pgxpool's signature.
+func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
+	if cfg == nil || !cfg.parsed {
+		return nil, &ConfigError{Key: "Config", Reason: "must be created by ParseConfig"}
+	}
+	if cfg.ConnConfig == nil {
+		return nil, &ConfigError{Key: "ConnConfig", Reason: "is required"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.Copy()
+	p := &Pool{config: cfg}
+	coreCfg, err := p.coreConfig()
+	if err != nil {
+		return nil, err
+	}
+	core, err := shoal.New(coreCfg)
+	if err != nil {
+		return nil, fmt.Errorf("shoalpgx: %w", err)
+	}
+	p.core = core
+	return p, nil
+}
+
+// Close closes the pool: new acquires fail with shoal.ErrClosed, idle
+// connections close now, and Close blocks until every acquired connection
+// has been released and closed, as pgxpool's does.
+func (p *Pool) Close() {
+	_ = p.core.Close(context.Background())
+}
+
+// Stats returns a snapshot of the pool's state and counters.
+func (p *Pool) Stats() shoal.Stats { return p.core.Stats() }
+
+// Config returns a copy of the config the pool was created with.
+func (p *Pool) Config() *Config { return p.config.Copy() }
+
+// pooledConn is the value the core pool holds for one connection: the pgx
+// connection and what shoalpgx keeps beside it. Only the holder of its lease
+// touches it, so it needs no lock.
+type pooledConn struct {
+	conn  *pgx.Conn
+	lease *shoal.Lease[*pooledConn] // the core's lease on this connection; fixed for its life
+
+	// hijacked is set by Conn.Hijack: the caller owns the connection, so
+	// the pool must not close it.
+	hijacked bool
+
+	// Wrappers handed to callers are carved out of these blocks, so that
+	// handing one out rarely allocates; each is handed out once and never
+	// reused, so a stale wrapper (a Rows closed twice, a Conn released
+	// twice) can never touch a later holder's work.
+	conns []Conn
+	rows  []poolRows
+	row   []poolRow
+}
+
+// wrapperBlock is how many wrappers of a kind are allocated at once.
+const wrapperBlock = 32

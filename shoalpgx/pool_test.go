@@ -1,0 +1,257 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestExecQueryQueryRowCopyFromPing(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+	ctx := testCtx(t)
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	table := pgx.Identifier{"shoalpgx_copy_test"}
+	if _, err := p.Exec(ctx, "drop table if exists shoalpgx_copy_test; create table shoalpgx_copy_test (id int, name text)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = p.Exec(testCtx(t), "drop table if exists shoalpgx_copy_test") })
+
+	n, err := p.CopyFrom(ctx, table, []string{"id", "name"}, pgx.CopyFromRows([][]any{{1, "one"}, {2, "two"}, {3, "three"}}))
+	if err != nil || n != 3 {
+		t.Fatalf("CopyFrom = %d, %v; want 3, nil", n, err)
+	}
+	tag, err := p.Exec(ctx, "update shoalpgx_copy_test set name = upper(name) where id >= $1", 2)
+	if err != nil || tag.RowsAffected() != 2 {
+		t.Fatalf("Exec = %v, %v; want UPDATE 2", tag, err)
+	}
+	var name string
+	if err := p.QueryRow(ctx, "select name from shoalpgx_copy_test where id = $1", 3).Scan(&name); err != nil || name != "THREE" {
+		t.Fatalf("QueryRow = %q, %v", name, err)
+	}
+	rows, err := p.Query(ctx, "select id from shoalpgx_copy_test order by id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil || len(ids) != 3 || ids[2] != 3 {
+		t.Fatalf("Query = %v, %v", ids, err)
+	}
+	if err := p.QueryRow(ctx, "select name from shoalpgx_copy_test where id = 99").Scan(&name); !errors.Is(err, pgx.ErrNoRows) {
+		t.Fatalf("QueryRow of nothing: err = %v, want pgx.ErrNoRows", err)
+	}
+	if s := p.Stats(); s.InUseConns != 0 {
+		t.Fatalf("after all the above %d connections are still in use", s.InUseConns)
+	}
+}
+
+// inUse reports the pool's connections with a holder.
+func inUse(p *Pool) int { return p.Stats().InUseConns }
+
+func TestQueryHoldsTheConnectionUntilRowsClose(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+	ctx := testCtx(t)
+	rows, err := p.Query(ctx, "select generate_series(1, 100)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	if n := inUse(p); n != 1 {
+		t.Fatalf("with rows open %d connections in use, want 1", n)
+	}
+	rows.Close()
+	rows.Close() // twice is fine
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after rows.Close %d connections in use, want 0", n)
+	}
+	// Read to the end: Next's false releases.
+	rows, err = p.Query(ctx, "select generate_series(1, 3)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	if n := inUse(p); n != 0 || rows.Err() != nil {
+		t.Fatalf("after reading to the end %d in use (err %v), want 0", n, rows.Err())
+	}
+	// An error in the query releases too.
+	if _, err := p.Query(ctx, "select nonsense from nowhere"); err == nil {
+		t.Fatal("bad query succeeded")
+	}
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after a failed query %d in use, want 0", n)
+	}
+}
+
+func TestQueryRowHoldsTheConnectionUntilScan(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+	ctx := testCtx(t)
+	row := p.QueryRow(ctx, "select 42")
+	if n := inUse(p); n != 1 {
+		t.Fatalf("before Scan %d in use, want 1", n)
+	}
+	var v int
+	if err := row.Scan(&v); err != nil || v != 42 {
+		t.Fatalf("Scan = %d, %v", v, err)
+	}
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after Scan %d in use, want 0", n)
+	}
+	_ = row.Scan(&v) // a second Scan must not release anything again
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after a second Scan %d in use, want 0", n)
+	}
+}
+
+func TestBeginHoldsTheConnectionUntilCommitOrRollback(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+	ctx := testCtx(t)
+	for _, end := range []string{"commit", "rollback"} {
+		tx, err := p.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var level string
+		if err := tx.QueryRow(ctx, "show transaction_isolation").Scan(&level); err != nil || level != "serializable" {
+			t.Fatalf("isolation = %q, %v", level, err)
+		}
+		if n := inUse(p); n != 1 {
+			t.Fatalf("inside the transaction %d in use, want 1", n)
+		}
+		if end == "commit" {
+			err = tx.Commit(ctx)
+		} else {
+			err = tx.Rollback(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := inUse(p); n != 0 {
+			t.Fatalf("after %s %d in use, want 0", end, n)
+		}
+		if err := tx.Rollback(ctx); !errors.Is(err, pgx.ErrTxClosed) {
+			t.Fatalf("Rollback after %s: %v, want pgx.ErrTxClosed", end, err)
+		}
+		if n := inUse(p); n != 0 {
+			t.Fatalf("after a second end %d in use, want 0", n)
+		}
+	}
+}
+
+func TestSendBatchHoldsTheConnectionUntilClose(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+	ctx := testCtx(t)
+	b := &pgx.Batch{}
+	b.Queue("select 1")
+	b.Queue("select 2")
+	br := p.SendBatch(ctx, b)
+	var v int
+	if err := br.QueryRow().Scan(&v); err != nil || v != 1 {
+		t.Fatalf("first = %d, %v", v, err)
+	}
+	if n := inUse(p); n != 1 {
+		t.Fatalf("with the batch open %d in use, want 1", n)
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after Close %d in use, want 0", n)
+	}
+
+	// A batch that begins a transaction hands the connection to it.
+	b = &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	b.Queue("select 3")
+	br = p.SendBatch(ctx, b)
+	tx := br.Tx()
+	if tx == nil {
+		t.Fatal("batch with BeginTx has no Tx")
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := inUse(p); n != 1 {
+		t.Fatalf("with the batch's transaction open %d in use, want 1", n)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after the batch's Commit %d in use, want 0", n)
+	}
+}
+
+func TestAcquireRelease(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	ctx := testCtx(t)
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := backendPID(t, c)
+	if _, err := c.Exec(ctx, "set application_name = 'still-here'"); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	c.Release() // twice is fine
+	c2, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Release()
+	if got := backendPID(t, c2); got != pid {
+		t.Fatalf("clean release: next acquire got backend %d, want the same %d", got, pid)
+	}
+}
+
+func TestHooks(t *testing.T) {
+	var connects, afterConnects, beforeAcquires, afterReleases, beforeCloses int
+	rejectNextAcquire := false
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = 1
+		c.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
+			connects++
+			cc.RuntimeParams["application_name"] = "from-before-connect"
+			return nil
+		}
+		c.AfterConnect = func(context.Context, *pgx.Conn) error { afterConnects++; return nil }
+		c.BeforeAcquire = func(context.Context, *pgx.Conn) bool {
+			beforeAcquires++
+			ok := !rejectNextAcquire
+			rejectNextAcquire = false
+			return ok
+		}
+		c.AfterRelease = func(*pgx.Conn) bool { afterReleases++; return afterReleases != 2 }
+		c.BeforeClose = func(*pgx.Conn) { beforeCloses++ }
+	})
+	ctx := testCtx(t)
+	var app string
+	if err := p.QueryRow(ctx, "show application_name").Scan(&app); err != nil || app != "from-before-connect" {
+		t.Fatalf("application_name = %q, %v; BeforeConnect's change lost", app, err)
+	}
+	// Second release: AfterRelease says no, the connection closes.
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// BeforeAcquire rejects the idle connection: it closes, a new one comes.
+	rejectNextAcquire = true
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := []int{connects, afterConnects, afterReleases, beforeCloses}
+	want := []int{3, 3, 3, 2}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("connects, afterConnects, afterReleases, beforeCloses = %v, want %v", got, want)
+		}
+	}
+	if beforeAcquires < 1 {
+		t.Fatal("BeforeAcquire never ran")
+	}
+}

@@ -1,0 +1,69 @@
+package shoalpgx
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Exec acquires a connection, runs sql on it and releases it. See
+// pgx.Conn.Exec.
+func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	pc, err := p.acquire(ctx)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	defer pc.release()
+	return pc.conn.Exec(ctx, sql, args...)
+}
+
+// Query acquires a connection and runs sql on it. The connection is held
+// until the rows are closed: read them to the end or call Close. On error the
+// returned rows carry the error too, so it may be handled either way. See
+// pgx.Conn.Query.
+func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	pc, err := p.acquire(ctx)
+	if err != nil {
+		return errRows{err: err}, err
+	}
+	rows, err := pc.conn.Query(ctx, sql, args...)
+	if err != nil {
+		pc.release()
+		return errRows{err: err}, err
+	}
+	return pc.newRows(rows), nil
+}
+
+// QueryRow acquires a connection and runs sql on it. The connection is held
+// until Scan is called on the returned row; errors, including a failed
+// acquire, come from Scan. See pgx.Conn.QueryRow.
+func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	pc, err := p.acquire(ctx)
+	if err != nil {
+		return errRow{err: err}
+	}
+	return pc.newRow(pc.conn.QueryRow(ctx, sql, args...))
+}
+
+// CopyFrom acquires a connection, copies the rows of src into table on it,
+// and releases it. See pgx.Conn.CopyFrom.
+func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	pc, err := p.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer pc.release()
+	return pc.conn.CopyFrom(ctx, table, columns, src)
+}
+
+// Ping acquires a connection, checks that it and the server answer, and
+// releases it. Use it after New to find out whether the server is reachable.
+func (p *Pool) Ping(ctx context.Context) error {
+	pc, err := p.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer pc.release()
+	return pc.conn.Ping(ctx)
+}

@@ -1,0 +1,132 @@
+package shoalpgx
+
+import (
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// poolRows is the result of Pool.Query: pgx's rows, and the connection they
+// hold until they are closed.
+type poolRows struct {
+	r  pgx.Rows
+	pc *pooledConn // nil once released
+}
+
+// newRows hands out a fresh poolRows for pc from its block.
+func (pc *pooledConn) newRows(r pgx.Rows) *poolRows {
+	if len(pc.rows) == 0 {
+		pc.rows = make([]poolRows, wrapperBlock)
+	}
+	rows := &pc.rows[0]
+	pc.rows = pc.rows[1:]
+	rows.r, rows.pc = r, pc
+	return rows
+}
+
+// Close closes the rows and releases the connection. Calling it again does
+// nothing.
+func (rows *poolRows) Close() {
+	rows.r.Close()
+	if pc := rows.pc; pc != nil {
+		rows.pc = nil
+		pc.release()
+	}
+}
+
+// Err returns the error that ended the rows, if any.
+func (rows *poolRows) Err() error { return rows.r.Err() }
+
+// CommandTag returns the command tag; valid once the rows are closed.
+func (rows *poolRows) CommandTag() pgconn.CommandTag { return rows.r.CommandTag() }
+
+// FieldDescriptions describes the columns.
+func (rows *poolRows) FieldDescriptions() []pgconn.FieldDescription {
+	return rows.r.FieldDescriptions()
+}
+
+// Next moves to the next row; after the last one it closes the rows,
+// releasing the connection.
+func (rows *poolRows) Next() bool {
+	if rows.r.Next() {
+		return true
+	}
+	rows.Close()
+	return false
+}
+
+// Scan reads the current row; an error closes the rows.
+func (rows *poolRows) Scan(dest ...any) error {
+	err := rows.r.Scan(dest...)
+	if err != nil {
+		rows.Close()
+	}
+	return err
+}
+
+// Values returns the current row's values; an error closes the rows.
+func (rows *poolRows) Values() ([]any, error) {
+	v, err := rows.r.Values()
+	if err != nil {
+		rows.Close()
+	}
+	return v, err
+}
+
+// RawValues returns the current row's undecoded values.
+func (rows *poolRows) RawValues() [][]byte { return rows.r.RawValues() }
+
+// Conn returns the pgx connection the rows are read from.
+func (rows *poolRows) Conn() *pgx.Conn { return rows.r.Conn() }
+
+// TypeMap returns the connection's type map.
+func (rows *poolRows) TypeMap() *pgtype.Map { return rows.r.TypeMap() }
+
+// poolRow is the result of Pool.QueryRow: pgx's row and the connection it
+// holds until Scan.
+type poolRow struct {
+	r  pgx.Row
+	pc *pooledConn // nil once released
+}
+
+// newRow hands out a fresh poolRow for pc from its block.
+func (pc *pooledConn) newRow(r pgx.Row) *poolRow {
+	if len(pc.row) == 0 {
+		pc.row = make([]poolRow, wrapperBlock)
+	}
+	row := &pc.row[0]
+	pc.row = pc.row[1:]
+	row.r, row.pc = r, pc
+	return row
+}
+
+// Scan reads the row and releases the connection, even when Scan panics
+// (a panicking scanner). A second call returns pgx's error for a used row.
+func (row *poolRow) Scan(dest ...any) error {
+	pc := row.pc
+	if pc == nil {
+		return row.r.Scan(dest...)
+	}
+	row.pc = nil
+	defer pc.release()
+	return row.r.Scan(dest...)
+}
+
+// errRows are the rows of a Query that failed before it had any.
+type errRows struct{ err error }
+
+func (errRows) Close()                                       {}
+func (e errRows) Err() error                                 { return e.err }
+func (errRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
+func (errRows) FieldDescriptions() []pgconn.FieldDescription { return nil }
+func (errRows) Next() bool                                   { return false }
+func (e errRows) Scan(...any) error                          { return e.err }
+func (e errRows) Values() ([]any, error)                     { return nil, e.err }
+func (errRows) RawValues() [][]byte                          { return nil }
+func (errRows) Conn() *pgx.Conn                              { return nil }
+func (errRows) TypeMap() *pgtype.Map                         { return nil }
+
+// errRow is the row of a QueryRow that failed before it had one.
+type errRow struct{ err error }
+
+func (e errRow) Scan(...any) error { return e.err }
