@@ -255,3 +255,12 @@ func TestHooks(t *testing.T) {
 		t.Fatal("BeforeAcquire never ran")
 	}
 }
+
+// newBatch queues each statement in a new batch.
+func newBatch(sqls ...string) *pgx.Batch {
+	b := &pgx.Batch{}
+	for _, s := range sqls {
+		b.Queue(s)
+	}
+	return b
+}

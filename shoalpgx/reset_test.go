@@ -1,0 +1,201 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// These tests release connections in states the next holder must never
+// see, on a pool of one connection, and check what the next acquire gets:
+// the same backend, reset, or a new one.
+
+// acquireOne acquires the pool's connection and returns it with its backend.
+func acquireOne(t *testing.T, p *Pool) (*Conn, uint32) {
+	t.Helper()
+	c, err := p.Acquire(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, backendPID(t, c)
+}
+
+// requireClean fails unless c is idle, outside a transaction, and answers.
+func requireClean(t *testing.T, c *Conn) {
+	t.Helper()
+	pg := c.Conn().PgConn()
+	if c.Conn().IsClosed() || pg.IsBusy() || pg.TxStatus() != 'I' {
+		t.Fatalf("handed out unclean: closed %v busy %v tx status %q", c.Conn().IsClosed(), pg.IsBusy(), pg.TxStatus())
+	}
+	var one int
+	if err := c.QueryRow(testCtx(t), "select 1").Scan(&one); err != nil {
+		t.Fatalf("handed-out connection does not work: %v", err)
+	}
+}
+
+func TestReleaseInsideTransactionIsRolledBack(t *testing.T) {
+	for _, state := range []string{"open", "failed"} {
+		t.Run(state, func(t *testing.T) {
+			p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+			ctx := testCtx(t)
+			c, pid := acquireOne(t, p)
+			if _, err := c.Exec(ctx, "begin"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(ctx, "create temp table shoalpgx_reset_probe (x int)"); err != nil {
+				t.Fatal(err)
+			}
+			want := byte('T')
+			if state == "failed" {
+				if _, err := c.Exec(ctx, "select 1/0"); err == nil {
+					t.Fatal("1/0 succeeded")
+				}
+				want = 'E'
+			}
+			if got := c.Conn().PgConn().TxStatus(); got != want {
+				t.Fatalf("tx status %q, want %q", got, want)
+			}
+			c.Release()
+
+			c2, pid2 := acquireOne(t, p)
+			defer c2.Release()
+			requireClean(t, c2)
+			if pid2 != pid {
+				t.Fatalf("backend %d after reset, want the same %d (reset, not replaced)", pid2, pid)
+			}
+			var probe *string
+			if err := c2.QueryRow(ctx, "select to_regclass('pg_temp.shoalpgx_reset_probe')::text").Scan(&probe); err != nil {
+				t.Fatal(err)
+			}
+			if probe != nil {
+				t.Fatal("the transaction's temp table survived: it was not rolled back")
+			}
+		})
+	}
+}
+
+func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	ctx := testCtx(t)
+	c, pid := acquireOne(t, p)
+	rows, err := c.Query(ctx, "select generate_series(1, 100000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	closedBefore := p.Stats().Closed
+	c.Release() // rows still open: the connection is busy
+
+	c2, pid2 := acquireOne(t, p)
+	defer c2.Release()
+	requireClean(t, c2)
+	if pid2 == pid {
+		t.Fatal("a connection released with unread rows was handed out again")
+	}
+	if p.Stats().Closed != closedBefore+1 {
+		t.Fatalf("Closed = %d, want %d", p.Stats().Closed, closedBefore+1)
+	}
+}
+
+func TestReleaseWithUnclosedBatchIsDiscarded(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	ctx := testCtx(t)
+	c, pid := acquireOne(t, p)
+	b := newBatch("select 1", "select 2", "select 3")
+	br := c.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+
+	c2, pid2 := acquireOne(t, p)
+	defer c2.Release()
+	requireClean(t, c2)
+	if pid2 == pid {
+		t.Fatal("a connection released with an unclosed batch was handed out again")
+	}
+}
+
+func TestReleaseAfterCanceledQueryIsDiscarded(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	c, pid := acquireOne(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Exec(ctx, "select pg_sleep(10)")
+	if err == nil {
+		t.Fatal("pg_sleep(10) finished within 50ms")
+	}
+	c.Release()
+
+	c2, pid2 := acquireOne(t, p)
+	defer c2.Release()
+	requireClean(t, c2)
+	if pid2 == pid {
+		t.Fatal("a connection whose query was canceled mid-flight was handed out again")
+	}
+}
+
+func TestReleaseAfterServerKilledItIsDiscarded(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	admin := adminConn(t)
+	ctx := testCtx(t)
+	c, pid := acquireOne(t, p)
+	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx); err == nil {
+		t.Fatal("ping on a terminated backend succeeded")
+	}
+	c.Release()
+
+	c2, pid2 := acquireOne(t, p)
+	defer c2.Release()
+	requireClean(t, c2)
+	if pid2 == pid {
+		t.Fatal("a terminated connection was handed out again")
+	}
+}
+
+func TestPoolQueryRowsClosedEarlyKeepTheConnection(t *testing.T) {
+	// Pool.Query's rows, closed before the end, drain the result: the
+	// connection is clean and kept.
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	ctx := testCtx(t)
+	c, pid := acquireOne(t, p)
+	c.Release()
+	rows, err := p.Query(ctx, "select generate_series(1, 1000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Next()
+	rows.Close()
+	c2, pid2 := acquireOne(t, p)
+	defer c2.Release()
+	requireClean(t, c2)
+	if pid2 != pid {
+		t.Fatalf("backend %d after rows.Close, want the same %d", pid2, pid)
+	}
+}
+
+func TestPoolBeginWithoutEndKeepsItsConnectionUntilRollback(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	ctx := testCtx(t)
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := p.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquire while the only connection is in a transaction: %v, want deadline exceeded", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := acquireOne(t, p)
+	defer c.Release()
+	requireClean(t, c)
+}
