@@ -1,0 +1,209 @@
+package shoalhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoalpool/shoal"
+)
+
+// backend serves one origin's requests over one protocol, on one pool.
+type backend interface {
+	roundTrip(req *http.Request) (*http.Response, error)
+	warm(ctx context.Context) error
+	stats() shoal.Stats
+	// close closes the pool; with an ended ctx it returns at once and the
+	// busy connections close as their requests finish.
+	close(ctx context.Context) error
+}
+
+// errOriginClosed: the origin's pool was closed by CloseIdleConnections
+// between the lookup and the acquire; nothing was sent.
+var errOriginClosed = errors.New("shoalhttp: origin's pool closed")
+
+// origin is the Transport's state for one scheme://host:port: its dialer
+// and, once the protocol is known, its backend.
+type origin struct {
+	t    *Transport
+	key  originKey
+	name string // key.String(), the Stats key
+	d    *dialer
+
+	be atomic.Pointer[backendRef] // nil until the protocol is known
+
+	mu       sync.Mutex
+	probing  chan struct{} // closed when the probe in flight ends; guarded by mu
+	shutDown bool          // guarded by mu
+}
+
+type backendRef struct{ b backend }
+
+// newOrigin creates the origin. Plain-http origins speak HTTP/1.1 (or h2c,
+// when asked, which needs a first connection to learn the server's stream
+// limit); https origins learn their protocol from the first connection's
+// ALPN unless HTTP/2 is disabled.
+func newOrigin(t *Transport, key originKey) (*origin, error) {
+	o := &origin{t: t, key: key, name: key.String()}
+	o.d = newDialer(key, &t.opts)
+	plainH1 := key.scheme == "http" && !t.opts.H2CPriorKnowledge
+	tlsH1 := key.scheme == "https" && t.opts.DisableHTTP2
+	if plainH1 || tlsH1 {
+		b, err := newH1Backend(o, nil, alpnHTTP1)
+		if err != nil {
+			return nil, err
+		}
+		o.be.Store(&backendRef{b})
+	}
+	return o, nil
+}
+
+// current returns the backend, or nil while the protocol is unknown.
+func (o *origin) current() backend {
+	if r := o.be.Load(); r != nil {
+		return r.b
+	}
+	return nil
+}
+
+// backend returns the origin's backend, probing the server with a first
+// connection when the protocol is not known yet. Concurrent callers wait
+// for one probe instead of each dialling.
+func (o *origin) backend(ctx context.Context) (backend, error) {
+	for {
+		if b := o.current(); b != nil {
+			return b, nil
+		}
+		o.mu.Lock()
+		if b := o.current(); b != nil {
+			o.mu.Unlock()
+			return b, nil
+		}
+		if o.shutDown {
+			o.mu.Unlock()
+			return nil, errOriginClosed
+		}
+		if ch := o.probing; ch != nil {
+			o.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		o.probing = ch
+		o.mu.Unlock()
+
+		b, err := o.probe(ctx)
+
+		o.mu.Lock()
+		o.probing = nil
+		if err == nil {
+			if o.shutDown {
+				ended, cancel := context.WithCancel(context.Background())
+				cancel()
+				_ = b.close(ended)
+				b, err = nil, errOriginClosed
+			} else {
+				o.be.Store(&backendRef{b})
+			}
+		}
+		o.mu.Unlock()
+		close(ch)
+		return b, err
+	}
+}
+
+// probe opens the origin's first connection and builds the backend that
+// matches the protocol the server chose, handing it that connection.
+func (o *origin) probe(ctx context.Context) (backend, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.t.opts.DialTimeout+o.t.opts.TLSHandshakeTimeout)
+	defer cancel()
+	nc, proto, err := o.d.dial(ctx, alpnBoth)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
+	}
+	if o.key.scheme == "https" && proto != "h2" {
+		return newH1Backend(o, newH1Conn(o.name, nc), alpnHTTP1)
+	}
+	hc, err := newH2Conn(ctx, o.t.h2, o.name, nc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
+	}
+	return newH2Backend(o, hc)
+}
+
+// roundTrip sends req through the origin's backend.
+func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
+	b, err := o.backend(req.Context())
+	if err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
+	return b.roundTrip(req)
+}
+
+// warm opens max(MinIdle, 1) connections.
+func (o *origin) warm(ctx context.Context) error {
+	b, err := o.backend(ctx)
+	if err != nil {
+		return err
+	}
+	return b.warm(ctx)
+}
+
+// shutdown closes the origin's pool without waiting: idle connections close
+// now, busy ones when their request ends.
+func (o *origin) shutdown() {
+	o.mu.Lock()
+	o.shutDown = true
+	o.mu.Unlock()
+	if b := o.current(); b != nil {
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = b.close(ended)
+	}
+}
+
+// wait waits until a shut-down origin's connections are all closed and its
+// probe, if one was running, has ended.
+func (o *origin) wait(ctx context.Context) error {
+	o.mu.Lock()
+	ch := o.probing
+	o.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if b := o.current(); b != nil {
+		return b.close(ctx)
+	}
+	return nil
+}
+
+// drained reports whether a shut-down origin has no connection left.
+func (o *origin) drained() bool {
+	b := o.current()
+	if b == nil {
+		return true
+	}
+	s := b.stats()
+	return s.TotalConns == 0 && s.Dialing == 0
+}
+
+// wrap makes err name the request's method and origin, and nothing else of
+// it: the path and query may hold secrets.
+func (o *origin) wrap(req *http.Request, err error) error {
+	if errors.Is(err, shoal.ErrClosed) && o.t.isClosed() {
+		return fmt.Errorf("shoalhttp: %s %s: transport closed: %w", req.Method, o.name, err)
+	}
+	return fmt.Errorf("shoalhttp: %s %s: %w", req.Method, o.name, err)
+}

@@ -1,0 +1,42 @@
+// Package shoalhttp is an http.RoundTripper built on shoal's connection
+// pool: a drop-in replacement for http.Transport for clients that talk to a
+// few origins a lot (ClickHouse, InfluxDB, any HTTP API).
+//
+// Each origin (scheme://host:port) gets its own shoal.Pool. HTTP/1.1
+// connections are exclusive: a connection serves one request at a time and
+// goes back to the pool when the response body has been read to the end or
+// closed. HTTP/2 connections (negotiated by ALPN over TLS, or by prior
+// knowledge for h2c when Options.H2CPriorKnowledge is set) are multiplexed:
+// each carries up to the server's SETTINGS_MAX_CONCURRENT_STREAMS requests,
+// a request goes to the least-loaded connection, and a new connection is
+// dialled only when all are full. A GOAWAY from the server retires its
+// connection gracefully: in-flight requests finish, new ones go elsewhere.
+//
+// Compared with http.DefaultTransport, the zero Options keep up to 64
+// connections per origin (not 2 idle ones), give connections a maximum age
+// with jitter (so a client does not stay pinned to one backend behind a load
+// balancer), wait for a connection in first-come, first-served order, and
+// can warm origins before the first request. Stats reports each origin's
+// pool.
+//
+// # Retries
+//
+// A request is retried once, on another connection, only when a pooled
+// (previously used) connection turns out to be dead before the server
+// answered anything and the request can be replayed: its body is nil,
+// http.NoBody or has GetBody, and either nothing of it reached the socket or
+// its method is idempotent (GET, HEAD, OPTIONS, TRACE, or an Idempotency-Key
+// header is set), the same rule net/http follows. Idle HTTP/1.1 connections
+// are checked for a close by the server before they are handed out, so that
+// the retry is rarely needed. Nothing else is retried.
+//
+// # What it does not do
+//
+// Proxies (HTTP_PROXY and the like), protocol upgrades (101 Switching
+// Protocols) and "Expect: 100-continue" waiting are not supported; use
+// net/http's Transport for those. Request URLs must be http or https.
+//
+// Errors name the origin and the method, never the path, the query string
+// (which may carry a password, as ClickHouse's does), the URL's userinfo or a
+// header.
+package shoalhttp

@@ -1,0 +1,133 @@
+package shoalhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/shoalpool/shoal"
+)
+
+// h1Backend serves an origin over HTTP/1.1: one request per connection at a
+// time, on an exclusive shoal pool.
+type h1Backend struct {
+	o    *origin
+	pool *shoal.Pool[*h1Conn]
+	alpn []string // what https dials offer
+	// seed is the probe's connection, handed to the pool by its first dial.
+	seed atomic.Pointer[h1Conn]
+}
+
+func newH1Backend(o *origin, seed *h1Conn, alpn []string) (*h1Backend, error) {
+	b := &h1Backend{o: o, alpn: alpn}
+	if seed != nil {
+		b.seed.Store(seed)
+	}
+	opts := o.t.opts
+	cfg := poolConfig(opts, o.name, b.dial, (*h1Conn).close)
+	cfg.Hooks.BeforeAcquire = h1BeforeAcquire
+	if opts.OnConnect != nil {
+		cfg.Hooks.OnConnect = func(_ context.Context, c *h1Conn) error {
+			opts.OnConnect(c.info)
+			return nil
+		}
+	}
+	if opts.OnDisconnect != nil {
+		cfg.Hooks.OnDisconnect = func(c *h1Conn, r shoal.Reason) { opts.OnDisconnect(c.info, r) }
+	}
+	pool, err := shoal.New(cfg)
+	if err != nil {
+		if seed != nil {
+			seed.close()
+		}
+		return nil, err
+	}
+	b.pool = pool
+	return b, nil
+}
+
+func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
+	if c := b.seed.Swap(nil); c != nil {
+		return c, nil
+	}
+	nc, _, err := b.o.d.dial(ctx, b.alpn)
+	if err != nil {
+		return nil, err
+	}
+	return newH1Conn(b.o.name, nc), nil
+}
+
+// h1BeforeAcquire keeps a connection that the server closed while it was
+// idle from being handed out: the request would fail on it, or need a
+// retry. A connection that never carried a request was just dialled.
+func h1BeforeAcquire(_ context.Context, c *h1Conn) bool {
+	return c.requests == 0 || c.idleAlive()
+}
+
+// roundTrip sends req on a pooled connection, retrying once on another
+// connection when a reused one turns out dead before the server answered
+// and req can be replayed (see the package doc).
+func (b *h1Backend) roundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	orig := req
+	gzipOK := !b.o.t.opts.DisableCompression
+	for attempt := 0; ; attempt++ {
+		lease, err := b.pool.Acquire(ctx)
+		if err != nil {
+			closeRequestBody(req)
+			return nil, acquireErr(err)
+		}
+		resp, err := lease.Value().roundTrip(lease, req, gzipOK)
+		if err == nil {
+			resp.Request = orig
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("request canceled: %w", ctx.Err())
+		}
+		if attempt == 0 && h1CanRetry(req, err) {
+			if next, rerr := rewind(req); rerr == nil {
+				req = next
+				continue
+			}
+		}
+		return nil, err
+	}
+}
+
+// acquireErr marks a pool closed under us (by CloseIdleConnections) so that
+// RoundTrip can look the origin up again.
+func acquireErr(err error) error {
+	if errors.Is(err, shoal.ErrClosed) {
+		return fmt.Errorf("%w: %w", errOriginClosed, err)
+	}
+	return err
+}
+
+func (b *h1Backend) warm(ctx context.Context) error {
+	return warmPool(ctx, b.pool, b.o.t.opts.MinIdle)
+}
+
+// warmPool opens max(minIdle, 1) connections.
+func warmPool[T any](ctx context.Context, p *shoal.Pool[T], minIdle int) error {
+	if minIdle > 0 {
+		return p.Warm(ctx)
+	}
+	l, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	l.Release()
+	return nil
+}
+
+func (b *h1Backend) stats() shoal.Stats { return b.pool.Stats() }
+
+func (b *h1Backend) close(ctx context.Context) error {
+	if c := b.seed.Swap(nil); c != nil {
+		c.close()
+	}
+	return b.pool.Close(ctx)
+}

@@ -1,0 +1,159 @@
+package shoalhttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shoalpool/shoal"
+)
+
+// h1Conn is one HTTP/1.1 connection with the buffers that outlive each
+// request on it.
+type h1Conn struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	info ConnInfo
+
+	// requests counts the requests this connection completed and returned
+	// to the pool; 0 means it was just dialled. Touched only by the lease
+	// holder (the pool's hand-over orders the accesses).
+	requests int
+
+	// Bytes that crossed the socket during the current request, to tell a
+	// connection that died before anything was exchanged from one that
+	// died mid-request.
+	written, read int64
+}
+
+// Buffer sizes, as net/http's Transport uses.
+const (
+	h1ReadBufferSize  = 4 << 10
+	h1WriteBufferSize = 4 << 10
+)
+
+func newH1Conn(origin string, nc net.Conn) *h1Conn {
+	c := &h1Conn{nc: nc, info: newConnInfo(origin, protoHTTP1, nc)}
+	c.br = bufio.NewReaderSize(countingReader{c}, h1ReadBufferSize)
+	c.bw = bufio.NewWriterSize(countingWriter{c}, h1WriteBufferSize)
+	return c
+}
+
+func (c *h1Conn) close() error { return c.nc.Close() }
+
+type countingReader struct{ c *h1Conn }
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.c.nc.Read(p)
+	r.c.read += int64(n)
+	return n, err
+}
+
+type countingWriter struct{ c *h1Conn }
+
+func (w countingWriter) Write(p []byte) (int, error) {
+	n, err := w.c.nc.Write(p)
+	w.c.written += int64(n)
+	return n, err
+}
+
+// aLongTimeAgo is a deadline in the past: setting it makes blocked reads and
+// writes on the connection return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// interrupt unblocks the request in progress when its context ends.
+func (c *h1Conn) interrupt() { c.nc.SetDeadline(aLongTimeAgo) }
+
+// connError is a failure of the connection itself while sending a request
+// or reading its response, with what had crossed the socket by then.
+type connError struct {
+	op       string // "write request" or "read response"
+	err      error
+	reused   bool // the connection had carried a request before
+	sent     bool // some bytes of this request reached the socket
+	received bool // some bytes of a response arrived
+}
+
+func (e *connError) Error() string { return e.op + ": " + e.err.Error() }
+func (e *connError) Unwrap() error { return e.err }
+
+var errUpgrade = errors.New("101 Switching Protocols is not supported by shoalhttp")
+
+// roundTrip writes req and reads the response head. On success the
+// connection stays leased to the response body, which gives it back; on
+// error it has been discarded.
+func (c *h1Conn) roundTrip(lease *shoal.Lease[*h1Conn], req *http.Request, gzipOK bool) (*http.Response, error) {
+	ctx := req.Context()
+	reused := c.requests > 0
+	c.written, c.read = 0, 0
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, c.interrupt)
+	}
+
+	wire, askedGzip := req, false
+	if gzipOK && wantsGzip(req) {
+		wire, askedGzip = withAcceptGzip(req), true
+	}
+	err := wire.Write(c.bw)
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	if err != nil {
+		c.finish(lease, stop, false)
+		return nil, &connError{op: "write request", err: err, reused: reused, sent: c.written > 0}
+	}
+
+	var resp *http.Response
+	for {
+		resp, err = http.ReadResponse(c.br, req)
+		if err != nil {
+			c.finish(lease, stop, false)
+			return nil, &connError{op: "read response", err: err, reused: reused, sent: true, received: c.read > 0}
+		}
+		// 1xx answers (100 Continue, 103 Early Hints) come before the
+		// real one.
+		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		c.finish(lease, stop, false)
+		return nil, errUpgrade
+	}
+
+	reuse := !resp.Close && !req.Close
+	if resp.Body == http.NoBody {
+		c.finish(lease, stop, reuse)
+		return resp, nil
+	}
+	body := &h1Body{rc: resp.Body, c: c, lease: lease, stop: stop, ctx: ctx, reuse: reuse}
+	resp.Body = body
+	if askedGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		resp.Uncompressed = true
+		resp.Body = &gzipBody{body: body}
+	}
+	return resp, nil
+}
+
+// finish ends the request: the connection goes back to the pool when reuse
+// holds and the context did not interrupt it, and is closed otherwise.
+func (c *h1Conn) finish(lease *shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
+	if stop != nil && !stop() {
+		reuse = false // the context fired and put the deadline in the past
+	}
+	if reuse {
+		c.requests++
+		lease.Release()
+		return
+	}
+	lease.Discard()
+}

@@ -1,0 +1,142 @@
+package shoalhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/shoalpool/shoal"
+)
+
+// h2Backend serves an origin over HTTP/2 on a multiplexed shoal pool: each
+// connection serves up to its stream limit at once, the least-loaded one
+// takes the next request, and a new one is dialled when all are full.
+type h2Backend struct {
+	o    *origin
+	pool *shoal.Pool[*h2Conn]
+	seed atomic.Pointer[h2Conn] // the probe's connection, for the first dial
+}
+
+// errNotH2: a later connection to an origin that spoke HTTP/2 negotiated
+// something else.
+var errNotH2 = errors.New("server no longer negotiates HTTP/2 (ALPN); the origin's protocol was learned from its first connection")
+
+func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
+	b := &h2Backend{o: o}
+	b.seed.Store(seed)
+	opts := o.t.opts
+	cfg := poolConfig(opts, o.name, b.dial, (*h2Conn).close)
+	// The first connection's limit stands for all: every new connection
+	// starts with it, and one whose server says less is lowered with
+	// SetStreamLimit after its first request.
+	cfg.MaxStreams = int(seed.limit.Load())
+	cfg.Hooks.BeforeAcquire = func(_ context.Context, c *h2Conn) bool { return c.usable() }
+	if opts.OnConnect != nil {
+		cfg.Hooks.OnConnect = func(_ context.Context, c *h2Conn) error {
+			opts.OnConnect(c.info)
+			return nil
+		}
+	}
+	if opts.OnDisconnect != nil {
+		cfg.Hooks.OnDisconnect = func(c *h2Conn, r shoal.Reason) { opts.OnDisconnect(c.info, r) }
+	}
+	pool, err := shoal.New(cfg)
+	if err != nil {
+		seed.close()
+		return nil, err
+	}
+	b.pool = pool
+	return b, nil
+}
+
+func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
+	if c := b.seed.Swap(nil); c != nil {
+		return c, nil
+	}
+	nc, proto, err := b.o.d.dial(ctx, alpnBoth)
+	if err != nil {
+		return nil, err
+	}
+	if b.o.key.scheme == "https" && proto != "h2" {
+		nc.Close()
+		return nil, errNotH2
+	}
+	return newH2Conn(ctx, b.o.t.h2, b.o.name, nc)
+}
+
+// roundTrip sends req on the least-loaded connection, retrying once on
+// another one when the server provably did not process it (see h2CanRetry).
+func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	orig := req
+	for attempt := 0; ; attempt++ {
+		lease, err := b.pool.Acquire(ctx)
+		if err != nil {
+			closeRequestBody(req)
+			return nil, acquireErr(err)
+		}
+		c := lease.Value()
+		resp, err := c.cc.RoundTrip(req)
+		if err != nil {
+			c.settle(lease)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("request canceled: %w", ctx.Err())
+			}
+			if attempt == 0 && h2CanRetry(req, err) {
+				if next, rerr := rewind(req); rerr == nil {
+					req = next
+					continue
+				}
+			}
+			return nil, err
+		}
+		resp.Request = orig
+		resp.Body = &h2Body{rc: resp.Body, c: c, lease: lease}
+		return resp, nil
+	}
+}
+
+func (b *h2Backend) warm(ctx context.Context) error {
+	return warmPool(ctx, b.pool, b.o.t.opts.MinIdle)
+}
+
+func (b *h2Backend) stats() shoal.Stats { return b.pool.Stats() }
+
+func (b *h2Backend) close(ctx context.Context) error {
+	if c := b.seed.Swap(nil); c != nil {
+		c.close()
+	}
+	return b.pool.Close(ctx)
+}
+
+// h2Body is an HTTP/2 response body; the stream's lease ends with the first
+// of EOF, a read error or Close.
+type h2Body struct {
+	rc    io.ReadCloser
+	c     *h2Conn
+	lease *shoal.Lease[*h2Conn]
+	done  atomic.Bool
+}
+
+func (b *h2Body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.finish()
+	}
+	return n, err
+}
+
+func (b *h2Body) Close() error {
+	err := b.rc.Close() // resets the stream if it is still open
+	b.finish()
+	return err
+}
+
+func (b *h2Body) finish() {
+	if b.done.CompareAndSwap(false, true) {
+		b.c.settle(b.lease)
+	}
+}

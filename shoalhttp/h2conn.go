@@ -1,0 +1,79 @@
+package shoalhttp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+
+	"github.com/shoalpool/shoal"
+	"golang.org/x/net/http2"
+)
+
+// h2Conn is one HTTP/2 connection: an x/net/http2 ClientConn over a pooled
+// net.Conn, carrying many requests at once.
+type h2Conn struct {
+	cc   *http2.ClientConn
+	info ConnInfo
+	// limit is the stream limit last given to the pool for this connection
+	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, capped).
+	limit atomic.Int32
+}
+
+// newH2Conn starts HTTP/2 on nc and waits for the server's settings, so
+// that the pool learns the connection's real stream limit before it hands
+// out a single stream. A PING does it: the server sends its SETTINGS before
+// it answers anything, and frames are read in order.
+func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn) (*h2Conn, error) {
+	cc, err := t2.NewClientConn(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("starting HTTP/2: %w", err)
+	}
+	if err := cc.Ping(ctx); err != nil {
+		cc.Close()
+		return nil, fmt.Errorf("HTTP/2 settings exchange: %w", err)
+	}
+	c := &h2Conn{cc: cc, info: newConnInfo(origin, protoHTTP2, nc)}
+	c.limit.Store(int32(streamLimit(cc.State().MaxConcurrentStreams)))
+	return c, nil
+}
+
+// streamLimit turns the server's advertised limit into the pool's: at
+// least 1, at most maxH2Streams.
+func streamLimit(n uint32) int {
+	if n == 0 || n > maxH2Streams {
+		return maxH2Streams
+	}
+	return int(n)
+}
+
+func (c *h2Conn) close() error { return c.cc.Close() }
+
+// settle gives a stream back after a request: the connection is discarded
+// when it has closed, retired when it is going away (a GOAWAY from the
+// server), and otherwise released, with its stream limit brought in line
+// with the server's latest SETTINGS.
+func (c *h2Conn) settle(lease *shoal.Lease[*h2Conn]) {
+	st := c.cc.State()
+	switch {
+	case st.Closed:
+		lease.Discard()
+		return
+	case st.Closing:
+		lease.Retire()
+	case st.MaxConcurrentStreams != 0:
+		if n := int32(streamLimit(st.MaxConcurrentStreams)); n != c.limit.Load() {
+			c.limit.Store(n)
+			lease.SetStreamLimit(int(n))
+		}
+	}
+	lease.Release()
+}
+
+// usable reports whether the connection can take a new request: it is not
+// closed and has had no GOAWAY.
+func (c *h2Conn) usable() bool {
+	st := c.cc.State()
+	return !st.Closed && !st.Closing
+}

@@ -1,0 +1,189 @@
+package shoalhttp
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/shoalpool/shoal"
+)
+
+// Options configures a Transport. Limits apply per origin unless a field
+// says otherwise; every zero value means a sane default, so Options{} is a
+// good choice for most programs.
+type Options struct {
+	// MaxConns is the most connections open to one origin at once,
+	// counting those being dialled. Default 64. With HTTP/2 each
+	// connection carries many requests, so 64 connections go a long way.
+	MaxConns int
+
+	// MinIdle connections per origin are kept open and idle in the
+	// background once the origin has been used or warmed. Default 0.
+	MinIdle int
+
+	// Partitions splits an origin's idle HTTP/1.1 connections into this
+	// many lock-free stacks to cut contention between cores. 0 lets the
+	// pool choose (GOMAXPROCS, at most MaxConns, at most 16).
+	Partitions int
+
+	// MaxWaiters bounds the requests waiting for a connection to one
+	// origin. 0 means unlimited; past the bound RoundTrip fails at once
+	// with an error that matches shoal.ErrExhausted.
+	MaxWaiters int
+
+	// MaxLifetime closes a connection once it is this old (after its
+	// in-flight request), so that clients behind a load balancer spread
+	// over backends that were added later. Default 10 minutes; a negative
+	// value means no limit.
+	MaxLifetime time.Duration
+
+	// LifetimeJitter spreads lifetimes so that connections opened together
+	// do not all close together: each connection's lifetime is drawn from
+	// [MaxLifetime-LifetimeJitter, MaxLifetime]. Default MaxLifetime/10; a
+	// negative value means no jitter. Must not exceed MaxLifetime.
+	LifetimeJitter time.Duration
+
+	// MaxIdleTime closes a connection idle this long (never going below
+	// MinIdle). Default 90 seconds, as http.DefaultTransport's
+	// IdleConnTimeout; a negative value means no limit.
+	MaxIdleTime time.Duration
+
+	// DialTimeout bounds the TCP connect. Default 30 seconds.
+	DialTimeout time.Duration
+
+	// TLSHandshakeTimeout bounds the TLS handshake (and, for HTTP/2, the
+	// exchange of settings that follows it). Default 10 seconds.
+	TLSHandshakeTimeout time.Duration
+
+	// TLSClientConfig is the TLS configuration for https origins. nil means
+	// the zero tls.Config. It is cloned; its ServerName (when empty) and
+	// NextProtos are set per origin.
+	TLSClientConfig *tls.Config
+
+	// DisableHTTP2 keeps every origin on HTTP/1.1: ALPN offers only
+	// "http/1.1".
+	DisableHTTP2 bool
+
+	// H2CPriorKnowledge makes plain-http origins speak HTTP/2 without TLS
+	// (h2c) from the first byte, as for a gRPC-style server known to
+	// support it. It has no effect on https origins.
+	H2CPriorKnowledge bool
+
+	// DisableCompression stops the Transport from asking for gzip and
+	// decompressing the response transparently (HTTP/1.1 and HTTP/2), as
+	// http.Transport.DisableCompression does.
+	DisableCompression bool
+
+	// DialContext opens the TCP connection. nil means a net.Dialer with
+	// DialTimeout and a 30-second keep-alive. The address is host:port.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// OnConnect, when set, is called after a connection is established
+	// (TCP connected, TLS and protocol negotiated). It must not block.
+	OnConnect func(ConnInfo)
+
+	// OnDisconnect, when set, is called when the pool closes a connection,
+	// with why. It must not block.
+	OnDisconnect func(ConnInfo, shoal.Reason)
+
+	// WarmOrigins are origins ("https://host" or "http://host:port") that
+	// NewTransport starts connecting to in the background, max(MinIdle, 1)
+	// connections each, so the first requests find a connection ready. Use
+	// Transport.Warm to wait for warm-up instead.
+	WarmOrigins []string
+
+	// Logger receives connection opens and closes (Debug) and dial failures
+	// (Info), each with an "origin" attribute; never a URL path, a query or
+	// a header. nil means no logging.
+	Logger *slog.Logger
+}
+
+// Defaults for fields whose zero value means "choose for me".
+const (
+	defaultMaxConns            = 64
+	defaultMaxLifetime         = 10 * time.Minute
+	defaultMaxIdleTime         = 90 * time.Second
+	defaultDialTimeout         = 30 * time.Second
+	defaultTLSHandshakeTimeout = 10 * time.Second
+	defaultKeepAlive           = 30 * time.Second
+	// maxH2Streams caps the streams per HTTP/2 connection when a server
+	// advertises more (or no limit at all): x/net's own default.
+	maxH2Streams = 1000
+)
+
+// withDefaults returns o with every zero field set to its default and every
+// "negative means off" field set to the core's zero.
+func (o Options) withDefaults() Options {
+	if o.MaxConns == 0 {
+		o.MaxConns = defaultMaxConns
+	}
+	switch {
+	case o.MaxLifetime == 0:
+		o.MaxLifetime = defaultMaxLifetime
+	case o.MaxLifetime < 0:
+		o.MaxLifetime, o.LifetimeJitter = 0, 0
+	}
+	switch {
+	case o.LifetimeJitter == 0:
+		o.LifetimeJitter = o.MaxLifetime / 10
+	case o.LifetimeJitter < 0:
+		o.LifetimeJitter = 0
+	}
+	switch {
+	case o.MaxIdleTime == 0:
+		o.MaxIdleTime = defaultMaxIdleTime
+	case o.MaxIdleTime < 0:
+		o.MaxIdleTime = 0
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = defaultDialTimeout
+	}
+	if o.TLSHandshakeTimeout <= 0 {
+		o.TLSHandshakeTimeout = defaultTLSHandshakeTimeout
+	}
+	return o
+}
+
+// validate checks the options that the core does not see and then lets the
+// core check the pool configuration, so that a bad value fails NewTransport
+// instead of the first request.
+func (o Options) validate() error {
+	if o.MaxConns < 0 {
+		return &OptionsError{Field: "MaxConns", Reason: fmt.Sprintf("must be >= 0, got %d", o.MaxConns)}
+	}
+	for _, raw := range o.WarmOrigins {
+		if _, err := parseOrigin(raw); err != nil {
+			return &OptionsError{Field: "WarmOrigins", Reason: err.Error()}
+		}
+	}
+	d := o.withDefaults()
+	cfg := poolConfig[struct{}](d, "validate", func(context.Context) (struct{}, error) { return struct{}{}, nil }, nil)
+	p, err := shoal.New(cfg)
+	if err != nil {
+		var ce *shoal.ConfigError
+		if errors.As(err, &ce) {
+			return &OptionsError{Field: ce.Field, Reason: ce.Reason}
+		}
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = p.Close(ctx) // nothing was dialled: closing only stops its maintenance goroutine
+	return nil
+}
+
+// OptionsError is returned by NewTransport for Options that cannot work;
+// Field names the Options field that is wrong.
+type OptionsError struct {
+	Field  string
+	Reason string
+}
+
+// Error returns the message, naming the field.
+func (e *OptionsError) Error() string {
+	return "shoalhttp: Options." + e.Field + " " + e.Reason
+}

@@ -1,0 +1,30 @@
+package shoalhttp
+
+import (
+	"context"
+
+	"github.com/shoalpool/shoal"
+)
+
+// poolConfig turns Options (with defaults applied) into the core's Config
+// for one origin. Callers add the hooks their protocol needs.
+func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, error), closeConn func(T) error) shoal.Config[T] {
+	cfg := shoal.Config[T]{
+		Dial:           dial,
+		Close:          closeConn,
+		MaxConns:       o.MaxConns,
+		MinIdle:        o.MinIdle,
+		Partitions:     o.Partitions,
+		MaxWaiters:     o.MaxWaiters,
+		MaxLifetime:    o.MaxLifetime,
+		LifetimeJitter: o.LifetimeJitter,
+		MaxIdleTime:    o.MaxIdleTime,
+		// The core's bound covers the whole dial: TCP, TLS and, for
+		// HTTP/2, the settings exchange; each step has its own bound too.
+		DialTimeout: o.DialTimeout + o.TLSHandshakeTimeout,
+	}
+	if o.Logger != nil {
+		cfg.Logger = o.Logger.With("origin", origin)
+	}
+	return cfg
+}

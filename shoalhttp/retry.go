@@ -1,0 +1,89 @@
+package shoalhttp
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+
+	"golang.org/x/net/http2"
+)
+
+// replayable reports whether req's body can be sent again.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// idempotent reports whether sending req twice has the effect of sending it
+// once, by net/http's rule: a safe method, or an idempotency key set by the
+// caller.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	if _, ok := req.Header["Idempotency-Key"]; ok {
+		return true
+	}
+	_, ok := req.Header["X-Idempotency-Key"]
+	return ok
+}
+
+// rewind returns a copy of req with a fresh body, for a retry.
+func rewind(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Body = body
+	return &r, nil
+}
+
+// h1CanRetry reports whether an HTTP/1.1 request that failed with err may be
+// sent once more on another connection: the connection had been used
+// before (a fresh one failing says something about the server, not about
+// staleness), it died before any byte of a response came back, and either
+// none of the request reached the socket or the request is idempotent.
+func h1CanRetry(req *http.Request, err error) bool {
+	var ce *connError
+	if !errors.As(err, &ce) || !ce.reused || ce.received || !connDead(ce.err) || !replayable(req) {
+		return false
+	}
+	return !ce.sent || idempotent(req)
+}
+
+// connDead reports whether err says the peer closed or reset the
+// connection.
+func connDead(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, net.ErrClosed)
+}
+
+// The x/net/http2 errors that mean "the server never saw this request";
+// they are not exported, so they are recognised by their text.
+const (
+	h2ErrConnUnusable = "http2: client conn not usable"
+	h2ErrGotGoAway    = "http2: Transport received Server's graceful shutdown GOAWAY"
+)
+
+// h2CanRetry reports whether an HTTP/2 request that failed with err was
+// never processed by the server (refused, or above a GOAWAY's last stream,
+// or sent to a connection that had just become unusable) and can be
+// replayed.
+func h2CanRetry(req *http.Request, err error) bool {
+	if !replayable(req) {
+		return false
+	}
+	var se http2.StreamError
+	if errors.As(err, &se) {
+		return se.Code == http2.ErrCodeRefusedStream
+	}
+	msg := err.Error()
+	return msg == h2ErrConnUnusable || msg == h2ErrGotGoAway
+}

@@ -1,0 +1,292 @@
+package shoalhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/shoalpool/shoal"
+	"golang.org/x/net/http2"
+)
+
+// Transport is an http.RoundTripper that keeps one shoal pool of
+// connections per origin. It is safe for concurrent use; create it with
+// NewTransport and close it with Close.
+type Transport struct {
+	opts Options          // with defaults applied
+	h2   *http2.Transport // builds HTTP/2 client connections on pooled conns
+
+	mu      sync.RWMutex
+	origins map[hostKey]*origin // guarded by mu
+	closed  bool                // guarded by mu
+	retired []*origin           // dropped by CloseIdleConnections, still draining; guarded by mu
+
+	warmCtx    context.Context // ends when the Transport closes
+	warmCancel context.CancelFunc
+	warmDone   chan struct{} // closed when the WarmOrigins goroutine ends
+}
+
+// hostKey is how a request names its origin before any parsing: the URL's
+// scheme and Host as written. Several hostKeys may share one origin
+// ("http://h" and "http://h:80").
+type hostKey struct {
+	scheme string
+	host   string
+}
+
+// NewTransport checks opts and returns a Transport. It dials nothing itself
+// unless opts.WarmOrigins is set, in which case those origins are warmed in
+// the background.
+func NewTransport(opts Options) (*Transport, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	t := &Transport{
+		opts:    opts.withDefaults(),
+		origins: make(map[hostKey]*origin),
+	}
+	t.h2 = &http2.Transport{
+		AllowHTTP:          true,
+		DisableCompression: t.opts.DisableCompression,
+		// A connection silent this long is pinged, and closed when the
+		// ping goes unanswered: a dead peer is found without a request
+		// having to fail on it first.
+		ReadIdleTimeout: h2ReadIdleTimeout,
+		PingTimeout:     h2PingTimeout,
+	}
+	t.warmCtx, t.warmCancel = context.WithCancel(context.Background())
+	t.warmDone = make(chan struct{})
+	if len(t.opts.WarmOrigins) == 0 {
+		close(t.warmDone)
+	} else {
+		go func() {
+			defer close(t.warmDone)
+			if err := t.Warm(t.warmCtx, t.opts.WarmOrigins...); err != nil && t.opts.Logger != nil && t.warmCtx.Err() == nil {
+				t.opts.Logger.Info("shoalhttp: warming failed", "error", err)
+			}
+		}()
+	}
+	return t, nil
+}
+
+// HTTP/2 liveness: the ping cadence on a silent connection.
+const (
+	h2ReadIdleTimeout = 30 * time.Second
+	h2PingTimeout     = 15 * time.Second
+)
+
+// maxOriginRetries bounds how often RoundTrip looks an origin up again when
+// CloseIdleConnections closed its pool between lookup and acquire.
+const maxOriginRetries = 3
+
+// RoundTrip sends req over a pooled connection to its origin and returns the
+// response. The connection goes back to the pool when the response body is
+// read to the end or closed; close every body you get.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil || req.Header == nil {
+		closeRequestBody(req)
+		return nil, errors.New("shoalhttp: request has a nil URL or Header")
+	}
+	for range maxOriginRetries {
+		o, err := t.origin(req)
+		if err != nil {
+			closeRequestBody(req)
+			return nil, err
+		}
+		resp, err := o.roundTrip(req)
+		if errors.Is(err, errOriginClosed) && !t.isClosed() {
+			continue // CloseIdleConnections raced with us: nothing was sent
+		}
+		if err != nil {
+			return nil, o.wrap(req, err)
+		}
+		return resp, nil
+	}
+	closeRequestBody(req)
+	return nil, fmt.Errorf("shoalhttp: %s %s: %w", req.Method, req.URL.Scheme+"://"+req.URL.Host, errOriginClosed)
+}
+
+// origin returns the origin of req, creating it on first use.
+func (t *Transport) origin(req *http.Request) (*origin, error) {
+	hk := hostKey{scheme: req.URL.Scheme, host: req.URL.Host}
+	t.mu.RLock()
+	o, closed := t.origins[hk], t.closed
+	t.mu.RUnlock()
+	if o != nil {
+		return o, nil
+	}
+	if closed {
+		return nil, fmt.Errorf("shoalhttp: transport closed: %w", shoal.ErrClosed)
+	}
+	key, err := originOf(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("shoalhttp: %w", err)
+	}
+	return t.originFor(hk, key)
+}
+
+// originFor returns the origin for key, registering hk as a name of it.
+func (t *Transport) originFor(hk hostKey, key originKey) (*origin, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, fmt.Errorf("shoalhttp: transport closed: %w", shoal.ErrClosed)
+	}
+	if o := t.origins[hk]; o != nil {
+		return o, nil
+	}
+	canon := hostKey{scheme: key.scheme, host: key.addr()}
+	o := t.origins[canon]
+	if o == nil {
+		var err error
+		if o, err = newOrigin(t, key); err != nil {
+			return nil, err
+		}
+		t.origins[canon] = o
+	}
+	t.origins[hk] = o
+	return o, nil
+}
+
+func (t *Transport) isClosed() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.closed
+}
+
+// Stats returns a snapshot of each origin's pool, keyed by
+// scheme://host:port. Origins dropped by CloseIdleConnections are not
+// included.
+func (t *Transport) Stats() map[string]shoal.Stats {
+	out := make(map[string]shoal.Stats)
+	for _, o := range t.uniqueOrigins() {
+		if b := o.current(); b != nil {
+			out[o.name] = b.stats()
+		}
+	}
+	return out
+}
+
+// uniqueOrigins returns each live origin once.
+func (t *Transport) uniqueOrigins() []*origin {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	seen := make(map[*origin]bool, len(t.origins))
+	var out []*origin
+	for _, o := range t.origins {
+		if !seen[o] {
+			seen[o] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// CloseIdleConnections closes every idle connection; connections carrying
+// a request close when their response body is done. The Transport stays
+// usable: later requests open new connections (and learn each origin's
+// protocol again). http.Client.CloseIdleConnections calls it.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	seen := make(map[*origin]bool, len(t.origins))
+	var dropped []*origin
+	for _, o := range t.origins {
+		if !seen[o] {
+			seen[o] = true
+			dropped = append(dropped, o)
+		}
+	}
+	clear(t.origins)
+	// Forget retired origins that have finished draining.
+	kept := t.retired[:0]
+	for _, o := range t.retired {
+		if !o.drained() {
+			kept = append(kept, o)
+		}
+	}
+	t.retired = append(kept, dropped...)
+	t.mu.Unlock()
+	for _, o := range dropped {
+		o.shutdown()
+	}
+}
+
+// Close closes the Transport: new requests fail with an error matching
+// shoal.ErrClosed, idle connections close at once and busy ones when their
+// response body is done. Close waits for every connection to close and
+// every goroutine of the Transport to end, or returns ctx's error if ctx
+// ends first (connections then still close as their bodies are done).
+// Calling Close again waits again.
+func (t *Transport) Close(ctx context.Context) error {
+	t.mu.Lock()
+	t.closed = true
+	seen := make(map[*origin]bool, len(t.origins))
+	var all []*origin
+	for _, o := range append(t.retired, mapValues(t.origins)...) {
+		if !seen[o] {
+			seen[o] = true
+			all = append(all, o)
+		}
+	}
+	t.mu.Unlock()
+	t.warmCancel()
+	for _, o := range all {
+		o.shutdown()
+	}
+	select {
+	case <-t.warmDone:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var errs []error
+	for _, o := range all {
+		if err := o.wait(ctx); err != nil {
+			errs = append(errs, err)
+			break // ctx ended: the others would say the same
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func mapValues(m map[hostKey]*origin) []*origin {
+	out := make([]*origin, 0, len(m))
+	for _, o := range m {
+		out = append(out, o)
+	}
+	return out
+}
+
+// Warm connects to each origin ("https://host" or "http://host:port") and
+// waits until max(MinIdle, 1) connections are open to it, so that the first
+// requests do not pay for a dial. It returns the first error.
+func (t *Transport) Warm(ctx context.Context, origins ...string) error {
+	for _, raw := range origins {
+		key, err := parseOrigin(raw)
+		if err != nil {
+			return fmt.Errorf("shoalhttp: warm: %w", err)
+		}
+		o, err := t.originFor(hostKey{scheme: key.scheme, host: key.addr()}, key)
+		if err != nil {
+			return err
+		}
+		if err := o.warm(ctx); err != nil {
+			return fmt.Errorf("shoalhttp: warm %s: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// closeRequestBody closes req's body, as a RoundTripper must even when it
+// fails before sending.
+func closeRequestBody(req *http.Request) {
+	if req != nil && req.Body != nil {
+		req.Body.Close()
+	}
+}
