@@ -1,0 +1,265 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// poolMachine drives a pool through random acquires, tries, releases,
+// double releases, discards, cancellations and a close, and checks after
+// every step that the pool's promises hold and its Stats add up.
+type poolMachine struct {
+	p          *Pool[*fakeConn]
+	d          *fakeDialer
+	maxConns   int
+	maxStreams int
+	held       []*Lease[*fakeConn]
+	acquires   int64
+	closed     bool
+	lastFreed  *Lease[*fakeConn] // released and not handed out since
+	retired    map[*fakeConn]bool // multiplexed conns discarded while other leases remain
+}
+
+func newPoolMachine(t *rapid.T) *poolMachine {
+	m := &poolMachine{
+		maxConns:   rapid.IntRange(1, 4).Draw(t, "maxConns"),
+		maxStreams: rapid.SampledFrom([]int{1, 1, 3}).Draw(t, "maxStreams"),
+		d:          &fakeDialer{},
+		retired:    map[*fakeConn]bool{},
+	}
+	p, err := New(Config[*fakeConn]{
+		Dial: m.d.dial, Close: m.d.close,
+		MaxConns: m.maxConns, MaxStreams: m.maxStreams,
+		Partitions: rapid.IntRange(0, 3).Draw(t, "partitions"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.p = p
+	return m
+}
+
+// full reports whether no stream can be had: every stream of every
+// connection that may still take leases is held. A multiplexed connection
+// that was discarded takes no new leases but holds its place in MaxConns
+// until its other leases end.
+func (m *poolMachine) full() bool {
+	retiredOpen := map[*fakeConn]bool{}
+	live := 0
+	for _, l := range m.held {
+		if m.retired[l.Value()] {
+			retiredOpen[l.Value()] = true
+		} else {
+			live++
+		}
+	}
+	return live >= (m.maxConns-len(retiredOpen))*m.maxStreams
+}
+
+func (m *poolMachine) settle(t *rapid.T) {
+	deadline := time.Now().Add(10 * time.Second)
+	for m.p.Stats().Dialing != 0 || int(m.p.open.Load()) != m.p.Stats().TotalConns {
+		if time.Now().After(deadline) {
+			t.Fatalf("background dials never settled: %+v", m.p.Stats())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+func (m *poolMachine) Acquire(t *rapid.T) {
+	if m.full() || m.closed {
+		t.Skip("would block")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := m.p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("Acquire with room: %v", err)
+	}
+	m.took(l)
+}
+
+func (m *poolMachine) TryAcquire(t *rapid.T) {
+	if m.closed {
+		t.Skip("closed")
+	}
+	m.settle(t)
+	l, err := m.p.TryAcquire()
+	if err != nil {
+		if !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("TryAcquire: %v", err)
+		}
+		return
+	}
+	m.took(l)
+}
+
+func (m *poolMachine) AcquireWhenFull(t *rapid.T) {
+	if !m.full() || m.closed {
+		t.Skip("not full")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	if l, err := m.p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire on a full pool: %v, %v", l, err)
+	}
+}
+
+func (m *poolMachine) AcquireCanceled(t *rapid.T) {
+	if m.closed {
+		t.Skip("closed")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	l, err := m.p.Acquire(ctx)
+	if err == nil {
+		m.took(l) // an idle connection may be handed out at once
+		return
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled Acquire: %v", err)
+	}
+}
+
+func (m *poolMachine) took(l *Lease[*fakeConn]) {
+	m.acquires++
+	m.held = append(m.held, l)
+	if l == m.lastFreed {
+		m.lastFreed = nil
+	}
+	if m.retired[l.Value()] {
+		panic("a lease was handed out on a discarded connection")
+	}
+}
+
+func (m *poolMachine) pick(t *rapid.T) *Lease[*fakeConn] {
+	if len(m.held) == 0 {
+		t.Skip("nothing held")
+	}
+	i := rapid.IntRange(0, len(m.held)-1).Draw(t, "lease")
+	l := m.held[i]
+	m.held = append(m.held[:i], m.held[i+1:]...)
+	return l
+}
+
+func (m *poolMachine) Release(t *rapid.T) {
+	l := m.pick(t)
+	l.Release()
+	m.lastFreed = l
+}
+
+func (m *poolMachine) Discard(t *rapid.T) {
+	l := m.pick(t)
+	m.retired[l.Value()] = true
+	l.Discard()
+	m.lastFreed = nil // its connection may be gone; never reuse the lease
+}
+
+func (m *poolMachine) ReleaseAgain(t *rapid.T) {
+	if m.lastFreed == nil {
+		t.Skip("no lease freed since the last hand-out")
+	}
+	// Not handed out since: a second Release and a Discard do nothing.
+	before := m.p.Stats()
+	m.lastFreed.Release()
+	m.lastFreed.Discard()
+	after := m.p.Stats()
+	if after.Closed != before.Closed || after.IdleConns != before.IdleConns {
+		t.Fatalf("a second Release changed the pool: %+v -> %+v", before, after)
+	}
+}
+
+func (m *poolMachine) Close(t *rapid.T) {
+	if m.closed {
+		t.Skip("closed")
+	}
+	m.closed = true
+	// With leases out Close cannot finish: give it a moment only.
+	wait := 10 * time.Second
+	if len(m.held) > 0 {
+		wait = time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err := m.p.Close(ctx)
+	if len(m.held) == 0 && err != nil {
+		t.Fatalf("Close with nothing held: %v", err)
+	}
+	if _, err := m.p.Acquire(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Acquire after Close: %v", err)
+	}
+}
+
+func (m *poolMachine) AcquireAfterClose(t *rapid.T) {
+	if !m.closed {
+		t.Skip("open")
+	}
+	if _, err := m.p.TryAcquire(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("TryAcquire after Close: %v", err)
+	}
+}
+
+// Check is run after every step.
+func (m *poolMachine) Check(t *rapid.T) {
+	m.settle(t)
+	s := m.p.Stats()
+	if s.TotalConns > m.maxConns {
+		t.Fatalf("%d connections open, MaxConns %d", s.TotalConns, m.maxConns)
+	}
+	perConn := map[*fakeConn]int{}
+	for _, l := range m.held {
+		c := l.Value()
+		perConn[c]++
+		if c.closed.Load() {
+			t.Fatalf("held lease on a closed connection %d", c.id)
+		}
+		if perConn[c] > m.maxStreams {
+			t.Fatalf("connection %d has %d leases, MaxStreams %d", c.id, perConn[c], m.maxStreams)
+		}
+	}
+	if s.Leases != len(m.held) || s.InUseConns != len(perConn) {
+		t.Fatalf("Stats say %d leases on %d conns; the model holds %d on %d", s.Leases, s.InUseConns, len(m.held), len(perConn))
+	}
+	if s.TotalConns != s.IdleConns+s.InUseConns {
+		t.Fatalf("Total %d != Idle %d + InUse %d", s.TotalConns, s.IdleConns, s.InUseConns)
+	}
+	if s.Acquires != m.acquires {
+		t.Fatalf("Acquires = %d, model %d", s.Acquires, m.acquires)
+	}
+	if open := m.d.openConns(); open != s.TotalConns {
+		t.Fatalf("dialer has %d open connections, Stats %d", open, s.TotalConns)
+	}
+	if s.Closed != int64(m.d.closes.Load()) || s.Dials != int64(m.d.dials.Load()) {
+		t.Fatalf("Stats closed/dials %d/%d, dialer %d/%d", s.Closed, s.Dials, m.d.closes.Load(), m.d.dials.Load())
+	}
+	if s.Waiting != 0 {
+		t.Fatalf("%d waiting with no caller blocked", s.Waiting)
+	}
+}
+
+func (m *poolMachine) cleanup(t *rapid.T) {
+	for _, l := range m.held {
+		l.Release()
+	}
+	m.held = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.p.Close(ctx); err != nil {
+		t.Fatalf("final Close: %v", err)
+	}
+	if open := m.d.openConns(); open != 0 {
+		t.Fatalf("%d connections left open after Close", open)
+	}
+}
+
+func TestPoolStateMachine(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := newPoolMachine(t)
+		defer m.cleanup(t)
+		t.Repeat(rapid.StateMachineActions(m))
+	})
+}
