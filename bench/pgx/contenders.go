@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/shoalpool/shoal/shoalpgx"
+)
+
+// A contender is one way of running queries over conns connections.
+type contender struct {
+	name string
+	// fixedWorkers: the contender runs one goroutine per connection
+	// whatever the worker count (the dedicated ceiling).
+	fixedWorkers bool
+	open         func(ctx context.Context, dsn string, conns int) (opened, error)
+}
+
+// opened is a contender ready to run: a worker per query, and its closer.
+type opened struct {
+	worker func(q query) worker
+	close  func()
+}
+
+var contenders = []contender{
+	{name: "dedicated", fixedWorkers: true, open: openDedicated},
+	{name: "shoalpgx", open: openShoalpgx},
+	{name: "pgxpool", open: openPgxpool},
+	{name: "sql", open: openSQL},
+}
+
+// account is what the small-row query reads.
+type account struct {
+	id      int32
+	name    string
+	email   string
+	balance float64
+	created time.Time
+}
+
+// pgxQuerier is what the pgx-based contenders share.
+type pgxQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pgxWorker runs q on the querier picked for the worker.
+func pgxWorker(q query, pick func(worker int) pgxQuerier) worker {
+	if !q.rows {
+		return func(ctx context.Context, w, _ int) error {
+			var v int
+			return pick(w).QueryRow(ctx, q.sql).Scan(&v)
+		}
+	}
+	return func(ctx context.Context, w, i int) error {
+		rows, err := pick(w).Query(ctx, q.sql, accountID(w, i))
+		if err != nil {
+			return err
+		}
+		var a account
+		n := 0
+		for rows.Next() {
+			if err := rows.Scan(&a.id, &a.name, &a.email, &a.balance, &a.created); err != nil {
+				rows.Close()
+				return err
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("small-row query returned %d rows", n)
+		}
+		return nil
+	}
+}
+
+// accountID spreads the workers' lookups over the table.
+func accountID(worker, i int) int { return (worker*7919+i)%accountIDs + 1 }
+
+func openDedicated(ctx context.Context, dsn string, conns int) (opened, error) {
+	cs := make([]*pgx.Conn, conns)
+	closeAll := func() {
+		for _, c := range cs {
+			if c != nil {
+				_ = c.Close(context.Background())
+			}
+		}
+	}
+	for i := range cs {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			closeAll()
+			return opened{}, err
+		}
+		cs[i] = c
+	}
+	return opened{
+		worker: func(q query) worker {
+			return pgxWorker(q, func(w int) pgxQuerier { return cs[w] })
+		},
+		close: closeAll,
+	}, nil
+}
+
+func openShoalpgx(ctx context.Context, dsn string, conns int) (opened, error) {
+	cfg, err := shoalpgx.ParseConfig(dsn)
+	if err != nil {
+		return opened{}, err
+	}
+	cfg.MaxConns = int32(conns)
+	cfg.MinIdleConns = int32(conns)
+	p, err := shoalpgx.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return opened{}, err
+	}
+	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.Release, c.Ping(ctx)
+	}); err != nil {
+		p.Close()
+		return opened{}, err
+	}
+	return opened{
+		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return p }) },
+		close:  p.Close,
+	}, nil
+}
+
+func openPgxpool(ctx context.Context, dsn string, conns int) (opened, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return opened{}, err
+	}
+	cfg.MaxConns = int32(conns)
+	cfg.MinConns = int32(conns)
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return opened{}, err
+	}
+	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.Release, c.Ping(ctx)
+	}); err != nil {
+		p.Close()
+		return opened{}, err
+	}
+	return opened{
+		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return p }) },
+		close:  p.Close,
+	}, nil
+}
+
+func openSQL(ctx context.Context, dsn string, conns int) (opened, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return opened{}, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = c.Close() }, c.PingContext(ctx)
+	}); err != nil {
+		_ = db.Close()
+		return opened{}, err
+	}
+	return opened{
+		worker: func(q query) worker {
+			if !q.rows {
+				return func(ctx context.Context, _, _ int) error {
+					var v int
+					return db.QueryRowContext(ctx, q.sql).Scan(&v)
+				}
+			}
+			return func(ctx context.Context, w, i int) error {
+				rows, err := db.QueryContext(ctx, q.sql, accountID(w, i))
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				var a account
+				n := 0
+				for rows.Next() {
+					if err := rows.Scan(&a.id, &a.name, &a.email, &a.balance, &a.created); err != nil {
+						return err
+					}
+					n++
+				}
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				if n != 1 {
+					return fmt.Errorf("small-row query returned %d rows", n)
+				}
+				return nil
+			}
+		},
+		close: func() { _ = db.Close() },
+	}, nil
+}
+
+// warm holds conns connections at once, so that every pool has all of
+// them open (and has pinged each) before timing starts.
+func warm(ctx context.Context, conns int, acquire func(context.Context) (func(), error)) error {
+	var releases []func()
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	for range conns {
+		release, err := acquire(ctx)
+		if release != nil {
+			releases = append(releases, release)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connectPerRequest opens a connection for every query: at most conns at
+// once, each running the query once and closing.
+func connectPerRequest(dsn string, q query) worker {
+	inner := func(c *pgx.Conn) worker { return pgxWorker(q, func(int) pgxQuerier { return c }) }
+	return func(ctx context.Context, w, i int) error {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer c.Close(ctx)
+		return inner(c)(ctx, w, i)
+	}
+}

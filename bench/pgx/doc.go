@@ -1,0 +1,37 @@
+// Command pgx measures PostgreSQL query throughput through shoalpgx beside
+// its peers, on the same server in the same run:
+//
+//   - dedicated: one *pgx.Conn per connection, each driven without pause by
+//     its own goroutine. This is the ceiling for a pool of the same size, at
+//     every worker count. More goroutines cannot get more out of the same
+//     connections: a connection serves one query at a time, so all extra
+//     callers can add is scheduling and hand-off work, and hiding that work
+//     is exactly the pool's job. (A dedicated connection per worker would be
+//     a different experiment, with 4x or 16x the server processes, and would
+//     measure the server rather than the pool; sharing the connections
+//     between workers under a mutex would measure a naive pool, not a
+//     ceiling.)
+//   - shoalpgx: shoalpgx.Pool, with pool_max_conns connections.
+//   - pgxpool: github.com/jackc/pgx/v5/pgxpool with the same MaxConns.
+//   - sql: database/sql over pgx's stdlib driver, SetMaxOpenConns and
+//     SetMaxIdleConns to the same number.
+//   - connect-per-request: a new *pgx.Conn (TCP, startup, SCRAM) for every
+//     query, with as many in flight as the pools have connections; the
+//     anti-pattern pooling exists to avoid.
+//
+// Every pool is opened with all its connections up and warmed before any
+// timing. The pooled contenders run with 8, 32 and 128 workers, each in a
+// loop of one query through the pool's own API (QueryRow(...).Scan for
+// SELECT 1, Query plus a rows loop for the small-row query), with
+// context.Background(). Rounds are interleaved (dedicated, shoalpgx,
+// pgxpool, sql, then again) so that a noisy moment of the shared machine
+// hits all of them alike, and the best round of each is kept.
+//
+// Run it from bench/ with the server's connection string in
+// SHOAL_TEST_POSTGRES (scripts/test-env.sh sets it):
+//
+//	go run ./pgx -rounds 5 -duration 2s -out results/pgx.md
+//
+// It prints the table and writes it, with the machine and the command, as a
+// markdown fragment to -out.
+package main

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func main() {
+	var (
+		dsn      = flag.String("dsn", os.Getenv("SHOAL_TEST_POSTGRES"), "PostgreSQL connection string (default $SHOAL_TEST_POSTGRES)")
+		conns    = flag.Int("conns", 8, "connections per contender")
+		workers  = flag.String("workers", "8,32,128", "worker counts, comma-separated")
+		rounds   = flag.Int("rounds", 5, "interleaved rounds per cell; the best is kept")
+		duration = flag.Duration("duration", 2*time.Second, "length of one round")
+		cprTime  = flag.Duration("cpr", 2*time.Second, "length of the connect-per-request run (0 skips it)")
+		only     = flag.String("only", "", "run only these contenders, comma-separated (for profiling)")
+		out      = flag.String("out", "", "write the markdown fragment here")
+	)
+	flag.Parse()
+	if *dsn == "" {
+		log.Fatal("no connection string: set SHOAL_TEST_POSTGRES or -dsn")
+	}
+	counts, err := parseCounts(*workers)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	serverVersion, err := prepare(ctx, *dsn)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	var open []contender
+	var running []opened
+	for _, c := range contenders {
+		if *only != "" && !contains(strings.Split(*only, ","), c.name) {
+			continue
+		}
+		o, err := c.open(ctx, *dsn, *conns)
+		if err != nil {
+			log.Fatalf("open %s: %v", c.name, err)
+		}
+		open = append(open, c)
+		running = append(running, o)
+	}
+	defer func() {
+		for _, o := range running {
+			o.close()
+		}
+	}()
+
+	res := results{conns: *conns, contenders: open}
+	for _, q := range queries {
+		// One unmeasured round each, so every connection has prepared the
+		// statement and the first measured round is not the cold one.
+		for i, c := range open {
+			if _, err := runFor(ctx, *conns, 200*time.Millisecond, running[i].worker(q)); err != nil {
+				log.Fatalf("warm %s %s: %v", c.name, q.name, err)
+			}
+		}
+		for _, n := range counts {
+			best := make([]float64, len(open))
+			for r := range *rounds {
+				for i, c := range open {
+					goroutines := n
+					if c.fixedWorkers {
+						goroutines = *conns
+					}
+					qps, err := runFor(ctx, goroutines, *duration, running[i].worker(q))
+					if err != nil {
+						log.Fatalf("%s %s %d workers: %v", c.name, q.name, n, err)
+					}
+					best[i] = max(best[i], qps)
+					fmt.Fprintf(os.Stderr, "%-9s %-9s %3d workers round %d: %8.0f q/s\n", q.name, c.name, n, r+1, qps)
+				}
+			}
+			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best})
+		}
+		if *cprTime > 0 && *only == "" {
+			qps, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))
+			if err != nil {
+				log.Fatalf("connect-per-request %s: %v", q.name, err)
+			}
+			res.cpr = append(res.cpr, cprRow{query: q.name, qps: qps})
+		}
+	}
+
+	cmd := "go run ./pgx " + strings.Join(os.Args[1:], " ")
+	machine := fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, %s on loopback",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), serverVersion)
+	md := res.markdown(cmd, machine, *rounds, *duration)
+	fmt.Print(md)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// prepare creates the small-row table and returns the server's version.
+func prepare(ctx context.Context, dsn string) (string, error) {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, setupSQL); err != nil {
+		return "", err
+	}
+	var v string
+	if err := c.QueryRow(ctx, "select 'PostgreSQL ' || current_setting('server_version')").Scan(&v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+func parseCounts(s string) ([]int, error) {
+	var counts []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad worker count %q", f)
+		}
+		counts = append(counts, n)
+	}
+	return counts, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.TrimSpace(x) == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// results are the best rounds of every contender, per query and worker
+// count.
+type results struct {
+	conns      int
+	contenders []contender
+	rows       []row
+	cpr        []cprRow
+}
+
+type row struct {
+	query   string
+	workers int
+	qps     []float64 // by contender, in contenders' order
+}
+
+type cprRow struct {
+	query string
+	qps   float64
+}
+
+// markdown renders the results as a fragment for BENCHMARKS.md: queries/s
+// and, for every contender after the first (dedicated), the fraction of
+// the first.
+func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### PostgreSQL through pgx: %d connections\n\n", r.conns)
+	fmt.Fprintf(&b, "Machine: %s. Best of %d interleaved rounds of %s per cell.\n", machine, rounds, d)
+	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
+	b.WriteString("| query | workers |")
+	for i, c := range r.contenders {
+		if i == 0 {
+			fmt.Fprintf(&b, " %s q/s |", c.name)
+		} else {
+			fmt.Fprintf(&b, " %s q/s (of %s) |", c.name, r.contenders[0].name)
+		}
+	}
+	b.WriteString("\n|---|---:|")
+	for range r.contenders {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
+		for i, q := range row.qps {
+			if i == 0 {
+				fmt.Fprintf(&b, " %.0f |", q)
+			} else {
+				fmt.Fprintf(&b, " %.0f (%.2f) |", q, q/row.qps[0])
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(r.cpr) > 0 {
+		fmt.Fprintf(&b, "\nConnect-per-request (a new connection, with SCRAM authentication, for every query; %d at once):\n\n", r.conns)
+		b.WriteString("| query | q/s | of dedicated, 8 workers |\n|---|---:|---:|\n")
+		for _, c := range r.cpr {
+			ded := 0.0
+			for _, row := range r.rows {
+				if row.query == c.query && row.workers == r.conns {
+					ded = row.qps[0]
+				}
+			}
+			frac := "n/a"
+			if ded > 0 {
+				frac = fmt.Sprintf("%.4f (1/%.0f)", c.qps/ded, ded/c.qps)
+			}
+			fmt.Fprintf(&b, "| %s | %.0f | %s |\n", c.query, c.qps, frac)
+		}
+	}
+	b.WriteString("\nDedicated is one goroutine per connection on its own `*pgx.Conn`, the ceiling for this many connections at every worker count (see bench/pgx/doc.go).\n")
+	return b.String()
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A query is one of the measured statements.
+type query struct {
+	name string
+	sql  string
+	rows bool // read with Query and a rows loop instead of QueryRow
+}
+
+var queries = []query{
+	{name: "SELECT 1", sql: "select 1"},
+	{name: "small row", sql: "select id, name, email, balance, created_at from shoal_bench_accounts where id = $1", rows: true},
+}
+
+// setupSQL creates the table the small-row query reads.
+const setupSQL = `
+create table if not exists shoal_bench_accounts (
+	id         int primary key,
+	name       text not null,
+	email      text not null,
+	balance    numeric(12,2) not null,
+	created_at timestamptz not null
+);
+insert into shoal_bench_accounts
+select i, 'user ' || i, 'user' || i || '@example.com', i * 1.5, now()
+from generate_series(1, 1000) i
+on conflict (id) do nothing`
+
+// accountIDs are how many rows the small-row query picks from.
+const accountIDs = 1000
+
+// A worker runs one query and reports its error. worker is the caller's
+// index, i the caller's iteration, for picking an id.
+type worker func(ctx context.Context, worker, i int) error
+
+// runFor runs n goroutines of w for d and returns the queries per second
+// they completed. The first error stops the run.
+func runFor(ctx context.Context, n int, d time.Duration, w worker) (float64, error) {
+	var (
+		stop     atomic.Bool
+		total    atomic.Int64
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	start := time.Now()
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := 0
+			for i := 0; !stop.Load(); i++ {
+				if err := w(ctx, g, i); err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("worker %d: %w", g, err) })
+					stop.Store(true)
+					break
+				}
+				done++
+			}
+			total.Add(int64(done))
+		}()
+	}
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+	elapsed := time.Since(start)
+	return float64(total.Load()) / elapsed.Seconds(), firstErr
+}
