@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// The adapters (shoalhttp, shoalgrpc, shoalpgx) are reached only through
+// the variables below. Each is nil until a wire_*.go file, one per adapter,
+// sets it; a scenario that needs a nil one reports "<adapter> has not landed
+// yet" instead of a number. Wiring an adapter in is that one small file.
+
+// notLanded is the reason a case or scenario gives for a missing adapter.
+func notLanded(adapter string) string { return adapter + " has not landed yet" }
+
+// httpPoolOptions is what the bench asks of an HTTP adapter.
+type httpPoolOptions struct {
+	MaxConnsPerHost int
+	TLS             *tls.Config
+	DialTimeout     time.Duration
+}
+
+// httpPool is an http.RoundTripper built on a shoal pool.
+type httpPool interface {
+	http.RoundTripper
+	// ConnsOpened counts the connections it has dialled.
+	ConnsOpened() int64
+	Close(ctx context.Context) error
+}
+
+// newShoalHTTP builds a shoalhttp transport; nil until shoalhttp is wired.
+var newShoalHTTP func(opts httpPoolOptions) (httpPool, error)
+
+// grpcPoolOptions is what the bench asks of a gRPC adapter.
+type grpcPoolOptions struct {
+	Target      string      // host:port
+	TLS         *tls.Config // nil for plaintext
+	MaxConns    int         // 1 for a single connection
+	MaxStreams  int
+	DialTimeout time.Duration
+}
+
+// grpcClient makes one small unary call per Call: the health check
+// (grpc.health.v1.Health/Check).
+type grpcClient interface {
+	Call(ctx context.Context) error
+	ConnsOpened() int64
+	Close(ctx context.Context) error
+}
+
+// newShoalGRPC builds a shoalgrpc pool; nil until shoalgrpc is wired.
+var newShoalGRPC func(ctx context.Context, opts grpcPoolOptions) (grpcClient, error)
+
+// newPlainGRPC builds one ordinary grpc.ClientConn (the baseline); nil
+// until shoalgrpc is wired, since only it brings grpc into the build.
+var newPlainGRPC func(ctx context.Context, opts grpcPoolOptions) (grpcClient, error)
+
+// startGRPCServer starts the embedded gRPC server (health service,
+// MaxConcurrentStreams 100) on loopback and returns its address and its
+// stop function; nil until shoalgrpc is wired.
+var startGRPCServer func(cfg *tls.Config, handlerDelay time.Duration) (addr string, stop func() error, err error)
+
+// pgPoolOptions is what the bench asks of a PostgreSQL adapter.
+type pgPoolOptions struct {
+	ConnString  string // with the password: handed to the adapter only
+	MaxConns    int
+	Partitions  int
+	DialTimeout time.Duration
+}
+
+// pgPool runs a statement on a pooled connection.
+type pgPool interface {
+	Exec(ctx context.Context, sql string) (acquireWait time.Duration, err error)
+	ConnsOpened() int64
+	Close(ctx context.Context) error
+}
+
+// newShoalPGX opens a shoalpgx pool and warms it; nil until shoalpgx is
+// wired.
+var newShoalPGX func(ctx context.Context, opts pgPoolOptions) (pgPool, error)
+
+// pgConnectExec opens a new connection, runs sql and closes it: the
+// connection-per-query baseline; nil until shoalpgx is wired.
+var pgConnectExec func(ctx context.Context, connString, sql string) error
+
+// pgPoolSettings returns the connection string keys and Go Config fields a
+// user pastes for a configuration; nil until shoalpgx is wired.
+var pgPoolSettings func(redactedConnString string, maxConns, partitions int) (connString, goConfig string)
+
+// errNotLanded is the error of an operation whose adapter is missing.
+func errNotLanded(adapter string) error { return fmt.Errorf("%s", notLanded(adapter)) }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
+	"github.com/shoalpool/shoal/internal/embedded"
+)
+
+// setupAllowance is what the progress bar expects a case's set-up and
+// tear-down to take.
+const setupAllowance = 60 * time.Millisecond
+
+// settingsFor turns the flags into the runner's bounds.
+func settingsFor(o *options) benchrun.Settings {
+	return benchrun.Settings{
+		Warmup:       o.warmup,
+		Duration:     o.duration,
+		SetupTimeout: max(4*o.dialTimeout, 20*time.Second),
+		OpTimeout:    o.dialTimeout + 10*time.Second,
+	}
+}
+
+// plannedScenario is a scenario with its plan for this run.
+type plannedScenario struct {
+	scenario
+	plan *plan
+}
+
+// runBench is `shoal bench`.
+func runBench(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	var t *target
+	if o.target != "" {
+		var err error
+		if t, err = parseTarget(o.target); err != nil {
+			fmt.Fprintf(stderr, "shoal bench: %s\n", redactRaw(err.Error()))
+			return exitUsage
+		}
+	}
+	out, errOut := scrubWriter{stdout, t}, scrubWriter{stderr, t}
+	e := &env{target: t, workers: o.workers, dialTimeout: o.dialTimeout}
+	report := &benchrun.Report{
+		Command: "bench", Target: "embedded", Machine: benchrun.ThisMachine(),
+		Warmup: o.warmup, Duration: o.duration,
+	}
+	if t != nil {
+		report.Target = t.Redacted
+		if err := probe(ctx, t, o.dialTimeout); err != nil {
+			fmt.Fprintf(errOut, "shoal bench: %v\n", err)
+			return exitFailed
+		}
+	} else {
+		servers, err := embedded.Start()
+		if err != nil {
+			fmt.Fprintf(errOut, "shoal bench: starting the embedded servers: %v\n", err)
+			return exitFailed
+		}
+		defer servers.Close()
+		e.servers = servers
+	}
+
+	var planned []plannedScenario
+	for _, s := range allScenarios {
+		if len(o.only) > 0 && !slices.Contains(o.only, s.name) {
+			continue
+		}
+		p, err := s.plan(e)
+		if err != nil {
+			fmt.Fprintf(errOut, "shoal bench: %s: %v\n", s.name, err)
+			return exitFailed
+		}
+		planned = append(planned, plannedScenario{s, p})
+	}
+	return execute(ctx, o, report, planned, out, errOut, stderr)
+}
+
+// estimate is the planned run time of the scenarios.
+func estimate(o *options, planned []plannedScenario) time.Duration {
+	var total time.Duration
+	for _, ps := range planned {
+		if ps.plan.skip != "" {
+			continue
+		}
+		for _, g := range ps.plan.groups {
+			for _, c := range g.Cases {
+				if c.Skip == "" {
+					total += o.warmup + o.duration + setupAllowance
+				}
+			}
+		}
+	}
+	return total
+}
+
+// execute runs the planned scenarios, printing each group's table as it
+// finishes (unless --json or --csv), then the machine-readable output and
+// the chart. After Ctrl-C it prints what finished and returns 130.
+func execute(ctx context.Context, o *options, report *benchrun.Report, planned []plannedScenario, out, errOut io.Writer, rawStderr io.Writer) int {
+	estimated := estimate(o, planned)
+	tables := !o.json && !o.csv
+	var progress *benchrun.Progress
+	if f, ok := rawStderr.(*os.File); ok {
+		progress = benchrun.NewProgress(f, estimated)
+	}
+	if tables {
+		benchrun.WriteHeader(out, report, estimated)
+	}
+	settings := settingsFor(o)
+	for _, ps := range planned {
+		sr := benchrun.ScenarioResult{Name: ps.name, Description: ps.description, Server: ps.plan.server, Skipped: ps.plan.skip}
+		if tables {
+			progress.Pause(func() { benchrun.WriteScenarioTitle(out, &sr) })
+		}
+		for _, g := range ps.plan.groups {
+			if ctx.Err() != nil {
+				break
+			}
+			gr := benchrun.GroupResult{Title: g.Title, Workers: g.Workers}
+			for _, c := range g.Cases {
+				if ctx.Err() != nil {
+					break
+				}
+				planned := time.Duration(0)
+				if c.Skip == "" {
+					planned = o.warmup + o.duration + setupAllowance
+				}
+				progress.Begin(ps.name+"/"+c.Name+" ("+g.Title+")", planned)
+				gr.Results = append(gr.Results, benchrun.RunCase(ctx, c, g.Workers, settings))
+				progress.End()
+			}
+			sr.Groups = append(sr.Groups, gr)
+			if tables {
+				progress.Pause(func() { benchrun.WriteGroup(out, ps.name, &gr) })
+			}
+		}
+		report.Scenarios = append(report.Scenarios, sr)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	progress.Stop()
+	report.Interrupted = ctx.Err() != nil
+	return finish(o, report, out, errOut)
+}
+
+// finish writes the machine-readable output and the chart and picks the
+// exit status.
+func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
+	code := exitOK
+	if report.Failed() {
+		code = exitFailed
+	}
+	switch {
+	case o.json:
+		if err := benchrun.WriteJSON(out, report); err != nil {
+			fmt.Fprintf(errOut, "shoal %s: writing JSON: %v\n", o.command, err)
+			code = exitFailed
+		}
+	case o.csv:
+		if err := benchrun.WriteCSV(out, report); err != nil {
+			fmt.Fprintf(errOut, "shoal %s: writing CSV: %v\n", o.command, err)
+			code = exitFailed
+		}
+	}
+	if o.chart != "" && !report.Interrupted {
+		if err := benchrun.WriteChartFile(o.chart, report); err != nil {
+			fmt.Fprintf(errOut, "shoal %s: %v\n", o.command, err)
+			code = exitFailed
+		}
+	}
+	if report.Failed() {
+		fmt.Fprintf(errOut, "shoal %s: some runs failed; see the FAILED lines above\n", o.command)
+	}
+	if report.Interrupted {
+		fmt.Fprintf(errOut, "shoal %s: interrupted; the results above are those that finished\n", o.command)
+		return exitInterrupted
+	}
+	return code
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults of the timing flags. The full run of the embedded scenarios
+// takes about a minute with them, --quick under 30 seconds.
+const (
+	defaultDuration      = 2 * time.Second
+	defaultWarmup        = 500 * time.Millisecond
+	quickDuration        = 700 * time.Millisecond
+	quickWarmup          = 200 * time.Millisecond
+	defaultDialTimeout   = 5 * time.Second
+	maxWorkers           = 10_000
+	maxDuration          = time.Hour
+	defaultSweepQuery    = "SELECT 1"
+	defaultSweepWorkers  = 32
+	defaultSweepMaxConns = 32
+)
+
+// options are the parsed flags of a command.
+type options struct {
+	command     string
+	target      string
+	onlyList    string // --only as given
+	only        []string
+	duration    time.Duration
+	warmup      time.Duration
+	workers     int
+	quick       bool
+	json        bool
+	csv         bool
+	chart       string
+	dialTimeout time.Duration
+
+	// sweep only
+	query    string
+	maxConns int
+}
+
+// usageError is a mistake on the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+const topUsage = `usage: shoal <command> [flags]
+
+commands:
+  bench   measure what pooling buys (embedded servers, or --target)
+  sweep   sweep partitions x connections against your PostgreSQL (--target postgres://...)
+  help    show this, or a command's flags: shoal help bench
+
+Run "go doc github.com/shoalpool/shoal/cmd/shoal" for the whole story.
+`
+
+// run is the command without the process around it, so that tests can
+// call it. It returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		if len(rest) == 1 && (rest[0] == "bench" || rest[0] == "sweep") {
+			fs, _ := newFlagSet(rest[0])
+			fmt.Fprint(stdout, flagUsage(rest[0], fs))
+			return exitOK
+		}
+		fmt.Fprint(stdout, topUsage)
+		return exitOK
+	case "bench", "sweep":
+	default:
+		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: bench, sweep, help\n", redactRaw(cmd))
+		return exitUsage
+	}
+	opts, err := parseFlags(cmd, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		fs, _ := newFlagSet(cmd)
+		fmt.Fprint(stdout, flagUsage(cmd, fs))
+		return exitOK
+	}
+	if err != nil {
+		fs, _ := newFlagSet(cmd)
+		fmt.Fprintf(stderr, "shoal %s: %s\n\n%s", cmd, redactRaw(err.Error()), flagUsage(cmd, fs))
+		return exitUsage
+	}
+	if cmd == "sweep" {
+		return runSweep(ctx, opts, stdout, stderr)
+	}
+	return runBench(ctx, opts, stdout, stderr)
+}
+
+// newFlagSet declares a command's flags, bound to a fresh options.
+func newFlagSet(cmd string) (*flag.FlagSet, *options) {
+	o := &options{command: cmd}
+	fs := flag.NewFlagSet("shoal "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.target, "target", "", "the server to measure: "+schemes)
+	fs.DurationVar(&o.duration, "duration", defaultDuration, "measured time per case")
+	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "unmeasured time per case before it")
+	fs.BoolVar(&o.quick, "quick", false, fmt.Sprintf("the short run: --duration %s --warmup %s", quickDuration, quickWarmup))
+	fs.BoolVar(&o.json, "json", false, "print JSON on stdout instead of the tables")
+	fs.BoolVar(&o.csv, "csv", false, "print CSV on stdout instead of the tables")
+	fs.StringVar(&o.chart, "chart", "", "also draw a chart into `FILE`.svg or FILE.png")
+	fs.DurationVar(&o.dialTimeout, "dial-timeout", defaultDialTimeout, "how long to try to reach the target or open a connection")
+	if cmd == "sweep" {
+		fs.IntVar(&o.workers, "workers", defaultSweepWorkers, "concurrent workers")
+		fs.StringVar(&o.query, "query", defaultSweepQuery, "the SQL each operation runs")
+		fs.IntVar(&o.maxConns, "max-conns", defaultSweepMaxConns, "total connections the sweep divides into partitions")
+	} else {
+		fs.IntVar(&o.workers, "workers", 0, "concurrent workers (default: each scenario's own)")
+		fs.StringVar(&o.onlyList, "only", "", "scenarios to run, comma-separated: "+strings.Join(scenarioNames(), ", "))
+	}
+	return fs, o
+}
+
+// flagUsage lists a command's flags with their defaults, in the --form.
+func flagUsage(cmd string, fs *flag.FlagSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: shoal %s [flags]\n\nflags:\n", cmd)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		arg := "--" + f.Name
+		if name != "" {
+			arg += " " + name
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(&b, "  %-26s %s%s\n", arg, usage, def)
+	})
+	if cmd == "bench" {
+		fmt.Fprintf(&b, "\nscenarios:\n")
+		for _, s := range allScenarios {
+			fmt.Fprintf(&b, "  %-11s %s\n", s.name, s.description)
+		}
+	}
+	return b.String()
+}
+
+// validFlags lists a command's flags for an error message.
+func validFlags(fs *flag.FlagSet) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+	return strings.Join(names, ", ")
+}
+
+// parseFlags parses and checks a command's flags.
+func parseFlags(cmd string, args []string) (*options, error) {
+	fs, o := newFlagSet(cmd)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (flags go after the command; valid flags: %s)", fs.Arg(0), validFlags(fs))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.quick {
+		if !set["duration"] {
+			o.duration = quickDuration
+		}
+		if !set["warmup"] {
+			o.warmup = quickWarmup
+		}
+	}
+	switch {
+	case o.duration <= 0 || o.duration > maxDuration:
+		return nil, usagef("--duration %s: want more than 0 and at most %s", o.duration, maxDuration)
+	case o.warmup < 0 || o.warmup > maxDuration:
+		return nil, usagef("--warmup %s: want 0 or more, at most %s", o.warmup, maxDuration)
+	case o.workers < 0 || o.workers > maxWorkers:
+		return nil, usagef("--workers %d: want 1 to %d", o.workers, maxWorkers)
+	case o.dialTimeout <= 0:
+		return nil, usagef("--dial-timeout %s: want more than 0", o.dialTimeout)
+	case o.json && o.csv:
+		return nil, usagef("--json and --csv both write to stdout; choose one")
+	}
+	if o.chart != "" {
+		if ext := strings.ToLower(filepath.Ext(o.chart)); ext != ".svg" && ext != ".png" {
+			return nil, usagef("--chart %q: the file name must end in .svg or .png", o.chart)
+		}
+	}
+	if cmd == "sweep" {
+		if o.target == "" {
+			return nil, usagef("--target is required: a postgres:// URL")
+		}
+		if o.workers == 0 {
+			return nil, usagef("--workers: want 1 to %d", maxWorkers)
+		}
+		if o.maxConns < 1 || o.maxConns > 1024 {
+			return nil, usagef("--max-conns %d: want 1 to 1024", o.maxConns)
+		}
+		if strings.TrimSpace(o.query) == "" {
+			return nil, usagef("--query: empty")
+		}
+	}
+	if o.onlyList != "" {
+		valid := scenarioNames()
+		for _, name := range strings.Split(o.onlyList, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if !slices.Contains(valid, name) {
+				return nil, usagef("--only: unknown scenario %q; valid scenarios: %s", name, strings.Join(valid, ", "))
+			}
+			if !slices.Contains(o.only, name) {
+				o.only = append(o.only, name)
+			}
+		}
+		if len(o.only) == 0 {
+			return nil, usagef("--only: no scenario named; valid scenarios: %s", strings.Join(valid, ", "))
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,68 @@
+// Command shoal measures what connection pooling buys, against an embedded
+// server or your own.
+//
+// Usage:
+//
+//	shoal bench [flags]             run the experiments (embedded servers unless --target)
+//	shoal sweep --target URL [...]  sweep partitions x connections on your PostgreSQL
+//	shoal help [command]
+//
+// With no flags, `shoal bench` starts a TLS line server, a TLS HTTP/1.1 and
+// HTTP/2 server (100 streams per connection) on 127.0.0.1 in the same
+// process and runs, in about a minute:
+//
+//	churn       a new connection per request against a pooled one
+//	partitions  partitions x connections per partition at a fixed total, 8 and 32 workers
+//	multiplex   one multiplexed HTTP/2 connection against a pool of them (100 streams each)
+//	transport   http.DefaultTransport, a tuned http.Transport, and shoalhttp (HTTP/1.1)
+//
+// Each prints a table in the style of Benchee (ips, average, deviation,
+// median, 99th percentile) and a comparison block. A progress bar with the
+// time left goes to stderr when it is a terminal. --quick runs the same in
+// under 30 seconds.
+//
+// Flags of bench:
+//
+//	--target URL        postgres://, clickhouse+http://host:8123, influxdb+http://host:8086,
+//	                    grpc://host:port, https://...; runs the experiments that fit
+//	--only LIST         scenarios to run, comma-separated
+//	--duration D        measured time per case (default 2s; --quick 700ms)
+//	--warmup D          unmeasured time per case before it (default 500ms; --quick 200ms)
+//	--workers N         concurrent workers (default: each scenario's own)
+//	--quick             the short run
+//	--json, --csv       machine-readable output on stdout instead of the tables
+//	--chart FILE        also draw a chart, FILE.svg or FILE.png
+//	--dial-timeout D    how long to try to reach the target (default 5s)
+//
+// sweep takes --target (a postgres:// URL), --query SQL (default SELECT 1),
+// --workers N (default 32), --max-conns N (default 32) and the output and
+// timing flags above, and ends with the smallest configuration within 3% of
+// the best and the settings to paste.
+//
+// Exit status: 0 when everything ran, 1 when a run failed or the target
+// could not be reached, 2 for a usage error, 130 after Ctrl-C (the results
+// that finished are printed first). A password in --target never appears in
+// any output, file or error.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // 128 + SIGINT, as a shell reports it
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,187 @@
+package benchrun
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart geometry: one row per scenario, throughput on the left and latency
+// percentiles on the right.
+const (
+	chartWidth     = 13 * vg.Inch
+	chartRowHeight = 3.6 * vg.Inch
+	chartMaxBar    = 22 // points
+	chartPlotArea  = 380.0
+	chartPNGDPI    = 110
+)
+
+// WriteChartFile draws the report's measured results into path; the
+// extension (.svg or .png) chooses the format.
+func WriteChartFile(path string, r *Report) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".svg" && ext != ".png" {
+		return fmt.Errorf("chart %q: the file name must end in .svg or .png", path)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	if err := WriteChart(f, ext[1:], r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// WriteChart draws the report's measured results as "svg" or "png" to w.
+func WriteChart(w io.Writer, format string, r *Report) error {
+	var rows [][]*plot.Plot
+	for _, s := range r.Scenarios {
+		if row := scenarioPlots(&s); row != nil {
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("chart: no scenario produced numbers to draw")
+	}
+	height := chartRowHeight * vg.Length(len(rows))
+	var canvas vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		canvas = vgsvg.New(chartWidth, height)
+	case "png":
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(chartWidth, height), vgimg.UseDPI(chartPNGDPI))}
+	default:
+		return fmt.Errorf("chart: unknown format %q, want svg or png", format)
+	}
+	tiles := draw.Tiles{
+		Rows: len(rows), Cols: 2,
+		PadX: vg.Points(24), PadY: vg.Points(18),
+		PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8),
+	}
+	dc := draw.New(canvas)
+	canvases := plot.Align(rows, tiles, dc)
+	for i := range rows {
+		for j := range rows[i] {
+			rows[i][j].Draw(canvases[i][j])
+		}
+	}
+	if _, err := canvas.WriteTo(w); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	return nil
+}
+
+// series is one bar set: a group's values for each case name.
+type series struct {
+	label  string
+	values plotter.Values
+}
+
+// scenarioPlots returns the throughput and latency plots of a scenario, or
+// nil when it measured nothing.
+func scenarioPlots(s *ScenarioResult) []*plot.Plot {
+	var names []string
+	seen := map[string]int{}
+	for _, g := range s.Groups {
+		for _, r := range g.Results {
+			if _, ok := seen[r.Name]; !ok && r.Measured() {
+				seen[r.Name] = len(names)
+				names = append(names, r.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	collect := func(f func(Result) float64) []series {
+		var out []series
+		for _, g := range s.Groups {
+			vals := make(plotter.Values, len(names))
+			any := false
+			for _, r := range g.Results {
+				if i, ok := seen[r.Name]; ok && r.Measured() {
+					vals[i] = f(r)
+					any = true
+				}
+			}
+			if any {
+				out = append(out, series{label: g.Title, values: vals})
+			}
+		}
+		return out
+	}
+
+	ips := collect(func(r Result) float64 { return r.IPS })
+	through := barPlot(s.Name+": throughput", "operations per second", names, ips)
+
+	var maxLat float64
+	for _, g := range s.Groups {
+		for _, r := range g.Results {
+			if r.Measured() {
+				maxLat = math.Max(maxLat, float64(r.Latency.P99))
+			}
+		}
+	}
+	unit := durationUnits[bestDuration(maxLat)]
+	var lat []series
+	for _, sr := range collect(func(r Result) float64 { return float64(r.Latency.Median) / unit.scale }) {
+		sr.label = "median, " + sr.label
+		lat = append(lat, sr)
+	}
+	for _, sr := range collect(func(r Result) float64 { return float64(r.Latency.P99) / unit.scale }) {
+		sr.label = "p99, " + sr.label
+		lat = append(lat, sr)
+	}
+	latency := barPlot(s.Name+": latency percentiles", "latency ("+unit.name+")", names, lat)
+	return []*plot.Plot{through, latency}
+}
+
+// barPlot draws grouped bars: one bar per series for each name.
+func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = ylabel
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Legend.Left = true
+	width := math.Min(chartMaxBar, 0.75*chartPlotArea/float64(len(names)*max(len(ss), 1)))
+	w := vg.Points(width)
+	for i, s := range ss {
+		bars, err := plotter.NewBarChart(s.values, w)
+		if err != nil {
+			continue // only for a non-positive width, which cannot happen
+		}
+		bars.Color = plotutil.Color(i)
+		bars.LineStyle.Width = 0
+		bars.Offset = w * vg.Length(float64(i)-float64(len(ss)-1)/2)
+		p.Add(bars)
+		if len(ss) > 1 {
+			p.Legend.Add(s.label, bars)
+		}
+	}
+	p.Add(plotter.NewGrid())
+	p.NominalX(names...)
+	long := 0
+	for _, n := range names {
+		long = max(long, len(n))
+	}
+	if long*len(names) > 70 {
+		p.X.Tick.Label.Rotation = math.Pi / 8
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
+	return p
+}

@@ -1,0 +1,67 @@
+package benchrun
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strconv"
+	"time"
+)
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// csvHeader names the CSV columns: one row per case, durations in ns.
+var csvHeader = []string{
+	"scenario", "group", "workers", "name", "status", "reason",
+	"max_conns", "partitions", "conns_per_partition", "max_streams",
+	"ops", "errors", "elapsed_ns", "ips",
+	"mean_ns", "stddev_ns", "deviation_pct", "min_ns", "median_ns", "p99_ns", "p999_ns", "max_ns",
+	"wait_p50_ns", "wait_p99_ns", "wait_p999_ns", "conns_opened",
+}
+
+// WriteCSV writes one row per case, with a header row.
+func WriteCSV(w io.Writer, r *Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	ns := func(d time.Duration) string { return strconv.FormatInt(int64(d), 10) }
+	itoa := strconv.Itoa
+	for _, s := range r.Scenarios {
+		for _, g := range s.Groups {
+			for _, res := range g.Results {
+				var maxConns, parts, perPart, streams string
+				if p := res.Pool; p != nil {
+					maxConns, parts, perPart, streams = itoa(p.MaxConns), itoa(p.Partitions), itoa(p.ConnsPerPartition), itoa(p.MaxStreams)
+				}
+				var w50, w99, w999, conns string
+				if a := res.AcquireWait; a != nil {
+					w50, w99, w999 = ns(a.P50), ns(a.P99), ns(a.P999)
+				}
+				if res.ConnsOpened != nil {
+					conns = strconv.FormatInt(*res.ConnsOpened, 10)
+				}
+				l := res.Latency
+				row := []string{
+					s.Name, g.Title, itoa(res.Workers), res.Name, string(res.Status), res.Reason,
+					maxConns, parts, perPart, streams,
+					strconv.FormatInt(res.Ops, 10), strconv.FormatInt(res.Errors, 10), ns(res.Elapsed),
+					strconv.FormatFloat(res.IPS, 'f', 2, 64),
+					ns(l.Mean), ns(l.StdDev), strconv.FormatFloat(l.DeviationPct, 'f', 2, 64),
+					ns(l.Min), ns(l.Median), ns(l.P99), ns(l.P999), ns(l.Max),
+					w50, w99, w999, conns,
+				}
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,90 @@
+package benchrun
+
+import "time"
+
+// Status says how a case ended.
+type Status string
+
+// The statuses of a Result.
+const (
+	StatusOK          Status = "ok"          // measured without errors
+	StatusFailed      Status = "failed"      // setup failed or an operation returned an error
+	StatusSkipped     Status = "skipped"     // not run: see Reason
+	StatusInterrupted Status = "interrupted" // stopped by Ctrl-C before its measurement ended
+)
+
+// Result is one case's measurement. Durations are in nanoseconds in JSON.
+type Result struct {
+	Name    string      `json:"name"`
+	Status  Status      `json:"status"`
+	Reason  string      `json:"reason,omitempty"` // why it was skipped or failed
+	Workers int         `json:"workers"`
+	Pool    *PoolConfig `json:"pool,omitempty"`
+
+	Ops     int64         `json:"ops"`        // operations completed in the measured period
+	Errors  int64         `json:"errors"`     // operations that failed
+	Elapsed time.Duration `json:"elapsed_ns"` // the measured period as it really lasted
+	// IPS is operations per second over all workers together.
+	IPS         float64 `json:"ips"`
+	Latency     Latency `json:"latency"`
+	AcquireWait *Wait   `json:"acquire_wait,omitempty"` // pooled cases only
+	// ConnsOpened counts the connections opened during the measured
+	// period, when the case can tell.
+	ConnsOpened *int64 `json:"conns_opened,omitempty"`
+}
+
+// Measured reports whether r holds numbers worth printing.
+func (r *Result) Measured() bool {
+	return (r.Status == StatusOK || r.Status == StatusFailed) && r.Ops > 0
+}
+
+// GroupResult holds the results of one Group.
+type GroupResult struct {
+	Title   string   `json:"title"`
+	Workers int      `json:"workers"`
+	Results []Result `json:"results"`
+}
+
+// ScenarioResult holds one scenario's groups.
+type ScenarioResult struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Server      string        `json:"server"`            // what it ran against
+	Skipped     string        `json:"skipped,omitempty"` // why the whole scenario did not run
+	Groups      []GroupResult `json:"groups"`
+}
+
+// Machine describes where a report was made.
+type Machine struct {
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	Memory    string `json:"memory"`
+	GoVersion string `json:"go_version"`
+}
+
+// Report is everything one invocation measured.
+type Report struct {
+	Command     string           `json:"command"`
+	Target      string           `json:"target"` // "embedded" or the target with its password redacted
+	Machine     Machine          `json:"machine"`
+	Warmup      time.Duration    `json:"warmup_ns"`
+	Duration    time.Duration    `json:"duration_ns"`
+	Scenarios   []ScenarioResult `json:"scenarios"`
+	Interrupted bool             `json:"interrupted"`
+}
+
+// Failed reports whether any case failed.
+func (r *Report) Failed() bool {
+	for _, s := range r.Scenarios {
+		for _, g := range s.Groups {
+			for _, res := range g.Results {
+				if res.Status == StatusFailed {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
