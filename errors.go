@@ -41,7 +41,7 @@ type AcquireError struct {
 func (e *AcquireError) Error() string {
 	var b strings.Builder
 	b.WriteString("shoal: acquire: ")
-	b.WriteString(e.Err.Error())
+	b.WriteString(strings.TrimPrefix(e.Err.Error(), "shoal: "))
 	fmt.Fprintf(&b, " after %s waiting for one of %d connections (%d in use, %d waiting",
 		roundDuration(e.Waited), e.MaxConns, e.InUse, e.Waiting)
 	if e.Dialing > 0 {
