@@ -1,0 +1,248 @@
+package shoalprom
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shoalpool/shoal"
+)
+
+// DefaultBuckets are the histogram buckets used when Options.Buckets is
+// empty, in seconds: from 100µs, where an uncontended acquire or a
+// loopback dial lands, to 10s, past any sane acquire timeout.
+var DefaultBuckets = []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
+
+// Label names. LabelPoolName is on every metric.
+const (
+	LabelPoolName = "pool_name" // the name given to Collector.Pool
+	LabelState    = "state"     // db_client_connection_count: "idle" or "used"
+	LabelReason   = "reason"    // shoal_pool_closes_total: shoal.Reason.String()
+)
+
+// Values of LabelState.
+const (
+	StateIdle = "idle"
+	StateUsed = "used"
+)
+
+// Options configure a Collector. The zero value is ready to use.
+type Options struct {
+	// Namespace, when set, is put in front of every metric name, joined
+	// with "_": "myapp" gives myapp_db_client_connection_count.
+	Namespace string
+
+	// Buckets are the upper bounds, in seconds, of the three duration
+	// histograms (create, wait and use time). Empty means DefaultBuckets.
+	Buckets []float64
+
+	// ConstLabels are added to every metric. Usually the scraping
+	// Prometheus's target labels are the better place for such labels.
+	ConstLabels prometheus.Labels
+}
+
+// Collector is a prometheus.Collector for any number of shoal pools,
+// registered with Pool under distinct names. Register it once with a
+// prometheus.Registerer. It is safe for concurrent use.
+type Collector struct {
+	// Gauges, made at scrape time from each pool's Stats.
+	count, maxConns, idleMax, idleMin, pending, leases, dialing *prometheus.Desc
+
+	// Fed by the pools' observers; each pool binds its children once.
+	waitTime, useTime, createTime           *prometheus.HistogramVec
+	timeouts, dialErrors, rejections, leaks *prometheus.CounterVec
+	closes                                  *prometheus.CounterVec
+
+	mu    sync.Mutex
+	pools map[string]*PoolMetrics
+}
+
+// NewCollector returns a Collector with no pools.
+func NewCollector(opts Options) *Collector {
+	buckets := opts.Buckets
+	if len(buckets) == 0 {
+		buckets = DefaultBuckets
+	}
+	ns := opts.Namespace
+	pool := []string{LabelPoolName}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help,
+			append([]string{LabelPoolName}, labels...), opts.ConstLabels)
+	}
+	histogram := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace:   ns,
+			Name:        name,
+			Help:        help,
+			Unit:        "seconds",
+			ConstLabels: opts.ConstLabels,
+			Buckets:     buckets,
+		}, pool)
+	}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace:   ns,
+			Name:        name,
+			Help:        help,
+			ConstLabels: opts.ConstLabels,
+		}, append([]string{LabelPoolName}, labels...))
+	}
+	return &Collector{
+		count:    desc("db_client_connection_count", "The number of connections that are currently in the state described by the state label (idle: open with no lease; used: open with at least one lease).", LabelState),
+		maxConns: desc("db_client_connection_max", "The maximum number of open connections allowed (Config.MaxConns)."),
+		idleMax:  desc("db_client_connection_idle_max", "The maximum number of idle open connections allowed (Config.MaxConns: shoal has no separate idle limit)."),
+		idleMin:  desc("db_client_connection_idle_min", "The minimum number of idle open connections allowed (Config.MinIdle)."),
+		pending:  desc("db_client_connection_pending_requests", "The number of current pending requests for an open connection (callers waiting in Acquire)."),
+		leases:   desc("shoal_pool_leases", "The number of leases held now; above the used connections when connections are multiplexed."),
+		dialing:  desc("shoal_pool_dialing", "The number of dials in flight."),
+
+		createTime: histogram("db_client_connection_create_time_seconds", "The time it took to create a new connection (successful dials, including OnConnect)."),
+		waitTime:   histogram("db_client_connection_wait_time_seconds", "The time it took to obtain an open connection from the pool (successful acquires)."),
+		useTime:    histogram("db_client_connection_use_time_seconds", "The time between borrowing a connection and returning it to the pool."),
+
+		timeouts:   counter("db_client_connection_timeouts_total", "The number of connection timeouts that have occurred trying to obtain a connection from the pool (acquires whose context ended while they waited)."),
+		dialErrors: counter("shoal_pool_dial_errors_total", "The number of dials that failed (Dial or the OnConnect hook)."),
+		rejections: counter("shoal_pool_rejections_total", "The number of acquires refused at once by MaxWaiters or load shedding."),
+		leaks:      counter("shoal_pool_leaks_total", "The number of leases reported as held past Config.LeakThreshold."),
+		closes:     counter("shoal_pool_closes_total", "The number of connections the pool closed, by reason.", LabelReason),
+
+		pools: make(map[string]*PoolMetrics),
+	}
+}
+
+// ErrDuplicatePool is returned by Collector.Pool for a name already in use.
+var ErrDuplicatePool = errors.New("shoalprom: pool name already registered")
+
+// Pool registers a pool under name and returns its metrics, to be set as
+// the pool's Config.Observer. Call Attach on the result once the pool
+// exists so that its gauges are reported.
+//
+// name becomes the pool_name label: choose it yourself, or make it with
+// OriginName, and never let it carry a password. It must be non-empty,
+// valid UTF-8 and not in use in this Collector (the error wraps
+// ErrDuplicatePool); after PoolMetrics.Unregister the name is free again.
+//
+// The counters of the new pool are reported at zero from the next scrape,
+// so that rate() sees their first increase.
+func (c *Collector) Pool(name string) (*PoolMetrics, error) {
+	if name == "" {
+		return nil, errors.New("shoalprom: pool name is empty")
+	}
+	if !utf8.ValidString(name) {
+		return nil, errors.New("shoalprom: pool name is not valid UTF-8")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pools[name]; ok {
+		return nil, fmt.Errorf("%w: %q", ErrDuplicatePool, name)
+	}
+	m := &PoolMetrics{
+		collector:  c,
+		name:       name,
+		createTime: c.createTime.WithLabelValues(name),
+		waitTime:   c.waitTime.WithLabelValues(name),
+		useTime:    c.useTime.WithLabelValues(name),
+		timeouts:   c.timeouts.WithLabelValues(name),
+		dialErrors: c.dialErrors.WithLabelValues(name),
+		rejections: c.rejections.WithLabelValues(name),
+		leaks:      c.leaks.WithLabelValues(name),
+	}
+	m.closes = make([]prometheus.Counter, len(reasons))
+	for r, label := range reasons {
+		if label != "" {
+			m.closes[r] = c.closes.WithLabelValues(name, label)
+		}
+	}
+	c.pools[name] = m
+	return m, nil
+}
+
+// unregister forgets m and deletes its series, if m is still the pool
+// registered under its name.
+func (c *Collector) unregister(m *PoolMetrics) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pools[m.name] != m {
+		return
+	}
+	delete(c.pools, m.name)
+	match := prometheus.Labels{LabelPoolName: m.name}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		c.createTime, c.waitTime, c.useTime,
+		c.timeouts, c.dialErrors, c.rejections, c.leaks, c.closes,
+	} {
+		v.DeletePartialMatch(match)
+	}
+}
+
+// Describe sends the descriptions of every metric the Collector reports.
+// It implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.count, c.maxConns, c.idleMax, c.idleMin, c.pending, c.leases, c.dialing} {
+		ch <- d
+	}
+	for _, v := range c.vecs() {
+		v.Describe(ch)
+	}
+}
+
+// Collect reports every registered pool: the counters and histograms as
+// observed so far, and the gauges from a fresh call of each attached
+// pool's Stats. It implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	for _, v := range c.vecs() {
+		v.Collect(ch)
+	}
+	c.mu.Lock()
+	pools := make([]*PoolMetrics, 0, len(c.pools))
+	for _, m := range c.pools {
+		pools = append(pools, m)
+	}
+	c.mu.Unlock()
+	// Stats runs outside the lock: it walks the pool, and a slow one must
+	// not hold up Pool or Unregister.
+	for _, m := range pools {
+		stats := m.stats.Load()
+		if stats == nil {
+			continue
+		}
+		s := (*stats)()
+		gauge := func(d *prometheus.Desc, v int, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), append([]string{m.name}, labels...)...)
+		}
+		gauge(c.count, s.IdleConns, StateIdle)
+		gauge(c.count, s.InUseConns, StateUsed)
+		gauge(c.maxConns, s.MaxConns)
+		gauge(c.idleMax, s.MaxConns)
+		gauge(c.idleMin, int(m.minIdle.Load()))
+		gauge(c.pending, s.Waiting)
+		gauge(c.leases, s.Leases)
+		gauge(c.dialing, s.Dialing)
+	}
+}
+
+// vecs lists the metric vectors the observers feed.
+func (c *Collector) vecs() []prometheus.Collector {
+	return []prometheus.Collector{
+		c.createTime, c.waitTime, c.useTime,
+		c.timeouts, c.dialErrors, c.rejections, c.leaks, c.closes,
+	}
+}
+
+// reasons holds the label of each shoal.Reason the core knows, indexed by
+// the Reason. It is found by asking Reason.String, which answers
+// "reason(N)" past the last known one, so a reason added to the core is
+// picked up without a change here.
+var reasons = func() []string {
+	labels := []string{""} // Reason 0 is not a reason
+	for r := shoal.Reason(1); r < 64; r++ {
+		s := r.String()
+		if s == fmt.Sprintf("reason(%d)", int(r)) {
+			break
+		}
+		labels = append(labels, s)
+	}
+	return labels
+}()

@@ -1,0 +1,86 @@
+// Package shoalprom exports the metrics of shoal pools to Prometheus.
+//
+// A [Collector] is a prometheus.Collector that watches any number of pools,
+// each under a name of your choosing. It follows the OpenTelemetry semantic
+// conventions for database connection pools (db.client.connection.*),
+// spelled the Prometheus way, so dashboards written for either naming work
+// with little change. It does not import OpenTelemetry; see shoalotel for
+// that.
+//
+// # Using it
+//
+// Register the collector once, then give each pool its metrics as the
+// pool's Observer, and hand the metrics the pool's Stats method once the
+// pool exists (the pool needs the observer before it exists, the gauges need
+// the pool after; Attach breaks the circle):
+//
+//	collector := shoalprom.NewCollector(shoalprom.Options{})
+//	prometheus.MustRegister(collector)
+//
+//	metrics, err := collector.Pool("orders-db")
+//	if err != nil { ... }
+//	cfg := shoal.Config[*Conn]{Dial: dial, MaxConns: 16, MinIdle: 2, Observer: metrics}
+//	pool, err := shoal.New(cfg)
+//	if err != nil { ... }
+//	metrics.Attach(pool.Stats)
+//	metrics.SetMinIdle(cfg.MinIdle)
+//	defer metrics.Unregister() // when the pool goes away before the process does
+//
+// To watch a pool with both Prometheus and OpenTelemetry, combine the two
+// observers with shoal.MultiObserver.
+//
+// # Where the numbers come from
+//
+// The histograms and counters are fed by the pool through the
+// shoal.Observer methods of [PoolMetrics], as events happen. Those methods
+// run on the pool's hot paths, so each is a few atomic operations on
+// metric children bound once, in [Collector.Pool]: they take no lock and
+// allocate nothing.
+//
+// The gauges (connections idle and used, waiters, limits) are read from
+// the pool's Stats at each scrape, in Collect: nothing is spent on them
+// between scrapes. Until [PoolMetrics.Attach] is called they are not
+// reported for that pool.
+//
+// # Metrics
+//
+// All carry the label pool_name. Standard names, after the OpenTelemetry
+// conventions (db.client.connection.*):
+//
+//	db_client_connection_count{state="idle"|"used"}  gauge      connections open and idle / open with at least one lease
+//	db_client_connection_max                         gauge      Config.MaxConns
+//	db_client_connection_idle_max                    gauge      Config.MaxConns (shoal has no separate idle limit)
+//	db_client_connection_idle_min                    gauge      Config.MinIdle, as given to SetMinIdle
+//	db_client_connection_pending_requests            gauge      callers waiting in Acquire
+//	db_client_connection_timeouts_total              counter    acquires whose context ended while they waited
+//	db_client_connection_create_time_seconds         histogram  duration of each successful dial (with OnConnect)
+//	db_client_connection_wait_time_seconds           histogram  wait of each successful acquire (0 when a connection was free)
+//	db_client_connection_use_time_seconds            histogram  time each lease was held, from acquire to release
+//
+// Extras particular to shoal:
+//
+//	shoal_pool_leases                                gauge      leases held now (more than used connections when multiplexed)
+//	shoal_pool_dialing                               gauge      dials in flight
+//	shoal_pool_dial_errors_total                     counter    dials that failed (Dial or OnConnect)
+//	shoal_pool_closes_total{reason}                  counter    connections closed, by shoal.Reason ("lifetime", "idle", ...)
+//	shoal_pool_rejections_total                      counter    acquires refused at once by MaxWaiters or load shedding
+//	shoal_pool_leaks_total                           counter    leases reported held past Config.LeakThreshold
+//
+// Options.Namespace, when set, is put in front of every name
+// ("myapp_db_client_connection_count").
+//
+// A timed-out acquire counts in timeouts, not in wait_time (it obtained no
+// connection), and a failed dial counts in dial_errors, not in create_time.
+// When Config.LeakReclaim takes a lease back, the lease's use time is
+// recorded then.
+//
+// # Pool names
+//
+// The pool name becomes a label value, stored by Prometheus and shown on
+// dashboards. It is yours to choose, so never build it from a connection
+// string that carries a password. [OriginName] makes a safe name from a URL
+// (scheme://host:port, with user, password, path and query dropped), which
+// also suits shoalhttp's one pool per origin. Every pool name adds a dozen
+// or so series (the histograms have a series per bucket), so keep the number
+// of names bounded.
+package shoalprom

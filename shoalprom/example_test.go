@@ -1,0 +1,129 @@
+package shoalprom_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalprom"
+)
+
+// A pool watched by Prometheus: the metrics are the pool's Observer, and
+// Attach hands them the pool's Stats once the pool exists.
+func Example() {
+	reg := prometheus.NewRegistry()
+	collector := shoalprom.NewCollector(shoalprom.Options{})
+	reg.MustRegister(collector) // or prometheus.MustRegister, served by promhttp.Handler()
+
+	metrics, err := collector.Pool("orders-db")
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := shoal.Config[*fakeConn]{
+		Dial:     fakeDial(),
+		MaxConns: 1,
+		MinIdle:  1,
+		Observer: metrics,
+	}
+	pool, err := shoal.New(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	metrics.Attach(pool.Stats)
+	metrics.SetMinIdle(cfg.MinIdle)
+	defer metrics.Unregister()
+	defer pool.Close(context.Background())
+
+	ctx := context.Background()
+	if err := pool.Warm(ctx); err != nil {
+		log.Fatal(err)
+	}
+	lease, err := pool.Acquire(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	printMetrics(reg, "db_client_connection_count", "db_client_connection_max", "db_client_connection_idle_min",
+		"db_client_connection_wait_time_seconds_count", "db_client_connection_use_time_seconds_count")
+	lease.Release()
+
+	// Output:
+	// db_client_connection_count{pool_name="orders-db",state="idle"} 0
+	// db_client_connection_count{pool_name="orders-db",state="used"} 1
+	// db_client_connection_idle_min{pool_name="orders-db"} 1
+	// db_client_connection_max{pool_name="orders-db"} 1
+	// db_client_connection_use_time_seconds_count{pool_name="orders-db"} 0
+	// db_client_connection_wait_time_seconds_count{pool_name="orders-db"} 1
+}
+
+// printMetrics prints the samples, in the text exposition format, of the
+// named metrics (a histogram's _count, _sum and _bucket are names too).
+func printMetrics(reg *prometheus.Registry, names ...string) {
+	families, err := reg.Gather()
+	if err != nil {
+		log.Fatal(err)
+	}
+	var text strings.Builder
+	for _, f := range families {
+		if _, err := expfmt.MetricFamilyToText(&text, f); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for line := range strings.Lines(text.String()) {
+		for _, name := range names {
+			if strings.HasPrefix(line, name+"{") {
+				fmt.Print(line)
+			}
+		}
+	}
+}
+
+// Naming a pool after the server it talks to, without its credentials.
+func ExampleOriginName() {
+	for _, raw := range []string{
+		"postgres://app:s3cret@DB.internal/orders?sslmode=require",
+		"https://api.example.com/v1/users?token=abc",
+		"http://[::1]:8080/",
+		"grpc://etcd-0:2379",
+	} {
+		name, err := shoalprom.OriginName(raw)
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		fmt.Println(name)
+	}
+	_, err := shoalprom.OriginName("host=db user=app password=s3cret")
+	fmt.Println(err)
+	// Output:
+	// postgres://db.internal:5432
+	// https://api.example.com:443
+	// http://[::1]:8080
+	// grpc://etcd-0:2379
+	// shoalprom: pool name from URL: not an absolute URL with a host
+}
+
+// Watching one pool with Prometheus and another observer at once.
+func ExamplePoolMetrics_multiObserver() {
+	collector := shoalprom.NewCollector(shoalprom.Options{Namespace: "shop"})
+	metrics, err := collector.Pool("cache")
+	if err != nil {
+		log.Fatal(err)
+	}
+	var mine shoal.Observer = shoal.BaseObserver{} // yours, or shoalotel's
+	pool, err := shoal.New(shoal.Config[*fakeConn]{
+		Dial:     fakeDial(),
+		MaxConns: 2,
+		Observer: shoal.MultiObserver(metrics, mine),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close(context.Background())
+	metrics.Attach(pool.Stats)
+	fmt.Println(metrics.Name())
+	// Output: cache
+}

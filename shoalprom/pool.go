@@ -1,0 +1,123 @@
+package shoalprom
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shoalpool/shoal"
+)
+
+// PoolMetrics are the metrics of one pool in a Collector. They implement
+// shoal.Observer: set them as the pool's Config.Observer. Make them with
+// Collector.Pool. Their methods are safe for concurrent use.
+type PoolMetrics struct {
+	collector *Collector
+	name      string
+
+	// Children bound once in Collector.Pool, so that observing is a few
+	// atomic operations with no label lookup, no lock and no allocation.
+	createTime, waitTime, useTime           prometheus.Observer
+	timeouts, dialErrors, rejections, leaks prometheus.Counter
+	closes                                  []prometheus.Counter // by shoal.Reason
+
+	stats   atomic.Pointer[func() shoal.Stats]
+	minIdle atomic.Int64
+	removed atomic.Bool // Unregister was called
+}
+
+var _ shoal.Observer = (*PoolMetrics)(nil)
+
+// Name returns the pool's name, its pool_name label.
+func (m *PoolMetrics) Name() string { return m.name }
+
+// Attach gives the metrics the pool's Stats method (pool.Stats), called at
+// each scrape for the gauges: connections idle and used, waiters, dials in
+// flight, leases and MaxConns. Until it is called those gauges are not
+// reported for this pool. Calling it again replaces the function; nil
+// stops the gauges.
+//
+// stats runs in the scraping goroutine and must be safe to call
+// concurrently with the pool's use, as shoal's Pool.Stats is.
+func (m *PoolMetrics) Attach(stats func() shoal.Stats) {
+	if stats == nil {
+		m.stats.Store(nil)
+		return
+	}
+	m.stats.Store(&stats)
+}
+
+// SetMinIdle sets db_client_connection_idle_min: pass the pool's
+// Config.MinIdle, which shoal.Stats does not carry. It is 0 (shoal's
+// default) until set.
+func (m *PoolMetrics) SetMinIdle(minIdle int) {
+	m.minIdle.Store(int64(minIdle))
+}
+
+// Unregister removes the pool from its Collector: its series disappear
+// from the next scrape and its name may be registered again. Call it when
+// the pool is closed for good before the process ends (a shoalhttp origin
+// pool that was dropped, say), so that its series do not linger. The
+// methods of m stay safe to call afterwards; what they record is no longer
+// reported. Calling it again does nothing.
+func (m *PoolMetrics) Unregister() {
+	m.removed.Store(true)
+	m.collector.unregister(m)
+}
+
+// ObserveAcquire records wait in db_client_connection_wait_time_seconds.
+func (m *PoolMetrics) ObserveAcquire(wait time.Duration) {
+	m.waitTime.Observe(wait.Seconds())
+}
+
+// ObserveRelease records held in db_client_connection_use_time_seconds.
+func (m *PoolMetrics) ObserveRelease(held time.Duration) {
+	m.useTime.Observe(held.Seconds())
+}
+
+// ObserveDial records a successful dial's duration in
+// db_client_connection_create_time_seconds and counts a failed one in
+// shoal_pool_dial_errors_total.
+func (m *PoolMetrics) ObserveDial(took time.Duration, err error) {
+	if err != nil {
+		m.dialErrors.Inc()
+		return
+	}
+	m.createTime.Observe(took.Seconds())
+}
+
+// ObserveClose counts a closed connection in shoal_pool_closes_total under
+// its reason.
+func (m *PoolMetrics) ObserveClose(reason shoal.Reason) {
+	if r := int(reason); r > 0 && r < len(m.closes) && m.closes[r] != nil {
+		m.closes[r].Inc()
+		return
+	}
+	// A reason this package did not know when the pool was registered:
+	// rare, so the label lookup (and its allocation) is acceptable. After
+	// Unregister it would bring the pool's series back, so skip it then.
+	if m.removed.Load() {
+		return
+	}
+	m.collector.closes.WithLabelValues(m.name, reason.String()).Inc()
+}
+
+// ObserveReject counts an acquire refused at once in
+// shoal_pool_rejections_total.
+func (m *PoolMetrics) ObserveReject() {
+	m.rejections.Inc()
+}
+
+// ObserveTimeout counts an acquire whose context ended while it waited in
+// db_client_connection_timeouts_total. Its wait is not recorded in
+// wait_time: it obtained no connection.
+func (m *PoolMetrics) ObserveTimeout(time.Duration) {
+	m.timeouts.Inc()
+}
+
+// ObserveLeak counts a lease held past Config.LeakThreshold in
+// shoal_pool_leaks_total. The report's stack goes to the pool's Logger,
+// not to metrics.
+func (m *PoolMetrics) ObserveLeak(shoal.LeakReport) {
+	m.leaks.Inc()
+}
