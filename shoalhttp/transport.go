@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 x/net/http2 marks its client and server deprecated in favour of net/http's Go 1.26 ClientConn API; shoalhttp needs a ClientConn over a net.Conn that the pool dialled and owns, which only x/net offers.
+
 package shoalhttp
 
 import (
