@@ -1,0 +1,53 @@
+// Package shoalgrpc is a stream-aware pool of gRPC connections.
+//
+// One grpc.ClientConn to one server carries at most as many concurrent
+// streams (calls) as the server allows, typically 100; grpc-go makes every
+// call past that limit wait for a free stream on the same connection, even
+// when the caller would gladly use a second one. A [Pool] holds several
+// grpc.ClientConns to the same target and sends each call to the
+// least-loaded ready connection that still has a free stream, opening a new
+// connection only when every open one is full, up to Options.MaxConns. When
+// all of them are full, callers wait in first-come, first-served order for
+// the first stream that frees up on any connection.
+//
+// *Pool satisfies grpc.ClientConnInterface, so generated clients work on it
+// unchanged:
+//
+//	pool, err := shoalgrpc.NewClient("127.0.0.1:2379", shoalgrpc.Options{},
+//		grpc.WithTransportCredentials(insecure.NewCredentials()))
+//	...
+//	defer pool.Close()
+//	kv := etcdserverpb.NewKVClient(pool)
+//
+// # Slots
+//
+// Each connection has MaxStreams slots. A unary call holds one from before
+// it starts until it returns. A stream holds one from NewStream until grpc
+// considers it finished: RecvMsg returned an error (io.EOF included), or a
+// response arrived on a stream whose server does not stream, or SendMsg or
+// Header failed, or the stream's context ended. That is exactly as long as
+// grpc-go itself keeps the HTTP/2 stream open, so the pool's count matches
+// what the server sees. grpc-go documents that an abandoned stream whose
+// context never ends leaks until the ClientConn closes; here such a stream
+// is given back when the garbage collector finds it unreachable (the pool
+// cancels it), but that is a backstop with no timing guarantee: cancel the
+// context or read to the end.
+//
+// # The server's stream limit
+//
+// grpc-go does not expose the SETTINGS_MAX_CONCURRENT_STREAMS a server
+// advertises. Over plaintext connections the pool reads it itself, from the
+// first HTTP/2 frame the server sends, through a context dialer it installs,
+// and lowers the connection's slot count to match (see
+// Options.IgnoreServerStreamLimit for when that is not possible). Over TLS
+// the frame is encrypted and Options.MaxStreams is used as given.
+//
+// # Readiness and lifetime
+//
+// A connection joins the pool only once it is READY. A call is not sent on
+// a connection in TRANSIENT_FAILURE while another connection is ready: that
+// connection is retired (it takes no new calls and closes when its calls end)
+// and the pool dials a fresh one when it needs it. A connection older than
+// its MaxLifetime (with jitter) likewise takes no new calls and closes once
+// its last call ends, so no call in flight fails because of its age.
+package shoalgrpc

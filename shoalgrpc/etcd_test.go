@@ -1,0 +1,278 @@
+package shoalgrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+)
+
+// etcdTarget returns the etcd server of the integration tests, from
+// SHOAL_TEST_ETCD (scripts/services.sh starts it; scripts/test-env.sh
+// exports it). Unset or unreachable, the test skips, unless
+// SHOAL_REQUIRE_SERVICES=1 (CI), when it fails.
+func etcdTarget(t *testing.T) string {
+	t.Helper()
+	missing := t.Skipf
+	if os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
+		missing = t.Fatalf
+	}
+	addr := os.Getenv("SHOAL_TEST_ETCD")
+	if addr == "" {
+		missing("SHOAL_TEST_ETCD is not set; run scripts/services.sh and . scripts/test-env.sh")
+		return ""
+	}
+	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+	if err != nil {
+		missing("etcd at SHOAL_TEST_ETCD=%s does not answer: %v", addr, err)
+		return ""
+	}
+	_ = c.Close()
+	return addr
+}
+
+// etcdPrefix returns a key prefix no other run uses, and deletes whatever
+// the test put under it when the test ends.
+func etcdPrefix(t *testing.T, kv pb.KVClient) string {
+	prefix := fmt.Sprintf("shoal-test/%s/%d/", t.Name(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := kv.DeleteRange(ctx, &pb.DeleteRangeRequest{Key: []byte(prefix), RangeEnd: prefixEnd(prefix)}); err != nil {
+			t.Logf("cleaning up %s: %v", prefix, err)
+		}
+	})
+	return prefix
+}
+
+// prefixEnd is the range end that covers every key starting with prefix.
+func prefixEnd(prefix string) []byte {
+	end := []byte(prefix)
+	end[len(end)-1]++ // prefixes here end in '/', never 0xff
+	return end
+}
+
+// etcdPool returns a pool to etcd, closed before the test's cleanups that
+// were registered earlier (t.Cleanup runs last-in first-out).
+func etcdPool(t *testing.T, opts Options) (*Pool, pb.KVClient) {
+	p := newTestPool(t, etcdTarget(t), opts)
+	return p, pb.NewKVClient(p)
+}
+
+// Put, Range and Txn work through the pool with etcd's generated clients.
+func TestEtcdKV(t *testing.T) {
+	_, kv := etcdPool(t, Options{})
+	prefix := etcdPrefix(t, kv)
+	ctx := testContext(t, 30*time.Second)
+
+	key := []byte(prefix + "k")
+	if _, err := kv.Put(ctx, &pb.PutRequest{Key: key, Value: []byte("v1")}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := kv.Range(ctx, &pb.RangeRequest{Key: key})
+	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "v1" {
+		t.Fatalf("Range: %v %v", r, err)
+	}
+	// Compare-and-swap: succeeds once, then the comparison fails.
+	for i, want := range []bool{true, false} {
+		txn, err := kv.Txn(ctx, &pb.TxnRequest{
+			Compare: []*pb.Compare{{Key: key, Target: pb.Compare_VALUE, Result: pb.Compare_EQUAL,
+				TargetUnion: &pb.Compare_Value{Value: []byte("v1")}}},
+			Success: []*pb.RequestOp{{Request: &pb.RequestOp_RequestPut{
+				RequestPut: &pb.PutRequest{Key: key, Value: []byte("v2")}}}},
+		})
+		if err != nil || txn.Succeeded != want {
+			t.Fatalf("Txn %d: %v %v; want succeeded=%v", i, txn, err, want)
+		}
+	}
+	r, err = kv.Range(ctx, &pb.RangeRequest{Key: key})
+	if err != nil || string(r.Kvs[0].Value) != "v2" {
+		t.Fatalf("Range after Txn: %v %v", r, err)
+	}
+}
+
+// 1,000 Watch streams at once, against a server allowing 100 streams per
+// connection: every one is created and receives its event; none is refused.
+func TestEtcdThousandWatches(t *testing.T) {
+	p, kv := etcdPool(t, Options{})
+	prefix := etcdPrefix(t, kv)
+	ctx, cancel := context.WithCancel(testContext(t, 90*time.Second))
+	defer cancel()
+	watch := pb.NewWatchClient(p)
+
+	const watchers = 1000
+	var created, gotEvent atomic.Int64
+	var wg, ready sync.WaitGroup
+	ready.Add(watchers)
+	errs := make(chan error, watchers)
+	// Kept referenced: a stream dropped by its goroutine would be canceled
+	// by the pool once garbage collected, which is another test's subject.
+	streams := make([]pb.Watch_WatchClient, watchers)
+	for i := range watchers {
+		wg.Go(func() {
+			readied := false
+			defer func() {
+				if !readied {
+					ready.Done()
+				}
+			}()
+			key := fmt.Appendf(nil, "%sw%04d", prefix, i)
+			stream, err := watch.Watch(ctx)
+			if err != nil {
+				errs <- fmt.Errorf("watch %d: open: %w", i, err)
+				return
+			}
+			streams[i] = stream
+			req := &pb.WatchRequest{RequestUnion: &pb.WatchRequest_CreateRequest{
+				CreateRequest: &pb.WatchCreateRequest{Key: key}}}
+			if err := stream.Send(req); err != nil {
+				errs <- fmt.Errorf("watch %d: send: %w", i, err)
+				return
+			}
+			resp, err := stream.Recv()
+			if err != nil || !resp.Created || resp.Canceled {
+				errs <- fmt.Errorf("watch %d: create: %v %w", i, resp, err)
+				return
+			}
+			created.Add(1)
+			readied = true
+			ready.Done()
+			for {
+				resp, err := stream.Recv()
+				if err != nil {
+					errs <- fmt.Errorf("watch %d: waiting for its event: %w", i, err)
+					return
+				}
+				if len(resp.Events) > 0 {
+					if string(resp.Events[0].Kv.Key) != string(key) {
+						errs <- fmt.Errorf("watch %d: event for %q", i, resp.Events[0].Kv.Key)
+					}
+					gotEvent.Add(1)
+					return
+				}
+			}
+		})
+	}
+	ready.Wait()
+	if s := p.Stats(); created.Load() == watchers {
+		t.Logf("%d watches open on %d connections (%d streams in use)", watchers, s.TotalConns, s.Leases)
+	}
+	// Wake every watcher with its own key.
+	var puts sync.WaitGroup
+	for w := range 50 {
+		puts.Go(func() {
+			for i := w; i < watchers; i += 50 {
+				key := fmt.Appendf(nil, "%sw%04d", prefix, i)
+				if _, err := kv.Put(ctx, &pb.PutRequest{Key: key, Value: []byte("x")}); err != nil {
+					errs <- fmt.Errorf("put %d: %w", i, err)
+				}
+			}
+		})
+	}
+	puts.Wait()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if created.Load() != watchers || gotEvent.Load() != watchers {
+		t.Fatalf("%d of %d watches created, %d got their event", created.Load(), watchers, gotEvent.Load())
+	}
+	// The watch streams are still open (a watcher that got its event did
+	// not end its stream): ending their context gives every slot back.
+	if got := p.Stats().Leases; got != watchers {
+		t.Errorf("%d slots held by %d open watch streams", got, watchers)
+	}
+	cancel()
+	clear(streams)
+	if !waitFor(10*time.Second, func() bool { return p.Stats().Leases == 0 }) {
+		t.Errorf("slots still held after the watches' context ended: %+v", p.Stats())
+	}
+}
+
+// keysPerWriter is how many keys each of the 100 writers puts. The issue
+// asks for 1,000 (100,000 puts); measured on the project's 2 shared cores,
+// etcd acknowledges 1,500 to 2,000 puts a second, so the full size takes
+// about 60 s without -race and over 100 s with it when the machine is
+// busy: too much for the package's test budget. By default each writer
+// puts 200 keys (20,000 puts), 50 with -short;
+// SHOAL_GRPC_KEYS_PER_WRITER=1000 runs the issue's full size.
+func keysPerWriter(t *testing.T) int {
+	if v := os.Getenv("SHOAL_GRPC_KEYS_PER_WRITER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("SHOAL_GRPC_KEYS_PER_WRITER=%q: want a positive number", v)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 50
+	}
+	return 200
+}
+
+// 100 writers put their keys concurrently (every tenth through a Txn);
+// afterwards a count-only Range over the run's prefix counts exactly the
+// puts that etcd acknowledged.
+func TestEtcdWritersCountExactly(t *testing.T) {
+	_, kv := etcdPool(t, Options{})
+	prefix := etcdPrefix(t, kv)
+	ctx := testContext(t, 10*time.Minute)
+
+	const writers = 100
+	perWriter := keysPerWriter(t)
+	var acked, failed atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range writers {
+		wg.Go(func() {
+			for k := range perWriter {
+				key := fmt.Appendf(nil, "%s%03d/%05d", prefix, w, k)
+				put := &pb.PutRequest{Key: key, Value: []byte("v")}
+				var err error
+				if k%10 == 0 {
+					_, err = kv.Txn(ctx, &pb.TxnRequest{Success: []*pb.RequestOp{
+						{Request: &pb.RequestOp_RequestPut{RequestPut: put}}}})
+				} else {
+					_, err = kv.Put(ctx, put)
+				}
+				if err != nil {
+					failed.Add(1)
+					errOnce.Do(func() { firstErr = err })
+					if errors.Is(err, context.DeadlineExceeded) {
+						return
+					}
+					continue
+				}
+				acked.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	countCtx := testContext(t, 30*time.Second)
+	r, err := kv.Range(countCtx, &pb.RangeRequest{Key: []byte(prefix), RangeEnd: prefixEnd(prefix), CountOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d writers x %d keys: %d acknowledged in %v; Range counts %d", writers, perWriter, acked.Load(), took.Round(time.Millisecond), r.Count)
+	if failed.Load() > 0 {
+		t.Errorf("%d puts failed, first: %v", failed.Load(), firstErr)
+	}
+	if r.Count != acked.Load() {
+		t.Errorf("Range counts %d keys, %d puts were acknowledged", r.Count, acked.Load())
+	}
+	if acked.Load() != int64(writers*perWriter) {
+		t.Errorf("%d of %d puts acknowledged", acked.Load(), writers*perWriter)
+	}
+}

@@ -1,0 +1,85 @@
+package shoalgrpc
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configures a Pool. The zero value is ready to use: every field's
+// zero means the default written beside it.
+type Options struct {
+	// MaxConns is the most grpc.ClientConns open at once, counting those
+	// being connected. Default 16. With MaxStreams 100 that is 1,600
+	// concurrent calls before callers wait.
+	MaxConns int
+
+	// MinIdle connections are kept open and without calls, opened in the
+	// background. Default 0. Idle reaping never goes below it. Must not
+	// exceed MaxConns.
+	MinIdle int
+
+	// MaxStreams is how many calls one connection carries at once. Default
+	// 100, the limit most servers set. When the server advertises a lower
+	// limit and the pool can read it (see IgnoreServerStreamLimit), each
+	// connection uses the lower one; the pool never goes above MaxStreams.
+	MaxStreams int
+
+	// MaxLifetime is how long a connection takes new calls. After it, the
+	// connection drains: calls in flight finish normally and it closes when
+	// the last one ends. 0 means no limit.
+	MaxLifetime time.Duration
+
+	// LifetimeJitter spreads lifetimes so that connections opened together
+	// do not drain together: each connection's lifetime is drawn uniformly
+	// from [MaxLifetime-LifetimeJitter, MaxLifetime]. Must not exceed
+	// MaxLifetime. Default 0.
+	LifetimeJitter time.Duration
+
+	// MaxIdleTime closes a connection that has carried no call for this
+	// long, never going below MinIdle. 0 means never.
+	MaxIdleTime time.Duration
+
+	// DialTimeout bounds how long a new connection may take to become
+	// READY. Default 10s. A connection that reaches TRANSIENT_FAILURE
+	// first fails at once, and callers waiting for it get the error
+	// instead of sitting until their deadline.
+	DialTimeout time.Duration
+
+	// MaxWaiters bounds the callers waiting for a free stream when every
+	// connection is full; past it a call fails at once with
+	// codes.ResourceExhausted. 0 means no bound.
+	MaxWaiters int
+
+	// IgnoreServerStreamLimit turns off reading the server's advertised
+	// stream limit. Reading it needs a grpc.WithContextDialer installed by
+	// the pool, which it does only when no dial option of the caller
+	// replaces it; it is skipped on its own when HTTPS_PROXY or https_proxy
+	// is set, because grpc-go does not use a proxy when a context dialer is
+	// installed. Set this to keep grpc-go's own dialer regardless.
+	IgnoreServerStreamLimit bool
+
+	// Logger receives connection opens, closes and dial failures. nil means
+	// no logging. Nothing is logged per call.
+	Logger *slog.Logger
+}
+
+// Defaults for Options fields left at zero.
+const (
+	defaultMaxConns    = 16
+	defaultMaxStreams  = 100
+	defaultDialTimeout = 10 * time.Second
+)
+
+// withDefaults returns o with every zero field that has a default filled in.
+func (o Options) withDefaults() Options {
+	if o.MaxConns == 0 {
+		o.MaxConns = defaultMaxConns
+	}
+	if o.MaxStreams == 0 {
+		o.MaxStreams = defaultMaxStreams
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = defaultDialTimeout
+	}
+	return o
+}

@@ -1,0 +1,132 @@
+package shoalgrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+
+	"github.com/shoalpool/shoal"
+	"google.golang.org/grpc"
+)
+
+// Pool is a pool of grpc.ClientConns to one target that spreads calls over
+// them by load. It is safe for concurrent use. Create one with NewClient
+// and close it with Close.
+type Pool struct {
+	pool          *shoal.Pool[*conn]
+	target        string // as given; may hold credentials, never printed
+	shownTarget   string // target with any credentials removed
+	dialOpts      []grpc.DialOption
+	discoverLimit bool
+	maxStreams    int
+	netDial       func(ctx context.Context, c *conn, network, address string) (net.Conn, error)
+
+	mu    sync.Mutex
+	conns map[*conn]struct{} // open connections, for readiness look-ups
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Pool is a drop-in grpc.ClientConnInterface for generated clients.
+var _ grpc.ClientConnInterface = (*Pool)(nil)
+
+// NewClient returns a pool of connections to target, each created with
+// grpc.NewClient(target, dialOpts...). Like grpc.NewClient it does not
+// connect: the first call (or Options.MinIdle) does. It fails when opts
+// cannot work, naming the field.
+func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool, error) {
+	opts = opts.withDefaults()
+	p := &Pool{
+		target:      target,
+		shownTarget: redactTarget(target),
+		dialOpts:    append([]grpc.DialOption(nil), dialOpts...),
+		maxStreams:  opts.MaxStreams,
+		conns:       make(map[*conn]struct{}),
+		netDial:     netDial,
+	}
+	p.discoverLimit = !opts.IgnoreServerStreamLimit && !proxyConfigured()
+	pool, err := shoal.New(shoal.Config[*conn]{
+		Dial:           p.dial,
+		Close:          p.closeConn,
+		MaxConns:       opts.MaxConns,
+		MinIdle:        opts.MinIdle,
+		MaxStreams:     opts.MaxStreams,
+		MaxLifetime:    opts.MaxLifetime,
+		LifetimeJitter: opts.LifetimeJitter,
+		MaxIdleTime:    opts.MaxIdleTime,
+		DialTimeout:    opts.DialTimeout,
+		MaxWaiters:     opts.MaxWaiters,
+		Logger:         opts.Logger,
+	})
+	if err != nil {
+		var ce *shoal.ConfigError
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("shoalgrpc: Options.%s %s", ce.Field, ce.Reason)
+		}
+		return nil, fmt.Errorf("shoalgrpc: %w", err)
+	}
+	p.pool = pool
+	return p, nil
+}
+
+// proxyConfigured reports whether grpc-go would dial through an HTTPS
+// proxy, which it skips when a context dialer is installed.
+func proxyConfigured() bool {
+	return os.Getenv("HTTPS_PROXY") != "" || os.Getenv("https_proxy") != ""
+}
+
+// Stats returns a snapshot of the pool: connections, streams in use
+// (Leases), callers waiting, dials, closes.
+func (p *Pool) Stats() shoal.Stats { return p.pool.Stats() }
+
+// Close closes every connection, like grpc.ClientConn.Close: calls and
+// streams in flight fail with codes.Canceled, and later calls fail at once.
+// It returns when every connection is closed and every goroutine of the
+// pool has ended. Calling it again returns the first call's result.
+func (p *Pool) Close() error {
+	p.closeOnce.Do(func() {
+		// Stop new calls and close idle connections now. A canceled context
+		// makes Close return without waiting for busy connections...
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = p.pool.Close(done)
+		// ...which are closed here, failing what runs on them; each call
+		// then gives its stream back and the last one lets the core pool
+		// finish closing the connection.
+		p.mu.Lock()
+		busy := make([]*conn, 0, len(p.conns))
+		for c := range p.conns {
+			busy = append(busy, c)
+		}
+		p.mu.Unlock()
+		for _, c := range busy {
+			_ = c.cc.Close()
+		}
+		p.closeErr = p.pool.Close(context.Background())
+	})
+	return p.closeErr
+}
+
+// String describes the pool for logs, without any credentials in the target.
+func (p *Pool) String() string {
+	s := p.pool.Stats()
+	return fmt.Sprintf("shoalgrpc.Pool(%s, %d conns, %d streams in use, %d waiting)",
+		p.shownTarget, s.TotalConns, s.Leases, s.Waiting)
+}
+
+// track and untrack keep the set of open connections.
+func (p *Pool) track(c *conn) {
+	p.mu.Lock()
+	p.conns[c] = struct{}{}
+	p.mu.Unlock()
+}
+
+func (p *Pool) untrack(c *conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
