@@ -43,10 +43,9 @@ func newObserved(t testing.TB) *shoalprom.PoolMetrics {
 	return m
 }
 
+// TestObserverAllocatesNothing holds under the race detector too, so it
+// runs there as well.
 func TestObserverAllocatesNothing(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes allocations")
-	}
 	m := newObserved(t)
 	for _, c := range observerCalls(m) {
 		if n := testing.AllocsPerRun(1000, c.call); n != 0 {
@@ -58,9 +57,6 @@ func TestObserverAllocatesNothing(t *testing.T) {
 // TestPoolWithObserverAllocatesNothing checks the whole hot path, the
 // pool's and the observer's together: acquire and release.
 func TestPoolWithObserverAllocatesNothing(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes allocations")
-	}
 	m := newObserved(t)
 	pool, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, Observer: m})
 	if err != nil {
