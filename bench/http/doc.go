@@ -1,0 +1,33 @@
+// Command http measures HTTP request throughput through shoalhttp beside
+// the ways Go programs usually talk HTTP, against the same servers in the
+// same run:
+//
+//   - new-client: a new http.Client with a new Transport (a clone of
+//     http.DefaultTransport) for every request, closed after it: the
+//     anti-pattern of the InfluxDB client the project learned from (7.5x
+//     slower than reusing one).
+//   - default: one clone of http.DefaultTransport, as most programs use it
+//     (at most 2 idle connections per host).
+//   - tuned: a clone of http.DefaultTransport with MaxIdleConns and
+//     MaxIdleConnsPerHost set to the number of workers.
+//   - shoalhttp: shoalhttp.NewTransport(shoalhttp.Options{}), the zero
+//     options.
+//
+// Targets: ClickHouse over HTTP (GET of SELECT number FROM numbers(5), the
+// answer checked), InfluxDB 1.x (a POST of one point per request to
+// /write, 204 checked) and an in-process TLS server (net/http with HTTP/2,
+// 100 streams per connection; a GET of a short body), each with 1, 4 and
+// 32 workers looping one request at a time. Rounds are interleaved
+// (new-client, default, tuned, shoalhttp, then again) so that a noisy moment
+// of the shared machine hits every contender alike, and the best round of
+// each is kept.
+//
+// Run it from bench/ with the servers' URLs in SHOAL_TEST_CLICKHOUSE and
+// SHOAL_TEST_INFLUXDB (scripts/test-env.sh sets them; a target whose
+// variable is unset is skipped):
+//
+//	go run ./http -rounds 3 -duration 2s -out results/http.md
+//
+// It prints the table and writes it, with the machine and the command, as a
+// markdown fragment to -out.
+package main

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	var (
+		clickhouseURL = flag.String("clickhouse", os.Getenv("SHOAL_TEST_CLICKHOUSE"), "ClickHouse HTTP URL (default $SHOAL_TEST_CLICKHOUSE; empty skips it)")
+		influxURL     = flag.String("influxdb", os.Getenv("SHOAL_TEST_INFLUXDB"), "InfluxDB 1.x URL with database shoal_test (default $SHOAL_TEST_INFLUXDB; empty skips it)")
+		workers       = flag.String("workers", "1,4,32", "worker counts, comma-separated")
+		rounds        = flag.Int("rounds", 3, "interleaved rounds per cell; the best is kept")
+		duration      = flag.Duration("duration", 2*time.Second, "length of one round")
+		only          = flag.String("only", "", "run only these targets (ClickHouse, InfluxDB, TLS), comma-separated")
+		out           = flag.String("out", "", "write the markdown fragment here")
+		contenderList = flag.String("contenders", "", "run only these contenders, comma-separated (for profiling)")
+		cpuProfile    = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
+	)
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *contenderList != "" {
+		var keep []contender
+		for _, c := range contenders {
+			if selected(*contenderList, c.name) {
+				keep = append(keep, c)
+			}
+		}
+		contenders = keep
+	}
+	counts, err := parseCounts(*workers)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var targets []*target
+	if *clickhouseURL != "" {
+		targets = append(targets, clickhouse(*clickhouseURL))
+	}
+	if *influxURL != "" {
+		targets = append(targets, influxdb(*influxURL))
+	}
+	targets = append(targets, tlsServer())
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
+
+	res := results{contenders: contenders}
+	for _, tg := range targets {
+		if *only != "" && !selected(*only, tg.name) {
+			continue
+		}
+		for _, n := range counts {
+			best := make([]float64, len(contenders))
+			for r := range *rounds {
+				for i, c := range contenders {
+					rps, err := measure(c, tg, n, *duration)
+					if err != nil {
+						log.Printf("%s, %s, %d workers: %v", tg.name, c.name, n, err)
+						return
+					}
+					best[i] = max(best[i], rps)
+					fmt.Fprintf(os.Stderr, "%-26s %-10s %2d workers round %d: %8.0f req/s\n", tg.name, c.name, n, r+1, rps)
+				}
+			}
+			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best})
+		}
+	}
+
+	cmd := "go run ./http " + strings.Join(os.Args[1:], " ")
+	machine := fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, servers on loopback",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+	md := res.markdown(cmd, machine, *rounds, *duration)
+	fmt.Print(md)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// measure opens c, warms it with one unmeasured request per worker, runs n
+// workers for d and returns requests per second.
+func measure(c contender, tg *target, n int, d time.Duration) (float64, error) {
+	client, closeAll, err := c.open(n, tg.tls)
+	if err != nil {
+		return 0, err
+	}
+	defer closeAll()
+	ctx := context.Background()
+	if _, err := runFor(ctx, n, 100*time.Millisecond, client, tg); err != nil {
+		return 0, err
+	}
+	return runFor(ctx, n, d, client, tg)
+}
+
+// runFor runs n workers, each sending one request at a time, for d, and
+// returns the completed requests per second. The first error stops the
+// run.
+func runFor(ctx context.Context, n int, d time.Duration, client func() (*http.Client, func()), tg *target) (float64, error) {
+	var (
+		stop     atomic.Bool
+		total    atomic.Int64
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	start := time.Now()
+	for g := range n {
+		wg.Go(func() {
+			done := 0
+			for i := 0; !stop.Load(); i++ {
+				cl, release := client()
+				err := tg.do(ctx, cl, g, i)
+				release()
+				if err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("worker %d: %w", g, err) })
+					stop.Store(true)
+					break
+				}
+				done++
+			}
+			total.Add(int64(done))
+		})
+	}
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+	return float64(total.Load()) / time.Since(start).Seconds(), firstErr
+}
+
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad worker count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func selected(list, name string) bool {
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f != "" && strings.HasPrefix(strings.ToLower(name), strings.ToLower(f)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// results are the best rounds of every contender, per target and worker
+// count.
+type results struct {
+	contenders []contender
+	rows       []row
+}
+
+type row struct {
+	target  string
+	workers int
+	rps     []float64 // by contender, in contenders' order
+}
+
+// markdown renders the results as a fragment for BENCHMARKS.md: requests/s
+// of every contender and shoalhttp's ratio to each of the others.
+func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) string {
+	var b strings.Builder
+	b.WriteString("### HTTP through shoalhttp\n\n")
+	fmt.Fprintf(&b, "Machine: %s. Best of %d interleaved rounds of %s per cell.\n", machine, rounds, d)
+	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
+	last := len(r.contenders) - 1 // shoalhttp
+	b.WriteString("| target | workers |")
+	for _, c := range r.contenders {
+		fmt.Fprintf(&b, " %s req/s |", c.name)
+	}
+	for _, c := range r.contenders[:last] {
+		fmt.Fprintf(&b, " shoalhttp / %s |", c.name)
+	}
+	b.WriteString("\n|---|---:|")
+	for range len(r.contenders) + last {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
+		for _, v := range row.rps {
+			fmt.Fprintf(&b, " %.0f |", v)
+		}
+		for _, v := range row.rps[:last] {
+			fmt.Fprintf(&b, " %.2fx |", row.rps[last]/v)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nnew-client: a new http.Client and Transport per request; default: a clone of http.DefaultTransport; " +
+		"tuned: the same with MaxIdleConnsPerHost = workers; shoalhttp: zero Options (see bench/http/doc.go).\n")
+	return b.String()
+}
