@@ -65,6 +65,7 @@ func runScenario[H any](b *testing.B, open func(context.Context) (benchPool[H], 
 			hists[i] = new(waitHistogram)
 		}
 	}
+	waitsBefore := p.waits()
 	if sc.goroutines == 0 {
 		err = loopSerial(b, p, spins, hists)
 	} else {
@@ -73,6 +74,10 @@ func runScenario[H any](b *testing.B, open func(context.Context) (benchPool[H], 
 	b.StopTimer()
 	if err != nil {
 		b.Error(err)
+	}
+	if waitsAfter := p.waits(); waitsBefore >= 0 && b.N > 0 {
+		// Read outside the timed loop; every pool counts its own waits.
+		b.ReportMetric(float64(waitsAfter-waitsBefore)/float64(b.N), "waited/op")
 	}
 	if err := p.close(); err != nil {
 		b.Error(err)

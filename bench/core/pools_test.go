@@ -21,6 +21,9 @@ const poolSize = 8
 type benchPool[H any] interface {
 	acquire(ctx context.Context) (H, error)
 	release(h H)
+	// waits is the pool's own count of acquires that found no idle
+	// connection and had to wait, or -1 when the pool keeps no such count.
+	waits() int64
 	// close closes the pool and waits for its goroutines; it reports
 	// anything that went wrong during the run.
 	close() error
@@ -107,6 +110,8 @@ func (p *shoalPool) acquire(ctx context.Context) (*shoal.Lease[*noopConn], error
 
 func (p *shoalPool) release(l *shoal.Lease[*noopConn]) { l.Release() }
 
+func (p *shoalPool) waits() int64 { return p.pool.Stats().WaitedAcquires }
+
 func (p *shoalPool) close() error {
 	st := p.pool.Stats()
 	if err := p.pool.Close(context.Background()); err != nil {
@@ -149,6 +154,8 @@ func (p *puddlePool) acquire(ctx context.Context) (*puddle.Resource[*noopConn], 
 
 func (p *puddlePool) release(r *puddle.Resource[*noopConn]) { r.Release() }
 
+func (p *puddlePool) waits() int64 { return p.pool.Stat().EmptyAcquireCount() }
+
 func (p *puddlePool) close() error {
 	p.pool.Close() // waits for the resources, which are all idle
 	return checkDials(p.conns)
@@ -178,6 +185,8 @@ func (p *sqlPool) acquire(ctx context.Context) (*sql.Conn, error) { return p.db.
 
 func (p *sqlPool) release(c *sql.Conn) { c.Close() }
 
+func (p *sqlPool) waits() int64 { return p.db.Stats().WaitCount }
+
 func (p *sqlPool) close() error {
 	st := p.db.Stats()
 	if err := p.db.Close(); err != nil {
@@ -197,10 +206,10 @@ type vitessConn struct {
 }
 
 func (*vitessConn) ApplySetting(context.Context, *smartconnpool.Setting) error { return nil }
-func (*vitessConn) ResetSetting(context.Context) error                          { return nil }
-func (*vitessConn) Setting() *smartconnpool.Setting                             { return nil }
-func (c *vitessConn) IsClosed() bool                                            { return c.closed.Load() }
-func (c *vitessConn) Close()                                                    { c.closed.Store(true) }
+func (*vitessConn) ResetSetting(context.Context) error                         { return nil }
+func (*vitessConn) Setting() *smartconnpool.Setting                            { return nil }
+func (c *vitessConn) IsClosed() bool                                           { return c.closed.Load() }
+func (c *vitessConn) Close()                                                   { c.closed.Store(true) }
 
 type vitessPool struct {
 	pool  *smartconnpool.ConnPool[*vitessConn]
@@ -227,6 +236,8 @@ func (p *vitessPool) acquire(ctx context.Context) (*smartconnpool.Pooled[*vitess
 }
 
 func (p *vitessPool) release(c *smartconnpool.Pooled[*vitessConn]) { c.Recycle() }
+
+func (p *vitessPool) waits() int64 { return p.pool.Metrics.WaitCount() }
 
 func (p *vitessPool) close() error {
 	if err := p.pool.CloseWithContext(context.Background()); err != nil {
@@ -257,6 +268,8 @@ func openChan(ctx context.Context) (benchPool[*noopConn], error) {
 func (p *chanPool) acquire(context.Context) (*noopConn, error) { return <-p.ch, nil }
 
 func (p *chanPool) release(c *noopConn) { p.ch <- c }
+
+func (p *chanPool) waits() int64 { return -1 }
 
 func (p *chanPool) close() error {
 	if n := len(p.ch); n != poolSize {

@@ -2,6 +2,8 @@ package core
 
 import (
 	"math"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +28,17 @@ func spin(n int, x uint64) uint64 {
 // spinSink receives every spin result, so the work is observable.
 var spinSink atomic.Uint64
 
+// workSpinsEnv, when set to a positive number, fixes the spin count instead
+// of calibrating, so that repeated runs (scripts/bench.sh runs the test
+// binary once per round) do the same work.
+const workSpinsEnv = "SHOAL_BENCH_WORK_SPINS"
+
 // workSpins is the number of spin iterations that take workDuration on this
-// machine, measured once per process.
+// machine, measured once per process unless workSpinsEnv says.
 var workSpins = sync.OnceValue(func() int {
+	if n, err := strconv.Atoi(os.Getenv(workSpinsEnv)); err == nil && n > 0 {
+		return n
+	}
 	// Best of several trials: on a shared machine interference only ever
 	// makes a trial slower, so the fastest trial is the closest to the
 	// machine's own speed.
