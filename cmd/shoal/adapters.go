@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/embedded"
 )
 
 // The adapters (shoalhttp, shoalgrpc, shoalpgx) are reached only through
@@ -61,7 +63,7 @@ var newPlainGRPC func(ctx context.Context, opts grpcPoolOptions) (grpcClient, er
 // startGRPCServer starts the embedded gRPC server (health service,
 // MaxConcurrentStreams 100) on loopback and returns its address and its
 // stop function; nil until shoalgrpc is wired.
-var startGRPCServer func(cfg *tls.Config, handlerDelay time.Duration) (addr string, stop func() error, err error)
+var startGRPCServer func(cert *embedded.Cert, work time.Duration) (addr string, stop func() error, err error)
 
 // pgPoolOptions is what the bench asks of a PostgreSQL adapter.
 type pgPoolOptions struct {

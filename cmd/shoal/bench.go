@@ -76,7 +76,8 @@ func runBench(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		}
 		planned = append(planned, plannedScenario{s, p})
 	}
-	return execute(ctx, o, report, planned, out, errOut, stderr)
+	execute(ctx, o, report, planned, out, stderr)
+	return finish(o, report, out, errOut)
 }
 
 // estimate is the planned run time of the scenarios.
@@ -97,10 +98,11 @@ func estimate(o *options, planned []plannedScenario) time.Duration {
 	return total
 }
 
-// execute runs the planned scenarios, printing each group's table as it
-// finishes (unless --json or --csv), then the machine-readable output and
-// the chart. After Ctrl-C it prints what finished and returns 130.
-func execute(ctx context.Context, o *options, report *benchrun.Report, planned []plannedScenario, out, errOut io.Writer, rawStderr io.Writer) int {
+// execute runs the planned scenarios into report, printing each group's
+// table as it finishes (unless --json or --csv). After Ctrl-C it stops and
+// marks the report interrupted. rawStderr is where the progress bar goes,
+// if it is a terminal.
+func execute(ctx context.Context, o *options, report *benchrun.Report, planned []plannedScenario, out, rawStderr io.Writer) {
 	estimated := estimate(o, planned)
 	tables := !o.json && !o.csv
 	var progress *benchrun.Progress
@@ -145,11 +147,10 @@ func execute(ctx context.Context, o *options, report *benchrun.Report, planned [
 	}
 	progress.Stop()
 	report.Interrupted = ctx.Err() != nil
-	return finish(o, report, out, errOut)
 }
 
 // finish writes the machine-readable output and the chart and picks the
-// exit status.
+// exit status: 130 after Ctrl-C, 1 when a case failed, else 0.
 func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 	code := exitOK
 	if report.Failed() {

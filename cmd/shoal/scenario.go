@@ -45,7 +45,7 @@ func (e *env) embeddedGRPC() (string, error) {
 			e.grpcErr = errNotLanded("shoalgrpc")
 			return
 		}
-		addr, stop, err := startGRPCServer(e.servers.Cert.ServerTLS(), multiplexWork)
+		addr, stop, err := startGRPCServer(e.servers.Cert, multiplexWork)
 		if err != nil {
 			e.grpcErr = err
 			return

@@ -4,7 +4,26 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
 )
+
+// sweepTolerance: the recommendation is the smallest configuration whose
+// throughput is within this fraction of the best one's.
+const sweepTolerance = 0.03
+
+// maxSweepPartitions bounds the partitions the sweep tries.
+const maxSweepPartitions = 32
+
+// sweepTable divides total connections into 1, 2, 4, ... partitions.
+func sweepTable(total int) []partitionConfig {
+	var out []partitionConfig
+	for p := 1; p <= min(total, maxSweepPartitions); p *= 2 {
+		out = append(out, partitionConfig{partitions: p, connsPerPartition: total / p})
+	}
+	return out
+}
 
 // runSweep is `shoal sweep`.
 func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
@@ -19,10 +38,123 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if newShoalPGX == nil {
-		fmt.Fprintf(errOut, "shoal sweep: not available yet — %s\n", notLanded("shoalpgx"))
+		fmt.Fprintf(errOut, "shoal sweep: not available yet: shoalpgx, the PostgreSQL adapter it runs on, has not landed\n")
 		return exitFailed
 	}
-	_ = out
-	_ = ctx
-	return exitFailed
+	if err := probe(ctx, t, o.dialTimeout); err != nil {
+		fmt.Fprintf(errOut, "shoal sweep: %v\n", err)
+		return exitFailed
+	}
+	e := &env{target: t, workers: o.workers, dialTimeout: o.dialTimeout}
+	g := benchrun.Group{Title: fmt.Sprintf("%d workers, %d connections, %s", o.workers, o.maxConns, o.query), Workers: o.workers}
+	for _, pc := range sweepTable(o.maxConns) {
+		g.Cases = append(g.Cases, pgPoolCase(e, partitionCaseName(pc), pc.partitions*pc.connsPerPartition, pc.partitions, o.query))
+	}
+	sc := scenario{name: "sweep", description: "partitions x connections per partition on your PostgreSQL"}
+	report := &benchrun.Report{
+		Command: "sweep", Target: t.Redacted, Machine: benchrun.ThisMachine(),
+		Warmup: o.warmup, Duration: o.duration,
+	}
+	planned := []plannedScenario{{sc, &plan{server: t.Redacted, groups: []benchrun.Group{g}}}}
+
+	execute(ctx, o, report, planned, out, stderr)
+	if rec, ok := recommend(report); ok && !report.Interrupted {
+		report.Recommendation = rec.export(t)
+		if !o.json && !o.csv {
+			writeRecommendation(out, report.Recommendation)
+		}
+	} else if !report.Interrupted {
+		fmt.Fprintf(errOut, "shoal sweep: no configuration was measured without errors; no recommendation\n")
+	}
+	code := finish(o, report, out, errOut)
+	if code == exitOK && report.Recommendation == nil {
+		code = exitFailed
+	}
+	return code
+}
+
+// recommendation is the sweep's answer.
+type recommendation struct {
+	pick, best benchrun.Result
+}
+
+// recommend picks, among the measured configurations, the smallest one
+// (fewest connections, then fewest partitions) whose throughput is within
+// sweepTolerance of the best.
+func recommend(r *benchrun.Report) (recommendation, bool) {
+	var ok []benchrun.Result
+	for _, s := range r.Scenarios {
+		for _, g := range s.Groups {
+			for _, res := range g.Results {
+				if res.Status == benchrun.StatusOK && res.Pool != nil {
+					ok = append(ok, res)
+				}
+			}
+		}
+	}
+	if len(ok) == 0 {
+		return recommendation{}, false
+	}
+	best := ok[0]
+	for _, res := range ok[1:] {
+		if res.IPS > best.IPS {
+			best = res
+		}
+	}
+	var pick *benchrun.Result
+	for i, res := range ok {
+		if res.IPS < best.IPS*(1-sweepTolerance) {
+			continue
+		}
+		if pick == nil || smaller(res.Pool, pick.Pool) {
+			pick = &ok[i]
+		}
+	}
+	return recommendation{pick: *pick, best: best}, true
+}
+
+// smaller orders configurations: fewer connections, then fewer partitions.
+func smaller(a, b *benchrun.PoolConfig) bool {
+	if a.MaxConns != b.MaxConns {
+		return a.MaxConns < b.MaxConns
+	}
+	return a.Partitions < b.Partitions
+}
+
+// export turns the recommendation into the report's form, with the
+// settings to paste.
+func (rec recommendation) export(t *target) *benchrun.Recommendation {
+	out := &benchrun.Recommendation{
+		Name: rec.pick.Name, Pool: rec.pick.Pool, IPS: rec.pick.IPS,
+		Best: rec.best.Name, BestIPS: rec.best.IPS, TolerancePct: sweepTolerance * 100,
+	}
+	if pgPoolSettings != nil {
+		out.ConnString, out.GoConfig = pgPoolSettings(t.Redacted, rec.pick.Pool.MaxConns, rec.pick.Pool.Partitions)
+	}
+	return out
+}
+
+// writeRecommendation prints the recommendation under the table.
+func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
+	p := r.Pool
+	fmt.Fprintf(w, "\nRecommendation: %d partition(s) x %d connections (%d in all): %s ops/s",
+		p.Partitions, p.ConnsPerPartition, p.MaxConns, benchrun.FormatCount(r.IPS))
+	if r.Name == r.Best {
+		fmt.Fprintf(w, ", the best measured.\n")
+	} else {
+		fmt.Fprintf(w, ", within %.0f%% of the best (%s, %s ops/s).\n", r.TolerancePct, r.Best, benchrun.FormatCount(r.BestIPS))
+	}
+	if r.ConnString != "" {
+		fmt.Fprintf(w, "\nConnection string (put your password back in):\n  %s\n", r.ConnString)
+	}
+	if r.GoConfig != "" {
+		fmt.Fprintf(w, "\nGo:\n")
+		for _, line := range strings.Split(r.GoConfig, "\n") {
+			if line == "" {
+				fmt.Fprintln(w)
+				continue
+			}
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 }

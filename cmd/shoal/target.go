@@ -13,11 +13,11 @@ import (
 type targetKind int
 
 const (
-	targetPostgres targetKind = iota + 1
-	targetHTTP                // https:// or http://
-	targetClickHouse          // clickhouse+http(s)://
-	targetInfluxDB            // influxdb+http(s)://
-	targetGRPC                // grpc:// (plaintext) or grpcs:// (TLS)
+	targetPostgres   targetKind = iota + 1
+	targetHTTP                  // https:// or http://
+	targetClickHouse            // clickhouse+http(s)://
+	targetInfluxDB              // influxdb+http(s)://
+	targetGRPC                  // grpc:// (plaintext) or grpcs:// (TLS)
 )
 
 // schemes lists the accepted target schemes, for errors and usage.

@@ -73,6 +73,21 @@ type Report struct {
 	Duration    time.Duration    `json:"duration_ns"`
 	Scenarios   []ScenarioResult `json:"scenarios"`
 	Interrupted bool             `json:"interrupted"`
+	// Recommendation is the sweep's answer; bench has none.
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
+}
+
+// Recommendation is the configuration a sweep recommends: the smallest
+// within a tolerance of the best.
+type Recommendation struct {
+	Name         string      `json:"name"`
+	Pool         *PoolConfig `json:"pool"`
+	IPS          float64     `json:"ips"`
+	Best         string      `json:"best"`
+	BestIPS      float64     `json:"best_ips"`
+	TolerancePct float64     `json:"tolerance_pct"`
+	ConnString   string      `json:"conn_string,omitempty"` // password redacted
+	GoConfig     string      `json:"go_config,omitempty"`
 }
 
 // Failed reports whether any case failed.

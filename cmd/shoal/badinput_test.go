@@ -1,0 +1,158 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestUnknownFlagListsValidOnes(t *testing.T) {
+	r := runShoal(t, "bench", "--frobnicate")
+	r.wantCode(t, exitUsage)
+	for _, want := range []string{"frobnicate", "--target", "--only", "--duration", "--quick", "--json", "--chart"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
+func TestUnknownScenarioListsValidOnes(t *testing.T) {
+	r := runShoal(t, "bench", "--only", "churn,warp")
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, `"warp"`) || !strings.Contains(r.stderr, "churn, partitions, multiplex, transport") {
+		t.Errorf("stderr does not name the bad scenario and the valid ones:\n%s", r.stderr)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	r := runShoal(t, "benchmark")
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "bench, sweep") {
+		t.Errorf("stderr does not list the commands:\n%s", r.stderr)
+	}
+}
+
+func TestBadFlagValues(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "--json", "--csv"},
+		{"bench", "--chart", "out.gif"},
+		{"bench", "--duration", "0s"},
+		{"bench", "--workers", "-1"},
+		{"bench", "--dial-timeout", "0s"},
+		{"bench", "extra"},
+		{"sweep"},
+	} {
+		r := runShoal(t, args...)
+		if r.code != exitUsage || r.stderr == "" {
+			t.Errorf("%q: status %d, stderr %q; want %d and a message", args, r.code, r.stderr, exitUsage)
+		}
+	}
+}
+
+// TestMalformedTarget checks that each error names the wrong part.
+func TestMalformedTarget(t *testing.T) {
+	for _, tc := range []struct{ target, part string }{
+		{"ftp://host/x", "scheme"},
+		{"localhost:5432", "scheme"},
+		{"postgres:///db", "host"},
+		{"postgres://u:hunter2pw@db.example:99999/db", "port"},
+		{"postgres://u:hunter2pw@db.example:port/db", "port"},
+		{"https://u:hunter2pw@[::1/x", "url"},
+	} {
+		for _, cmd := range []string{"bench", "sweep"} {
+			r := runShoal(t, cmd, "--target", tc.target)
+			if r.code != exitUsage {
+				t.Errorf("%s --target %s: status %d, want %d\n%s", cmd, tc.target, r.code, exitUsage, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tc.part) {
+				t.Errorf("%s --target %s: error does not name the %s:\n%s", cmd, tc.target, tc.part, r.stderr)
+			}
+			if strings.Contains(r.stdout+r.stderr, "hunter2pw") {
+				t.Errorf("%s --target %s: the password was printed:\n%s%s", cmd, tc.target, r.stdout, r.stderr)
+			}
+		}
+	}
+}
+
+// closedPort returns a loopback address nobody listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestUnreachableTargetKeepsPassword runs every command, output format and
+// chart against an unreachable target with a password in its URL, and
+// checks that it fails quickly with the address and the cause, and that
+// the password appears nowhere: not on stdout, stderr, nor in any file.
+func TestUnreachableTargetKeepsPassword(t *testing.T) {
+	const secret = "Sup3r-S3cret-pw"
+	addr := closedPort(t)
+	dir := t.TempDir()
+	targets := []string{
+		"postgres://shoal:" + secret + "@" + addr + "/db?sslmode=disable",
+		"postgres://shoal@" + addr + "/db?password=" + secret,
+		"clickhouse+http://default:" + secret + "@" + addr,
+		"influxdb+http://admin:" + secret + "@" + addr,
+		"https://user:" + secret + "@" + addr + "/health",
+		"grpc://user:" + secret + "@" + addr,
+	}
+	for i, target := range targets {
+		for _, cmd := range []string{"bench", "sweep"} {
+			chart := filepath.Join(dir, cmd+string(rune('a'+i))+".svg")
+			args := []string{cmd, "--target", target, "--dial-timeout", "2s", "--json", "--chart", chart}
+			var r result
+			took := elapsed(func() { r = runShoal(t, args...) })
+			if cmd == "sweep" && !strings.HasPrefix(target, "postgres") {
+				r.wantCode(t, exitUsage) // sweep needs PostgreSQL
+			} else if r.code != exitFailed {
+				t.Errorf("%s --target <%d>: status %d, want %d\n%s", cmd, i, r.code, exitFailed, r.stderr)
+			}
+			if took > 2*time.Second+time.Second {
+				t.Errorf("%s --target <%d>: took %v, more than the dial timeout", cmd, i, took)
+			}
+			if r.code == exitFailed && !strings.Contains(r.stderr, "not available yet") {
+				if !strings.Contains(r.stderr, addr) || !strings.Contains(r.stderr, "refused") {
+					t.Errorf("%s --target <%d>: error lacks the address %s or the cause:\n%s", cmd, i, addr, r.stderr)
+				}
+			}
+			if strings.Contains(r.stdout+r.stderr, secret) {
+				t.Errorf("%s --target <%d>: password printed:\nstdout: %s\nstderr: %s", cmd, i, r.stdout, r.stderr)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if strings.Contains(string(b), secret) {
+			t.Errorf("file %s holds the password", e.Name())
+		}
+	}
+}
+
+// TestRedaction checks the redaction helpers on their own.
+func TestRedaction(t *testing.T) {
+	tg, err := parseTarget("postgres://me:p%40ss%2Fw0rd@127.0.0.1:5432/db?sslmode=disable&sslpassword=k3y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{tg.Redacted, tg.redact("dial p@ss/w0rd p%40ss%2Fw0rd k3y")} {
+		if strings.Contains(s, "w0rd") || strings.Contains(s, "k3y") {
+			t.Errorf("not redacted: %s", s)
+		}
+	}
+	if !strings.Contains(tg.Redacted, "me:REDACTED@127.0.0.1:5432/db") {
+		t.Errorf("redacted URL lost its shape: %s", tg.Redacted)
+	}
+	if got := redactRaw(`unexpected argument "postgres://u:pa@ss@h:1/db?password=x"`); strings.Contains(got, "pa@ss") || strings.Contains(got, "password=x") {
+		t.Errorf("redactRaw left a secret: %s", got)
+	}
+}

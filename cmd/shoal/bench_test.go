@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
+)
+
+// TestBenchQuickJSON runs every scenario against the embedded servers and
+// checks the JSON's shape and that each case that ran produced numbers.
+func TestBenchQuickJSON(t *testing.T) {
+	r := runShoal(t, append([]string{"bench", "--quick", "--json"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	var rep benchrun.Report
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("stdout is not the report's JSON: %v\n%s", err, r.stdout)
+	}
+	if rep.Command != "bench" || rep.Target != "embedded" || rep.Interrupted {
+		t.Errorf("command %q target %q interrupted %v", rep.Command, rep.Target, rep.Interrupted)
+	}
+	if rep.Machine.Cores < 1 || rep.Machine.GoVersion == "" {
+		t.Errorf("machine not described: %+v", rep.Machine)
+	}
+	if rep.Duration != 120*time.Millisecond || rep.Warmup != 20*time.Millisecond {
+		t.Errorf("duration %v warmup %v, want the flags' 120ms and 20ms", rep.Duration, rep.Warmup)
+	}
+	var names []string
+	for _, s := range rep.Scenarios {
+		names = append(names, s.Name)
+		if s.Skipped != "" {
+			t.Errorf("scenario %s skipped on the embedded servers: %s", s.Name, s.Skipped)
+			continue
+		}
+		measured := 0
+		for _, g := range s.Groups {
+			if g.Workers < 1 || g.Title == "" {
+				t.Errorf("%s: group %+v lacks a title or workers", s.Name, g)
+			}
+			for _, res := range g.Results {
+				switch res.Status {
+				case benchrun.StatusSkipped:
+					if !strings.Contains(res.Reason, "has not landed yet") {
+						t.Errorf("%s/%s skipped for an unexpected reason: %s", s.Name, res.Name, res.Reason)
+					}
+					if res.Ops != 0 || res.IPS != 0 {
+						t.Errorf("%s/%s is skipped but reports numbers", s.Name, res.Name)
+					}
+				case benchrun.StatusOK:
+					measured++
+					l := res.Latency
+					if res.Ops <= 0 || res.IPS <= 0 || res.Elapsed <= 0 || l.Mean <= 0 || l.Median <= 0 || l.P99 <= 0 || l.Samples <= 0 {
+						t.Errorf("%s/%s: want numbers > 0, got %+v", s.Name, res.Name, res)
+					}
+					if l.Min > l.Median || l.Median > l.P99 || l.P99 > l.Max {
+						t.Errorf("%s/%s: percentiles out of order: %+v", s.Name, res.Name, l)
+					}
+					if res.Errors != 0 {
+						t.Errorf("%s/%s: %d errors", s.Name, res.Name, res.Errors)
+					}
+				default:
+					t.Errorf("%s/%s: status %s: %s", s.Name, res.Name, res.Status, res.Reason)
+				}
+			}
+		}
+		if measured == 0 {
+			t.Errorf("scenario %s measured nothing", s.Name)
+		}
+	}
+	if want := scenarioNames(); !slices.Equal(names, want) {
+		t.Errorf("scenarios %v, want %v", names, want)
+	}
+	// Pooled cases report their acquire waits.
+	for _, s := range rep.Scenarios {
+		for _, g := range s.Groups {
+			for _, res := range g.Results {
+				if res.Status == benchrun.StatusOK && s.Name == "partitions" && res.AcquireWait == nil {
+					t.Errorf("partitions/%s: no acquire-wait percentiles", res.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestBenchTableAndCSV checks the Benchee-style table and the CSV of a short run.
+func TestBenchTableAndCSV(t *testing.T) {
+	r := runShoal(t, append([]string{"bench", "--only", "churn"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	for _, want := range []string{
+		"Name", "ips", "average", "deviation", "median", "99th %",
+		"Comparison:", "x slower +", "pooled", "new_conn_per_request", "Estimated total run time",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "partitions") {
+		t.Errorf("--only churn ran more than churn:\n%s", r.stdout)
+	}
+
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--csv"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatalf("stdout is not CSV: %v\n%s", err, r.stdout)
+	}
+	if len(rows) != 3 || rows[0][0] != "scenario" || rows[1][0] != "churn" {
+		t.Fatalf("want a header and 2 churn rows, got %q", rows)
+	}
+	for _, row := range rows[1:] {
+		if len(row) != len(rows[0]) {
+			t.Errorf("row %q has %d fields, header %d", row, len(row), len(rows[0]))
+		}
+	}
+}
+
+// TestBenchCharts checks that --chart writes a valid SVG and a valid PNG.
+func TestBenchCharts(t *testing.T) {
+	dir := t.TempDir()
+	svgPath, pngPath := filepath.Join(dir, "bench.svg"), filepath.Join(dir, "bench.png")
+	r := runShoal(t, append([]string{"bench", "--only", "churn", "--json", "--chart", svgPath}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	var rep benchrun.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct{ XMLName xml.Name }
+	if err := xml.Unmarshal(svg, &root); err != nil {
+		t.Fatalf("chart is not XML: %v", err)
+	}
+	if root.XMLName.Local != "svg" {
+		t.Fatalf("chart's root element is <%s>, want <svg>", root.XMLName.Local)
+	}
+
+	if err := benchrun.WriteChartFile(pngPath, &rep); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.ReadFile(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(f))
+	if err != nil {
+		t.Fatalf("chart is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+		t.Errorf("PNG is only %v", b)
+	}
+}
+
+// TestBenchInterrupted cancels a run midway, as Ctrl-C does: what finished
+// is printed and the status is 130.
+func TestBenchInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	defer cancel()
+	r := runShoalCtx(t, ctx, "bench", "--only", "churn,partitions", "--duration", "150ms", "--warmup", "0s")
+	r.wantCode(t, exitInterrupted)
+	if !strings.Contains(r.stdout, "Comparison:") {
+		t.Errorf("the finished results were not printed:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", r.stderr)
+	}
+}

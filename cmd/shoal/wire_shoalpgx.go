@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/shoalpool/shoal/shoalpgx"
+)
+
+// This file wires shoalpgx into the bench and the sweep (see adapters.go).
+
+func init() {
+	newShoalPGX = openShoalPGX
+	pgConnectExec = connectExec
+	pgPoolSettings = shoalPGXSettings
+}
+
+// pgWarmPoll is how often setup checks whether the pool's connections are
+// all open.
+const pgWarmPoll = 10 * time.Millisecond
+
+// shoalPGXPool is a shoalpgx pool that times its acquires.
+type shoalPGXPool struct{ pool *shoalpgx.Pool }
+
+func (p shoalPGXPool) Exec(ctx context.Context, sql string) (time.Duration, error) {
+	t0 := time.Now()
+	conn, err := p.pool.Acquire(ctx)
+	wait := time.Since(t0)
+	if err != nil {
+		return wait, err
+	}
+	defer conn.Release()
+	_, err = conn.Exec(ctx, sql)
+	return wait, err
+}
+
+func (p shoalPGXPool) ConnsOpened() int64 { return p.pool.Stats().Dials }
+
+func (p shoalPGXPool) Close(context.Context) error {
+	p.pool.Close()
+	return nil
+}
+
+// openShoalPGX opens a pool of exactly MaxConns connections in Partitions
+// partitions and waits until all are open.
+func openShoalPGX(ctx context.Context, o pgPoolOptions) (pgPool, error) {
+	cfg, err := shoalpgx.ParseConfig(o.ConnString)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = int32(o.MaxConns)
+	cfg.MinIdleConns = int32(o.MaxConns)
+	cfg.Partitions = o.Partitions
+	cfg.ConnConfig.ConnectTimeout = o.DialTimeout
+	pool, err := shoalpgx.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	for pool.Stats().TotalConns < o.MaxConns {
+		select {
+		case <-ctx.Done():
+			s := pool.Stats()
+			pool.Close()
+			return nil, fmt.Errorf("warming the pool: %d of %d connections open: %w", s.TotalConns, o.MaxConns, ctx.Err())
+		case <-time.After(pgWarmPoll):
+		}
+	}
+	return shoalPGXPool{pool}, nil
+}
+
+// connectExec opens a connection, runs sql and closes it.
+func connectExec(ctx context.Context, connString, sql string) error {
+	cfg, err := shoalpgx.ParseConfig(connString) // takes the pool_ keys out
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, sql)
+	cerr := conn.Close(context.Background())
+	if err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// shoalPGXSettings returns the connection string (with its password
+// already redacted by the caller) with the pool keys set, and the Go code
+// that sets the same.
+func shoalPGXSettings(redacted string, maxConns, partitions int) (string, string) {
+	u, err := url.Parse(redacted)
+	connString := redacted
+	if err == nil {
+		q := u.Query()
+		q.Set("pool_max_conns", strconv.Itoa(maxConns))
+		q.Set("pool_partitions", strconv.Itoa(partitions))
+		u.RawQuery = q.Encode()
+		connString = strings.Replace(u.String(), ":"+url.QueryEscape(redactedWord)+"@", ":"+redactedWord+"@", 1)
+	}
+	goConfig := fmt.Sprintf(`cfg, err := shoalpgx.ParseConfig(connString)
+cfg.MaxConns = %d
+cfg.Partitions = %d
+pool, err := shoalpgx.NewWithConfig(ctx, cfg)
+
+// or, on the core: shoal.Config[T]{MaxConns: %d, Partitions: %d, ...}`, maxConns, partitions, maxConns, partitions)
+	return connString, goConfig
+}
