@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"time"
 )
 
@@ -42,11 +43,7 @@ func (p *Pool[T]) TryAcquire() (*Lease[T], error) {
 		return nil, ErrClosed
 	}
 	if l := p.take(context.Background()); l != nil {
-		p.counters.acquires.Add(1)
-		if p.tracking {
-			p.onAcquired(l, 0)
-		}
-		return l, nil
+		return p.acquired(l, 0, false), nil
 	}
 	if p.dialing.Load() == 0 {
 		p.startDial()
@@ -87,7 +84,7 @@ func (p *Pool[T]) popIdle() *conn[T] {
 	if n > 1 {
 		// A per-call random partition: cheaper than any shared counter, and
 		// spread well enough that two cores rarely pick the same one.
-		home = rand.Uint32() % n
+		home = uint32(uint64(rand.Uint32()) * uint64(n) >> 32) // [0, n) without a division
 	}
 	for i := uint32(0); i < n; i++ {
 		part := &p.parts[(home+i)%n]
@@ -151,25 +148,23 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 		return nil, p.acquireError(err, 0)
 	}
 	if l := p.take(ctx); l != nil {
-		p.counters.acquires.Add(1)
-		if p.tracking {
-			p.onAcquired(l, 0)
-		}
-		return l, nil
+		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(); err != nil {
 		return nil, err
 	}
+	if l := p.yieldAndRetake(ctx); l != nil {
+		return p.acquired(l, 0, false), nil
+	}
 
-	start := time.Now()
 	w := p.wq.get()
-	w.since = p.now()
+	defer p.wq.put(w)
+	start := p.now()
+	w.since = start
 	switch p.wq.enqueue(w, p.cfg.MaxWaiters) {
 	case queueClosed:
-		p.wq.put(w)
 		return nil, ErrClosed
 	case queueFull:
-		p.wq.put(w)
 		p.rejected()
 		return nil, &AcquireError{Err: ErrExhausted, MaxConns: p.cfg.MaxConns,
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
@@ -180,74 +175,90 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 	// the enqueue without seeing us in the queue: look once more.
 	if l := p.take(ctx); l != nil {
 		if p.wq.remove(w) {
-			p.wq.put(w)
-			return p.acquired(l, start), nil
+			return p.acquired(l, p.now()-start, true), nil
 		}
 		// Someone is already handing us a lease: pass this one on.
 		p.repool(l)
 	}
 
+	done := ctx.Done()
 	for {
 		var h handed[T]
-		select {
-		case h = <-w.ch:
-		case <-ctx.Done():
-			// Counted before we leave the queue, so the message includes us.
-			waiting := int(p.waiters.Load())
-			if p.wq.remove(w) {
-				p.wq.put(w)
-				return nil, p.timedOut(ctx.Err(), start, waiting)
+		if done == nil {
+			h = <-w.ch // a context that never ends: a plain receive is cheaper
+		} else {
+			select {
+			case h = <-w.ch:
+			case <-done:
+				// Counted before we leave the queue, so the message includes us.
+				waiting := int(p.waiters.Load())
+				if !p.wq.remove(w) {
+					// A delivery is in flight: take it and pass the lease
+					// on, so the next waiter gets it and nothing is lost.
+					if h = <-w.ch; h.lease != nil {
+						p.repool(h.lease)
+					}
+				}
+				return nil, p.timedOut(ctx.Err(), p.now()-start, waiting)
 			}
-			// A delivery is in flight: take it and pass the lease on, so
-			// the next waiter gets it and nothing is lost.
-			h = <-w.ch
-			p.wq.put(w)
-			if h.lease != nil {
-				p.repool(h.lease)
-			}
-			return nil, p.timedOut(ctx.Err(), start, waiting)
 		}
 		if h.err != nil {
-			p.wq.put(w)
 			if errors.Is(h.err, ErrExhausted) {
 				p.rejected()
 			}
-			return nil, p.acquireError(h.err, time.Since(start))
+			return nil, p.acquireError(h.err, time.Duration(p.now()-start))
 		}
 		l := h.lease
 		if p.checkOnTake || p.multiplexed {
 			if reason, ok := p.check(ctx, l.c, false); !ok {
 				p.dropTaken(l, reason)
-				// Back in the queue, keeping our place is not possible
-				// (we were taken off it): rejoin at the end.
+				// Keeping our place is not possible (we were taken off the
+				// queue): rejoin at the end.
 				if p.wq.enqueue(w, 0) != enqueued {
-					p.wq.put(w)
-					return nil, p.acquireError(ErrClosed, time.Since(start))
+					return nil, p.acquireError(ErrClosed, time.Duration(p.now()-start))
 				}
 				p.maybeDial()
 				continue
 			}
 		}
-		p.wq.put(w)
-		return p.acquired(l, start), nil
+		return p.acquired(l, p.now()-start, true), nil
 	}
 }
 
-// acquired records a successful acquire that waited since start.
-func (p *Pool[T]) acquired(l *Lease[T], start time.Time) *Lease[T] {
-	wait := time.Since(start)
+// yieldAndRetake gives other goroutines one chance to run before the caller
+// joins the queue, when the pool is full and nobody is queued yet. On a
+// busy machine the holders are often runnable goroutines a few
+// microseconds from their Release; parking and waking a waiter through the
+// scheduler for each acquire (a lock convoy) costs far more than letting
+// them finish first. With a queue already formed the caller joins it at
+// once, so waiters are still served first come, first served.
+func (p *Pool[T]) yieldAndRetake(ctx context.Context) *Lease[T] {
+	if p.waiters.Load() != 0 || int(p.open.Load()) < p.cfg.MaxConns {
+		return nil
+	}
+	runtime.Gosched()
+	if p.waiters.Load() != 0 {
+		return nil
+	}
+	return p.take(ctx)
+}
+
+// acquired records a successful acquire that waited wait (pool clock).
+func (p *Pool[T]) acquired(l *Lease[T], wait int64, waited bool) *Lease[T] {
 	p.counters.acquires.Add(1)
-	p.counters.waited.Add(1)
-	p.counters.waitNanos.Add(int64(wait))
+	if waited {
+		p.counters.waited.Add(1)
+		p.counters.waitNanos.Add(wait)
+	}
 	if p.tracking {
-		p.onAcquired(l, wait)
+		p.onAcquired(l, time.Duration(wait))
 	}
 	return l
 }
 
 // timedOut records an acquire whose context ended while it waited.
-func (p *Pool[T]) timedOut(err error, start time.Time, waiting int) error {
-	waited := time.Since(start)
+func (p *Pool[T]) timedOut(err error, waitedNanos int64, waiting int) error {
+	waited := time.Duration(waitedNanos)
 	p.counters.canceled.Add(1)
 	if p.obs != nil {
 		p.obs.ObserveTimeout(waited)

@@ -41,7 +41,8 @@ func (p *Pool[T]) reserve() bool {
 // maybeDial starts background dials while more callers wait than dials are
 // in flight, within MaxConns, MaxDialing and the backoff.
 func (p *Pool[T]) maybeDial() {
-	for p.waiters.Load() > p.dialing.Load() {
+	// The first test keeps this cheap when the pool is full: no lock.
+	for int(p.open.Load()) < p.cfg.MaxConns && p.waiters.Load() > p.dialing.Load() {
 		if !p.startDial() {
 			return
 		}
