@@ -44,6 +44,7 @@ func main() {
 	writeRatios(w, m, *base, "AcquireRelease", "sec/op", "ns/op", 1e9)
 	writeTargets(w, m)
 	writeWaits(w, m)
+	writeWaited(w, m)
 	w.Flush()
 }
 
@@ -254,6 +255,56 @@ func writeWaits(w io.Writer, m *medians) {
 				}
 			}
 			fmt.Fprintf(w, " %s |", strings.Join(cell, " / "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeWaited writes, per scenario and pool, the share of acquires that
+// found nothing idle and waited, by each pool's own count. A pool whose
+// share stays near 1 under load has fallen into a convoy: every release
+// hands over to a parked waiter and every acquire parks.
+func writeWaited(w io.Writer, m *medians) {
+	const unit = "waited/op"
+	scenarios := m.scenarios("AcquireRelease")
+	if len(scenarios) == 0 || m.values[unit] == nil {
+		return
+	}
+	fmt.Fprintln(w, "Share of acquires that had to wait (waited/op, by each pool's own counter; the channel keeps none):")
+	fmt.Fprintln(w)
+	var pools []string
+	for _, p := range m.pools {
+		for _, sc := range scenarios {
+			if _, ok := m.get(unit, "AcquireRelease", sc, p); ok {
+				pools = append(pools, p)
+				break
+			}
+		}
+	}
+	fmt.Fprint(w, "| scenario |")
+	for _, p := range pools {
+		fmt.Fprintf(w, " %s |", p)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range pools {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
+	for _, sc := range scenarios {
+		fmt.Fprintf(w, "| %s |", sc)
+		for _, p := range pools {
+			v, ok := m.get(unit, "AcquireRelease", sc, p)
+			switch {
+			case !ok:
+				fmt.Fprint(w, " – |")
+			case v == 0:
+				fmt.Fprint(w, " 0 |")
+			case v < 0.001:
+				fmt.Fprintf(w, " %.2g |", v)
+			default:
+				fmt.Fprintf(w, " %.3f |", v)
+			}
 		}
 		fmt.Fprintln(w)
 	}
