@@ -245,10 +245,11 @@ func (p *Pool[T]) yieldAndRetake(ctx context.Context) *Lease[T] {
 
 // acquired records a successful acquire that waited wait (pool clock).
 func (p *Pool[T]) acquired(l *Lease[T], wait int64, waited bool) *Lease[T] {
-	p.counters.acquires.Add(1)
+	part := &p.parts[l.c.part]
+	part.acquires.Add(1)
 	if waited {
-		p.counters.waited.Add(1)
-		p.counters.waitNanos.Add(wait)
+		part.waited.Add(1)
+		part.waitNanos.Add(wait)
 	}
 	if p.tracking {
 		p.onAcquired(l, time.Duration(wait))

@@ -60,11 +60,8 @@ type Pool[T any] struct {
 // counters are the Stats counters that are not kept per partition. They are
 // touched only on slower paths (waits, dials, closes).
 type counters struct {
-	acquires   atomic.Int64 // acquires that did not come off a partition's stack directly
-	waited     atomic.Int64
 	canceled   atomic.Int64
 	rejected   atomic.Int64
-	waitNanos  atomic.Int64
 	dials      atomic.Int64
 	dialErrors atomic.Int64
 	closed     atomic.Int64
@@ -144,11 +141,8 @@ func (p *Pool[T]) Stats() Stats {
 		MaxConns:         p.cfg.MaxConns,
 		Waiting:          int(p.waiters.Load()),
 		Dialing:          int(p.dialing.Load()),
-		Acquires:         p.counters.acquires.Load(),
-		WaitedAcquires:   p.counters.waited.Load(),
 		CanceledAcquires: p.counters.canceled.Load(),
 		RejectedAcquires: p.counters.rejected.Load(),
-		WaitTime:         time.Duration(p.counters.waitNanos.Load()),
 		Dials:            p.counters.dials.Load(),
 		DialErrors:       p.counters.dialErrors.Load(),
 		Closed:           p.counters.closed.Load(),
@@ -156,6 +150,8 @@ func (p *Pool[T]) Stats() Stats {
 	}
 	for i := range p.parts {
 		s.Acquires += p.parts[i].acquires.Load()
+		s.WaitedAcquires += p.parts[i].waited.Load()
+		s.WaitTime += time.Duration(p.parts[i].waitNanos.Load())
 	}
 	if p.multiplexed {
 		p.mux.stats(&s)

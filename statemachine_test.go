@@ -20,7 +20,7 @@ type poolMachine struct {
 	held       []*Lease[*fakeConn]
 	acquires   int64
 	closed     bool
-	lastFreed  *Lease[*fakeConn] // released and not handed out since
+	lastFreed  *Lease[*fakeConn]  // released and not handed out since
 	retired    map[*fakeConn]bool // multiplexed conns discarded while other leases remain
 }
 
