@@ -1,12 +1,36 @@
 #!/usr/bin/env bash
-# Runs all of shoal's tests. Integration tests talk to the servers that
-# scripts/services.sh starts; first: bash scripts/services.sh && . scripts/test-env.sh
+# Runs all of shoal's tests, on a fresh machine too: it first installs and
+# starts the real servers the integration tests use (PostgreSQL, ClickHouse,
+# InfluxDB, etcd; needs root and Debian's packages), then runs the tests
+# with the race detector.
+#
+#   bash scripts/test.sh                         everything
+#   SHOAL_SKIP_SERVICES=1 bash scripts/test.sh   servers already running (or
+#                                                none: their tests skip)
+#   bash scripts/test.sh -run TestPool ./        extra arguments go to go test
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '==> %s\n' "$*"; }
 
-# The library, with the race detector.
+if [ "${SHOAL_SKIP_SERVICES:-0}" != 1 ]; then
+	step "services"
+	bash scripts/services.sh
+	# Where the tests find the servers (unless the caller said otherwise).
+	: "${SHOAL_TEST_POSTGRES:=postgres://shoal:shoal-secret@127.0.0.1:5432/shoal_test?sslmode=disable}"
+	: "${SHOAL_TEST_CLICKHOUSE:=http://127.0.0.1:8123}"
+	: "${SHOAL_TEST_INFLUXDB:=http://127.0.0.1:8086}"
+	: "${SHOAL_TEST_ETCD:=127.0.0.1:2379}"
+	export SHOAL_TEST_POSTGRES SHOAL_TEST_CLICKHOUSE SHOAL_TEST_INFLUXDB SHOAL_TEST_ETCD
+fi
+
+if [ "$#" -gt 0 ]; then
+	step "go test -race $*"
+	go test -race -count=1 -timeout 30m "$@"
+	exit 0
+fi
+
+# The library, the adapters and the command, with the race detector.
 step "go test -race ./..."
 go test -race -count=1 -timeout 30m ./...
 
