@@ -126,6 +126,9 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 
 	ips := collect(func(r Result) float64 { return r.IPS })
 	through := barPlot(s.Name+": throughput", "operations per second", names, ips)
+	if isSweep(s) {
+		through.X.Label.Text = "partitions x connections per partition"
+	}
 
 	var maxLat float64
 	for _, g := range s.Groups {
@@ -174,6 +177,17 @@ func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
 	}
 	p.Add(plotter.NewGrid())
 	p.NominalX(names...)
+	// Room at the sides for the outer bars, and above them for the legend.
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	top := 0.0
+	for _, s := range ss {
+		for _, v := range s.values {
+			top = math.Max(top, v)
+		}
+	}
+	if top > 0 {
+		p.Y.Max = top * (1.12 + 0.08*float64(len(ss)))
+	}
 	long := 0
 	for _, n := range names {
 		long = max(long, len(n))
@@ -184,4 +198,22 @@ func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
 	return p
+}
+
+// isSweep reports whether every measured case of s is a partitions
+// configuration, so that its axis can say so.
+func isSweep(s *ScenarioResult) bool {
+	n := 0
+	for _, g := range s.Groups {
+		for _, r := range g.Results {
+			if !r.Measured() {
+				continue
+			}
+			if r.Pool == nil || r.Pool.Partitions == 0 {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }

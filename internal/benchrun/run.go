@@ -130,7 +130,10 @@ func runPhase(ctx context.Context, op Op, pooled bool, workers int, d, opTimeout
 			var firstErr error
 			for ops+errs < perWorkerOps && errs < maxErrorsPerWorker {
 				t0 := time.Now()
-				if !t0.Before(deadline) || opCtx.Err() != nil {
+				// Every worker makes at least one operation, so that a
+				// machine too busy to start the workers before the deadline
+				// still yields a number instead of nothing.
+				if (ops+errs > 0 && !t0.Before(deadline)) || opCtx.Err() != nil {
 					break
 				}
 				acquireWait, err := op(opCtx)
