@@ -64,12 +64,6 @@ func (d *fakeDialer) close(c *fakeConn) error {
 	return nil
 }
 
-func (d *fakeDialer) setErr(err error) {
-	d.mu.Lock()
-	d.err = err
-	d.mu.Unlock()
-}
-
 func (d *fakeDialer) openConns() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -20,6 +20,18 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	return pc.newConn(p), nil
 }
 
+// AcquireFunc acquires a connection, calls f with it and releases it, as
+// pgxpool's does. ctx bounds the acquire only. It returns the acquire's
+// error or f's.
+func (p *Pool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return f(c)
+}
+
 // acquire is Acquire without the wrapper: the pooled connection with its
 // lease remembered in it.
 func (p *Pool) acquire(ctx context.Context) (*pooledConn, error) {

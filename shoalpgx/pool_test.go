@@ -264,3 +264,37 @@ func newBatch(sqls ...string) *pgx.Batch {
 	}
 	return b
 }
+
+func TestAcquireFuncAndHijack(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	ctx := testCtx(t)
+	var pid uint32
+	if err := p.AcquireFunc(ctx, func(c *Conn) error { pid = backendPID(t, c); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after AcquireFunc %d in use, want 0", n)
+	}
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := c.Hijack()
+	defer conn.Close(ctx)
+	if conn.PgConn().PID() != pid || conn.IsClosed() {
+		t.Fatal("Hijack did not return the pool's open connection")
+	}
+	// The pool forgot it: its one place is free for a new connection,
+	// while the hijacked one stays open.
+	c2, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Release()
+	if backendPID(t, c2) == pid {
+		t.Fatal("the pool handed out a hijacked connection")
+	}
+	if err := conn.Ping(ctx); err != nil {
+		t.Fatalf("the pool closed a hijacked connection: %v", err)
+	}
+}

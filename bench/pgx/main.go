@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ func main() {
 		duration = flag.Duration("duration", 2*time.Second, "length of one round")
 		cprTime  = flag.Duration("cpr", 2*time.Second, "length of the connect-per-request run (0 skips it)")
 		only     = flag.String("only", "", "run only these contenders, comma-separated (for profiling)")
+		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the measured rounds here")
 		out      = flag.String("out", "", "write the markdown fragment here")
 	)
 	flag.Parse()
@@ -58,6 +60,17 @@ func main() {
 		}
 	}()
 
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
 	res := results{conns: *conns, contenders: open}
 	for _, q := range queries {
 		// One unmeasured round each, so every connection has prepared the
@@ -69,28 +82,33 @@ func main() {
 		}
 		for _, n := range counts {
 			best := make([]float64, len(open))
+			cpu := make([]time.Duration, len(open))
 			for r := range *rounds {
 				for i, c := range open {
 					goroutines := n
 					if c.fixedWorkers {
 						goroutines = *conns
 					}
-					qps, err := runFor(ctx, goroutines, *duration, running[i].worker(q))
+					m, err := runFor(ctx, goroutines, *duration, running[i].worker(q))
 					if err != nil {
 						log.Fatalf("%s %s %d workers: %v", c.name, q.name, n, err)
 					}
-					best[i] = max(best[i], qps)
-					fmt.Fprintf(os.Stderr, "%-9s %-9s %3d workers round %d: %8.0f q/s\n", q.name, c.name, n, r+1, qps)
+					best[i] = max(best[i], m.qps)
+					if cpu[i] == 0 || m.cpuQuery < cpu[i] {
+						cpu[i] = m.cpuQuery
+					}
+					fmt.Fprintf(os.Stderr, "%-9s %-9s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query\n",
+						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3)
 				}
 			}
-			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best})
+			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu})
 		}
 		if *cprTime > 0 && *only == "" {
-			qps, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))
+			m, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))
 			if err != nil {
 				log.Fatalf("connect-per-request %s: %v", q.name, err)
 			}
-			res.cpr = append(res.cpr, cprRow{query: q.name, qps: qps})
+			res.cpr = append(res.cpr, cprRow{query: q.name, qps: m.qps})
 		}
 	}
 

@@ -18,7 +18,8 @@ type results struct {
 type row struct {
 	query   string
 	workers int
-	qps     []float64 // by contender, in contenders' order
+	qps     []float64       // by contender, in contenders' order
+	cpu     []time.Duration // client CPU per query, lowest of the rounds
 }
 
 type cprRow struct {
@@ -55,6 +56,23 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 			} else {
 				fmt.Fprintf(&b, " %.0f (%.2f) |", q, q/row.qps[0])
 			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nClient CPU time per query (this process, user+system, µs; lowest of the rounds): what the pool adds on top of pgx itself.\n\n")
+	b.WriteString("| query | workers |")
+	for _, c := range r.contenders {
+		fmt.Fprintf(&b, " %s |", c.name)
+	}
+	b.WriteString("\n|---|---:|")
+	for range r.contenders {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
+		for _, c := range row.cpu {
+			fmt.Fprintf(&b, " %.1f |", float64(c)/1e3)
 		}
 		b.WriteString("\n")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -41,9 +42,25 @@ const accountIDs = 1000
 // index, i the caller's iteration, for picking an id.
 type worker func(ctx context.Context, worker, i int) error
 
+// measured is one run's outcome.
+type measured struct {
+	qps      float64       // queries per second
+	cpuQuery time.Duration // this process's CPU time (user+system) per query
+}
+
+// cpuTime returns the CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // runFor runs n goroutines of w for d and returns the queries per second
-// they completed. The first error stops the run.
-func runFor(ctx context.Context, n int, d time.Duration, w worker) (float64, error) {
+// they completed and the client's CPU time per query. The first error stops
+// the run.
+func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, error) {
 	var (
 		stop     atomic.Bool
 		total    atomic.Int64
@@ -51,7 +68,7 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (float64, err
 		errOnce  sync.Once
 		firstErr error
 	)
-	start := time.Now()
+	start, cpuStart := time.Now(), cpuTime()
 	for g := range n {
 		wg.Add(1)
 		go func() {
@@ -71,6 +88,10 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (float64, err
 	time.Sleep(d)
 	stop.Store(true)
 	wg.Wait()
-	elapsed := time.Since(start)
-	return float64(total.Load()) / elapsed.Seconds(), firstErr
+	elapsed, cpu := time.Since(start), cpuTime()-cpuStart
+	m := measured{qps: float64(total.Load()) / elapsed.Seconds()}
+	if q := total.Load(); q > 0 {
+		m.cpuQuery = cpu / time.Duration(q)
+	}
+	return m, firstErr
 }

@@ -33,7 +33,7 @@ func planChurn(e *env) (*plan, error) {
 	case e.target.Kind == targetPostgres:
 		return planChurnPostgres(e), nil
 	}
-	return skipPlan("does not fit a " + e.target.Scheme + ":// target (try --only multiplex)")
+	return skipPlan("does not fit the " + e.target.Scheme + ":// target (try --only multiplex)")
 }
 
 func planChurnEmbedded(e *env) *plan {

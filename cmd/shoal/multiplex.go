@@ -57,7 +57,7 @@ func planMultiplex(e *env) (*plan, error) {
 		}
 		return p, nil
 	}
-	return skipPlan("does not fit a " + e.target.Scheme + ":// target (it needs https:// with HTTP/2, or grpc://)")
+	return skipPlan("does not fit the " + e.target.Scheme + ":// target (it needs https:// with HTTP/2, or grpc://)")
 }
 
 func planMultiplexEmbedded(e *env) *plan {

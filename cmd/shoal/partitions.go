@@ -44,7 +44,7 @@ func planPartitions(e *env) (*plan, error) {
 	case e.target.Kind == targetPostgres:
 		return planPartitionsPostgres(e, "SELECT 1", e.workersOr(partitionsWorkers...)), nil
 	default:
-		return skipPlan("does not fit a " + e.target.Scheme + ":// target (it needs a postgres:// one)")
+		return skipPlan("does not fit the " + e.target.Scheme + ":// target (it needs a postgres:// one)")
 	}
 	p := &plan{server: fmt.Sprintf("embedded TLS line server %s, %s", e.servers.Line.Addr(), workNote(partitionsWork))}
 	for _, workers := range e.workersOr(partitionsWorkers...) {

@@ -37,7 +37,7 @@ func planTransport(e *env) (*plan, error) {
 		p.server = e.target.Redacted
 		req = targetHTTPRequest(e.target)
 	default:
-		return skipPlan("does not fit a " + e.target.Scheme + ":// target (it needs an HTTP one)")
+		return skipPlan("does not fit the " + e.target.Scheme + ":// target (it needs an HTTP one)")
 	}
 	for _, workers := range e.workersOr(transportWorkers) {
 		p.groups = append(p.groups, benchrun.Group{
