@@ -1,0 +1,94 @@
+// Package shoalotel reports the metrics of shoal pools through an
+// OpenTelemetry MeterProvider.
+//
+// The instruments are named, typed and described as the OpenTelemetry
+// semantic conventions for database client connection pools say
+// (db.client.connection.*, schema SchemaURL): counts and limits are
+// observable up-down counters, durations are histograms in seconds, and
+// every measurement carries db.client.connection.pool.name. They suit any
+// shoal pool, and the pools inside shoalpgx, shoalhttp (one pool name per
+// origin: see OriginName) and shoalgrpc. For Prometheus without
+// OpenTelemetry, use shoalprom.
+//
+// # Using it
+//
+// Create the instruments once per MeterProvider, then give each pool its
+// metrics as the pool's Observer, and hand the metrics the pool's Stats
+// method once the pool exists (the pool needs the observer before it
+// exists, the observable instruments need the pool after; Attach breaks
+// the circle):
+//
+//	metrics, err := shoalotel.New(provider) // nil: otel.GetMeterProvider()
+//	if err != nil { ... }
+//
+//	orders, err := metrics.Pool("orders-db")
+//	if err != nil { ... }
+//	cfg := shoal.Config[*Conn]{Dial: dial, MaxConns: 16, MinIdle: 2, Observer: orders}
+//	pool, err := shoal.New(cfg)
+//	if err != nil { ... }
+//	orders.Attach(pool.Stats)
+//	orders.SetMinIdle(cfg.MinIdle)
+//	defer orders.Unregister() // when the pool goes away before the process does
+//
+// To watch a pool with both OpenTelemetry and Prometheus, combine the two
+// observers with shoal.MultiObserver.
+//
+// # Where the numbers come from
+//
+// The histograms and counters are fed by the pool through the
+// shoal.Observer methods of [PoolMetrics], as events happen. Those methods
+// run on the pool's hot paths; each is one Record or Add on an SDK
+// instrument with an option slice built once in [Metrics.Pool] around a
+// precomputed attribute.Set, so no attribute set is built, sorted or
+// allocated per event (with the OpenTelemetry SDK the methods allocate
+// nothing; a measurement with metric.WithAttributes built per call would
+// allocate 4 times).
+//
+// The observable instruments are read from the pool's Stats by a callback
+// registered per pool, at each collection: nothing is spent on them
+// between collections. Until [PoolMetrics.Attach] is called they are not
+// reported for that pool; [PoolMetrics.Unregister] removes the callback.
+//
+// # Instruments
+//
+// Standard, after the semantic conventions:
+//
+//	db.client.connection.count             observable up-down counter  {connection}  with db.client.connection.state = idle | used
+//	db.client.connection.max               observable up-down counter  {connection}  Config.MaxConns
+//	db.client.connection.idle.max          observable up-down counter  {connection}  Config.MaxConns (shoal has no separate idle limit)
+//	db.client.connection.idle.min          observable up-down counter  {connection}  Config.MinIdle, as given to SetMinIdle
+//	db.client.connection.pending_requests  observable up-down counter  {request}     callers waiting in Acquire
+//	db.client.connection.timeouts          counter                     {timeout}     acquires whose context ended while they waited
+//	db.client.connection.create_time       histogram                   s             each successful dial (with OnConnect)
+//	db.client.connection.wait_time         histogram                   s             each successful acquire's wait (0 when a connection was free)
+//	db.client.connection.use_time          histogram                   s             each lease, from acquire to release
+//
+// Extras particular to shoal:
+//
+//	shoal.pool.leases       observable up-down counter  {lease}       leases held now (more than used connections when multiplexed)
+//	shoal.pool.dialing      observable up-down counter  {connection}  dials in flight
+//	shoal.pool.dial_errors  counter                     {error}       dials that failed (Dial or OnConnect)
+//	shoal.pool.closes       counter                     {connection}  connections closed, with shoal.close.reason = shoal.Reason ("lifetime", "idle", ...)
+//	shoal.pool.rejections   counter                     {request}     acquires refused at once by MaxWaiters or load shedding
+//	shoal.pool.leaks        counter                     {lease}       leases reported held past Config.LeakThreshold
+//
+// "used" counts connections with at least one lease. A timed-out acquire
+// counts in timeouts, not in wait_time (it obtained no connection), and a
+// failed dial counts in dial_errors, not in create_time. The histograms'
+// bucket boundaries are DefaultBuckets unless WithBuckets (or a View) says
+// otherwise.
+//
+// Exported to Prometheus by the OpenTelemetry exporter these come out as
+// db_client_connection_wait_time_seconds and so on, as from shoalprom, but
+// with the label db_client_connection_pool_name where shoalprom says
+// pool_name.
+//
+// # Pool names
+//
+// The pool name becomes an attribute value, stored by your backend and
+// shown on dashboards. It is yours to choose, so never build it from a
+// connection string that carries a password. [OriginName] makes a safe name
+// from a URL (scheme://host:port, with user, password, path and query
+// dropped). Every pool name adds a few dozen series, so keep the number of
+// names bounded.
+package shoalotel

@@ -1,0 +1,224 @@
+package shoalotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/shoalpool/shoal"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// ScopeName is the instrumentation scope (meter name) of the metrics.
+const ScopeName = "github.com/shoalpool/shoal/shoalotel"
+
+// SchemaURL is the semantic conventions version the db.client.connection.*
+// instruments follow.
+const SchemaURL = "https://opentelemetry.io/schemas/1.43.0"
+
+// Attribute keys.
+const (
+	// AttrPoolName is on every measurement: the name given to Metrics.Pool.
+	AttrPoolName = attribute.Key("db.client.connection.pool.name")
+	// AttrState is on db.client.connection.count: StateIdle or StateUsed.
+	AttrState = attribute.Key("db.client.connection.state")
+	// AttrCloseReason is on shoal.pool.closes: shoal.Reason.String().
+	AttrCloseReason = attribute.Key("shoal.close.reason")
+)
+
+// Values of AttrState.
+const (
+	StateIdle = "idle"
+	StateUsed = "used"
+)
+
+// DefaultBuckets are the explicit bucket boundaries, in seconds, advised
+// for the three duration histograms unless WithBuckets says otherwise:
+// from 100µs, where an uncontended acquire or a loopback dial lands, to
+// 10s, past any sane acquire timeout. A View in the MeterProvider can still
+// override them.
+var DefaultBuckets = []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
+
+// An Option configures New.
+type Option interface{ apply(*config) }
+
+type config struct {
+	buckets []float64
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithBuckets sets the bucket boundaries, in seconds, advised for the
+// create, wait and use time histograms. Empty means DefaultBuckets.
+func WithBuckets(bounds ...float64) Option {
+	return optionFunc(func(c *config) { c.buckets = bounds })
+}
+
+// Metrics holds the instruments for any number of shoal pools, registered
+// with Pool under distinct names. It is safe for concurrent use.
+type Metrics struct {
+	meter metric.Meter
+
+	// Observable up-down counters, read from each pool's Stats by the
+	// pool's callback at collection time.
+	count, idleMax, idleMin, max, pending, leases, dialing metric.Int64ObservableUpDownCounter
+
+	// Fed by the pools' observers.
+	createTime, waitTime, useTime                   metric.Float64Histogram
+	timeouts, dialErrors, rejections, leaks, closes metric.Int64Counter
+
+	mu    sync.Mutex
+	pools map[string]*PoolMetrics
+}
+
+// New creates the instruments with a meter from provider (the global
+// MeterProvider when nil). The instruments are named, typed and described
+// as the OpenTelemetry semantic conventions for database connection pools
+// say; see the package documentation for the list.
+func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
+	cfg := config{}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if len(cfg.buckets) == 0 {
+		cfg.buckets = DefaultBuckets
+	}
+	if provider == nil {
+		provider = otel.GetMeterProvider()
+	}
+	meter := provider.Meter(ScopeName, metric.WithSchemaURL(SchemaURL))
+
+	var errs []error
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	gauge := func(name, unit, desc string) metric.Int64ObservableUpDownCounter {
+		inst, err := meter.Int64ObservableUpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		check(err)
+		return inst
+	}
+	histogram := func(name, desc string) metric.Float64Histogram {
+		inst, err := meter.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(cfg.buckets...))
+		check(err)
+		return inst
+	}
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		inst, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		check(err)
+		return inst
+	}
+	m := &Metrics{
+		meter:   meter,
+		count:   gauge("db.client.connection.count", "{connection}", "The number of connections that are currently in state described by the `state` attribute."),
+		idleMax: gauge("db.client.connection.idle.max", "{connection}", "The maximum number of idle open connections allowed."),
+		idleMin: gauge("db.client.connection.idle.min", "{connection}", "The minimum number of idle open connections allowed."),
+		max:     gauge("db.client.connection.max", "{connection}", "The maximum number of open connections allowed."),
+		pending: gauge("db.client.connection.pending_requests", "{request}", "The number of current pending requests for an open connection."),
+		leases:  gauge("shoal.pool.leases", "{lease}", "The number of leases held now; above the used connections when connections are multiplexed."),
+		dialing: gauge("shoal.pool.dialing", "{connection}", "The number of dials in flight."),
+
+		createTime: histogram("db.client.connection.create_time", "The time it took to create a new connection."),
+		waitTime:   histogram("db.client.connection.wait_time", "The time it took to obtain an open connection from the pool."),
+		useTime:    histogram("db.client.connection.use_time", "The time between borrowing a connection and returning it to the pool."),
+
+		timeouts:   counter("db.client.connection.timeouts", "{timeout}", "The number of connection timeouts that have occurred trying to obtain a connection from the pool."),
+		dialErrors: counter("shoal.pool.dial_errors", "{error}", "The number of dials that failed (Dial or the OnConnect hook)."),
+		rejections: counter("shoal.pool.rejections", "{request}", "The number of acquires refused at once by MaxWaiters or load shedding."),
+		leaks:      counter("shoal.pool.leaks", "{lease}", "The number of leases reported as held past Config.LeakThreshold."),
+		closes:     counter("shoal.pool.closes", "{connection}", "The number of connections the pool closed, by reason."),
+
+		pools: make(map[string]*PoolMetrics),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("shoalotel: creating instruments: %w", err)
+	}
+	return m, nil
+}
+
+// ErrDuplicatePool is returned by Metrics.Pool for a name already in use.
+var ErrDuplicatePool = errors.New("shoalotel: pool name already registered")
+
+// Pool registers a pool under name and returns its metrics, to be set as
+// the pool's Config.Observer. Call Attach on the result once the pool
+// exists so that its observable instruments (connection counts, limits,
+// pending requests) are reported.
+//
+// name becomes the db.client.connection.pool.name attribute: choose it
+// yourself, or make it with OriginName, and never let it carry a password.
+// It must be non-empty, valid UTF-8 and not in use in these Metrics (the
+// error wraps ErrDuplicatePool); after PoolMetrics.Unregister the name is
+// free again.
+//
+// The pool's counters start at zero at once, so that a backend computing
+// rates sees their first increase.
+func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
+	if name == "" {
+		return nil, errors.New("shoalotel: pool name is empty")
+	}
+	if !utf8.ValidString(name) {
+		return nil, errors.New("shoalotel: pool name is not valid UTF-8")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.pools[name]; ok {
+		return nil, fmt.Errorf("%w: %q", ErrDuplicatePool, name)
+	}
+	p := newPoolMetrics(m, name)
+	reg, err := m.meterRegister(p)
+	if err != nil {
+		return nil, fmt.Errorf("shoalotel: registering pool %q: %w", name, err)
+	}
+	p.registration = reg
+	m.pools[name] = p
+
+	ctx := context.Background()
+	for _, c := range []metric.Int64Counter{m.timeouts, m.dialErrors, m.rejections, m.leaks} {
+		c.Add(ctx, 0, p.addOpts...)
+	}
+	for _, opts := range p.closeOpts {
+		if opts != nil {
+			m.closes.Add(ctx, 0, opts...)
+		}
+	}
+	return p, nil
+}
+
+// meterRegister registers p's callback for the observable instruments.
+func (m *Metrics) meterRegister(p *PoolMetrics) (metric.Registration, error) {
+	return m.meter.RegisterCallback(p.observe,
+		m.count, m.idleMax, m.idleMin, m.max, m.pending, m.leases, m.dialing)
+}
+
+// unregister forgets p, if it is still the pool registered under its name.
+func (m *Metrics) unregister(p *PoolMetrics) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pools[p.name] == p {
+		delete(m.pools, p.name)
+	}
+}
+
+// reasons holds the attribute value of each shoal.Reason the core knows,
+// indexed by the Reason. It is found by asking Reason.String, which
+// answers "reason(N)" past the last known one, so a reason added to the
+// core is picked up without a change here.
+var reasons = func() []string {
+	labels := []string{""} // Reason 0 is not a reason
+	for r := shoal.Reason(1); r < 64; r++ {
+		s := r.String()
+		if s == fmt.Sprintf("reason(%d)", int(r)) {
+			break
+		}
+		labels = append(labels, s)
+	}
+	return labels
+}()

@@ -1,0 +1,169 @@
+package shoalotel
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoalpool/shoal"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// PoolMetrics are the metrics of one pool in Metrics. They implement
+// shoal.Observer: set them as the pool's Config.Observer. Make them with
+// Metrics.Pool. Their methods are safe for concurrent use.
+type PoolMetrics struct {
+	metrics      *Metrics
+	name         string
+	registration metric.Registration
+
+	// Option slices built once, in Pool, around precomputed attribute
+	// sets: passing them to Record and Add builds no set, sorts nothing
+	// and allocates nothing per event.
+	recordOpts []metric.RecordOption
+	addOpts    []metric.AddOption
+	closeOpts  [][]metric.AddOption // by shoal.Reason
+	observeOpts,
+	idleOpts, usedOpts []metric.ObserveOption
+
+	stats   atomic.Pointer[func() shoal.Stats]
+	minIdle atomic.Int64
+}
+
+var _ shoal.Observer = (*PoolMetrics)(nil)
+
+func newPoolMetrics(m *Metrics, name string) *PoolMetrics {
+	pool := attribute.NewSet(AttrPoolName.String(name))
+	opt := metric.WithAttributeSet(pool)
+	p := &PoolMetrics{
+		metrics:     m,
+		name:        name,
+		recordOpts:  []metric.RecordOption{opt},
+		addOpts:     []metric.AddOption{opt},
+		observeOpts: []metric.ObserveOption{opt},
+		idleOpts: []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(
+			AttrPoolName.String(name), AttrState.String(StateIdle)))},
+		usedOpts: []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(
+			AttrPoolName.String(name), AttrState.String(StateUsed)))},
+		closeOpts: make([][]metric.AddOption, len(reasons)),
+	}
+	for r, label := range reasons {
+		if label != "" {
+			p.closeOpts[r] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+				AttrPoolName.String(name), AttrCloseReason.String(label)))}
+		}
+	}
+	return p
+}
+
+// Name returns the pool's name, its db.client.connection.pool.name.
+func (p *PoolMetrics) Name() string { return p.name }
+
+// Attach gives the metrics the pool's Stats method (pool.Stats), called at
+// each collection for the observable instruments: connections idle and
+// used, pending requests, dials in flight, leases and the limits. Until it
+// is called those are not reported for this pool. Calling it again
+// replaces the function; nil stops them.
+//
+// stats runs in the collecting goroutine and must be safe to call
+// concurrently with the pool's use, as shoal's Pool.Stats is.
+func (p *PoolMetrics) Attach(stats func() shoal.Stats) {
+	if stats == nil {
+		p.stats.Store(nil)
+		return
+	}
+	p.stats.Store(&stats)
+}
+
+// SetMinIdle sets db.client.connection.idle.min: pass the pool's
+// Config.MinIdle, which shoal.Stats does not carry. It is 0 (shoal's
+// default) until set.
+func (p *PoolMetrics) SetMinIdle(minIdle int) {
+	p.minIdle.Store(int64(minIdle))
+}
+
+// Unregister removes the pool's callback, so that its observable
+// instruments are no longer reported, and frees its name for Pool.
+// OpenTelemetry has no way to delete a series, so what the pool's
+// counters and histograms recorded stays in a MeterProvider that
+// aggregates cumulatively; registering the name again continues them.
+// The methods of p stay safe to call afterwards. Calling it again does
+// nothing.
+func (p *PoolMetrics) Unregister() error {
+	p.metrics.unregister(p)
+	return p.registration.Unregister()
+}
+
+// observe is the pool's callback for the observable instruments.
+func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
+	stats := p.stats.Load()
+	if stats == nil {
+		return nil
+	}
+	s := (*stats)()
+	m := p.metrics
+	o.ObserveInt64(m.count, int64(s.IdleConns), p.idleOpts...)
+	o.ObserveInt64(m.count, int64(s.InUseConns), p.usedOpts...)
+	o.ObserveInt64(m.max, int64(s.MaxConns), p.observeOpts...)
+	o.ObserveInt64(m.idleMax, int64(s.MaxConns), p.observeOpts...)
+	o.ObserveInt64(m.idleMin, p.minIdle.Load(), p.observeOpts...)
+	o.ObserveInt64(m.pending, int64(s.Waiting), p.observeOpts...)
+	o.ObserveInt64(m.leases, int64(s.Leases), p.observeOpts...)
+	o.ObserveInt64(m.dialing, int64(s.Dialing), p.observeOpts...)
+	return nil
+}
+
+// ObserveAcquire records wait in db.client.connection.wait_time.
+func (p *PoolMetrics) ObserveAcquire(wait time.Duration) {
+	p.metrics.waitTime.Record(context.Background(), wait.Seconds(), p.recordOpts...)
+}
+
+// ObserveRelease records held in db.client.connection.use_time.
+func (p *PoolMetrics) ObserveRelease(held time.Duration) {
+	p.metrics.useTime.Record(context.Background(), held.Seconds(), p.recordOpts...)
+}
+
+// ObserveDial records a successful dial's duration in
+// db.client.connection.create_time and counts a failed one in
+// shoal.pool.dial_errors.
+func (p *PoolMetrics) ObserveDial(took time.Duration, err error) {
+	if err != nil {
+		p.metrics.dialErrors.Add(context.Background(), 1, p.addOpts...)
+		return
+	}
+	p.metrics.createTime.Record(context.Background(), took.Seconds(), p.recordOpts...)
+}
+
+// ObserveClose counts a closed connection in shoal.pool.closes under its
+// reason.
+func (p *PoolMetrics) ObserveClose(reason shoal.Reason) {
+	if r := int(reason); r > 0 && r < len(p.closeOpts) && p.closeOpts[r] != nil {
+		p.metrics.closes.Add(context.Background(), 1, p.closeOpts[r]...)
+		return
+	}
+	// A reason this package did not know when the pool was registered:
+	// rare, so building its attribute set here is acceptable.
+	p.metrics.closes.Add(context.Background(), 1, metric.WithAttributes(
+		AttrPoolName.String(p.name), AttrCloseReason.String(reason.String())))
+}
+
+// ObserveReject counts an acquire refused at once in
+// shoal.pool.rejections.
+func (p *PoolMetrics) ObserveReject() {
+	p.metrics.rejections.Add(context.Background(), 1, p.addOpts...)
+}
+
+// ObserveTimeout counts an acquire whose context ended while it waited in
+// db.client.connection.timeouts. Its wait is not recorded in wait_time: it
+// obtained no connection.
+func (p *PoolMetrics) ObserveTimeout(time.Duration) {
+	p.metrics.timeouts.Add(context.Background(), 1, p.addOpts...)
+}
+
+// ObserveLeak counts a lease held past Config.LeakThreshold in
+// shoal.pool.leaks. The report's stack goes to the pool's Logger, not to
+// metrics.
+func (p *PoolMetrics) ObserveLeak(shoal.LeakReport) {
+	p.metrics.leaks.Add(context.Background(), 1, p.addOpts...)
+}
