@@ -2,11 +2,7 @@ module github.com/shoalpool/shoal
 
 go 1.26.0
 
-require (
-	go.etcd.io/etcd/api/v3 v3.7.3
-	go.uber.org/goleak v1.3.0
-	google.golang.org/grpc v1.85.0
-)
+require google.golang.org/grpc v1.85.0
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
@@ -37,6 +33,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/rs/zerolog v1.28.0 // indirect
+	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
@@ -44,6 +41,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
