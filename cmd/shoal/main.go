@@ -7,14 +7,16 @@
 //	shoal sweep --target URL [...]  sweep partitions x connections on your PostgreSQL
 //	shoal help [command]
 //
-// With no flags, `shoal bench` starts a TLS line server, a TLS HTTP/1.1 and
-// HTTP/2 server (100 streams per connection) on 127.0.0.1 in the same
-// process and runs, in about a minute:
+// With no flags, `shoal bench` starts embedded servers on 127.0.0.1 in the
+// same process, all with TLS and a certificate made at start (a line
+// protocol server, an HTTP/1.1 + HTTP/2 server and a gRPC server, both
+// capped at 100 streams per connection), and runs, in about a minute:
 //
-//	churn       a new connection per request against a pooled one
-//	partitions  partitions x connections per partition at a fixed total, 8 and 32 workers
-//	multiplex   one multiplexed HTTP/2 connection against a pool of them (100 streams each)
-//	transport   http.DefaultTransport, a tuned http.Transport, and shoalhttp (HTTP/1.1)
+//	churn       a new connection per request against a pooled one (shoal core pool)
+//	partitions  Ecto's pool_count table: 1x32, 2x16, 4x8, 8x4, 16x2, 32x2 with 8 and 32 workers
+//	multiplex   one HTTP/2 connection against a shoal pool of them, and one
+//	            grpc.ClientConn against a shoalgrpc pool, 400 workers
+//	transport   http.DefaultTransport, a tuned http.Transport and shoalhttp, HTTP/1.1
 //
 // Each prints a table in the style of Benchee (ips, average, deviation,
 // median, 99th percentile) and a comparison block. A progress bar with the
