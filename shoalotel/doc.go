@@ -58,7 +58,7 @@
 //	db.client.connection.idle.max          observable up-down counter  {connection}  Config.MaxConns (shoal has no separate idle limit)
 //	db.client.connection.idle.min          observable up-down counter  {connection}  Config.MinIdle, as given to SetMinIdle
 //	db.client.connection.pending_requests  observable up-down counter  {request}     callers waiting in Acquire
-//	db.client.connection.timeouts          counter                     {timeout}     acquires whose context ended while they waited
+//	db.client.connection.timeouts          counter                     {timeout}     acquires whose context ended (deadline or cancel) while they waited
 //	db.client.connection.create_time       histogram                   s             each successful dial (with OnConnect)
 //	db.client.connection.wait_time         histogram                   s             each successful acquire's wait (0 when a connection was free)
 //	db.client.connection.use_time          histogram                   s             each lease, from acquire to release
@@ -69,7 +69,7 @@
 //	shoal.pool.dialing      observable up-down counter  {connection}  dials in flight
 //	shoal.pool.dial_errors  counter                     {error}       dials that failed (Dial or OnConnect)
 //	shoal.pool.closes       counter                     {connection}  connections closed, with shoal.close.reason = shoal.Reason ("lifetime", "idle", ...)
-//	shoal.pool.rejections   counter                     {request}     acquires refused at once by MaxWaiters or load shedding
+//	shoal.pool.rejections   counter                     {request}     acquires refused by MaxWaiters or dropped by load shedding
 //	shoal.pool.leaks        counter                     {lease}       leases reported held past Config.LeakThreshold
 //
 // "used" counts connections with at least one lease. A timed-out acquire

@@ -148,14 +148,15 @@ func (p *PoolMetrics) ObserveClose(reason shoal.Reason) {
 		AttrPoolName.String(p.name), AttrCloseReason.String(reason.String())))
 }
 
-// ObserveReject counts an acquire refused at once in
-// shoal.pool.rejections.
+// ObserveReject counts in shoal.pool.rejections an acquire refused by
+// MaxWaiters or dropped by load shedding.
 func (p *PoolMetrics) ObserveReject() {
 	p.metrics.rejections.Add(context.Background(), 1, p.addOpts...)
 }
 
-// ObserveTimeout counts an acquire whose context ended while it waited in
-// db.client.connection.timeouts. Its wait is not recorded in wait_time: it
+// ObserveTimeout counts in db.client.connection.timeouts an acquire whose
+// context ended while it waited: a deadline or a cancellation, which the
+// pool does not tell apart. Its wait is not recorded in wait_time: it
 // obtained no connection.
 func (p *PoolMetrics) ObserveTimeout(time.Duration) {
 	p.metrics.timeouts.Add(context.Background(), 1, p.addOpts...)

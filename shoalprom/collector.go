@@ -104,7 +104,7 @@ func NewCollector(opts Options) *Collector {
 
 		timeouts:   counter("db_client_connection_timeouts_total", "The number of connection timeouts that have occurred trying to obtain a connection from the pool (acquires whose context ended while they waited)."),
 		dialErrors: counter("shoal_pool_dial_errors_total", "The number of dials that failed (Dial or the OnConnect hook)."),
-		rejections: counter("shoal_pool_rejections_total", "The number of acquires refused at once by MaxWaiters or load shedding."),
+		rejections: counter("shoal_pool_rejections_total", "The number of acquires refused by MaxWaiters or dropped by load shedding."),
 		leaks:      counter("shoal_pool_leaks_total", "The number of leases reported as held past Config.LeakThreshold."),
 		closes:     counter("shoal_pool_closes_total", "The number of connections the pool closed, by reason.", LabelReason),
 

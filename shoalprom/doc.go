@@ -52,7 +52,7 @@
 //	db_client_connection_idle_max                    gauge      Config.MaxConns (shoal has no separate idle limit)
 //	db_client_connection_idle_min                    gauge      Config.MinIdle, as given to SetMinIdle
 //	db_client_connection_pending_requests            gauge      callers waiting in Acquire
-//	db_client_connection_timeouts_total              counter    acquires whose context ended while they waited
+//	db_client_connection_timeouts_total              counter    acquires whose context ended (deadline or cancel) while they waited
 //	db_client_connection_create_time_seconds         histogram  duration of each successful dial (with OnConnect)
 //	db_client_connection_wait_time_seconds           histogram  wait of each successful acquire (0 when a connection was free)
 //	db_client_connection_use_time_seconds            histogram  time each lease was held, from acquire to release
@@ -63,7 +63,7 @@
 //	shoal_pool_dialing                               gauge      dials in flight
 //	shoal_pool_dial_errors_total                     counter    dials that failed (Dial or OnConnect)
 //	shoal_pool_closes_total{reason}                  counter    connections closed, by shoal.Reason ("lifetime", "idle", ...)
-//	shoal_pool_rejections_total                      counter    acquires refused at once by MaxWaiters or load shedding
+//	shoal_pool_rejections_total                      counter    acquires refused by MaxWaiters or dropped by load shedding
 //	shoal_pool_leaks_total                           counter    leases reported held past Config.LeakThreshold
 //
 // Options.Namespace, when set, is put in front of every name

@@ -102,15 +102,16 @@ func (m *PoolMetrics) ObserveClose(reason shoal.Reason) {
 	m.collector.closes.WithLabelValues(m.name, reason.String()).Inc()
 }
 
-// ObserveReject counts an acquire refused at once in
-// shoal_pool_rejections_total.
+// ObserveReject counts in shoal_pool_rejections_total an acquire refused by
+// MaxWaiters or dropped by load shedding.
 func (m *PoolMetrics) ObserveReject() {
 	m.rejections.Inc()
 }
 
-// ObserveTimeout counts an acquire whose context ended while it waited in
-// db_client_connection_timeouts_total. Its wait is not recorded in
-// wait_time: it obtained no connection.
+// ObserveTimeout counts in db_client_connection_timeouts_total an acquire whose
+// context ended while it waited: a deadline or a cancellation, which the
+// pool does not tell apart. Its wait is not recorded in wait_time: it
+// obtained no connection.
 func (m *PoolMetrics) ObserveTimeout(time.Duration) {
 	m.timeouts.Inc()
 }
