@@ -14,7 +14,7 @@ import (
 
 // setupAllowance is what the progress bar expects a case's set-up and
 // tear-down to take.
-const setupAllowance = 60 * time.Millisecond
+const setupAllowance = 250 * time.Millisecond
 
 // settingsFor turns the flags into the runner's bounds.
 func settingsFor(o *options) benchrun.Settings {

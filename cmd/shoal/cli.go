@@ -15,10 +15,10 @@ import (
 // Defaults of the timing flags. The full run of the embedded scenarios
 // takes about a minute with them, --quick under 30 seconds.
 const (
-	defaultDuration      = 2 * time.Second
-	defaultWarmup        = 500 * time.Millisecond
-	quickDuration        = 700 * time.Millisecond
-	quickWarmup          = 200 * time.Millisecond
+	defaultDuration      = 1250 * time.Millisecond
+	defaultWarmup        = 250 * time.Millisecond
+	quickDuration        = 400 * time.Millisecond
+	quickWarmup          = 100 * time.Millisecond
 	defaultDialTimeout   = 5 * time.Second
 	maxWorkers           = 10_000
 	maxDuration          = time.Hour

@@ -28,8 +28,8 @@
 //	--target URL        postgres://, clickhouse+http://host:8123, influxdb+http://host:8086,
 //	                    grpc://host:port, https://...; runs the experiments that fit
 //	--only LIST         scenarios to run, comma-separated
-//	--duration D        measured time per case (default 2s; --quick 700ms)
-//	--warmup D          unmeasured time per case before it (default 500ms; --quick 200ms)
+//	--duration D        measured time per case (default 1.25s; --quick 400ms)
+//	--warmup D          unmeasured time per case before it (default 250ms; --quick 100ms)
 //	--workers N         concurrent workers (default: each scenario's own)
 //	--quick             the short run
 //	--json, --csv       machine-readable output on stdout instead of the tables
