@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
+)
+
+// benchTarget runs bench --json against target and returns the report,
+// failing the test unless it ran cleanly.
+func benchTarget(t *testing.T, target string, extra ...string) (benchrun.Report, result) {
+	t.Helper()
+	args := append([]string{"bench", "--target", target, "--json", "--workers", "4"}, testTimes...)
+	r := runShoal(t, append(args, extra...)...)
+	r.wantCode(t, exitOK)
+	var rep benchrun.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	}
+	return rep, r
+}
+
+// measuredNames lists the cases of rep that produced numbers.
+func measuredNames(t *testing.T, rep benchrun.Report) []string {
+	t.Helper()
+	var names []string
+	for _, s := range rep.Scenarios {
+		for _, g := range s.Groups {
+			for _, res := range g.Results {
+				if res.Status == benchrun.StatusOK && res.IPS > 0 && res.Ops > 0 {
+					names = append(names, s.Name+"/"+res.Name)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// TestHTTPTarget runs the HTTP experiments against a local server standing
+// in for a user's, and checks that the credentials in the URL are sent as
+// basic auth and never printed.
+func TestHTTPTarget(t *testing.T) {
+	const secret = "Basic-S3cret"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "bench" || p != secret {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		if r.URL.Path == "/" && r.URL.Query().Get("query") != "SELECT 1" {
+			http.Error(w, "want ?query=SELECT 1", http.StatusBadRequest)
+			return
+		}
+		w.Write([]byte("1\n"))
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	rep, r := benchTarget(t, "clickhouse+http://bench:"+secret+"@"+host)
+	got := strings.Join(measuredNames(t, rep), " ")
+	for _, want := range []string{"churn/reused_transport", "churn/shoalhttp", "churn/new_transport_per_request", "transport/default_transport", "transport/tuned_transport", "transport/shoalhttp"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s not measured; measured: %s", want, got)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, secret) {
+		t.Errorf("password printed:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(rep.Target, "REDACTED") {
+		t.Errorf("report's target %q is not redacted", rep.Target)
+	}
+}
+
+// TestServiceTargets runs bench against the test environment's ClickHouse,
+// InfluxDB, etcd and PostgreSQL when their addresses are set.
+func TestServiceTargets(t *testing.T) {
+	for _, tc := range []struct {
+		env, prefix, want string
+		extra          []string
+	}{
+		{"SHOAL_TEST_CLICKHOUSE", "clickhouse+", "transport/shoalhttp", []string{"--only", "transport"}},
+		{"SHOAL_TEST_INFLUXDB", "influxdb+", "churn/shoalhttp", []string{"--only", "churn"}},
+		{"SHOAL_TEST_ETCD", "grpc://", "multiplex/shoalgrpc_2_conns", []string{"--only", "multiplex"}},
+		{"SHOAL_TEST_POSTGRES", "", "churn/shoalpgx_pool", []string{"--only", "churn"}},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			addr := os.Getenv(tc.env)
+			if addr == "" {
+				if requireServices() {
+					t.Fatalf("%s is not set and SHOAL_REQUIRE_SERVICES=1", tc.env)
+				}
+				t.Skipf("%s not set (. scripts/test-env.sh)", tc.env)
+			}
+			rep, _ := benchTarget(t, tc.prefix+addr, tc.extra...)
+			if got := strings.Join(measuredNames(t, rep), " "); !strings.Contains(got, tc.want) {
+				t.Errorf("%s not measured; measured: %s", tc.want, got)
+			}
+		})
+	}
+}
