@@ -91,4 +91,10 @@
 // from a URL (scheme://host:port, with user, password, path and query
 // dropped). Every pool name adds a few dozen series, so keep the number of
 // names bounded.
+//
+// Pools that share a name on purpose, such as successive pools of one
+// shoalhttp origin that overlap while the old one drains, share one
+// PoolMetrics: it is the Observer of each, and each is attached with
+// [PoolMetrics.Attach], which returns the function that detaches it again.
+// Their gauges are summed.
 package shoalotel

@@ -409,7 +409,7 @@ func TestCallbackReadsStatsOnlyAtCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
-	p.Attach(func() shoal.Stats { calls.Add(1); return shoal.Stats{MaxConns: 3} })
+	detach := p.Attach(func() shoal.Stats { calls.Add(1); return shoal.Stats{MaxConns: 3} })
 	p.ObserveAcquire(time.Millisecond)
 	if n := calls.Load(); n != 0 {
 		t.Errorf("Stats called %d times before any collection", n)
@@ -419,8 +419,62 @@ func TestCallbackReadsStatsOnlyAtCollection(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Errorf("Stats called %d times in 2 collections, want 2", n)
 	}
-	p.Attach(nil)
+	detach()
+	detach()
 	if got := collect(t, reader).maybeSum(t, "db.client.connection.max", "{connection}", false); len(got) != 0 {
-		t.Errorf("after Attach(nil): %v, want no points", got)
+		t.Errorf("after detach: %v, want no points", got)
 	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("Stats called %d times after detach, want still 2", n)
+	}
+}
+
+// TestSharedName: pools that share a name (one replacing another while it
+// drains) are attached to the same metrics and reported as their sum.
+func TestSharedName(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer provider.Shutdown(context.Background())
+	m, err := shoalotel.New(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Pool("https://api.example.com:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pool = "db.client.connection.pool.name=https://api.example.com:443"
+	old := p.Attach(func() shoal.Stats {
+		return shoal.Stats{MaxConns: 4, IdleConns: 0, InUseConns: 2, Leases: 2, Waiting: 0}
+	})
+	p.Attach(func() shoal.Stats {
+		return shoal.Stats{MaxConns: 4, IdleConns: 1, InUseConns: 1, Leases: 1, Waiting: 3, Dialing: 1}
+	})
+	check := func(when string, want map[string]map[string]int64) {
+		t.Helper()
+		c := collect(t, reader)
+		for name, w := range want {
+			if got := c.sum(t, name, c[name].Unit, false); fmt.Sprint(got) != fmt.Sprint(w) {
+				t.Errorf("%s: %s = %v, want %v", when, name, got, w)
+			}
+		}
+	}
+	check("both attached", map[string]map[string]int64{
+		"db.client.connection.count": {
+			pool + ",db.client.connection.state=idle": 1,
+			pool + ",db.client.connection.state=used": 3,
+		},
+		"db.client.connection.max":              {pool: 8},
+		"db.client.connection.pending_requests": {pool: 3},
+		"shoal.pool.leases":                     {pool: 3},
+		"shoal.pool.dialing":                    {pool: 1},
+	})
+	old()
+	check("old pool detached", map[string]map[string]int64{
+		"db.client.connection.count": {
+			pool + ",db.client.connection.state=idle": 1,
+			pool + ",db.client.connection.state=used": 1,
+		},
+		"db.client.connection.max": {pool: 4},
+	})
 }

@@ -27,7 +27,7 @@ type PoolMetrics struct {
 	observeOpts,
 	idleOpts, usedOpts []metric.ObserveOption
 
-	stats   atomic.Pointer[func() shoal.Stats]
+	sources sources // the pools' Stats, for the observable instruments
 	minIdle atomic.Int64
 }
 
@@ -62,18 +62,20 @@ func (p *PoolMetrics) Name() string { return p.name }
 
 // Attach gives the metrics the pool's Stats method (pool.Stats), called at
 // each collection for the observable instruments: connections idle and
-// used, pending requests, dials in flight, leases and the limits. Until it
-// is called those are not reported for this pool. Calling it again
-// replaces the function; nil stops them.
+// used, pending requests, dials in flight, leases and the limits. Until a
+// pool is attached those are not reported for this name. stats runs in the
+// collecting goroutine and must be safe to call concurrently with the
+// pool's use, as shoal's Pool.Stats is.
 //
-// stats runs in the collecting goroutine and must be safe to call
-// concurrently with the pool's use, as shoal's Pool.Stats is.
-func (p *PoolMetrics) Attach(stats func() shoal.Stats) {
-	if stats == nil {
-		p.stats.Store(nil)
-		return
-	}
-	p.stats.Store(&stats)
+// Usually one pool is attached for its whole life. When several pools
+// share the name, one after another with overlap (a shoalhttp origin whose
+// pool was replaced while the old one drains), make all of them use these
+// metrics as Observer and attach each: their values are summed, and their
+// counters and histograms add up already. Attach returns the function that
+// detaches stats again; call it when that pool is closed. Calling it twice
+// does nothing.
+func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
+	return p.sources.attach(stats)
 }
 
 // SetMinIdle sets db.client.connection.idle.min: pass the pool's
@@ -97,11 +99,10 @@ func (p *PoolMetrics) Unregister() error {
 
 // observe is the pool's callback for the observable instruments.
 func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
-	stats := p.stats.Load()
-	if stats == nil {
+	s, ok := p.sources.gauges()
+	if !ok {
 		return nil
 	}
-	s := (*stats)()
 	m := p.metrics
 	o.ObserveInt64(m.count, int64(s.IdleConns), p.idleOpts...)
 	o.ObserveInt64(m.count, int64(s.InUseConns), p.usedOpts...)

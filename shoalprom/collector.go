@@ -204,11 +204,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	// Stats runs outside the lock: it walks the pool, and a slow one must
 	// not hold up Pool or Unregister.
 	for _, m := range pools {
-		stats := m.stats.Load()
-		if stats == nil {
+		s, ok := m.sources.gauges()
+		if !ok {
 			continue
 		}
-		s := (*stats)()
 		gauge := func(d *prometheus.Desc, v int, labels ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), append([]string{m.name}, labels...)...)
 		}

@@ -350,3 +350,59 @@ func TestUnknownCloseReason(t *testing.T) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
 }
+
+// TestSharedName: pools that share a name (one replacing another while it
+// drains) are attached to the same metrics and reported as their sum.
+func TestSharedName(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c := shoalprom.NewCollector(shoalprom.Options{})
+	reg.MustRegister(c)
+	m, err := c.Pool("https://api.example.com:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := m.Attach(func() shoal.Stats {
+		return shoal.Stats{MaxConns: 4, IdleConns: 0, InUseConns: 2, Leases: 2, Waiting: 0}
+	})
+	m.Attach(func() shoal.Stats {
+		return shoal.Stats{MaxConns: 4, IdleConns: 1, InUseConns: 1, Leases: 1, Waiting: 3, Dialing: 1}
+	})
+	check := func(when string, want map[string]float64) {
+		t.Helper()
+		fam, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range fam {
+			if f.GetType() != dto.MetricType_GAUGE {
+				continue
+			}
+			for _, mm := range f.GetMetric() {
+				got[f.GetName()+"{"+labelsOf(mm)+"}"] = value(mm)
+			}
+		}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("%s: %s = %v, want %v", when, k, got[k], w)
+			}
+		}
+	}
+	const pool = "pool_name=https://api.example.com:443"
+	check("both attached", map[string]float64{
+		"db_client_connection_count{" + pool + ",state=idle}": 1,
+		"db_client_connection_count{" + pool + ",state=used}": 3,
+		"db_client_connection_max{" + pool + "}":              8,
+		"db_client_connection_idle_max{" + pool + "}":         8,
+		"db_client_connection_pending_requests{" + pool + "}": 3,
+		"shoal_pool_leases{" + pool + "}":                     3,
+		"shoal_pool_dialing{" + pool + "}":                    1,
+	})
+	old()
+	old()
+	check("old pool detached", map[string]float64{
+		"db_client_connection_count{" + pool + ",state=idle}": 1,
+		"db_client_connection_count{" + pool + ",state=used}": 1,
+		"db_client_connection_max{" + pool + "}":              4,
+	})
+}

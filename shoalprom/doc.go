@@ -80,7 +80,13 @@
 // dashboards. It is yours to choose, so never build it from a connection
 // string that carries a password. [OriginName] makes a safe name from a URL
 // (scheme://host:port, with user, password, path and query dropped), which
-// also suits shoalhttp's one pool per origin. Every pool name adds a dozen
-// or so series (the histograms have a series per bucket), so keep the number
-// of names bounded.
+// also suits shoalhttp's one pool per origin. Every pool name adds about 60
+// series (each histogram has a series per bucket, and the closes one per
+// reason), so keep the number of names bounded.
+//
+// Pools that share a name on purpose, such as successive pools of one
+// shoalhttp origin that overlap while the old one drains, share one
+// PoolMetrics: it is the Observer of each, and each is attached with
+// [PoolMetrics.Attach], which returns the function that detaches it again.
+// Their gauges are summed.
 package shoalprom

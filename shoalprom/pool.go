@@ -21,7 +21,7 @@ type PoolMetrics struct {
 	timeouts, dialErrors, rejections, leaks prometheus.Counter
 	closes                                  []prometheus.Counter // by shoal.Reason
 
-	stats   atomic.Pointer[func() shoal.Stats]
+	sources sources // the pools' Stats, for the gauges
 	minIdle atomic.Int64
 	removed atomic.Bool // Unregister was called
 }
@@ -33,18 +33,20 @@ func (m *PoolMetrics) Name() string { return m.name }
 
 // Attach gives the metrics the pool's Stats method (pool.Stats), called at
 // each scrape for the gauges: connections idle and used, waiters, dials in
-// flight, leases and MaxConns. Until it is called those gauges are not
-// reported for this pool. Calling it again replaces the function; nil
-// stops the gauges.
+// flight, leases and MaxConns. Until a pool is attached those gauges are
+// not reported for this name. stats runs in the scraping goroutine and
+// must be safe to call concurrently with the pool's use, as shoal's
+// Pool.Stats is.
 //
-// stats runs in the scraping goroutine and must be safe to call
-// concurrently with the pool's use, as shoal's Pool.Stats is.
-func (m *PoolMetrics) Attach(stats func() shoal.Stats) {
-	if stats == nil {
-		m.stats.Store(nil)
-		return
-	}
-	m.stats.Store(&stats)
+// Usually one pool is attached for its whole life. When several pools
+// share the name, one after another with overlap (a shoalhttp origin whose
+// pool was replaced while the old one drains), make all of them use these
+// metrics as Observer and attach each: their gauges are summed, and their
+// counters and histograms add up already. Attach returns the function that
+// detaches stats again; call it when that pool is closed. Calling it twice
+// does nothing.
+func (m *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
+	return m.sources.attach(stats)
 }
 
 // SetMinIdle sets db_client_connection_idle_min: pass the pool's
