@@ -29,6 +29,13 @@ type h1Conn struct {
 	// connection that died before anything was exchanged from one that
 	// died mid-request.
 	written, read int64
+
+	// Scratch space for the request as written when the Transport adds a
+	// header (see withAcceptGzip).
+	wire       http.Request
+	wireHeader http.Header
+
+	peek peeker // the idle liveness check's state (alive_*.go)
 }
 
 // Buffer sizes, as net/http's Transport uses.
@@ -41,6 +48,7 @@ func newH1Conn(origin string, nc net.Conn) *h1Conn {
 	c := &h1Conn{nc: nc, info: newConnInfo(origin, protoHTTP1, nc)}
 	c.br = bufio.NewReaderSize(countingReader{c}, h1ReadBufferSize)
 	c.bw = bufio.NewWriterSize(countingWriter{c}, h1WriteBufferSize)
+	c.peek.init(nc)
 	return c
 }
 
@@ -98,11 +106,14 @@ func (c *h1Conn) roundTrip(lease *shoal.Lease[*h1Conn], req *http.Request, gzipO
 
 	wire, askedGzip := req, false
 	if gzipOK && wantsGzip(req) {
-		wire, askedGzip = withAcceptGzip(req), true
+		wire, askedGzip = c.withAcceptGzip(req), true
 	}
 	err := wire.Write(c.bw)
 	if err == nil {
 		err = c.bw.Flush()
+	}
+	if askedGzip {
+		c.forgetWire()
 	}
 	if err != nil {
 		c.finish(lease, stop, false)

@@ -79,7 +79,7 @@ func (c *connCounter) hook(_ net.Conn, st http.ConnState) {
 }
 
 // newH1Server starts a plain HTTP/1.1 test server that counts connections.
-func newH1Server(t *testing.T, h http.Handler) (*httptest.Server, *connCounter) {
+func newH1Server(t testing.TB, h http.Handler) (*httptest.Server, *connCounter) {
 	t.Helper()
 	cc := &connCounter{}
 	srv := httptest.NewUnstartedServer(h)
