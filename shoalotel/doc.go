@@ -75,7 +75,7 @@
 // "used" counts connections with at least one lease. A timed-out acquire
 // counts in timeouts, not in wait_time (it obtained no connection), and a
 // failed dial counts in dial_errors, not in create_time. The histograms'
-// bucket boundaries are DefaultBuckets unless WithBuckets (or a View) says
+// bucket boundaries are DefaultBuckets() unless WithBuckets (or a View) says
 // otherwise.
 //
 // Exported to Prometheus by the OpenTelemetry exporter these come out as

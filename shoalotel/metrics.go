@@ -36,12 +36,15 @@ const (
 	StateUsed = "used"
 )
 
-// DefaultBuckets are the explicit bucket boundaries, in seconds, advised
-// for the three duration histograms unless WithBuckets says otherwise:
-// from 100µs, where an uncontended acquire or a loopback dial lands, to
-// 10s, past any sane acquire timeout. A View in the MeterProvider can still
-// override them.
-var DefaultBuckets = []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
+// DefaultBuckets returns the explicit bucket boundaries, in seconds,
+// advised for the three duration histograms unless WithBuckets says
+// otherwise: from 100µs, where an uncontended acquire or a loopback dial
+// lands, to 10s, past any sane acquire timeout. A View in the
+// MeterProvider can still override them. It is a function, not a
+// variable, so that no package can change another's default.
+func DefaultBuckets() []float64 {
+	return []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
+}
 
 // An Option configures New.
 type Option interface{ apply(*config) }
@@ -55,7 +58,7 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 // WithBuckets sets the bucket boundaries, in seconds, advised for the
-// create, wait and use time histograms. Empty means DefaultBuckets.
+// create, wait and use time histograms. Empty means DefaultBuckets().
 func WithBuckets(bounds ...float64) Option {
 	return optionFunc(func(c *config) { c.buckets = bounds })
 }
@@ -87,7 +90,7 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		o.apply(&cfg)
 	}
 	if len(cfg.buckets) == 0 {
-		cfg.buckets = DefaultBuckets
+		cfg.buckets = DefaultBuckets()
 	}
 	if provider == nil {
 		provider = otel.GetMeterProvider()

@@ -317,8 +317,8 @@ func TestManualReaderKnownSequence(t *testing.T) {
 		if pt.Sum < h.minSum {
 			t.Errorf("%s sum = %vs, want at least %vs", h.name, pt.Sum, h.minSum)
 		}
-		if !slices.Equal(pt.Bounds, shoalotel.DefaultBuckets) {
-			t.Errorf("%s bounds = %v, want %v", h.name, pt.Bounds, shoalotel.DefaultBuckets)
+		if !slices.Equal(pt.Bounds, shoalotel.DefaultBuckets()) {
+			t.Errorf("%s bounds = %v, want %v", h.name, pt.Bounds, shoalotel.DefaultBuckets())
 		}
 		var cumulative uint64
 		for i, b := range pt.Bounds {
@@ -477,4 +477,23 @@ func TestSharedName(t *testing.T) {
 		},
 		"db.client.connection.max": {pool: 4},
 	})
+}
+
+// TestGlobalProvider: New(nil) uses the global MeterProvider (a no-op one
+// unless the program set its own), and the observer works on it.
+func TestGlobalProvider(t *testing.T) {
+	m, err := shoalotel.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Pool("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range observerCalls(p) {
+		c.call()
+	}
+	if err := p.Unregister(); err != nil {
+		t.Fatal(err)
+	}
 }

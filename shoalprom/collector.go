@@ -10,10 +10,14 @@ import (
 	"github.com/shoalpool/shoal"
 )
 
-// DefaultBuckets are the histogram buckets used when Options.Buckets is
+// DefaultBuckets returns the histogram buckets used when Options.Buckets is
 // empty, in seconds: from 100µs, where an uncontended acquire or a
-// loopback dial lands, to 10s, past any sane acquire timeout.
-var DefaultBuckets = []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
+// loopback dial lands, to 10s, past any sane acquire timeout. It is a
+// function, not a variable, so that no package can change another's
+// default.
+func DefaultBuckets() []float64 {
+	return []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
+}
 
 // Label names. LabelPoolName is on every metric.
 const (
@@ -35,7 +39,7 @@ type Options struct {
 	Namespace string
 
 	// Buckets are the upper bounds, in seconds, of the three duration
-	// histograms (create, wait and use time). Empty means DefaultBuckets.
+	// histograms (create, wait and use time). Empty means DefaultBuckets().
 	Buckets []float64
 
 	// ConstLabels are added to every metric. Usually the scraping
@@ -63,7 +67,7 @@ type Collector struct {
 func NewCollector(opts Options) *Collector {
 	buckets := opts.Buckets
 	if len(buckets) == 0 {
-		buckets = DefaultBuckets
+		buckets = DefaultBuckets()
 	}
 	ns := opts.Namespace
 	pool := []string{LabelPoolName}

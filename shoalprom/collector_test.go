@@ -242,8 +242,8 @@ func TestScrapeKnownSequence(t *testing.T) {
 			t.Errorf("%s sum = %vs, want at least %vs", h.name, hist.GetSampleSum(), h.minSum)
 		}
 		// The text format adds the +Inf bucket to DefaultBuckets.
-		if len(hist.GetBucket()) != len(shoalprom.DefaultBuckets)+1 {
-			t.Errorf("%s has %d buckets, want %d", h.name, len(hist.GetBucket()), len(shoalprom.DefaultBuckets)+1)
+		if len(hist.GetBucket()) != len(shoalprom.DefaultBuckets())+1 {
+			t.Errorf("%s has %d buckets, want %d", h.name, len(hist.GetBucket()), len(shoalprom.DefaultBuckets())+1)
 		}
 		for _, b := range hist.GetBucket() {
 			if most, ok := h.maxUnder[b.GetUpperBound()]; ok && b.GetCumulativeCount() > most {
