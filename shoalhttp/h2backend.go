@@ -71,7 +71,7 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 		nc.Close()
 		return nil, errNotH2
 	}
-	return newH2Conn(ctx, b.o.t.h2, b.o.name, nc)
+	return newH2Conn(ctx, b.o.t.h2, b.o.name, nc, b.o.t.opts.MaxStreamsPerConn)
 }
 
 // roundTrip sends req on the least-loaded connection, retrying once on

@@ -19,14 +19,15 @@ type h2Conn struct {
 	info ConnInfo
 	// limit is the stream limit last given to the pool for this connection
 	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, capped).
-	limit atomic.Int32
+	limit      atomic.Int32
+	maxStreams int // Options.MaxStreamsPerConn; 0 means no cap of ours
 }
 
 // newH2Conn starts HTTP/2 on nc and waits for the server's settings, so
 // that the pool learns the connection's real stream limit before it hands
 // out a single stream. A PING does it: the server sends its SETTINGS before
 // it answers anything, and frames are read in order.
-func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn) (*h2Conn, error) {
+func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn, maxStreams int) (*h2Conn, error) {
 	cc, err := t2.NewClientConn(nc)
 	if err != nil {
 		nc.Close()
@@ -36,18 +37,22 @@ func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.C
 		cc.Close()
 		return nil, fmt.Errorf("HTTP/2 settings exchange: %w", err)
 	}
-	c := &h2Conn{cc: cc, info: newConnInfo(origin, protoHTTP2, nc)}
-	c.limit.Store(int32(streamLimit(cc.State().MaxConcurrentStreams)))
+	c := &h2Conn{cc: cc, info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
+	c.limit.Store(int32(c.streamLimit(cc.State().MaxConcurrentStreams)))
 	return c, nil
 }
 
 // streamLimit turns the server's advertised limit into the pool's: at
-// least 1, at most maxH2Streams.
-func streamLimit(n uint32) int {
-	if n == 0 || n > maxH2Streams {
-		return maxH2Streams
+// most maxH2Streams and Options.MaxStreamsPerConn.
+func (c *h2Conn) streamLimit(n uint32) int {
+	limit := maxH2Streams
+	if c.maxStreams > 0 {
+		limit = min(limit, c.maxStreams)
 	}
-	return int(n)
+	if n != 0 && int64(n) < int64(limit) {
+		return int(n)
+	}
+	return limit
 }
 
 func (c *h2Conn) close() error { return c.cc.Close() }
@@ -65,7 +70,7 @@ func (c *h2Conn) settle(lease *shoal.Lease[*h2Conn]) {
 	case st.Closing:
 		lease.Retire()
 	case st.MaxConcurrentStreams != 0:
-		if n := int32(streamLimit(st.MaxConcurrentStreams)); n != c.limit.Load() {
+		if n := int32(c.streamLimit(st.MaxConcurrentStreams)); n != c.limit.Load() {
 			c.limit.Store(n)
 			lease.SetStreamLimit(int(n))
 		}

@@ -73,6 +73,14 @@ type Options struct {
 	// support it. It has no effect on https origins.
 	H2CPriorKnowledge bool
 
+	// MaxStreamsPerConn caps the requests one HTTP/2 connection carries at
+	// once below the server's SETTINGS_MAX_CONCURRENT_STREAMS, so that load
+	// spreads over more connections sooner: useful behind a TCP load
+	// balancer, where each connection lands on one backend. Against a single
+	// server it costs throughput (fewer frames per write). 0 means the
+	// server's limit (at most 1000). It has no effect on HTTP/1.1.
+	MaxStreamsPerConn int
+
 	// DisableCompression stops the Transport from asking for gzip and
 	// decompressing the response transparently (HTTP/1.1 and HTTP/2), as
 	// http.Transport.DisableCompression does.
@@ -154,6 +162,9 @@ func (o Options) withDefaults() Options {
 func (o Options) validate() error {
 	if o.MaxConns < 0 {
 		return &OptionsError{Field: "MaxConns", Reason: fmt.Sprintf("must be >= 0, got %d", o.MaxConns)}
+	}
+	if o.MaxStreamsPerConn < 0 {
+		return &OptionsError{Field: "MaxStreamsPerConn", Reason: fmt.Sprintf("must be >= 0, got %d", o.MaxStreamsPerConn)}
 	}
 	for _, raw := range o.WarmOrigins {
 		if _, err := parseOrigin(raw); err != nil {
