@@ -7,12 +7,15 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // etcdTarget returns the etcd server of the integration tests, from
@@ -62,7 +65,12 @@ func prefixEnd(prefix string) []byte {
 
 // etcdPool returns a pool to etcd, closed before the test's cleanups that
 // were registered earlier (t.Cleanup runs last-in first-out).
+//
+// The dial timeout is long: while etcd creates hundreds of watches on a
+// shared 2-core machine, a new connection has been seen to take over 10 s
+// to become READY, and these tests are about calls, not dial speed.
 func etcdPool(t *testing.T, opts Options) (*Pool, pb.KVClient) {
+	opts.DialTimeout = time.Minute
 	p := newTestPool(t, etcdTarget(t), opts)
 	return p, pb.NewKVClient(p)
 }
@@ -104,7 +112,7 @@ func TestEtcdKV(t *testing.T) {
 func TestEtcdThousandWatches(t *testing.T) {
 	p, kv := etcdPool(t, Options{})
 	prefix := etcdPrefix(t, kv)
-	ctx, cancel := context.WithCancel(testContext(t, 90*time.Second))
+	ctx, cancel := context.WithCancel(testContext(t, 3*time.Minute))
 	defer cancel()
 	watch := pb.NewWatchClient(p)
 
@@ -112,7 +120,7 @@ func TestEtcdThousandWatches(t *testing.T) {
 	var created, gotEvent atomic.Int64
 	var wg, ready sync.WaitGroup
 	ready.Add(watchers)
-	errs := make(chan error, watchers)
+	errs := &errorList{}
 	// Kept referenced: a stream dropped by its goroutine would be canceled
 	// by the pool once garbage collected, which is another test's subject.
 	streams := make([]pb.Watch_WatchClient, watchers)
@@ -127,19 +135,19 @@ func TestEtcdThousandWatches(t *testing.T) {
 			key := fmt.Appendf(nil, "%sw%04d", prefix, i)
 			stream, err := watch.Watch(ctx)
 			if err != nil {
-				errs <- fmt.Errorf("watch %d: open: %w", i, err)
+				errs.add(fmt.Errorf("watch %d: open: %w", i, err))
 				return
 			}
 			streams[i] = stream
 			req := &pb.WatchRequest{RequestUnion: &pb.WatchRequest_CreateRequest{
 				CreateRequest: &pb.WatchCreateRequest{Key: key}}}
 			if err := stream.Send(req); err != nil {
-				errs <- fmt.Errorf("watch %d: send: %w", i, err)
+				errs.add(fmt.Errorf("watch %d: send: %w", i, err))
 				return
 			}
 			resp, err := stream.Recv()
 			if err != nil || !resp.Created || resp.Canceled {
-				errs <- fmt.Errorf("watch %d: create: %v %w", i, resp, err)
+				errs.add(fmt.Errorf("watch %d: create: %v %w", i, resp, err))
 				return
 			}
 			created.Add(1)
@@ -148,12 +156,12 @@ func TestEtcdThousandWatches(t *testing.T) {
 			for {
 				resp, err := stream.Recv()
 				if err != nil {
-					errs <- fmt.Errorf("watch %d: waiting for its event: %w", i, err)
+					errs.add(fmt.Errorf("watch %d: waiting for its event: %w", i, err))
 					return
 				}
 				if len(resp.Events) > 0 {
 					if string(resp.Events[0].Kv.Key) != string(key) {
-						errs <- fmt.Errorf("watch %d: event for %q", i, resp.Events[0].Kv.Key)
+						errs.add(fmt.Errorf("watch %d: event for %q", i, resp.Events[0].Kv.Key))
 					}
 					gotEvent.Add(1)
 					return
@@ -172,17 +180,14 @@ func TestEtcdThousandWatches(t *testing.T) {
 			for i := w; i < watchers; i += 50 {
 				key := fmt.Appendf(nil, "%sw%04d", prefix, i)
 				if _, err := kv.Put(ctx, &pb.PutRequest{Key: key, Value: []byte("x")}); err != nil {
-					errs <- fmt.Errorf("put %d: %w", i, err)
+					errs.add(fmt.Errorf("put %d: %w", i, err))
 				}
 			}
 		})
 	}
 	puts.Wait()
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	errs.report(t)
 	if created.Load() != watchers || gotEvent.Load() != watchers {
 		t.Fatalf("%d of %d watches created, %d got their event", created.Load(), watchers, gotEvent.Load())
 	}
@@ -199,11 +204,11 @@ func TestEtcdThousandWatches(t *testing.T) {
 }
 
 // keysPerWriter is how many keys each of the 100 writers puts. The issue
-// asks for 1,000 (100,000 puts); measured on the project's 2 shared cores,
-// etcd acknowledges 1,500 to 2,000 puts a second, so the full size takes
-// about 60 s without -race and over 100 s with it when the machine is
-// busy: too much for the package's test budget. By default each writer
-// puts 200 keys (20,000 puts), 50 with -short;
+// asks for 1,000 (100,000 puts). Measured on the project's 2 shared cores,
+// etcd acknowledged about 1,600 puts a second on a quiet machine (the full
+// size took 62 s without -race) and as few as 130 a second while other
+// benchmarks ran: too slow for the package's test budget. So each writer
+// puts 100 keys by default (10,000 puts) and 20 with -short;
 // SHOAL_GRPC_KEYS_PER_WRITER=1000 runs the issue's full size.
 func keysPerWriter(t *testing.T) int {
 	if v := os.Getenv("SHOAL_GRPC_KEYS_PER_WRITER"); v != "" {
@@ -214,9 +219,9 @@ func keysPerWriter(t *testing.T) int {
 		return n
 	}
 	if testing.Short() {
-		return 50
+		return 20
 	}
-	return 200
+	return 100
 }
 
 // 100 writers put their keys concurrently (every tenth through a Txn);
@@ -229,7 +234,7 @@ func TestEtcdWritersCountExactly(t *testing.T) {
 
 	const writers = 100
 	perWriter := keysPerWriter(t)
-	var acked, failed atomic.Int64
+	var acked, failed, retried atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
 	var wg sync.WaitGroup
@@ -240,11 +245,20 @@ func TestEtcdWritersCountExactly(t *testing.T) {
 				key := fmt.Appendf(nil, "%s%03d/%05d", prefix, w, k)
 				put := &pb.PutRequest{Key: key, Value: []byte("v")}
 				var err error
-				if k%10 == 0 {
-					_, err = kv.Txn(ctx, &pb.TxnRequest{Success: []*pb.RequestOp{
-						{Request: &pb.RequestOp_RequestPut{RequestPut: put}}}})
-				} else {
-					_, err = kv.Put(ctx, put)
+				for try := 0; try < 3; try++ {
+					if k%10 == 0 {
+						_, err = kv.Txn(ctx, &pb.TxnRequest{Success: []*pb.RequestOp{
+							{Request: &pb.RequestOp_RequestPut{RequestPut: put}}}})
+					} else {
+						_, err = kv.Put(ctx, put)
+					}
+					// An overloaded etcd answers "request timed out" for a
+					// put it may still apply; putting the same value again
+					// is harmless and settles it either way.
+					if !isEtcdTimeout(err) {
+						break
+					}
+					retried.Add(1)
 				}
 				if err != nil {
 					failed.Add(1)
@@ -265,7 +279,8 @@ func TestEtcdWritersCountExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d writers x %d keys: %d acknowledged in %v; Range counts %d", writers, perWriter, acked.Load(), took.Round(time.Millisecond), r.Count)
+	t.Logf("%d writers x %d keys: %d acknowledged in %v (%d retried after an etcd timeout); Range counts %d",
+		writers, perWriter, acked.Load(), took.Round(time.Millisecond), retried.Load(), r.Count)
 	if failed.Load() > 0 {
 		t.Errorf("%d puts failed, first: %v", failed.Load(), firstErr)
 	}
@@ -274,5 +289,37 @@ func TestEtcdWritersCountExactly(t *testing.T) {
 	}
 	if acked.Load() != int64(writers*perWriter) {
 		t.Errorf("%d of %d puts acknowledged", acked.Load(), writers*perWriter)
+	}
+}
+
+// isEtcdTimeout reports etcd's "request timed out": the server gave up
+// waiting for the proposal, which may still commit.
+func isEtcdTimeout(err error) bool {
+	return status.Code(err) == codes.Unavailable && strings.Contains(err.Error(), "request timed out")
+}
+
+// errorList collects errors from many goroutines; report logs the first few
+// and how many there were.
+type errorList struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errorList) add(err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+}
+
+func (l *errorList) report(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, err := range l.errs {
+		if i == 10 {
+			t.Errorf("... and %d more errors", len(l.errs)-i)
+			break
+		}
+		t.Error(err)
 	}
 }

@@ -40,9 +40,10 @@ type Options struct {
 	MaxIdleTime time.Duration
 
 	// DialTimeout bounds how long a new connection may take to become
-	// READY. Default 10s. A connection that reaches TRANSIENT_FAILURE
-	// first fails at once, and callers waiting for it get the error
-	// instead of sitting until their deadline.
+	// READY. Default 20s, grpc-go's own minimum connect timeout. A
+	// connection that reaches TRANSIENT_FAILURE first fails at once, and
+	// callers waiting for it get the error instead of sitting until their
+	// deadline.
 	DialTimeout time.Duration
 
 	// MaxWaiters bounds the callers waiting for a free stream when every
@@ -67,7 +68,7 @@ type Options struct {
 const (
 	defaultMaxConns    = 16
 	defaultMaxStreams  = 100
-	defaultDialTimeout = 10 * time.Second
+	defaultDialTimeout = 20 * time.Second
 )
 
 // withDefaults returns o with every zero field that has a default filled in.

@@ -160,6 +160,10 @@ func TestFullPoolWaitsThenFailsWithDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(testContext(t, 30*time.Second))
 	defer cancel()
 
+	// Kept referenced to the end: the pool cancels a stream its caller
+	// dropped once the garbage collector finds it.
+	var open []grpc.ServerStreamingClient[testpb.StreamingOutputCallResponse]
+	defer runtime.KeepAlive(&open)
 	for range 10 {
 		stream, err := client.StreamingOutputCall(ctx, &testpb.StreamingOutputCallRequest{})
 		if err != nil {
@@ -168,6 +172,7 @@ func TestFullPoolWaitsThenFailsWithDeadline(t *testing.T) {
 		if _, err := stream.Recv(); err != nil {
 			t.Fatal(err)
 		}
+		open = append(open, stream)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancelShort()
@@ -318,7 +323,10 @@ func TestTransientFailureSkipped(t *testing.T) {
 	defer cancel()
 
 	// Eleven open streams need both connections.
+	// (Kept referenced until ended: the pool cancels a dropped stream once
+	// the garbage collector finds it, which would free a slot too early.)
 	streamCtx, endStreams := context.WithCancel(ctx)
+	var open []grpc.ServerStreamingClient[testpb.StreamingOutputCallResponse]
 	for range 11 {
 		stream, err := client.StreamingOutputCall(streamCtx, &testpb.StreamingOutputCallRequest{})
 		if err != nil {
@@ -327,8 +335,10 @@ func TestTransientFailureSkipped(t *testing.T) {
 		if _, err := stream.Recv(); err != nil {
 			t.Fatal(err)
 		}
+		open = append(open, stream)
 	}
 	endStreams()
+	runtime.KeepAlive(open)
 	if !waitFor(10*time.Second, func() bool { return p.Stats().Leases == 0 }) {
 		t.Fatalf("streams not released: %+v", p.Stats())
 	}
