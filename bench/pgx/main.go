@@ -83,6 +83,7 @@ func main() {
 		for _, n := range counts {
 			best := make([]float64, len(open))
 			cpu := make([]time.Duration, len(open))
+			cs := make([]float64, len(open))
 			for r := range *rounds {
 				for i, c := range open {
 					goroutines := n
@@ -97,11 +98,14 @@ func main() {
 					if cpu[i] == 0 || m.cpuQuery < cpu[i] {
 						cpu[i] = m.cpuQuery
 					}
-					fmt.Fprintf(os.Stderr, "%-9s %-9s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query\n",
-						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3)
+					if cs[i] == 0 || m.csQuery < cs[i] {
+						cs[i] = m.csQuery
+					}
+					fmt.Fprintf(os.Stderr, "%-9s %-9s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query  %5.2f thread sleeps/query\n",
+						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery)
 				}
 			}
-			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu})
+			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs})
 		}
 		if *cprTime > 0 && *only == "" {
 			m, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))

@@ -20,6 +20,7 @@ type row struct {
 	workers int
 	qps     []float64       // by contender, in contenders' order
 	cpu     []time.Duration // client CPU per query, lowest of the rounds
+	cs      []float64       // client voluntary context switches per query, lowest of the rounds
 }
 
 type cprRow struct {
@@ -59,7 +60,7 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nClient CPU time per query (this process, user+system, µs; lowest of the rounds): what the pool adds on top of pgx itself.\n\n")
+	b.WriteString("\nClient cost per query, lowest of the rounds: CPU time of this process (user+system, µs), and its threads' voluntary context switches (a thread going to sleep for want of work, to be woken by a futex or epoll later; less sensitive to the machine's other load than throughput).\n\n")
 	b.WriteString("| query | workers |")
 	for _, c := range r.contenders {
 		fmt.Fprintf(&b, " %s |", c.name)
@@ -71,8 +72,8 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	b.WriteString("\n")
 	for _, row := range r.rows {
 		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
-		for _, c := range row.cpu {
-			fmt.Fprintf(&b, " %.1f |", float64(c)/1e3)
+		for i, c := range row.cpu {
+			fmt.Fprintf(&b, " %.1f µs, %.2f sw |", float64(c)/1e3, row.cs[i])
 		}
 		b.WriteString("\n")
 	}
