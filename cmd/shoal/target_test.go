@@ -80,7 +80,7 @@ func TestHTTPTarget(t *testing.T) {
 func TestServiceTargets(t *testing.T) {
 	for _, tc := range []struct {
 		env, prefix, want string
-		extra          []string
+		extra             []string
 	}{
 		{"SHOAL_TEST_CLICKHOUSE", "clickhouse+", "transport/shoalhttp", []string{"--only", "transport"}},
 		{"SHOAL_TEST_INFLUXDB", "influxdb+", "churn/shoalhttp", []string{"--only", "churn"}},
