@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -84,10 +85,13 @@ func WriteChart(w io.Writer, format string, r *Report) error {
 	return nil
 }
 
-// series is one bar set: a group's values for each case name.
+// series is one bar set: a group's values for each case name. Series with
+// the same slot are drawn at the same offset, which is how groups whose
+// case names do not overlap share the space under each name.
 type series struct {
 	label  string
 	values plotter.Values
+	slot   int
 }
 
 // scenarioPlots returns the throughput and latency plots of a scenario, or
@@ -106,9 +110,13 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 	if len(names) == 0 {
 		return nil
 	}
+	// Groups that share case names (a sweep at 8 and at 32 workers) get a
+	// bar each under a name; groups with names of their own (HTTP/2 and
+	// gRPC) put their bars in the same place.
+	shared := sharedNames(s)
 	collect := func(f func(Result) float64) []series {
 		var out []series
-		for _, g := range s.Groups {
+		for gi, g := range s.Groups {
 			vals := make(plotter.Values, len(names))
 			any := false
 			for _, r := range g.Results {
@@ -118,7 +126,11 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 				}
 			}
 			if any {
-				out = append(out, series{label: g.Title, values: vals})
+				slot := 0
+				if shared {
+					slot = gi
+				}
+				out = append(out, series{label: g.Title, values: vals, slot: slot})
 			}
 		}
 		return out
@@ -140,12 +152,14 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 	}
 	unit := durationUnits[bestDuration(maxLat)]
 	var lat []series
-	for _, sr := range collect(func(r Result) float64 { return float64(r.Latency.Median) / unit.scale }) {
+	medians := collect(func(r Result) float64 { return float64(r.Latency.Median) / unit.scale })
+	for _, sr := range medians {
 		sr.label = "median, " + sr.label
 		lat = append(lat, sr)
 	}
 	for _, sr := range collect(func(r Result) float64 { return float64(r.Latency.P99) / unit.scale }) {
 		sr.label = "p99, " + sr.label
+		sr.slot += slots(medians)
 		lat = append(lat, sr)
 	}
 	latency := barPlot(s.Name+": latency percentiles", "latency ("+unit.name+")", names, lat)
@@ -160,7 +174,8 @@ func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
-	width := math.Min(chartMaxBar, 0.75*chartPlotArea/float64(len(names)*max(len(ss), 1)))
+	n := slots(ss)
+	width := math.Min(chartMaxBar, 0.75*chartPlotArea/float64(len(names)*n))
 	w := vg.Points(width)
 	for i, s := range ss {
 		bars, err := plotter.NewBarChart(s.values, w)
@@ -169,7 +184,7 @@ func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
 		}
 		bars.Color = plotutil.Color(i)
 		bars.LineStyle.Width = 0
-		bars.Offset = w * vg.Length(float64(i)-float64(len(ss)-1)/2)
+		bars.Offset = w * vg.Length(float64(s.slot)-float64(n-1)/2)
 		p.Add(bars)
 		if len(ss) > 1 {
 			p.Legend.Add(s.label, bars)
@@ -177,6 +192,7 @@ func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
 	}
 	p.Add(plotter.NewGrid())
 	p.NominalX(names...)
+	p.Y.Tick.Marker = compactTicks{}
 	// Room at the sides for the outer bars, and above them for the legend.
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	top := 0.0
@@ -216,4 +232,56 @@ func isSweep(s *ScenarioResult) bool {
 		}
 	}
 	return n > 0
+}
+
+// slots counts the distinct offsets of ss.
+func slots(ss []series) int {
+	n := 0
+	for _, s := range ss {
+		n = max(n, s.slot+1)
+	}
+	return max(n, 1)
+}
+
+// sharedNames reports whether some case name appears in more than one of
+// s's groups.
+func sharedNames(s *ScenarioResult) bool {
+	seen := map[string]int{}
+	for gi, g := range s.Groups {
+		for _, r := range g.Results {
+			if prev, ok := seen[r.Name]; ok && prev != gi {
+				return true
+			}
+			seen[r.Name] = gi
+		}
+	}
+	return false
+}
+
+// compactTicks are gonum's default ticks labelled compactly: "2.5 K"
+// rather than "2500.00".
+type compactTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (compactTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = compactLabel(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// compactLabel prints v with at most three significant digits and a K or M
+// suffix.
+func compactLabel(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + " M"
+	case a >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + " K"
+	default:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
 }
