@@ -1,0 +1,165 @@
+package shoalotel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalotel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+// runExtras drives the events behind shoal's own metrics on a pool watched
+// by obs: 1 failed dial, 1 rejection by MaxWaiters, 1 discarded connection,
+// 1 connection closed with the pool, and 2 successful dials. It returns
+// the pool's Stats after Close.
+func runExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
+	t.Helper()
+	ctx := context.Background()
+	var dials atomic.Int32
+	pool, err := shoal.New(shoal.Config[*fakeConn]{
+		Dial: func(context.Context) (*fakeConn, error) {
+			if dials.Add(1) == 1 {
+				return nil, errors.New("connection refused")
+			}
+			return &fakeConn{}, nil
+		},
+		MaxConns:   1,
+		MaxWaiters: 1,
+		Observer:   obs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrDial) {
+		t.Fatalf("acquire on a failing dial: got %v, want ErrDial", err)
+	}
+	// Until the dial backoff passes, acquires fail fast with the same error
+	// (and no dial); then a dial succeeds.
+	var lease *shoal.Lease[*fakeConn]
+	waitFor(t, "a dial to succeed", func() bool {
+		lease, err = pool.Acquire(ctx)
+		return err == nil
+	})
+	got := make(chan *shoal.Lease[*fakeConn])
+	go func() {
+		l, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	waitFor(t, "a waiter", func() bool { return pool.Stats().Waiting == 1 })
+	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrExhausted) {
+		t.Fatalf("acquire past MaxWaiters: got %v, want ErrExhausted", err)
+	}
+	lease.Discard() // the waiter gets a newly dialled connection
+	if l := <-got; l != nil {
+		l.Release()
+	}
+	if err := pool.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return pool.Stats()
+}
+
+func TestExtras(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer provider.Shutdown(context.Background())
+	metrics, err := shoalotel.New(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := metrics.Pool("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := runExtras(t, p)
+	if stats.DialErrors != 1 || stats.Dials != 3 || stats.RejectedAcquires != 1 || stats.Closed != 2 {
+		t.Fatalf("Stats disagree with the scenario: %+v", stats)
+	}
+	const pool = "db.client.connection.pool.name=p"
+	c := collect(t, reader)
+	for _, ct := range []struct {
+		name, unit string
+		want       int64
+	}{
+		{"shoal.pool.dial_errors", "{error}", 1},
+		{"shoal.pool.rejections", "{request}", 1},
+		{"db.client.connection.timeouts", "{timeout}", 0},
+		{"shoal.pool.leaks", "{lease}", 0},
+	} {
+		if got := c.sum(t, ct.name, ct.unit, true); fmt.Sprint(got) != fmt.Sprint(map[string]int64{pool: ct.want}) {
+			t.Errorf("%s = %v, want %d", ct.name, got, ct.want)
+		}
+	}
+	closes := c.sum(t, "shoal.pool.closes", "{connection}", true)
+	var total int64
+	for k, v := range closes {
+		total += v
+		want := int64(0)
+		if k == pool+",shoal.close.reason=discarded" || k == pool+",shoal.close.reason=pool_closed" {
+			want = 1
+		}
+		if v != want {
+			t.Errorf("shoal.pool.closes{%s} = %d, want %d", k, v, want)
+		}
+	}
+	if total != stats.Closed {
+		t.Errorf("closes summed over reasons = %d, want Stats.Closed = %d", total, stats.Closed)
+	}
+	for name, want := range map[string]uint64{
+		"db.client.connection.create_time": 2,
+		"db.client.connection.wait_time":   2,
+		"db.client.connection.use_time":    2,
+	} {
+		if got := c.histogram(t, name)[pool].Count; got != want {
+			t.Errorf("%s count = %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestMultiplexed: with several leases per connection, used counts
+// connections and shoal.pool.leases counts leases.
+func TestMultiplexed(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer provider.Shutdown(context.Background())
+	metrics, err := shoalotel.New(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := metrics.Pool("h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pool, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, MaxStreams: 4, Observer: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close(ctx)
+	defer p.Attach(pool.Stats)()
+	for range 3 {
+		l, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release()
+	}
+	const name = "db.client.connection.pool.name=h2"
+	c := collect(t, reader)
+	if got, want := c.sum(t, "db.client.connection.count", "{connection}", false), map[string]int64{
+		name + ",db.client.connection.state=idle": 0,
+		name + ",db.client.connection.state=used": 1,
+	}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("db.client.connection.count = %v, want %v", got, want)
+	}
+	if got := c.sum(t, "shoal.pool.leases", "{lease}", false)[name]; got != 3 {
+		t.Errorf("shoal.pool.leases = %d, want 3", got)
+	}
+}

@@ -1,0 +1,170 @@
+package shoalprom_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalprom"
+)
+
+// runExtras drives the events behind shoal's own metrics on a pool watched
+// by obs: 1 failed dial, 1 rejection by MaxWaiters, 1 discarded connection,
+// 1 connection closed with the pool, and 2 successful dials. It returns
+// the pool's Stats after Close.
+func runExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
+	t.Helper()
+	ctx := context.Background()
+	var dials atomic.Int32
+	pool, err := shoal.New(shoal.Config[*fakeConn]{
+		Dial: func(context.Context) (*fakeConn, error) {
+			if dials.Add(1) == 1 {
+				return nil, errors.New("connection refused")
+			}
+			return &fakeConn{}, nil
+		},
+		MaxConns:   1,
+		MaxWaiters: 1,
+		Observer:   obs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrDial) {
+		t.Fatalf("acquire on a failing dial: got %v, want ErrDial", err)
+	}
+	// Until the dial backoff passes, acquires fail fast with the same error
+	// (and no dial); then a dial succeeds.
+	var lease *shoal.Lease[*fakeConn]
+	waitFor(t, "a dial to succeed", func() bool {
+		lease, err = pool.Acquire(ctx)
+		return err == nil
+	})
+	got := make(chan *shoal.Lease[*fakeConn])
+	go func() {
+		l, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	waitFor(t, "a waiter", func() bool { return pool.Stats().Waiting == 1 })
+	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrExhausted) {
+		t.Fatalf("acquire past MaxWaiters: got %v, want ErrExhausted", err)
+	}
+	lease.Discard() // the waiter gets a newly dialled connection
+	if l := <-got; l != nil {
+		l.Release()
+	}
+	if err := pool.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return pool.Stats()
+}
+
+func TestExtras(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c := shoalprom.NewCollector(shoalprom.Options{})
+	reg.MustRegister(c)
+	m, err := c.Pool("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := runExtras(t, m)
+	if stats.DialErrors != 1 || stats.Dials != 3 || stats.RejectedAcquires != 1 || stats.Closed != 2 {
+		t.Fatalf("Stats disagree with the scenario: %+v", stats)
+	}
+	want := map[string]float64{
+		"shoal_pool_dial_errors_total{pool_name=p}":                   1,
+		"shoal_pool_rejections_total{pool_name=p}":                    1,
+		"shoal_pool_closes_total{pool_name=p,reason=discarded}":       1,
+		"shoal_pool_closes_total{pool_name=p,reason=pool_closed}":     1,
+		"db_client_connection_timeouts_total{pool_name=p}":            0,
+		"shoal_pool_leaks_total{pool_name=p}":                         0,
+		"db_client_connection_create_time_seconds_count{pool_name=p}": 2,
+		"db_client_connection_wait_time_seconds_count{pool_name=p}":   2,
+		"db_client_connection_use_time_seconds_count{pool_name=p}":    2,
+	}
+	fam, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fam {
+		for _, mm := range f.GetMetric() {
+			key := "{" + labelsOf(mm) + "}"
+			if h := mm.GetHistogram(); h != nil {
+				got[f.GetName()+"_count"+key] = float64(h.GetSampleCount())
+				continue
+			}
+			got[f.GetName()+key] = value(mm)
+		}
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g != w {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, w)
+		}
+	}
+	var closes float64
+	for k, v := range got {
+		if strings.HasPrefix(k, "shoal_pool_closes_total{") {
+			closes += v
+		}
+	}
+	if closes != float64(stats.Closed) {
+		t.Errorf("closes summed over reasons = %v, want Stats.Closed = %d", closes, stats.Closed)
+	}
+}
+
+// TestMultiplexed: with several leases per connection, used counts
+// connections and shoal_pool_leases counts leases.
+func TestMultiplexed(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c := shoalprom.NewCollector(shoalprom.Options{})
+	reg.MustRegister(c)
+	m, err := c.Pool("h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pool, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, MaxStreams: 4, Observer: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close(ctx)
+	defer m.Attach(pool.Stats)()
+	for range 3 {
+		l, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release()
+	}
+	fam, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fam {
+		if f.GetType() == dto.MetricType_GAUGE {
+			for _, mm := range f.GetMetric() {
+				got[f.GetName()+"{"+labelsOf(mm)+"}"] = value(mm)
+			}
+		}
+	}
+	want := map[string]float64{
+		"db_client_connection_count{pool_name=h2,state=used}": 1,
+		"db_client_connection_count{pool_name=h2,state=idle}": 0,
+		"shoal_pool_leases{pool_name=h2}":                     3,
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %v, want %v", k, got[k], w)
+		}
+	}
+}
