@@ -39,6 +39,7 @@ func TestBadFlagValues(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "--json", "--csv"},
 		{"bench", "--chart", "out.gif"},
+		{"bench", "--chart", "/nonexistent-dir/out.png"},
 		{"bench", "--duration", "0s"},
 		{"bench", "--workers", "-1"},
 		{"bench", "--dial-timeout", "0s"},

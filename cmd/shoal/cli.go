@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -198,6 +199,11 @@ func parseFlags(cmd string, args []string) (*options, error) {
 	if o.chart != "" {
 		if ext := strings.ToLower(filepath.Ext(o.chart)); ext != ".svg" && ext != ".png" {
 			return nil, usagef("--chart %q: the file name must end in .svg or .png", o.chart)
+		}
+		// Find out now, not after a minute of measuring, that the chart
+		// cannot be written there.
+		if st, err := os.Stat(filepath.Dir(o.chart)); err != nil || !st.IsDir() {
+			return nil, usagef("--chart %q: directory %q does not exist", o.chart, filepath.Dir(o.chart))
 		}
 	}
 	if cmd == "sweep" {
