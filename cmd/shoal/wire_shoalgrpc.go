@@ -30,6 +30,9 @@ func init() {
 	}
 }
 
+// Both clients get grpc.WithNoProxy: benchmark traffic goes to loopback or
+// to the user's target, never through a proxy from the environment.
+
 // grpcCredentials is TLS when the options have a configuration, plaintext
 // otherwise.
 func grpcCredentials(o grpcPoolOptions) grpc.DialOption {
@@ -58,7 +61,7 @@ func openShoalGRPC(ctx context.Context, o grpcPoolOptions) (grpcClient, error) {
 		MinIdle:     o.MaxConns,
 		MaxStreams:  o.MaxStreams,
 		DialTimeout: o.DialTimeout,
-	}, grpcCredentials(o))
+	}, grpcCredentials(o), grpc.WithNoProxy())
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +81,7 @@ func (c plainGRPCClient) ConnsOpened() int64              { return 1 }
 func (c plainGRPCClient) Close(ctx context.Context) error { return c.cc.Close() }
 
 func openPlainGRPC(ctx context.Context, o grpcPoolOptions) (grpcClient, error) {
-	cc, err := grpc.NewClient(o.Target, grpcCredentials(o))
+	cc, err := grpc.NewClient(o.Target, grpcCredentials(o), grpc.WithNoProxy())
 	if err != nil {
 		return nil, err
 	}
