@@ -51,6 +51,7 @@ type options struct {
 // usageError is a mistake on the command line: exit status 2.
 type usageError struct{ msg string }
 
+// Error returns the message.
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {

@@ -29,6 +29,7 @@ type scrubWriter struct {
 	t *target
 }
 
+// Write writes p with the secrets replaced.
 func (s scrubWriter) Write(p []byte) (int, error) {
 	out := redactRaw(s.t.redact(string(p)))
 	if _, err := io.WriteString(s.w, out); err != nil {

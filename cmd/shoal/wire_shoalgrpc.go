@@ -51,6 +51,7 @@ func healthCheck(ctx context.Context, cc grpc.ClientConnInterface) error {
 // shoalGRPCClient is a shoalgrpc pool.
 type shoalGRPCClient struct{ pool *shoalgrpc.Pool }
 
+// Call, ConnsOpened and Close implement grpcClient on the pool.
 func (c shoalGRPCClient) Call(ctx context.Context) error  { return healthCheck(ctx, c.pool) }
 func (c shoalGRPCClient) ConnsOpened() int64              { return c.pool.Stats().Dials }
 func (c shoalGRPCClient) Close(ctx context.Context) error { return c.pool.Close() }
@@ -76,6 +77,8 @@ func openShoalGRPC(ctx context.Context, o grpcPoolOptions) (grpcClient, error) {
 // plainGRPCClient is one grpc.ClientConn, as most programs use.
 type plainGRPCClient struct{ cc *grpc.ClientConn }
 
+// Call, ConnsOpened and Close implement grpcClient on one connection,
+// which counts as opened once.
 func (c plainGRPCClient) Call(ctx context.Context) error  { return healthCheck(ctx, c.cc) }
 func (c plainGRPCClient) ConnsOpened() int64              { return 1 }
 func (c plainGRPCClient) Close(ctx context.Context) error { return c.cc.Close() }

@@ -28,6 +28,7 @@ const pgWarmPoll = 10 * time.Millisecond
 // shoalPGXPool is a shoalpgx pool that times its acquires.
 type shoalPGXPool struct{ pool *shoalpgx.Pool }
 
+// Exec runs sql on a pooled connection and reports how long Acquire took.
 func (p shoalPGXPool) Exec(ctx context.Context, sql string) (time.Duration, error) {
 	t0 := time.Now()
 	conn, err := p.pool.Acquire(ctx)
@@ -40,8 +41,10 @@ func (p shoalPGXPool) Exec(ctx context.Context, sql string) (time.Duration, erro
 	return wait, err
 }
 
+// ConnsOpened counts the pool's dials.
 func (p shoalPGXPool) ConnsOpened() int64 { return p.pool.Stats().Dials }
 
+// Close closes the pool.
 func (p shoalPGXPool) Close(context.Context) error {
 	p.pool.Close()
 	return nil

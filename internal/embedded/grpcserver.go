@@ -58,6 +58,7 @@ type slowHealth struct {
 	work time.Duration
 }
 
+// Check answers SERVING after the configured work.
 func (h *slowHealth) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	if h.work > 0 {
 		t := time.NewTimer(h.work)
