@@ -36,8 +36,16 @@ type origin struct {
 	be atomic.Pointer[backendRef] // nil until the protocol is known
 
 	mu       sync.Mutex
-	probing  chan struct{} // closed when the probe in flight ends; guarded by mu
-	shutDown bool          // guarded by mu
+	probing  *probe // the probe in flight, if any; guarded by mu
+	shutDown bool   // guarded by mu
+}
+
+// probe is one attempt to open an origin's first connection. Callers who
+// arrive while it runs wait for it and share its error, rather than each
+// trying in turn against a server that is down.
+type probe struct {
+	done chan struct{} // closed when the probe ends
+	err  error         // set before done is closed
 }
 
 type backendRef struct{ b backend }
@@ -86,17 +94,20 @@ func (o *origin) backend(ctx context.Context) (backend, error) {
 			o.mu.Unlock()
 			return nil, errOriginClosed
 		}
-		if ch := o.probing; ch != nil {
+		if pr := o.probing; pr != nil {
 			o.mu.Unlock()
 			select {
-			case <-ch:
+			case <-pr.done:
+				if pr.err != nil {
+					return nil, pr.err
+				}
 				continue
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		}
-		ch := make(chan struct{})
-		o.probing = ch
+		pr := &probe{done: make(chan struct{})}
+		o.probing = pr
 		o.mu.Unlock()
 
 		b, err := o.probe(ctx)
@@ -113,8 +124,13 @@ func (o *origin) backend(ctx context.Context) (backend, error) {
 				o.be.Store(&backendRef{b})
 			}
 		}
+		if err != nil && ctx.Err() == nil {
+			// A failure of the server, not of this caller's context:
+			// those waiting share it.
+			pr.err = err
+		}
 		o.mu.Unlock()
-		close(ch)
+		close(pr.done)
 		return b, err
 	}
 }
@@ -174,11 +190,11 @@ func (o *origin) shutdown() {
 // probe, if one was running, has ended.
 func (o *origin) wait(ctx context.Context) error {
 	o.mu.Lock()
-	ch := o.probing
+	pr := o.probing
 	o.mu.Unlock()
-	if ch != nil {
+	if pr != nil {
 		select {
-		case <-ch:
+		case <-pr.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

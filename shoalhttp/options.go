@@ -105,7 +105,7 @@ type Options struct {
 	WarmOrigins []string
 
 	// Logger receives connection opens and closes (Debug) and dial failures
-	// (Info), each with an "origin" attribute; never a URL path, a query or
+	// (Warn), each with an "origin" attribute; never a URL path, a query or
 	// a header. nil means no logging.
 	Logger *slog.Logger
 }
