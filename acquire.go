@@ -25,7 +25,6 @@ func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
 		// The fast path: a pop from a lock-free stack and a store.
 		if c := p.popIdle(); c != nil {
 			p.hold(&c.lease)
-			p.parts[c.part].acquires.Add(1)
 			if p.tracking {
 				p.onAcquired(&c.lease, 0)
 			}
@@ -178,6 +177,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 			return p.acquired(l, p.now()-start, true), nil
 		}
 		// Someone is already handing us a lease: pass this one on.
+		p.counters.unused.Add(1)
 		p.repool(l)
 	}
 
@@ -196,6 +196,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 					// A delivery is in flight: take it and pass the lease
 					// on, so the next waiter gets it and nothing is lost.
 					if h = <-w.ch; h.lease != nil {
+						p.counters.unused.Add(1)
 						p.repool(h.lease)
 					}
 				}
@@ -245,9 +246,8 @@ func (p *Pool[T]) yieldAndRetake(ctx context.Context) *Lease[T] {
 
 // acquired records a successful acquire that waited wait (pool clock).
 func (p *Pool[T]) acquired(l *Lease[T], wait int64, waited bool) *Lease[T] {
-	part := &p.parts[l.c.part]
-	part.acquires.Add(1)
 	if waited {
+		part := &p.parts[l.c.part]
 		part.waited.Add(1)
 		part.waitNanos.Add(wait)
 	}

@@ -34,6 +34,20 @@ type conn[T any] struct {
 	free     []int32    // indices of leases not held
 }
 
+// handouts returns how many times the connection's leases were handed out.
+// Only for multiplexed connections does this read more than one lease; their
+// lease slice is fixed once the connection is adopted.
+func (c *conn[T]) handouts() int64 {
+	if c.leases == nil {
+		return c.lease.handouts()
+	}
+	var n int64
+	for i := range c.leases {
+		n += c.leases[i].handouts()
+	}
+	return n
+}
+
 // idleFor reports how long the connection has been idle at now, or 0 when
 // the pool does not track idleness.
 func (c *conn[T]) idleFor(now int64) int64 {

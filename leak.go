@@ -22,10 +22,10 @@ type LeakReport struct {
 // overwritten at each hand-out so that capturing it allocates nothing.
 type leakInfo struct {
 	mu       sync.Mutex
-	gen      uint32 // the lease state (generation) the stack belongs to
+	gen      uint64 // the lease state (generation) the stack belongs to
 	pcs      [32]uintptr
 	n        int
-	reported uint32 // generation already reported
+	reported uint64 // generation already reported
 }
 
 // onAcquired runs for every successful acquire when the pool tracks

@@ -17,9 +17,11 @@ type Lease[T any] struct {
 	c *conn[T]
 
 	// state holds the lease's hand-out generation above a held bit. The
-	// generation lets the leak reclaimer take back exactly the hand-out it
-	// judged, never the next one.
-	state atomic.Uint32
+	// generation counts the lease's hand-outs, which is how Stats counts
+	// acquires without a shared counter on the hot path, and it lets the
+	// leak reclaimer take back exactly the hand-out it judged, never the
+	// next one.
+	state atomic.Uint64
 	slot  int32 // index in c.leases (multiplexed mode)
 
 	// Set only when the pool tracks holding time (Observer, LeakThreshold,
@@ -110,7 +112,15 @@ func (l *Lease[T]) unhold() bool {
 
 // free marks a lease that nobody holds (its connection is idle or closing).
 // Only the goroutine that owns the lease at that moment calls it.
-func (l *Lease[T]) free() { l.state.Store(l.state.Load() &^ heldBit) }
+// A lease released by its holder is free already: no store then.
+func (l *Lease[T]) free() {
+	if s := l.state.Load(); s&heldBit != 0 {
+		l.state.Store(s &^ heldBit)
+	}
+}
+
+// handouts returns how many times the lease has been handed out.
+func (l *Lease[T]) handouts() int64 { return int64(l.state.Load() >> 1) }
 
 // hold marks l handed out, starting a new generation. Only the goroutine
 // that owns the lease at that moment calls it (it popped the connection, or
@@ -119,5 +129,5 @@ func (p *Pool[T]) hold(l *Lease[T]) {
 	if p.trackHeld {
 		l.acquiredAt.Store(p.now())
 	}
-	l.state.Store((l.state.Load()&^heldBit + 2) | heldBit)
+	l.state.Store(l.state.Load() | heldBit + 2) // next generation, held
 }

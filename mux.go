@@ -252,6 +252,7 @@ func (m *muxSet[T]) stats(s *Stats) {
 	defer m.mu.Unlock()
 	for _, c := range m.conns {
 		s.TotalConns++
+		s.Acquires += c.handouts()
 		s.Leases += c.streams
 		if c.streams > 0 {
 			s.InUseConns++

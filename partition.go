@@ -11,13 +11,13 @@ const cacheLine = 128
 // goroutines popping from it update. Each sits on its own cache lines, so
 // cores working on different partitions do not invalidate each other.
 //
-// The counters count acquires of this partition's connections, so the
-// goroutine that just popped (or was handed) one updates a line it already
-// holds instead of a pool-wide one every core contends for.
+// The counters count waits for this partition's connections, so the
+// goroutine that was just handed one updates a line it already holds
+// instead of a pool-wide one every core contends for. (Acquires themselves
+// are counted by the leases' hand-out generations: nothing at all.)
 type partition struct {
 	idle      idleStack
-	acquires  atomic.Int64 // successful acquires of this partition's connections
-	waited    atomic.Int64 // of which had to wait
-	waitNanos atomic.Int64 // and waited this long in all
-	_         [cacheLine - 32]byte
+	waited    atomic.Int64 // acquires of this partition's connections that had to wait
+	waitNanos atomic.Int64 // and how long they waited in all
+	_         [cacheLine - 24]byte
 }

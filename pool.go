@@ -60,6 +60,10 @@ type Pool[T any] struct {
 // counters are the Stats counters that are not kept per partition. They are
 // touched only on slower paths (waits, dials, closes).
 type counters struct {
+	// Acquires = hand-outs of live leases + closedHandouts - unused.
+	closedHandouts atomic.Int64 // hand-outs of the leases of closed connections
+	unused         atomic.Int64 // hand-outs that did not become acquires (a check failed, the waiter left)
+
 	canceled   atomic.Int64
 	rejected   atomic.Int64
 	dials      atomic.Int64
@@ -148,8 +152,8 @@ func (p *Pool[T]) Stats() Stats {
 		Closed:           p.counters.closed.Load(),
 		Leaked:           p.counters.leaked.Load(),
 	}
+	s.Acquires = p.counters.closedHandouts.Load() - p.counters.unused.Load()
 	for i := range p.parts {
-		s.Acquires += p.parts[i].acquires.Load()
 		s.WaitedAcquires += p.parts[i].waited.Load()
 		s.WaitTime += time.Duration(p.parts[i].waitNanos.Load())
 	}
@@ -163,6 +167,7 @@ func (p *Pool[T]) Stats() Stats {
 			continue
 		}
 		s.TotalConns++
+		s.Acquires += c.lease.handouts()
 		if c.lease.isHeld() {
 			s.InUseConns++
 		} else {

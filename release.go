@@ -95,6 +95,7 @@ func (p *Pool[T]) handoff(l *Lease[T]) bool {
 // dropTaken closes the connection of a lease that was taken for a caller but
 // failed a check before the caller got it.
 func (p *Pool[T]) dropTaken(l *Lease[T], reason Reason) {
+	p.counters.unused.Add(1)
 	l.free()
 	if p.multiplexed {
 		p.muxDrop(l, reason)
@@ -124,6 +125,7 @@ func (p *Pool[T]) disconnect(c *conn[T], reason Reason) {
 			p.logConnError("close failed", c, err)
 		}
 	}
+	p.counters.closedHandouts.Add(c.handouts())
 	p.logClosed(c, reason)
 	if p.obs != nil {
 		p.obs.ObserveClose(reason)
