@@ -34,6 +34,20 @@
 //     redacts, ParseConfig's errors never quote the connection string, and a
 //     failed connect's error drops the pgconn.Config that pgx attaches to it.
 //
+// # Things to know
+//
+//   - pgx closes a connection whose query is still running when its context
+//     ends (it cannot know where the protocol stands); the pool then
+//     replaces it. Deadlines much tighter than the queries' real duration
+//     therefore cost a reconnect each. pgx can send a cancel request
+//     instead: see pgconn.Config.BuildContextWatcherHandler.
+//   - A connection the server killed while it sat idle fails the first
+//     query that uses it, unless it has been idle HealthCheckAfter (1s), in
+//     which case the acquire pings it first and replaces it.
+//   - Session state (SET, prepared statements, temporary tables outside a
+//     transaction) stays with the connection, as in pgxpool.
+//   - Close waits for every acquired connection to be released.
+//
 // Operations on the pool (Exec, Query, ...) hold a connection only as long as
 // pgxpool's do: Exec, CopyFrom and Ping until they return, Query until its
 // rows are closed, QueryRow until Scan, SendBatch until its results are
