@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,7 +85,9 @@ func main() {
 			best := make([]float64, len(open))
 			cpu := make([]time.Duration, len(open))
 			cs := make([]float64, len(open))
+			ratios := make([][]float64, len(open)) // per round, of that round's first contender
 			for r := range *rounds {
+				var roundFirst float64
 				for i, c := range open {
 					goroutines := n
 					if c.fixedWorkers {
@@ -95,6 +98,11 @@ func main() {
 						log.Fatalf("%s %s %d workers: %v", c.name, q.name, n, err)
 					}
 					best[i] = max(best[i], m.qps)
+					if i == 0 {
+						roundFirst = m.qps
+					} else if roundFirst > 0 {
+						ratios[i] = append(ratios[i], m.qps/roundFirst)
+					}
 					if cpu[i] == 0 || m.cpuQuery < cpu[i] {
 						cpu[i] = m.cpuQuery
 					}
@@ -105,7 +113,7 @@ func main() {
 						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery)
 				}
 			}
-			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs})
+			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs, medianRatio: medians(ratios)})
 		}
 		if *cprTime > 0 && *only == "" {
 			m, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))
@@ -143,6 +151,25 @@ func prepare(ctx context.Context, dsn string) (string, error) {
 		return "", err
 	}
 	return v, nil
+}
+
+// medians returns the median of each list (0 for an empty one).
+func medians(lists [][]float64) []float64 {
+	out := make([]float64, len(lists))
+	for i, l := range lists {
+		if len(l) == 0 {
+			continue
+		}
+		sorted := slices.Clone(l)
+		slices.Sort(sorted)
+		mid := len(sorted) / 2
+		if len(sorted)%2 == 1 {
+			out[i] = sorted[mid]
+		} else {
+			out[i] = (sorted[mid-1] + sorted[mid]) / 2
+		}
+	}
+	return out
 }
 
 func parseCounts(s string) ([]int, error) {

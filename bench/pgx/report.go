@@ -21,6 +21,10 @@ type row struct {
 	qps     []float64       // by contender, in contenders' order
 	cpu     []time.Duration // client CPU per query, lowest of the rounds
 	cs      []float64       // client voluntary context switches per query, lowest of the rounds
+
+	// medianRatio is, per contender after the first, the median over the
+	// rounds of its throughput divided by the first's in the same round.
+	medianRatio []float64
 }
 
 type cprRow struct {
@@ -74,6 +78,23 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
 		for i, c := range row.cpu {
 			fmt.Fprintf(&b, " %.1f µs, %.2f sw |", float64(c)/1e3, row.cs[i])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nMedian over the rounds of each round's ratio to the dedicated run just before it (pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
+	b.WriteString("| query | workers |")
+	for _, c := range r.contenders[1:] {
+		fmt.Fprintf(&b, " %s |", c.name)
+	}
+	b.WriteString("\n|---|---:|")
+	for range r.contenders[1:] {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
+		for _, m := range row.medianRatio[1:] {
+			fmt.Fprintf(&b, " %.2f |", m)
 		}
 		b.WriteString("\n")
 	}
