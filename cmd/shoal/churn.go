@@ -48,7 +48,7 @@ func planChurnEmbedded(e *env) *plan {
 					Pooled: true,
 					Pool:   &benchrun.PoolConfig{MaxConns: workers},
 					Setup: func(ctx context.Context) (*benchrun.Instance, error) {
-						pool, err := newLinePool(ctx, e, workers, 0, churnWork)
+						pool, err := newLinePool(ctx, e, workers, 0, churnWork, nil)
 						if err != nil {
 							return nil, err
 						}

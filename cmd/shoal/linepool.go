@@ -19,13 +19,19 @@ type linePool = shoal.Pool[*embedded.LineConn]
 // newLinePool opens a pool of maxConns connections to the line server in
 // partitions partitions (0: the pool's choice) and waits until all are
 // open, so that the measurement does not include the dials.
-func newLinePool(ctx context.Context, e *env, maxConns, partitions int, work time.Duration) (*linePool, error) {
+// With a bank, connections come from it and go back to it.
+func newLinePool(ctx context.Context, e *env, maxConns, partitions int, work time.Duration, bank *lineBank) (*linePool, error) {
 	addr, tlsCfg := e.servers.Line.Addr(), e.servers.Cert.ClientTLS()
+	dial := func(ctx context.Context) (*embedded.LineConn, error) {
+		return embedded.DialLine(ctx, addr, tlsCfg, work)
+	}
+	closeConn := (*embedded.LineConn).Close
+	if bank != nil {
+		dial, closeConn = bank.dial, bank.put
+	}
 	p, err := shoal.New(shoal.Config[*embedded.LineConn]{
-		Dial: func(ctx context.Context) (*embedded.LineConn, error) {
-			return embedded.DialLine(ctx, addr, tlsCfg, work)
-		},
-		Close:       (*embedded.LineConn).Close,
+		Dial:        dial,
+		Close:       closeConn,
 		MaxConns:    maxConns,
 		MinIdle:     maxConns,
 		Partitions:  partitions,

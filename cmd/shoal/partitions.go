@@ -47,6 +47,7 @@ func planPartitions(e *env) (*plan, error) {
 		return skipPlan("does not fit the " + e.target.Scheme + ":// target (it needs a postgres:// one)")
 	}
 	p := &plan{server: fmt.Sprintf("embedded TLS line server %s, %s", e.servers.Line.Addr(), workNote(partitionsWork))}
+	bank := newLineBank(e, partitionsWork)
 	for _, workers := range e.workersOr(partitionsWorkers...) {
 		g := benchrun.Group{Title: fmt.Sprintf("%d workers", workers), Workers: workers}
 		for _, pc := range ectoTable {
@@ -56,7 +57,7 @@ func planPartitions(e *env) (*plan, error) {
 				Pooled: true,
 				Pool:   &benchrun.PoolConfig{MaxConns: maxConns, Partitions: pc.partitions, ConnsPerPartition: pc.connsPerPartition},
 				Setup: func(ctx context.Context) (*benchrun.Instance, error) {
-					pool, err := newLinePool(ctx, e, maxConns, pc.partitions, partitionsWork)
+					pool, err := newLinePool(ctx, e, maxConns, pc.partitions, partitionsWork, bank)
 					if err != nil {
 						return nil, err
 					}

@@ -16,6 +16,7 @@ type LineConn struct {
 	conn    *tls.Conn
 	r       *bufio.Reader
 	request []byte
+	err     error // the first error of Do; the connection is unusable after it
 }
 
 // DialLine connects to the line server at addr and completes the TLS
@@ -44,17 +45,23 @@ func (c *LineConn) Do(ctx context.Context) error {
 		c.conn.SetDeadline(d)
 	}
 	if _, err := c.conn.Write(c.request); err != nil {
-		return fmt.Errorf("line server: write: %w", err)
+		c.err = fmt.Errorf("line server: write: %w", err)
+		return c.err
 	}
 	line, err := c.r.ReadSlice('\n')
 	if err != nil {
-		return fmt.Errorf("line server: read: %w", err)
+		c.err = fmt.Errorf("line server: read: %w", err)
+		return c.err
 	}
 	if string(line) != "ok\n" {
-		return errBadReply
+		c.err = errBadReply
+		return c.err
 	}
 	return nil
 }
+
+// Err returns the error that made the connection unusable, if any.
+func (c *LineConn) Err() error { return c.err }
 
 // Close closes the connection without waiting in TIME_WAIT (SO_LINGER 0),
 // so that a benchmark which opens thousands of connections does not run the
