@@ -49,6 +49,18 @@
 // between collections. Until [PoolMetrics.Attach] is called they are not
 // reported for that pool; [PoolMetrics.Unregister] removes the callback.
 //
+// # Cost
+//
+// Measured as thread CPU time on the project's 2-core machine with SDK
+// v1.47.0: each Record or Add costs the SDK about 200-250ns (a third of it
+// the SDK's per-call attribute normalization, an eighth its exemplar
+// filter looking for a span in the context), so the two histograms fed per
+// acquire and release add about 0.5µs to a cycle that costs 30-40ns
+// without an observer. A MeterProvider built with
+// sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter) saves about 60ns
+// per measurement. Where that matters, shoalprom records the same events
+// for about 25ns each.
+//
 // # Instruments
 //
 // Standard, after the semantic conventions:

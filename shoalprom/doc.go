@@ -42,6 +42,12 @@
 // between scrapes. Until [PoolMetrics.Attach] is called they are not
 // reported for that pool.
 //
+// Measured as thread CPU time on the project's 2-core machine, a histogram
+// observation costs about 20-30ns and a counter increment under 10ns. An
+// acquire+release cycle costs 30-40ns without an observer, about 120ns with
+// one that does nothing (the pool reads the clock only when an Observer is
+// set) and about 160ns with these metrics.
+//
 // # Metrics
 //
 // All carry the label pool_name. Standard names, after the OpenTelemetry
