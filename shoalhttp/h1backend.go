@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoalpool/shoal"
 )
@@ -113,7 +114,23 @@ func (b *h1Backend) warm(ctx context.Context) error {
 // warmPool opens max(minIdle, 1) connections.
 func warmPool[T any](ctx context.Context, p *shoal.Pool[T], minIdle int) error {
 	if minIdle > 0 {
-		return p.Warm(ctx)
+		if err := p.Warm(ctx); err != nil {
+			return err
+		}
+		// Pool.Warm counts the dials that the pool's maintenance started
+		// for MinIdle as done, but does not wait for them: wait here until
+		// they have landed (or failed).
+		for {
+			st := p.Stats()
+			if st.TotalConns >= minIdle || st.Dialing == 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(warmPollInterval):
+			}
+		}
 	}
 	l, err := p.Acquire(ctx)
 	if err != nil {
@@ -122,6 +139,9 @@ func warmPool[T any](ctx context.Context, p *shoal.Pool[T], minIdle int) error {
 	l.Release()
 	return nil
 }
+
+// warmPollInterval is how often warmPool looks for dials in flight.
+const warmPollInterval = time.Millisecond
 
 func (b *h1Backend) stats() shoal.Stats { return b.pool.Stats() }
 
