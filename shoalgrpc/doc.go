@@ -40,7 +40,12 @@
 // first HTTP/2 frame the server sends, through a context dialer it installs,
 // and lowers the connection's slot count to match (see
 // Options.IgnoreServerStreamLimit for when that is not possible). Over TLS
-// the frame is encrypted and Options.MaxStreams is used as given.
+// the frame is encrypted and Options.MaxStreams is used as given. The limit
+// takes effect when the connection's first call starts: callers already
+// waiting when a connection opens may be placed on it up to MaxStreams at
+// once, and grpc-go holds those past the server's limit until a stream
+// frees up (they wait; none fails). Only the server's first SETTINGS frame
+// is read; a limit it changes later is not seen.
 //
 // # Readiness and lifetime
 //
