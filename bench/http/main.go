@@ -9,10 +9,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -48,6 +50,7 @@ func main() {
 		}
 		contenders = keep
 	}
+	loadAtStart := loadAverage()
 	counts, err := parseCounts(*workers)
 	if err != nil {
 		log.Fatal(err)
@@ -73,24 +76,30 @@ func main() {
 		}
 		for _, n := range counts {
 			best := make([]float64, len(contenders))
+			cpu := make([][]float64, len(contenders))
 			for r := range *rounds {
 				for i, c := range contenders {
-					rps, err := measure(c, tg, n, *duration)
+					m, err := measure(c, tg, n, *duration)
 					if err != nil {
 						log.Printf("%s, %s, %d workers: %v", tg.name, c.name, n, err)
 						return
 					}
-					best[i] = max(best[i], rps)
-					fmt.Fprintf(os.Stderr, "%-26s %-10s %2d workers round %d: %8.0f req/s\n", tg.name, c.name, n, r+1, rps)
+					best[i] = max(best[i], m.rps)
+					cpu[i] = append(cpu[i], m.cpuPerReq)
+					fmt.Fprintf(os.Stderr, "%-26s %-10s %2d workers round %d: %8.0f req/s, %6.1f µs CPU/req\n", tg.name, c.name, n, r+1, m.rps, m.cpuPerReq)
 				}
 			}
-			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best})
+			medians := make([]float64, len(contenders))
+			for i := range cpu {
+				medians[i] = median(cpu[i])
+			}
+			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best, cpu: medians})
 		}
 	}
 
 	cmd := "go run ./http " + strings.Join(os.Args[1:], " ")
-	machine := fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, servers on loopback",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+	machine := fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, servers on loopback; load average at start %s, at end %s",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), loadAtStart, loadAverage())
 	md := res.markdown(cmd, machine, *rounds, *duration)
 	fmt.Print(md)
 	if *out != "" {
@@ -100,25 +109,57 @@ func main() {
 	}
 }
 
-// measure opens c, warms it with one unmeasured request per worker, runs n
-// workers for d and returns requests per second.
-func measure(c contender, tg *target, n int, d time.Duration) (float64, error) {
+// measurement is one round of one contender.
+type measurement struct {
+	rps       float64 // requests per second
+	cpuPerReq float64 // microseconds of this process's CPU (user+system) per request
+}
+
+// measure opens c, warms it with an unmeasured run, runs n workers for d
+// and returns the requests per second and this process's CPU time per
+// request (the client's cost, plus the TLS server's when it is the target).
+func measure(c contender, tg *target, n int, d time.Duration) (measurement, error) {
 	client, closeAll, err := c.open(n, tg.tls)
 	if err != nil {
-		return 0, err
+		return measurement{}, err
 	}
 	defer closeAll()
 	ctx := context.Background()
-	if _, err := runFor(ctx, n, 100*time.Millisecond, client, tg); err != nil {
-		return 0, err
+	if _, _, err := runFor(ctx, n, 100*time.Millisecond, client, tg); err != nil {
+		return measurement{}, err
 	}
-	return runFor(ctx, n, d, client, tg)
+	cpu0 := processCPU()
+	rps, count, err := runFor(ctx, n, d, client, tg)
+	cpu := processCPU() - cpu0
+	m := measurement{rps: rps}
+	if count > 0 {
+		m.cpuPerReq = float64(cpu.Microseconds()) / float64(count)
+	}
+	return m, err
+}
+
+// processCPU returns the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // runFor runs n workers, each sending one request at a time, for d, and
-// returns the completed requests per second. The first error stops the
-// run.
-func runFor(ctx context.Context, n int, d time.Duration, client func() (*http.Client, func()), tg *target) (float64, error) {
+// returns the completed requests per second and their number. The first
+// error stops the run.
+func runFor(ctx context.Context, n int, d time.Duration, client func() (*http.Client, func()), tg *target) (float64, int64, error) {
 	var (
 		stop     atomic.Bool
 		total    atomic.Int64
@@ -147,7 +188,7 @@ func runFor(ctx context.Context, n int, d time.Duration, client func() (*http.Cl
 	time.Sleep(d)
 	stop.Store(true)
 	wg.Wait()
-	return float64(total.Load()) / time.Since(start).Seconds(), firstErr
+	return float64(total.Load()) / time.Since(start).Seconds(), total.Load(), firstErr
 }
 
 func parseCounts(s string) ([]int, error) {
@@ -169,4 +210,17 @@ func selected(list, name string) bool {
 		}
 	}
 	return false
+}
+
+// loadAverage returns the 1-minute load average, to show how busy the
+// shared machine was; "unknown" where /proc/loadavg is missing.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }

@@ -16,7 +16,8 @@ type results struct {
 type row struct {
 	target  string
 	workers int
-	rps     []float64 // by contender, in contenders' order
+	rps     []float64 // best round, by contender, in contenders' order
+	cpu     []float64 // median µs of process CPU per request, by contender
 }
 
 // markdown renders the results as a fragment for BENCHMARKS.md: requests/s
@@ -46,6 +47,24 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		}
 		for _, v := range row.rps[:last] {
 			fmt.Fprintf(&b, " %.2fx |", row.rps[last]/v)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nThis process's CPU time per request (user + system, µs, median of the rounds): the client's own cost, " +
+		"plus the server's for the in-process TLS target. Less sensitive to the machine's other load than req/s.\n\n")
+	b.WriteString("| target | workers |")
+	for _, c := range r.contenders {
+		fmt.Fprintf(&b, " %s |", c.name)
+	}
+	b.WriteString("\n|---|---:|")
+	for range r.contenders {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
+		for _, v := range row.cpu {
+			fmt.Fprintf(&b, " %.1f |", v)
 		}
 		b.WriteString("\n")
 	}
