@@ -70,7 +70,7 @@ type Metrics struct {
 
 	// Observable up-down counters, read from each pool's Stats by the
 	// pool's callback at collection time.
-	count, idleMax, idleMin, max, pending, leases, dialing metric.Int64ObservableUpDownCounter
+	count, idleMax, idleMin, maxConns, pending, leases, dialing metric.Int64ObservableUpDownCounter
 
 	// Fed by the pools' observers.
 	createTime, waitTime, useTime                   metric.Float64Histogram
@@ -120,14 +120,14 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		return inst
 	}
 	m := &Metrics{
-		meter:   meter,
-		count:   gauge("db.client.connection.count", "{connection}", "The number of connections that are currently in state described by the `state` attribute."),
-		idleMax: gauge("db.client.connection.idle.max", "{connection}", "The maximum number of idle open connections allowed."),
-		idleMin: gauge("db.client.connection.idle.min", "{connection}", "The minimum number of idle open connections allowed."),
-		max:     gauge("db.client.connection.max", "{connection}", "The maximum number of open connections allowed."),
-		pending: gauge("db.client.connection.pending_requests", "{request}", "The number of current pending requests for an open connection."),
-		leases:  gauge("shoal.pool.leases", "{lease}", "The number of leases held now; above the used connections when connections are multiplexed."),
-		dialing: gauge("shoal.pool.dialing", "{connection}", "The number of dials in flight."),
+		meter:    meter,
+		count:    gauge("db.client.connection.count", "{connection}", "The number of connections that are currently in state described by the `state` attribute."),
+		idleMax:  gauge("db.client.connection.idle.max", "{connection}", "The maximum number of idle open connections allowed."),
+		idleMin:  gauge("db.client.connection.idle.min", "{connection}", "The minimum number of idle open connections allowed."),
+		maxConns: gauge("db.client.connection.max", "{connection}", "The maximum number of open connections allowed."),
+		pending:  gauge("db.client.connection.pending_requests", "{request}", "The number of current pending requests for an open connection."),
+		leases:   gauge("shoal.pool.leases", "{lease}", "The number of leases held now; above the used connections when connections are multiplexed."),
+		dialing:  gauge("shoal.pool.dialing", "{connection}", "The number of dials in flight."),
 
 		createTime: histogram("db.client.connection.create_time", "The time it took to create a new connection."),
 		waitTime:   histogram("db.client.connection.wait_time", "The time it took to obtain an open connection from the pool."),
@@ -198,7 +198,7 @@ func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
 // meterRegister registers p's callback for the observable instruments.
 func (m *Metrics) meterRegister(p *PoolMetrics) (metric.Registration, error) {
 	return m.meter.RegisterCallback(p.observe,
-		m.count, m.idleMax, m.idleMin, m.max, m.pending, m.leases, m.dialing)
+		m.count, m.idleMax, m.idleMin, m.maxConns, m.pending, m.leases, m.dialing)
 }
 
 // unregister forgets p, if it is still the pool registered under its name.

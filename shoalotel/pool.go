@@ -21,11 +21,12 @@ type PoolMetrics struct {
 	// Option slices built once, in Pool, around precomputed attribute
 	// sets: passing them to Record and Add builds no set, sorts nothing
 	// and allocates nothing per event.
-	recordOpts []metric.RecordOption
-	addOpts    []metric.AddOption
-	closeOpts  [][]metric.AddOption // by shoal.Reason
-	observeOpts,
-	idleOpts, usedOpts []metric.ObserveOption
+	recordOpts  []metric.RecordOption
+	addOpts     []metric.AddOption
+	closeOpts   [][]metric.AddOption   // by shoal.Reason
+	observeOpts []metric.ObserveOption // the pool name alone
+	idleOpts    []metric.ObserveOption // with state=idle
+	usedOpts    []metric.ObserveOption // with state=used
 
 	sources sources // the pools' Stats, for the observable instruments
 	minIdle atomic.Int64
@@ -106,7 +107,7 @@ func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
 	m := p.metrics
 	o.ObserveInt64(m.count, int64(s.IdleConns), p.idleOpts...)
 	o.ObserveInt64(m.count, int64(s.InUseConns), p.usedOpts...)
-	o.ObserveInt64(m.max, int64(s.MaxConns), p.observeOpts...)
+	o.ObserveInt64(m.maxConns, int64(s.MaxConns), p.observeOpts...)
 	o.ObserveInt64(m.idleMax, int64(s.MaxConns), p.observeOpts...)
 	o.ObserveInt64(m.idleMin, p.minIdle.Load(), p.observeOpts...)
 	o.ObserveInt64(m.pending, int64(s.Waiting), p.observeOpts...)
