@@ -140,3 +140,33 @@ func TestHTTP1TransparentGzip(t *testing.T) {
 		t.Errorf("DisableCompression: body %q", body)
 	}
 }
+
+func TestHTTP1InformationalResponsesAndRequestClose(t *testing.T) {
+	srv, conns := newH1Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints) // a 1xx before the real answer
+		io.WriteString(w, "final")
+	}))
+	tr := newTestTransport(t, Options{})
+	if code, body := get(t, tr, srv.URL); code != 200 || body != "final" {
+		t.Fatalf("after 103 Early Hints: %d %q", code, body)
+	}
+	// A request that asks to close its connection closes it.
+	req := mustRequest(t, srv.URL)
+	req.Close = true
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if _, st := onlyStats(t, tr); st.TotalConns != 0 {
+		t.Errorf("connection kept after Request.Close: %+v", st)
+	}
+	if code, _ := get(t, tr, srv.URL); code != 200 {
+		t.Fatal(code)
+	}
+	if n := conns.n.Load(); n != 2 {
+		t.Errorf("server saw %d connections, want 2", n)
+	}
+}
