@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoalpool/shoal/internal/benchrun"
@@ -112,9 +113,14 @@ func planChurnPostgres(e *env) *plan {
 				{
 					Name: "new_conn_per_query",
 					Setup: func(context.Context) (*benchrun.Instance, error) {
-						return &benchrun.Instance{Op: func(ctx context.Context) (time.Duration, error) {
-							return 0, pgConnectExec(ctx, e.target.Raw, sql)
-						}}, nil
+						var opened atomic.Int64
+						return &benchrun.Instance{
+							Op: func(ctx context.Context) (time.Duration, error) {
+								opened.Add(1)
+								return 0, pgConnectExec(ctx, e.target.Raw, sql)
+							},
+							ConnsOpened: opened.Load,
+						}, nil
 					},
 				},
 			},
