@@ -88,7 +88,7 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 		c := lease.Value()
 		resp, err := c.cc.RoundTrip(req)
 		if err != nil {
-			c.settle(lease)
+			c.settle(lease, false)
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("request canceled: %w", ctx.Err())
 			}
@@ -154,19 +154,21 @@ type h2Body struct {
 func (b *h2Body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
-		b.finish()
+		b.finish(err == io.EOF)
 	}
 	return n, err
 }
 
 func (b *h2Body) Close() error {
 	err := b.rc.Close() // resets the stream if it is still open
-	b.finish()
+	b.finish(true)
 	return err
 }
 
-func (b *h2Body) finish() {
+// finish ends the stream's lease once; ok says the stream ended normally
+// (a read error may mean the connection broke, which settle then checks).
+func (b *h2Body) finish(ok bool) {
 	if b.done.CompareAndSwap(false, true) {
-		b.c.settle(b.lease)
+		b.c.settle(b.lease, ok)
 	}
 }

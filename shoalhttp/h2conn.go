@@ -20,7 +20,8 @@ type h2Conn struct {
 	// limit is the stream limit last given to the pool for this connection
 	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, capped).
 	limit      atomic.Int32
-	maxStreams int // Options.MaxStreamsPerConn; 0 means no cap of ours
+	maxStreams int          // Options.MaxStreamsPerConn; 0 means no cap of ours
+	requests   atomic.Int64 // requests settled, to pace the limit check
 }
 
 // newH2Conn starts HTTP/2 on nc and waits for the server's settings, so
@@ -57,11 +58,24 @@ func (c *h2Conn) streamLimit(n uint32) int {
 
 func (c *h2Conn) close() error { return c.cc.Close() }
 
+// settleEvery is how often (in requests) a connection that keeps
+// succeeding is checked for a new stream limit. State takes the
+// connection's write lock, which a stream's writer holds across its
+// socket writes: taking it after every request would make releases queue
+// behind other streams' writes. A GOAWAY or a closed connection needs no
+// check here: BeforeAcquire (usable) catches it before the next request.
+const settleEvery = 64
+
 // settle gives a stream back after a request: the connection is discarded
 // when it has closed, retired when it is going away (a GOAWAY from the
 // server), and otherwise released, with its stream limit brought in line
-// with the server's latest SETTINGS.
-func (c *h2Conn) settle(lease *shoal.Lease[*h2Conn]) {
+// with the server's latest SETTINGS. After a success the check runs only
+// every settleEvery requests.
+func (c *h2Conn) settle(lease *shoal.Lease[*h2Conn], ok bool) {
+	if ok && c.requests.Add(1)%settleEvery != 0 {
+		lease.Release()
+		return
+	}
 	st := c.cc.State()
 	switch {
 	case st.Closed:

@@ -29,6 +29,7 @@ func main() {
 		out           = flag.String("out", "", "write the markdown fragment here")
 		contenderList = flag.String("contenders", "", "run only these contenders, comma-separated (for profiling)")
 		cpuProfile    = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
+		mutexProfile  = flag.String("mutexprofile", "", "write a mutex contention profile of the whole run here")
 	)
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -40,6 +41,18 @@ func main() {
 			log.Fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *mutexProfile != "" {
+		runtime.SetMutexProfileFraction(1)
+		defer func() {
+			f, err := os.Create(*mutexProfile)
+			if err != nil {
+				log.Print(err)
+				return
+			}
+			defer f.Close()
+			pprof.Lookup("mutex").WriteTo(f, 0)
+		}()
 	}
 	if *contenderList != "" {
 		var keep []contender
