@@ -16,7 +16,10 @@
 //     each putting batches (Txn of -batch puts) to their own key prefix,
 //     then 100 readers each ranging over its writer's prefix -reads times.
 //     Whole-job times. etcd shares the machine's cores with the client and is
-//     the bottleneck, so the target is no loss against one-conn.
+//     the bottleneck, so the target is no loss against one-conn. With 100
+//     callers and 100 streams per connection shoalgrpc needs a single
+//     connection (it opens another only when every stream is taken), so it
+//     should match one-conn; rr-N spreads the same calls over N.
 //  2. stream-limit: an in-process grpc-go server allowing 100 streams per
 //     connection whose handler sleeps 20 ms, 1,000 concurrent callers for
 //     -duration: calls/s. One connection can finish at most 5,000 calls/s;
@@ -29,8 +32,9 @@
 //  3. etcd-watch: 1,000 Watch streams opened at once against etcd: how many
 //     are live (creation acknowledged) one second after the start.
 //
-// Rounds are interleaved (every contender, then again) so that a noisy
-// moment of the shared machine hits each alike; the best round is kept.
+// Rounds are interleaved (every contender, then again, the order rotated
+// each round) so that a noisy moment of the shared machine hits each alike;
+// the best round is kept.
 //
 // Run it from bench/ (scripts/test-env.sh sets SHOAL_TEST_ETCD; unset, the
 // etcd scenarios are skipped):

@@ -44,7 +44,8 @@ func main() {
 			}
 			best := make([]callResult, len(cts))
 			for r := range *rounds {
-				for i, ct := range cts {
+				for _, i := range order(len(cts), r) {
+					ct := cts[i]
 					cr, err := streamLimit(ct, srv.addr, *callers, *duration, sc.length)
 					if err != nil {
 						log.Fatalf("%s, %s: %v", sc.name, ct.name, err)
@@ -66,7 +67,8 @@ func main() {
 		res.job = job
 		best := make([]etcdTimes, len(cts))
 		for r := range *rounds {
-			for i, ct := range cts {
+			for _, i := range order(len(cts), r) {
+				ct := cts[i]
 				c, err := ct.open(*etcdAddr)
 				if err != nil {
 					log.Fatal(err)
@@ -91,7 +93,8 @@ func main() {
 		res.watches = *watches
 		best := make([]int, len(cts))
 		for r := range *rounds {
-			for i, ct := range cts {
+			for _, i := range order(len(cts), r) {
+				ct := cts[i]
 				c, err := ct.open(*etcdAddr)
 				if err != nil {
 					log.Fatal(err)
@@ -119,4 +122,15 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+}
+
+// order is the contenders' order in round r: rotated each round, so that
+// none always runs first (on a quiet server) or right after another's
+// clean-up.
+func order(n, r int) []int {
+	out := make([]int, n)
+	for k := range out {
+		out[k] = (k + r) % n
+	}
+	return out
 }
