@@ -204,12 +204,18 @@ func TestHTTP2GoAwayRetiresConnection(t *testing.T) {
 	if err := base.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// A request after the GOAWAY succeeds, on a new connection (if it
-	// raced the GOAWAY onto the old one, the refusal is retried).
-	for range 3 {
+	// Requests after the GOAWAY all succeed, and once the client has read
+	// it (the server sends it from a goroutine of its own, so that takes a
+	// moment) they go to a new connection. One that raced the GOAWAY onto
+	// the old connection is either served there or refused and retried.
+	for i := 0; accepted.Load() < 2; i++ {
+		if i == 500 {
+			t.Fatal("no request went to a new connection after the GOAWAY")
+		}
 		if code, _ := get(t, tr, url+"/"); code != 200 {
 			t.Fatalf("request after GOAWAY: status %d", code)
 		}
+		time.Sleep(time.Millisecond)
 	}
 	close(release)
 	if got := <-slow; got != "HTTP/2.0" {

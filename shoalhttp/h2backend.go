@@ -86,6 +86,7 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 			return nil, acquireErr(err)
 		}
 		c := lease.Value()
+		c.inFlight.Add(1)
 		resp, err := c.cc.RoundTrip(req)
 		if err != nil {
 			c.settle(lease, false)

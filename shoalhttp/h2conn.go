@@ -22,7 +22,12 @@ type h2Conn struct {
 	limit      atomic.Int32
 	maxStreams int          // Options.MaxStreamsPerConn; 0 means no cap of ours
 	requests   atomic.Int64 // requests settled, to pace the limit check
+	inFlight   atomic.Int64 // streams leased now
 }
+
+// settleEvery is how often (in requests) a busy connection is checked for
+// a new stream limit.
+const settleEvery = 64
 
 // newH2Conn starts HTTP/2 on nc and waits for the server's settings, so
 // that the pool learns the connection's real stream limit before it hands
@@ -58,21 +63,22 @@ func (c *h2Conn) streamLimit(n uint32) int {
 
 func (c *h2Conn) close() error { return c.cc.Close() }
 
-// settleEvery is how often (in requests) a connection that keeps
-// succeeding is checked for a new stream limit. State takes the
-// connection's write lock, which a stream's writer holds across its
-// socket writes: taking it after every request would make releases queue
-// behind other streams' writes. A GOAWAY or a closed connection needs no
-// check here: BeforeAcquire (usable) catches it before the next request.
-const settleEvery = 64
-
 // settle gives a stream back after a request: the connection is discarded
 // when it has closed, retired when it is going away (a GOAWAY from the
 // server), and otherwise released, with its stream limit brought in line
-// with the server's latest SETTINGS. After a success the check runs only
-// every settleEvery requests.
+// with the server's latest SETTINGS.
+//
+// The check (State) takes the connection's write lock, which a stream's
+// writer holds across its socket writes; taking it after every request
+// would make releases queue behind other streams' writes. So after a
+// success it runs only when the connection's last stream ends, which is
+// when a GOAWAY'd connection must be retired to close, and every
+// settleEvery requests on a connection that never goes quiet, to follow a
+// new stream limit. A connection that turns unusable while others still
+// use it is caught before its next request by BeforeAcquire (usable).
 func (c *h2Conn) settle(lease *shoal.Lease[*h2Conn], ok bool) {
-	if ok && c.requests.Add(1)%settleEvery != 0 {
+	last := c.inFlight.Add(-1) == 0
+	if ok && !last && c.requests.Add(1)%settleEvery != 0 {
 		lease.Release()
 		return
 	}
