@@ -12,6 +12,13 @@
 // dialled only when all are full. A GOAWAY from the server retires its
 // connection gracefully: in-flight requests finish, new ones go elsewhere.
 //
+// An https origin's protocol is learned from its first connection's ALPN:
+// requests that arrive meanwhile wait for that one connection instead of
+// each dialling, and it becomes the first connection of the origin's pool.
+// An HTTP/2 pool's stream limit per connection is the limit the server
+// announced on that first connection (a connection whose server announces
+// less is lowered to it). CloseIdleConnections forgets what was learned.
+//
 // Compared with http.DefaultTransport, the zero Options keep up to 64
 // connections per origin (not 2 idle ones), give connections a maximum age
 // with jitter (so a client does not stay pinned to one backend behind a load

@@ -1,59 +1,225 @@
 package shoalhttp
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strings"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoalpool/shoal"
 )
 
-// originKey identifies where connections go: scheme, host and port, as in
-// "https://example.com:443". It never holds userinfo, a path or a query.
-type originKey struct {
-	scheme string // "http" or "https"
-	host   string // host name or IP literal, lower case, without brackets
-	port   string
+// backend serves one origin's requests over one protocol, on one pool.
+type backend interface {
+	roundTrip(req *http.Request) (*http.Response, error)
+	warm(ctx context.Context) error
+	stats() shoal.Stats
+	// close closes the pool; with an ended ctx it returns at once and the
+	// busy connections close as their requests finish.
+	close(ctx context.Context) error
 }
 
-// String returns scheme://host:port, the key of Transport.Stats.
-func (k originKey) String() string {
-	return k.scheme + "://" + net.JoinHostPort(k.host, k.port)
+// errOriginClosed: the origin's pool was closed by CloseIdleConnections
+// between the lookup and the acquire; nothing was sent.
+var errOriginClosed = errors.New("shoalhttp: origin's pool closed")
+
+// origin is the Transport's state for one scheme://host:port: its dialer
+// and, once the protocol is known, its backend.
+type origin struct {
+	t    *Transport
+	key  originKey
+	name string // key.String(), the Stats key
+	d    *dialer
+
+	be atomic.Pointer[backendRef] // nil until the protocol is known
+
+	mu       sync.Mutex
+	probing  *probe // the probe in flight, if any; guarded by mu
+	shutDown bool   // guarded by mu
 }
 
-// addr returns host:port for dialing.
-func (k originKey) addr() string { return net.JoinHostPort(k.host, k.port) }
+// probe is one attempt to open an origin's first connection. Callers who
+// arrive while it runs wait for it and share its error, rather than each
+// trying in turn against a server that is down.
+type probe struct {
+	done chan struct{} // closed when the probe ends
+	err  error         // set before done is closed
+}
 
-// originOf returns the origin of a request URL.
-func originOf(u *url.URL) (originKey, error) {
-	if u == nil {
-		return originKey{}, errors.New("request has no URL")
+type backendRef struct{ b backend }
+
+// newOrigin creates the origin. Plain-http origins speak HTTP/1.1 (or h2c,
+// when asked, which needs a first connection to learn the server's stream
+// limit); https origins learn their protocol from the first connection's
+// ALPN unless HTTP/2 is disabled.
+func newOrigin(t *Transport, key originKey) (*origin, error) {
+	o := &origin{t: t, key: key, name: key.String()}
+	o.d = newDialer(key, &t.opts)
+	plainH1 := key.scheme == "http" && !t.opts.H2CPriorKnowledge
+	tlsH1 := key.scheme == "https" && t.opts.DisableHTTP2
+	if plainH1 || tlsH1 {
+		b, err := newH1Backend(o, nil, alpnHTTP1)
+		if err != nil {
+			return nil, err
+		}
+		o.be.Store(&backendRef{b})
 	}
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return originKey{}, fmt.Errorf("unsupported protocol scheme %q", u.Scheme)
+	return o, nil
+}
+
+// current returns the backend, or nil while the protocol is unknown.
+func (o *origin) current() backend {
+	if r := o.be.Load(); r != nil {
+		return r.b
 	}
-	host := strings.ToLower(u.Hostname())
-	if host == "" {
-		return originKey{}, errors.New("request URL has no host")
+	return nil
+}
+
+// backend returns the origin's backend, probing the server with a first
+// connection when the protocol is not known yet. Concurrent callers wait
+// for one probe instead of each dialling.
+func (o *origin) backend(ctx context.Context) (backend, error) {
+	for {
+		if b := o.current(); b != nil {
+			return b, nil
+		}
+		o.mu.Lock()
+		if b := o.current(); b != nil {
+			o.mu.Unlock()
+			return b, nil
+		}
+		if o.shutDown {
+			o.mu.Unlock()
+			return nil, errOriginClosed
+		}
+		if pr := o.probing; pr != nil {
+			o.mu.Unlock()
+			select {
+			case <-pr.done:
+				if pr.err != nil {
+					return nil, pr.err
+				}
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		pr := &probe{done: make(chan struct{})}
+		o.probing = pr
+		o.mu.Unlock()
+
+		b, err := o.probe(ctx)
+
+		o.mu.Lock()
+		o.probing = nil
+		if err == nil {
+			if o.shutDown {
+				ended, cancel := context.WithCancel(context.Background())
+				cancel()
+				_ = b.close(ended)
+				b, err = nil, errOriginClosed
+			} else {
+				o.be.Store(&backendRef{b})
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			// A failure of the server, not of this caller's context:
+			// those waiting share it.
+			pr.err = err
+		}
+		o.mu.Unlock()
+		close(pr.done)
+		return b, err
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if scheme == "https" {
-			port = "443"
+}
+
+// probe opens the origin's first connection and builds the backend that
+// matches the protocol the server chose, handing it that connection.
+func (o *origin) probe(ctx context.Context) (backend, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.t.opts.DialTimeout+o.t.opts.TLSHandshakeTimeout)
+	defer cancel()
+	nc, proto, err := o.d.dial(ctx, alpnBoth)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
+	}
+	if o.key.scheme == "https" && proto != "h2" {
+		return newH1Backend(o, newH1Conn(o.name, nc), alpnHTTP1)
+	}
+	hc, err := newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
+	}
+	return newH2Backend(o, hc)
+}
+
+// roundTrip sends req through the origin's backend.
+func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
+	b, err := o.backend(req.Context())
+	if err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
+	return b.roundTrip(req)
+}
+
+// warm opens max(MinIdle, 1) connections.
+func (o *origin) warm(ctx context.Context) error {
+	b, err := o.backend(ctx)
+	if err != nil {
+		return err
+	}
+	return b.warm(ctx)
+}
+
+// shutdown closes the origin's pool without waiting: idle connections close
+// now, busy ones when their request ends.
+func (o *origin) shutdown() {
+	o.mu.Lock()
+	o.shutDown = true
+	o.mu.Unlock()
+	if b := o.current(); b != nil {
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = b.close(ended)
+	}
+}
+
+// wait waits until a shut-down origin's connections are all closed and its
+// probe, if one was running, has ended.
+func (o *origin) wait(ctx context.Context) error {
+	o.mu.Lock()
+	pr := o.probing
+	o.mu.Unlock()
+	if pr != nil {
+		select {
+		case <-pr.done:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	return originKey{scheme: scheme, host: host, port: port}, nil
+	if b := o.current(); b != nil {
+		return b.close(ctx)
+	}
+	return nil
 }
 
-// parseOrigin parses an origin written as a URL ("https://host" or
-// "http://host:port"); a path, if any, is ignored.
-func parseOrigin(raw string) (originKey, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		// url.Error would repeat raw, which may hold a password.
-		return originKey{}, errors.New("origin is not a valid URL")
+// drained reports whether a shut-down origin has no connection left.
+func (o *origin) drained() bool {
+	b := o.current()
+	if b == nil {
+		return true
 	}
-	return originOf(u)
+	s := b.stats()
+	return s.TotalConns == 0 && s.Dialing == 0
+}
+
+// wrap makes err name the request's method and origin, and nothing else of
+// it: the path and query may hold secrets.
+func (o *origin) wrap(req *http.Request, err error) error {
+	if errors.Is(err, shoal.ErrClosed) && o.t.isClosed() {
+		return fmt.Errorf("shoalhttp: %s %s: transport closed: %w", req.Method, o.name, err)
+	}
+	return fmt.Errorf("shoalhttp: %s %s: %w", req.Method, o.name, err)
 }

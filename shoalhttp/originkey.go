@@ -1,0 +1,59 @@
+package shoalhttp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// originKey identifies where connections go: scheme, host and port, as in
+// "https://example.com:443". It never holds userinfo, a path or a query.
+type originKey struct {
+	scheme string // "http" or "https"
+	host   string // host name or IP literal, lower case, without brackets
+	port   string
+}
+
+// String returns scheme://host:port, the key of Transport.Stats.
+func (k originKey) String() string {
+	return k.scheme + "://" + net.JoinHostPort(k.host, k.port)
+}
+
+// addr returns host:port for dialing.
+func (k originKey) addr() string { return net.JoinHostPort(k.host, k.port) }
+
+// originOf returns the origin of a request URL.
+func originOf(u *url.URL) (originKey, error) {
+	if u == nil {
+		return originKey{}, errors.New("request has no URL")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return originKey{}, fmt.Errorf("unsupported protocol scheme %q", u.Scheme)
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return originKey{}, errors.New("request URL has no host")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if scheme == "https" {
+			port = "443"
+		}
+	}
+	return originKey{scheme: scheme, host: host, port: port}, nil
+}
+
+// parseOrigin parses an origin written as a URL ("https://host" or
+// "http://host:port"); a path, if any, is ignored.
+func parseOrigin(raw string) (originKey, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error would repeat raw, which may hold a password.
+		return originKey{}, errors.New("origin is not a valid URL")
+	}
+	return originOf(u)
+}
