@@ -15,9 +15,9 @@ import (
 
 // multiplexWork is the simulated server time of one multiplexed request: a
 // read that takes a while, so that streams stay open and the per-connection
-// cap of 100 is what limits a single connection (to 100/50ms = 2,000
+// cap of 100 is what limits a single connection (to 100/100ms = 1,000
 // requests a second), not the CPU.
-const multiplexWork = 50 * time.Millisecond
+const multiplexWork = 100 * time.Millisecond
 
 // multiplexWorkers is the default concurrency: four times the streams one
 // connection may carry, like the EventStoreDB benchmark's 100 tasks against
