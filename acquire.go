@@ -152,6 +152,9 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 	if err := p.failFast(); err != nil {
 		return nil, err
 	}
+	if p.cfg.MinIdle > 0 {
+		p.kickMaintenance() // nothing idle: below MinIdle for sure
+	}
 	if l := p.yieldAndRetake(ctx); l != nil {
 		return p.acquired(l, 0, false), nil
 	}

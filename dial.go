@@ -50,9 +50,16 @@ func (p *Pool[T]) maybeDial() {
 }
 
 // startDial starts one background dial if the limits allow it.
-func (p *Pool[T]) startDial() bool {
+func (p *Pool[T]) startDial() bool { return p.startDialIf(nil) }
+
+// startDialIf starts one background dial if the limits allow it and wanted
+// (when not nil) still says the dial is needed. Both are judged under
+// dial.mu, where every dial is counted before the lock is let go, so two
+// deciders (refill, Warm, waiters) never dial twice for one need.
+func (p *Pool[T]) startDialIf(wanted func() bool) bool {
 	p.dial.mu.Lock()
-	if p.closed.Load() || p.dialing.Load() >= p.maxDialing || p.now() < p.dial.backoffUntil || !p.reserve() {
+	if p.closed.Load() || p.dialing.Load() >= p.maxDialing || p.now() < p.dial.backoffUntil ||
+		(wanted != nil && !wanted()) || !p.reserve() {
 		p.dial.mu.Unlock()
 		return false
 	}
@@ -67,13 +74,16 @@ func (p *Pool[T]) startDial() bool {
 // waiters who would otherwise sit until their deadline.
 func (p *Pool[T]) dialAndAdopt() {
 	c, err := p.dialOne(p.ctx)
-	p.dialing.Add(-1)
 	if err != nil {
+		p.dialing.Add(-1)
 		p.open.Add(-1)
 		p.dialFailed(err)
 		return
 	}
+	// Still counted as dialing until adopted, so that nobody counting
+	// idle plus dialing connections (refill) sees it as missing.
 	p.adopt(c)
+	p.dialing.Add(-1)
 }
 
 // dialOne dials under ctx (bounded by DialTimeout), runs OnConnect, and
@@ -216,28 +226,36 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 	}
 	need := p.cfg.MinIdle - int(p.open.Load())
 	if need <= 0 {
-		return nil
+		return p.waitBackgroundDials(ctx)
 	}
 	sem := make(chan struct{}, p.maxDialing)
 	errs := make(chan error, need)
 	started := 0
 	for ; started < need; started++ {
-		if !p.reserve() {
+		sem <- struct{}{}
+		// Counted as dialing under dial.mu, like every dial (startDialIf).
+		p.dial.mu.Lock()
+		ok := int(p.open.Load()) < p.cfg.MinIdle && p.reserve()
+		if ok {
+			p.dialing.Add(1)
+		}
+		p.dial.mu.Unlock()
+		if !ok {
+			<-sem
 			break
 		}
-		sem <- struct{}{}
-		p.dialing.Add(1)
 		go func() {
 			defer func() { <-sem }()
 			c, err := p.dialOne(ctx)
-			p.dialing.Add(-1)
 			if err != nil {
+				p.dialing.Add(-1)
 				p.open.Add(-1)
 				p.dialFailedQuietly(err)
 				errs <- err
 				return
 			}
 			p.adopt(c)
+			p.dialing.Add(-1)
 			errs <- nil
 		}()
 	}
@@ -247,10 +265,37 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 			first = err
 		}
 	}
+	if first == nil {
+		// The maintenance goroutine may have started some of the MinIdle
+		// dials before we looked: wait for those too, so that Warm returns
+		// with the connections open, not merely on their way.
+		first = p.waitBackgroundDials(ctx)
+	}
 	if first != nil && ctx.Err() != nil && errors.Is(first, ctx.Err()) {
 		return ctx.Err()
 	}
 	return first
+}
+
+// waitBackgroundDials waits until MinIdle connections are open or no dial
+// is in flight, and returns the last dial error if they fell short.
+func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
+	const poll = time.Millisecond // Warm is rare; polling keeps the dial path free of it
+	for {
+		dialing := p.dialing.Load()
+		if dialing == 0 || int(p.open.Load()-dialing) >= p.cfg.MinIdle {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+	if int(p.open.Load()) < p.cfg.MinIdle {
+		return p.lastDialError()
+	}
+	return nil
 }
 
 // dialFailedQuietly records a failed Warm dial: Warm's caller gets the error,

@@ -113,7 +113,7 @@ func TestMinIdleKeptInBackgroundAndWarm(t *testing.T) {
 	if s := p2.Stats(); s.TotalConns+s.Dialing < 4 {
 		t.Fatalf("after Warm: %+v", s)
 	}
-	eventually(t, "warm", func() bool { return d2.openConns() == 4 })
+	eventually(t, "warm", func() bool { ok := d2.openConns() == 4; if !ok && d2.dials.Load() > 4 { t.Logf("open %d dials %d stats %+v", d2.openConns(), d2.dials.Load(), p2.Stats()) }; return ok })
 }
 
 func TestWarmReturnsFirstDialError(t *testing.T) {
@@ -266,4 +266,26 @@ func TestPanicsKeepCountsRight(t *testing.T) {
 	mode.Delete("after")
 	l = mustAcquire(t, p)
 	l.Release()
+}
+
+// Warm also waits for the MinIdle dials the maintenance goroutine started
+// before it was called.
+func TestWarmWaitsForBackgroundDials(t *testing.T) {
+	d := &fakeDialer{block: make(chan struct{})}
+	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 4, MinIdle: 3, MaxDialing: 4})
+	eventually(t, "background dials started", func() bool { return d.dials.Load() == 3 })
+	warmed := make(chan error, 1)
+	go func() { warmed <- p.Warm(context.Background()) }()
+	select {
+	case err := <-warmed:
+		t.Fatalf("Warm returned (%v) while its connections were still dialling", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(d.block)
+	if err := <-warmed; err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.TotalConns != 3 {
+		t.Fatalf("after Warm: %+v", s)
+	}
 }

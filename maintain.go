@@ -73,11 +73,8 @@ func (p *Pool[T]) refill() {
 	if p.cfg.MinIdle == 0 || p.closed.Load() {
 		return
 	}
-	have := p.idleCount() + int(p.dialing.Load())
-	for ; have < p.cfg.MinIdle; have++ {
-		if !p.startDial() {
-			return
-		}
+	short := func() bool { return p.idleCount()+int(p.dialing.Load()) < p.cfg.MinIdle }
+	for p.startDialIf(short) {
 	}
 }
 
