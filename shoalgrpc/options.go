@@ -46,6 +46,14 @@ type Options struct {
 	// deadline.
 	DialTimeout time.Duration
 
+	// MaxDialing bounds the connections being opened at once. Default
+	// MaxConns: opening a gRPC connection is a TCP and HTTP/2 handshake, and
+	// when a burst of calls finds every connection full it needs all the
+	// new ones now (1,000 watches on a 100-stream server need 10). After a
+	// failed dial the pool backs off before dialling again, so a server
+	// that is down sees no storm either way.
+	MaxDialing int
+
 	// MaxWaiters bounds the callers waiting for a free stream when every
 	// connection is full; past it a call fails at once with
 	// codes.ResourceExhausted. 0 means no bound.
@@ -78,6 +86,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxStreams == 0 {
 		o.MaxStreams = defaultMaxStreams
+	}
+	if o.MaxDialing == 0 {
+		o.MaxDialing = o.MaxConns
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = defaultDialTimeout

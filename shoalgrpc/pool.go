@@ -59,6 +59,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		LifetimeJitter: opts.LifetimeJitter,
 		MaxIdleTime:    opts.MaxIdleTime,
 		DialTimeout:    opts.DialTimeout,
+		MaxDialing:     opts.MaxDialing,
 		MaxWaiters:     opts.MaxWaiters,
 		Logger:         opts.Logger,
 	})

@@ -484,6 +484,7 @@ func TestOptionsValidated(t *testing.T) {
 		{Options{MaxStreams: -5}, "MaxStreams"},
 		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},
 		{Options{DialTimeout: -time.Second}, "DialTimeout"},
+		{Options{MaxDialing: -1}, "MaxDialing"},
 	}
 	for _, c := range cases {
 		_, err := NewClient("127.0.0.1:1", c.opts, insecureCreds())
