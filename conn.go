@@ -21,9 +21,9 @@ type conn[T any] struct {
 	// held means leased, not held means idle (or being checked).
 	lease Lease[T]
 
-	// retired is set by Lease.Retire in exclusive mode: the next release
-	// closes the connection.
-	retired atomic.Bool
+	// retired is set (to the reason) by Lease.Retire or Pool.Reset in
+	// exclusive mode: the next release closes the connection.
+	retired atomic.Int32
 
 	// Multiplexed mode, guarded by Pool.mux.mu.
 	streams  int        // leases held now

@@ -13,7 +13,7 @@ import (
 // low so that a pool is back to strength within a second of its server.
 const (
 	backoffMin = 10 * time.Millisecond
-	backoffMax = 500 * time.Millisecond
+	backoffMax = 250 * time.Millisecond
 )
 
 // dialState is the pool's memory of recent dials, guarded by mu.

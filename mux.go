@@ -202,7 +202,7 @@ func deliver[T any](ds []delivery[T]) {
 // retire stops c from taking new leases; it closes when its last lease ends.
 func (p *Pool[T]) retire(c *conn[T]) {
 	if !p.multiplexed {
-		c.retired.Store(true)
+		c.retired.Store(int32(ReasonRetired))
 		return
 	}
 	p.mux.mu.Lock()

@@ -27,6 +27,8 @@ const (
 	// ReasonLeaked: LeakReclaim took the connection back from a holder that
 	// kept it past LeakThreshold.
 	ReasonLeaked
+	// ReasonReset: Pool.Reset closed the connections open at the time.
+	ReasonReset
 )
 
 var reasonNames = [...]string{
@@ -38,6 +40,7 @@ var reasonNames = [...]string{
 	ReasonPoolClosed: "pool_closed",
 	ReasonRetired:    "retired",
 	ReasonLeaked:     "leaked",
+	ReasonReset:      "reset",
 }
 
 // String returns the reason as one word, such as "lifetime".

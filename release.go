@@ -26,8 +26,8 @@ func (p *Pool[T]) release(l *Lease[T], reason Reason) {
 		p.closeConn(c, ReasonPoolClosed)
 		return
 	}
-	if c.retired.Load() {
-		p.closeConn(c, ReasonRetired)
+	if why := Reason(c.retired.Load()); why != 0 {
+		p.closeConn(c, why)
 		return
 	}
 	if c.expiresAt != 0 || p.clockOnIdle {

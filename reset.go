@@ -1,0 +1,105 @@
+package shoal
+
+import "errors"
+
+// Reset closes every idle connection now and every leased one when its
+// lease ends (ReasonReset), so that the pool starts afresh: after a
+// failover, a credential rotation, a schema change. Connections dialled
+// after Reset are kept; the pool stays open and MinIdle refills.
+func (p *Pool[T]) Reset() {
+	if p.multiplexed {
+		p.mux.mu.Lock()
+		var idle []*conn[T]
+		for i := 0; i < len(p.mux.conns); i++ {
+			c := p.mux.conns[i]
+			if !c.retiring {
+				c.retiring, c.reason = true, ReasonReset
+			}
+			if c.streams == 0 {
+				p.mux.removeLocked(i)
+				i--
+				idle = append(idle, c)
+			}
+		}
+		p.mux.mu.Unlock()
+		for _, c := range idle {
+			p.disconnect(c, c.reason)
+		}
+		p.kickMaintenance()
+		return
+	}
+	for i := range p.slots {
+		if c := p.slots[i].Load(); c != nil {
+			c.retired.CompareAndSwap(0, int32(ReasonReset))
+		}
+	}
+	// The idle ones: off the stacks and closed. Those dialled since Reset
+	// marked the others go back.
+	for i := range p.parts {
+		var keep []*conn[T]
+		for {
+			slot := p.parts[i].idle.pop(p.next)
+			if slot < 0 {
+				break
+			}
+			c := p.slots[slot].Load()
+			if why := Reason(c.retired.Load()); why != 0 {
+				p.closeConn(c, why)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		for k := len(keep) - 1; k >= 0; k-- {
+			p.repool(&keep[k].lease)
+		}
+	}
+	p.kickMaintenance()
+}
+
+// ErrHijackShared: Hijack was called on a multiplexed connection that other
+// leases still use.
+var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases still use")
+
+// Hijack takes the connection out of the pool for good: the pool forgets it
+// (its place in MaxConns is free again) without closing it, and neither
+// Config.Close nor OnDisconnect is called: closing it is now the caller's
+// job. The lease is over, as after Release. A multiplexed connection can be
+// hijacked only by its one remaining lease; otherwise Hijack returns
+// ErrHijackShared and the lease stays as it was.
+func (l *Lease[T]) Hijack() (T, error) {
+	p := l.c.pool
+	c := l.c
+	if p.multiplexed {
+		p.mux.mu.Lock()
+		if c.streams != 1 || !l.isHeld() {
+			p.mux.mu.Unlock()
+			var zero T
+			return zero, ErrHijackShared
+		}
+		if !l.unhold() {
+			p.mux.mu.Unlock()
+			var zero T
+			return zero, ErrHijackShared
+		}
+		c.streams = 0
+		c.free = append(c.free, l.slot)
+		p.mux.removeConnLocked(c)
+		p.mux.mu.Unlock()
+	} else {
+		if !l.unhold() {
+			var zero T
+			return zero, errors.New("shoal: Hijack: the lease was already released")
+		}
+		p.slots[c.slot].Store(nil)
+		p.slotMu.Lock()
+		p.freeSlots = append(p.freeSlots, c.slot)
+		p.slotMu.Unlock()
+	}
+	if p.obs != nil {
+		p.obs.ObserveRelease(l.HeldFor())
+	}
+	p.counters.closedHandouts.Add(c.handouts())
+	p.open.Add(-1)
+	p.capacityFreed()
+	return c.value, nil
+}
