@@ -112,7 +112,11 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	o := &options{command: cmd}
 	fs := flag.NewFlagSet("shoal "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.target, "target", "", "the server to measure: "+schemes)
+	if cmd == "sweep" {
+		fs.StringVar(&o.target, "target", "", "your PostgreSQL, a `URL` such as postgres://user:password@host:5432/db")
+	} else {
+		fs.StringVar(&o.target, "target", "", "the server to measure instead of the embedded ones, a `URL`: "+schemes)
+	}
 	fs.DurationVar(&o.duration, "duration", defaultDuration, "measured time per case")
 	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "unmeasured time per case before it")
 	fs.BoolVar(&o.quick, "quick", false, fmt.Sprintf("the short run: --duration %s --warmup %s", quickDuration, quickWarmup))
