@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -86,17 +87,27 @@ func (j etcdJob) run(c conn, prefix string) (etcdTimes, error) {
 	return t, err
 }
 
+// watchResult is how many watches were live one window after the start,
+// and how long it took until all were (0: not within the wait).
+type watchResult struct {
+	live  int
+	allIn time.Duration
+}
+
 // watchLive opens n Watch streams at once through c and counts those whose
-// creation etcd acknowledged within window of the start.
-func watchLive(c conn, prefix string, n int, window time.Duration) (int, error) {
+// creation etcd acknowledged within window of the start; it then waits up
+// to wait for the rest, to say when all n were live.
+func watchLive(c conn, prefix string, n int, window, wait time.Duration) (watchResult, error) {
 	watch := pb.NewWatchClient(c)
 	kv := pb.NewKVClient(c)
 	if _, err := kv.Range(context.Background(), &pb.RangeRequest{Key: []byte(prefix), CountOnly: true}); err != nil {
-		return 0, fmt.Errorf("warm-up: %w", err)
+		return watchResult{}, fmt.Errorf("warm-up: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	created := make([]time.Time, n) // when etcd acknowledged each watch
 	var wg sync.WaitGroup
+	var nLive atomic.Int64
+	allLive := make(chan struct{}) // closed by the n-th watch to go live
 	start := time.Now()
 	deadline := start.Add(window)
 	for i := range n {
@@ -113,20 +124,27 @@ func watchLive(c conn, prefix string, n int, window time.Duration) (int, error) 
 			resp, err := stream.Recv()
 			if err == nil && resp.Created {
 				created[i] = time.Now()
+				if nLive.Add(1) == int64(n) {
+					close(allLive)
+				}
 			}
 			<-ctx.Done() // keep the stream open until the count is taken
 		})
 	}
-	time.Sleep(time.Until(deadline))
+	var r watchResult
+	select {
+	case <-allLive:
+		r.allIn = time.Since(start)
+	case <-time.After(wait):
+	}
 	cancel()
 	wg.Wait()
-	live := 0
 	for _, at := range created {
 		if !at.IsZero() && !at.After(deadline) {
-			live++
+			r.live++
 		}
 	}
-	return live, nil
+	return r, nil
 }
 
 // isEtcdTimeout reports etcd's "request timed out": the server gave up

@@ -12,18 +12,19 @@ import (
 
 func main() {
 	var (
-		etcdAddr = flag.String("etcd", os.Getenv("SHOAL_TEST_ETCD"), "etcd client address (default $SHOAL_TEST_ETCD; empty skips the etcd scenarios)")
-		rounds   = flag.Int("rounds", 2, "interleaved rounds per scenario; the best is kept")
-		conns    = flag.Int("conns", 10, "connections for round-robin, and shoalgrpc's MaxConns")
-		callers  = flag.Int("callers", 1000, "concurrent callers in the stream-limit scenarios")
-		duration = flag.Duration("duration", 3*time.Second, "measured time of each stream-limit run")
-		writers  = flag.Int("writers", 100, "etcd writers (and readers)")
-		batches  = flag.Int("batches", 10, "Txn batches per etcd writer")
-		batch    = flag.Int("batch", 10, "puts per Txn batch")
-		reads    = flag.Int("reads", 10, "Ranges per etcd reader")
-		watches  = flag.Int("watches", 1000, "concurrent etcd Watch streams")
-		only     = flag.String("only", "", "comma-separated scenarios to run: stream-limit, stream-limit-200, mixed, etcd, watch (default all)")
-		out      = flag.String("out", "", "write the markdown fragment here too")
+		etcdAddr  = flag.String("etcd", os.Getenv("SHOAL_TEST_ETCD"), "etcd client address (default $SHOAL_TEST_ETCD; empty skips the etcd scenarios)")
+		rounds    = flag.Int("rounds", 2, "interleaved rounds per scenario; the best is kept")
+		conns     = flag.Int("conns", 10, "connections for round-robin, and shoalgrpc's MaxConns")
+		callers   = flag.Int("callers", 1000, "concurrent callers in the stream-limit scenarios")
+		duration  = flag.Duration("duration", 3*time.Second, "measured time of each stream-limit run")
+		writers   = flag.Int("writers", 100, "etcd writers (and readers)")
+		batches   = flag.Int("batches", 10, "Txn batches per etcd writer")
+		batch     = flag.Int("batch", 10, "puts per Txn batch")
+		reads     = flag.Int("reads", 10, "Ranges per etcd reader")
+		watches   = flag.Int("watches", 1000, "concurrent etcd Watch streams")
+		watchWait = flag.Duration("watch-wait", 20*time.Second, "how long to wait for all watches to go live")
+		only      = flag.String("only", "", "comma-separated scenarios to run: stream-limit, stream-limit-200, mixed, etcd, watch (default all)")
+		out       = flag.String("out", "", "write the markdown fragment here too")
 	)
 	flag.Parse()
 	run := func(name string) bool { return *only == "" || strings.Contains(","+*only+",", ","+name+",") }
@@ -91,7 +92,7 @@ func main() {
 
 	if *etcdAddr != "" && run("watch") {
 		res.watches = *watches
-		best := make([]int, len(cts))
+		best := make([]watchResult, len(cts))
 		for r := range *rounds {
 			for _, i := range order(len(cts), r) {
 				ct := cts[i]
@@ -100,13 +101,17 @@ func main() {
 					log.Fatal(err)
 				}
 				prefix := fmt.Sprintf("shoal-bench/grpc-watch/%d/", time.Now().UnixNano())
-				live, err := watchLive(c, prefix, *watches, time.Second)
+				w, err := watchLive(c, prefix, *watches, time.Second, *watchWait)
 				c.Close()
 				if err != nil {
 					log.Fatalf("watch, %s: %v", ct.name, err)
 				}
-				fmt.Fprintf(os.Stderr, "etcd-watch   %-10s round %d: %d of %d live after 1s\n", ct.name, r+1, live, *watches)
-				best[i] = max(best[i], live)
+				fmt.Fprintf(os.Stderr, "etcd-watch   %-10s round %d: %d of %d live after 1s, all live after %v\n",
+					ct.name, r+1, w.live, *watches, w.allIn)
+				best[i].live = max(best[i].live, w.live)
+				if w.allIn > 0 && (best[i].allIn == 0 || w.allIn < best[i].allIn) {
+					best[i].allIn = w.allIn
+				}
 			}
 		}
 		res.live = best
