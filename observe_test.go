@@ -111,3 +111,42 @@ func TestLeakReclaim(t *testing.T) {
 	}
 	l2.Release()
 }
+
+// attachingObserver records the Stats function New hands it and whether
+// the pool detached it.
+type attachingObserver struct {
+	BaseObserver
+	stats    func() Stats
+	detached atomic.Bool
+}
+
+func (o *attachingObserver) Attach(stats func() Stats) func() {
+	o.stats = stats
+	return func() { o.detached.Store(true) }
+}
+
+func TestObserverAttachedAndDetached(t *testing.T) {
+	direct, viaMulti := &attachingObserver{}, &attachingObserver{}
+	for _, tc := range []struct {
+		obs  Observer
+		seen *attachingObserver
+	}{{direct, direct}, {MultiObserver(&countingObserver{}, viaMulti), viaMulti}} {
+		d := &fakeDialer{}
+		p, err := New(Config[*fakeConn]{Dial: d.dial, MaxConns: 3, MinIdle: 1, Observer: tc.obs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.seen.stats == nil {
+			t.Fatal("New did not attach the observer")
+		}
+		if s := tc.seen.stats(); s.MaxConns != 3 || s.MinIdle != 1 {
+			t.Fatalf("attached Stats: %+v", s)
+		}
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !tc.seen.detached.Load() {
+			t.Fatal("Close did not detach the observer")
+		}
+	}
+}

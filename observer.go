@@ -29,6 +29,15 @@ type Observer interface {
 	ObserveLeak(report LeakReport)
 }
 
+// StatsAttacher is an optional interface of an Observer that reports gauges
+// (open, idle, waiting connections) read from the pool's Stats, as metric
+// collectors do. New calls Attach with the pool's Stats method, and the
+// pool calls the returned detach function once it is closed and drained, so
+// that a user sets Config.Observer and nothing else.
+type StatsAttacher interface {
+	Attach(stats func() Stats) (detach func())
+}
+
 // BaseObserver implements Observer with methods that do nothing; embed it
 // in an observer that cares about only some events.
 type BaseObserver struct{}
@@ -55,6 +64,23 @@ func MultiObserver(observers ...Observer) Observer {
 }
 
 type multiObserver []Observer
+
+// Attach forwards to every member that is a StatsAttacher.
+func (m multiObserver) Attach(stats func() Stats) func() {
+	var detaches []func()
+	for _, o := range m {
+		if a, ok := o.(StatsAttacher); ok {
+			detaches = append(detaches, a.Attach(stats))
+		}
+	}
+	return func() {
+		for _, d := range detaches {
+			if d != nil {
+				d()
+			}
+		}
+	}
+}
 
 func (m multiObserver) ObserveAcquire(w time.Duration) {
 	for _, o := range m {

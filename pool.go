@@ -55,6 +55,7 @@ type Pool[T any] struct {
 	closeOnce sync.Once
 	drained   chan struct{} // closed when the pool is closed and every conn is
 	drainOnce sync.Once
+	detachObs func() // from a StatsAttacher observer; called once drained
 }
 
 // counters are the Stats counters that are not kept per partition. They are
@@ -101,6 +102,9 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.clockOnIdle = cfg.MaxIdleTime > 0 || cfg.HealthCheck != nil
 	p.checkOnTake = cfg.MaxLifetime > 0 || cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
 	p.obs = cfg.Observer
+	if a, ok := cfg.Observer.(StatsAttacher); ok {
+		p.detachObs = a.Attach(p.Stats)
+	}
 	p.trackHeld = cfg.Observer != nil || cfg.LeakThreshold > 0
 	if cfg.QueueTarget > 0 {
 		interval := cfg.QueueInterval
@@ -143,6 +147,7 @@ func (p *Pool[T]) now() int64 { return int64(time.Since(p.epoch)) }
 func (p *Pool[T]) Stats() Stats {
 	s := Stats{
 		MaxConns:         p.cfg.MaxConns,
+		MinIdle:          p.cfg.MinIdle,
 		Waiting:          int(p.waiters.Load()),
 		Dialing:          int(p.dialing.Load()),
 		CanceledAcquires: p.counters.canceled.Load(),
@@ -208,7 +213,12 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 // checkDrained signals Close once the pool is closed and nothing is open.
 func (p *Pool[T]) checkDrained() {
 	if p.closed.Load() && p.open.Load() == 0 {
-		p.drainOnce.Do(func() { close(p.drained) })
+		p.drainOnce.Do(func() {
+			if p.detachObs != nil {
+				p.detachObs()
+			}
+			close(p.drained)
+		})
 	}
 }
 

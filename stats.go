@@ -7,6 +7,7 @@ import "time"
 // Taking it walks the pool's connections: cheap, but not for every request.
 type Stats struct {
 	MaxConns   int // Config.MaxConns
+	MinIdle    int // Config.MinIdle
 	TotalConns int // open connections (idle + in use), not counting dials in flight
 	IdleConns  int // open connections with no lease
 	InUseConns int // open connections with at least one lease
