@@ -113,7 +113,13 @@ func TestMinIdleKeptInBackgroundAndWarm(t *testing.T) {
 	if s := p2.Stats(); s.TotalConns+s.Dialing < 4 {
 		t.Fatalf("after Warm: %+v", s)
 	}
-	eventually(t, "warm", func() bool { ok := d2.openConns() == 4; if !ok && d2.dials.Load() > 4 { t.Logf("open %d dials %d stats %+v", d2.openConns(), d2.dials.Load(), p2.Stats()) }; return ok })
+	eventually(t, "warm", func() bool {
+		ok := d2.openConns() == 4
+		if !ok && d2.dials.Load() > 4 {
+			t.Logf("open %d dials %d stats %+v", d2.openConns(), d2.dials.Load(), p2.Stats())
+		}
+		return ok
+	})
 }
 
 func TestWarmReturnsFirstDialError(t *testing.T) {
