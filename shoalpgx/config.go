@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
 )
 
 // Defaults, the same as pgxpool's where pgxpool has the setting.
@@ -129,6 +130,16 @@ type Config struct {
 	// Logger receives the core's connection opens and closes (Debug) and
 	// dial failures (Warn). nil means no logging. Passwords never reach it.
 	Logger *slog.Logger
+
+	// Observer is told of every acquire, release, dial, close, rejection,
+	// timeout and leak, for metrics: pass a shoalprom or shoalotel pool's
+	// metrics here. nil costs nothing.
+	Observer shoal.Observer
+
+	// LeakThreshold reports a connection held longer than this, once, with
+	// the stack of the code that acquired it (Logger, Observer,
+	// Stats().Leaked). 0 turns leak detection off.
+	LeakThreshold time.Duration
 
 	// parsed is set by ParseConfig; NewWithConfig refuses configs made
 	// another way, as pgxpool does, because the defaults above are applied

@@ -45,6 +45,9 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		MaxIdleTime: c.MaxConnIdleTime,
 		MaxDialing:  c.MaxDialing,
 		Logger:      c.Logger,
+
+		Observer:      c.Observer,
+		LeakThreshold: c.LeakThreshold,
 	}
 	// pgxpool's lifetime is MaxConnLifetime plus up to the jitter; the
 	// core's is MaxLifetime minus up to its jitter. Same interval.
