@@ -106,8 +106,12 @@ func main() {
 				if err != nil {
 					log.Fatalf("watch, %s: %v", ct.name, err)
 				}
-				fmt.Fprintf(os.Stderr, "etcd-watch   %-10s round %d: %d of %d live after 1s, all live after %v\n",
-					ct.name, r+1, w.live, *watches, w.allIn)
+				all := "never"
+				if w.allIn > 0 {
+					all = w.allIn.Round(time.Millisecond).String()
+				}
+				fmt.Fprintf(os.Stderr, "etcd-watch   %-10s round %d: %d of %d live after 1s, all live after %s\n",
+					ct.name, r+1, w.live, *watches, all)
 				best[i].live = max(best[i].live, w.live)
 				if w.allIn > 0 && (best[i].allIn == 0 || w.allIn < best[i].allIn) {
 					best[i].allIn = w.allIn
