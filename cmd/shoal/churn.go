@@ -49,11 +49,11 @@ func planChurnEmbedded(e *env) *plan {
 					Pooled: true,
 					Pool:   &benchrun.PoolConfig{MaxConns: workers},
 					Setup: func(ctx context.Context) (*benchrun.Instance, error) {
-						pool, err := newLinePool(ctx, e, workers, 0, churnWork, nil)
+						pool, waits, err := newLinePool(ctx, e, workers, 0, churnWork, nil)
 						if err != nil {
 							return nil, err
 						}
-						return pooledLineInstance(pool), nil
+						return pooledLineInstance(pool, waits), nil
 					},
 				},
 				{

@@ -20,7 +20,7 @@ type linePool = shoal.Pool[*embedded.LineConn]
 // partitions partitions (0: the pool's choice) and waits until all are
 // open, so that the measurement does not include the dials.
 // With a bank, connections come from it and go back to it.
-func newLinePool(ctx context.Context, e *env, maxConns, partitions int, work time.Duration, bank *lineBank) (*linePool, error) {
+func newLinePool(ctx context.Context, e *env, maxConns, partitions int, work time.Duration, bank *lineBank) (*linePool, *benchrun.WaitObserver, error) {
 	addr, tlsCfg := e.servers.Line.Addr(), e.servers.Cert.ClientTLS()
 	dial := func(ctx context.Context) (*embedded.LineConn, error) {
 		return embedded.DialLine(ctx, addr, tlsCfg, work)
@@ -29,6 +29,7 @@ func newLinePool(ctx context.Context, e *env, maxConns, partitions int, work tim
 	if bank != nil {
 		dial, closeConn = bank.dial, bank.put
 	}
+	waits := &benchrun.WaitObserver{}
 	p, err := shoal.New(shoal.Config[*embedded.LineConn]{
 		Dial:        dial,
 		Close:       closeConn,
@@ -36,15 +37,16 @@ func newLinePool(ctx context.Context, e *env, maxConns, partitions int, work tim
 		MinIdle:     maxConns,
 		Partitions:  partitions,
 		DialTimeout: e.dialTimeout,
+		Observer:    waits, // the wait percentiles reported come from the pool itself
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := p.Warm(ctx); err != nil {
 		closePool(p)
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, waits, nil
 }
 
 // closePool closes p, bounded by closeTimeout.
@@ -54,9 +56,10 @@ func closePool[T any](p *shoal.Pool[T]) error {
 	return p.Close(ctx)
 }
 
-// pooledLineInstance runs one request per operation on a pooled connection,
-// timing the Acquire.
-func pooledLineInstance(p *linePool) *benchrun.Instance {
+// pooledLineInstance runs one request per operation on a pooled connection.
+// The acquire-wait percentiles come from the pool's observer (waits); the
+// operation's own timing of Acquire is the fallback.
+func pooledLineInstance(p *linePool, waits *benchrun.WaitObserver) *benchrun.Instance {
 	return &benchrun.Instance{
 		Op: func(ctx context.Context) (time.Duration, error) {
 			t0 := time.Now()
@@ -74,6 +77,7 @@ func pooledLineInstance(p *linePool) *benchrun.Instance {
 		},
 		ConnsOpened: func() int64 { return p.Stats().Dials },
 		Close:       func() error { return closePool(p) },
+		Waits:       waits,
 	}
 }
 

@@ -57,11 +57,11 @@ func planPartitions(e *env) (*plan, error) {
 				Pooled: true,
 				Pool:   &benchrun.PoolConfig{MaxConns: maxConns, Partitions: pc.partitions, ConnsPerPartition: pc.connsPerPartition},
 				Setup: func(ctx context.Context) (*benchrun.Instance, error) {
-					pool, err := newLinePool(ctx, e, maxConns, pc.partitions, partitionsWork, bank)
+					pool, waits, err := newLinePool(ctx, e, maxConns, pc.partitions, partitionsWork, bank)
 					if err != nil {
 						return nil, err
 					}
-					return pooledLineInstance(pool), nil
+					return pooledLineInstance(pool, waits), nil
 				},
 			})
 		}

@@ -18,6 +18,10 @@ type Instance struct {
 	ConnsOpened func() int64
 	// Close releases what Setup made. It is called once, after the run.
 	Close func() error
+	// Waits, when set, is the pool's own Observer: the acquire-wait
+	// percentiles of the measured period come from it rather than from
+	// the waits the operation timed around Acquire.
+	Waits *WaitObserver
 }
 
 // Case is one line of a benchmark table.

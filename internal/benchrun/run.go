@@ -78,7 +78,14 @@ func RunCase(ctx context.Context, c Case, workers int, s Settings) Result {
 	if inst.ConnsOpened != nil {
 		connsBefore = inst.ConnsOpened()
 	}
+	if inst.Waits != nil {
+		inst.Waits.start()
+	}
 	m := runPhase(ctx, inst.Op, c.Pooled, workers, s.Duration, s.OpTimeout)
+	var observed *Wait
+	if inst.Waits != nil {
+		observed = inst.Waits.stop()
+	}
 	if inst.ConnsOpened != nil {
 		opened := inst.ConnsOpened() - connsBefore
 		res.ConnsOpened = &opened
@@ -88,7 +95,10 @@ func RunCase(ctx context.Context, c Case, workers int, s Settings) Result {
 		res.IPS = float64(m.ops) / m.elapsed.Seconds()
 	}
 	res.Latency = summarizeLatency(m.lat)
-	if c.Pooled {
+	switch {
+	case observed != nil:
+		res.AcquireWait = observed
+	case c.Pooled:
 		res.AcquireWait = summarizeWait(m.wait)
 	}
 	switch {
