@@ -132,7 +132,9 @@ is N goroutines (RunParallel with SetParallelism); \`parNwork\` holds each lease
 for about 2µs of CPU. ns/op and allocs/op come from loops that read no clock;
 the acquire-wait percentiles come from a twin benchmark (AcquireWait) that
 clocks every acquire into per-goroutine histograms (buckets within 3%), so
-its ns/op, not shown, includes two clock reads. \`chan\` is a bare buffered
+its ns/op, not shown, includes two clock reads. Serial runs also report
+cpu-ns/op, the CPU time of the benchmark's own thread, which the machine's
+other load does not inflate as it does wall time. \`chan\` is a bare buffered
 channel that ignores contexts: the floor, not a contender. See
 bench/core/bench_test.go for the details.
 
@@ -145,6 +147,9 @@ HEADER
 	echo "## Time per acquire+release"
 	echo
 	stat -col /pool -filter '.name:AcquireRelease .unit:sec/op' | block
+	echo "## Serial: CPU time of the benchmark's own thread per acquire+release"
+	echo
+	stat -col /pool -filter '.name:AcquireRelease .unit:cpu-ns/op' | block
 	echo "## Allocations per acquire+release"
 	echo
 	stat -col /pool -filter '.name:AcquireRelease .unit:allocs/op' | block

@@ -26,6 +26,9 @@ import (
 //     operation, and the same code for every pool, so the clock's cost and
 //     its effect on contention are the same for all. Its ns/op includes the
 //     two clock reads; read ns/op from the unclocked variant.
+//   - Serial runs also report cpu-ns/op, the CPU time of the benchmark's
+//     own OS thread per operation: steadier than ns/op when other
+//     processes load the machine, since descheduled time is left out.
 //   - waited/op is the fraction of acquires that found nothing idle and had
 //     to wait, by each pool's own counter (read before and after the timed
 //     loop, never inside it); the channel keeps no such count.

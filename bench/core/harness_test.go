@@ -90,7 +90,20 @@ func runScenario[H any](b *testing.B, open func(context.Context) (benchPool[H], 
 
 // loopSerial is the one-goroutine loop. The clocked and unclocked loops are
 // separate so that the unclocked one has no branch for the clock either.
+//
+// It also reports cpu-ns/op: the CPU time of the loop's OS thread (the
+// goroutine is locked to it) per operation, read once before and once
+// after the loop. On a machine that other processes keep busy, wall-clock
+// ns/op includes the time the thread sat descheduled; cpu-ns/op does not.
 func loopSerial[H any](b *testing.B, p benchPool[H], spins int, hists []*waitHistogram) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpuBefore, cpuOK := threadCPU()
+	defer func() {
+		if cpuAfter, ok := threadCPU(); cpuOK && ok && b.N > 0 {
+			b.ReportMetric(float64(cpuAfter-cpuBefore)/float64(b.N), "cpu-ns/op")
+		}
+	}()
 	ctx := context.Background()
 	var x uint64
 	if hists == nil {

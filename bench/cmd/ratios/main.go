@@ -327,7 +327,13 @@ func writeTargets(w io.Writer, m *medians) {
 		return v * 1e9, ok
 	}
 	if v, ok := ns("serial", "shoal"); ok {
-		checks = append(checks, check{"serial: ≤ 40 ns/op", fmt.Sprintf("%.1f ns/op", v), v <= 40, true})
+		checks = append(checks, check{"serial: ≤ 40 ns/op, by wall clock", fmt.Sprintf("%.1f ns/op", v), v <= 40, true})
+	}
+	// cpu-ns/op (benchstat calls it cpu-sec/op): the serial loop's own
+	// thread CPU time, which other processes' load does not inflate.
+	if v, ok := m.get("cpu-sec/op", "AcquireRelease", "serial", "shoal"); ok {
+		v *= 1e9
+		checks = append(checks, check{"serial: ≤ 40 ns/op, by thread CPU time", fmt.Sprintf("%.1f cpu-ns/op", v), v <= 40, true})
 	}
 	if v, ok := m.get("allocs/op", "AcquireRelease", "serial", "shoal"); ok {
 		checks = append(checks, check{"serial: 0 allocs/op", fmt.Sprintf("%g allocs/op", v), v == 0, true})
