@@ -147,6 +147,12 @@ type Hooks[T any] struct {
 	// AfterRelease runs when a lease is released; false closes the
 	// connection (ReasonRejected) instead of keeping it.
 	AfterRelease func(conn T) bool
+
+	// StreamLimit, in multiplexed mode, gives a new connection's own limit
+	// on concurrent leases before any is handed out: the server's
+	// SETTINGS_MAX_CONCURRENT_STREAMS, say. A result below 1 or above
+	// MaxStreams means MaxStreams. Lease.SetStreamLimit changes it later.
+	StreamLimit func(conn T) int
 }
 
 // Defaults for fields whose zero value means "choose for me".

@@ -38,11 +38,14 @@ func (p *Pool[T]) reserve() bool {
 	}
 }
 
-// maybeDial starts background dials while more callers wait than dials are
-// in flight, within MaxConns, MaxDialing and the backoff.
+// maybeDial starts background dials while more callers wait than the dials
+// in flight will serve, within MaxConns, MaxDialing and the backoff. A
+// multiplexed connection serves up to MaxStreams waiters, so one dial covers
+// that many.
 func (p *Pool[T]) maybeDial() {
+	perDial := int32(p.maxStreams)
 	// The first test keeps this cheap when the pool is full: no lock.
-	for int(p.open.Load()) < p.cfg.MaxConns && p.waiters.Load() > p.dialing.Load() {
+	for int(p.open.Load()) < p.cfg.MaxConns && p.waiters.Load() > p.dialing.Load()*perDial {
 		if !p.startDial() {
 			return
 		}
@@ -84,6 +87,11 @@ func (p *Pool[T]) dialAndAdopt() {
 	// idle plus dialing connections (refill) sees it as missing.
 	p.adopt(c)
 	p.dialing.Add(-1)
+	// A multiplexed connection whose own stream limit is low may have
+	// served fewer waiters than its dial was counted for.
+	if p.waiters.Load() > 0 {
+		p.maybeDial()
+	}
 }
 
 // dialOne dials under ctx (bounded by DialTimeout), runs OnConnect, and
@@ -171,9 +179,11 @@ func (p *Pool[T]) dialSucceeded() {
 	p.dial.mu.Unlock()
 }
 
-// dialFailed records a failed background dial and tells waiters. The oldest
-// waiter gets the error; when no connection is open or being dialled, none
-// can come to the others either, so they all get it at once.
+// dialFailed records a failed background dial and tells waiters. When no
+// connection is open and no other dial is in flight, nothing can come to
+// any waiter, so they all get the error at once instead of sitting until
+// their deadlines. Otherwise they stay: a release or another dial will serve
+// them, and if none does in time their error names this dial's failure.
 func (p *Pool[T]) dialFailed(err error) {
 	p.dial.mu.Lock()
 	p.dial.lastErr = err
@@ -186,8 +196,6 @@ func (p *Pool[T]) dialFailed(err error) {
 
 	if p.open.Load() == 0 {
 		p.wq.failAll(err, false)
-	} else {
-		p.wq.failOldest(err)
 	}
 	p.capacityFreed()
 	// Whoever still waits is served by a release, or by the maintenance

@@ -152,6 +152,11 @@ func (p *Pool[T]) muxFree(l *Lease[T], reason Reason) {
 // muxAdopt adds a freshly dialled connection and serves waiters from it.
 func (p *Pool[T]) muxAdopt(c *conn[T]) {
 	c.limit = p.maxStreams
+	if p.cfg.Hooks.StreamLimit != nil {
+		if n := p.callStreamLimit(c); n >= 1 && n < p.maxStreams {
+			c.limit = n
+		}
+	}
 	c.leases = make([]Lease[T], p.maxStreams)
 	c.free = make([]int32, p.maxStreams)
 	for i := range c.leases {

@@ -125,3 +125,39 @@ func TestMultiplexedWaitersServed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
+	d := &fakeDialer{block: make(chan struct{})}
+	p, _ := newTestPool(t, Config[*fakeConn]{
+		Dial: d.dial, Close: d.close, MaxConns: 4, MaxStreams: 10, MaxDialing: 4,
+		Hooks: Hooks[*fakeConn]{StreamLimit: func(*fakeConn) int { return 3 }},
+	})
+	// 6 waiters need one dial at MaxStreams 10, not six.
+	got := make(chan *Lease[*fakeConn], 6)
+	for i := 0; i < 6; i++ {
+		go func() { got <- mustAcquire(t, p) }()
+	}
+	waitForWaiters(t, p, 6)
+	if n := d.dials.Load(); n != 1 {
+		t.Fatalf("%d dials for 6 waiters on a multiplexed pool, want 1", n)
+	}
+	close(d.block)
+	// The connection joins with its own limit of 3: the other 3 waiters
+	// need a second connection.
+	var leases []*Lease[*fakeConn]
+	for i := 0; i < 6; i++ {
+		leases = append(leases, <-got)
+	}
+	perConn := map[*fakeConn]int{}
+	for _, l := range leases {
+		perConn[l.Value()]++
+	}
+	for c, n := range perConn {
+		if n > 3 {
+			t.Fatalf("connection %d got %d leases, its StreamLimit is 3", c.id, n)
+		}
+	}
+	for _, l := range leases {
+		l.Release()
+	}
+}

@@ -71,6 +71,16 @@ func (p *Pool[T]) callHealthCheck(ctx context.Context, c *conn[T]) (err error) {
 	return p.cfg.HealthCheck(ctx, c.value)
 }
 
+func (p *Pool[T]) callStreamLimit(c *conn[T]) (n int) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logConnError("hook panicked", c, &panicError{where: "Hooks.StreamLimit", value: r})
+			n = 0
+		}
+	}()
+	return p.cfg.Hooks.StreamLimit(c.value)
+}
+
 // callBroken treats a panicking Broken as "broken": the safe side.
 func (p *Pool[T]) callBroken(err error) (broken bool) {
 	defer func() {

@@ -123,13 +123,6 @@ func (q *waitQueue[T]) popOldestLocked() *waiter[T] {
 	return w
 }
 
-// failOldest hands err to the oldest waiter, if any.
-func (q *waitQueue[T]) failOldest(err error) {
-	if w := q.popOldest(); w != nil {
-		w.ch <- handed[T]{err: err}
-	}
-}
-
 // failAll hands err to every waiter; with closeQueue set the queue also
 // refuses new waiters from then on.
 func (q *waitQueue[T]) failAll(err error, closeQueue bool) {
