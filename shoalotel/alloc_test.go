@@ -80,7 +80,6 @@ func TestPoolWithObserverAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close(context.Background())
-	p.Attach(pool.Stats)
 	ctx := context.Background()
 	cycle := func() {
 		l, err := pool.Acquire(ctx)

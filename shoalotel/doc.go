@@ -13,10 +13,9 @@
 // # Using it
 //
 // Create the instruments once per MeterProvider, then give each pool its
-// metrics as the pool's Observer, and hand the metrics the pool's Stats
-// method once the pool exists (the pool needs the observer before it
-// exists, the observable instruments need the pool after; Attach breaks
-// the circle):
+// metrics as the pool's Observer. That is all: shoal.New hands the metrics
+// the pool's Stats method for the observable instruments (they implement
+// shoal.StatsAttacher), and the pool takes it back when it is closed.
 //
 //	metrics, err := shoalotel.New(provider) // nil: otel.GetMeterProvider()
 //	if err != nil { ... }
@@ -26,8 +25,6 @@
 //	cfg := shoal.Config[*Conn]{Dial: dial, MaxConns: 16, MinIdle: 2, Observer: orders}
 //	pool, err := shoal.New(cfg)
 //	if err != nil { ... }
-//	orders.Attach(pool.Stats)
-//	orders.SetMinIdle(cfg.MinIdle)
 //	defer orders.Unregister() // when the pool goes away before the process does
 //
 // To watch a pool with both OpenTelemetry and Prometheus, combine the two
@@ -46,8 +43,8 @@
 //
 // The observable instruments are read from the pool's Stats by a callback
 // registered per pool, at each collection: nothing is spent on them
-// between collections. Until [PoolMetrics.Attach] is called they are not
-// reported for that pool; [PoolMetrics.Unregister] removes the callback.
+// between collections. Until a pool is attached (by shoal.New, or
+// [PoolMetrics.Attach]) they are not reported for that name; [PoolMetrics.Unregister] removes the callback.
 //
 // # Cost
 //
@@ -68,7 +65,7 @@
 //	db.client.connection.count             observable up-down counter  {connection}  with db.client.connection.state = idle | used
 //	db.client.connection.max               observable up-down counter  {connection}  Config.MaxConns
 //	db.client.connection.idle.max          observable up-down counter  {connection}  Config.MaxConns (shoal has no separate idle limit)
-//	db.client.connection.idle.min          observable up-down counter  {connection}  Config.MinIdle, as given to SetMinIdle
+//	db.client.connection.idle.min          observable up-down counter  {connection}  Stats.MinIdle (Config.MinIdle)
 //	db.client.connection.pending_requests  observable up-down counter  {request}     callers waiting in Acquire
 //	db.client.connection.timeouts          counter                     {timeout}     acquires whose context ended (deadline or cancel) while they waited
 //	db.client.connection.create_time       histogram                   s             each successful dial (with OnConnect)
@@ -106,7 +103,6 @@
 //
 // Pools that share a name on purpose, such as successive pools of one
 // shoalhttp origin that overlap while the old one drains, share one
-// PoolMetrics: it is the Observer of each, and each is attached with
-// [PoolMetrics.Attach], which returns the function that detaches it again.
-// Their gauges are summed.
+// PoolMetrics: it is the Observer of each, each attaches itself, and
+// their gauges are summed.
 package shoalotel

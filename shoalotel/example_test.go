@@ -39,8 +39,6 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	orders.Attach(pool.Stats)
-	orders.SetMinIdle(cfg.MinIdle)
 	defer orders.Unregister()
 	defer pool.Close(ctx)
 

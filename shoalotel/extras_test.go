@@ -143,7 +143,6 @@ func TestMultiplexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close(ctx)
-	defer p.Attach(pool.Stats)()
 	for range 3 {
 		l, err := pool.Acquire(ctx)
 		if err != nil {

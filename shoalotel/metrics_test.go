@@ -225,8 +225,7 @@ func TestManualReaderKnownSequence(t *testing.T) {
 
 	const orders, other = "db.client.connection.pool.name=orders-db", "db.client.connection.pool.name=idle-pool"
 	pool, cleanup := runSequence(t, p, func(pool *shoal.Pool[*fakeConn]) {
-		p.Attach(pool.Stats)
-		p.SetMinIdle(seqMinIdle)
+		// shoal.New attached the metrics: the gauges need nothing more.
 	}, func() bool {
 		return collect(t, reader).sum(t, "shoal.pool.leaks", "{lease}", true)[orders] == 1
 	})

@@ -2,7 +2,6 @@ package shoalotel
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -29,7 +28,6 @@ type PoolMetrics struct {
 	usedOpts    []metric.ObserveOption // with state=used
 
 	sources sources // the pools' Stats, for the observable instruments
-	minIdle atomic.Int64
 }
 
 var _ shoal.Observer = (*PoolMetrics)(nil)
@@ -61,29 +59,26 @@ func newPoolMetrics(m *Metrics, name string) *PoolMetrics {
 // Name returns the pool's name, its db.client.connection.pool.name.
 func (p *PoolMetrics) Name() string { return p.name }
 
-// Attach gives the metrics the pool's Stats method (pool.Stats), called at
+// Attach gives the metrics a pool's Stats method, called at
 // each collection for the observable instruments: connections idle and
 // used, pending requests, dials in flight, leases and the limits. Until a
 // pool is attached those are not reported for this name. stats runs in the
 // collecting goroutine and must be safe to call concurrently with the
 // pool's use, as shoal's Pool.Stats is.
 //
+// A pool whose Config.Observer is these metrics (directly or through
+// shoal.MultiObserver) attaches itself: shoal.New calls Attach, and the
+// pool detaches when it is closed. Call Attach yourself only for a Stats
+// function no pool attaches, or the gauges count that pool twice.
+//
 // Usually one pool is attached for its whole life. When several pools
 // share the name, one after another with overlap (a shoalhttp origin whose
 // pool was replaced while the old one drains), make all of them use these
-// metrics as Observer and attach each: their values are summed, and their
+// metrics as Observer (each attaches itself): their values are summed, and their
 // counters and histograms add up already. Attach returns the function that
-// detaches stats again; call it when that pool is closed. Calling it twice
-// does nothing.
+// detaches stats again. Calling it twice does nothing.
 func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 	return p.sources.attach(stats)
-}
-
-// SetMinIdle sets db.client.connection.idle.min: pass the pool's
-// Config.MinIdle, which shoal.Stats does not carry. It is 0 (shoal's
-// default) until set.
-func (p *PoolMetrics) SetMinIdle(minIdle int) {
-	p.minIdle.Store(int64(minIdle))
 }
 
 // Unregister removes the pool's callback, so that its observable
@@ -109,7 +104,7 @@ func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
 	o.ObserveInt64(m.count, int64(s.InUseConns), p.usedOpts...)
 	o.ObserveInt64(m.maxConns, int64(s.MaxConns), p.observeOpts...)
 	o.ObserveInt64(m.idleMax, int64(s.MaxConns), p.observeOpts...)
-	o.ObserveInt64(m.idleMin, p.minIdle.Load(), p.observeOpts...)
+	o.ObserveInt64(m.idleMin, int64(s.MinIdle), p.observeOpts...)
 	o.ObserveInt64(m.pending, int64(s.Waiting), p.observeOpts...)
 	o.ObserveInt64(m.leases, int64(s.Leases), p.observeOpts...)
 	o.ObserveInt64(m.dialing, int64(s.Dialing), p.observeOpts...)

@@ -43,6 +43,7 @@ func (s *sources) gauges() (total shoal.Stats, ok bool) {
 	for _, stats := range list {
 		st := (*stats)()
 		total.MaxConns += st.MaxConns
+		total.MinIdle += st.MinIdle
 		total.TotalConns += st.TotalConns
 		total.IdleConns += st.IdleConns
 		total.InUseConns += st.InUseConns

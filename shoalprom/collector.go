@@ -219,7 +219,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.count, s.InUseConns, StateUsed)
 		gauge(c.maxConns, s.MaxConns)
 		gauge(c.idleMax, s.MaxConns)
-		gauge(c.idleMin, int(m.minIdle.Load()))
+		gauge(c.idleMin, s.MinIdle)
 		gauge(c.pending, s.Waiting)
 		gauge(c.leases, s.Leases)
 		gauge(c.dialing, s.Dialing)

@@ -119,8 +119,7 @@ func TestScrapeKnownSequence(t *testing.T) {
 		return -1
 	}
 	pool, cleanup := runSequence(t, metrics, func(p *shoal.Pool[*fakeConn]) {
-		metrics.Attach(p.Stats)
-		metrics.SetMinIdle(seqMinIdle)
+		// shoal.New attached the metrics: the gauges need nothing more.
 	}, func() bool { return leakCount() == 1 })
 	defer cleanup()
 

@@ -33,8 +33,6 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	metrics.Attach(pool.Stats)
-	metrics.SetMinIdle(cfg.MinIdle)
 	defer metrics.Unregister()
 	defer pool.Close(context.Background())
 
@@ -123,7 +121,6 @@ func ExamplePoolMetrics_multiObserver() {
 		log.Fatal(err)
 	}
 	defer pool.Close(context.Background())
-	metrics.Attach(pool.Stats)
 	fmt.Println(metrics.Name())
 	// Output: cache
 }

@@ -137,7 +137,6 @@ func TestMultiplexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close(ctx)
-	defer m.Attach(pool.Stats)()
 	for range 3 {
 		l, err := pool.Acquire(ctx)
 		if err != nil {

@@ -21,8 +21,7 @@ type PoolMetrics struct {
 	timeouts, dialErrors, rejections, leaks prometheus.Counter
 	closes                                  []prometheus.Counter // by shoal.Reason
 
-	sources sources // the pools' Stats, for the gauges
-	minIdle atomic.Int64
+	sources sources     // the pools' Stats, for the gauges
 	removed atomic.Bool // Unregister was called
 }
 
@@ -31,29 +30,26 @@ var _ shoal.Observer = (*PoolMetrics)(nil)
 // Name returns the pool's name, its pool_name label.
 func (m *PoolMetrics) Name() string { return m.name }
 
-// Attach gives the metrics the pool's Stats method (pool.Stats), called at
+// Attach gives the metrics a pool's Stats method, called at
 // each scrape for the gauges: connections idle and used, waiters, dials in
 // flight, leases and MaxConns. Until a pool is attached those gauges are
 // not reported for this name. stats runs in the scraping goroutine and
 // must be safe to call concurrently with the pool's use, as shoal's
 // Pool.Stats is.
 //
+// A pool whose Config.Observer is these metrics (directly or through
+// shoal.MultiObserver) attaches itself: shoal.New calls Attach, and the
+// pool detaches when it is closed. Call Attach yourself only for a Stats
+// function no pool attaches, or the gauges count that pool twice.
+//
 // Usually one pool is attached for its whole life. When several pools
 // share the name, one after another with overlap (a shoalhttp origin whose
 // pool was replaced while the old one drains), make all of them use these
-// metrics as Observer and attach each: their gauges are summed, and their
+// metrics as Observer (each attaches itself): their gauges are summed, and their
 // counters and histograms add up already. Attach returns the function that
-// detaches stats again; call it when that pool is closed. Calling it twice
-// does nothing.
+// detaches stats again. Calling it twice does nothing.
 func (m *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 	return m.sources.attach(stats)
-}
-
-// SetMinIdle sets db_client_connection_idle_min: pass the pool's
-// Config.MinIdle, which shoal.Stats does not carry. It is 0 (shoal's
-// default) until set.
-func (m *PoolMetrics) SetMinIdle(minIdle int) {
-	m.minIdle.Store(int64(minIdle))
 }
 
 // Unregister removes the pool from its Collector: its series disappear
