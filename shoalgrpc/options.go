@@ -3,6 +3,8 @@ package shoalgrpc
 import (
 	"log/slog"
 	"time"
+
+	"github.com/shoalpool/shoal"
 )
 
 // Options configures a Pool. The zero value is ready to use: every field's
@@ -70,6 +72,16 @@ type Options struct {
 	// Logger receives connection opens, closes and dial failures. nil means
 	// no logging. Nothing is logged per call.
 	Logger *slog.Logger
+
+	// Observer is told of every call's wait for a stream slot, every slot
+	// release, dial, close, rejection, timeout and leak: pass a shoalprom
+	// or shoalotel pool's metrics here. nil costs nothing.
+	Observer shoal.Observer
+
+	// LeakThreshold reports a stream slot held longer than this (a stream
+	// its caller forgot), once, with the stack that opened it, through
+	// Logger, Observer and Stats().Leaked. 0 turns it off.
+	LeakThreshold time.Duration
 }
 
 // Defaults for Options fields left at zero.

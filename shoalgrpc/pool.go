@@ -62,6 +62,13 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		MaxDialing:     opts.MaxDialing,
 		MaxWaiters:     opts.MaxWaiters,
 		Logger:         opts.Logger,
+		Observer:       opts.Observer,
+		LeakThreshold:  opts.LeakThreshold,
+		Hooks: shoal.Hooks[*conn]{
+			// The limit the server advertised, when it was read before
+			// the connection joined: applied before its first stream.
+			StreamLimit: func(c *conn) int { return int(c.serverLimit.Load()) },
+		},
 	})
 	if err != nil {
 		var ce *shoal.ConfigError
