@@ -108,6 +108,14 @@ type Options struct {
 	// (Warn), each with an "origin" attribute; never a URL path, a query or
 	// a header. nil means no logging.
 	Logger *slog.Logger
+
+	// Observer, when set, gives the observer (metrics) of an origin's pool,
+	// origin being "scheme://host:port" as in Stats. It is called for each
+	// pool made for an origin, which can be more than once
+	// (CloseIdleConnections replaces an origin's pools): return the same
+	// observer for the same origin, such as one shoalprom or shoalotel
+	// PoolMetrics per origin, and the pools' numbers add up under one name.
+	Observer func(origin string) shoal.Observer
 }
 
 // Defaults for fields whose zero value means "choose for me".
@@ -172,6 +180,7 @@ func (o Options) validate() error {
 		}
 	}
 	d := o.withDefaults()
+	d.Observer = nil // a trial pool: no origin's metrics should hear of it
 	cfg := poolConfig[struct{}](d, "validate", func(context.Context) (struct{}, error) { return struct{}{}, nil }, nil)
 	p, err := shoal.New(cfg)
 	if err != nil {

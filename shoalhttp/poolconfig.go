@@ -26,5 +26,8 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 	if o.Logger != nil {
 		cfg.Logger = o.Logger.With("origin", origin)
 	}
+	if o.Observer != nil {
+		cfg.Observer = o.Observer(origin)
+	}
 	return cfg
 }

@@ -58,6 +58,12 @@ func NewTransport(opts Options) (*Transport, error) {
 		// having to fail on it first.
 		ReadIdleTimeout: h2ReadIdleTimeout,
 		PingTimeout:     h2PingTimeout,
+		// The pool already keeps a connection's requests within the
+		// server's stream limit. Without this, a request handed a stream
+		// slot a moment before x/net has finished the stream that freed it
+		// finds the connection "not usable" and fails; with it, it waits
+		// that moment on the same connection.
+		StrictMaxConcurrentStreams: true,
 	}
 	t.warmCtx, t.warmCancel = context.WithCancel(context.Background())
 	t.warmDone = make(chan struct{})
