@@ -90,9 +90,13 @@ func h2Transport(tlsCfg *tls.Config, dialTimeout time.Duration) (*http.Transport
 	return t, n
 }
 
-// h2Group compares one HTTP/2 connection with a shoal pool of them.
+// h2Group compares one HTTP/2 connection with a shoal pool of them, and
+// with shoalhttp held to the same number of connections.
 func h2Group(e *env, req *httpRequest, addr string, tlsCfg *tls.Config, workers int) benchrun.Group {
 	conns := connsFor(workers, embedded.MaxStreams)
+	viaShoalHTTP := shoalHTTPCase(req, tlsCfg, e.dialTimeout, conns)
+	viaShoalHTTP.Name = fmt.Sprintf("shoalhttp_%d_conns", conns)
+	viaShoalHTTP.Pool = &benchrun.PoolConfig{MaxConns: conns, MaxStreams: embedded.MaxStreams}
 	return benchrun.Group{
 		Title:   fmt.Sprintf("HTTP/2, %d workers", workers),
 		Workers: workers,
@@ -105,6 +109,7 @@ func h2Group(e *env, req *httpRequest, addr string, tlsCfg *tls.Config, workers 
 					return h2PoolInstance(ctx, e, req, addr, tlsCfg, conns)
 				},
 			},
+			viaShoalHTTP,
 			{
 				Name: "single_conn",
 				Pool: &benchrun.PoolConfig{MaxConns: 1, MaxStreams: embedded.MaxStreams},
