@@ -1,6 +1,9 @@
 package shoal
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // release takes back a lease whose holder called Release (reason 0) or
 // Discard (ReasonDiscarded), or that the leak reclaimer took back
@@ -89,6 +92,13 @@ func (p *Pool[T]) handoff(l *Lease[T]) bool {
 	}
 	p.hold(l)
 	w.ch <- handed[T]{lease: l}
+	// Let the waiter run before we do more. Without this the releaser,
+	// typically about to acquire again, finds nothing idle (the connection
+	// is on its way to the waiter), parks, and so on for everyone: a convoy
+	// where every acquire pays a park and a wake-up. Yielding here, as
+	// vitess's smartconnpool does, lets the queue drain instead (measured on
+	// 2 cores, 256 goroutines: p99 wait 48us -> under 1us).
+	runtime.Gosched()
 	return true
 }
 
