@@ -7,42 +7,14 @@ import (
 	"github.com/shoalpool/shoal/shoalotel"
 )
 
+// The table of cases is in internal/poolmetrics; this checks the wrapper.
 func TestOriginName(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"postgres://app:s3cret@db.internal/orders", "postgres://db.internal:5432"},
-		{"postgresql://app@DB.Internal:6432/orders?password=s3cret", "postgresql://db.internal:6432"},
-		{"HTTPS://User:s3cret@API.example.com", "https://api.example.com:443"},
-		{"http://example.com:8080/path?q=1#frag", "http://example.com:8080"},
-		{"ws://example.com", "ws://example.com:80"},
-		{"wss://example.com", "wss://example.com:443"},
-		{"https://[2001:db8::1]/", "https://[2001:db8::1]:443"},
-		{"grpc://[2001:db8::1]", "grpc://[2001:db8::1]"},
-		{"redis://:s3cret@cache:6379/0", "redis://cache:6379"},
-		{"clickhouse://ch", "clickhouse://ch"},
-	} {
-		got, err := shoalotel.OriginName(c.in)
-		if err != nil || got != c.want {
-			t.Errorf("OriginName(%q) = %q, %v; want %q", c.in, got, err, c.want)
-		}
-		if strings.Contains(got, "s3cret") {
-			t.Errorf("OriginName(%q) = %q: the password got through", c.in, got)
-		}
+	got, err := shoalotel.OriginName("postgres://app:s3cret@DB.internal/orders?password=s3cret")
+	if err != nil || got != "postgres://db.internal:5432" {
+		t.Fatalf("OriginName = %q, %v", got, err)
 	}
-	for _, in := range []string{
-		"host=db user=app password=s3cret",
-		"db.internal:5432",
-		"/var/run/postgresql",
-		"postgres://app:s3cret@db.internal:port/orders",
-		"postgres://app:s3cret@db internal/orders",
-		"",
-	} {
-		got, err := shoalotel.OriginName(in)
-		if err == nil {
-			t.Errorf("OriginName(%q) = %q, want an error", in, got)
-			continue
-		}
-		if strings.Contains(err.Error(), "s3cret") {
-			t.Errorf("OriginName(%q): error %q repeats the password", in, err)
-		}
+	_, err = shoalotel.OriginName("host=db password=s3cret")
+	if err == nil || !strings.HasPrefix(err.Error(), "shoalotel: ") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("OriginName of a DSN: %v", err)
 	}
 }

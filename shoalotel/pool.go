@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -27,7 +28,7 @@ type PoolMetrics struct {
 	idleOpts    []metric.ObserveOption // with state=idle
 	usedOpts    []metric.ObserveOption // with state=used
 
-	sources sources // the pools' Stats, for the observable instruments
+	sources poolmetrics.Sources // the pools' Stats, for the observable instruments
 }
 
 var _ shoal.Observer = (*PoolMetrics)(nil)
@@ -78,7 +79,7 @@ func (p *PoolMetrics) Name() string { return p.name }
 // counters and histograms add up already. Attach returns the function that
 // detaches stats again. Calling it twice does nothing.
 func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
-	return p.sources.attach(stats)
+	return p.sources.Attach(stats)
 }
 
 // Unregister removes the pool's callback, so that its observable
@@ -95,7 +96,7 @@ func (p *PoolMetrics) Unregister() error {
 
 // observe is the pool's callback for the observable instruments.
 func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
-	s, ok := p.sources.gauges()
+	s, ok := p.sources.Gauges()
 	if !ok {
 		return nil
 	}

@@ -208,7 +208,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	// Stats runs outside the lock: it walks the pool, and a slow one must
 	// not hold up Pool or Unregister.
 	for _, m := range pools {
-		s, ok := m.sources.gauges()
+		s, ok := m.sources.Gauges()
 		if !ok {
 			continue
 		}

@@ -1,23 +1,6 @@
 package shoalprom
 
-import (
-	"errors"
-	"net"
-	"net/url"
-	"strings"
-)
-
-// defaultPorts fills in the port of an origin whose URL leaves it out, so
-// that "https://api.example.com" and "https://api.example.com:443" name the
-// same pool.
-var defaultPorts = map[string]string{
-	"http":       "80",
-	"https":      "443",
-	"ws":         "80",
-	"wss":        "443",
-	"postgres":   "5432",
-	"postgresql": "5432",
-}
+import "github.com/shoalpool/shoal/internal/poolmetrics"
 
 // OriginName returns a pool name for the server a URL points at:
 // scheme://host:port, lower-cased, with the port filled in for http, https,
@@ -29,30 +12,5 @@ var defaultPorts = map[string]string{
 // It fails for a string that is not an absolute URL with a host, such as a
 // key=value DSN; the error never repeats the input.
 func OriginName(rawURL string) (string, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		// url.Error repeats the whole input, password included: keep only
-		// the cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", errors.New("shoalprom: pool name from URL: " + err.Error())
-	}
-	if u.Scheme == "" || u.Host == "" {
-		return "", errors.New("shoalprom: pool name from URL: not an absolute URL with a host")
-	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if port == "" {
-		port = defaultPorts[scheme]
-	}
-	if port == "" {
-		if strings.Contains(host, ":") { // IPv6 literal
-			host = "[" + host + "]"
-		}
-		return scheme + "://" + host, nil
-	}
-	return scheme + "://" + net.JoinHostPort(host, port), nil
+	return poolmetrics.OriginName("shoalprom", rawURL)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 )
 
 // PoolMetrics are the metrics of one pool in a Collector. They implement
@@ -21,8 +22,8 @@ type PoolMetrics struct {
 	timeouts, dialErrors, rejections, leaks prometheus.Counter
 	closes                                  []prometheus.Counter // by shoal.Reason
 
-	sources sources     // the pools' Stats, for the gauges
-	removed atomic.Bool // Unregister was called
+	sources poolmetrics.Sources // the pools' Stats, for the gauges
+	removed atomic.Bool         // Unregister was called
 }
 
 var _ shoal.Observer = (*PoolMetrics)(nil)
@@ -49,7 +50,7 @@ func (m *PoolMetrics) Name() string { return m.name }
 // counters and histograms add up already. Attach returns the function that
 // detaches stats again. Calling it twice does nothing.
 func (m *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
-	return m.sources.attach(stats)
+	return m.sources.Attach(stats)
 }
 
 // Unregister removes the pool from its Collector: its series disappear

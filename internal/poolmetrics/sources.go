@@ -1,4 +1,6 @@
-package shoalotel
+// Package poolmetrics holds what shoalprom and shoalotel share: the Stats
+// sources attached to one pool name, and the pool name of a URL.
+package poolmetrics
 
 import (
 	"slices"
@@ -7,16 +9,16 @@ import (
 	"github.com/shoalpool/shoal"
 )
 
-// sources are the Stats functions attached to one PoolMetrics: usually one
+// Sources are the Stats functions attached to one pool name: usually one
 // pool's, and several while pools that share a name overlap (a shoalhttp
 // origin whose pool was replaced while the old one drains).
-type sources struct {
+type Sources struct {
 	mu   sync.Mutex
 	list []*func() shoal.Stats // by identity, so that detach removes its own
 }
 
-// attach adds stats and returns the function that removes it again.
-func (s *sources) attach(stats func() shoal.Stats) (detach func()) {
+// Attach adds stats and returns the function that removes it again.
+func (s *Sources) Attach(stats func() shoal.Stats) (detach func()) {
 	if stats == nil {
 		return func() {}
 	}
@@ -34,9 +36,9 @@ func (s *sources) attach(stats func() shoal.Stats) (detach func()) {
 	}
 }
 
-// gauges calls every attached function, outside the lock (each walks its
+// Gauges calls every attached function, outside the lock (each walks its
 // pool), and adds up their gauges. ok is false when none is attached.
-func (s *sources) gauges() (total shoal.Stats, ok bool) {
+func (s *Sources) Gauges() (total shoal.Stats, ok bool) {
 	s.mu.Lock()
 	list := slices.Clone(s.list)
 	s.mu.Unlock()
