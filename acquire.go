@@ -20,8 +20,14 @@ func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
-	if !p.multiplexed && !p.checkOnTake {
+	if p.plain {
 		// The fast path: a pop from a lock-free stack and a store.
+		if c := p.popIdle(); c != nil {
+			c.lease.holdPlain()
+			return &c.lease, nil
+		}
+	} else if !p.multiplexed && !p.checkOnTake {
+		// The same with the bookkeeping some features need.
 		if c := p.popIdle(); c != nil {
 			p.hold(&c.lease)
 			if p.tracking {

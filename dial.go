@@ -44,9 +44,12 @@ func (p *Pool[T]) reserve() bool {
 // that many.
 func (p *Pool[T]) maybeDial() {
 	perDial := int32(p.maxStreams)
-	// The first test keeps this cheap when the pool is full: no lock.
-	for int(p.open.Load()) < p.cfg.MaxConns && p.waiters.Load() > p.dialing.Load()*perDial {
-		if !p.startDial() {
+	needed := func() bool { return p.waiters.Load() > p.dialing.Load()*perDial }
+	// The first test keeps this cheap when the pool is full: no lock. The
+	// need is judged again under dial.mu, so that two waiters arriving
+	// together do not both dial for a need one dial covers.
+	for int(p.open.Load()) < p.cfg.MaxConns && needed() {
+		if !p.startDialIf(needed) {
 			return
 		}
 	}

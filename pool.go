@@ -17,9 +17,16 @@ type Pool[T any] struct {
 	waiters atomic.Int32 // length of wq, read without its lock
 	_       [cacheLine - 8]byte
 
+	// Read on every acquire and release, never written after New: kept
+	// together so the fast paths touch one line of the Pool besides the
+	// one above.
 	parts []partition               // exclusive mode: idle stacks
 	next  []atomic.Uint32           // links of the idle stacks, by slot
 	slots []atomic.Pointer[conn[T]] // open connections, by slot
+	// plain: exclusive mode with nothing to do on the way in or out (no
+	// check, hook, clock, lifetime, observer, leak tracking or shedding),
+	// so Acquire and Release take their shortest paths.
+	plain bool
 
 	cfg         Config[T]
 	maxStreams  int  // 1 in exclusive mode
@@ -114,6 +121,8 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		p.shed = newShedder(int64(cfg.QueueTarget), int64(interval))
 	}
 	p.tracking = p.trackHeld || p.shed != nil
+	p.plain = !p.multiplexed && !p.checkOnTake && !p.tracking && !p.clockOnIdle &&
+		cfg.MaxLifetime == 0 && cfg.Hooks.AfterRelease == nil
 
 	nparts := cfg.Partitions
 	if nparts == 0 {

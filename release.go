@@ -9,6 +9,20 @@ import (
 // Discard (ReasonDiscarded), or that the leak reclaimer took back
 // (ReasonLeaked). The lease's held bit is already cleared.
 func (p *Pool[T]) release(l *Lease[T], reason Reason) {
+	if p.plain && reason == 0 {
+		// Nothing to run or record: only the pool's and the
+		// connection's own reasons to close it.
+		c := l.c
+		switch {
+		case p.closed.Load():
+			p.closeConn(c, ReasonPoolClosed)
+		case c.retired.Load() != 0:
+			p.closeConn(c, Reason(c.retired.Load()))
+		default:
+			p.repool(l)
+		}
+		return
+	}
 	if p.obs != nil {
 		p.obs.ObserveRelease(time.Duration(p.now() - l.acquiredAt.Load()))
 	}
