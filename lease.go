@@ -123,7 +123,7 @@ func (l *Lease[T]) free() {
 func (l *Lease[T]) handouts() int64 { return int64(l.state.Load() >> 1) }
 
 // holdPlain is hold for a pool that tracks nothing about holding.
-func (l *Lease[T]) holdPlain() { l.state.Store(l.state.Load()|heldBit + 2) }
+func (l *Lease[T]) holdPlain() { l.state.Store(l.state.Load() | heldBit + 2) }
 
 // hold marks l handed out, starting a new generation. Only the goroutine
 // that owns the lease at that moment calls it (it popped the connection, or
