@@ -16,9 +16,10 @@
 //     to the oldest waiter. A waiter whose context ends gets an error that
 //     matches ctx.Err() with errors.Is, and the connection it would have had
 //     goes to the next waiter.
-//   - Dials are bounded and run in the background; a failing dial hands its
-//     error to waiting callers at once, and a pool whose server is down backs
-//     off instead of storming it.
+//   - Dials are bounded and run in the background; when dials fail and no
+//     open connection or other dial can serve the waiting callers, they get
+//     the dial's error at once instead of sitting until their deadlines, and
+//     a pool whose server is down backs off instead of storming it.
 //   - The lifecycle is complete: MaxLifetime with a jitter drawn per
 //     connection, idle reaping, MinIdle kept warm in the background, health
 //     checks after idleness, hooks, load shedding and a bounded wait queue.
