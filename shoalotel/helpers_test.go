@@ -1,10 +1,9 @@
 package shoalotel_test
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
 
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"go.uber.org/goleak"
 )
 
@@ -12,13 +11,18 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeConn is the trivial connection the test pools hold.
-type fakeConn struct{ id int64 }
+// The fixtures shared with shoalprom's tests, under the names used here.
+type fakeConn = metricstest.FakeConn
 
-// fakeDial hands out numbered fakeConns and never fails.
-func fakeDial() func(context.Context) (*fakeConn, error) {
-	var n atomic.Int64
-	return func(context.Context) (*fakeConn, error) {
-		return &fakeConn{id: n.Add(1)}, nil
-	}
-}
+var (
+	fakeDial    = metricstest.FakeDial
+	runSequence = metricstest.RunSequence
+	waitFor     = metricstest.WaitFor
+)
+
+const (
+	seqMaxConns      = metricstest.SeqMaxConns
+	seqMinIdle       = metricstest.SeqMinIdle
+	seqHeldWait      = metricstest.SeqHeldWait
+	seqLeakThreshold = metricstest.SeqLeakThreshold
+)

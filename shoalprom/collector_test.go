@@ -118,9 +118,7 @@ func TestScrapeKnownSequence(t *testing.T) {
 		}
 		return -1
 	}
-	pool, cleanup := runSequence(t, metrics, func(p *shoal.Pool[*fakeConn]) {
-		// shoal.New attached the metrics: the gauges need nothing more.
-	}, func() bool { return leakCount() == 1 })
+	pool, cleanup := runSequence(t, metrics, func() bool { return leakCount() == 1 })
 	defer cleanup()
 
 	stats := pool.Stats()

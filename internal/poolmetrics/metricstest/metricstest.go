@@ -1,0 +1,123 @@
+// Package metricstest holds the test fixtures shoalprom and shoalotel
+// share: a trivial connection type and the known sequence of pool events
+// whose metrics both packages' tests check value by value.
+package metricstest
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shoalpool/shoal"
+)
+
+// FakeConn is the trivial connection the test pools hold.
+type FakeConn struct{ ID int64 }
+
+// FakeDial hands out numbered FakeConns and never fails.
+func FakeDial() func(context.Context) (*FakeConn, error) {
+	var n atomic.Int64
+	return func(context.Context) (*FakeConn, error) {
+		return &FakeConn{ID: n.Add(1)}, nil
+	}
+}
+
+// The known sequence's parameters.
+const (
+	SeqMaxConns      = 2
+	SeqMinIdle       = 1
+	SeqHeldWait      = 50 * time.Millisecond // how long the waiter waits at least
+	SeqTimeout       = 20 * time.Millisecond // the timed-out acquire's deadline
+	SeqLeakThreshold = time.Second           // far above every other lease, even on a loaded machine
+)
+
+// RunSequence builds a pool watched by obs and runs the known sequence on
+// it: 3 acquires, one of which waits at least SeqHeldWait; 1 acquire that
+// times out; 1 lease held past LeakThreshold (still held on return). At the
+// end 2 connections are open, 1 idle and 1 used by the leaked lease, which
+// the returned cleanup releases before closing the pool.
+func RunSequence(t *testing.T, obs shoal.Observer, leakObserved func() bool) (pool *shoal.Pool[*FakeConn], cleanup func()) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := shoal.New(shoal.Config[*FakeConn]{
+		Dial:          FakeDial(),
+		MaxConns:      SeqMaxConns,
+		MinIdle:       SeqMinIdle,
+		LeakThreshold: SeqLeakThreshold,
+		Observer:      obs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Acquires 1 and 2 take both connections.
+	first, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keeper, err := pool.Acquire(ctx) // held to the end: the leak
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Acquire 3 waits until first is released, at least SeqHeldWait later.
+	got := make(chan *shoal.Lease[*FakeConn])
+	go func() {
+		l, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	WaitFor(t, "the third acquire to wait", func() bool { return pool.Stats().Waiting == 1 })
+	time.Sleep(SeqHeldWait)
+	first.Release()
+	third := <-got
+	if third == nil {
+		t.FailNow()
+	}
+
+	// With both connections leased, an acquire with a deadline times out.
+	tctx, cancel := context.WithTimeout(ctx, SeqTimeout)
+	_, err = pool.Acquire(tctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquire with a %s deadline on a full pool: got %v, want a deadline error", SeqTimeout, err)
+	}
+	third.Release()
+
+	// keeper stays held past LeakThreshold.
+	WaitFor(t, "the leak to be reported", func() bool {
+		leaked := pool.Stats().Leaked
+		if leaked > 1 {
+			t.Fatalf("%d leases reported as leaked, want only the one held past LeakThreshold (%s)", leaked, SeqLeakThreshold)
+		}
+		return leaked == 1 && leakObserved()
+	})
+
+	return pool, func() {
+		keeper.Release()
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := pool.Close(cctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}
+}
+
+// WaitFor polls cond until it holds, failing the test after 10s.
+func WaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
