@@ -128,31 +128,42 @@ func (p *Pool[T]) reap(now int64) {
 		if !found {
 			continue
 		}
-		var popped []*conn[T]
-		for {
-			slot := p.parts[i].idle.pop(p.next)
-			if slot < 0 {
-				break
-			}
-			popped = append(popped, p.slots[slot].Load())
-		}
-		var keep []*conn[T]
-		for _, c := range popped {
+		p.sweepPartition(i, func(c *conn[T]) Reason {
 			switch {
 			case c.expired(now):
-				p.closeConn(c, ReasonLifetime)
 				idle--
+				return ReasonLifetime
 			case maxIdle > 0 && c.idleFor(now) >= maxIdle && idle > p.cfg.MinIdle:
-				p.closeConn(c, ReasonIdle)
 				idle--
-			default:
-				keep = append(keep, c)
+				return ReasonIdle
 			}
+			return 0
+		})
+	}
+}
+
+// sweepPartition takes every idle connection off partition i's stack,
+// closes those for which closeWhy gives a reason, and puts the rest back
+// (or hands them to waiters) in the order they came off, bottom first.
+func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
+	var popped []*conn[T]
+	for {
+		slot := p.parts[i].idle.pop(p.next)
+		if slot < 0 {
+			break
 		}
-		// Back in the order they came off, bottom first.
-		for k := len(keep) - 1; k >= 0; k-- {
-			p.repool(&keep[k].lease)
+		popped = append(popped, p.slots[slot].Load())
+	}
+	var keep []*conn[T]
+	for _, c := range popped {
+		if why := closeWhy(c); why != 0 {
+			p.closeConn(c, why)
+		} else {
+			keep = append(keep, c)
 		}
+	}
+	for k := len(keep) - 1; k >= 0; k-- {
+		p.repool(&keep[k].lease)
 	}
 }
 

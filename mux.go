@@ -231,13 +231,18 @@ func (p *Pool[T]) setStreamLimit(c *conn[T], n int) {
 
 // muxCloseIdle retires every connection of a closed pool and closes those
 // with no lease now; the others close when their last lease ends.
-func (p *Pool[T]) muxCloseIdle() {
+func (p *Pool[T]) muxCloseIdle() { p.muxRetireAll(ReasonPoolClosed) }
+
+// muxRetireAll retires every connection for reason (unless it is retiring
+// already) and closes those with no lease now; the others close when their
+// last lease ends.
+func (p *Pool[T]) muxRetireAll(reason Reason) {
 	p.mux.mu.Lock()
 	var idle []*conn[T]
 	for i := 0; i < len(p.mux.conns); i++ {
 		c := p.mux.conns[i]
 		if !c.retiring {
-			c.retiring, c.reason = true, ReasonPoolClosed
+			c.retiring, c.reason = true, reason
 		}
 		if c.streams == 0 {
 			p.mux.removeLocked(i)

@@ -131,11 +131,17 @@ func (p *Pool[T]) dropTaken(l *Lease[T], reason Reason) {
 // closeConn closes a connection that nobody else can reach any more (it is
 // off the idle stacks and its lease is not held) and frees its place.
 func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
+	p.forgetSlot(c)
+	p.disconnect(c, reason)
+}
+
+// forgetSlot takes an exclusive connection out of the slot table and frees
+// its slot number.
+func (p *Pool[T]) forgetSlot(c *conn[T]) {
 	p.slots[c.slot].Store(nil)
 	p.slotMu.Lock()
 	p.freeSlots = append(p.freeSlots, c.slot)
 	p.slotMu.Unlock()
-	p.disconnect(c, reason)
 }
 
 // disconnect runs the hooks and Close for a connection already forgotten by

@@ -8,23 +8,7 @@ import "errors"
 // after Reset are kept; the pool stays open and MinIdle refills.
 func (p *Pool[T]) Reset() {
 	if p.multiplexed {
-		p.mux.mu.Lock()
-		var idle []*conn[T]
-		for i := 0; i < len(p.mux.conns); i++ {
-			c := p.mux.conns[i]
-			if !c.retiring {
-				c.retiring, c.reason = true, ReasonReset
-			}
-			if c.streams == 0 {
-				p.mux.removeLocked(i)
-				i--
-				idle = append(idle, c)
-			}
-		}
-		p.mux.mu.Unlock()
-		for _, c := range idle {
-			p.disconnect(c, c.reason)
-		}
+		p.muxRetireAll(ReasonReset)
 		p.kickMaintenance()
 		return
 	}
@@ -36,22 +20,7 @@ func (p *Pool[T]) Reset() {
 	// The idle ones: off the stacks and closed. Those dialled since Reset
 	// marked the others go back.
 	for i := range p.parts {
-		var keep []*conn[T]
-		for {
-			slot := p.parts[i].idle.pop(p.next)
-			if slot < 0 {
-				break
-			}
-			c := p.slots[slot].Load()
-			if why := Reason(c.retired.Load()); why != 0 {
-				p.closeConn(c, why)
-			} else {
-				keep = append(keep, c)
-			}
-		}
-		for k := len(keep) - 1; k >= 0; k-- {
-			p.repool(&keep[k].lease)
-		}
+		p.sweepPartition(i, func(c *conn[T]) Reason { return Reason(c.retired.Load()) })
 	}
 	p.kickMaintenance()
 }
@@ -90,10 +59,7 @@ func (l *Lease[T]) Hijack() (T, error) {
 			var zero T
 			return zero, errors.New("shoal: Hijack: the lease was already released")
 		}
-		p.slots[c.slot].Store(nil)
-		p.slotMu.Lock()
-		p.freeSlots = append(p.freeSlots, c.slot)
-		p.slotMu.Unlock()
+		p.forgetSlot(c)
 	}
 	if p.obs != nil {
 		p.obs.ObserveRelease(l.HeldFor())
