@@ -32,6 +32,7 @@ var contenders = []contender{
 	{name: "shoalpgx", open: openShoalpgx},
 	{name: "pgxpool", open: openPgxpool},
 	{name: "sql", open: openSQL},
+	{name: "channel", open: openChannel},
 }
 
 // account is what the small-row query reads.

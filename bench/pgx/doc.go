@@ -15,6 +15,12 @@
 //   - pgxpool: github.com/jackc/pgx/v5/pgxpool with the same MaxConns.
 //   - sql: database/sql over pgx's stdlib driver, SetMaxOpenConns and
 //     SetMaxIdleConns to the same number.
+//   - channel: a buffered channel of the same number of *pgx.Conn, receive
+//     to acquire and send to release (channel.go). Not a usable pool (no
+//     checks, no reset of a broken connection): the floor, what any pool
+//     pays for sharing few connections between many goroutines here, so
+//     that the gap between the pools and dedicated can be read as the
+//     pool's own part and the part that comes with sharing at all.
 //   - connect-per-request: a new *pgx.Conn (TCP, startup, SCRAM) for every
 //     query, with as many in flight as the pools have connections; the
 //     anti-pattern pooling exists to avoid.
@@ -24,8 +30,8 @@
 // loop of one query through the pool's own API (QueryRow(...).Scan for
 // SELECT 1, Query plus a rows loop for the small-row query), with
 // context.Background(). Rounds are interleaved (dedicated, shoalpgx,
-// pgxpool, sql, then again) so that a noisy moment of the shared machine
-// hits all of them alike, and the best round of each is kept.
+// pgxpool, sql, channel, then again) so that a noisy moment of the shared
+// machine hits all of them alike, and the best round of each is kept.
 //
 // Run it from bench/ with the server's connection string in
 // SHOAL_TEST_POSTGRES (scripts/test-env.sh sets it):
