@@ -25,8 +25,16 @@ func main() {
 		watchWait = flag.Duration("watch-wait", 20*time.Second, "how long to wait for all watches to go live")
 		only      = flag.String("only", "", "comma-separated scenarios to run: stream-limit, stream-limit-200, mixed, etcd, watch (default all)")
 		out       = flag.String("out", "", "write the markdown fragment here too")
+		cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	)
 	flag.Parse()
+	if *cpuProf != "" {
+		stop, err := startCPUProfile(*cpuProf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+	}
 	run := func(name string) bool { return *only == "" || strings.Contains(","+*only+",", ","+name+",") }
 	cts := contenders(*conns)
 	res := results{contenders: cts, callers: *callers, duration: *duration, rounds: *rounds}
