@@ -14,6 +14,7 @@ import (
 type muxSet[T any] struct {
 	mu    sync.Mutex
 	conns []*conn[T]
+	turn  uint32 // where the next least-loaded scan starts; guarded by mu
 }
 
 // muxTake returns a lease on the least-loaded connection with a free stream
@@ -26,24 +27,18 @@ func (p *Pool[T]) muxTake(ctx context.Context) *Lease[T] {
 		if p.cfg.MaxLifetime > 0 || p.healthAfter != 0 {
 			now = p.now()
 		}
-		var best *conn[T]
 		for i := 0; i < len(p.mux.conns); i++ {
 			c := p.mux.conns[i]
 			if !c.retiring && c.expired(now) {
 				c.retiring, c.reason = true, ReasonLifetime
 			}
-			if c.retiring {
-				if c.streams == 0 {
-					p.mux.removeLocked(i)
-					i--
-					retired = append(retired, c)
-				}
-				continue
-			}
-			if c.streams < c.limit && (best == nil || c.streams < best.streams) {
-				best = c
+			if c.retiring && c.streams == 0 {
+				p.mux.removeLocked(i)
+				i--
+				retired = append(retired, c)
 			}
 		}
+		best := p.mux.leastLoadedLocked()
 		var l *Lease[T]
 		wasIdle := false
 		if best != nil {
@@ -76,6 +71,36 @@ func (c *conn[T]) takeStreamLocked() *Lease[T] {
 	l := &c.leases[i]
 	c.pool.hold(l)
 	return l
+}
+
+// leastLoadedLocked returns the connection with the fewest leases out among
+// those taking new ones and not full, or nil. Ties go round the set: the
+// scan starts one further along each time, so that when most connections
+// carry the same load (short calls among long ones, say) the short calls
+// spread over all of them, as round-robin would, instead of piling onto the
+// first in the list. Each connection is served by goroutines of its own at
+// both ends; piling onto one serialises work that could run in parallel.
+func (m *muxSet[T]) leastLoadedLocked() *conn[T] {
+	n := len(m.conns)
+	if n == 0 {
+		return nil
+	}
+	start := int(m.turn % uint32(n))
+	m.turn++
+	var best *conn[T]
+	for k := range n {
+		c := m.conns[(start+k)%n]
+		if c.retiring || c.streams >= c.limit {
+			continue
+		}
+		if best == nil || c.streams < best.streams {
+			best = c
+			if c.streams == 0 {
+				break // nothing beats an idle connection
+			}
+		}
+	}
+	return best
 }
 
 // removeLocked drops conns[i] from the set, not keeping order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestMultiplexedLeastLoadedAndBounded(t *testing.T) {
@@ -159,5 +160,81 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 	}
 	for _, l := range leases {
 		l.Release()
+	}
+}
+
+// Idle multiplexed connections are reaped after MaxIdleTime down to
+// MinIdle idle ones, as exclusive ones are; a connection with a lease out is
+// never reaped.
+func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinIdle: 1, MaxIdleTime: 50 * time.Millisecond})
+	var leases []*Lease[*fakeConn]
+	for range 6 {
+		leases = append(leases, mustAcquire(t, p))
+	}
+	if s := p.Stats(); s.TotalConns != 3 {
+		t.Fatalf("6 leases at 2 streams: %d connections, want 3", s.TotalConns)
+	}
+	// One lease stays out on its connection, which must survive; of the
+	// two others, both idle, one goes and one stays as MinIdle.
+	kept := leases[0]
+	for _, l := range leases[1:] {
+		if l.Value() != kept.Value() {
+			l.Release()
+		}
+	}
+	for _, l := range leases[1:] {
+		if l.Value() == kept.Value() {
+			l.Release()
+		}
+	}
+	eventually(t, "one idle connection reaped", func() bool { return p.Stats().TotalConns == 2 })
+	time.Sleep(150 * time.Millisecond)
+	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 1 || s.Leases != 1 || kept.Value().closed.Load() {
+		t.Fatalf("after idling with one lease out: %+v (its connection closed: %v)", s, kept.Value().closed.Load())
+	}
+	kept.Release()
+	eventually(t, "down to MinIdle once the last lease is back", func() bool { return p.Stats().TotalConns == 1 })
+	if n := d.openConns(); n != 1 {
+		t.Fatalf("%d connections open at the dialer, want 1", n)
+	}
+}
+
+// Among equally loaded connections the pick goes round, rather than always
+// landing on the first: short calls among long ones spread over all the
+// connections.
+func TestMultiplexedTiesGoRound(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2})
+	var leases []*Lease[*fakeConn]
+	for range 6 {
+		leases = append(leases, mustAcquire(t, p))
+	}
+	// One lease stays on each connection: all three tie at one.
+	seen := map[*fakeConn]bool{}
+	var long []*Lease[*fakeConn]
+	for _, l := range leases {
+		if seen[l.Value()] {
+			l.Release()
+			continue
+		}
+		seen[l.Value()] = true
+		long = append(long, l)
+	}
+	defer func() {
+		for _, l := range long {
+			l.Release()
+		}
+	}()
+	if len(long) != 3 {
+		t.Fatalf("%d connections, want 3", len(long))
+	}
+	picked := map[*fakeConn]int{}
+	for range 6 {
+		l := mustAcquire(t, p)
+		picked[l.Value()]++
+		l.Release()
+	}
+	if len(picked) != 3 {
+		t.Fatalf("6 short leases among 3 equally loaded connections went to %d of them, want all 3", len(picked))
 	}
 }
