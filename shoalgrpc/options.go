@@ -38,7 +38,9 @@ type Options struct {
 	LifetimeJitter time.Duration
 
 	// MaxIdleTime closes a connection that has carried no call for this
-	// long, never going below MinIdle. 0 means never.
+	// long, never going below MinIdle, so the extra connections a burst
+	// opened go away once it is over. Default 5 minutes; a negative value
+	// means never.
 	MaxIdleTime time.Duration
 
 	// DialTimeout bounds how long a new connection may take to become
@@ -89,6 +91,7 @@ const (
 	defaultMaxConns    = 16
 	defaultMaxStreams  = 100
 	defaultDialTimeout = 20 * time.Second
+	defaultMaxIdleTime = 5 * time.Minute
 )
 
 // withDefaults returns o with every zero field that has a default filled in.
@@ -104,6 +107,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = defaultDialTimeout
+	}
+	switch {
+	case o.MaxIdleTime == 0:
+		o.MaxIdleTime = defaultMaxIdleTime
+	case o.MaxIdleTime < 0:
+		o.MaxIdleTime = 0
 	}
 	return o
 }

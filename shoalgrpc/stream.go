@@ -18,6 +18,10 @@ import (
 // one of those things (canceling ctx is the simplest), or the stream and its
 // slot stay taken; a stream that the caller drops without doing so is
 // canceled when the garbage collector finds it, with no promise when.
+// CloseSend alone ends nothing: it closes the caller's half, and the server
+// may go on sending. The usual end of a client- or bidi-streaming call,
+// CloseSend and then RecvMsg until io.EOF, frees the slot at the io.EOF; a
+// caller that stops reading after CloseSend should cancel ctx.
 // When no slot is free NewStream waits like Invoke.
 func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	l, err := p.acquire(ctx)
