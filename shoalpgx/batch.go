@@ -42,13 +42,19 @@ func (br *poolBatchResults) Query() (pgx.Rows, error) { return br.br.Query() }
 func (br *poolBatchResults) QueryRow() pgx.Row { return br.br.QueryRow() }
 
 // Close reads what is left of the batch and releases the connection, unless
-// the batch began a transaction, which then holds it. Calling it again
-// returns the same error and does nothing more.
+// the batch began a transaction, which then holds it. When the transaction
+// never began (its BEGIN failed, or the connection broke first), there is
+// nothing for Commit or Rollback to end, so the connection is released here
+// too, and a caller that returns on Close's error loses nothing. Calling it
+// again returns the same error and does nothing more.
 func (br *poolBatchResults) Close() error {
 	err := br.br.Close()
 	if pc := br.pc; pc != nil {
 		br.pc = nil
 		pc.release()
+	}
+	if tx := br.tx; tx != nil && tx.pc != nil && !tx.pc.inTransaction() {
+		tx.releaseConn()
 	}
 	return err
 }

@@ -185,6 +185,31 @@ func TestSendBatchHoldsTheConnectionUntilClose(t *testing.T) {
 	if n := inUse(p); n != 0 {
 		t.Fatalf("after the batch's Commit %d in use, want 0", n)
 	}
+
+	// A batch whose BEGIN fails began no transaction: Close alone gives
+	// the connection back, and a Rollback afterwards is harmless.
+	b = &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{IsoLevel: "no such level"})
+	b.Queue("select 4")
+	br = p.SendBatch(ctx, b)
+	tx = br.Tx()
+	if err := br.Close(); err == nil {
+		t.Fatal("a batch whose BEGIN is invalid closed without an error")
+	}
+	if n := inUse(p); n != 0 {
+		_ = tx.Rollback(ctx) // so the pool can close and the test end
+		t.Fatalf("after Close of a batch whose BEGIN failed %d in use, want 0", n)
+	}
+	if err := tx.Rollback(ctx); !errors.Is(err, pgx.ErrTxClosed) {
+		t.Fatalf("Rollback of the transaction that never began = %v, want pgx.ErrTxClosed", err)
+	}
+	if n := inUse(p); n != 0 {
+		t.Fatalf("after the Rollback %d in use, want 0", n)
+	}
+	var one int
+	if err := p.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the pool after the failed batch: %d, %v", one, err)
+	}
 }
 
 func TestAcquireRelease(t *testing.T) {

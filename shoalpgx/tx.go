@@ -38,6 +38,19 @@ type poolTx struct {
 	pc *pooledConn // nil once released
 }
 
+// inTransaction reports whether pc's session is inside a transaction, begun
+// or failed, that a Commit or Rollback still has to end.
+func (pc *pooledConn) inTransaction() bool {
+	if pc.conn.IsClosed() {
+		return false
+	}
+	switch pc.conn.PgConn().TxStatus() {
+	case 'T', 'E':
+		return true
+	}
+	return false
+}
+
 func (tx *poolTx) releaseConn() {
 	if pc := tx.pc; pc != nil {
 		tx.pc = nil
