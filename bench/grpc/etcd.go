@@ -25,13 +25,19 @@ type etcdTimes struct {
 	write, read time.Duration
 }
 
-// run does the job through c under a prefix of its own and deletes the
-// keys afterwards (not timed).
+// run does the job through c under a prefix of its own, then deletes the
+// keys and compacts etcd's history (not timed), so that the next run does
+// not range over this one's deleted revisions: the project's tests leave
+// 100,000 of them, and before compaction they made this job 16 times
+// slower.
 func (j etcdJob) run(c conn, prefix string) (etcdTimes, error) {
 	kv := pb.NewKVClient(c)
 	ctx := context.Background()
 	defer func() {
-		_, _ = kv.DeleteRange(ctx, &pb.DeleteRangeRequest{Key: []byte(prefix), RangeEnd: prefixEnd(prefix)})
+		r, err := kv.DeleteRange(ctx, &pb.DeleteRangeRequest{Key: []byte(prefix), RangeEnd: prefixEnd(prefix)})
+		if err == nil {
+			_, _ = kv.Compact(ctx, &pb.CompactionRequest{Revision: r.Header.Revision})
+		}
 	}()
 	if _, err := kv.Range(ctx, &pb.RangeRequest{Key: []byte(prefix), CountOnly: true}); err != nil {
 		return etcdTimes{}, fmt.Errorf("warm-up: %w", err)
