@@ -47,6 +47,65 @@ func TestCancelWhileWaitingForConnection(t *testing.T) {
 	}
 }
 
+// TestCancelWhileWaitingForStream: over HTTP/2, a request waiting for a
+// stream (one connection allowed, its one stream busy) gives up with its
+// context, and neither the stream nor the connection is lost.
+func TestCancelWhileWaitingForStream(t *testing.T) {
+	release := make(chan struct{})
+	srv, conns, cfg := newH2TLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			<-release
+		}
+		io.WriteString(w, "body")
+	}), 1)
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	// Should the wait ignore its context, this frees it, and the check of
+	// how long it took fails instead of the test hanging.
+	time.AfterFunc(5*time.Second, unblock)
+	tr := newTestTransport(t, Options{MaxConns: 1, TLSClientConfig: cfg})
+	held := make(chan error, 1)
+	go func() {
+		code, _ := get(t, tr, srv.URL+"/hold")
+		if code != 200 {
+			held <- errors.New("held request failed")
+			return
+		}
+		held <- nil
+	}()
+	eventually(t, "the held request on the only stream", func() bool {
+		for _, s := range tr.Stats() {
+			return s.Leases == 1
+		}
+		return false
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	start := time.Now()
+	_, err := (&http.Client{Transport: tr}).Do(req)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiting request: %v, want a deadline error", err)
+	}
+	if waited := time.Since(start); waited >= 5*time.Second {
+		t.Errorf("the waiting request returned %s after its 50ms deadline", waited)
+	}
+	unblock()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, tr, srv.URL); code != 200 || body != "body" {
+		t.Fatalf("after the cancelled wait: %d %q", code, body)
+	}
+	_, st := onlyStats(t, tr)
+	if st.TotalConns != 1 || st.Leases != 0 || st.Waiting != 0 || st.CanceledAcquires != 1 {
+		t.Errorf("stats: %+v", st)
+	}
+	if n := conns.n.Load(); n != 1 {
+		t.Errorf("%d connections to the server, want 1", n)
+	}
+}
+
 // TestCancelInFlight: cancelling a request whose response has not come
 // ends it at once and closes (not leaks) its connection, over HTTP/1.1 and
 // HTTP/2.
