@@ -3,6 +3,7 @@ package shoalhttp
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/peek"
 )
 
 // h1Conn is one HTTP/1.1 connection with the buffers that outlive each
@@ -35,7 +37,8 @@ type h1Conn struct {
 	wire       http.Request
 	wireHeader http.Header
 
-	peek peeker // the idle liveness check's state (alive_*.go)
+	peek  peek.Peeker // the idle liveness check (alive.go)
+	isTLS bool
 }
 
 // Buffer sizes, as net/http's Transport uses.
@@ -48,7 +51,11 @@ func newH1Conn(origin string, nc net.Conn) *h1Conn {
 	c := &h1Conn{nc: nc, info: newConnInfo(origin, protoHTTP1, nc)}
 	c.br = bufio.NewReaderSize(countingReader{c}, h1ReadBufferSize)
 	c.bw = bufio.NewWriterSize(countingWriter{c}, h1WriteBufferSize)
-	c.peek.init(nc)
+	raw := nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		raw, c.isTLS = tc.NetConn(), true
+	}
+	c.peek.Init(raw)
 	return c
 }
 

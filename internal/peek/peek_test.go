@@ -1,0 +1,94 @@
+package peek
+
+import (
+	"net"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// pair returns both ends of a loopback TCP connection.
+func pair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			accepted <- nil
+			return
+		}
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+// eventually peeks until want shows up: the kernel delivers loopback data
+// and FINs asynchronously to the sender's return.
+func eventually(t *testing.T, p *Peeker, want Result) byte {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, b := p.Peek()
+		if got == want {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Peek = %v, want %v", got, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPeek(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no non-blocking peek on this platform")
+	}
+	client, server := pair(t)
+	var p Peeker
+	p.Init(client)
+	if got, _ := p.Peek(); got != Quiet {
+		t.Fatalf("idle connection: Peek = %v, want Quiet", got)
+	}
+	if _, err := server.Write([]byte("E!")); err != nil {
+		t.Fatal(err)
+	}
+	if b := eventually(t, &p, Data); b != 'E' {
+		t.Fatalf("first byte %q, want 'E'", b)
+	}
+	// Peeking consumes nothing.
+	buf := make([]byte, 2)
+	if n, err := client.Read(buf); err != nil || string(buf[:n]) != "E!" {
+		t.Fatalf("Read after Peek = %q, %v", buf[:n], err)
+	}
+	server.Close()
+	eventually(t, &p, Closed)
+	client.Close()
+	if got, _ := p.Peek(); got != Closed {
+		t.Fatalf("after Close: Peek = %v, want Closed", got)
+	}
+}
+
+func TestPeekWithoutDescriptor(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	var p Peeker
+	p.Init(a)
+	if got, _ := p.Peek(); got != Unknown {
+		t.Fatalf("net.Pipe: Peek = %v, want Unknown", got)
+	}
+}

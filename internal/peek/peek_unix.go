@@ -1,0 +1,59 @@
+//go:build unix
+
+package peek
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// Peeker checks one connection. Its raw connection and callback are made
+// once, in Init, so a Peek allocates nothing. Not safe for concurrent use;
+// a pool checks a connection only while nobody else holds it.
+type Peeker struct {
+	raw syscall.RawConn // nil when the connection has no file descriptor
+	fn  func(fd uintptr) bool
+	res Result
+	buf [1]byte
+}
+
+// Init prepares p for nc, which must be the connection holding the file
+// descriptor (for TLS, the tls.Conn's NetConn).
+func (p *Peeker) Init(nc net.Conn) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	p.raw = raw
+	p.fn = p.check
+}
+
+func (p *Peeker) check(fd uintptr) bool {
+	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	switch {
+	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR):
+		p.res = Quiet
+	case err != nil || n == 0:
+		p.res = Closed
+	default:
+		p.res = Data
+	}
+	return true // never wait for readability
+}
+
+// Peek reports what is waiting on the connection, and the first byte when
+// the result is Data.
+func (p *Peeker) Peek() (Result, byte) {
+	if p.raw == nil {
+		return Unknown, 0
+	}
+	if err := p.raw.Read(p.fn); err != nil {
+		return Closed, 0 // the descriptor is closed already
+	}
+	return p.res, p.buf[0]
+}
