@@ -97,8 +97,12 @@ type Config struct {
 
 	// HealthCheckAfter is the idleness after which an acquire pings a
 	// connection before handing it out (a failed ping closes it and the
-	// acquire tries another). Default 1s, pgxpool's ShouldPing default;
-	// 0 turns the ping off. Connection string: pool_health_check_after.
+	// acquire tries another). Default 1s, pgxpool's ShouldPing default.
+	// Sooner, after a millisecond of idleness, an acquire also looks at the
+	// connection's socket without a round trip (one non-blocking recv) and
+	// replaces it if the server closed it or sent it a fatal error, as
+	// pg_terminate_backend, a restart or idle_session_timeout do. 0 turns
+	// both off. Connection string: pool_health_check_after.
 	HealthCheckAfter time.Duration
 
 	// PingTimeout bounds that ping. Default 0: only the acquire's context

@@ -41,9 +41,13 @@
 //     replaces it. Deadlines much tighter than the queries' real duration
 //     therefore cost a reconnect each. pgx can send a cancel request
 //     instead: see pgconn.Config.BuildContextWatcherHandler.
-//   - A connection the server killed while it sat idle fails the first
-//     query that uses it, unless it has been idle HealthCheckAfter (1s), in
-//     which case the acquire pings it first and replaces it.
+//   - A connection the server killed while it sat idle is replaced by the
+//     next acquire, not handed out: after a millisecond of idleness an
+//     acquire looks at the socket (a close, or PostgreSQL's fatal error
+//     message, shows there without a round trip), and after
+//     HealthCheckAfter (1s) it pings. Over TLS only a close can be seen
+//     without the ping. A connection killed while a query runs on it fails
+//     that query, and only that one.
 //   - Session state (SET, prepared statements, temporary tables outside a
 //     transaction) stays with the connection, as in pgxpool.
 //   - Close waits for every acquired connection to be released.

@@ -56,8 +56,10 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		cfg.LifetimeJitter = c.MaxConnLifetimeJitter
 	}
 	if c.HealthCheckAfter > 0 {
-		cfg.HealthCheck = p.ping
-		cfg.HealthCheckAfter = c.HealthCheckAfter
+		// The core calls the check after the shorter idleness; it looks
+		// at the socket and pings only after HealthCheckAfter (health.go).
+		cfg.HealthCheck = p.healthCheck
+		cfg.HealthCheckAfter = min(peekAfter, c.HealthCheckAfter)
 	}
 	if c.BeforeAcquire != nil {
 		hook := c.BeforeAcquire
@@ -105,7 +107,9 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err, cc.Password)
 		}
 	}
-	return &pooledConn{conn: conn}, nil
+	pc := &pooledConn{conn: conn}
+	pc.initPeek()
+	return pc, nil
 }
 
 // closeConn closes one connection and waits for pgconn's cleanup, so that
@@ -124,8 +128,7 @@ func closeConn(pc *pooledConn) error {
 	return err
 }
 
-// ping is the core's health check: it runs on acquire for a connection idle
-// at least HealthCheckAfter.
+// ping checks a connection with a round trip, bounded by PingTimeout.
 func (p *Pool) ping(ctx context.Context, pc *pooledConn) error {
 	if d := p.config.PingTimeout; d > 0 {
 		var cancel context.CancelFunc

@@ -3,9 +3,11 @@ package shoalpgx
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/peek"
 )
 
 // Pool is a pool of PostgreSQL connections. It is safe for concurrent use.
@@ -74,6 +76,12 @@ func (p *Pool) Config() *Config { return p.config.Copy() }
 type pooledConn struct {
 	conn  *pgx.Conn
 	lease *shoal.Lease[*pooledConn] // the core's lease on this connection; fixed for its life
+
+	// The idle check (health.go): a non-blocking look at the socket, and
+	// when the connection was last given back.
+	peek       peek.Peeker
+	isTLS      bool
+	releasedAt time.Time
 
 	// hijacked is set by Conn.Hijack: the caller owns the connection, so
 	// the pool must not close it.

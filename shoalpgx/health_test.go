@@ -1,0 +1,87 @@
+package shoalpgx
+
+import (
+	"testing"
+	"time"
+)
+
+// terminateIdle acquires p's only connection, releases it, has the server
+// terminate its backend, and waits until that backend is gone. It returns
+// the backend's process id.
+func terminateIdle(t *testing.T, p *Pool) uint32 {
+	t.Helper()
+	ctx := testCtx(t)
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := backendPID(t, c)
+	c.Release()
+	admin := adminConn(t)
+	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where pid = $1", pid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %d still there 10s after pg_terminate_backend", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(10 * time.Millisecond) // its goodbye reaches our socket, and peekAfter passes
+	return pid
+}
+
+// A connection the server terminated while it sat idle (a restart, an admin,
+// idle_session_timeout) is replaced on the next acquire, well before
+// HealthCheckAfter: the next query does not fail.
+func TestTerminatedIdleConnectionIsReplaced(t *testing.T) {
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = 1
+		c.HealthCheckAfter = time.Hour // no ping: only the look at the socket can tell
+	})
+	ctx := testCtx(t)
+	old := terminateIdle(t, p)
+
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid := backendPID(t, c); pid == old {
+		t.Errorf("acquire handed out the terminated backend %d", pid)
+	}
+	var one int
+	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("first query after the idle connection was terminated: %d, %v", one, err)
+	}
+	c.Release()
+	if s := p.Stats(); s.Dials != 2 || s.Closed != 1 {
+		t.Errorf("stats %+v: want the terminated connection closed and one new dial", s)
+	}
+}
+
+// With HealthCheckAfter 0 every check is off, the look at the socket too:
+// the first query after the termination fails, as pgxpool's would, and the
+// pool replaces the connection for the next.
+func TestIdleCheckOffWithHealthCheckAfterZero(t *testing.T) {
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = 1
+		c.HealthCheckAfter = 0
+	})
+	ctx := testCtx(t)
+	terminateIdle(t, p)
+	var one int
+	if err := p.QueryRow(ctx, "select 1").Scan(&one); err == nil {
+		t.Fatal("query on the terminated connection succeeded with every check off")
+	}
+	if err := p.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("next query: %d, %v", one, err)
+	}
+}
