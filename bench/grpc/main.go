@@ -18,7 +18,7 @@ func main() {
 		callers   = flag.Int("callers", 1000, "concurrent callers in the stream-limit scenarios")
 		duration  = flag.Duration("duration", 3*time.Second, "measured time of each stream-limit run")
 		writers   = flag.Int("writers", 100, "etcd writers (and readers)")
-		batches   = flag.Int("batches", 10, "Txn batches per etcd writer")
+		batches   = flag.Int("batches", 100, "Txn batches per etcd writer")
 		batch     = flag.Int("batch", 10, "puts per Txn batch")
 		reads     = flag.Int("reads", 10, "Ranges per etcd reader")
 		watches   = flag.Int("watches", 1000, "concurrent etcd Watch streams")
