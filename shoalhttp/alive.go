@@ -17,7 +17,7 @@ func (c *h1Conn) idleAlive() bool {
 	case peek.Data:
 		// Over TLS, bytes may be a post-handshake message such as a
 		// session ticket; only plain text is known to be wrong.
-		return c.isTLS
+		return c.peek.TLS()
 	}
 	return true
 }

@@ -3,7 +3,6 @@ package shoalhttp
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -37,8 +36,7 @@ type h1Conn struct {
 	wire       http.Request
 	wireHeader http.Header
 
-	peek  peek.Peeker // the idle liveness check (alive.go)
-	isTLS bool
+	peek peek.Peeker // the idle liveness check (alive.go)
 }
 
 // Buffer sizes, as net/http's Transport uses.
@@ -51,11 +49,7 @@ func newH1Conn(origin string, nc net.Conn) *h1Conn {
 	c := &h1Conn{nc: nc, info: newConnInfo(origin, protoHTTP1, nc)}
 	c.br = bufio.NewReaderSize(countingReader{c}, h1ReadBufferSize)
 	c.bw = bufio.NewWriterSize(countingWriter{c}, h1WriteBufferSize)
-	raw := nc
-	if tc, ok := nc.(*tls.Conn); ok {
-		raw, c.isTLS = tc.NetConn(), true
-	}
-	c.peek.Init(raw)
+	c.peek.Init(nc)
 	return c
 }
 

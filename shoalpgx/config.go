@@ -99,10 +99,12 @@ type Config struct {
 	// connection before handing it out (a failed ping closes it and the
 	// acquire tries another). Default 1s, pgxpool's ShouldPing default.
 	// Sooner, after a millisecond of idleness, an acquire also looks at the
-	// connection's socket without a round trip (one non-blocking recv) and
-	// replaces it if the server closed it or sent it a fatal error, as
-	// pg_terminate_backend, a restart or idle_session_timeout do. 0 turns
-	// both off. Connection string: pool_health_check_after.
+	// connection's socket without a round trip (one non-blocking recv): it
+	// replaces the connection if the server closed it or sent it a fatal
+	// error, as pg_terminate_backend, a restart or idle_session_timeout do,
+	// and pings at once if anything is waiting on a TLS connection (where
+	// the bytes cannot be read without decrypting them). 0 turns both off.
+	// Connection string: pool_health_check_after.
 	HealthCheckAfter time.Duration
 
 	// PingTimeout bounds that ping. Default 0: only the acquire's context

@@ -45,9 +45,10 @@
 //     next acquire, not handed out: after a millisecond of idleness an
 //     acquire looks at the socket (a close, or PostgreSQL's fatal error
 //     message, shows there without a round trip), and after
-//     HealthCheckAfter (1s) it pings. Over TLS only a close can be seen
-//     without the ping. A connection killed while a query runs on it fails
-//     that query, and only that one.
+//     HealthCheckAfter (1s) it pings. Over TLS the server's goodbye is an
+//     encrypted record, so anything waiting there sends the acquire to the
+//     ping at once. A connection killed while a query runs on it fails that
+//     query, and only that one.
 //   - Session state (SET, prepared statements, temporary tables outside a
 //     transaction) stays with the connection, as in pgxpool.
 //   - Close waits for every acquired connection to be released.

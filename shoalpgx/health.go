@@ -2,7 +2,6 @@ package shoalpgx
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"time"
 
@@ -23,40 +22,42 @@ var (
 
 // initPeek prepares the idle check for a new connection.
 func (pc *pooledConn) initPeek() {
-	nc := pc.conn.PgConn().Conn()
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc, pc.isTLS = tc.NetConn(), true
-	}
-	pc.peek.Init(nc)
+	pc.peek.Init(pc.conn.PgConn().Conn())
 	pc.releasedAt = time.Now()
 }
 
 // idleCheck looks at an idle connection's socket without a round trip. A
-// server that terminated the backend (pg_terminate_backend, a restart, an
-// idle timeout) sends an ErrorResponse, 'E', and closes: either shows here.
-// Other messages a server may send unasked (notices, notifications,
-// parameter changes) are left for pgx to read with the next query. Over TLS
-// the bytes cannot be read without decrypting, so only a close counts.
-func (pc *pooledConn) idleCheck() error {
+// server that terminates a backend (pg_terminate_backend, a restart, an
+// idle timeout) sends an ErrorResponse, 'E', then closes. It reports an
+// error when that shows, and whether a ping must decide instead: over TLS
+// the waiting bytes are an encrypted record, fatal error or not, and the
+// close behind them stays hidden until they are read. Other messages a
+// server may send unasked in plain text (notices, notifications, parameter
+// changes) are left for pgx to read with the next query.
+func (pc *pooledConn) idleCheck() (mustPing bool, err error) {
 	switch res, first := pc.peek.Peek(); res {
 	case peek.Closed:
-		return errIdleClosed
+		return false, errIdleClosed
 	case peek.Data:
-		if !pc.isTLS && first == 'E' {
-			return errIdleFatal
+		if pc.peek.TLS() {
+			return true, nil
+		}
+		if first == 'E' {
+			return false, errIdleFatal
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // healthCheck is the core's health check, run on acquire for a connection
-// idle at least peekAfter: the look at its socket, then, once it has been
-// idle HealthCheckAfter, a ping.
+// idle at least peekAfter: the look at its socket, then a ping if the look
+// could not tell or the connection has been idle HealthCheckAfter.
 func (p *Pool) healthCheck(ctx context.Context, pc *pooledConn) error {
-	if err := pc.idleCheck(); err != nil {
+	mustPing, err := pc.idleCheck()
+	if err != nil {
 		return err
 	}
-	if time.Since(pc.releasedAt) < p.config.HealthCheckAfter {
+	if !mustPing && time.Since(pc.releasedAt) < p.config.HealthCheckAfter {
 		return nil
 	}
 	return p.ping(ctx, pc)

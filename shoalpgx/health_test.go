@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"crypto/tls"
 	"testing"
 	"time"
 )
@@ -41,29 +42,47 @@ func terminateIdle(t *testing.T, p *Pool) uint32 {
 
 // A connection the server terminated while it sat idle (a restart, an admin,
 // idle_session_timeout) is replaced on the next acquire, well before
-// HealthCheckAfter: the next query does not fail.
+// HealthCheckAfter: the next query does not fail. In plain text the look at
+// the socket sees the server's fatal error; over TLS it sees an encrypted
+// record and pings.
 func TestTerminatedIdleConnectionIsReplaced(t *testing.T) {
-	p := newTestPool(t, func(c *Config) {
-		c.MaxConns = 1
-		c.HealthCheckAfter = time.Hour // no ping: only the look at the socket can tell
-	})
-	ctx := testCtx(t)
-	old := terminateIdle(t, p)
+	for _, tc := range []struct {
+		name string
+		tls  bool
+	}{{"plain", false}, {"TLS", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newTestPool(t, func(c *Config) {
+				c.MaxConns = 1
+				c.HealthCheckAfter = time.Hour // no ping for idleness: only the look can trigger one
+				if tc.tls {
+					// The test server's certificate is Debian's
+					// self-signed one: encryption is what is tested.
+					c.ConnConfig.TLSConfig = &tls.Config{InsecureSkipVerify: true}
+					c.ConnConfig.Fallbacks = nil
+				}
+			})
+			ctx := testCtx(t)
+			old := terminateIdle(t, p)
 
-	c, err := p.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pid := backendPID(t, c); pid == old {
-		t.Errorf("acquire handed out the terminated backend %d", pid)
-	}
-	var one int
-	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
-		t.Fatalf("first query after the idle connection was terminated: %d, %v", one, err)
-	}
-	c.Release()
-	if s := p.Stats(); s.Dials != 2 || s.Closed != 1 {
-		t.Errorf("stats %+v: want the terminated connection closed and one new dial", s)
+			c, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Release()
+			if _, isTLS := c.Conn().PgConn().Conn().(*tls.Conn); isTLS != tc.tls {
+				t.Fatalf("connection over TLS: %v, want %v", isTLS, tc.tls)
+			}
+			if pid := backendPID(t, c); pid == old {
+				t.Errorf("acquire handed out the terminated backend %d", pid)
+			}
+			var one int
+			if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+				t.Fatalf("first query after the idle connection was terminated: %d, %v", one, err)
+			}
+			if s := p.Stats(); s.Dials != 2 || s.Closed != 1 {
+				t.Errorf("stats %+v: want the terminated connection closed and one new dial", s)
+			}
+		})
 	}
 }
 

@@ -80,7 +80,6 @@ type pooledConn struct {
 	// The idle check (health.go): a non-blocking look at the socket, and
 	// when the connection was last given back.
 	peek       peek.Peeker
-	isTLS      bool
 	releasedAt time.Time
 
 	// hijacked is set by Conn.Hijack: the caller owns the connection, so

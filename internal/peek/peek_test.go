@@ -1,6 +1,7 @@
 package peek
 
 import (
+	"crypto/tls"
 	"net"
 	"runtime"
 	"testing"
@@ -79,6 +80,21 @@ func TestPeek(t *testing.T) {
 	client.Close()
 	if got, _ := p.Peek(); got != Closed {
 		t.Fatalf("after Close: Peek = %v, want Closed", got)
+	}
+}
+
+func TestPeekThroughTLS(t *testing.T) {
+	client, _ := pair(t)
+	var p Peeker
+	p.Init(tls.Client(client, &tls.Config{InsecureSkipVerify: true}))
+	if !p.TLS() {
+		t.Fatal("TLS() = false for a *tls.Conn")
+	}
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		return
+	}
+	if got, _ := p.Peek(); got != Quiet {
+		t.Fatalf("idle connection under TLS: Peek = %v, want Quiet (the raw connection is peeked)", got)
 	}
 }
 

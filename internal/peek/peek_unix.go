@@ -3,6 +3,7 @@
 package peek
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"syscall"
@@ -12,15 +13,19 @@ import (
 // once, in Init, so a Peek allocates nothing. Not safe for concurrent use;
 // a pool checks a connection only while nobody else holds it.
 type Peeker struct {
-	raw syscall.RawConn // nil when the connection has no file descriptor
-	fn  func(fd uintptr) bool
-	res Result
-	buf [1]byte
+	raw   syscall.RawConn // nil when the connection has no file descriptor
+	fn    func(fd uintptr) bool
+	res   Result
+	isTLS bool
+	buf   [1]byte
 }
 
-// Init prepares p for nc, which must be the connection holding the file
-// descriptor (for TLS, the tls.Conn's NetConn).
+// Init prepares p for nc. A *tls.Conn is looked through to the connection
+// under it: what Peek then sees are encrypted records (see TLS).
 func (p *Peeker) Init(nc net.Conn) {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc, p.isTLS = tc.NetConn(), true
+	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return
@@ -45,6 +50,10 @@ func (p *Peeker) check(fd uintptr) bool {
 	}
 	return true // never wait for readability
 }
+
+// TLS reports whether the connection given to Init was a *tls.Conn: its
+// bytes are TLS records, which say nothing about the protocol inside.
+func (p *Peeker) TLS() bool { return p.isTLS }
 
 // Peek reports what is waiting on the connection, and the first byte when
 // the result is Data.
