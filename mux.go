@@ -27,18 +27,39 @@ func (p *Pool[T]) muxTake(ctx context.Context) *Lease[T] {
 		if p.cfg.MaxLifetime > 0 || p.healthAfter != 0 {
 			now = p.now()
 		}
+		// The least-loaded connection that takes new leases and is not
+		// full. Ties go round the set: ranks count from a start that moves
+		// one further each time, so that when most connections carry the
+		// same load (short calls among long ones, say) the short calls
+		// spread over all of them, as round-robin would, instead of piling
+		// onto the first in the list, whose goroutines at both ends would
+		// then serialise work that could run in parallel.
+		var best *conn[T]
+		n := len(p.mux.conns)
+		start := int(p.mux.turn % uint32(max(n, 1)))
+		p.mux.turn++
+		bestRank := 0
 		for i := 0; i < len(p.mux.conns); i++ {
 			c := p.mux.conns[i]
 			if !c.retiring && c.expired(now) {
 				c.retiring, c.reason = true, ReasonLifetime
 			}
-			if c.retiring && c.streams == 0 {
-				p.mux.removeLocked(i)
-				i--
-				retired = append(retired, c)
+			if c.retiring {
+				if c.streams == 0 {
+					p.mux.removeLocked(i)
+					i--
+					retired = append(retired, c)
+				}
+				continue
+			}
+			if c.streams >= c.limit {
+				continue
+			}
+			rank := (i - start + n) % n
+			if best == nil || c.streams < best.streams || (c.streams == best.streams && rank < bestRank) {
+				best, bestRank = c, rank
 			}
 		}
-		best := p.mux.leastLoadedLocked()
 		var l *Lease[T]
 		wasIdle := false
 		if best != nil {
@@ -71,36 +92,6 @@ func (c *conn[T]) takeStreamLocked() *Lease[T] {
 	l := &c.leases[i]
 	c.pool.hold(l)
 	return l
-}
-
-// leastLoadedLocked returns the connection with the fewest leases out among
-// those taking new ones and not full, or nil. Ties go round the set: the
-// scan starts one further along each time, so that when most connections
-// carry the same load (short calls among long ones, say) the short calls
-// spread over all of them, as round-robin would, instead of piling onto the
-// first in the list. Each connection is served by goroutines of its own at
-// both ends; piling onto one serialises work that could run in parallel.
-func (m *muxSet[T]) leastLoadedLocked() *conn[T] {
-	n := len(m.conns)
-	if n == 0 {
-		return nil
-	}
-	start := int(m.turn % uint32(n))
-	m.turn++
-	var best *conn[T]
-	for k := range n {
-		c := m.conns[(start+k)%n]
-		if c.retiring || c.streams >= c.limit {
-			continue
-		}
-		if best == nil || c.streams < best.streams {
-			best = c
-			if c.streams == 0 {
-				break // nothing beats an idle connection
-			}
-		}
-	}
-	return best
 }
 
 // removeLocked drops conns[i] from the set, not keeping order.
