@@ -87,7 +87,7 @@ func TestCancelWhileWaitingForStream(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting request: %v, want a deadline error", err)
 	}
-	if waited := time.Since(start); waited >= 5*time.Second {
+	if waited := time.Since(start); waited >= time.Second {
 		t.Errorf("the waiting request returned %s after its 50ms deadline", waited)
 	}
 	unblock()
