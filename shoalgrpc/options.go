@@ -39,8 +39,10 @@ type Options struct {
 
 	// MaxIdleTime closes a connection that has carried no call for this
 	// long, never going below MinIdle, so the extra connections a burst
-	// opened go away once it is over. Default 5 minutes; a negative value
-	// means never.
+	// opened go away once it is over. With MinIdle 0 (the default) that
+	// includes the last one, and the first call after five quiet minutes
+	// waits for a new connection; set MinIdle to 1 to keep one ready.
+	// Default 5 minutes; a negative value means never.
 	MaxIdleTime time.Duration
 
 	// DialTimeout bounds how long a new connection may take to become

@@ -10,8 +10,8 @@ import (
 // connections. Acquire is a receive, release a send; there is no check,
 // reset, lifetime, hook or statistic, and a query that fails leaves its
 // connection in the channel whatever its state. It is in the benchmark as a
-// floor for what sharing a few connections between many goroutines costs in
-// Go on this machine, not as something to use.
+// baseline for what sharing a few connections between many goroutines costs
+// in Go on this machine with the least machinery, not as something to use.
 type chanPool chan *pgx.Conn
 
 func openChannel(ctx context.Context, dsn string, conns int) (opened, error) {

@@ -17,10 +17,12 @@
 //     SetMaxIdleConns to the same number.
 //   - channel: a buffered channel of the same number of *pgx.Conn, receive
 //     to acquire and send to release (channel.go). Not a usable pool (no
-//     checks, no reset of a broken connection): the floor, what any pool
-//     pays for sharing few connections between many goroutines here, so
-//     that the gap between the pools and dedicated can be read as the
-//     pool's own part and the part that comes with sharing at all.
+//     checks, no reset of a broken connection): a baseline for what sharing
+//     few connections between many goroutines costs here with the least
+//     machinery, so that the gap between the pools and dedicated can be
+//     read as the pool's own part and the part that comes with sharing at
+//     all. Its hand-offs are not free either (a channel send that wakes the
+//     receiver), so a pool can beat it.
 //   - connect-per-request: a new *pgx.Conn (TCP, startup, SCRAM) for every
 //     query, with as many in flight as the pools have connections; the
 //     anti-pattern pooling exists to avoid.
