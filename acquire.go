@@ -148,7 +148,10 @@ func (p *Pool[T]) check(ctx context.Context, c *conn[T], idle bool) (Reason, boo
 			return ReasonLifetime, false
 		}
 		if idle && p.healthAfter != 0 && c.idleFor(now) >= p.healthAfter {
-			if err := p.callHealthCheck(ctx, c); err != nil {
+			// The value costs an allocation, only here: after at least
+			// HealthCheckAfter of idleness, never on a busy pool's path.
+			hctx := context.WithValue(ctx, idleKey{}, time.Duration(c.idleFor(now)))
+			if err := p.callHealthCheck(hctx, c); err != nil {
 				p.logConnError("health check failed", c, err)
 				return ReasonHealth, false
 			}

@@ -77,8 +77,9 @@ type Config[T any] struct {
 	MaxIdleTime time.Duration
 
 	// HealthCheck, when set, is called on Acquire for a connection that has
-	// been idle at least HealthCheckAfter. An error closes the connection
-	// (ReasonHealth) and the acquire moves on to another one.
+	// been idle at least HealthCheckAfter; IdleFor(ctx) says how long. An
+	// error closes the connection (ReasonHealth) and the acquire moves on
+	// to another one.
 	HealthCheck func(ctx context.Context, conn T) error
 
 	// HealthCheckAfter is the idleness after which HealthCheck runs.

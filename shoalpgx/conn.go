@@ -2,7 +2,6 @@ package shoalpgx
 
 import (
 	"context"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -66,7 +65,6 @@ func (pc *pooledConn) release() {
 	}
 	switch pg.TxStatus() {
 	case 'I':
-		pc.releasedAt = time.Now()
 		pc.lease.Release()
 	case 'T', 'E':
 		go pc.resetAndRelease()
@@ -85,7 +83,6 @@ func (pc *pooledConn) resetAndRelease() {
 		pc.lease.Discard()
 		return
 	}
-	pc.releasedAt = time.Now()
 	pc.lease.Release()
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/peek"
 )
 
@@ -21,10 +22,7 @@ var (
 )
 
 // initPeek prepares the idle check for a new connection.
-func (pc *pooledConn) initPeek() {
-	pc.peek.Init(pc.conn.PgConn().Conn())
-	pc.releasedAt = time.Now()
-}
+func (pc *pooledConn) initPeek() { pc.peek.Init(pc.conn.PgConn().Conn()) }
 
 // idleCheck looks at an idle connection's socket without a round trip. A
 // server that terminates a backend (pg_terminate_backend, a restart, an
@@ -57,7 +55,7 @@ func (p *Pool) healthCheck(ctx context.Context, pc *pooledConn) error {
 	if err != nil {
 		return err
 	}
-	if !mustPing && time.Since(pc.releasedAt) < p.config.HealthCheckAfter {
+	if idle, _ := shoal.IdleFor(ctx); !mustPing && idle < p.config.HealthCheckAfter {
 		return nil
 	}
 	return p.ping(ctx, pc)

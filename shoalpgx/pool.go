@@ -3,7 +3,6 @@ package shoalpgx
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -77,10 +76,8 @@ type pooledConn struct {
 	conn  *pgx.Conn
 	lease *shoal.Lease[*pooledConn] // the core's lease on this connection; fixed for its life
 
-	// The idle check (health.go): a non-blocking look at the socket, and
-	// when the connection was last given back.
-	peek       peek.Peeker
-	releasedAt time.Time
+	// The idle check (health.go): a non-blocking look at the socket.
+	peek peek.Peeker
 
 	// hijacked is set by Conn.Hijack: the caller owns the connection, so
 	// the pool must not close it.
