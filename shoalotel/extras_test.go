@@ -2,69 +2,14 @@ package shoalotel_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalotel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
-
-// runExtras drives the events behind shoal's own metrics on a pool watched
-// by obs: 1 failed dial, 1 rejection by MaxWaiters, 1 discarded connection,
-// 1 connection closed with the pool, and 2 successful dials. It returns
-// the pool's Stats after Close.
-func runExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
-	t.Helper()
-	ctx := context.Background()
-	var dials atomic.Int32
-	pool, err := shoal.New(shoal.Config[*fakeConn]{
-		Dial: func(context.Context) (*fakeConn, error) {
-			if dials.Add(1) == 1 {
-				return nil, errors.New("connection refused")
-			}
-			return &fakeConn{}, nil
-		},
-		MaxConns:   1,
-		MaxWaiters: 1,
-		Observer:   obs,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrDial) {
-		t.Fatalf("acquire on a failing dial: got %v, want ErrDial", err)
-	}
-	// Until the dial backoff passes, acquires fail fast with the same error
-	// (and no dial); then a dial succeeds.
-	var lease *shoal.Lease[*fakeConn]
-	waitFor(t, "a dial to succeed", func() bool {
-		lease, err = pool.Acquire(ctx)
-		return err == nil
-	})
-	got := make(chan *shoal.Lease[*fakeConn])
-	go func() {
-		l, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
-	waitFor(t, "a waiter", func() bool { return pool.Stats().Waiting == 1 })
-	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrExhausted) {
-		t.Fatalf("acquire past MaxWaiters: got %v, want ErrExhausted", err)
-	}
-	lease.Discard() // the waiter gets a newly dialled connection
-	if l := <-got; l != nil {
-		l.Release()
-	}
-	if err := pool.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return pool.Stats()
-}
 
 func TestExtras(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
@@ -78,7 +23,7 @@ func TestExtras(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats := runExtras(t, p)
+	stats := metricstest.RunExtras(t, p)
 	if stats.DialErrors != 1 || stats.Dials != 3 || stats.RejectedAcquires != 1 || stats.Closed != 2 {
 		t.Fatalf("Stats disagree with the scenario: %+v", stats)
 	}

@@ -1,6 +1,7 @@
 // Package metricstest holds the test fixtures shoalprom and shoalotel
-// share: a trivial connection type and the known sequence of pool events
-// whose metrics both packages' tests check value by value.
+// share: a trivial connection type, the known sequence of pool events whose
+// metrics both packages' tests check value by value, and the events behind
+// shoal's own metrics (RunExtras).
 package metricstest
 
 import (
@@ -120,4 +121,58 @@ func WaitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// RunExtras drives the events behind shoal's own metrics on a pool watched
+// by obs: 1 failed dial, 1 rejection by MaxWaiters, 1 discarded connection,
+// 1 connection closed with the pool, and 2 successful dials. It returns
+// the pool's Stats after Close.
+func RunExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
+	t.Helper()
+	ctx := context.Background()
+	var dials atomic.Int32
+	pool, err := shoal.New(shoal.Config[*FakeConn]{
+		Dial: func(context.Context) (*FakeConn, error) {
+			if dials.Add(1) == 1 {
+				return nil, errors.New("connection refused")
+			}
+			return &FakeConn{}, nil
+		},
+		MaxConns:   1,
+		MaxWaiters: 1,
+		Observer:   obs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrDial) {
+		t.Fatalf("acquire on a failing dial: got %v, want ErrDial", err)
+	}
+	// Until the dial backoff passes, acquires fail fast with the same error
+	// (and no dial); then a dial succeeds.
+	var lease *shoal.Lease[*FakeConn]
+	WaitFor(t, "a dial to succeed", func() bool {
+		lease, err = pool.Acquire(ctx)
+		return err == nil
+	})
+	got := make(chan *shoal.Lease[*FakeConn])
+	go func() {
+		l, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	WaitFor(t, "a waiter", func() bool { return pool.Stats().Waiting == 1 })
+	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrExhausted) {
+		t.Fatalf("acquire past MaxWaiters: got %v, want ErrExhausted", err)
+	}
+	lease.Discard() // the waiter gets a newly dialled connection
+	if l := <-got; l != nil {
+		l.Release()
+	}
+	if err := pool.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return pool.Stats()
 }
