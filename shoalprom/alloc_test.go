@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
 
@@ -124,30 +125,7 @@ func BenchmarkScrape(b *testing.B) {
 // with no observer and with these metrics, side by side: the observer's
 // share of the hot path (one wait_time and one use_time record per cycle).
 func BenchmarkAcquireRelease(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		obs  func(testing.TB) shoal.Observer
-	}{
-		{"none", func(testing.TB) shoal.Observer { return nil }},
-		{"observer", func(tb testing.TB) shoal.Observer { return newObservedObserver(tb) }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			pool, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, Observer: bc.obs(b)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer pool.Close(context.Background())
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				l, err := pool.Acquire(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				l.Release()
-			}
-		})
-	}
+	metricstest.BenchAcquireRelease(b, func(tb testing.TB) shoal.Observer { return newObservedObserver(tb) })
 }
 
 func newObservedObserver(tb testing.TB) shoal.Observer { return newObserved(tb) }

@@ -176,3 +176,34 @@ func RunExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
 	}
 	return pool.Stats()
 }
+
+// BenchAcquireRelease runs the serial acquire+release of one connection
+// with no observer and with the one newObserver makes, as two
+// sub-benchmarks, "none" and "observer": the observer's share of the hot
+// path.
+func BenchAcquireRelease(b *testing.B, newObserver func(testing.TB) shoal.Observer) {
+	for _, bc := range []struct {
+		name string
+		obs  func(testing.TB) shoal.Observer
+	}{
+		{"none", func(testing.TB) shoal.Observer { return nil }},
+		{"observer", newObserver},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, Observer: bc.obs(b)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pool.Close(context.Background())
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				l, err := pool.Acquire(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				l.Release()
+			}
+		})
+	}
+}
