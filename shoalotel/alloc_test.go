@@ -38,13 +38,7 @@ func observerCalls(o shoal.Observer) []struct {
 // newObserved returns pool metrics on an SDK MeterProvider with a manual
 // reader, collected once so that every series exists.
 func newObserved(t testing.TB) (*shoalotel.PoolMetrics, *sdkmetric.ManualReader) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { provider.Shutdown(context.Background()) })
-	m, err := shoalotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, reader := newMetrics(t)
 	p, err := m.Pool("alloc")
 	if err != nil {
 		t.Fatal(err)

@@ -7,18 +7,10 @@ import (
 
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
-	"github.com/shoalpool/shoal/shoalotel"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 func TestExtras(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	metrics, err := shoalotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics, reader := newMetrics(t)
 	p, err := metrics.Pool("p")
 	if err != nil {
 		t.Fatal(err)
@@ -71,13 +63,7 @@ func TestExtras(t *testing.T) {
 // TestMultiplexed: with several leases per connection, used counts
 // connections and shoal.pool.leases counts leases.
 func TestMultiplexed(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	metrics, err := shoalotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics, reader := newMetrics(t)
 	p, err := metrics.Pool("h2")
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,12 @@
 package shoalotel_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
+	"github.com/shoalpool/shoal/shoalotel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.uber.org/goleak"
 )
 
@@ -26,3 +29,17 @@ const (
 	seqHeldWait      = metricstest.SeqHeldWait
 	seqLeakThreshold = metricstest.SeqLeakThreshold
 )
+
+// newMetrics returns shoalotel metrics on an SDK MeterProvider read by a
+// manual reader; the provider shuts down when the test ends.
+func newMetrics(t testing.TB, opts ...shoalotel.Option) (*shoalotel.Metrics, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { provider.Shutdown(context.Background()) })
+	m, err := shoalotel.New(provider, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, reader
+}

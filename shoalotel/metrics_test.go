@@ -106,13 +106,7 @@ func (c collected) histogram(t *testing.T, name string) map[string]metricdata.Hi
 }
 
 func TestManualReaderKnownSequence(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	metrics, err := shoalotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics, reader := newMetrics(t)
 	p, err := metrics.Pool("orders-db")
 	if err != nil {
 		t.Fatal(err)
@@ -277,13 +271,7 @@ func TestPoolNames(t *testing.T) {
 }
 
 func TestOptionsAndUnknownReason(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	m, err := shoalotel.New(provider, shoalotel.WithBuckets(0.5, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, reader := newMetrics(t, shoalotel.WithBuckets(0.5, 1))
 	p, err := m.Pool("p")
 	if err != nil {
 		t.Fatal(err)
@@ -303,13 +291,7 @@ func TestOptionsAndUnknownReason(t *testing.T) {
 // TestCallbackReadsStatsOnlyAtCollection: Stats is called by the
 // collection, once per collection, not by the observer.
 func TestCallbackReadsStatsOnlyAtCollection(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	m, err := shoalotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, reader := newMetrics(t)
 	p, err := m.Pool("p")
 	if err != nil {
 		t.Fatal(err)
@@ -338,13 +320,7 @@ func TestCallbackReadsStatsOnlyAtCollection(t *testing.T) {
 // TestSharedName: pools that share a name (one replacing another while it
 // drains) are attached to the same metrics and reported as their sum.
 func TestSharedName(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	m, err := shoalotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, reader := newMetrics(t)
 	p, err := m.Pool("https://api.example.com:443")
 	if err != nil {
 		t.Fatal(err)
