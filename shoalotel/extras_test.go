@@ -1,11 +1,9 @@
 package shoalotel_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 )
 
@@ -68,19 +66,7 @@ func TestMultiplexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	pool, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, MaxStreams: 4, Observer: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close(ctx)
-	for range 3 {
-		l, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Release()
-	}
+	metricstest.HoldStreams(t, p, 3)
 	const name = "db.client.connection.pool.name=h2"
 	c := collect(t, reader)
 	if got, want := c.sum(t, "db.client.connection.count", "{connection}", false), map[string]int64{

@@ -1,13 +1,11 @@
 package shoalprom_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
@@ -76,19 +74,7 @@ func TestMultiplexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	pool, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, MaxStreams: 4, Observer: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close(ctx)
-	for range 3 {
-		l, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Release()
-	}
+	metricstest.HoldStreams(t, m, 3)
 	fam, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -67,14 +67,7 @@ func RunSequence(t *testing.T, obs shoal.Observer, leakObserved func() bool) (po
 	}
 
 	// Acquire 3 waits until first is released, at least SeqHeldWait later.
-	got := make(chan *shoal.Lease[*FakeConn])
-	go func() {
-		l, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
+	got := acquireLater(t, pool)
 	WaitFor(t, "the third acquire to wait", func() bool { return pool.Stats().Waiting == 1 })
 	time.Sleep(SeqHeldWait)
 	first.Release()
@@ -155,14 +148,7 @@ func RunExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
 		lease, err = pool.Acquire(ctx)
 		return err == nil
 	})
-	got := make(chan *shoal.Lease[*FakeConn])
-	go func() {
-		l, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
+	got := acquireLater(t, pool)
 	WaitFor(t, "a waiter", func() bool { return pool.Stats().Waiting == 1 })
 	if _, err := pool.Acquire(ctx); !errors.Is(err, shoal.ErrExhausted) {
 		t.Fatalf("acquire past MaxWaiters: got %v, want ErrExhausted", err)
@@ -205,5 +191,38 @@ func BenchAcquireRelease(b *testing.B, newObserver func(testing.TB) shoal.Observ
 				l.Release()
 			}
 		})
+	}
+}
+
+// acquireLater acquires from pool in a goroutine and delivers the lease
+// (nil if the acquire failed, which fails the test).
+func acquireLater(t *testing.T, pool *shoal.Pool[*FakeConn]) <-chan *shoal.Lease[*FakeConn] {
+	got := make(chan *shoal.Lease[*FakeConn], 1)
+	go func() {
+		l, err := pool.Acquire(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	return got
+}
+
+// HoldStreams opens a multiplexed pool of one connection with 4 streams
+// watched by obs and holds n leases on it until the test ends.
+func HoldStreams(t *testing.T, obs shoal.Observer, n int) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, MaxStreams: 4, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close(ctx) })
+	for range n {
+		l, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Release)
 	}
 }
