@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/mdtable"
 )
 
 // results are the best rounds of every contender in every scenario run.
@@ -44,19 +46,17 @@ func (r *results) markdown(cmd, machine string) string {
 	if len(r.calls) > 0 {
 		fmt.Fprintf(&b, "**Stream limit** (in-process server, 100 streams per connection, %d callers, %s per run): calls/s, "+
 			"and the latency of the 1 ms calls in the mixed run.\n\n", r.callers, r.duration)
-		b.WriteString("| scenario |")
+		cols := []string{"scenario"}
 		for _, n := range names {
-			fmt.Fprintf(&b, " %s calls/s |", n)
+			cols = append(cols, n+" calls/s")
 		}
 		for _, n := range names[:last] {
-			fmt.Fprintf(&b, " shoalgrpc / %s |", n)
+			cols = append(cols, "shoalgrpc / "+n)
 		}
-		b.WriteString(" 1 ms calls p50 / p99 (" + strings.Join(names, ", ") + ") |")
-		b.WriteString(" CPU µs per call (" + strings.Join(names, ", ") + ") |\n|---|")
-		for range len(names) + last + 2 {
-			b.WriteString("---:|")
-		}
-		b.WriteString("\n")
+		cols = append(cols,
+			"1 ms calls p50 / p99 ("+strings.Join(names, ", ")+")",
+			"CPU µs per call ("+strings.Join(names, ", ")+")")
+		mdtable.Header(&b, cols...)
 		for _, row := range r.calls {
 			fmt.Fprintf(&b, "| %s |", describe(row.scenario))
 			for _, c := range row.byContender {
@@ -91,18 +91,14 @@ func (r *results) markdown(cmd, machine string) string {
 			"%d writers each put %d Txn batches of %d keys (100-byte values) to their own prefix, "+
 			"then %d readers each range over one prefix %d times. Whole-job seconds; ratio = other's time / shoalgrpc's (above 1: shoalgrpc faster).\n\n",
 			j.writers, j.batches, j.batchSize, j.writers, j.reads)
-		b.WriteString("| job |")
+		cols := []string{"job"}
 		for _, n := range names {
-			fmt.Fprintf(&b, " %s s |", n)
+			cols = append(cols, n+" s")
 		}
 		for _, n := range names[:last] {
-			fmt.Fprintf(&b, " %s / shoalgrpc |", n)
+			cols = append(cols, n+" / shoalgrpc")
 		}
-		b.WriteString("\n|---|")
-		for range len(names) + last {
-			b.WriteString("---:|")
-		}
-		b.WriteString("\n")
+		mdtable.Header(&b, cols...)
 		for _, job := range []struct {
 			name string
 			get  func(etcdTimes) time.Duration

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/mdtable"
 )
 
 // results are the best rounds of every contender, per target and worker
@@ -28,18 +30,14 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	fmt.Fprintf(&b, "Machine: %s. Best of %d interleaved rounds of %s per cell.\n", machine, rounds, d)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
 	last := len(r.contenders) - 1 // shoalhttp
-	b.WriteString("| target | workers |")
+	cols := []string{"target", "workers"}
 	for _, c := range r.contenders {
-		fmt.Fprintf(&b, " %s req/s |", c.name)
+		cols = append(cols, c.name+" req/s")
 	}
 	for _, c := range r.contenders[:last] {
-		fmt.Fprintf(&b, " shoalhttp / %s |", c.name)
+		cols = append(cols, "shoalhttp / "+c.name)
 	}
-	b.WriteString("\n|---|---:|")
-	for range len(r.contenders) + last {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	mdtable.Header(&b, cols...)
 	for _, row := range r.rows {
 		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
 		for _, v := range row.rps {
@@ -52,15 +50,11 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	}
 	b.WriteString("\nThis process's CPU time per request (user + system, µs, median of the rounds): the client's own cost, " +
 		"plus the server's for the in-process TLS target. Less sensitive to the machine's other load than req/s.\n\n")
-	b.WriteString("| target | workers |")
+	cols = []string{"target", "workers"}
 	for _, c := range r.contenders {
-		fmt.Fprintf(&b, " %s |", c.name)
+		cols = append(cols, c.name)
 	}
-	b.WriteString("\n|---|---:|")
-	for range r.contenders {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	mdtable.Header(&b, cols...)
 	for _, row := range r.rows {
 		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
 		for _, v := range row.cpu {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/mdtable"
 )
 
 // results are the best rounds of every contender, per query and worker
@@ -40,19 +42,11 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	fmt.Fprintf(&b, "### PostgreSQL through pgx: %d connections\n\n", r.conns)
 	fmt.Fprintf(&b, "Machine: %s. Best of %d interleaved rounds of %s per cell.\n", machine, rounds, d)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
-	b.WriteString("| query | workers |")
-	for i, c := range r.contenders {
-		if i == 0 {
-			fmt.Fprintf(&b, " %s q/s |", c.name)
-		} else {
-			fmt.Fprintf(&b, " %s q/s (of %s) |", c.name, r.contenders[0].name)
-		}
+	cols := []string{"query", "workers", r.contenders[0].name + " q/s"}
+	for _, c := range r.contenders[1:] {
+		cols = append(cols, fmt.Sprintf("%s q/s (of %s)", c.name, r.contenders[0].name))
 	}
-	b.WriteString("\n|---|---:|")
-	for range r.contenders {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	mdtable.Header(&b, cols...)
 	for _, row := range r.rows {
 		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
 		for i, q := range row.qps {
@@ -65,15 +59,11 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		b.WriteString("\n")
 	}
 	b.WriteString("\nClient cost per query, lowest of the rounds: CPU time of this process (user+system, µs), and its threads' voluntary context switches (a thread going to sleep for want of work, to be woken by a futex or epoll later; less sensitive to the machine's other load than throughput).\n\n")
-	b.WriteString("| query | workers |")
+	cols = []string{"query", "workers"}
 	for _, c := range r.contenders {
-		fmt.Fprintf(&b, " %s |", c.name)
+		cols = append(cols, c.name)
 	}
-	b.WriteString("\n|---|---:|")
-	for range r.contenders {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	mdtable.Header(&b, cols...)
 	for _, row := range r.rows {
 		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
 		for i, c := range row.cpu {
@@ -82,15 +72,11 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		b.WriteString("\n")
 	}
 	b.WriteString("\nMedian over the rounds of each round's ratio to the dedicated run just before it (pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
-	b.WriteString("| query | workers |")
+	cols = []string{"query", "workers"}
 	for _, c := range r.contenders[1:] {
-		fmt.Fprintf(&b, " %s |", c.name)
+		cols = append(cols, c.name)
 	}
-	b.WriteString("\n|---|---:|")
-	for range r.contenders[1:] {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	mdtable.Header(&b, cols...)
 	for _, row := range r.rows {
 		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
 		for _, m := range row.medianRatio[1:] {
