@@ -20,7 +20,6 @@ type fakeConn = metricstest.FakeConn
 var (
 	fakeDial    = metricstest.FakeDial
 	runSequence = metricstest.RunSequence
-	waitFor     = metricstest.WaitFor
 )
 
 const (
