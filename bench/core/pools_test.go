@@ -29,13 +29,6 @@ type benchPool[H any] interface {
 	close() error
 }
 
-// poolKind names a pool and opens a warm instance of it: every one of its
-// poolSize connections is open and idle when open returns.
-type poolKind[H any] struct {
-	name string
-	open func(ctx context.Context) (benchPool[H], error)
-}
-
 // noopConn is the connection every pool manages: nothing to do, nothing to
 // close. dials counts how many were made, so a run can check that no pool
 // redialled while it was being timed.
