@@ -86,9 +86,11 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 			break
 		}
 		if !p.handoff(&c.lease) {
+			// The queue emptied after our look at p.waiters. Back on the
+			// stack, and look again: a waiter that enqueued since may have
+			// looked at the stacks before this push.
 			c.lease.free()
 			p.parts[c.part].idle.push(p.next, c.slot)
-			break
 		}
 	}
 	// Close empties the stacks once, after it sets closed; a push that
