@@ -139,9 +139,16 @@ func TestCanceledWaiterPassesConnectionOn(t *testing.T) {
 }
 
 // A waiter whose context ends at the very moment a lease is handed to it
-// must pass the lease on. Hammer that race and check nothing is lost.
+// must pass the lease on. Hammer that race and check nothing is lost, with
+// strict hand-off and with barging (HandoffAfter).
 func TestCancelRaceLosesNothing(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
+	for _, after := range []time.Duration{0, 50 * time.Microsecond} {
+		t.Run("HandoffAfter="+after.String(), func(t *testing.T) { cancelRace(t, after) })
+	}
+}
+
+func cancelRace(t *testing.T, handoffAfter time.Duration) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, HandoffAfter: handoffAfter})
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
 		wg.Add(1)

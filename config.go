@@ -49,6 +49,23 @@ type Config[T any] struct {
 	// past the bound Acquire fails at once with ErrExhausted.
 	MaxWaiters int
 
+	// HandoffAfter trades a bounded amount of fairness for throughput when
+	// callers outnumber connections. 0 (the default) is strict FIFO: a
+	// release with callers waiting hands its connection straight to the
+	// oldest of them, which costs a goroutine wake-up per release. With
+	// HandoffAfter set, while the oldest waiter has waited less than
+	// HandoffAfter a release puts its connection back on the idle stacks
+	// instead, where the next Acquire (often the releasing goroutine's own,
+	// coming straight back) takes it without waking anyone; once the
+	// oldest waiter has waited HandoffAfter, releases go to the oldest
+	// waiter again, in order. So a waiter can be passed over only during
+	// its first HandoffAfter of waiting, and a connection left idle while
+	// someone waits is handed over within HandoffAfter. Try 1ms for
+	// database sessions; shoalpgx sets it by default (see its Config).
+	// Exclusive connections only: setting it with MaxStreams > 1 is an
+	// error.
+	HandoffAfter time.Duration
+
 	// QueueTarget turns on load shedding in the style of DBConnection: when
 	// every acquire during a QueueInterval waited longer than QueueTarget,
 	// the pool counts as overloaded and, until an interval passes in which
@@ -180,6 +197,8 @@ func (c *Config[T]) validate() error {
 		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0, got %d", c.Partitions)},
 		{c.MaxWaiters < 0, "MaxWaiters", fmt.Sprintf("must be >= 0, got %d", c.MaxWaiters)},
 		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0, got %d", c.MaxDialing)},
+		{c.HandoffAfter < 0, "HandoffAfter", fmt.Sprintf("must be >= 0, got %s", c.HandoffAfter)},
+		{c.HandoffAfter > 0 && c.MaxStreams > 1, "HandoffAfter", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.QueueTarget < 0, "QueueTarget", fmt.Sprintf("must be >= 0, got %s", c.QueueTarget)},
 		{c.QueueInterval < 0, "QueueInterval", fmt.Sprintf("must be >= 0, got %s", c.QueueInterval)},
 		{c.QueueInterval > 0 && c.QueueTarget == 0, "QueueInterval", "is set but QueueTarget is 0; set QueueTarget to turn load shedding on"},

@@ -24,6 +24,8 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"Partitions", func(c *Config[int]) { c.Partitions = -2 }},
 		{"MaxWaiters", func(c *Config[int]) { c.MaxWaiters = -1 }},
 		{"MaxDialing", func(c *Config[int]) { c.MaxDialing = -1 }},
+		{"HandoffAfter", func(c *Config[int]) { c.HandoffAfter = -time.Millisecond }},
+		{"HandoffAfter", func(c *Config[int]) { c.HandoffAfter = time.Millisecond; c.MaxStreams = 4 }},
 		{"QueueTarget", func(c *Config[int]) { c.QueueTarget = -time.Second }},
 		{"QueueInterval", func(c *Config[int]) { c.QueueInterval = -time.Second }},
 		{"QueueInterval", func(c *Config[int]) { c.QueueInterval = time.Second }},

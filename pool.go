@@ -47,10 +47,11 @@ type Pool[T any] struct {
 	freeSlots []int32 // slot numbers not in use; guarded by slotMu
 	nextPart  int32   // round-robin home partition for new conns; guarded by slotMu
 
-	wq   waitQueue[T]
-	mux  muxSet[T]
-	dial dialState
-	shed *shedder // nil when QueueTarget is 0
+	wq    waitQueue[T]
+	mux   muxSet[T]
+	dial  dialState
+	shed  *shedder // nil when QueueTarget is 0
+	barge *barger  // nil when HandoffAfter is 0
 
 	counters counters
 
@@ -119,6 +120,9 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 			interval = defaultQueueInterval
 		}
 		p.shed = newShedder(int64(cfg.QueueTarget), int64(interval))
+	}
+	if cfg.HandoffAfter > 0 {
+		p.barge = newBarger(cfg.HandoffAfter, p.handOffIdle)
 	}
 	p.tracking = p.trackHeld || p.shed != nil
 	p.plain = !p.multiplexed && !p.checkOnTake && !p.tracking && !p.clockOnIdle &&
@@ -203,6 +207,9 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 		p.closed.Store(true)
 		p.cancel()
 		close(p.quit)
+		if p.barge != nil {
+			p.barge.stop()
+		}
 		p.wq.failAll(ErrClosed, true)
 		p.closeIdle()
 		p.checkDrained()

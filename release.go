@@ -19,7 +19,7 @@ func (p *Pool[T]) release(l *Lease[T], reason Reason) {
 		case c.retired.Load() != 0:
 			p.closeConn(c, Reason(c.retired.Load()))
 		default:
-			p.repool(l)
+			p.repoolReleased(l)
 		}
 		return
 	}
@@ -57,7 +57,7 @@ func (p *Pool[T]) release(l *Lease[T], reason Reason) {
 			c.idleSince.Store(now)
 		}
 	}
-	p.repool(l)
+	p.repoolReleased(l)
 }
 
 // repool gives a lease that nobody holds to the oldest waiter, or puts its
@@ -72,6 +72,13 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 	if p.waiters.Load() > 0 && p.handoff(l) {
 		return
 	}
+	p.pushIdle(l, false)
+}
+
+// pushIdle puts the connection of a lease that nobody holds on its
+// partition's idle stack, then serves a waiter that may have missed it; with
+// barging set (barge.go) a young waiter is left to the barging timer.
+func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
 	c := l.c
 	c.lease.free()
 	p.parts[c.part].idle.push(p.next, c.slot)
@@ -80,10 +87,27 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 	// the push, and looked at the stack before the push too. Every waiter
 	// enqueues before its last look at the stacks and we pushed before this
 	// second look at p.waiters, so one of the two sides sees the other.
+	if p.waiters.Load() > 0 {
+		if barging && !p.handOffNow() {
+			p.barge.arm()
+		} else {
+			p.serveWaiters()
+		}
+	}
+	// Close empties the stacks once, after it sets closed; a push that
+	// raced with it is caught here.
+	if p.closed.Load() {
+		p.closeIdle()
+	}
+}
+
+// serveWaiters hands idle connections to the oldest waiters while there
+// are both.
+func (p *Pool[T]) serveWaiters() {
 	for p.waiters.Load() > 0 {
 		c := p.popIdle()
 		if c == nil {
-			break
+			return
 		}
 		if !p.handoff(&c.lease) {
 			// The queue emptied after our look at p.waiters. Back on the
@@ -92,11 +116,6 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 			c.lease.free()
 			p.parts[c.part].idle.push(p.next, c.slot)
 		}
-	}
-	// Close empties the stacks once, after it sets closed; a push that
-	// raced with it is caught here.
-	if p.closed.Load() {
-		p.closeIdle()
 	}
 }
 

@@ -31,10 +31,15 @@ func newPoolMachine(t *rapid.T) *poolMachine {
 		d:          &fakeDialer{},
 		retired:    map[*fakeConn]bool{},
 	}
+	var handoffAfter time.Duration
+	if m.maxStreams == 1 {
+		handoffAfter = rapid.SampledFrom([]time.Duration{0, time.Millisecond}).Draw(t, "handoffAfter")
+	}
 	p, err := New(Config[*fakeConn]{
 		Dial: m.d.dial, Close: m.d.close,
 		MaxConns: m.maxConns, MaxStreams: m.maxStreams,
-		Partitions: rapid.IntRange(0, 3).Draw(t, "partitions"),
+		Partitions:   rapid.IntRange(0, 3).Draw(t, "partitions"),
+		HandoffAfter: handoffAfter,
 	})
 	if err != nil {
 		t.Fatal(err)

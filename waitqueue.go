@@ -33,7 +33,11 @@ type waitQueue[T any] struct {
 	tail   *waiter[T]
 	closed bool
 	count  *atomic.Int32 // the pool's hot copy of the length, read without mu
-	pool   sync.Pool
+	// headSince is the since of the oldest waiter, read without mu when
+	// count is above 0 (it is set before count rises and is stale only
+	// while count is 0). Only HandoffAfter reads it.
+	headSince atomic.Int64
+	pool      sync.Pool
 }
 
 func (q *waitQueue[T]) get() *waiter[T] {
@@ -73,6 +77,7 @@ func (q *waitQueue[T]) enqueue(w *waiter[T], maxWaiters int) enqueueResult {
 		q.tail.next = w
 	} else {
 		q.head = w
+		q.headSince.Store(w.since)
 	}
 	q.tail = w
 	q.count.Add(1)
@@ -85,6 +90,9 @@ func (q *waitQueue[T]) unlinkLocked(w *waiter[T]) {
 		w.prev.next = w.next
 	} else {
 		q.head = w.next
+		if w.next != nil {
+			q.headSince.Store(w.next.since)
+		}
 	}
 	if w.next != nil {
 		w.next.prev = w.prev

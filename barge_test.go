@@ -1,0 +1,141 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// acquireLater starts an Acquire with the given timeout in the background
+// and returns where its lease arrives (nil, and a test error, if it fails).
+func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-chan *Lease[*fakeConn] {
+	t.Helper()
+	got := make(chan *Lease[*fakeConn], 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		l, err := p.Acquire(ctx)
+		if err != nil {
+			t.Errorf("waiting Acquire: %v", err)
+		}
+		got <- l
+	}()
+	return got
+}
+
+// releaseAll releases whatever lease arrives on ch.
+func releaseAll(ch <-chan *Lease[*fakeConn]) {
+	if l := <-ch; l != nil {
+		l.Release()
+	}
+}
+
+func TestBargingReleaseGoesToNextCaller(t *testing.T) {
+	// A window far longer than the test: the waiter stays young throughout.
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	held := mustAcquire(t, p)
+	conn := held.Value()
+	waiter := acquireLater(t, p, 10*time.Second)
+	waitForWaiters(t, p, 1)
+
+	held.Release()
+	again, err := p.TryAcquire()
+	if err != nil {
+		t.Fatalf("TryAcquire right after a release with a young waiter: %v; the connection should have stayed on the stack", err)
+	}
+	if again.Value() != conn {
+		t.Fatalf("TryAcquire got conn %d, want the released conn %d", again.Value().id, conn.id)
+	}
+	if w := p.Stats().Waiting; w != 1 {
+		t.Fatalf("Waiting = %d, want 1", w)
+	}
+
+	// Discarding frees a place in MaxConns; the new connection dialled for
+	// the waiter goes to it, barging or not (it would otherwise wait for
+	// the hour-long window's timer and time out).
+	again.Discard()
+	l := <-waiter
+	if l == nil {
+		return
+	}
+	if l.Value() == conn {
+		t.Fatalf("the waiter got the discarded connection")
+	}
+	l.Release()
+}
+
+func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
+	const window = 20 * time.Millisecond
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: window})
+	held := mustAcquire(t, p)
+	waiter := acquireLater(t, p, 10*time.Second)
+	waitForWaiters(t, p, 1)
+	// Once the waiter has waited past the window, a release is its.
+	time.Sleep(3 * window)
+
+	held.Release()
+	if l, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+		if l != nil {
+			l.Release()
+		}
+		t.Fatalf("TryAcquire after a release with a waiter past HandoffAfter: %v; want ErrWouldBlock (the waiter's)", err)
+	}
+	releaseAll(waiter)
+}
+
+func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
+	// The releaser never comes back: the connection sits on the stack with
+	// a young waiter, and the barging timer must give it to the waiter.
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: 20 * time.Millisecond})
+	held := mustAcquire(t, p)
+	waiter := acquireLater(t, p, 10*time.Second)
+	waitForWaiters(t, p, 1)
+	held.Release()
+	l := <-waiter
+	if l == nil {
+		return
+	}
+	if l.Value() != held.Value() || d.dials.Load() != 1 {
+		t.Fatalf("waiter got conn %d after %d dials, want the released conn and 1 dial", l.Value().id, d.dials.Load())
+	}
+	l.Release()
+}
+
+func TestBargingNeverLeasesTwiceAndLosesNothing(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2, HandoffAfter: 100 * time.Microsecond})
+	const goroutines, rounds = 32, 300
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for i := range rounds {
+				l := mustAcquire(t, p)
+				c := l.Value()
+				if n := c.inUse.Add(1); n != 1 {
+					t.Errorf("conn %d leased %d times at once", c.id, n)
+				}
+				if c.closed.Load() {
+					t.Errorf("conn %d handed out after close", c.id)
+				}
+				c.inUse.Add(-1)
+				if i%50 == 0 {
+					l.Discard()
+				} else {
+					l.Release()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s := p.Stats()
+	if s.TotalConns > 4 {
+		t.Fatalf("TotalConns %d > MaxConns", s.TotalConns)
+	}
+	if s.Acquires != goroutines*rounds {
+		t.Fatalf("Acquires = %d, want %d", s.Acquires, goroutines*rounds)
+	}
+	if s.Waiting != 0 || s.InUseConns != 0 {
+		t.Fatalf("after the run: %+v", s)
+	}
+}
