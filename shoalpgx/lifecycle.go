@@ -25,6 +25,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		{c.MaxConnIdleTime < 0, "MaxConnIdleTime", "must be >= 0"},
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0"},
 		{c.PingTimeout < 0, "PingTimeout", "must be >= 0"},
+		{c.HandoffAfter < 0, "HandoffAfter", "must be >= 0"},
 		{c.Partitions < 0, "Partitions", "must be >= 0"},
 		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0"},
 		{c.MaxDialing < 0, "MaxDialing", "must be >= 0"},
@@ -36,15 +37,16 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	}
 
 	cfg := shoal.Config[*pooledConn]{
-		Dial:        p.dial,
-		Close:       closeConn,
-		MaxConns:    int(c.MaxConns),
-		MinIdle:     int(max(c.MinConns, c.MinIdleConns)),
-		Partitions:  c.Partitions,
-		MaxWaiters:  c.MaxWaiters,
-		MaxIdleTime: c.MaxConnIdleTime,
-		MaxDialing:  c.MaxDialing,
-		Logger:      c.Logger,
+		Dial:         p.dial,
+		Close:        closeConn,
+		MaxConns:     int(c.MaxConns),
+		MinIdle:      int(max(c.MinConns, c.MinIdleConns)),
+		Partitions:   c.Partitions,
+		MaxWaiters:   c.MaxWaiters,
+		MaxIdleTime:  c.MaxConnIdleTime,
+		MaxDialing:   c.MaxDialing,
+		HandoffAfter: c.HandoffAfter,
+		Logger:       c.Logger,
 
 		Observer:      c.Observer,
 		LeakThreshold: c.LeakThreshold,

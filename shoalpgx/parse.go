@@ -36,6 +36,7 @@ var poolKeys = []poolKey{
 	{"pool_health_check_after", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckAfter) }},
 	{"pool_health_check_period", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckPeriod) }},
 	{"pool_ping_timeout", func(c *Config, v string) error { return parseDuration(v, &c.PingTimeout) }},
+	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.HandoffAfter) }},
 }
 
 // ParseConfig parses a connection string as pgx.ParseConfig does (URL or
@@ -53,6 +54,7 @@ var poolKeys = []poolKey{
 //	pool_max_conn_idle_time        duration (default 30m; 0 = no limit)
 //	pool_health_check_after        duration (default 1s)
 //	pool_ping_timeout              duration (default 0: no own bound)
+//	pool_handoff_after             duration (default 1ms; 0 = strict FIFO)
 //	pool_health_check_period       duration, accepted for pgxpool
 //	                               compatibility and ignored (see Config)
 //
