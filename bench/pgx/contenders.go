@@ -29,7 +29,8 @@ type opened struct {
 
 var contenders = []contender{
 	{name: "dedicated", fixedWorkers: true, open: openDedicated},
-	{name: "shoalpgx", open: openShoalpgx},
+	{name: "shoalpgx", open: openShoalpgx(nil)},
+	{name: "shoalpgx-fifo", open: openShoalpgx(func(c *shoalpgx.Config) { c.HandoffAfter = 0 })},
 	{name: "pgxpool", open: openPgxpool},
 	{name: "sql", open: openSQL},
 	{name: "channel", open: openChannel},
@@ -110,13 +111,24 @@ func openDedicated(ctx context.Context, dsn string, conns int) (opened, error) {
 	}, nil
 }
 
-func openShoalpgx(ctx context.Context, dsn string, conns int) (opened, error) {
-	cfg, err := shoalpgx.ParseConfig(dsn)
-	if err != nil {
-		return opened{}, err
+// openShoalpgx opens shoalpgx with its defaults, changed by tune when it is
+// not nil.
+func openShoalpgx(tune func(*shoalpgx.Config)) func(ctx context.Context, dsn string, conns int) (opened, error) {
+	return func(ctx context.Context, dsn string, conns int) (opened, error) {
+		cfg, err := shoalpgx.ParseConfig(dsn)
+		if err != nil {
+			return opened{}, err
+		}
+		cfg.MaxConns = int32(conns)
+		cfg.MinIdleConns = int32(conns)
+		if tune != nil {
+			tune(cfg)
+		}
+		return startShoalpgx(ctx, cfg, conns)
 	}
-	cfg.MaxConns = int32(conns)
-	cfg.MinIdleConns = int32(conns)
+}
+
+func startShoalpgx(ctx context.Context, cfg *shoalpgx.Config, conns int) (opened, error) {
 	p, err := shoalpgx.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return opened{}, err

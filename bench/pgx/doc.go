@@ -11,7 +11,13 @@
 //     measure the server rather than the pool; sharing the connections
 //     between workers under a mutex would measure a naive pool, not a
 //     ceiling.)
-//   - shoalpgx: shoalpgx.Pool, with pool_max_conns connections.
+//   - shoalpgx: shoalpgx.Pool, with pool_max_conns connections and its
+//     defaults, HandoffAfter 1ms among them: while the oldest waiter has
+//     waited less than that, a released connection goes to whoever asks
+//     next rather than to the queue.
+//   - shoalpgx-fifo: the same with HandoffAfter 0, strict FIFO hand-off to
+//     the oldest waiter on every release; the difference between the two
+//     is what barging buys on this machine.
 //   - pgxpool: github.com/jackc/pgx/v5/pgxpool with the same MaxConns.
 //   - sql: database/sql over pgx's stdlib driver, SetMaxOpenConns and
 //     SetMaxIdleConns to the same number.
@@ -32,7 +38,7 @@
 // loop of one query through the pool's own API (QueryRow(...).Scan for
 // SELECT 1, Query plus a rows loop for the small-row query), with
 // context.Background(). Rounds are interleaved (dedicated, shoalpgx,
-// pgxpool, sql, channel, then again) so that a noisy moment of the shared
+// shoalpgx-fifo, pgxpool, sql, channel, then again) so that a noisy moment of the shared
 // machine hits all of them alike, and the best round of each is kept.
 //
 // Run it from bench/ with the server's connection string in
