@@ -29,13 +29,20 @@ func TestAcquireReleaseReuses(t *testing.T) {
 }
 
 func TestExclusiveNeverLeasedTwice(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2})
+	// With strict hand-off and with barging (HandoffAfter), which sends
+	// releases to the idle stacks while waiters are young.
+	for _, after := range []time.Duration{0, 100 * time.Microsecond} {
+		t.Run("HandoffAfter="+after.String(), func(t *testing.T) { neverLeasedTwice(t, after) })
+	}
+}
+
+func neverLeasedTwice(t *testing.T, handoffAfter time.Duration) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2, HandoffAfter: handoffAfter})
+	const goroutines, rounds = 32, 300
 	var wg sync.WaitGroup
-	for g := 0; g < 32; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 300; i++ {
+	for range goroutines {
+		wg.Go(func() {
+			for i := range rounds {
 				l := mustAcquire(t, p)
 				c := l.Value()
 				if n := c.inUse.Add(1); n != 1 {
@@ -51,15 +58,18 @@ func TestExclusiveNeverLeasedTwice(t *testing.T) {
 					l.Release()
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	s := p.Stats()
 	if s.TotalConns > 4 {
 		t.Fatalf("TotalConns %d > MaxConns", s.TotalConns)
 	}
-	if s.Acquires != 32*300 {
-		t.Fatalf("Acquires = %d, want %d", s.Acquires, 32*300)
+	if s.Acquires != goroutines*rounds {
+		t.Fatalf("Acquires = %d, want %d", s.Acquires, goroutines*rounds)
+	}
+	if s.Waiting != 0 || s.InUseConns != 0 {
+		t.Fatalf("after the run: %+v", s)
 	}
 }
 

@@ -3,7 +3,6 @@ package shoal
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 )
@@ -101,41 +100,4 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 		t.Fatalf("waiter got conn %d after %d dials, want the released conn and 1 dial", l.Value().id, d.dials.Load())
 	}
 	l.Release()
-}
-
-func TestBargingNeverLeasesTwiceAndLosesNothing(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2, HandoffAfter: 100 * time.Microsecond})
-	const goroutines, rounds = 32, 300
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Go(func() {
-			for i := range rounds {
-				l := mustAcquire(t, p)
-				c := l.Value()
-				if n := c.inUse.Add(1); n != 1 {
-					t.Errorf("conn %d leased %d times at once", c.id, n)
-				}
-				if c.closed.Load() {
-					t.Errorf("conn %d handed out after close", c.id)
-				}
-				c.inUse.Add(-1)
-				if i%50 == 0 {
-					l.Discard()
-				} else {
-					l.Release()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	s := p.Stats()
-	if s.TotalConns > 4 {
-		t.Fatalf("TotalConns %d > MaxConns", s.TotalConns)
-	}
-	if s.Acquires != goroutines*rounds {
-		t.Fatalf("Acquires = %d, want %d", s.Acquires, goroutines*rounds)
-	}
-	if s.Waiting != 0 || s.InUseConns != 0 {
-		t.Fatalf("after the run: %+v", s)
-	}
 }
