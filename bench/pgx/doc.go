@@ -1,5 +1,6 @@
-// Command pgx measures PostgreSQL query throughput through shoalpgx beside
-// its peers, on the same server in the same run:
+// Command pgx measures PostgreSQL query throughput, and the latency the
+// callers see, through shoalpgx beside its peers, on the same server in the
+// same run:
 //
 //   - dedicated: one *pgx.Conn per connection, each driven without pause by
 //     its own goroutine. This is the ceiling for a pool of the same size, at

@@ -86,6 +86,8 @@ func main() {
 			cpu := make([]time.Duration, len(open))
 			cs := make([]float64, len(open))
 			ratios := make([][]float64, len(open)) // per round, of that round's first contender
+			p50s := make([][]float64, len(open))   // per round, nanoseconds
+			p99s := make([][]float64, len(open))
 			for r := range *rounds {
 				var roundFirst float64
 				for i, c := range open {
@@ -98,6 +100,8 @@ func main() {
 						log.Fatalf("%s %s %d workers: %v", c.name, q.name, n, err)
 					}
 					best[i] = max(best[i], m.qps)
+					p50s[i] = append(p50s[i], float64(m.p50))
+					p99s[i] = append(p99s[i], float64(m.p99))
 					if i == 0 {
 						roundFirst = m.qps
 					} else if roundFirst > 0 {
@@ -113,7 +117,8 @@ func main() {
 						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery)
 				}
 			}
-			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs, medianRatio: medians(ratios)})
+			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs,
+				medianRatio: medians(ratios), p50: medians(p50s), p99: medians(p99s)})
 		}
 		if *cprTime > 0 && *only == "" {
 			m, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))

@@ -27,6 +27,10 @@ type row struct {
 	// medianRatio is, per contender after the first, the median over the
 	// rounds of its throughput divided by the first's in the same round.
 	medianRatio []float64
+
+	// p50 and p99 are, per contender, the median over the rounds of each
+	// round's query latency percentiles, in nanoseconds.
+	p50, p99 []float64
 }
 
 type cprRow struct {
@@ -84,6 +88,19 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\nQuery latency as the workers saw it, a wait for a connection included: p50 / p99 of each round, median over the rounds. With more workers than connections the pools' latencies hold the queueing that dedicated's fixed 8 workers never see; barging (shoalpgx's HandoffAfter) moves it from the median to the tail.\n\n")
+	cols = []string{"query", "workers"}
+	for _, c := range r.contenders {
+		cols = append(cols, c.name)
+	}
+	mdtable.Header(&b, cols...)
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
+		for i := range row.p50 {
+			fmt.Fprintf(&b, " %s / %s |", latency(row.p50[i]), latency(row.p99[i]))
+		}
+		b.WriteString("\n")
+	}
 	if len(r.cpr) > 0 {
 		fmt.Fprintf(&b, "\nConnect-per-request (a new connection, with SCRAM authentication, for every query; %d at once):\n\n", r.conns)
 		b.WriteString("| query | q/s | of dedicated, 8 workers |\n|---|---:|---:|\n")
@@ -103,4 +120,12 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	}
 	b.WriteString("\nDedicated is one goroutine per connection on its own `*pgx.Conn`, the ceiling for this many connections at every worker count (see bench/pgx/doc.go).\n")
 	return b.String()
+}
+
+// latency formats nanoseconds as microseconds, or milliseconds from 1ms.
+func latency(ns float64) string {
+	if ns >= 1e6 {
+		return fmt.Sprintf("%.1f ms", ns/1e6)
+	}
+	return fmt.Sprintf("%.0f µs", ns/1e3)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -47,6 +48,9 @@ type measured struct {
 	qps      float64       // queries per second
 	cpuQuery time.Duration // this process's CPU time (user+system) per query
 	csQuery  float64       // this process's voluntary context switches (threads going to sleep) per query
+	// p50 and p99 of the queries' latencies as the workers saw them, a
+	// wait for a connection included: what barging trades for throughput.
+	p50, p99 time.Duration
 }
 
 // usage returns the CPU time this process has used and its voluntary
@@ -62,32 +66,33 @@ func usage() (time.Duration, int64) {
 }
 
 // runFor runs n goroutines of w for d and returns the queries per second
-// they completed and the client's CPU time per query. The first error stops
-// the run.
+// they completed, the client's CPU time per query and the queries' latency
+// percentiles. The first error stops the run.
 func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, error) {
 	var (
 		stop     atomic.Bool
-		total    atomic.Int64
 		wg       sync.WaitGroup
 		errOnce  sync.Once
 		firstErr error
 	)
+	latencies := make([][]time.Duration, n) // per worker, merged after the clock stops
 	start := time.Now()
 	cpuStart, csStart := usage()
 	for g := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done := 0
+			lat := make([]time.Duration, 0, 1<<14)
 			for i := 0; !stop.Load(); i++ {
+				t0 := time.Now()
 				if err := w(ctx, g, i); err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("worker %d: %w", g, err) })
 					stop.Store(true)
 					break
 				}
-				done++
+				lat = append(lat, time.Since(t0))
 			}
-			total.Add(int64(done))
+			latencies[g] = lat
 		}()
 	}
 	time.Sleep(d)
@@ -95,10 +100,13 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpuEnd, csEnd := usage()
-	m := measured{qps: float64(total.Load()) / elapsed.Seconds()}
-	if q := total.Load(); q > 0 {
+	all := slices.Concat(latencies...)
+	m := measured{qps: float64(len(all)) / elapsed.Seconds()}
+	if q := len(all); q > 0 {
 		m.cpuQuery = (cpuEnd - cpuStart) / time.Duration(q)
 		m.csQuery = float64(csEnd-csStart) / float64(q)
+		slices.Sort(all)
+		m.p50, m.p99 = all[q/2], all[q*99/100]
 	}
 	return m, firstErr
 }
