@@ -108,3 +108,40 @@ func TestPeekWithoutDescriptor(t *testing.T) {
 		t.Fatalf("net.Pipe: Peek = %v, want Unknown", got)
 	}
 }
+
+// pgconn's background reader can be left blocked in Read on an idle
+// connection. A Peek must not wait for it: that would hang the acquire
+// that checks the connection, past any context.
+func TestPeekBesideABlockedRead(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no non-blocking peek on this platform")
+	}
+	client, server := pair(t)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 1)
+		client.Read(buf) // blocks until the server writes or the test closes
+	}()
+	time.Sleep(20 * time.Millisecond) // let the Read block in the poller
+
+	var p Peeker
+	p.Init(client)
+	peeked := make(chan Result, 1)
+	go func() {
+		got, _ := p.Peek()
+		peeked <- got
+	}()
+	select {
+	case got := <-peeked:
+		if got != Quiet {
+			t.Errorf("Peek beside a blocked Read = %v, want Quiet", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("Peek waited for another goroutine's blocked Read")
+		server.Write([]byte("x")) // end the Read, and with it the stuck Peek
+		<-peeked
+	}
+	server.Write([]byte("x"))
+	<-readDone
+}

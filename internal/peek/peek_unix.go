@@ -10,11 +10,13 @@ import (
 )
 
 // Peeker checks one connection. Its raw connection and callback are made
-// once, in Init, so a Peek allocates nothing. Not safe for concurrent use;
-// a pool checks a connection only while nobody else holds it.
+// once, in Init, so a Peek allocates nothing. Not safe for concurrent use
+// of one Peeker; a pool checks a connection only while nobody else holds
+// it. A read of the connection that someone left blocked is fine, though
+// (pgconn's background reader can sit in Read on an idle connection).
 type Peeker struct {
 	raw   syscall.RawConn // nil when the connection has no file descriptor
-	fn    func(fd uintptr) bool
+	fn    func(fd uintptr)
 	res   Result
 	isTLS bool
 	buf   [1]byte
@@ -38,7 +40,7 @@ func (p *Peeker) Init(nc net.Conn) {
 	p.fn = p.check
 }
 
-func (p *Peeker) check(fd uintptr) bool {
+func (p *Peeker) check(fd uintptr) {
 	n, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	switch {
 	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR):
@@ -48,7 +50,6 @@ func (p *Peeker) check(fd uintptr) bool {
 	default:
 		p.res = Data
 	}
-	return true // never wait for readability
 }
 
 // TLS reports whether the connection given to Init was a *tls.Conn: its
@@ -61,7 +62,11 @@ func (p *Peeker) Peek() (Result, byte) {
 	if p.raw == nil {
 		return Unknown, 0
 	}
-	if err := p.raw.Read(p.fn); err != nil {
+	// Control, not Read: Read would first take the descriptor's read lock,
+	// and wait for it, for ever, while another goroutine sits in a blocking
+	// Read of an idle connection (pgconn's background reader does, after
+	// a slow write). MSG_DONTWAIT keeps the recv itself from waiting.
+	if err := p.raw.Control(p.fn); err != nil {
 		return Closed, 0 // the descriptor is closed already
 	}
 	return p.res, p.buf[0]
