@@ -38,9 +38,11 @@
 // timing. The pooled contenders run with 8, 32 and 128 workers, each in a
 // loop of one query through the pool's own API (QueryRow(...).Scan for
 // SELECT 1, Query plus a rows loop for the small-row query), with
-// context.Background(). Rounds are interleaved (dedicated, shoalpgx,
-// shoalpgx-fifo, pgxpool, sql, channel, then again) so that a noisy moment of the shared
-// machine hits all of them alike, and the best round of each is kept.
+// context.Background(). Rounds are interleaved (dedicated, then the others,
+// then again) so that a noisy moment of the shared machine hits all of them
+// alike, and the best round of each is kept. Dedicated opens every round;
+// the others take turns in the places after it, since the place right
+// after dedicated measured slower than the rest (see roundOrder).
 //
 // Run it from bench/ with the server's connection string in
 // SHOAL_TEST_POSTGRES (scripts/test-env.sh sets it):

@@ -75,7 +75,7 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nMedian over the rounds of each round's ratio to the dedicated run just before it (pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
+	b.WriteString("\nMedian over the rounds of each round's ratio to the dedicated run that opened the round (pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
 	cols = []string{"query", "workers"}
 	for _, c := range r.contenders[1:] {
 		cols = append(cols, c.name)
