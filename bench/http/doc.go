@@ -17,10 +17,11 @@
 // answer checked), InfluxDB 1.x (a POST of one point per request to
 // /write, 204 checked) and an in-process TLS server (net/http with HTTP/2,
 // 100 streams per connection; a GET of a short body), each with 1, 4 and
-// 32 workers looping one request at a time. Rounds are interleaved
-// (new-client, default, tuned, shoalhttp, then again) so that a noisy moment
-// of the shared machine hits every contender alike, and the best round of
-// each is kept.
+// 32 workers looping one request at a time. Rounds are interleaved (each
+// contender once, then again) so that a noisy moment of the shared machine
+// hits every contender alike, and the best round of each is kept; each
+// round starts one contender further on, so none always runs in the same
+// place.
 //
 // Run it from bench/ with the servers' URLs in SHOAL_TEST_CLICKHOUSE and
 // SHOAL_TEST_INFLUXDB (scripts/test-env.sh sets them; a target whose

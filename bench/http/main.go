@@ -91,7 +91,12 @@ func main() {
 			best := make([]float64, len(contenders))
 			cpu := make([][]float64, len(contenders))
 			for r := range *rounds {
-				for i, c := range contenders {
+				for k := range contenders {
+					// Each round starts one contender further on, so that
+					// no contender always runs in the same place (in
+					// bench/pgx the place after another measured slower).
+					i := (k + r) % len(contenders)
+					c := contenders[i]
 					m, err := measure(c, tg, n, *duration)
 					if err != nil {
 						log.Printf("%s, %s, %d workers: %v", tg.name, c.name, n, err)
