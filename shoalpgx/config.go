@@ -138,9 +138,10 @@ type Config struct {
 	// the same name). Default 1ms: when callers outnumber connections, a
 	// released connection goes to whoever asks next, usually the goroutine
 	// that just released it, which saves the scheduler a wake-up and a park
-	// per query (on the project's 2-core machine about 10 to 15% more
-	// queries per second at 32 workers on 8 connections, nothing measurable
-	// at 128; BENCHMARKS.md). From 1ms of
+	// per query (on the project's 2-core machine, 32 workers on 8
+	// connections: about 10% more queries per second than strict hand-off,
+	// the median of nine runs that ranged from 4% less to 32% more; level
+	// within the noise at 128 workers; BENCHMARKS.md). From 1ms of
 	// waiting on, connections go to the waiters in order, so the longest
 	// wait grows by about 1ms, not without bound. 0 is strict FIFO hand-off.
 	// Connection string: pool_handoff_after.
