@@ -63,44 +63,13 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		b.WriteString("\n")
 	}
 	b.WriteString("\nClient cost per query, lowest of the rounds: CPU time of this process (user+system, µs), and its threads' voluntary context switches (a thread going to sleep for want of work, to be woken by a futex or epoll later; less sensitive to the machine's other load than throughput).\n\n")
-	cols = []string{"query", "workers"}
-	for _, c := range r.contenders {
-		cols = append(cols, c.name)
-	}
-	mdtable.Header(&b, cols...)
-	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
-		for i, c := range row.cpu {
-			fmt.Fprintf(&b, " %.1f µs, %.2f sw |", float64(c)/1e3, row.cs[i])
-		}
-		b.WriteString("\n")
-	}
+	r.table(&b, 0, func(row row, i int) string {
+		return fmt.Sprintf("%.1f µs, %.2f sw", float64(row.cpu[i])/1e3, row.cs[i])
+	})
 	b.WriteString("\nMedian over the rounds of each round's ratio to the dedicated run that opened the round (pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
-	cols = []string{"query", "workers"}
-	for _, c := range r.contenders[1:] {
-		cols = append(cols, c.name)
-	}
-	mdtable.Header(&b, cols...)
-	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
-		for _, m := range row.medianRatio[1:] {
-			fmt.Fprintf(&b, " %.2f |", m)
-		}
-		b.WriteString("\n")
-	}
+	r.table(&b, 1, func(row row, i int) string { return fmt.Sprintf("%.2f", row.medianRatio[i]) })
 	b.WriteString("\nQuery latency as the workers saw it, a wait for a connection included: p50 / p99 of each round, median over the rounds. With more workers than connections the pools' latencies hold the queueing that dedicated's fixed 8 workers never see; barging (shoalpgx's HandoffAfter) moves it from the median to the tail.\n\n")
-	cols = []string{"query", "workers"}
-	for _, c := range r.contenders {
-		cols = append(cols, c.name)
-	}
-	mdtable.Header(&b, cols...)
-	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
-		for i := range row.p50 {
-			fmt.Fprintf(&b, " %s / %s |", latency(row.p50[i]), latency(row.p99[i]))
-		}
-		b.WriteString("\n")
-	}
+	r.table(&b, 0, func(row row, i int) string { return latency(row.p50[i]) + " / " + latency(row.p99[i]) })
 	if len(r.cpr) > 0 {
 		fmt.Fprintf(&b, "\nConnect-per-request (a new connection, with SCRAM authentication, for every query; %d at once):\n\n", r.conns)
 		b.WriteString("| query | q/s | of dedicated, 8 workers |\n|---|---:|---:|\n")
@@ -120,6 +89,23 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	}
 	b.WriteString("\nDedicated is one goroutine per connection on its own `*pgx.Conn`, the ceiling for this many connections at every worker count (see bench/pgx/doc.go).\n")
 	return b.String()
+}
+
+// table writes one row per query and worker count, with a column per
+// contender from contenders[first] on, each cell made by cell.
+func (r *results) table(b *strings.Builder, first int, cell func(row row, contender int) string) {
+	cols := []string{"query", "workers"}
+	for _, c := range r.contenders[first:] {
+		cols = append(cols, c.name)
+	}
+	mdtable.Header(b, cols...)
+	for _, row := range r.rows {
+		fmt.Fprintf(b, "| %s | %d |", row.query, row.workers)
+		for i := first; i < len(r.contenders); i++ {
+			fmt.Fprintf(b, " %s |", cell(row, i))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // latency formats nanoseconds as microseconds, or milliseconds from 1ms.
