@@ -93,8 +93,7 @@ func main() {
 			for r := range *rounds {
 				for k := range contenders {
 					// Each round starts one contender further on, so that
-					// no contender always runs in the same place (in
-					// bench/pgx the place after another measured slower).
+					// no contender always runs in the same place.
 					i := (k + r) % len(contenders)
 					c := contenders[i]
 					m, err := measure(c, tg, n, *duration)

@@ -41,8 +41,8 @@
 // context.Background(). Rounds are interleaved (dedicated, then the others,
 // then again) so that a noisy moment of the shared machine hits all of them
 // alike, and the best round of each is kept. Dedicated opens every round;
-// the others take turns in the places after it, since the place right
-// after dedicated measured slower than the rest (see roundOrder).
+// the others take turns in the places after it, so that no contender
+// always runs in the same place (see roundOrder).
 //
 // Run it from bench/ with the server's connection string in
 // SHOAL_TEST_POSTGRES (scripts/test-env.sh sets it):
