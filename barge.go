@@ -35,7 +35,7 @@ import (
 // costs a wake-up of its own, which is what barging exists to save
 // (measured: worse than no barging at all with a 100 µs window).
 type barger struct {
-	after int64 // HandoffAfter in nanoseconds; 0 turns barging off
+	after int64 // HandoffAfter in nanoseconds, > 0 (without barging a pool has no barger)
 	armed atomic.Bool
 	timer *time.Timer // stopped until armed; runs pool.handOffIdle
 }

@@ -128,6 +128,8 @@ func openShoalpgx(tune func(*shoalpgx.Config)) func(ctx context.Context, dsn str
 	}
 }
 
+// startShoalpgx opens a shoalpgx pool from cfg and warms its conns
+// connections.
 func startShoalpgx(ctx context.Context, cfg *shoalpgx.Config, conns int) (opened, error) {
 	p, err := shoalpgx.NewWithConfig(ctx, cfg)
 	if err != nil {
