@@ -288,3 +288,32 @@ func TestWarmWaitsForBackgroundDials(t *testing.T) {
 		t.Fatalf("after Warm: %+v", s)
 	}
 }
+
+// TestFullPoolWaitsDoNotWakeMaintenance: with MinIdle set, an acquire that
+// finds nothing idle wakes the maintenance goroutine to refill, but only
+// while the pool has room to dial. At MaxConns a pass can do nothing, and
+// one per waiting acquire cost a busy pool a goroutine wake-up and a scan of
+// every connection each time.
+func TestFullPoolWaitsDoNotWakeMaintenance(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MinIdle: 2})
+	if err := p.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	defer a.Release()
+	defer b.Release()
+	before := p.passes.Load()
+	const waits = 100
+	for range waits {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Microsecond)
+		if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire on a full pool: %v, want a deadline error", err)
+		}
+		cancel()
+	}
+	// The ticker may run a pass or two on its own in that time (its
+	// period is at least a millisecond); a pass per wait is the bug.
+	if n := p.passes.Load() - before; n > waits/4 {
+		t.Fatalf("%d waiting acquires on a full pool ran %d maintenance passes", waits, n)
+	}
+}

@@ -25,6 +25,7 @@ func (p *Pool[T]) maintain() {
 		case <-p.kick:
 		case <-timer.C:
 		}
+		p.passes.Add(1)
 		now := p.now()
 		p.reap(now)
 		if p.shed != nil {

@@ -58,6 +58,7 @@ type Pool[T any] struct {
 	ctx       context.Context // ends when the pool closes; dials run under it
 	cancel    context.CancelFunc
 	kick      chan struct{} // wakes the maintenance goroutine
+	passes    atomic.Int64  // maintenance passes run, for tests
 	quit      chan struct{} // closed by Close: maintenance stops
 	maintDone chan struct{} // closed when the maintenance goroutine returns
 	closeOnce sync.Once
