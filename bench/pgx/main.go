@@ -88,6 +88,7 @@ func main() {
 			ratios := make([][]float64, len(open)) // per round, of that round's first contender
 			p50s := make([][]float64, len(open))   // per round, nanoseconds
 			p99s := make([][]float64, len(open))
+			idles := make([][]float64, len(open))
 			for r := range *rounds {
 				var roundFirst float64
 				for _, i := range roundOrder(len(open), r) {
@@ -103,6 +104,9 @@ func main() {
 					best[i] = max(best[i], m.qps)
 					p50s[i] = append(p50s[i], float64(m.p50))
 					p99s[i] = append(p99s[i], float64(m.p99))
+					if m.idle >= 0 {
+						idles[i] = append(idles[i], m.idle)
+					}
 					if i == 0 {
 						roundFirst = m.qps
 					} else if roundFirst > 0 {
@@ -114,12 +118,12 @@ func main() {
 					if cs[i] == 0 || m.csQuery < cs[i] {
 						cs[i] = m.csQuery
 					}
-					fmt.Fprintf(os.Stderr, "%-9s %-9s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query  %5.2f thread sleeps/query\n",
-						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery)
+					fmt.Fprintf(os.Stderr, "%-9s %-13s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query  %5.2f thread sleeps/query  %3.0f%% machine idle\n",
+						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery, 100*m.idle)
 				}
 			}
 			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs,
-				medianRatio: medians(ratios), p50: medians(p50s), p99: medians(p99s)})
+				medianRatio: medians(ratios), p50: medians(p50s), p99: medians(p99s), idle: medians(idles)})
 		}
 		if *cprTime > 0 && *only == "" {
 			m, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))

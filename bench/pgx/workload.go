@@ -51,6 +51,11 @@ type measured struct {
 	// p50 and p99 of the queries' latencies as the workers saw them, a
 	// wait for a connection included: what barging trades for throughput.
 	p50, p99 time.Duration
+	// idle is the share of the whole machine's CPU time that went unused
+	// during the run (-1 when it could not be read). The client and the
+	// server share the machine: a pool whose connections wait between
+	// queries leaves it idle rather than busy.
+	idle float64
 }
 
 // usage returns the CPU time this process has used and its voluntary
@@ -78,6 +83,7 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	latencies := make([][]time.Duration, n) // per worker, merged after the clock stops
 	start := time.Now()
 	cpuStart, csStart := usage()
+	ticksStart, ticksErr := readCPUTicks()
 	for g := range n {
 		wg.Add(1)
 		go func() {
@@ -100,8 +106,12 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpuEnd, csEnd := usage()
+	ticksEnd, ticksErrEnd := readCPUTicks()
 	all := slices.Concat(latencies...)
-	m := measured{qps: float64(len(all)) / elapsed.Seconds()}
+	m := measured{qps: float64(len(all)) / elapsed.Seconds(), idle: -1}
+	if ticksErr == nil && ticksErrEnd == nil {
+		m.idle = idleShare(ticksStart, ticksEnd)
+	}
 	if q := len(all); q > 0 {
 		m.cpuQuery = (cpuEnd - cpuStart) / time.Duration(q)
 		m.csQuery = float64(csEnd-csStart) / float64(q)
