@@ -31,6 +31,16 @@ type Config[T any] struct {
 	// Idle reaping never takes the pool below MinIdle.
 	MinIdle int
 
+	// MinConns connections are kept open, busy or idle, by the background
+	// maintenance goroutine: it dials when fewer are open or being
+	// dialled, as after a lifetime expiry or a broken connection, and idle
+	// reaping never takes the pool below it. Default 0. It is the floor
+	// that suits multiplexed connections, where MinIdle counts only those
+	// carrying no stream at all: a MinConns of 2 keeps two connections to
+	// spread leases over even while both are busy. Warm waits for
+	// max(MinIdle, MinConns).
+	MinConns int
+
 	// MaxStreams is how many leases one connection serves at once: 0 or 1
 	// means exclusive connections (database sessions), more means
 	// multiplexed ones (HTTP/2, gRPC). In multiplexed mode a new lease goes
@@ -193,6 +203,8 @@ func (c *Config[T]) validate() error {
 		{c.MaxConns <= 0, "MaxConns", fmt.Sprintf("must be > 0, got %d", c.MaxConns)},
 		{c.MinIdle < 0, "MinIdle", fmt.Sprintf("must be >= 0, got %d", c.MinIdle)},
 		{c.MinIdle > c.MaxConns && c.MaxConns > 0, "MinIdle", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinIdle)},
+		{c.MinConns < 0, "MinConns", fmt.Sprintf("must be >= 0, got %d", c.MinConns)},
+		{c.MinConns > c.MaxConns && c.MaxConns > 0, "MinConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinConns)},
 		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0, got %d", c.MaxStreams)},
 		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0, got %d", c.Partitions)},
 		{c.MaxWaiters < 0, "MaxWaiters", fmt.Sprintf("must be >= 0, got %d", c.MaxWaiters)},

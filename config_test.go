@@ -20,6 +20,8 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"MaxConns", func(c *Config[int]) { c.MaxConns = -1 }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = -1 }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = 5 }},
+		{"MinConns", func(c *Config[int]) { c.MinConns = -1 }},
+		{"MinConns", func(c *Config[int]) { c.MinConns = 5 }},
 		{"MaxStreams", func(c *Config[int]) { c.MaxStreams = -1 }},
 		{"Partitions", func(c *Config[int]) { c.Partitions = -2 }},
 		{"MaxWaiters", func(c *Config[int]) { c.MaxWaiters = -1 }},

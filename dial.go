@@ -9,7 +9,7 @@ import (
 )
 
 // Dial backoff: after a failed dial the pool waits before it dials again for
-// waiters or MinIdle, doubling from backoffMin up to backoffMax. The cap is
+// waiters, MinIdle or MinConns, doubling from backoffMin up to backoffMax. The cap is
 // low so that a pool is back to strength within a second of its server.
 const (
 	backoffMin = 10 * time.Millisecond
@@ -228,14 +228,16 @@ func (p *Pool[T]) lastDialError() error {
 	return p.dial.lastErr
 }
 
-// Warm dials until MinIdle connections are open (counting those already
-// open and those being dialled), MaxDialing at a time, and waits for them.
+// Warm dials until max(MinIdle, MinConns) connections are open (counting
+// those already open and those being dialled), MaxDialing at a time, and
+// waits for them.
 // It returns the first dial error, or ctx's error if ctx ends first.
 func (p *Pool[T]) Warm(ctx context.Context) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	need := p.cfg.MinIdle - int(p.open.Load())
+	target := p.warmTarget()
+	need := target - int(p.open.Load())
 	if need <= 0 {
 		return p.waitBackgroundDials(ctx)
 	}
@@ -246,7 +248,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		sem <- struct{}{}
 		// Counted as dialing under dial.mu, like every dial (startDialIf).
 		p.dial.mu.Lock()
-		ok := int(p.open.Load()) < p.cfg.MinIdle && p.reserve()
+		ok := int(p.open.Load()) < target && p.reserve()
 		if ok {
 			p.dialing.Add(1)
 		}
@@ -277,7 +279,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		}
 	}
 	if first == nil {
-		// The maintenance goroutine may have started some of the MinIdle
+		// The maintenance goroutine may have started some of the floor's
 		// dials before we looked: wait for those too, so that Warm returns
 		// with the connections open, not merely on their way.
 		first = p.waitBackgroundDials(ctx)
@@ -288,13 +290,13 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 	return first
 }
 
-// waitBackgroundDials waits until MinIdle connections are open or no dial
-// is in flight, and returns the last dial error if they fell short.
+// waitBackgroundDials waits until Warm's target of connections is open or
+// no dial is in flight, and returns the last dial error if they fell short.
 func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 	const poll = time.Millisecond // Warm is rare; polling keeps the dial path free of it
 	for {
 		dialing := p.dialing.Load()
-		if dialing == 0 || int(p.open.Load()-dialing) >= p.cfg.MinIdle {
+		if dialing == 0 || int(p.open.Load()-dialing) >= p.warmTarget() {
 			break
 		}
 		select {
@@ -303,7 +305,7 @@ func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 		case <-time.After(poll):
 		}
 	}
-	if int(p.open.Load()) < p.cfg.MinIdle {
+	if int(p.open.Load()) < p.warmTarget() {
 		return p.lastDialError()
 	}
 	return nil

@@ -11,8 +11,8 @@ const (
 )
 
 // maintain is the pool's one background goroutine. It closes connections
-// that have been idle too long or lived too long, keeps MinIdle connections
-// open, drives load shedding, and retries dials for waiters once a dial
+// that have been idle too long or lived too long, keeps MinIdle and
+// MinConns connections open, drives load shedding, and retries dials for waiters once a dial
 // backoff has passed. It wakes on its timer or when kicked.
 func (p *Pool[T]) maintain() {
 	defer close(p.maintDone)
@@ -58,7 +58,7 @@ func (p *Pool[T]) nextTick() time.Duration {
 	}
 	// Backing off after a failed dial while someone needs a connection:
 	// wake when the backoff ends.
-	if p.waiters.Load() > p.dialing.Load() || p.cfg.MinIdle > 0 {
+	if p.waiters.Load() > p.dialing.Load() || p.keepsFloor() {
 		p.dial.mu.Lock()
 		until := p.dial.backoffUntil
 		p.dial.mu.Unlock()
@@ -69,12 +69,25 @@ func (p *Pool[T]) nextTick() time.Duration {
 	return max(tick, minTick)
 }
 
-// refill starts dials until MinIdle connections are idle or being dialled.
+// keepsFloor reports whether maintenance keeps connections open by itself
+// (MinIdle or MinConns).
+func (p *Pool[T]) keepsFloor() bool { return p.cfg.MinIdle > 0 || p.cfg.MinConns > 0 }
+
+// warmTarget is how many connections Warm opens: the larger floor.
+func (p *Pool[T]) warmTarget() int { return max(p.cfg.MinIdle, p.cfg.MinConns) }
+
+// refill starts dials until MinConns connections are open or being
+// dialled and MinIdle are idle or being dialled.
 func (p *Pool[T]) refill() {
-	if p.cfg.MinIdle == 0 || p.closed.Load() {
+	if !p.keepsFloor() || p.closed.Load() {
 		return
 	}
-	short := func() bool { return p.idleCount()+int(p.dialing.Load()) < p.cfg.MinIdle }
+	short := func() bool {
+		if int(p.open.Load()) < p.cfg.MinConns { // open counts dials in flight
+			return true
+		}
+		return p.cfg.MinIdle > 0 && p.idleCount()+int(p.dialing.Load()) < p.cfg.MinIdle
+	}
 	for p.startDialIf(short) {
 	}
 }
@@ -101,8 +114,8 @@ func (p *Pool[T]) idleCount() int {
 	return n
 }
 
-// reap closes idle connections past MaxIdleTime (keeping MinIdle) or past
-// their lifetime.
+// reap closes idle connections past MaxIdleTime (keeping MinIdle idle and
+// MinConns open) or past their lifetime; refill replaces them as needed.
 func (p *Pool[T]) reap(now int64) {
 	if p.cfg.MaxIdleTime == 0 && p.cfg.MaxLifetime == 0 {
 		return
@@ -112,6 +125,7 @@ func (p *Pool[T]) reap(now int64) {
 		return
 	}
 	idle := p.idleCount()
+	live := int(p.open.Load() - p.dialing.Load()) // open, not being dialled
 	maxIdle := int64(p.cfg.MaxIdleTime)
 	due := func(c *conn[T]) bool {
 		return c.expired(now) || (maxIdle > 0 && c.idleFor(now) >= maxIdle)
@@ -133,9 +147,11 @@ func (p *Pool[T]) reap(now int64) {
 			switch {
 			case c.expired(now):
 				idle--
+				live--
 				return ReasonLifetime
-			case maxIdle > 0 && c.idleFor(now) >= maxIdle && idle > p.cfg.MinIdle:
+			case maxIdle > 0 && c.idleFor(now) >= maxIdle && idle > p.cfg.MinIdle && live > p.cfg.MinConns:
 				idle--
+				live--
 				return ReasonIdle
 			}
 			return 0
@@ -172,10 +188,13 @@ func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 func (p *Pool[T]) muxReap(now int64) {
 	maxIdle := int64(p.cfg.MaxIdleTime)
 	p.mux.mu.Lock()
-	idle := 0
+	idle, live := 0, 0
 	for _, c := range p.mux.conns {
-		if c.streams == 0 && !c.retiring {
-			idle++
+		if !c.retiring {
+			live++
+			if c.streams == 0 {
+				idle++
+			}
 		}
 	}
 	var closing []*conn[T]
@@ -183,13 +202,16 @@ func (p *Pool[T]) muxReap(now int64) {
 		c := p.mux.conns[i]
 		if !c.retiring && c.expired(now) {
 			c.retiring, c.reason = true, ReasonLifetime
+			live--
 			if c.streams == 0 {
 				idle--
 			}
 		}
-		if !c.retiring && c.streams == 0 && maxIdle > 0 && c.idleFor(now) >= maxIdle && idle > p.cfg.MinIdle {
+		if !c.retiring && c.streams == 0 && maxIdle > 0 && c.idleFor(now) >= maxIdle &&
+			idle > p.cfg.MinIdle && live > p.cfg.MinConns {
 			c.retiring, c.reason = true, ReasonIdle
 			idle--
+			live--
 		}
 		if c.retiring && c.streams == 0 {
 			p.mux.removeLocked(i)

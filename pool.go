@@ -82,8 +82,8 @@ type counters struct {
 	leaked     atomic.Int64
 }
 
-// New checks cfg and returns a pool. It dials nothing itself: MinIdle
-// connections are opened in the background (call Warm to wait for them).
+// New checks cfg and returns a pool. It dials nothing itself: MinIdle and
+// MinConns connections are opened in the background (call Warm to wait for them).
 func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 
 	go p.maintain()
-	if cfg.MinIdle > 0 {
+	if p.keepsFloor() {
 		p.kickMaintenance()
 	}
 	return p, nil

@@ -195,7 +195,7 @@ func (p *Pool[T]) capacityFreed() {
 	if p.waiters.Load() > p.dialing.Load() {
 		p.maybeDial()
 	}
-	if p.cfg.MinIdle > 0 {
+	if p.keepsFloor() {
 		p.kickMaintenance()
 	}
 }
