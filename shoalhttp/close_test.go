@@ -76,6 +76,7 @@ func TestNewTransportNamesBadField(t *testing.T) {
 		field string
 	}{
 		{Options{MaxConns: 2, MinIdle: 3}, "MinIdle"},
+		{Options{MaxConns: 2, MinConns: 3}, "MinConns"},
 		{Options{MaxConns: -1}, "MaxConns"},
 		{Options{WarmOrigins: []string{"ftp://x"}}, "WarmOrigins"},
 		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},

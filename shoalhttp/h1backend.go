@@ -107,7 +107,7 @@ func acquireErr(err error) error {
 }
 
 func (b *h1Backend) warm(ctx context.Context) error {
-	return warmPool(ctx, b.pool, b.o.t.opts.MinIdle)
+	return warmPool(ctx, b.pool, max(b.o.t.opts.MinIdle, b.o.t.opts.MinConns))
 }
 
 func (b *h1Backend) stats() shoal.Stats { return b.pool.Stats() }

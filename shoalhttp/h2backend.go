@@ -29,6 +29,7 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 	b.seed.Store(seed)
 	opts := o.t.opts
 	cfg := poolConfig(opts, o.name, b.dial, (*h2Conn).close)
+	cfg.MinConns = opts.h2MinConns()
 	// The first connection's limit stands for all: every new connection
 	// starts with it, and one whose server says less is lowered with
 	// SetStreamLimit after its first request.
@@ -131,7 +132,7 @@ func (b *h2Backend) acquire(ctx context.Context) (*shoal.Lease[*h2Conn], error) 
 }
 
 func (b *h2Backend) warm(ctx context.Context) error {
-	return warmPool(ctx, b.pool, b.o.t.opts.MinIdle)
+	return warmPool(ctx, b.pool, max(b.o.t.opts.MinIdle, b.o.t.opts.h2MinConns()))
 }
 
 func (b *h2Backend) stats() shoal.Stats { return b.pool.Stats() }

@@ -164,7 +164,8 @@ func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
 	return b.roundTrip(req)
 }
 
-// warm opens max(MinIdle, 1) connections.
+// warm opens max(MinIdle, MinConns, 1) connections (MinConns with its
+// HTTP/2 default).
 func (o *origin) warm(ctx context.Context) error {
 	b, err := o.backend(ctx)
 	if err != nil {

@@ -14,6 +14,7 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 		Close:          closeConn,
 		MaxConns:       o.MaxConns,
 		MinIdle:        o.MinIdle,
+		MinConns:       max(o.MinConns, 0), // HTTP/2 sets its own default
 		Partitions:     o.Partitions,
 		MaxWaiters:     o.MaxWaiters,
 		MaxLifetime:    o.MaxLifetime,

@@ -7,14 +7,14 @@ import (
 	"github.com/shoalpool/shoal"
 )
 
-// warmPool opens max(minIdle, 1) connections. With MinIdle set, the
-// pool's maintenance already dials MinIdle connections in the background
-// (from New on, and again whenever they drop below it); warmPool waits for
-// them rather than calling Pool.Warm, which races with that refill and can
-// open up to twice MinIdle, and which returns before the refill's dials
-// land. A failed dial is surfaced through an acquire, which reports it.
-func warmPool[T any](ctx context.Context, p *shoal.Pool[T], minIdle int) error {
-	if minIdle == 0 {
+// warmPool opens max(floor, 1) connections, floor being the larger of the
+// origin's MinIdle and MinConns. With a floor set, the pool's maintenance
+// already dials it in the background (from New on, and again whenever the
+// pool drops below it); warmPool waits for those dials rather than calling
+// Pool.Warm, which races with that refill and can open up to twice the
+// floor, and which returns before the refill's dials land. A failed dial is surfaced through an acquire, which reports it.
+func warmPool[T any](ctx context.Context, p *shoal.Pool[T], floor int) error {
+	if floor <= 0 {
 		l, err := p.Acquire(ctx)
 		if err != nil {
 			return err
@@ -25,7 +25,7 @@ func warmPool[T any](ctx context.Context, p *shoal.Pool[T], minIdle int) error {
 	dialErrors := p.Stats().DialErrors
 	for {
 		st := p.Stats()
-		if st.TotalConns >= minIdle {
+		if st.TotalConns >= floor {
 			return nil
 		}
 		if st.DialErrors > dialErrors {
