@@ -24,7 +24,7 @@
 //     the dial's error at once instead of sitting until their deadlines, and
 //     a pool whose server is down backs off instead of storming it.
 //   - The lifecycle is complete: MaxLifetime with a jitter drawn per
-//     connection, idle reaping, MinIdle kept warm in the background, health
+//     connection, idle reaping, MinIdle and MinConns kept warm in the background, health
 //     checks after idleness, hooks, load shedding and a bounded wait queue.
 //
 // # Using it

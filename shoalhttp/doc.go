@@ -9,8 +9,11 @@
 // knowledge for h2c when Options.H2CPriorKnowledge is set) are multiplexed:
 // each carries up to the server's SETTINGS_MAX_CONCURRENT_STREAMS requests,
 // a request goes to the least-loaded connection, and a new connection is
-// dialled only when all are full. A GOAWAY from the server retires its
-// connection gracefully: in-flight requests finish, new ones go elsewhere.
+// dialled only when all are full. An HTTP/2 origin keeps two connections
+// by default (Options.MinConns), because one is a serial point at both
+// ends: a single goroutine reads all of a connection's frames on each
+// side. A GOAWAY from the server retires its connection gracefully:
+// in-flight requests finish, new ones go elsewhere.
 //
 // An https origin's protocol is learned from its first connection's ALPN:
 // requests that arrive meanwhile wait for that one connection instead of
