@@ -33,7 +33,7 @@ type Options struct {
 	// next one): one HTTP/2 connection is a serial point at both ends,
 	// where one goroutine reads all of its frames, and two let a 2-core
 	// client and server work on two requests' frames at once (measured in
-	// bench/http: 1.1-1.2x the requests per second of one connection at
+	// bench/http: 1.07-1.19x the requests per second of one connection at
 	// 1, 4 and 32 workers). A negative value means 0 for both protocols;
 	// the HTTP/2 default is capped at MaxConns.
 	MinConns int
