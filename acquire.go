@@ -23,12 +23,14 @@ func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
 	if p.plain {
 		// The fast path: a pop from a lock-free stack and a store.
 		if c := p.popIdle(); c != nil {
+			c.lease.handedAt = 0
 			c.lease.holdPlain()
 			return &c.lease, nil
 		}
 	} else if !p.multiplexed && !p.checkOnTake {
 		// The same with the bookkeeping some features need.
 		if c := p.popIdle(); c != nil {
+			c.lease.handedAt = 0
 			p.hold(&c.lease)
 			if p.tracking {
 				p.onAcquired(&c.lease, 0)
@@ -133,6 +135,7 @@ func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
 				continue
 			}
 		}
+		c.lease.handedAt = 0
 		p.hold(&c.lease)
 		return &c.lease
 	}

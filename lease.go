@@ -29,6 +29,13 @@ type Lease[T any] struct {
 	acquiredAt atomic.Int64
 	leak       *leakInfo // LeakThreshold only; set before the lease is first handed out
 	reclaimed  atomic.Bool
+
+	// handedAt is the pool clock at which a release handed this lease to
+	// a waiter (exclusive mode), 0 when it was taken from the idle stacks
+	// instead. Written only by whoever owns the lease, before the hold
+	// that publishes it; the next hand-off reads it to judge how long the
+	// lease was held (see yieldAfterHandoff).
+	handedAt int64
 }
 
 const heldBit = 1
