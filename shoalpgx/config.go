@@ -18,10 +18,6 @@ const (
 	defaultHealthCheckPeriod = time.Minute
 	defaultHealthCheckAfter  = time.Second
 
-	// defaultHandoffAfter is how long a waiter may be passed over while
-	// connections go to whoever asks next (see Config.HandoffAfter).
-	defaultHandoffAfter = time.Millisecond
-
 	// defaultConnectTimeout bounds a dial when the connection string sets no
 	// connect_timeout: dials run in the background, so nothing else would
 	// stop one that hangs (pgxpool uses the same bound).
@@ -135,16 +131,16 @@ type Config struct {
 
 	// HandoffAfter is how long the oldest caller waiting in Acquire may be
 	// passed over by callers arriving after it (see shoal.Config's field of
-	// the same name). Default 1ms: when callers outnumber connections, a
-	// released connection goes to whoever asks next, usually the goroutine
-	// that just released it, which saves the scheduler a wake-up and a park
-	// per query (on the project's 2-core machine, 32 workers on 8
-	// connections: about 10% more queries per second than strict hand-off,
-	// the median of nine runs that ranged from 4% less to 32% more; level
-	// within the noise at 128 workers; BENCHMARKS.md). From 1ms of
-	// waiting on, connections go to the waiters in order, so the longest
-	// wait grows by about 1ms, not without bound. 0 is strict FIFO hand-off.
-	// Connection string: pool_handoff_after.
+	// the same name). Default 0: strict first-come, first-served hand-off,
+	// which measured level with or ahead of a 1ms window once the core's
+	// hand-off stopped yielding after leases held across a round trip (on
+	// the project's 2-core machine, bench/pgx, 32 and 128 workers on 8
+	// connections: 0.76-0.83 of dedicated throughput strict, 0.72-0.80 with
+	// 1ms, and a p99 of 2.8 ms against 3.2 ms at 32 workers). Before that
+	// change a 1ms window read about 10% more than strict hand-off, and it
+	// was the default. Set it to let a newcomer take a released connection
+	// while the oldest waiter has waited less than this; measure with
+	// bench/pgx first. Connection string: pool_handoff_after.
 	HandoffAfter time.Duration
 
 	// MaxDialing bounds the dials in flight at once. 0 means the core's
@@ -179,7 +175,6 @@ func defaultConfig(cc *pgx.ConnConfig) *Config {
 		MaxConnLifetime:   defaultMaxConnLifetime,
 		MaxConnIdleTime:   defaultMaxConnIdleTime,
 		HealthCheckAfter:  defaultHealthCheckAfter,
-		HandoffAfter:      defaultHandoffAfter,
 		HealthCheckPeriod: defaultHealthCheckPeriod,
 		parsed:            true,
 	}

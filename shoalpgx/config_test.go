@@ -23,8 +23,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.MaxConnLifetime != time.Hour || cfg.MaxConnIdleTime != 30*time.Minute || cfg.HealthCheckAfter != time.Second {
 		t.Errorf("durations = %s %s %s, want pgxpool's defaults 1h 30m 1s", cfg.MaxConnLifetime, cfg.MaxConnIdleTime, cfg.HealthCheckAfter)
 	}
-	if cfg.HandoffAfter != time.Millisecond {
-		t.Errorf("HandoffAfter = %s, want the 1ms default", cfg.HandoffAfter)
+	if cfg.HandoffAfter != 0 {
+		t.Errorf("HandoffAfter = %s, want the default 0 (strict FIFO)", cfg.HandoffAfter)
 	}
 	if cfg.MinIdleConns != 0 || cfg.MinConns != 0 || cfg.Partitions != 0 || cfg.MaxWaiters != 0 {
 		t.Errorf("counts = %+v, want zeros", cfg)
@@ -38,7 +38,7 @@ func TestParseConfigPoolKeys(t *testing.T) {
 				"pool_max_conns=12", "pool_min_idle=3", "pool_min_conns=2", "pool_partitions=4",
 				"pool_max_waiters=100", "pool_max_conn_lifetime=90m", "pool_max_conn_lifetime_jitter=5m",
 				"pool_max_conn_idle_time=2m", "pool_health_check_after=250ms", "pool_ping_timeout=3s",
-				"pool_health_check_period=10s", "pool_handoff_after=0s",
+				"pool_health_check_period=10s", "pool_handoff_after=2ms",
 			}
 			var cs string
 			if form == "url" {
@@ -54,7 +54,7 @@ func TestParseConfigPoolKeys(t *testing.T) {
 				cfg.MaxConnLifetime, cfg.MaxConnLifetimeJitter, cfg.MaxConnIdleTime, cfg.HealthCheckAfter,
 				cfg.PingTimeout, cfg.HealthCheckPeriod, cfg.HandoffAfter}
 			want := []any{int32(12), int32(3), int32(2), 4, 100, 90 * time.Minute, 5 * time.Minute,
-				2 * time.Minute, 250 * time.Millisecond, 3 * time.Second, 10 * time.Second, time.Duration(0)}
+				2 * time.Minute, 250 * time.Millisecond, 3 * time.Second, 10 * time.Second, 2 * time.Millisecond}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("parsed %v, want %v", got, want)
 			}

@@ -168,8 +168,8 @@ func prepare(ctx context.Context, dsn string) (string, error) {
 // rest turned by r places. In a fixed order one contender has the same
 // place in every round, so whatever that place costs (the previous run's
 // garbage, the server's state after it) lands on it alone. Suspected when
-// shoalpgx and shoalpgx-fifo, which do the same thing when nobody waits,
-// read 0.88 and 1.00 of dedicated at 8 workers; the gap stayed after the
+// two shoalpgx contenders that do the same thing when nobody waits read
+// 0.88 and 1.00 of dedicated at 8 workers; the gap stayed after the
 // rotation, so it was noise, but the rotation costs nothing.
 func roundOrder(n, r int) []int {
 	order := make([]int, 0, n)
