@@ -90,7 +90,9 @@ func main() {
 		for _, n := range counts {
 			best := make([]float64, len(contenders))
 			cpu := make([][]float64, len(contenders))
+			perRound := make([][]float64, *rounds) // req/s by round, then contender
 			for r := range *rounds {
+				perRound[r] = make([]float64, len(contenders))
 				for k := range contenders {
 					// Each round starts one contender further on, so that
 					// no contender always runs in the same place.
@@ -102,6 +104,7 @@ func main() {
 						return
 					}
 					best[i] = max(best[i], m.rps)
+					perRound[r][i] = m.rps
 					cpu[i] = append(cpu[i], m.cpuPerReq)
 					fmt.Fprintf(os.Stderr, "%-26s %-10s %2d workers round %d: %8.0f req/s, %6.1f µs CPU/req\n", tg.name, c.name, n, r+1, m.rps, m.cpuPerReq)
 				}
@@ -110,7 +113,8 @@ func main() {
 			for i := range cpu {
 				medians[i] = median(cpu[i])
 			}
-			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best, cpu: medians})
+			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best, cpu: medians,
+				pairedRatio: pairedRatios(perRound)})
 		}
 	}
 
@@ -162,6 +166,29 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pairedRatios returns, for every contender but the last (shoalhttp), the
+// median over the rounds of the last one's req/s divided by that
+// contender's in the same round. Pairing within a round cancels the
+// machine's slow swings in load, which best-of can pair a lucky round of
+// one contender with an unlucky one of another.
+func pairedRatios(perRound [][]float64) []float64 {
+	if len(perRound) == 0 {
+		return nil
+	}
+	last := len(perRound[0]) - 1
+	out := make([]float64, last)
+	for j := range last {
+		var ratios []float64
+		for _, rps := range perRound {
+			if rps[j] > 0 {
+				ratios = append(ratios, rps[last]/rps[j])
+			}
+		}
+		out[j] = median(ratios)
+	}
+	return out
 }
 
 func median(xs []float64) float64 {

@@ -20,6 +20,10 @@ type row struct {
 	workers int
 	rps     []float64 // best round, by contender, in contenders' order
 	cpu     []float64 // median µs of process CPU per request, by contender
+
+	// pairedRatio is, per contender but shoalhttp, the median over the
+	// rounds of shoalhttp's req/s over that contender's in the same round.
+	pairedRatio []float64
 }
 
 // markdown renders the results as a fragment for BENCHMARKS.md: requests/s
@@ -45,6 +49,20 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		}
 		for _, v := range row.rps[:last] {
 			fmt.Fprintf(&b, " %.2fx |", row.rps[last]/v)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nshoalhttp's requests/s over each other contender's in the same round, median of the rounds " +
+		"(pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
+	cols = []string{"target", "workers"}
+	for _, c := range r.contenders[:last] {
+		cols = append(cols, "shoalhttp / "+c.name)
+	}
+	mdtable.Header(&b, cols...)
+	for _, row := range r.rows {
+		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
+		for _, v := range row.pairedRatio {
+			fmt.Fprintf(&b, " %.2fx |", v)
 		}
 		b.WriteString("\n")
 	}
