@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestPairedRatios(t *testing.T) {
 	// Three contenders, the last being shoalhttp; three rounds. Round 2 is
@@ -22,5 +26,24 @@ func TestPairedRatios(t *testing.T) {
 	}
 	if r := pairedRatios(nil); r != nil {
 		t.Errorf("no rounds: %v, want nil", r)
+	}
+}
+
+func TestMarkdownTables(t *testing.T) {
+	r := results{
+		contenders: []contender{{name: "default"}, {name: "shoalhttp"}},
+		rows: []row{{target: "T", workers: 4, rps: []float64{100, 150}, cpu: []float64{10, 8.5},
+			pairedRatio: []float64{1.4}}},
+	}
+	md := r.markdown("cmd", "machine", 3, time.Second)
+	for _, want := range []string{
+		"| target | workers | default req/s | shoalhttp req/s | shoalhttp / default |",
+		"| T | 4 | 100 | 150 | 1.50x |",
+		"| target | workers | shoalhttp / default |\n|---|---:|---:|\n| T | 4 | 1.40x |",
+		"| target | workers | default | shoalhttp |\n|---|---:|---:|---:|\n| T | 4 | 10.0 | 8.5 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }

@@ -34,53 +34,53 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	fmt.Fprintf(&b, "Machine: %s. Best of %d interleaved rounds of %s per cell.\n", machine, rounds, d)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
 	last := len(r.contenders) - 1 // shoalhttp
-	cols := []string{"target", "workers"}
+	var rpsCols, ratioCols, nameCols []string
 	for _, c := range r.contenders {
-		cols = append(cols, c.name+" req/s")
+		rpsCols = append(rpsCols, c.name+" req/s")
+		nameCols = append(nameCols, c.name)
 	}
 	for _, c := range r.contenders[:last] {
-		cols = append(cols, "shoalhttp / "+c.name)
+		ratioCols = append(ratioCols, "shoalhttp / "+c.name)
 	}
-	mdtable.Header(&b, cols...)
-	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
+	r.table(&b, append(rpsCols, ratioCols...), func(row row) []string {
+		var cells []string
 		for _, v := range row.rps {
-			fmt.Fprintf(&b, " %.0f |", v)
+			cells = append(cells, fmt.Sprintf("%.0f", v))
 		}
 		for _, v := range row.rps[:last] {
-			fmt.Fprintf(&b, " %.2fx |", row.rps[last]/v)
+			cells = append(cells, fmt.Sprintf("%.2fx", row.rps[last]/v))
 		}
-		b.WriteString("\n")
-	}
+		return cells
+	})
 	b.WriteString("\nshoalhttp's requests/s over each other contender's in the same round, median of the rounds " +
 		"(pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
-	cols = []string{"target", "workers"}
-	for _, c := range r.contenders[:last] {
-		cols = append(cols, "shoalhttp / "+c.name)
-	}
-	mdtable.Header(&b, cols...)
-	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
-		for _, v := range row.pairedRatio {
-			fmt.Fprintf(&b, " %.2fx |", v)
-		}
-		b.WriteString("\n")
-	}
+	r.table(&b, ratioCols, func(row row) []string { return formatAll(row.pairedRatio, "%.2fx") })
 	b.WriteString("\nThis process's CPU time per request (user + system, µs, median of the rounds): the client's own cost, " +
 		"plus the server's for the in-process TLS target. Less sensitive to the machine's other load than req/s.\n\n")
-	cols = []string{"target", "workers"}
-	for _, c := range r.contenders {
-		cols = append(cols, c.name)
-	}
-	mdtable.Header(&b, cols...)
-	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d |", row.target, row.workers)
-		for _, v := range row.cpu {
-			fmt.Fprintf(&b, " %.1f |", v)
-		}
-		b.WriteString("\n")
-	}
+	r.table(&b, nameCols, func(row row) []string { return formatAll(row.cpu, "%.1f") })
 	b.WriteString("\nnew-client: a new http.Client and Transport per request; default: a clone of http.DefaultTransport; " +
 		"tuned: the same with MaxIdleConnsPerHost = workers; shoalhttp: zero Options (see bench/http/doc.go).\n")
 	return b.String()
+}
+
+// table writes a table with a row per target and worker count: the target,
+// the workers, then cols, filled by cells.
+func (r *results) table(b *strings.Builder, cols []string, cells func(row row) []string) {
+	mdtable.Header(b, append([]string{"target", "workers"}, cols...)...)
+	for _, row := range r.rows {
+		fmt.Fprintf(b, "| %s | %d |", row.target, row.workers)
+		for _, c := range cells(row) {
+			fmt.Fprintf(b, " %s |", c)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// formatAll formats every value with format.
+func formatAll(vs []float64, format string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmt.Sprintf(format, v)
+	}
+	return out
 }
