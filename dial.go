@@ -9,8 +9,9 @@ import (
 )
 
 // Dial backoff: after a failed dial the pool waits before it dials again for
-// waiters, MinIdle or MinConns, doubling from backoffMin up to backoffMax. The cap is
-// low so that a pool is back to strength within a second of its server.
+// waiters, MinIdle or MinConns, doubling from backoffMin up to backoffMax.
+// The cap is low so that a pool is back to strength within a second of its
+// server.
 const (
 	backoffMin = 10 * time.Millisecond
 	backoffMax = 250 * time.Millisecond

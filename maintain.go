@@ -12,8 +12,9 @@ const (
 
 // maintain is the pool's one background goroutine. It closes connections
 // that have been idle too long or lived too long, keeps MinIdle and
-// MinConns connections open, drives load shedding, and retries dials for waiters once a dial
-// backoff has passed. It wakes on its timer or when kicked.
+// MinConns connections open, drives load shedding, and retries dials for
+// waiters once a dial backoff has passed. It wakes on its timer or when
+// kicked.
 func (p *Pool[T]) maintain() {
 	defer close(p.maintDone)
 	timer := time.NewTimer(p.nextTick())

@@ -83,7 +83,8 @@ type counters struct {
 }
 
 // New checks cfg and returns a pool. It dials nothing itself: MinIdle and
-// MinConns connections are opened in the background (call Warm to wait for them).
+// MinConns connections are opened in the background (call Warm to wait for
+// them).
 func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err

@@ -12,7 +12,8 @@ import (
 // already dials it in the background (from New on, and again whenever the
 // pool drops below it); warmPool waits for those dials rather than calling
 // Pool.Warm, which races with that refill and can open up to twice the
-// floor, and which returns before the refill's dials land. A failed dial is surfaced through an acquire, which reports it.
+// floor, and which returns before the refill's dials land. A failed dial
+// is surfaced through an acquire, which reports it.
 func warmPool[T any](ctx context.Context, p *shoal.Pool[T], floor int) error {
 	if floor <= 0 {
 		l, err := p.Acquire(ctx)
