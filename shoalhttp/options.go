@@ -113,8 +113,8 @@ type Options struct {
 
 	// WarmOrigins are origins ("https://host" or "http://host:port") that
 	// NewTransport starts connecting to in the background, max(MinIdle,
-	// MinConns, 1) connections each, so the first requests find a connection ready. Use
-	// Transport.Warm to wait for warm-up instead.
+	// MinConns, 1) connections each, so the first requests find a
+	// connection ready. Use Transport.Warm to wait for warm-up instead.
 	WarmOrigins []string
 
 	// Logger receives connection opens and closes (Debug) and dial failures
