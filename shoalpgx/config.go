@@ -69,12 +69,19 @@ type Config struct {
 	// Connection string: pool_max_conns.
 	MaxConns int32
 
-	// MinConns and MinIdleConns both ask the pool to keep connections open
-	// and ready; shoal keeps max(MinConns, MinIdleConns) idle connections
-	// (never more than MaxConns open), dialled in the background. Default 0.
+	// MinConns is the fewest connections the pool keeps open, busy or idle,
+	// as in pgxpool: they are dialled in the background, and idle reaping
+	// stops at MinConns. While MinConns connections are all busy the pool
+	// dials more only for callers that wait. Default 0.
+	// Connection string: pool_min_conns.
+	MinConns int32
+
+	// MinIdleConns is the fewest idle connections the pool keeps, as in
+	// pgxpool: when callers take idle connections, more are dialled in the
+	// background (never more than MaxConns open), so that a burst finds
+	// connections ready. Default 0.
 	// Connection string: pool_min_idle (shoal's name), pool_min_idle_conns
-	// and pool_min_conns (pgxpool's).
-	MinConns     int32
+	// (pgxpool's).
 	MinIdleConns int32
 
 	// MaxConnLifetime closes a connection this long after it was opened:
