@@ -17,6 +17,7 @@ type poolMachine struct {
 	d          *fakeDialer
 	maxConns   int
 	maxStreams int
+	minConns   int
 	held       []*Lease[*fakeConn]
 	acquires   int64
 	closed     bool
@@ -31,6 +32,7 @@ func newPoolMachine(t *rapid.T) *poolMachine {
 		d:          &fakeDialer{},
 		retired:    map[*fakeConn]bool{},
 	}
+	m.minConns = rapid.IntRange(0, m.maxConns).Draw(t, "minConns")
 	var handoffAfter time.Duration
 	if m.maxStreams == 1 {
 		handoffAfter = rapid.SampledFrom([]time.Duration{0, time.Millisecond}).Draw(t, "handoffAfter")
@@ -40,6 +42,7 @@ func newPoolMachine(t *rapid.T) *poolMachine {
 		MaxConns: m.maxConns, MaxStreams: m.maxStreams,
 		Partitions:   rapid.IntRange(0, 3).Draw(t, "partitions"),
 		HandoffAfter: handoffAfter,
+		MinConns:     m.minConns,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,11 +68,28 @@ func (m *poolMachine) full() bool {
 	return live >= (m.maxConns-len(retiredOpen))*m.maxStreams
 }
 
+// settle waits until no background work is left that could change the
+// pool's counts under the model: no dial in flight, every reserved place
+// in MaxConns an open connection, MinConns met while the pool is open, and
+// after Close the maintenance goroutine gone (a pass that began before
+// Close may still start one last dial, which the pool closes on arrival).
 func (m *poolMachine) settle(t *rapid.T) {
 	deadline := time.Now().Add(10 * time.Second)
-	for m.p.Stats().Dialing != 0 || int(m.p.open.Load()) != m.p.Stats().TotalConns {
+	if m.closed {
+		select {
+		case <-m.p.maintDone:
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("maintenance still running 10s after Close")
+		}
+	}
+	for {
+		open := int(m.p.open.Load())
+		s := m.p.Stats()
+		if s.Dialing == 0 && open == s.TotalConns && (m.closed || open >= m.minConns) {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("background dials never settled: %+v", m.p.Stats())
+			t.Fatalf("background dials never settled: %d places taken, MinConns %d, %+v", open, m.minConns, s)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
@@ -236,7 +256,11 @@ func (m *poolMachine) Check(t *rapid.T) {
 		t.Fatalf("Acquires = %d, model %d", s.Acquires, m.acquires)
 	}
 	if open := m.d.openConns(); open != s.TotalConns {
-		t.Fatalf("dialer has %d open connections, Stats %d", open, s.TotalConns)
+		st2 := m.p.Stats()
+		o2, dl2 := m.p.open.Load(), m.p.dialing.Load()
+		time.Sleep(50 * time.Millisecond)
+		t.Fatalf("dialer has %d open connections, Stats %d (%+v); again: open %d dialing %d stats %+v; after 50ms: dialer %d, open %d, stats %+v, closed %v",
+			open, s.TotalConns, s, o2, dl2, st2, m.d.openConns(), m.p.open.Load(), m.p.Stats(), m.closed)
 	}
 	if s.Closed != int64(m.d.closes.Load()) || s.Dials != int64(m.d.dials.Load()) {
 		t.Fatalf("Stats closed/dials %d/%d, dialer %d/%d", s.Closed, s.Dials, m.d.closes.Load(), m.d.dials.Load())
