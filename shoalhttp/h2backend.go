@@ -88,6 +88,7 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		c := lease.Value()
 		c.inFlight.Add(1)
+		c.markStarted()
 		resp, err := c.cc.RoundTrip(req)
 		if err != nil {
 			c.settle(lease, false)

@@ -23,6 +23,7 @@ type h2Conn struct {
 	maxStreams int          // Options.MaxStreamsPerConn; 0 means no cap of ours
 	requests   atomic.Int64 // requests settled, to pace the limit check
 	inFlight   atomic.Int64 // streams leased now
+	started    atomic.Bool  // a request has been sent (see usable)
 }
 
 // settleEvery is how often (in requests) a busy connection is checked for
@@ -99,8 +100,30 @@ func (c *h2Conn) settle(lease *shoal.Lease[*h2Conn], ok bool) {
 }
 
 // usable reports whether the connection can take a new request: it is not
-// closed and has had no GOAWAY.
+// closed and has had no GOAWAY. It runs before every request, so it asks
+// CanTakeNewRequest, which takes only the connection's state lock; State
+// also takes the write lock, which a stream's writer holds across its
+// socket writes, and would queue every acquire behind other streams'
+// writes. With StrictMaxConcurrentStreams set, CanTakeNewRequest ignores
+// the stream count and says whether the connection is usable, except that
+// it says yes to a closed connection that has never sent a request (so
+// that the error shows); until the first request is under way, State
+// tells.
 func (c *h2Conn) usable() bool {
+	if !c.cc.CanTakeNewRequest() {
+		return false
+	}
+	if c.started.Load() {
+		return true
+	}
 	st := c.cc.State()
 	return !st.Closed && !st.Closing
+}
+
+// markStarted records that a request is under way on the connection (see
+// usable).
+func (c *h2Conn) markStarted() {
+	if !c.started.Load() {
+		c.started.Store(true)
+	}
 }
