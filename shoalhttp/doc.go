@@ -13,7 +13,10 @@
 // by default (Options.MinConns), because one is a serial point at both
 // ends: a single goroutine reads all of a connection's frames on each
 // side. A GOAWAY from the server retires its connection gracefully:
-// in-flight requests finish, new ones go elsewhere.
+// in-flight requests finish, new ones go elsewhere. While a connection
+// carries more than four requests, their frames are written to the socket
+// in batches by a writer goroutine instead of one write system call (and
+// one TLS record) per request, as golang.org/x/net/http2 does.
 //
 // An https origin's protocol is learned from its first connection's ALPN:
 // requests that arrive meanwhile wait for that one connection instead of

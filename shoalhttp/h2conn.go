@@ -35,7 +35,8 @@ const settleEvery = 64
 // out a single stream. A PING does it: the server sends its SETTINGS before
 // it answers anything, and frames are read in order.
 func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn, maxStreams int) (*h2Conn, error) {
-	cc, err := t2.NewClientConn(nc)
+	c := &h2Conn{info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
+	cc, err := t2.NewClientConn(coalesce(nc, c.othersInFlight))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("starting HTTP/2: %w", err)
@@ -44,7 +45,7 @@ func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.C
 		cc.Close()
 		return nil, fmt.Errorf("HTTP/2 settings exchange: %w", err)
 	}
-	c := &h2Conn{cc: cc, info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
+	c.cc = cc
 	c.limit.Store(int32(c.streamLimit(cc.State().MaxConcurrentStreams)))
 	return c, nil
 }
@@ -63,6 +64,13 @@ func (c *h2Conn) streamLimit(n uint32) int {
 }
 
 func (c *h2Conn) close() error { return c.cc.Close() }
+
+// othersInFlight reports whether the connection carries at least four
+// requests besides the one being written: then its writes are likely to
+// find others to share a system call with (see coalescingConn). With fewer
+// the hop to the writer goroutine costs about what it saves, so a few
+// workers (4 over the default two connections) always write themselves.
+func (c *h2Conn) othersInFlight() bool { return c.inFlight.Load() > 4 }
 
 // settle gives a stream back after a request: the connection is discarded
 // when it has closed, retired when it is going away (a GOAWAY from the

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 these tests need x/net's per-connection ServeConn (to hang up one connection, or send GOAWAY on it), which net/http does not offer.
+
 package shoalhttp
 
 import (
