@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/shoalpool/shoal/bench/internal/outfile"
 	"log"
 	"os"
 	"runtime"
@@ -135,7 +136,7 @@ func main() {
 	md := res.markdown(cmd, machine)
 	fmt.Print(md)
 	if *out != "" {
-		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+		if err := outfile.Write(*out, []byte(md)); err != nil {
 			log.Fatal(err)
 		}
 	}

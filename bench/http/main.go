@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/shoalpool/shoal/bench/internal/outfile"
 	"log"
 	"net/http"
 	"os"
@@ -124,7 +125,7 @@ func main() {
 	md := res.markdown(cmd, machine, *rounds, *duration)
 	fmt.Print(md)
 	if *out != "" {
-		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+		if err := outfile.Write(*out, []byte(md)); err != nil {
 			log.Fatal(err)
 		}
 	}
