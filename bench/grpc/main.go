@@ -3,12 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/shoalpool/shoal/bench/internal/outfile"
 	"log"
 	"os"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
 func main() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/shoalpool/shoal/bench/internal/outfile"
 	"log"
 	"net/http"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
 func main() {

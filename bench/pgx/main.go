@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/shoalpool/shoal/bench/internal/outfile"
 	"log"
 	"os"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
 func main() {
