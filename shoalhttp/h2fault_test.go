@@ -1,0 +1,125 @@
+//lint:file-ignore SA1019 this test needs x/net's per-connection ServeConn, to hang up the connections it serves, which net/http does not offer.
+
+package shoalhttp
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// When the server hangs up with many requests in flight on a connection
+// (enough that their writes go through the batching writer), every request
+// ends, none hangs, and the next request is served on a new connection.
+func TestHTTP2ServerHangsUpWithManyInFlight(t *testing.T) {
+	const inFlight = 40
+	started := make(chan struct{}, inFlight)
+	hold := make(chan struct{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			started <- struct{}{}
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+			}
+		}
+		io.WriteString(w, "ok")
+	})
+	base := &http.Server{Handler: handler}
+	h2s := &http2.Server{}
+	if err := http2.ConfigureServer(base, h2s); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	var serving sync.WaitGroup
+	serving.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			serving.Go(func() { h2s.ServeConn(c, &http2.ServeConnOpts{BaseConfig: base, Handler: handler}) })
+		}
+	})
+	t.Cleanup(func() {
+		close(hold)
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		serving.Wait()
+	})
+
+	tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: -1})
+	client := &http.Client{Transport: tr}
+	url := "http://" + ln.Addr().String()
+	if code, body := get(t, tr, url+"/"); code != 200 || body != "ok" {
+		t.Fatalf("first request: %d %q", code, body)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	errs := make(chan error, inFlight)
+	for range inFlight {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/hold", nil)
+			resp, err := client.Do(req)
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range inFlight {
+		select {
+		case <-started:
+		case <-ctx.Done():
+			t.Fatal("the requests never all reached the server")
+		}
+	}
+	if _, st := onlyStats(t, tr); st.TotalConns != 1 || st.Leases != inFlight {
+		t.Fatalf("want all %d requests on one connection, Stats %+v", inFlight, st)
+	}
+	mu.Lock()
+	for _, c := range conns {
+		c.Close() // the server hangs up mid-request
+	}
+	mu.Unlock()
+	for i := range inFlight {
+		select {
+		case err := <-errs:
+			if err == nil {
+				t.Errorf("request %d succeeded although the server hung up before answering", i)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%d of %d requests still hang after the server hung up", inFlight-i, inFlight)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the requests ended only with their context")
+	}
+	if code, body := get(t, tr, url+"/"); code != 200 || body != "ok" {
+		t.Fatalf("after the hang-up: %d %q", code, body)
+	}
+	eventually(t, "the dead connection to leave the pool", func() bool {
+		_, st := onlyStats(t, tr)
+		return st.TotalConns == 1 && st.Leases == 0
+	})
+}
