@@ -29,17 +29,7 @@ func BenchmarkRoundTripHTTP1(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			client := &http.Client{Transport: c.rt}
 			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					resp, err := client.Get(srv.URL)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			})
+			getParallel(b, client, srv.URL)
 		})
 	}
 }
@@ -88,17 +78,23 @@ func BenchmarkRoundTripHTTP2(b *testing.B) {
 		b.Run(c.name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetParallelism(8)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					resp, err := client.Get(srv.URL)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			})
+			getParallel(b, client, srv.URL)
 		})
 	}
+}
+
+// getParallel sends GETs to url from b's parallel goroutines, reading each
+// body to the end so that connections are reused.
+func getParallel(b *testing.B, client *http.Client, url string) {
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Get(url)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
 }

@@ -11,41 +11,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// tcpPair returns both ends of a loopback TCP connection.
-func tcpPair(t *testing.T) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server = <-accepted
-	if server == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { client.Close(); server.Close() })
-	return client, server
-}
+	"github.com/shoalpool/shoal/internal/loopback"
+)
 
 // Writes, queued or not, arrive whole and in order, and the writer
 // goroutine batches them.
 func TestCoalescingConnKeepsOrder(t *testing.T) {
-	client, server := tcpPair(t)
+	client, server := loopback.Pair(t)
 	var busy atomic.Bool
 	c := coalesce(client, busy.Load).(*coalescingConn)
 	var want bytes.Buffer
@@ -78,7 +51,7 @@ func TestCoalescingConnKeepsOrder(t *testing.T) {
 // A peer that stops reading holds writers back once maxCoalesced bytes are
 // queued: the queue never grows past it.
 func TestCoalescingConnBoundsItsQueue(t *testing.T) {
-	client, _ := tcpPair(t) // the server end never reads
+	client, _ := loopback.Pair(t) // the server end never reads
 	c := coalesce(client, func() bool { return true }).(*coalescingConn)
 	chunk := make([]byte, 16<<10)
 	var written atomic.Int64
@@ -118,7 +91,7 @@ func TestCoalescingConnBoundsItsQueue(t *testing.T) {
 // A failed write fails the later ones and closes the connection, so that
 // x/net's reader stops too.
 func TestCoalescingConnFailsAfterAWriteError(t *testing.T) {
-	client, server := tcpPair(t)
+	client, server := loopback.Pair(t)
 	c := coalesce(client, func() bool { return true }).(*coalescingConn)
 	server.Close()
 	var err error
@@ -151,9 +124,9 @@ func TestCoalescedResponsesReportTLSOnlyOverTLS(t *testing.T) {
 		t.Errorf("over TLS: %s, TLS state %v", resp.Proto, resp.TLS)
 	}
 
-	addr, _, _ := h2cServer(t)
+	h2cSrv := startH2C(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	h2c := newTestTransport(t, Options{H2CPriorKnowledge: true})
-	resp, err = (&http.Client{Transport: h2c}).Get("http://" + addr + "/")
+	resp, err = (&http.Client{Transport: h2c}).Get(h2cSrv.url() + "/")
 	if err != nil {
 		t.Fatal(err)
 	}

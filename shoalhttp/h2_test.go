@@ -1,12 +1,9 @@
-//lint:file-ignore SA1019 the GOAWAY test needs x/net's per-connection ServeConn, which net/http does not offer.
-
 package shoalhttp
 
 import (
 	"context"
 	"crypto/tls"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -15,7 +12,6 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
-	"golang.org/x/net/http2"
 )
 
 // TestHTTP2ThousandSlowRequestsOverManyConnections: a server capped at 100
@@ -144,33 +140,7 @@ func TestHTTP2GoAwayRetiresConnection(t *testing.T) {
 		}
 		io.WriteString(w, r.Proto)
 	})
-	base := &http.Server{Handler: handler}
-	h2s := &http2.Server{}
-	if err := http2.ConfigureServer(base, h2s); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int64
-	var serving sync.WaitGroup
-	serving.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			serving.Go(func() {
-				h2s.ServeConn(c, &http2.ServeConnOpts{BaseConfig: base, Handler: handler})
-			})
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		serving.Wait()
-	})
+	srv := startH2C(t, handler)
 	var retired atomic.Int64
 	tr := newTestTransport(t, Options{
 		H2CPriorKnowledge: true,
@@ -180,7 +150,7 @@ func TestHTTP2GoAwayRetiresConnection(t *testing.T) {
 			}
 		},
 	})
-	url := "http://" + ln.Addr().String()
+	url := srv.url()
 	if _, body := get(t, tr, url+"/"); body != "HTTP/2.0" {
 		t.Fatalf("first request over %q, want HTTP/2.0", body)
 	}
@@ -201,14 +171,14 @@ func TestHTTP2GoAwayRetiresConnection(t *testing.T) {
 	// and returns (it serves none itself); the listener stays open.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := base.Shutdown(ctx); err != nil {
+	if err := srv.base.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Requests after the GOAWAY all succeed, and once the client has read
 	// it (the server sends it from a goroutine of its own, so that takes a
 	// moment) they go to a new connection. One that raced the GOAWAY onto
 	// the old connection is either served there or refused and retried.
-	for i := 0; accepted.Load() < 2; i++ {
+	for i := 0; srv.accepted() < 2; i++ {
 		if i == 500 {
 			t.Fatal("no request went to a new connection after the GOAWAY")
 		}
@@ -221,7 +191,7 @@ func TestHTTP2GoAwayRetiresConnection(t *testing.T) {
 	if got := <-slow; got != "HTTP/2.0" {
 		t.Fatalf("in-flight request across the GOAWAY: %q", got)
 	}
-	if n := accepted.Load(); n != 2 {
+	if n := srv.accepted(); n != 2 {
 		t.Errorf("server accepted %d connections, want 2", n)
 	}
 	eventually(t, "the GOAWAY'd connection to close", func() bool {

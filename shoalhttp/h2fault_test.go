@@ -1,17 +1,11 @@
-//lint:file-ignore SA1019 this test needs x/net's per-connection ServeConn, to hang up the connections it serves, which net/http does not offer.
-
 package shoalhttp
 
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // When the server hangs up with many requests in flight on a connection
@@ -31,44 +25,12 @@ func TestHTTP2ServerHangsUpWithManyInFlight(t *testing.T) {
 		}
 		io.WriteString(w, "ok")
 	})
-	base := &http.Server{Handler: handler}
-	h2s := &http2.Server{}
-	if err := http2.ConfigureServer(base, h2s); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	var serving sync.WaitGroup
-	serving.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			serving.Go(func() { h2s.ServeConn(c, &http2.ServeConnOpts{BaseConfig: base, Handler: handler}) })
-		}
-	})
-	t.Cleanup(func() {
-		close(hold)
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		serving.Wait()
-	})
+	srv := startH2C(t, handler)
+	t.Cleanup(func() { close(hold) }) // runs before the server stops
 
 	tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: -1})
 	client := &http.Client{Transport: tr}
-	url := "http://" + ln.Addr().String()
+	url := srv.url()
 	if code, body := get(t, tr, url+"/"); code != 200 || body != "ok" {
 		t.Fatalf("first request: %d %q", code, body)
 	}
@@ -97,11 +59,7 @@ func TestHTTP2ServerHangsUpWithManyInFlight(t *testing.T) {
 	if _, st := onlyStats(t, tr); st.TotalConns != 1 || st.Leases != inFlight {
 		t.Fatalf("want all %d requests on one connection, Stats %+v", inFlight, st)
 	}
-	mu.Lock()
-	for _, c := range conns {
-		c.Close() // the server hangs up mid-request
-	}
-	mu.Unlock()
+	srv.hangUp() // mid-request
 	for i := range inFlight {
 		select {
 		case err := <-errs:

@@ -6,36 +6,9 @@ import (
 	"runtime"
 	"testing"
 	"time"
-)
 
-// pair returns both ends of a loopback TCP connection.
-func pair(t *testing.T) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			accepted <- nil
-			return
-		}
-		accepted <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server = <-accepted
-	if server == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { client.Close(); server.Close() })
-	return client, server
-}
+	"github.com/shoalpool/shoal/internal/loopback"
+)
 
 // eventually peeks until want shows up: the kernel delivers loopback data
 // and FINs asynchronously to the sender's return.
@@ -58,7 +31,7 @@ func TestPeek(t *testing.T) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("no non-blocking peek on this platform")
 	}
-	client, server := pair(t)
+	client, server := loopback.Pair(t)
 	var p Peeker
 	p.Init(client)
 	if got, _ := p.Peek(); got != Quiet {
@@ -84,7 +57,7 @@ func TestPeek(t *testing.T) {
 }
 
 func TestPeekThroughTLS(t *testing.T) {
-	client, _ := pair(t)
+	client, _ := loopback.Pair(t)
 	var p Peeker
 	p.Init(tls.Client(client, &tls.Config{InsecureSkipVerify: true}))
 	if !p.TLS() {
@@ -116,7 +89,7 @@ func TestPeekBesideABlockedRead(t *testing.T) {
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("no non-blocking peek on this platform")
 	}
-	client, server := pair(t)
+	client, server := loopback.Pair(t)
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
