@@ -53,36 +53,44 @@ type coalescingTLSConn struct {
 }
 
 // ConnectionState returns the TLS connection's state.
-func (c coalescingTLSConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+func (c *coalescingTLSConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
 
 // coalesce wraps nc; busy tells whether other requests are in flight on it.
 func coalesce(nc net.Conn, busy func() bool) net.Conn {
 	c := &coalescingConn{Conn: nc, busy: busy}
 	c.room.L = &c.mu
 	if tc, ok := nc.(*tls.Conn); ok {
-		return coalescingTLSConn{coalescingConn: c, tls: tc}
+		// A pointer, so that the promoted methods are tail calls: a
+		// request's write runs on a fresh goroutine whose stack is small,
+		// and every frame more on the way to the socket can make it grow.
+		return &coalescingTLSConn{coalescingConn: c, tls: tc}
 	}
 	return c
 }
 
 // Write sends p, or queues it for the writer goroutine while busy says so
-// or the writer goroutine is under way.
+// or the writer goroutine is under way. The direct path is kept small (see
+// coalesce).
 func (c *coalescingConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return 0, err
+	if c.err != nil || c.flushing || c.busy() {
+		return c.queue(p)
 	}
-	if !c.flushing && !c.busy() {
-		c.mu.Unlock()
-		n, err := c.Conn.Write(p)
-		if err != nil {
-			c.fail(err)
-		}
-		return n, err
+	c.mu.Unlock()
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.fail(err)
 	}
-	for len(c.queued) > 0 && len(c.queued)+len(p) > maxCoalesced && c.err == nil {
+	return n, err
+}
+
+// queue adds p to what the writer goroutine sends, starting it if it is
+// not running, and waits while the queue is full. c.mu is held on entry
+// and released on return.
+//
+//go:noinline
+func (c *coalescingConn) queue(p []byte) (int, error) {
+	for c.err == nil && len(c.queued) > 0 && len(c.queued)+len(p) > maxCoalesced {
 		c.room.Wait()
 	}
 	if c.err != nil {
@@ -125,15 +133,16 @@ func (c *coalescingConn) flush() {
 	c.mu.Unlock()
 }
 
-// fail records a write error and closes the connection.
+// fail closes the connection after a write error, then records the error,
+// so that whoever sees the error finds the connection closed.
 func (c *coalescingConn) fail(err error) {
+	c.Conn.Close()
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
 	}
 	c.room.Broadcast()
 	c.mu.Unlock()
-	c.Conn.Close()
 }
 
 // Close closes the connection. Writes still queued are dropped: x/net
