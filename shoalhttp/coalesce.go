@@ -136,7 +136,7 @@ func (c *coalescingConn) flush() {
 // fail closes the connection after a write error, then records the error,
 // so that whoever sees the error finds the connection closed.
 func (c *coalescingConn) fail(err error) {
-	c.Conn.Close()
+	c.closeConn()
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
@@ -145,10 +145,11 @@ func (c *coalescingConn) fail(err error) {
 	c.mu.Unlock()
 }
 
-// Close closes the connection. Writes still queued are dropped: x/net
-// closes a connection only when it is done with it, or to fail what is in
-// flight. A TLS close_notify that cannot be sent within forceCloseAfter is
-// cut short by closing the socket under it.
+// Close closes the connection and waits for the writer goroutine to end.
+// Writes still queued are dropped: x/net closes a connection only when it
+// is done with it, or to fail what is in flight. A TLS close_notify that
+// cannot be sent within forceCloseAfter is cut short by closing the socket
+// under it, which also ends a write the writer goroutine is blocked in.
 func (c *coalescingConn) Close() error {
 	c.mu.Lock()
 	if c.err == nil {
@@ -156,6 +157,18 @@ func (c *coalescingConn) Close() error {
 	}
 	c.room.Broadcast()
 	c.mu.Unlock()
+	err := c.closeConn()
+	c.mu.Lock()
+	for c.flushing {
+		c.room.Wait()
+	}
+	c.mu.Unlock()
+	return err
+}
+
+// closeConn closes the wrapped connection, cutting a TLS close_notify
+// short after forceCloseAfter.
+func (c *coalescingConn) closeConn() error {
 	if tc, ok := c.Conn.(*tls.Conn); ok {
 		if raw := tc.NetConn(); raw != nil {
 			t := time.AfterFunc(forceCloseAfter, func() { raw.Close() })

@@ -78,6 +78,12 @@ func TestCoalescingConnBoundsItsQueue(t *testing.T) {
 		t.Errorf("%d bytes queued, bound %d", queued, maxCoalesced)
 	}
 	c.Close() // wakes the held writer with an error
+	c.mu.Lock()
+	flushing := c.flushing
+	c.mu.Unlock()
+	if flushing {
+		t.Error("Close returned while the writer goroutine was still writing")
+	}
 	select {
 	case err := <-done:
 		if err == nil {

@@ -144,6 +144,7 @@ func TestHTTP2GoAwayRetiresConnection(t *testing.T) {
 	var retired atomic.Int64
 	tr := newTestTransport(t, Options{
 		H2CPriorKnowledge: true,
+		MinConns:          -1, // one connection, so that the server's count says where requests went
 		OnDisconnect: func(_ ConnInfo, r shoal.Reason) {
 			if r == shoal.ReasonRejected || r == shoal.ReasonRetired || r == shoal.ReasonDiscarded {
 				retired.Add(1)

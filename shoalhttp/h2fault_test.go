@@ -11,6 +11,9 @@ import (
 // When the server hangs up with many requests in flight on a connection
 // (enough that their writes go through the batching writer), every request
 // ends, none hangs, and the next request is served on a new connection.
+// MinConns -1 keeps one connection; once in about 60 runs a second one was
+// dialled for the crowd (an acquire waited), which does not change what is
+// tested.
 func TestHTTP2ServerHangsUpWithManyInFlight(t *testing.T) {
 	const inFlight = 40
 	started := make(chan struct{}, inFlight)
@@ -56,8 +59,8 @@ func TestHTTP2ServerHangsUpWithManyInFlight(t *testing.T) {
 			t.Fatal("the requests never all reached the server")
 		}
 	}
-	if _, st := onlyStats(t, tr); st.TotalConns != 1 || st.Leases != inFlight {
-		t.Fatalf("want all %d requests on one connection, Stats %+v", inFlight, st)
+	if _, st := onlyStats(t, tr); st.Leases != inFlight || st.TotalConns > 2 {
+		t.Fatalf("want all %d requests in flight on one or two connections, Stats %+v", inFlight, st)
 	}
 	srv.hangUp() // mid-request
 	for i := range inFlight {
