@@ -21,6 +21,9 @@ func TestMinConnsKeptOpenWhileBusy(t *testing.T) {
 	if s := p.Stats(); s.TotalConns != 2 || d.dials.Load() != 2 {
 		t.Fatalf("after Warm: %+v, %d dials; want 2 connections", s, d.dials.Load())
 	}
+	if s := p.Stats(); s.MinConns != 2 || s.MinIdle != 0 {
+		t.Errorf("Stats report MinConns %d, MinIdle %d; want the Config's 2 and 0", s.MinConns, s.MinIdle)
+	}
 	// A lease on each: both busy, and still only two, with room for more.
 	a, b := mustAcquire(t, p), mustAcquire(t, p)
 	if a.Value() == b.Value() {

@@ -163,6 +163,7 @@ func (p *Pool[T]) Stats() Stats {
 	s := Stats{
 		MaxConns:         p.cfg.MaxConns,
 		MinIdle:          p.cfg.MinIdle,
+		MinConns:         p.cfg.MinConns,
 		Waiting:          int(p.waiters.Load()),
 		Dialing:          int(p.dialing.Load()),
 		CanceledAcquires: p.counters.canceled.Load(),

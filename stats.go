@@ -8,6 +8,7 @@ import "time"
 type Stats struct {
 	MaxConns   int // Config.MaxConns
 	MinIdle    int // Config.MinIdle
+	MinConns   int // Config.MinConns
 	TotalConns int // open connections (idle + in use), not counting dials in flight
 	IdleConns  int // open connections with no lease
 	InUseConns int // open connections with at least one lease

@@ -46,6 +46,7 @@ func (s *Sources) Gauges() (total shoal.Stats, ok bool) {
 		st := (*stats)()
 		total.MaxConns += st.MaxConns
 		total.MinIdle += st.MinIdle
+		total.MinConns += st.MinConns
 		total.TotalConns += st.TotalConns
 		total.IdleConns += st.IdleConns
 		total.InUseConns += st.InUseConns
