@@ -10,24 +10,33 @@ import (
 // waiter, so that whoever acquires next takes it on the fast path.
 //
 // Why: when callers outnumber connections, a strict hand-off costs two trips
-// through the scheduler per release: the waiter is woken (runtime.ready,
-// which may wake an idle P's thread to look for work) and the releaser, who
-// typically comes straight back for another connection, parks. On a machine
-// whose cores the database shares, that work competes with the database
-// itself. Measured on the project's 2-core machine with PostgreSQL beside
-// the client, 8 connections and 32 workers running SELECT 1 (bench/pgx,
-// medians of paired rounds over seven runs): 0.68 to 0.82 of 8 dedicated
-// connections' throughput with strict hand-off, 0.75 to 0.94 with a 1ms
-// window, and 0.97 in one run with a 50ms window, which hardly ever hands
-// off: nearly all of the gap between a pool and dedicated connections there
-// is hand-offs. It is the bargain sync.Mutex strikes too: a newcomer may
-// take the lock until a waiter has waited 1ms, then the lock goes to the
-// waiters in turn. Those figures are from when every hand-off yielded the
-// releaser's processor (runtime.Gosched), which after a round trip left
-// released goroutines on the global run queue while connections idled;
-// since hand-offs yield only after CPU-bound leases (yieldAfterHandoff),
-// strict hand-off reads 0.76-0.83 there and a 1ms window 0.72-0.80, so
-// barging is off by default everywhere.
+// through the scheduler per release: the waiter is woken (runtime.ready puts
+// it in the releaser's P's next slot, and may wake an idle P's thread to look
+// for work) and the releaser, who typically comes straight back for another
+// connection, parks. Worse, a P that always has a handed-over goroutine to
+// run next never runs out of work, and a P looks at the network poller only
+// when it runs out of work (or when sysmon finds it unpolled for 10ms). Traced
+// on the project's 2-core machine with PostgreSQL beside the client (perf
+// sched and syscall tracepoints, bench/pgx at 32 workers on 8 connections):
+// stretches of 0.5 to 5ms in which each P cycled one connection between
+// handed-over goroutines while the other six connections' responses sat
+// unread in their sockets and a core idled. Dedicated connections showed
+// such stretches too under the tracer, but without it the machine sat 2-3%
+// idle with them against 9-13% under strict hand-off.
+//
+// Barging lets the releaser, coming back, take its connection on the fast
+// path: no wake-up, and a goroutine that parks on its socket leaves its P
+// with nothing to run, so the P polls the network. Measured the same way
+// (paired medians of 6 rounds, fraction of 8 dedicated connections, SELECT 1
+// / small row): strict 0.73 / 0.81 at 32 workers and 0.84 / 0.80 at 128; a
+// 1ms window 0.81 / 0.92 and 0.89 / 0.82; 4ms 0.88 / 0.97 and 0.87 / 0.90.
+// A window shorter than the typical wait degenerates into strict hand-off:
+// at 128 workers on 8 connections the median wait is about 2ms. The price is
+// the tail: p99 7.0ms against 4.3ms at 32 workers, 10.3ms against 6.1ms at
+// 128, for a median of 29µs against 465µs and 38µs against 2.0ms. It is the
+// bargain sync.Mutex strikes too, with 1ms. shoalpgx turns it on (4ms); the
+// core leaves it off, since for leases held for CPU work alone strict
+// hand-off with a yield (yieldAfterHandoff) is what measured best.
 //
 // What bounds the unfairness: the bypass lasts only while the oldest waiter
 // has waited less than HandoffAfter; from then on every release goes to the
@@ -35,32 +44,44 @@ import (
 // sitting idle while someone waits (its releaser may never come back): a
 // release that bypasses arms one pool-wide timer, and when it fires any
 // idle connection goes to the oldest waiter, whatever its age. One timer
-// for the pool, at most one firing per HandoffAfter, rather than a timer
+// for the pool, at most one firing per idleGrace, rather than a timer
 // per waiter: with a timer per waiter every wait longer than the window
 // costs a wake-up of its own, which is what barging exists to save
 // (measured: worse than no barging at all with a 100 µs window).
 type barger struct {
 	after int64 // HandoffAfter in nanoseconds, > 0 (without barging a pool has no barger)
+	// grace is how long a bypassed connection may sit idle while someone
+	// waits before the timer hands it over: min(HandoffAfter, idleGrace).
+	grace time.Duration
 	armed atomic.Bool
 	timer *time.Timer // stopped until armed; runs pool.handOffIdle
 }
 
+// idleGrace bounds how long a connection put back by a barging release
+// may sit idle while someone waits. The window (HandoffAfter) bounds how
+// long a waiter can be passed over; it is not a reason to leave a
+// connection unused. A releaser that comes straight back, as under load,
+// takes its connection within a few microseconds, long before the timer;
+// one that does not leaves it to the oldest waiter after idleGrace. The
+// timer fires at most once per idleGrace, so at most 5,000 times a second.
+const idleGrace = 200 * time.Microsecond
+
 // newBarger returns the barging state for a pool with HandoffAfter after;
 // fire is what the timer runs.
 func newBarger(after time.Duration, fire func()) *barger {
-	b := &barger{after: int64(after)}
+	b := &barger{after: int64(after), grace: min(after, idleGrace)}
 	b.timer = time.AfterFunc(time.Hour, fire)
 	b.timer.Stop()
 	return b
 }
 
-// arm makes sure the timer will fire within HandoffAfter. Whoever calls it
+// arm makes sure the timer will fire within the grace. Whoever calls it
 // has just pushed a connection while someone waits: either the timer was
 // not armed and now is, or it was armed and has not yet cleared the flag,
 // so its look at the stacks comes after our push.
 func (b *barger) arm() {
 	if !b.armed.Load() && b.armed.CompareAndSwap(false, true) {
-		b.timer.Reset(time.Duration(b.after))
+		b.timer.Reset(b.grace)
 	}
 }
 

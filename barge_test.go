@@ -34,6 +34,7 @@ func releaseAll(ch <-chan *Lease[*fakeConn]) {
 func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	// A window far longer than the test: the waiter stays young throughout.
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	p.barge.grace = time.Hour // no timer either, however slow the test runs
 	held := mustAcquire(t, p)
 	conn := held.Value()
 	waiter := acquireLater(t, p, 10*time.Second)
@@ -100,4 +101,34 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 		t.Fatalf("waiter got conn %d after %d dials, want the released conn and 1 dial", l.Value().id, d.dials.Load())
 	}
 	l.Release()
+}
+
+func TestBargingIdleConnectionGoesToWaiterWithinGrace(t *testing.T) {
+	// The window is an hour, but that bounds how long the waiter can be
+	// passed over, not how long a connection may sit idle while it waits:
+	// with nobody coming back for it, the timer hands the connection over
+	// after idleGrace (without it the waiter would time out here).
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	if p.barge.grace != idleGrace {
+		t.Fatalf("grace = %s, want idleGrace (%s) for a window of an hour", p.barge.grace, idleGrace)
+	}
+	held := mustAcquire(t, p)
+	waiter := acquireLater(t, p, 5*time.Second)
+	waitForWaiters(t, p, 1)
+	held.Release()
+	l := <-waiter
+	if l == nil {
+		return
+	}
+	if l.Value() != held.Value() || d.dials.Load() != 1 {
+		t.Fatalf("waiter got conn %d after %d dials, want the released conn and 1 dial", l.Value().id, d.dials.Load())
+	}
+	l.Release()
+}
+
+func TestBargingGraceIsNoLongerThanTheWindow(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: 50 * time.Microsecond})
+	if p.barge.grace != 50*time.Microsecond {
+		t.Fatalf("grace = %s, want the 50µs window", p.barge.grace)
+	}
 }
