@@ -23,11 +23,22 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.MaxConnLifetime != time.Hour || cfg.MaxConnIdleTime != 30*time.Minute || cfg.HealthCheckAfter != time.Second {
 		t.Errorf("durations = %s %s %s, want pgxpool's defaults 1h 30m 1s", cfg.MaxConnLifetime, cfg.MaxConnIdleTime, cfg.HealthCheckAfter)
 	}
-	if cfg.HandoffAfter != 0 {
-		t.Errorf("HandoffAfter = %s, want the default 0 (strict FIFO)", cfg.HandoffAfter)
+	if cfg.HandoffAfter != 4*time.Millisecond {
+		t.Errorf("HandoffAfter = %s, want the default 4ms", cfg.HandoffAfter)
 	}
 	if cfg.MinIdleConns != 0 || cfg.MinConns != 0 || cfg.Partitions != 0 || cfg.MaxWaiters != 0 {
 		t.Errorf("counts = %+v, want zeros", cfg)
+	}
+}
+
+func TestParseConfigStrictHandoff(t *testing.T) {
+	// 0 turns the default barging window off: strict FIFO hand-off.
+	cfg, err := ParseConfig(testBase + "&pool_handoff_after=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HandoffAfter != 0 {
+		t.Fatalf("HandoffAfter = %s after pool_handoff_after=0, want 0", cfg.HandoffAfter)
 	}
 }
 

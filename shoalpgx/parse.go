@@ -54,7 +54,7 @@ var poolKeys = []poolKey{
 //	pool_max_conn_idle_time        duration (default 30m; 0 = no limit)
 //	pool_health_check_after        duration (default 1s)
 //	pool_ping_timeout              duration (default 0: no own bound)
-//	pool_handoff_after             duration (default 0: strict FIFO)
+//	pool_handoff_after             duration (default 4ms; 0 = strict FIFO)
 //	pool_health_check_period       duration, accepted for pgxpool
 //	                               compatibility and ignored (see Config)
 //
