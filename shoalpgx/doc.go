@@ -20,8 +20,12 @@
 // # What it does differently
 //
 //   - Checkout goes through shoal's partitioned lock-free idle stacks and a
-//     first-come, first-served hand-off queue, which keeps throughput close to
-//     that of dedicated connections when goroutines outnumber connections.
+//     first-come, first-served queue with bounded barging (HandoffAfter,
+//     4ms by default): a released connection goes to whoever asks next,
+//     usually its releaser coming back, until the oldest waiter has waited
+//     4ms, and to the waiters in order after that. That keeps throughput
+//     close to that of dedicated connections when goroutines outnumber
+//     connections; pool_handoff_after=0 gives strict FIFO hand-off.
 //   - A connection is never handed out again in a state a new holder would
 //     not expect. On release it is checked: idle and ready goes back to the
 //     pool; inside a transaction it is rolled back in the background first
