@@ -48,6 +48,15 @@ import (
 // per waiter: with a timer per waiter every wait longer than the window
 // costs a wake-up of its own, which is what barging exists to save
 // (measured: worse than no barging at all with a 100 µs window).
+//
+// What bounds the cost where barging does not pay, because callers release
+// and go on to other work instead of coming back: the timer hands such a
+// connection over after the grace (or later, when the process is idle and
+// the timer fires late: Go's poller sleeps in whole milliseconds), and
+// when it finds one that sat idle that long it suspends barging for
+// suspendAfterMiss, so that such a workload pays that wait about once per
+// 100ms rather than on every release. In bench/pgx, whose workers always
+// come back, misses happen only as a round ends and its workers leave.
 type barger struct {
 	after int64 // HandoffAfter in nanoseconds, > 0 (without barging a pool has no barger)
 	// grace is how long a bypassed connection may sit idle while someone
@@ -55,7 +64,22 @@ type barger struct {
 	grace time.Duration
 	armed atomic.Bool
 	timer *time.Timer // stopped until armed; runs pool.handOffIdle
+
+	// Barging pays only when releasers come straight back for another
+	// connection. When the timer finds a bypassed connection that sat idle
+	// through the grace, its releaser did not, and a waiter paid for it: then
+	// releases go to the waiters in order until suspendedUntil (pool clock),
+	// suspend from the miss.
+	suspend        time.Duration
+	suspendedUntil atomic.Int64
 }
+
+// suspendAfterMiss is how long barging stays off after a bypassed connection
+// sat idle while someone waited. It bounds what barging can cost a workload
+// whose callers release and go on to other work: one wait of up to the
+// grace (a millisecond, if the timer fires late) per 100ms, against a
+// hand-off per release.
+const suspendAfterMiss = 100 * time.Millisecond
 
 // idleGrace bounds how long a connection put back by a barging release
 // may sit idle while someone waits. The window (HandoffAfter) bounds how
@@ -69,7 +93,7 @@ const idleGrace = 200 * time.Microsecond
 // newBarger returns the barging state for a pool with HandoffAfter after;
 // fire is what the timer runs.
 func newBarger(after time.Duration, fire func()) *barger {
-	b := &barger{after: int64(after), grace: min(after, idleGrace)}
+	b := &barger{after: int64(after), grace: min(after, idleGrace), suspend: suspendAfterMiss}
 	b.timer = time.AfterFunc(time.Hour, fire)
 	b.timer.Stop()
 	return b
@@ -90,27 +114,44 @@ func (b *barger) stop() { b.timer.Stop() }
 
 // repoolReleased is repool for a lease that its holder released. With
 // barging on and the oldest waiter younger than HandoffAfter, the connection
-// goes on the idle stack for whoever asks next. Everything else that puts a
-// connection back (a new one from a dial, a lease a leaving waiter passes
+// goes on the idle stack for whoever asks next, stamped with the time, so
+// that the timer can tell how long it sat there. Everything else that puts
+// a connection back (a new one from a dial, a lease a leaving waiter passes
 // on) calls repool: those were meant for a waiter already.
 func (p *Pool[T]) repoolReleased(l *Lease[T]) {
-	if p.barge == nil || p.waiters.Load() == 0 || p.handOffNow() {
+	if p.barge == nil || p.waiters.Load() == 0 {
 		p.repool(l)
 		return
 	}
+	now := p.now()
+	if p.handOffAt(now) {
+		p.repool(l)
+		return
+	}
+	l.c.idleSince.Store(now)
 	p.pushIdle(l, true)
 }
 
-// handOffNow reports whether the oldest waiter has waited HandoffAfter, so
-// that releases go to it. Only with barging on, when someone waits.
-func (p *Pool[T]) handOffNow() bool {
-	return p.now()-p.wq.headSince.Load() >= p.barge.after
+// handOffNow reports whether releases go to the oldest waiter now: it has
+// waited HandoffAfter, or barging is suspended. Only with barging on, when
+// someone waits.
+func (p *Pool[T]) handOffNow() bool { return p.handOffAt(p.now()) }
+
+// handOffAt is handOffNow at the pool clock's now.
+func (p *Pool[T]) handOffAt(now int64) bool {
+	return now-p.wq.headSince.Load() >= p.barge.after || now < p.barge.suspendedUntil.Load()
 }
 
 // handOffIdle runs when the barging timer fires: a connection pushed while
 // someone waited may still be idle, its releaser gone; give every idle one
-// to the oldest waiters.
+// to the oldest waiters. One that sat idle through half the grace or more
+// was a miss, and suspends barging.
 func (p *Pool[T]) handOffIdle() {
-	p.barge.armed.Store(false)
-	p.serveWaiters()
+	b := p.barge
+	b.armed.Store(false)
+	p.serveWaitersWith(func(c *conn[T]) {
+		if now := p.now(); c.idleFor(now) >= int64(b.grace)/2 {
+			b.suspendedUntil.Store(now + int64(b.suspend))
+		}
+	})
 }

@@ -132,3 +132,46 @@ func TestBargingGraceIsNoLongerThanTheWindow(t *testing.T) {
 		t.Fatalf("grace = %s, want the 50µs window", p.barge.grace)
 	}
 }
+
+func TestBargingMissSuspendsBarging(t *testing.T) {
+	// A releaser that does not come back leaves its connection to the
+	// timer, and a waiter waits for nothing: a miss. Releases then go to
+	// the waiters in order for a while, and barge again after it.
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	p.barge.suspend = 50 * time.Millisecond
+	held := mustAcquire(t, p)
+	first := acquireLater(t, p, 5*time.Second)
+	waitForWaiters(t, p, 1)
+	held.Release() // the waiter is young: the connection is left idle, and missed
+	l := <-first
+	if l == nil {
+		return
+	}
+	missedAt := time.Now()
+
+	second := acquireLater(t, p, 5*time.Second)
+	waitForWaiters(t, p, 1)
+	if !p.handOffNow() {
+		t.Fatalf("after a miss, with a young waiter, handOffNow() = false; want barging suspended")
+	}
+	l.Release() // suspended: straight to the waiter
+	if again, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+		if again != nil {
+			again.Release()
+		}
+		t.Fatalf("TryAcquire after a release while barging is suspended: %v; want ErrWouldBlock (the connection is the waiter's)", err)
+	}
+	l = <-second
+	if l == nil {
+		return
+	}
+
+	third := acquireLater(t, p, 5*time.Second)
+	waitForWaiters(t, p, 1)
+	time.Sleep(time.Until(missedAt.Add(2 * p.barge.suspend)))
+	if p.handOffNow() {
+		t.Fatalf("after the suspension, with a young waiter, handOffNow() = true; want barging back on")
+	}
+	l.Release()
+	releaseAll(third)
+}

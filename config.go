@@ -71,7 +71,8 @@ type Config[T any] struct {
 	// waiter again, in order. So a waiter can be passed over only during
 	// its first HandoffAfter of waiting, and a connection left idle while
 	// someone waits is handed over within 200µs (HandoffAfter, if
-	// shorter). Where leases are held across network round trips and
+	// shorter); when that happens, its releaser did not come back, and
+	// barging is suspended for 100ms. Where leases are held across network round trips and
 	// callers outnumber connections it pays: shoalpgx sets 4ms by default
 	// (see barge.go for the figures). Exclusive connections only: setting
 	// it with MaxStreams > 1 is an error.

@@ -80,6 +80,11 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 // barging set (barge.go) a young waiter is left to the barging timer.
 func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
 	c := l.c
+	if p.barge != nil && !barging {
+		// The barging timer reads it to tell a miss (barge.go); a
+		// barging release stamped it already.
+		c.idleSince.Store(p.now())
+	}
 	c.lease.free()
 	p.parts[c.part].idle.push(p.next, c.slot)
 
@@ -103,11 +108,18 @@ func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
 
 // serveWaiters hands idle connections to the oldest waiters while there
 // are both.
-func (p *Pool[T]) serveWaiters() {
+func (p *Pool[T]) serveWaiters() { p.serveWaitersWith(nil) }
+
+// serveWaitersWith is serveWaiters, calling seen (when not nil) with each
+// connection it pops for a waiter.
+func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
 	for p.waiters.Load() > 0 {
 		c := p.popIdle()
 		if c == nil {
 			return
+		}
+		if seen != nil {
+			seen(c)
 		}
 		if !p.handoff(&c.lease) {
 			// The queue emptied after our look at p.waiters. Back on the
