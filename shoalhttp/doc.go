@@ -28,8 +28,10 @@
 // Compared with http.DefaultTransport, the zero Options keep up to 64
 // connections per origin (not 2 idle ones), give connections a maximum age
 // with jitter (so a client does not stay pinned to one backend behind a load
-// balancer), wait for a connection in first-come, first-served order, and
-// can warm origins before the first request. Stats reports each origin's
+// balancer), wait for a connection in first-come, first-served order (an
+// HTTP/1.1 connection may go to a request arriving later while the oldest
+// waiter has waited less than HandoffAfter, 4ms by default), and can warm
+// origins before the first request. Stats reports each origin's
 // pool.
 //
 // # Retries
