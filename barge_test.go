@@ -88,42 +88,30 @@ func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
 func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 	// The releaser never comes back: the connection sits on the stack with
 	// a young waiter, and the barging timer must give it to the waiter.
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: 20 * time.Millisecond})
-	held := mustAcquire(t, p)
-	waiter := acquireLater(t, p, 10*time.Second)
-	waitForWaiters(t, p, 1)
-	held.Release()
-	l := <-waiter
-	if l == nil {
-		return
+	// With a window of an hour too: the window bounds how long the waiter
+	// can be passed over, not how long a connection may sit idle while it
+	// waits, so the timer hands it over after idleGrace (without that the
+	// waiter would time out here).
+	for _, window := range []time.Duration{20 * time.Millisecond, time.Hour} {
+		t.Run(window.String(), func(t *testing.T) {
+			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: window})
+			if p.barge.grace != idleGrace {
+				t.Fatalf("grace = %s, want idleGrace (%s) for a window of %s", p.barge.grace, idleGrace, window)
+			}
+			held := mustAcquire(t, p)
+			waiter := acquireLater(t, p, 5*time.Second)
+			waitForWaiters(t, p, 1)
+			held.Release()
+			l := <-waiter
+			if l == nil {
+				return
+			}
+			if l.Value() != held.Value() || d.dials.Load() != 1 {
+				t.Fatalf("waiter got conn %d after %d dials, want the released conn and 1 dial", l.Value().id, d.dials.Load())
+			}
+			l.Release()
+		})
 	}
-	if l.Value() != held.Value() || d.dials.Load() != 1 {
-		t.Fatalf("waiter got conn %d after %d dials, want the released conn and 1 dial", l.Value().id, d.dials.Load())
-	}
-	l.Release()
-}
-
-func TestBargingIdleConnectionGoesToWaiterWithinGrace(t *testing.T) {
-	// The window is an hour, but that bounds how long the waiter can be
-	// passed over, not how long a connection may sit idle while it waits:
-	// with nobody coming back for it, the timer hands the connection over
-	// after idleGrace (without it the waiter would time out here).
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
-	if p.barge.grace != idleGrace {
-		t.Fatalf("grace = %s, want idleGrace (%s) for a window of an hour", p.barge.grace, idleGrace)
-	}
-	held := mustAcquire(t, p)
-	waiter := acquireLater(t, p, 5*time.Second)
-	waitForWaiters(t, p, 1)
-	held.Release()
-	l := <-waiter
-	if l == nil {
-		return
-	}
-	if l.Value() != held.Value() || d.dials.Load() != 1 {
-		t.Fatalf("waiter got conn %d after %d dials, want the released conn and 1 dial", l.Value().id, d.dials.Load())
-	}
-	l.Release()
 }
 
 func TestBargingGraceIsNoLongerThanTheWindow(t *testing.T) {
