@@ -67,9 +67,9 @@ type barger struct {
 
 	// Barging pays only when releasers come straight back for another
 	// connection. When the timer finds a bypassed connection that sat idle
-	// through the grace, its releaser did not, and a waiter paid for it: then
-	// releases go to the waiters in order until suspendedUntil (pool clock),
-	// suspend from the miss.
+	// through the grace, its releaser did not, and a waiter paid for it:
+	// releases then go to the waiters in order until suspendedUntil (pool
+	// clock), set to suspend past that miss.
 	suspend        time.Duration
 	suspendedUntil atomic.Int64
 }

@@ -72,10 +72,11 @@ type Config[T any] struct {
 	// its first HandoffAfter of waiting, and a connection left idle while
 	// someone waits is handed over within 200µs (HandoffAfter, if
 	// shorter); when that happens, its releaser did not come back, and
-	// barging is suspended for 100ms. Where leases are held across network round trips and
-	// callers outnumber connections it pays: shoalpgx sets 4ms by default
-	// (see barge.go for the figures). Exclusive connections only: setting
-	// it with MaxStreams > 1 is an error.
+	// barging is suspended for 100ms. Where leases are held across network
+	// round trips and callers outnumber connections it pays: shoalpgx and
+	// shoalhttp (HTTP/1.1) set 4ms by default (see barge.go for the
+	// figures). Exclusive connections only: setting it with MaxStreams > 1
+	// is an error.
 	HandoffAfter time.Duration
 
 	// QueueTarget turns on load shedding in the style of DBConnection: when

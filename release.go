@@ -80,9 +80,10 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 // barging set (barge.go) a young waiter is left to the barging timer.
 func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
 	c := l.c
-	if p.barge != nil && !barging {
-		// The barging timer reads it to tell a miss (barge.go); a
-		// barging release stamped it already.
+	if p.barge != nil && !barging && !p.clockOnIdle {
+		// The barging timer reads it to tell a miss (barge.go). A
+		// barging release stamped it already, and so does every
+		// release in a pool that tracks idleness.
 		c.idleSince.Store(p.now())
 	}
 	c.lease.free()
