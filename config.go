@@ -70,8 +70,9 @@ type Config[T any] struct {
 	// oldest waiter has waited HandoffAfter, releases go to the oldest
 	// waiter again, in order. So a waiter can be passed over only during
 	// its first HandoffAfter of waiting, and a connection left idle while
-	// someone waits is handed over within 200µs (HandoffAfter, if
-	// shorter); when that happens, its releaser did not come back, and
+	// someone waits is handed over within 200µs (HandoffAfter, if shorter;
+	// up to a millisecond on an otherwise idle process, whose timers fire
+	// late); when that happens, its releaser did not come back, and
 	// barging is suspended for 100ms. Where leases are held across network
 	// round trips and callers outnumber connections it pays: shoalpgx and
 	// shoalhttp (HTTP/1.1) set 4ms by default (see barge.go for the

@@ -150,11 +150,12 @@ type Config struct {
 	// against 0.73 / 0.81 and 0.84 / 0.80 with strict hand-off; p99 7.0ms
 	// against 4.3ms at 32 workers, median 29µs against 465µs. A window
 	// shorter than the usual wait hardly ever barges (1ms read 0.81-0.92).
-	// 0 is strict first-come, first-served hand-off. A connection never
-	// sits idle longer than 200µs while someone waits, whatever the window,
-	// and when one did (its releaser went on to other work), releases go to
-	// the waiters in order for the next 100ms. Connection string:
-	// pool_handoff_after.
+	// 0 is strict first-come, first-served hand-off. Whatever the window, a
+	// released connection sits idle while someone waits for 200µs at most
+	// (up to a millisecond on an otherwise idle process, whose timers fire
+	// late), and when one did (its releaser went on to other work),
+	// releases go to the waiters in order for the next 100ms. Connection
+	// string: pool_handoff_after.
 	HandoffAfter time.Duration
 
 	// MaxDialing bounds the dials in flight at once. 0 means the core's
