@@ -72,6 +72,7 @@ type barger struct {
 	// clock), set to suspend past that miss.
 	suspend        time.Duration
 	suspendedUntil atomic.Int64
+	misses         atomic.Int64 // Stats.BargeMisses
 }
 
 // suspendAfterMiss is how long barging stays off after a bypassed connection
@@ -152,6 +153,7 @@ func (p *Pool[T]) handOffIdle() {
 	p.serveWaitersWith(func(c *conn[T]) {
 		if now := p.now(); c.idleFor(now) >= int64(b.grace)/2 {
 			b.suspendedUntil.Store(now + int64(b.suspend))
+			b.misses.Add(1)
 		}
 	})
 }

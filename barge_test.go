@@ -48,8 +48,8 @@ func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	if again.Value() != conn {
 		t.Fatalf("TryAcquire got conn %d, want the released conn %d", again.Value().id, conn.id)
 	}
-	if w := p.Stats().Waiting; w != 1 {
-		t.Fatalf("Waiting = %d, want 1", w)
+	if st := p.Stats(); st.Waiting != 1 || st.BargeMisses != 0 {
+		t.Fatalf("Waiting = %d, BargeMisses = %d; want 1 and 0 (the releaser came back)", st.Waiting, st.BargeMisses)
 	}
 
 	// Discarding frees a place in MaxConns; the new connection dialled for
@@ -136,6 +136,9 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 		return
 	}
 	missedAt := time.Now()
+	if m := p.Stats().BargeMisses; m != 1 {
+		t.Fatalf("Stats.BargeMisses = %d after one miss, want 1", m)
+	}
 
 	second := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)

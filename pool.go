@@ -173,6 +173,9 @@ func (p *Pool[T]) Stats() Stats {
 		Closed:           p.counters.closed.Load(),
 		Leaked:           p.counters.leaked.Load(),
 	}
+	if p.barge != nil {
+		s.BargeMisses = p.barge.misses.Load()
+	}
 	s.Acquires = p.counters.closedHandouts.Load() - p.counters.unused.Load()
 	for i := range p.parts {
 		s.WaitedAcquires += p.parts[i].waited.Load()
