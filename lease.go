@@ -32,9 +32,10 @@ type Lease[T any] struct {
 
 	// handedAt is the pool clock at which a release handed this lease to
 	// a waiter (exclusive mode, in a pool that does not barge), 0 when it
-	// was taken from the idle stacks instead. Written only by whoever owns the lease, before the hold
-	// that publishes it; the next hand-off reads it to judge how long the
-	// lease was held (see yieldAfterHandoff).
+	// was taken from the idle stacks instead. Written only by whoever owns
+	// the lease, before the hold that publishes it; the next hand-off
+	// reads it to judge how long the lease was held (see
+	// yieldAfterHandoff).
 	handedAt int64
 }
 
