@@ -3,6 +3,8 @@ package shoal
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -165,4 +167,49 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 	}
 	l.Release()
 	releaseAll(third)
+}
+
+func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
+	// The window is HandoffAfter while at most crowdPerConn callers wait per
+	// open connection, and stretches in proportion past that, up to
+	// maxStretch times HandoffAfter. Asked of handOffAt at chosen instants,
+	// with real waiters queued, so that no timing enters the test.
+	const conns = 2
+	const after = time.Hour // nothing the test does takes that long
+	for _, tc := range []struct {
+		waiters int
+		window  time.Duration
+	}{
+		{waiters: 1, window: after},
+		{waiters: crowdPerConn * conns, window: after},
+		{waiters: 2 * crowdPerConn * conns, window: 2 * after},
+		{waiters: 10 * crowdPerConn * conns, window: maxStretch * after},
+	} {
+		t.Run(fmt.Sprintf("%d waiters", tc.waiters), func(t *testing.T) {
+			p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: conns, HandoffAfter: after})
+			for range conns {
+				defer mustAcquire(t, p).Release()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			defer cancel()
+			for range tc.waiters {
+				wg.Go(func() {
+					if l, err := p.Acquire(ctx); err == nil {
+						l.Release()
+					}
+				})
+			}
+			waitForWaiters(t, p, tc.waiters)
+
+			head := p.wq.headSince.Load()
+			if p.handOffAt(head + int64(tc.window) - 1) {
+				t.Errorf("handOffAt(head + %s - 1ns) = true with %d waiters on %d connections; want barging until the window of %s", tc.window, tc.waiters, conns, tc.window)
+			}
+			if !p.handOffAt(head + int64(tc.window)) {
+				t.Errorf("handOffAt(head + %s) = false with %d waiters on %d connections; want hand-off once the oldest waited the window", tc.window, tc.waiters, conns)
+			}
+		})
+	}
 }

@@ -69,7 +69,10 @@ type Config[T any] struct {
 	// coming straight back) takes it without waking anyone; once the
 	// oldest waiter has waited HandoffAfter, releases go to the oldest
 	// waiter again, in order. So a waiter can be passed over only during
-	// its first HandoffAfter of waiting, and a connection left idle while
+	// its first HandoffAfter of waiting; when more than 8 callers wait per
+	// open connection that window stretches in proportion, up to 4 times
+	// HandoffAfter, so that serving the crowd in time does not turn every
+	// other release into a hand-off. A connection left idle while
 	// someone waits is handed over within 200µs (HandoffAfter, if shorter;
 	// up to a millisecond on an otherwise idle process, whose timers fire
 	// late); when that happens, its releaser did not come back, and

@@ -53,8 +53,9 @@ type Options struct {
 	// arriving after it: while it has waited less, a connection whose
 	// response was read goes to whoever asks next, usually the goroutine
 	// that just released it coming back with its next request, without a
-	// wake-up (see shoal.Config.HandoffAfter). After that, released
-	// connections go to the waiting requests in order. Default 4ms, as in
+	// wake-up (see shoal.Config.HandoffAfter, also for how the window
+	// stretches when more than 8 requests wait per connection). After that,
+	// released connections go to the waiting requests in order. Default 4ms, as in
 	// shoalpgx; a negative value means strict first-come, first-served
 	// hand-off. Measured in bench/http with MaxConns 8 and 32 workers on
 	// ClickHouse: 1.13-1.30x the requests per second of strict hand-off in

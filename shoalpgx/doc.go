@@ -23,7 +23,8 @@
 //     first-come, first-served queue with bounded barging (HandoffAfter,
 //     4ms by default): a released connection goes to whoever asks next,
 //     usually its releaser coming back, until the oldest waiter has waited
-//     4ms, and to the waiters in order after that. That keeps throughput
+//     4ms (up to 16ms when more than 8 callers wait per connection), and
+//     to the waiters in order after that. That keeps throughput
 //     close to that of dedicated connections when goroutines outnumber
 //     connections; pool_handoff_after=0 gives strict FIFO hand-off.
 //   - A connection is never handed out again in a state a new holder would
