@@ -30,6 +30,7 @@ type Stats struct {
 	// did not come back. Each suspends barging for 100ms (barge.go). Many
 	// of them say that this workload's callers do not come straight back
 	// for another connection, and that the pool would do as well with
-	// HandoffAfter off.
+	// HandoffAfter off. shoalprom exports it as
+	// shoal_pool_barge_misses_total, shoalotel as shoal.pool.barge_misses.
 	BargeMisses int64
 }

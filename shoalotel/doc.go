@@ -44,7 +44,11 @@
 // The observable instruments are read from the pool's Stats by a callback
 // registered per pool, at each collection: nothing is spent on them
 // between collections. Until a pool is attached (by shoal.New, or
-// [PoolMetrics.Attach]) they are not reported for that name; [PoolMetrics.Unregister] removes the callback.
+// [PoolMetrics.Attach]) the up-down counters are not reported for that
+// name; shoal.pool.barge_misses, a counter the pool keeps itself, is
+// reported from registration, at zero until a pool is attached, and keeps
+// the count of a pool that detached. [PoolMetrics.Unregister] removes the
+// callback.
 //
 // # Cost
 //
@@ -74,12 +78,13 @@
 //
 // Extras particular to shoal:
 //
-//	shoal.pool.leases       observable up-down counter  {lease}       leases held now (more than used connections when multiplexed)
-//	shoal.pool.dialing      observable up-down counter  {connection}  dials in flight
-//	shoal.pool.dial_errors  counter                     {error}       dials that failed (Dial or OnConnect)
-//	shoal.pool.closes       counter                     {connection}  connections closed, with shoal.close.reason = shoal.Reason ("lifetime", "idle", ...)
-//	shoal.pool.rejections   counter                     {request}     acquires refused by MaxWaiters or dropped by load shedding
-//	shoal.pool.leaks        counter                     {lease}       leases reported held past Config.LeakThreshold
+//	shoal.pool.leases         observable up-down counter  {lease}       leases held now (more than used connections when multiplexed)
+//	shoal.pool.dialing        observable up-down counter  {connection}  dials in flight
+//	shoal.pool.dial_errors    counter                     {error}       dials that failed (Dial or OnConnect)
+//	shoal.pool.closes         counter                     {connection}  connections closed, with shoal.close.reason = shoal.Reason ("lifetime", "idle", ...)
+//	shoal.pool.rejections     counter                     {request}     acquires refused by MaxWaiters or dropped by load shedding
+//	shoal.pool.leaks          counter                     {lease}       leases reported held past Config.LeakThreshold
+//	shoal.pool.barge_misses   observable counter          {connection}  Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.HandoffAfter)
 //
 // "used" counts connections with at least one lease. A timed-out acquire
 // counts in timeouts, not in wait_time (it obtained no connection), and a

@@ -1,10 +1,16 @@
 package shoalotel_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
+	"github.com/shoalpool/shoal/shoalotel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 func TestExtras(t *testing.T) {
@@ -77,5 +83,49 @@ func TestMultiplexed(t *testing.T) {
 	}
 	if got := c.sum(t, "shoal.pool.leases", "{lease}", false)[name]; got != 3 {
 		t.Errorf("shoal.pool.leases = %d, want 3", got)
+	}
+}
+
+// bargeMisses collects shoal.pool.barge_misses, by attributes, failing
+// when it is missing, not a monotonic cumulative int64 sum, or in another
+// unit.
+func bargeMisses(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	c := collect(t, reader)
+	got := c.sum(t, "shoal.pool.barge_misses", "{connection}", true)
+	if d := c["shoal.pool.barge_misses"].Description; !strings.Contains(d, "Config.HandoffAfter") {
+		t.Errorf("shoal.pool.barge_misses description %q does not say it needs Config.HandoffAfter", d)
+	}
+	return got
+}
+
+// TestBargeMisses: shoal.pool.barge_misses is Stats.BargeMisses, read at
+// collection: 1 for a barging pool whose released connection went
+// unclaimed while someone waited, 0 for a strict pool taken through the
+// same events and for a pool not attached; a closed pool's count stays.
+func TestBargeMisses(t *testing.T) {
+	metrics, reader := newMetrics(t)
+	pool := func(name string) *shoalotel.PoolMetrics {
+		p, err := metrics.Pool(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	barging := metricstest.HandOffOnce(t, pool("barging"), time.Hour)
+	strict := metricstest.HandOffOnce(t, pool("strict"), 0)
+	pool("unattached")
+	const name = "db.client.connection.pool.name="
+	want := map[string]int64{name + "barging": 1, name + "strict": 0, name + "unattached": 0}
+	if got := bargeMisses(t, reader); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("open pools: shoal.pool.barge_misses = %v, want %v", got, want)
+	}
+	for _, p := range []*shoal.Pool[*fakeConn]{barging, strict} {
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := bargeMisses(t, reader); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("closed pools: shoal.pool.barge_misses = %v, want %v", got, want)
 	}
 }

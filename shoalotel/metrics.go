@@ -71,6 +71,8 @@ type Metrics struct {
 	// Observable up-down counters, read from each pool's Stats by the
 	// pool's callback at collection time.
 	count, idleMax, idleMin, maxConns, pending, leases, dialing metric.Int64ObservableUpDownCounter
+	// An observable counter, read from the same Stats.
+	bargeMisses metric.Int64ObservableCounter
 
 	// Fed by the pools' observers.
 	createTime, waitTime, useTime                   metric.Float64Histogram
@@ -114,6 +116,11 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		check(err)
 		return inst
 	}
+	observableCounter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		inst, err := meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		check(err)
+		return inst
+	}
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		inst, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		check(err)
@@ -128,6 +135,8 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		pending:  gauge("db.client.connection.pending_requests", "{request}", "The number of current pending requests for an open connection."),
 		leases:   gauge("shoal.pool.leases", "{lease}", "The number of leases held now; above the used connections when connections are multiplexed."),
 		dialing:  gauge("shoal.pool.dialing", "{connection}", "The number of dials in flight."),
+
+		bargeMisses: observableCounter("shoal.pool.barge_misses", "{connection}", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.HandoffAfter."),
 
 		createTime: histogram("db.client.connection.create_time", "The time it took to create a new connection."),
 		waitTime:   histogram("db.client.connection.wait_time", "The time it took to obtain an open connection from the pool."),
@@ -198,7 +207,7 @@ func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
 // meterRegister registers p's callback for the observable instruments.
 func (m *Metrics) meterRegister(p *PoolMetrics) (metric.Registration, error) {
 	return m.meter.RegisterCallback(p.observe,
-		m.count, m.idleMax, m.idleMin, m.maxConns, m.pending, m.leases, m.dialing)
+		m.count, m.idleMax, m.idleMin, m.maxConns, m.pending, m.leases, m.dialing, m.bargeMisses)
 }
 
 // unregister forgets p, if it is still the pool registered under its name.

@@ -62,10 +62,12 @@ func (p *PoolMetrics) Name() string { return p.name }
 
 // Attach gives the metrics a pool's Stats method, called at
 // each collection for the observable instruments: connections idle and
-// used, pending requests, dials in flight, leases and the limits. Until a
-// pool is attached those are not reported for this name. stats runs in the
-// collecting goroutine and must be safe to call concurrently with the
-// pool's use, as shoal's Pool.Stats is.
+// used, pending requests, dials in flight, leases, the limits and
+// shoal.pool.barge_misses. Until a pool is attached the up-down counters
+// are not reported for this name; shoal.pool.barge_misses is, at zero, as
+// the other counters are. stats runs in the collecting goroutine and must
+// be safe to call concurrently with the pool's use, as shoal's Pool.Stats
+// is.
 //
 // A pool whose Config.Observer is these metrics (directly or through
 // shoal.MultiObserver) attaches itself: shoal.New calls Attach, and the
@@ -97,10 +99,13 @@ func (p *PoolMetrics) Unregister() error {
 // observe is the pool's callback for the observable instruments.
 func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
 	s, ok := p.sources.Gauges()
+	m := p.metrics
+	// After Gauges, which notes each attached pool's count; reported from
+	// registration, at zero until a pool is attached.
+	o.ObserveInt64(m.bargeMisses, s.BargeMisses, p.observeOpts...)
 	if !ok {
 		return nil
 	}
-	m := p.metrics
 	o.ObserveInt64(m.count, int64(s.IdleConns), p.idleOpts...)
 	o.ObserveInt64(m.count, int64(s.InUseConns), p.usedOpts...)
 	o.ObserveInt64(m.maxConns, int64(s.MaxConns), p.observeOpts...)

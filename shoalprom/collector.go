@@ -53,6 +53,8 @@ type Options struct {
 type Collector struct {
 	// Gauges, made at scrape time from each pool's Stats.
 	count, maxConns, idleMax, idleMin, pending, leases, dialing *prometheus.Desc
+	// A counter, made at scrape time from the same Stats.
+	bargeMisses *prometheus.Desc
 
 	// Fed by the pools' observers; each pool binds its children once.
 	waitTime, useTime, createTime           *prometheus.HistogramVec
@@ -101,6 +103,8 @@ func NewCollector(opts Options) *Collector {
 		pending:  desc("db_client_connection_pending_requests", "The number of current pending requests for an open connection (callers waiting in Acquire)."),
 		leases:   desc("shoal_pool_leases", "The number of leases held now; above the used connections when connections are multiplexed."),
 		dialing:  desc("shoal_pool_dialing", "The number of dials in flight."),
+
+		bargeMisses: desc("shoal_pool_barge_misses_total", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.HandoffAfter."),
 
 		createTime: histogram("db_client_connection_create_time_seconds", "The time it took to create a new connection (successful dials, including OnConnect)."),
 		waitTime:   histogram("db_client_connection_wait_time_seconds", "The time it took to obtain an open connection from the pool (successful acquires)."),
@@ -184,7 +188,7 @@ func (c *Collector) unregister(m *PoolMetrics) {
 // Describe sends the descriptions of every metric the Collector reports.
 // It implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.count, c.maxConns, c.idleMax, c.idleMin, c.pending, c.leases, c.dialing} {
+	for _, d := range []*prometheus.Desc{c.count, c.maxConns, c.idleMax, c.idleMin, c.pending, c.leases, c.dialing, c.bargeMisses} {
 		ch <- d
 	}
 	for _, v := range c.vecs() {
@@ -193,8 +197,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect reports every registered pool: the counters and histograms as
-// observed so far, and the gauges from a fresh call of each attached
-// pool's Stats. It implements prometheus.Collector.
+// observed so far, and the gauges and shoal_pool_barge_misses_total from a
+// fresh call of each attached pool's Stats. It implements
+// prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, v := range c.vecs() {
 		v.Collect(ch)
@@ -209,6 +214,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	// not hold up Pool or Unregister.
 	for _, m := range pools {
 		s, ok := m.sources.Gauges()
+		// After Gauges, which notes each attached pool's count; reported
+		// for every registered pool, at zero until one is attached.
+		ch <- prometheus.MustNewConstMetric(c.bargeMisses, prometheus.CounterValue, float64(s.BargeMisses), m.name)
 		if !ok {
 			continue
 		}

@@ -39,6 +39,10 @@
 // the pool's Stats at each scrape, in Collect: nothing is spent on them
 // between scrapes. Until a pool is attached (by shoal.New, or
 // [PoolMetrics.Attach]) they are not reported for that name.
+// shoal_pool_barge_misses_total, a counter the pool keeps itself, is read
+// from Stats at each scrape too, but reported from registration, at zero
+// until a pool is attached, and it keeps the count of a pool that
+// detached.
 //
 // Measured as thread CPU time on the project's 2-core machine, a histogram
 // observation costs about 20-30ns and a counter increment under 10ns. An
@@ -69,6 +73,7 @@
 //	shoal_pool_closes_total{reason}                  counter    connections closed, by shoal.Reason ("lifetime", "idle", ...)
 //	shoal_pool_rejections_total                      counter    acquires refused by MaxWaiters or dropped by load shedding
 //	shoal_pool_leaks_total                           counter    leases reported held past Config.LeakThreshold
+//	shoal_pool_barge_misses_total                    counter    Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.HandoffAfter)
 //
 // Options.Namespace, when set, is put in front of every name
 // ("myapp_db_client_connection_count").

@@ -1,11 +1,15 @@
 package shoalprom_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
@@ -96,5 +100,66 @@ func TestMultiplexed(t *testing.T) {
 		if got[k] != w {
 			t.Errorf("%s = %v, want %v", k, got[k], w)
 		}
+	}
+}
+
+// bargeMisses gathers shoal_pool_barge_misses_total, by labels, failing
+// when it is missing or not a counter.
+func bargeMisses(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	fam, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fam {
+		if f.GetName() != "shoal_pool_barge_misses_total" {
+			continue
+		}
+		if f.GetType() != dto.MetricType_COUNTER {
+			t.Fatalf("shoal_pool_barge_misses_total has type %s, want counter", f.GetType())
+		}
+		if !strings.Contains(f.GetHelp(), "Config.HandoffAfter") {
+			t.Errorf("shoal_pool_barge_misses_total help %q does not say it needs Config.HandoffAfter", f.GetHelp())
+		}
+		got := map[string]float64{}
+		for _, m := range f.GetMetric() {
+			got[labelsOf(m)] = value(m)
+		}
+		return got
+	}
+	t.Fatal("shoal_pool_barge_misses_total missing from the scrape")
+	return nil
+}
+
+// TestBargeMisses: shoal_pool_barge_misses_total is Stats.BargeMisses,
+// read at scrape time: 1 for a barging pool whose released connection
+// went unclaimed while someone waited, 0 for a strict pool taken through
+// the same events and for a pool not attached; a closed pool's count
+// stays.
+func TestBargeMisses(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c := shoalprom.NewCollector(shoalprom.Options{})
+	reg.MustRegister(c)
+	pool := func(name string) *shoalprom.PoolMetrics {
+		m, err := c.Pool(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	barging := metricstest.HandOffOnce(t, pool("barging"), time.Hour)
+	strict := metricstest.HandOffOnce(t, pool("strict"), 0)
+	pool("unattached")
+	want := map[string]float64{"pool_name=barging": 1, "pool_name=strict": 0, "pool_name=unattached": 0}
+	if got := bargeMisses(t, reg); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("open pools: shoal_pool_barge_misses_total = %v, want %v", got, want)
+	}
+	for _, p := range []*shoal.Pool[*fakeConn]{barging, strict} {
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := bargeMisses(t, reg); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("closed pools: shoal_pool_barge_misses_total = %v, want %v", got, want)
 	}
 }

@@ -32,11 +32,12 @@ var _ shoal.Observer = (*PoolMetrics)(nil)
 func (m *PoolMetrics) Name() string { return m.name }
 
 // Attach gives the metrics a pool's Stats method, called at
-// each scrape for the gauges: connections idle and used, waiters, dials in
-// flight, leases and MaxConns. Until a pool is attached those gauges are
-// not reported for this name. stats runs in the scraping goroutine and
-// must be safe to call concurrently with the pool's use, as shoal's
-// Pool.Stats is.
+// each scrape for the gauges (connections idle and used, waiters, dials in
+// flight, leases and MaxConns) and for shoal_pool_barge_misses_total.
+// Until a pool is attached those gauges are not reported for this name;
+// the barge-miss counter is, at zero, as the other counters are. stats
+// runs in the scraping goroutine and must be safe to call concurrently
+// with the pool's use, as shoal's Pool.Stats is.
 //
 // A pool whose Config.Observer is these metrics (directly or through
 // shoal.MultiObserver) attaches itself: shoal.New calls Attach, and the

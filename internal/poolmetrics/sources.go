@@ -5,6 +5,7 @@ package poolmetrics
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shoalpool/shoal"
 )
@@ -14,7 +15,24 @@ import (
 // origin whose pool was replaced while the old one drains).
 type Sources struct {
 	mu   sync.Mutex
-	list []*func() shoal.Stats // by identity, so that detach removes its own
+	list []*source
+	// retiredMisses is the last BargeMisses seen of each source detached
+	// since: a counter must not fall when one of two pools sharing a name
+	// goes away.
+	retiredMisses int64
+}
+
+// source is one attached Stats function and the last BargeMisses it gave.
+type source struct {
+	stats  func() shoal.Stats
+	misses atomic.Int64
+}
+
+// note records n as the source's count, unless a read that overtook this
+// one recorded more.
+func (s *source) note(n int64) {
+	for old := s.misses.Load(); n > old && !s.misses.CompareAndSwap(old, n); old = s.misses.Load() {
+	}
 }
 
 // Attach adds stats and returns the function that removes it again.
@@ -22,7 +40,7 @@ func (s *Sources) Attach(stats func() shoal.Stats) (detach func()) {
 	if stats == nil {
 		return func() {}
 	}
-	entry := &stats
+	entry := &source{stats: stats}
 	s.mu.Lock()
 	s.list = append(s.list, entry)
 	s.mu.Unlock()
@@ -31,19 +49,26 @@ func (s *Sources) Attach(stats func() shoal.Stats) (detach func()) {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.list = slices.DeleteFunc(s.list, func(e *func() shoal.Stats) bool { return e == entry })
+			s.list = slices.DeleteFunc(s.list, func(e *source) bool { return e == entry })
+			s.retiredMisses += entry.misses.Load()
 		})
 	}
 }
 
 // Gauges calls every attached function, outside the lock (each walks its
 // pool), and adds up their gauges. ok is false when none is attached.
+//
+// total.BargeMisses, a counter, is set whether or not any is attached: the
+// attached pools' counts plus the last counts of those detached since, so
+// that it never falls. Misses a detached pool had after its last read are
+// not in it.
 func (s *Sources) Gauges() (total shoal.Stats, ok bool) {
 	s.mu.Lock()
 	list := slices.Clone(s.list)
 	s.mu.Unlock()
-	for _, stats := range list {
-		st := (*stats)()
+	for _, src := range list {
+		st := src.stats()
+		src.note(st.BargeMisses)
 		total.MaxConns += st.MaxConns
 		total.MinIdle += st.MinIdle
 		total.MinConns += st.MinConns
@@ -54,5 +79,11 @@ func (s *Sources) Gauges() (total shoal.Stats, ok bool) {
 		total.Waiting += st.Waiting
 		total.Dialing += st.Dialing
 	}
+	s.mu.Lock()
+	total.BargeMisses = s.retiredMisses
+	for _, src := range s.list {
+		total.BargeMisses += src.misses.Load()
+	}
+	s.mu.Unlock()
 	return total, len(list) > 0
 }

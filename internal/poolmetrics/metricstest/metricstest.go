@@ -226,3 +226,49 @@ func HoldStreams(t *testing.T, obs shoal.Observer, n int) {
 		t.Cleanup(l.Release)
 	}
 }
+
+// HandOffOnce does on a pool of one connection watched by obs what the
+// core's TestBargingMissSuspendsBarging does: hold the connection, queue
+// one waiter, release. With handoffAfter set the release leaves the
+// connection idle for whoever asks next, nobody does, and the barging
+// timer hands it to the waiter about 200µs later: one barge miss. With
+// handoffAfter 0 the release hands it over: none. It fails the test when
+// the pool's Stats.BargeMisses says otherwise. The pool is left open and
+// idle; the test closes it.
+func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *shoal.Pool[*FakeConn] {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, HandoffAfter: handoffAfter, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *shoal.Lease[*FakeConn], 1)
+	go func() {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		l, err := pool.Acquire(actx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	WaitFor(t, "the waiter", func() bool { return pool.Stats().Waiting == 1 })
+	held.Release()
+	l := <-got
+	if l == nil {
+		t.FailNow()
+	}
+	l.Release()
+	want := int64(0)
+	if handoffAfter > 0 {
+		want = 1
+	}
+	if got := pool.Stats().BargeMisses; got != want {
+		t.Fatalf("HandoffAfter %s: Stats.BargeMisses = %d after one hand-off, want %d", handoffAfter, got, want)
+	}
+	return pool
+}
