@@ -29,6 +29,11 @@
 //
 //	go run ./http -rounds 3 -duration 2s -out results/http.md
 //
-// It prints the table and writes it, with the machine and the command, as a
-// markdown fragment to -out.
+// It prints the tables and writes them, with the machine and the command, as
+// a markdown fragment to -out: requests/s best of rounds and paired, this
+// process's CPU per request, and the share of the whole machine left idle
+// during each run (from /proc/stat). The servers share the machine with the
+// client; where it sat near 0% idle, a client can gain only what it saves in
+// CPU per request against the servers' share, which is the same for every
+// contender.
 package main

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoalpool/shoal/bench/internal/cpustat"
 	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
@@ -92,6 +93,7 @@ func main() {
 		for _, n := range counts {
 			best := make([]float64, len(contenders))
 			cpu := make([][]float64, len(contenders))
+			idle := make([][]float64, len(contenders))
 			perRound := make([][]float64, *rounds) // req/s by round, then contender
 			for r := range *rounds {
 				perRound[r] = make([]float64, len(contenders))
@@ -108,15 +110,23 @@ func main() {
 					best[i] = max(best[i], m.rps)
 					perRound[r][i] = m.rps
 					cpu[i] = append(cpu[i], m.cpuPerReq)
-					fmt.Fprintf(os.Stderr, "%-26s %-10s %2d workers round %d: %8.0f req/s, %6.1f µs CPU/req\n", tg.name, c.name, n, r+1, m.rps, m.cpuPerReq)
+					if m.idle >= 0 {
+						idle[i] = append(idle[i], m.idle)
+					}
+					fmt.Fprintf(os.Stderr, "%-26s %-10s %2d workers round %d: %8.0f req/s, %6.1f µs CPU/req, %3.0f%% machine idle\n", tg.name, c.name, n, r+1, m.rps, m.cpuPerReq, 100*m.idle)
 				}
 			}
-			medians := make([]float64, len(contenders))
+			cpuMedians := make([]float64, len(contenders))
+			idleMedians := make([]float64, len(contenders))
 			for i := range cpu {
-				medians[i] = median(cpu[i])
+				cpuMedians[i] = median(cpu[i])
+				idleMedians[i] = -1
+				if len(idle[i]) > 0 {
+					idleMedians[i] = median(idle[i])
+				}
 			}
-			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best, cpu: medians,
-				pairedRatio: pairedRatios(perRound)})
+			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best, cpu: cpuMedians,
+				idle: idleMedians, pairedRatio: pairedRatios(perRound)})
 		}
 	}
 
@@ -136,6 +146,11 @@ func main() {
 type measurement struct {
 	rps       float64 // requests per second
 	cpuPerReq float64 // microseconds of this process's CPU (user+system) per request
+	// idle is the share of the whole machine's CPU time that went unused
+	// during the run, or -1 where /proc/stat cannot be read. Client and
+	// servers share the machine: near 0, the machine was saturated, and a
+	// client can gain only what it saves in CPU per request.
+	idle float64
 }
 
 // measure opens c, warms it with an unmeasured run, runs n workers for d
@@ -151,10 +166,15 @@ func measure(c contender, tg *target, n int, d time.Duration) (measurement, erro
 	if _, _, err := runFor(ctx, n, 100*time.Millisecond, client, tg); err != nil {
 		return measurement{}, err
 	}
+	ticks0, ticksErr := cpustat.Read()
 	cpu0 := processCPU()
 	rps, count, err := runFor(ctx, n, d, client, tg)
 	cpu := processCPU() - cpu0
-	m := measurement{rps: rps}
+	ticks1, ticksErrEnd := cpustat.Read()
+	m := measurement{rps: rps, idle: -1}
+	if ticksErr == nil && ticksErrEnd == nil {
+		m.idle = cpustat.IdleShare(ticks0, ticks1)
+	}
 	if count > 0 {
 		m.cpuPerReq = float64(cpu.Microseconds()) / float64(count)
 	}

@@ -20,6 +20,7 @@ type row struct {
 	workers int
 	rps     []float64 // best round, by contender, in contenders' order
 	cpu     []float64 // median µs of process CPU per request, by contender
+	idle    []float64 // median share of the machine left idle, by contender; -1 unknown
 
 	// pairedRatio is, per contender but shoalhttp, the median over the
 	// rounds of shoalhttp's req/s over that contender's in the same round.
@@ -58,6 +59,19 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	b.WriteString("\nThis process's CPU time per request (user + system, µs, median of the rounds): the client's own cost, " +
 		"plus the server's for the in-process TLS target. Less sensitive to the machine's other load than req/s.\n\n")
 	r.table(&b, nameCols, func(row row) []string { return formatAll(row.cpu, "%.1f") })
+	b.WriteString("\nShare of the whole machine's CPU time left idle during the run, median of the rounds (from /proc/stat; " +
+		"the client and the servers share the machine). Near 0%, the machine was saturated: a client then gains only " +
+		"what it saves in CPU per request, against the servers' share of each request, which no client changes.\n\n")
+	r.table(&b, nameCols, func(row row) []string {
+		cells := make([]string, len(row.idle))
+		for i, v := range row.idle {
+			cells[i] = "-"
+			if v >= 0 {
+				cells[i] = fmt.Sprintf("%.0f%%", 100*v)
+			}
+		}
+		return cells
+	})
 	b.WriteString("\nnew-client: a new http.Client and Transport per request; default: a clone of http.DefaultTransport; " +
 		"tuned: the same with MaxIdleConnsPerHost = workers; shoalhttp: zero Options (see bench/http/doc.go).\n")
 	return b.String()

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/cpustat"
 )
 
 // A query is one of the measured statements.
@@ -83,7 +85,7 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	latencies := make([][]time.Duration, n) // per worker, merged after the clock stops
 	start := time.Now()
 	cpuStart, csStart := usage()
-	ticksStart, ticksErr := readCPUTicks()
+	ticksStart, ticksErr := cpustat.Read()
 	for g := range n {
 		wg.Add(1)
 		go func() {
@@ -106,11 +108,11 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpuEnd, csEnd := usage()
-	ticksEnd, ticksErrEnd := readCPUTicks()
+	ticksEnd, ticksErrEnd := cpustat.Read()
 	all := slices.Concat(latencies...)
 	m := measured{qps: float64(len(all)) / elapsed.Seconds(), idle: -1}
 	if ticksErr == nil && ticksErrEnd == nil {
-		m.idle = idleShare(ticksStart, ticksEnd)
+		m.idle = cpustat.IdleShare(ticksStart, ticksEnd)
 	}
 	if q := len(all); q > 0 {
 		m.cpuQuery = (cpuEnd - cpuStart) / time.Duration(q)
