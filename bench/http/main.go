@@ -166,15 +166,11 @@ func measure(c contender, tg *target, n int, d time.Duration) (measurement, erro
 	if _, _, err := runFor(ctx, n, 100*time.Millisecond, client, tg); err != nil {
 		return measurement{}, err
 	}
-	ticks0, ticksErr := cpustat.Read()
+	machine := cpustat.Start()
 	cpu0 := processCPU()
 	rps, count, err := runFor(ctx, n, d, client, tg)
 	cpu := processCPU() - cpu0
-	ticks1, ticksErrEnd := cpustat.Read()
-	m := measurement{rps: rps, idle: -1}
-	if ticksErr == nil && ticksErrEnd == nil {
-		m.idle = cpustat.IdleShare(ticks0, ticks1)
-	}
+	m := measurement{rps: rps, idle: machine.IdleShare()}
 	if count > 0 {
 		m.cpuPerReq = float64(cpu.Microseconds()) / float64(count)
 	}

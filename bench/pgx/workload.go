@@ -85,7 +85,7 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	latencies := make([][]time.Duration, n) // per worker, merged after the clock stops
 	start := time.Now()
 	cpuStart, csStart := usage()
-	ticksStart, ticksErr := cpustat.Read()
+	machine := cpustat.Start()
 	for g := range n {
 		wg.Add(1)
 		go func() {
@@ -108,12 +108,9 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpuEnd, csEnd := usage()
-	ticksEnd, ticksErrEnd := cpustat.Read()
+	idle := machine.IdleShare()
 	all := slices.Concat(latencies...)
-	m := measured{qps: float64(len(all)) / elapsed.Seconds(), idle: -1}
-	if ticksErr == nil && ticksErrEnd == nil {
-		m.idle = cpustat.IdleShare(ticksStart, ticksEnd)
-	}
+	m := measured{qps: float64(len(all)) / elapsed.Seconds(), idle: idle}
 	if q := len(all); q > 0 {
 		m.cpuQuery = (cpuEnd - cpuStart) / time.Duration(q)
 		m.csQuery = float64(csEnd-csStart) / float64(q)

@@ -62,3 +62,26 @@ func IdleShare(a, b Ticks) float64 {
 	}
 	return float64(idle) / float64(busy+idle)
 }
+
+// Interval is a span of the machine's CPU time that started at Start.
+type Interval struct {
+	start Ticks
+	err   error
+}
+
+// Start begins an interval now.
+func Start() Interval {
+	t, err := Read()
+	return Interval{start: t, err: err}
+}
+
+// IdleShare is the fraction of the machine's CPU time since Start that was
+// idle, or -1 when /proc/stat could not be read at either end or nothing
+// was counted.
+func (iv Interval) IdleShare() float64 {
+	end, err := Read()
+	if iv.err != nil || err != nil {
+		return -1
+	}
+	return IdleShare(iv.start, end)
+}
