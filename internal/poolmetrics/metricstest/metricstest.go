@@ -246,16 +246,7 @@ func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *shoal.Lease[*FakeConn], 1)
-	go func() {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		l, err := pool.Acquire(actx)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
+	got := acquireLater(t, pool)
 	WaitFor(t, "the waiter", func() bool { return pool.Stats().Waiting == 1 })
 	held.Release()
 	l := <-got
