@@ -43,10 +43,10 @@ import (
 // oldest waiter again, in order. The window is HandoffAfter while at most
 // crowdPerConn callers wait per open connection, and stretches in
 // proportion past that, up to maxStretch times HandoffAfter (see
-// handOffAt). What keeps a bypassed connection from
-// sitting idle while someone waits (its releaser may never come back): a
-// release that bypasses arms one pool-wide timer, and when it fires any
-// idle connection goes to the oldest waiter, whatever its age. One timer
+// handOffAt). What keeps a bypassed connection from sitting idle while
+// someone waits (its releaser may never come back): a release that
+// bypasses arms one pool-wide timer, and when it fires any idle connection
+// goes to the oldest waiter, whatever its age. One timer
 // for the pool, at most one firing per idleGrace, rather than a timer
 // per waiter: with a timer per waiter every wait longer than the window
 // costs a wake-up of its own, which is what barging exists to save
