@@ -120,18 +120,18 @@ func (p *Pool[T]) checkLeak(l *Lease[T], now, threshold int64) {
 }
 
 // formatStack renders the frames of an acquire, leaving out the pool's own,
-// and returns the first caller outside the pool and its adapters
-// (github.com/shoalpool/shoal/shoalpgx and the like): the code that holds
-// the lease.
+// and returns the first caller outside the pool, its adapters
+// (github.com/shoalpool/shoal/shoalpgx and the like) and net/http's client
+// (which calls shoalhttp's RoundTrip): the code that holds the lease.
 func formatStack(pcs []uintptr) (first, stack string) {
 	const core = "github.com/shoalpool/shoal."
-	const adapters = "github.com/shoalpool/shoal/shoal"
+	const httpClient = "net/http."
 	var b strings.Builder
 	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
 		if f.Function != "" && !strings.HasPrefix(f.Function, core) {
-			if first == "" && !strings.HasPrefix(f.Function, adapters) {
+			if first == "" && !inAdapter(f.Function) && !strings.HasPrefix(f.Function, httpClient) {
 				first = f.Function
 			}
 			fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
@@ -141,4 +141,17 @@ func formatStack(pcs []uintptr) (first, stack string) {
 		}
 	}
 	return first, b.String()
+}
+
+// inAdapter reports whether a function belongs to one of the module's own
+// packages below the core (shoalpgx, internal/peek and the like), but not
+// to their external tests (package shoalhttp_test), which call the pool
+// as a program does.
+func inAdapter(function string) bool {
+	rest, ok := strings.CutPrefix(function, "github.com/shoalpool/shoal/")
+	if !ok {
+		return false
+	}
+	pkg, _, _ := strings.Cut(rest, ".") // package paths here hold no dot
+	return !strings.HasSuffix(pkg, "_test")
 }
