@@ -1,6 +1,9 @@
 package shoalgrpc
 
 import (
+	"context"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,5 +34,59 @@ func TestObserverSeesEveryCall(t *testing.T) {
 	}
 	if a, r := obs.acquires.Load(), obs.releases.Load(); a != 5 || r != 5 {
 		t.Fatalf("observer saw %d acquires and %d releases for 5 calls", a, r)
+	}
+}
+
+// leakRecorder keeps the leak reports it is told of.
+type leakRecorder struct {
+	shoal.BaseObserver
+	mu      sync.Mutex
+	reports []shoal.LeakReport
+}
+
+func (o *leakRecorder) ObserveLeak(r shoal.LeakReport) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.reports = append(o.reports, r)
+}
+
+// A stream held open past LeakThreshold is reported once, through the
+// observer and Stats, with the stack that opened it; a call that ends in
+// time is not.
+func TestLeakThresholdReportsAnOpenStream(t *testing.T) {
+	srv := startTestServer(t, 10)
+	obs := &leakRecorder{}
+	const threshold = 50 * time.Millisecond
+	p := newTestPool(t, srv.addr, Options{MaxConns: 1, Observer: obs, LeakThreshold: threshold})
+	client := testpb.NewTestServiceClient(p)
+	if _, err := client.UnaryCall(testContext(t, 30*time.Second), &testpb.SimpleRequest{ResponseSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(testContext(t, 30*time.Second))
+	defer cancel()
+	stream, err := client.StreamingOutputCall(ctx, &testpb.StreamingOutputCallRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, func() bool { return p.Stats().Leaked == 1 }) {
+		t.Fatalf("a stream open past LeakThreshold was not reported: %+v", p.Stats())
+	}
+	time.Sleep(4 * threshold) // several more scans: still one report
+	cancel()
+	if n := p.Stats().Leaked; n != 1 {
+		t.Errorf("Stats().Leaked = %d for one stream left open, want 1", n)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.reports) != 1 {
+		t.Fatalf("observer got %d leak reports, want 1", len(obs.reports))
+	}
+	r := obs.reports[0]
+	if !strings.Contains(r.Function, "StreamingOutputCall") || !strings.Contains(r.Stack, "TestLeakThresholdReportsAnOpenStream") {
+		t.Errorf("report names %q; want the call that opened the stream, with this test in its stack:\n%s", r.Function, r.Stack)
 	}
 }

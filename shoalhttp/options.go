@@ -145,6 +145,15 @@ type Options struct {
 	// observer for the same origin, such as one shoalprom or shoalotel
 	// PoolMetrics per origin, and the pools' numbers add up under one name.
 	Observer func(origin string) shoal.Observer
+
+	// LeakThreshold reports a request whose connection (HTTP/1.1) or
+	// stream (HTTP/2) has been held longer than this, once, with the stack
+	// of the code that sent it, through Logger (Warn), Observer and the
+	// origin's Stats().Leaked. A request holds its connection until its
+	// response body is read to the end or closed, so this finds the
+	// response bodies a program forgot to close. Set it above the longest
+	// download or stream you mean to read. 0 turns it off.
+	LeakThreshold time.Duration
 }
 
 // Defaults for fields whose zero value means "choose for me".
@@ -252,8 +261,8 @@ func (o Options) validate() error {
 // OptionsError is returned by NewTransport for Options that cannot work;
 // Field names the Options field that is wrong.
 type OptionsError struct {
-	Field  string
-	Reason string
+	Field  string // the Options field, such as "MaxConns"
+	Reason string // what is wrong with it, with the value given
 }
 
 // Error returns the message, naming the field.

@@ -22,7 +22,8 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 		MaxIdleTime:    o.MaxIdleTime,
 		// The core's bound covers the whole dial: TCP, TLS and, for
 		// HTTP/2, the settings exchange; each step has its own bound too.
-		DialTimeout: o.DialTimeout + o.TLSHandshakeTimeout,
+		DialTimeout:   o.DialTimeout + o.TLSHandshakeTimeout,
+		LeakThreshold: o.LeakThreshold,
 	}
 	if o.Logger != nil {
 		cfg.Logger = o.Logger.With("origin", origin)
