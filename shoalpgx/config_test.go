@@ -176,14 +176,15 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 	cases := []struct {
 		key    string
 		mutate func(*Config)
+		got    string // the value the message must quote
 	}{
-		{"MaxConns", func(c *Config) { c.MaxConns = 0 }},
-		{"MinIdleConns", func(c *Config) { c.MinIdleConns = c.MaxConns + 1 }},
-		{"MinConns", func(c *Config) { c.MinConns = -1 }},
-		{"MaxConnLifetime", func(c *Config) { c.MaxConnLifetime = -time.Second }},
-		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }},
-		{"HandoffAfter", func(c *Config) { c.HandoffAfter = -time.Millisecond }},
-		{"Partitions", func(c *Config) { c.Partitions = -1 }},
+		{"MaxConns", func(c *Config) { c.MaxConns = 0 }, "must be >= 1, got 0"},
+		{"MinIdleConns", func(c *Config) { c.MaxConns, c.MinIdleConns = 4, 5 }, "must be <= MaxConns (4), got 5"},
+		{"MinConns", func(c *Config) { c.MinConns = -1 }, "must be >= 0, got -1"},
+		{"MaxConnLifetime", func(c *Config) { c.MaxConnLifetime = -time.Second }, "must be >= 0, got -1s"},
+		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }, "must be >= 0, got -1s"},
+		{"HandoffAfter", func(c *Config) { c.HandoffAfter = -time.Millisecond }, "must be >= 0, got -1ms"},
+		{"Partitions", func(c *Config) { c.Partitions = -1 }, "must be >= 0, got -1"},
 	}
 	for _, c := range cases {
 		cfg, err := ParseConfig(testBase)
@@ -195,6 +196,10 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Key != c.key {
 			t.Errorf("%s: err = %v, want a ConfigError naming it", c.key, err)
+			continue
+		}
+		if want := "shoalpgx: " + c.key + " " + c.got; err.Error() != want {
+			t.Errorf("%s: message %q, want %q", c.key, err, want)
 		}
 	}
 }

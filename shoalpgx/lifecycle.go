@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -11,28 +12,30 @@ import (
 // settings the core does not know about.
 func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	c := p.config
+	maxConns := fmt.Sprintf("must be <= MaxConns (%d)", c.MaxConns)
 	checks := []struct {
 		bad       bool
 		key, what string
+		got       any
 	}{
-		{c.MaxConns < 1, "MaxConns", "must be >= 1"},
-		{c.MinConns < 0, "MinConns", "must be >= 0"},
-		{c.MinIdleConns < 0, "MinIdleConns", "must be >= 0"},
-		{c.MinConns > c.MaxConns, "MinConns", "must be <= MaxConns"},
-		{c.MinIdleConns > c.MaxConns, "MinIdleConns", "must be <= MaxConns"},
-		{c.MaxConnLifetime < 0, "MaxConnLifetime", "must be >= 0"},
-		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0"},
-		{c.MaxConnIdleTime < 0, "MaxConnIdleTime", "must be >= 0"},
-		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0"},
-		{c.PingTimeout < 0, "PingTimeout", "must be >= 0"},
-		{c.HandoffAfter < 0, "HandoffAfter", "must be >= 0"},
-		{c.Partitions < 0, "Partitions", "must be >= 0"},
-		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0"},
-		{c.MaxDialing < 0, "MaxDialing", "must be >= 0"},
+		{c.MaxConns < 1, "MaxConns", "must be >= 1", c.MaxConns},
+		{c.MinConns < 0, "MinConns", "must be >= 0", c.MinConns},
+		{c.MinIdleConns < 0, "MinIdleConns", "must be >= 0", c.MinIdleConns},
+		{c.MinConns > c.MaxConns, "MinConns", maxConns, c.MinConns},
+		{c.MinIdleConns > c.MaxConns, "MinIdleConns", maxConns, c.MinIdleConns},
+		{c.MaxConnLifetime < 0, "MaxConnLifetime", "must be >= 0", c.MaxConnLifetime},
+		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0", c.MaxConnLifetimeJitter},
+		{c.MaxConnIdleTime < 0, "MaxConnIdleTime", "must be >= 0", c.MaxConnIdleTime},
+		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
+		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
+		{c.HandoffAfter < 0, "HandoffAfter", "must be >= 0", c.HandoffAfter},
+		{c.Partitions < 0, "Partitions", "must be >= 0", c.Partitions},
+		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0", c.MaxWaiters},
+		{c.MaxDialing < 0, "MaxDialing", "must be >= 0", c.MaxDialing},
 	}
 	for _, ch := range checks {
 		if ch.bad {
-			return shoal.Config[*pooledConn]{}, &ConfigError{Key: ch.key, Reason: ch.what}
+			return shoal.Config[*pooledConn]{}, &ConfigError{Key: ch.key, Reason: fmt.Sprintf("%s, got %v", ch.what, ch.got)}
 		}
 	}
 
