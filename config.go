@@ -241,10 +241,12 @@ func (c *Config[T]) validate() error {
 // ConfigError is returned by New for a Config that cannot work; Field names
 // the Config field that is wrong.
 type ConfigError struct {
-	Field  string
-	Reason string
+	Field  string // the Config field, such as "MinIdle"
+	Reason string // what is wrong with it, with the value given
 }
 
+// Error returns the message, naming the field: "shoal: Config.MinIdle must
+// be <= MaxConns (16), got 20".
 func (e *ConfigError) Error() string {
 	return "shoal: Config." + e.Field + " " + e.Reason
 }

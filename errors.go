@@ -38,6 +38,10 @@ type AcquireError struct {
 	LastDial error         // the most recent dial error, if the last dial failed
 }
 
+// Error says what the acquire waited for and why it ended: "shoal:
+// acquire: context deadline exceeded after 2s waiting for one of 16
+// connections (16 in use, 31 waiting)", and the last dial's error when
+// the last dial failed.
 func (e *AcquireError) Error() string {
 	var b strings.Builder
 	b.WriteString("shoal: acquire: ")

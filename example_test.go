@@ -98,6 +98,38 @@ func ExampleConfig_multiplexed() {
 	// 3 leases on 2 connections
 }
 
+// MinConns keeps connections open even while every one is busy, so that a
+// multiplexed pool has more than one to spread its leases over; Warm waits
+// for them.
+func ExampleConfig_minConns() {
+	pool, _ := shoal.New(shoal.Config[*session]{
+		Dial:       func(ctx context.Context) (*session, error) { return &session{}, nil },
+		MaxConns:   4,
+		MaxStreams: 100,
+		MinConns:   2,
+	})
+	defer pool.Close(context.Background())
+	if err := pool.Warm(context.Background()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(pool.Stats().TotalConns, "connections open before any lease")
+
+	var leases []*shoal.Lease[*session]
+	for range 4 {
+		l, _ := pool.Acquire(context.Background())
+		leases = append(leases, l)
+	}
+	s := pool.Stats()
+	fmt.Printf("%d leases on %d connections\n", s.Leases, s.InUseConns)
+	for _, l := range leases {
+		l.Release()
+	}
+	// Output:
+	// 2 connections open before any lease
+	// 4 leases on 2 connections
+}
+
 // An acquire that cannot be served says what it waited for.
 func ExampleAcquireError() {
 	pool, _ := shoal.New(shoal.Config[*session]{

@@ -42,6 +42,8 @@ type StatsAttacher interface {
 // in an observer that cares about only some events.
 type BaseObserver struct{}
 
+// The methods of BaseObserver do nothing.
+
 func (BaseObserver) ObserveAcquire(time.Duration)     {}
 func (BaseObserver) ObserveRelease(time.Duration)     {}
 func (BaseObserver) ObserveDial(time.Duration, error) {}

@@ -160,9 +160,10 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 var ErrDuplicatePool = errors.New("shoalotel: pool name already registered")
 
 // Pool registers a pool under name and returns its metrics, to be set as
-// the pool's Config.Observer. Call Attach on the result once the pool
-// exists so that its observable instruments (connection counts, limits,
-// pending requests) are reported.
+// the pool's Config.Observer (or an adapter's Observer option). The pool
+// attaches itself when it is created, and from then on its observable
+// instruments (connection counts, limits, pending requests) are reported
+// (see PoolMetrics.Attach).
 //
 // name becomes the db.client.connection.pool.name attribute: choose it
 // yourself, or make it with OriginName, and never let it carry a password.

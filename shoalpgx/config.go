@@ -36,7 +36,9 @@ const (
 // Config is the configuration of a Pool. Create it with ParseConfig, then
 // change what you need before NewWithConfig. The field names and types follow
 // pgxpool.Config where pgxpool has the setting; the others come from the shoal
-// core. Every field works at its zero value except ConnConfig.
+// core. ParseConfig sets MaxConns and the other pgxpool defaults; every other
+// field works at its zero value. NewWithConfig takes only a Config made by
+// ParseConfig.
 type Config struct {
 	// ConnConfig is how to connect. Required; ParseConfig fills it in.
 	ConnConfig *pgx.ConnConfig

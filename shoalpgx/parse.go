@@ -145,10 +145,11 @@ func parseDuration(s string, dst *time.Duration) error {
 // empty when the connection string as a whole could not be parsed. The
 // message never holds the password.
 type ConfigError struct {
-	Key    string
-	Reason string
+	Key    string // the key or field, such as "pool_max_conns"; may be empty
+	Reason string // what is wrong, with the value given (never a password)
 }
 
+// Error returns the message, naming the key or field when there is one.
 func (e *ConfigError) Error() string {
 	if e.Key == "" {
 		return "shoalpgx: " + e.Reason

@@ -124,8 +124,9 @@ func NewCollector(opts Options) *Collector {
 var ErrDuplicatePool = errors.New("shoalprom: pool name already registered")
 
 // Pool registers a pool under name and returns its metrics, to be set as
-// the pool's Config.Observer. Call Attach on the result once the pool
-// exists so that its gauges are reported.
+// the pool's Config.Observer (or an adapter's Observer option). The pool
+// attaches itself when it is created, and from then on its gauges are
+// reported (see PoolMetrics.Attach).
 //
 // name becomes the pool_name label: choose it yourself, or make it with
 // OriginName, and never let it carry a password. It must be non-empty,
