@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/embedded"
 )
 
@@ -23,6 +24,7 @@ type httpPoolOptions struct {
 	MaxConnsPerHost int
 	TLS             *tls.Config
 	DialTimeout     time.Duration
+	Observer        shoal.Observer // every origin's pools report to it; nil for none
 }
 
 // httpPool is an http.RoundTripper built on a shoal pool.
@@ -43,6 +45,7 @@ type grpcPoolOptions struct {
 	MaxConns    int         // 1 for a single connection
 	MaxStreams  int
 	DialTimeout time.Duration
+	Observer    shoal.Observer // the pool reports to it (the single connection cannot); nil for none
 }
 
 // grpcClient makes one small unary call per Call: the health check

@@ -133,11 +133,13 @@ func shoalHTTPCase(req *httpRequest, tlsCfg *tls.Config, dialTimeout time.Durati
 		return c
 	}
 	c.Setup = func(ctx context.Context) (*benchrun.Instance, error) {
-		rt, err := newShoalHTTP(httpPoolOptions{MaxConnsPerHost: workers, TLS: tlsCfg, DialTimeout: dialTimeout})
+		waits := &benchrun.WaitObserver{}
+		rt, err := newShoalHTTP(httpPoolOptions{MaxConnsPerHost: workers, TLS: tlsCfg, DialTimeout: dialTimeout, Observer: waits})
 		if err != nil {
 			return nil, err
 		}
 		return &benchrun.Instance{
+			Waits: waits,
 			Op: func(ctx context.Context) (time.Duration, error) {
 				return 0, req.roundTrip(ctx, rt)
 			},

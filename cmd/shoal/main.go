@@ -19,7 +19,12 @@
 //	transport   http.DefaultTransport, a tuned http.Transport and shoalhttp, HTTP/1.1
 //
 // Each prints a table in the style of Benchee (ips, average, deviation,
-// median, 99th percentile) and a comparison block. A progress bar with the
+// median, 99th percentile), a comparison block, and a block of the
+// connections each case opened during the measured period (after its
+// warm-up, so a pool that keeps its connections shows 0) with the
+// percentiles of its acquire wait: from the pool's own observer where the
+// case is a shoal pool, from the case's timing of its acquire otherwise,
+// and "-" where a case has no pool to wait for. A progress bar with the
 // time left goes to stderr when it is a terminal. --quick runs the same in
 // under 30 seconds.
 //

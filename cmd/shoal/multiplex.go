@@ -199,11 +199,13 @@ func grpcGroup(e *env, addr string, tlsCfg *tls.Config, workers int) benchrun.Gr
 					return nil, err
 				}
 			}
-			client, err := open(ctx, grpcPoolOptions{Target: target, TLS: tlsCfg, MaxConns: maxConns, MaxStreams: embedded.MaxStreams, DialTimeout: e.dialTimeout})
+			waits := &benchrun.WaitObserver{}
+			client, err := open(ctx, grpcPoolOptions{Target: target, TLS: tlsCfg, MaxConns: maxConns, MaxStreams: embedded.MaxStreams, DialTimeout: e.dialTimeout, Observer: waits})
 			if err != nil {
 				return nil, err
 			}
 			return &benchrun.Instance{
+				Waits:       waits, // reports nothing for the single connection, which has no pool
 				Op:          func(ctx context.Context) (time.Duration, error) { return 0, client.Call(ctx) },
 				ConnsOpened: client.ConnsOpened,
 				Close: func() error {

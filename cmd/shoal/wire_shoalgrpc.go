@@ -62,6 +62,7 @@ func openShoalGRPC(ctx context.Context, o grpcPoolOptions) (grpcClient, error) {
 		MinIdle:     o.MaxConns,
 		MaxStreams:  o.MaxStreams,
 		DialTimeout: o.DialTimeout,
+		Observer:    o.Observer,
 	}, grpcCredentials(o), grpc.WithNoProxy())
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/shoalhttp"
 )
 
@@ -21,12 +22,16 @@ func (p shoalHTTPPool) ConnsOpened() int64 {
 }
 
 func openShoalHTTP(o httpPoolOptions) (httpPool, error) {
-	t, err := shoalhttp.NewTransport(shoalhttp.Options{
+	opts := shoalhttp.Options{
 		MaxConns:            o.MaxConnsPerHost,
 		TLSClientConfig:     o.TLS,
 		DialTimeout:         o.DialTimeout,
 		TLSHandshakeTimeout: o.DialTimeout,
-	})
+	}
+	if o.Observer != nil {
+		opts.Observer = func(string) shoal.Observer { return o.Observer }
+	}
+	t, err := shoalhttp.NewTransport(opts)
 	if err != nil {
 		return nil, err
 	}
