@@ -249,6 +249,16 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 					return nil, p.acquireError(ErrClosed, time.Duration(p.now()-start))
 				}
 				p.maybeDial()
+				// While we were off the queue a release could push its
+				// connection without seeing us: look again, as after the
+				// first enqueue.
+				if l := p.take(ctx); l != nil {
+					if p.wq.remove(w) {
+						return p.acquired(l, p.now()-start, true), nil
+					}
+					p.counters.unused.Add(1)
+					p.repool(l)
+				}
 				continue
 			}
 		}
