@@ -2,6 +2,8 @@ package shoal
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,5 +50,49 @@ func TestWaiterRejoiningSeesIdleConnection(t *testing.T) {
 	close(resume)
 	if err := <-got; err != nil {
 		t.Fatalf("the waiter failed while a connection sat idle: %v (stats %+v)", err, p.Stats())
+	}
+}
+
+// TestBargeHandOffRacingCloseLeavesNothingOpen: the barging timer pops an
+// there, or Close never drains.
+func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
+	d := &fakeDialer{}
+	p, err := New(Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour, Dial: d.dial, Close: d.close})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustAcquire(t, p)
+	waiter := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(context.Background())
+		waiter <- err
+	}()
+	waitForWaiters(t, p, 1)
+	// What a barging release does: the connection goes on the stack while
+	// someone waits, for the timer to hand over later.
+	c := l.c
+	l.unhold()
+	c.lease.free()
+	p.parts[c.part].idle.push(p.next, c.slot)
+
+	closed := make(chan error, 1)
+	var once sync.Once
+	p.serveWaitersWith(func(*conn[*fakeConn]) { // the timer's hand-off, with Close between pop and hand-off
+		once.Do(func() {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				closed <- p.Close(ctx)
+			}()
+			if err := <-waiter; !errors.Is(err, ErrClosed) {
+				t.Errorf("the waiter got %v, want ErrClosed", err)
+			}
+		})
+	})
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v, with %d connections left open", err, d.openConns())
+	}
+	if n := d.openConns(); n != 0 {
+		t.Errorf("%d connections open after Close", n)
 	}
 }

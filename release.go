@@ -128,6 +128,12 @@ func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
 			// looked at the stacks before this push.
 			c.lease.free()
 			p.parts[c.part].idle.push(p.next, c.slot)
+			// Close may have emptied the stacks (and failed the waiters)
+			// between our pop and this push, as in pushIdle.
+			if p.closed.Load() {
+				p.closeIdle()
+				return
+			}
 		}
 	}
 }
