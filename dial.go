@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -131,7 +132,9 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 	p.dialSucceeded()
 	c := &conn[T]{value: value, pool: p, createdAt: p.now()}
 	if p.cfg.MaxLifetime > 0 {
-		c.expiresAt = c.createdAt + p.lifetime()
+		// Saturated: a MaxLifetime near math.MaxInt64 means "for ever",
+		// not an expiry in the past.
+		c.expiresAt = c.createdAt + min(p.lifetime(), math.MaxInt64-c.createdAt)
 	}
 	p.logOpened(c, time.Since(start))
 	return c, nil
@@ -143,7 +146,7 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 func (p *Pool[T]) lifetime() int64 {
 	life := int64(p.cfg.MaxLifetime)
 	if j := int64(p.cfg.LifetimeJitter); j > 0 {
-		life -= rand.Int64N(j + 1)
+		life -= rand.Int64N(min(j, math.MaxInt64-1) + 1)
 	}
 	return max(life, 1)
 }

@@ -3,11 +3,29 @@ package shoal
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// TestLifetimeNearMaxInt64MeansForever: a MaxLifetime of math.MaxInt64 (a
+// dial that draws the jitter.
+func TestLifetimeNearMaxInt64MeansForever(t *testing.T) {
+	for _, jitter := range []time.Duration{0, math.MaxInt64} {
+		var r reasons
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1,
+			MaxLifetime: math.MaxInt64, LifetimeJitter: jitter,
+			Hooks: Hooks[*fakeConn]{OnDisconnect: r.hook}})
+		for range 3 {
+			mustAcquire(t, p).Release()
+		}
+		if s := p.Stats(); s.Dials != 1 || r.count(ReasonLifetime) != 0 {
+			t.Errorf("jitter %v: %d dials and %d lifetime closes for 3 acquires, want 1 and 0", jitter, s.Dials, r.count(ReasonLifetime))
+		}
+	}
+}
 
 // TestWaiterRejoiningSeesIdleConnection: a waiter handed a connection that
 // reach it, even though the dial for a replacement never ends.
