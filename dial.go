@@ -245,6 +245,10 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 	if need <= 0 {
 		return p.waitBackgroundDials(ctx)
 	}
+	// The dials end with ctx or with the pool, as background dials do.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(p.ctx, cancel)()
 	sem := make(chan struct{}, p.maxDialing)
 	errs := make(chan error, need)
 	started := 0
@@ -252,7 +256,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		sem <- struct{}{}
 		// Counted as dialing under dial.mu, like every dial (startDialIf).
 		p.dial.mu.Lock()
-		ok := int(p.open.Load()) < target && p.reserve()
+		ok := !p.closed.Load() && int(p.open.Load()) < target && p.reserve()
 		if ok {
 			p.dialing.Add(1)
 		}
@@ -287,6 +291,9 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		// dials before we looked: wait for those too, so that Warm returns
 		// with the connections open, not merely on their way.
 		first = p.waitBackgroundDials(ctx)
+	}
+	if p.closed.Load() {
+		return ErrClosed // closed while warming: what was dialled is closed too
 	}
 	if first != nil && ctx.Err() != nil && errors.Is(first, ctx.Err()) {
 		return ctx.Err()
