@@ -148,3 +148,28 @@ func TestCloseEndsWarm(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsAcquiresNeverFalls: while a connection closes (its hooks and
+// counter.
+func TestStatsAcquiresNeverFalls(t *testing.T) {
+	closing, finish := make(chan struct{}), make(chan struct{})
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	p.cfg.Close = func(c *fakeConn) error {
+		close(closing)
+		<-finish
+		return d.close(c)
+	}
+	for range 10 {
+		mustAcquire(t, p).Release()
+	}
+	l := mustAcquire(t, p)
+	before := p.Stats().Acquires
+	go l.Discard()
+	<-closing
+	during := p.Stats().Acquires
+	close(finish)
+	eventually(t, "the connection to close", func() bool { return p.Stats().Closed == 1 })
+	if after := p.Stats().Acquires; during < before || after != 11 {
+		t.Errorf("Acquires %d before, %d while closing, %d after; want 11 throughout", before, during, after)
+	}
+}

@@ -73,6 +73,7 @@ type counters struct {
 	// Acquires = hand-outs of live leases + closedHandouts - unused.
 	closedHandouts atomic.Int64 // hand-outs of the leases of closed connections
 	unused         atomic.Int64 // hand-outs that did not become acquires (a check failed, the waiter left)
+	acquiresSeen   atomic.Int64 // the highest Acquires a Stats call has reported
 
 	canceled   atomic.Int64
 	rejected   atomic.Int64
@@ -176,13 +177,17 @@ func (p *Pool[T]) Stats() Stats {
 	if p.barge != nil {
 		s.BargeMisses = p.barge.misses.Load()
 	}
-	s.Acquires = p.counters.closedHandouts.Load() - p.counters.unused.Load()
+	// Acquires is summed from counters that move apart while connections
+	// close (see monotonicAcquires); closedHandouts is read before the
+	// walk and unused after it, so that the sum is never above the truth.
+	s.Acquires = p.counters.closedHandouts.Load()
 	for i := range p.parts {
 		s.WaitedAcquires += p.parts[i].waited.Load()
 		s.WaitTime += time.Duration(p.parts[i].waitNanos.Load())
 	}
 	if p.multiplexed {
 		p.mux.stats(&s)
+		s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
 		return s
 	}
 	for i := range p.slots {
@@ -199,7 +204,25 @@ func (p *Pool[T]) Stats() Stats {
 		}
 	}
 	s.Leases = s.InUseConns
+	s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
 	return s
+}
+
+// monotonicAcquires keeps Stats.Acquires from falling. The sum Stats makes
+// can fall short of the truth for a moment: a closing connection leaves the
+// slot table before its hand-outs reach closedHandouts, with its hooks and
+// Close in between. A counter must never go backwards (shoalprom exports
+// it as one), so Stats reports the highest sum any call has seen.
+func (p *Pool[T]) monotonicAcquires(sum int64) int64 {
+	for {
+		seen := p.counters.acquiresSeen.Load()
+		if sum <= seen {
+			return seen
+		}
+		if p.counters.acquiresSeen.CompareAndSwap(seen, sum) {
+			return sum
+		}
+	}
 }
 
 // Close closes the pool. New acquires fail with ErrClosed and waiting ones
