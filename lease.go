@@ -74,7 +74,7 @@ func (l *Lease[T]) Err() error {
 }
 
 // HeldFor returns how long the lease has been held, when the pool tracks it
-// (an Observer, LeakThreshold or QueueTarget is set), and 0 otherwise.
+// (an Observer or LeakThreshold is set), and 0 otherwise.
 func (l *Lease[T]) HeldFor() time.Duration {
 	at := l.acquiredAt.Load()
 	if at == 0 || !l.isHeld() {

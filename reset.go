@@ -38,6 +38,7 @@ var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases
 func (l *Lease[T]) Hijack() (T, error) {
 	p := l.c.pool
 	c := l.c
+	held := l.HeldFor() // before the lease ends, after which it reads 0
 	if p.multiplexed {
 		p.mux.mu.Lock()
 		if c.streams != 1 || !l.isHeld() {
@@ -62,7 +63,7 @@ func (l *Lease[T]) Hijack() (T, error) {
 		p.forgetSlot(c)
 	}
 	if p.obs != nil {
-		p.obs.ObserveRelease(l.HeldFor())
+		p.obs.ObserveRelease(held)
 	}
 	p.counters.closedHandouts.Add(c.handouts())
 	p.open.Add(-1)
