@@ -195,7 +195,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 		return nil, ErrClosed
 	case queueFull:
 		p.rejected()
-		return nil, &AcquireError{Err: ErrExhausted, MaxConns: p.cfg.MaxConns,
+		return nil, &AcquireError{Err: p.errWaitersFull, MaxConns: p.cfg.MaxConns,
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
 	}
 	p.maybeDial()

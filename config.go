@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 )
 
@@ -195,7 +196,14 @@ const (
 	defaultHealthCheckAfter = time.Second
 	defaultQueueInterval    = time.Second
 	defaultMaxDialing       = 4
-	maxDefaultPartitions    = 16
+
+	// maxConnsLimit bounds MaxConns and MaxDialing: the pool keeps its
+	// counts in 32 bits and a slot per connection from the start.
+	maxConnsLimit = 1 << 20
+	// maxHandoffAfter bounds HandoffAfter so that the stretched window
+	// (maxStretch times it) stays within a time.Duration.
+	maxHandoffAfter      = time.Duration(math.MaxInt64 / maxStretch)
+	maxDefaultPartitions = 16
 )
 
 // validate checks every field and returns an error naming the first wrong one.
@@ -208,6 +216,7 @@ func (c *Config[T]) validate() error {
 	checks := []check{
 		{c.Dial == nil, "Dial", "is required"},
 		{c.MaxConns <= 0, "MaxConns", fmt.Sprintf("must be > 0, got %d", c.MaxConns)},
+		{c.MaxConns > maxConnsLimit, "MaxConns", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxConns)},
 		{c.MinIdle < 0, "MinIdle", fmt.Sprintf("must be >= 0, got %d", c.MinIdle)},
 		{c.MinIdle > c.MaxConns && c.MaxConns > 0, "MinIdle", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinIdle)},
 		{c.MinConns < 0, "MinConns", fmt.Sprintf("must be >= 0, got %d", c.MinConns)},
@@ -216,7 +225,9 @@ func (c *Config[T]) validate() error {
 		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0, got %d", c.Partitions)},
 		{c.MaxWaiters < 0, "MaxWaiters", fmt.Sprintf("must be >= 0, got %d", c.MaxWaiters)},
 		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0, got %d", c.MaxDialing)},
+		{c.MaxDialing > maxConnsLimit, "MaxDialing", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxDialing)},
 		{c.HandoffAfter < 0, "HandoffAfter", fmt.Sprintf("must be >= 0, got %s", c.HandoffAfter)},
+		{c.HandoffAfter > maxHandoffAfter, "HandoffAfter", fmt.Sprintf("must be <= %s, got %s", maxHandoffAfter, c.HandoffAfter)},
 		{c.HandoffAfter > 0 && c.MaxStreams > 1, "HandoffAfter", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.QueueTarget < 0, "QueueTarget", fmt.Sprintf("must be >= 0, got %s", c.QueueTarget)},
 		{c.QueueInterval < 0, "QueueInterval", fmt.Sprintf("must be >= 0, got %s", c.QueueInterval)},

@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"Dial", func(c *Config[int]) { c.Dial = nil }},
 		{"MaxConns", func(c *Config[int]) { c.MaxConns = 0 }},
 		{"MaxConns", func(c *Config[int]) { c.MaxConns = -1 }},
+		{"MaxConns", func(c *Config[int]) { c.MaxConns = maxConnsLimit + 1 }},
+		{"MaxDialing", func(c *Config[int]) { c.MaxDialing = 1 << 31 }},
+		{"HandoffAfter", func(c *Config[int]) { c.HandoffAfter = time.Duration(math.MaxInt64) }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = -1 }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = 5 }},
 		{"MinConns", func(c *Config[int]) { c.MinConns = -1 }},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,8 @@ import (
 )
 
 // TestLifetimeNearMaxInt64MeansForever: a MaxLifetime of math.MaxInt64 (a
+// common way to write "for ever"), with or without a jitter as long, gives
+// connections that live, not ones expired on arrival, and no panic in the
 // dial that draws the jitter.
 func TestLifetimeNearMaxInt64MeansForever(t *testing.T) {
 	for _, jitter := range []time.Duration{0, math.MaxInt64} {
@@ -28,6 +31,8 @@ func TestLifetimeNearMaxInt64MeansForever(t *testing.T) {
 }
 
 // TestWaiterRejoiningSeesIdleConnection: a waiter handed a connection that
+// fails its check rejoins the queue; a connection released while it was
+// off the queue (pushed idle, since nobody seemed to wait) must still
 // reach it, even though the dial for a replacement never ends.
 func TestWaiterRejoiningSeesIdleConnection(t *testing.T) {
 	var rejected atomic.Pointer[fakeConn]
@@ -72,6 +77,8 @@ func TestWaiterRejoiningSeesIdleConnection(t *testing.T) {
 }
 
 // TestBargeHandOffRacingCloseLeavesNothingOpen: the barging timer pops an
+// idle connection for a waiter; Close fails that waiter before the
+// hand-off, so the connection goes back on the stack. It must be closed
 // there, or Close never drains.
 func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 	d := &fakeDialer{}
@@ -116,6 +123,7 @@ func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 }
 
 // TestCloseEndsWarm: Close cancels the dials Warm started, as it does the
+// pool's own, and nothing dials after Close returned; Warm then reports
 // ErrClosed.
 func TestCloseEndsWarm(t *testing.T) {
 	for range 20 { // maintenance and Warm race for the first dial: try both
@@ -150,6 +158,7 @@ func TestCloseEndsWarm(t *testing.T) {
 }
 
 // TestStatsAcquiresNeverFalls: while a connection closes (its hooks and
+// Close running), Stats.Acquires does not dip: it is exported as a
 // counter.
 func TestStatsAcquiresNeverFalls(t *testing.T) {
 	closing, finish := make(chan struct{}), make(chan struct{})
@@ -196,5 +205,21 @@ func TestHijackReportsHoldTime(t *testing.T) {
 	d.close(c)
 	if h := time.Duration(o.held.Load()); h < 10*time.Millisecond {
 		t.Errorf("Hijack reported a hold of %v, want >= 10ms", h)
+	}
+}
+
+// TestMaxWaitersErrorNamesTheBound: an acquire refused because MaxWaiters
+// callers already wait says so.
+func TestMaxWaitersErrorNamesTheBound(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1})
+	l := mustAcquire(t, p)
+	defer l.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go p.Acquire(ctx)
+	waitForWaiters(t, p, 1)
+	_, err := p.Acquire(ctx)
+	if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "MaxWaiters (1) callers already waiting") {
+		t.Fatalf("Acquire past MaxWaiters: %v, want ErrExhausted naming MaxWaiters (1)", err)
 	}
 }

@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -47,11 +48,15 @@ type Pool[T any] struct {
 	freeSlots []int32 // slot numbers not in use; guarded by slotMu
 	nextPart  int32   // round-robin home partition for new conns; guarded by slotMu
 
-	wq    waitQueue[T]
-	mux   muxSet[T]
-	dial  dialState
-	shed  *shedder // nil when QueueTarget is 0
-	barge *barger  // nil when HandoffAfter is 0
+	wq   waitQueue[T]
+	mux  muxSet[T]
+	dial dialState
+	shed *shedder // nil when QueueTarget is 0
+	// errWaitersFull is the error of an acquire refused by MaxWaiters,
+	// made once: it names the bound, and the refusal allocates only the
+	// AcquireError around it.
+	errWaitersFull error
+	barge          *barger // nil when HandoffAfter is 0
 
 	counters counters
 
@@ -100,6 +105,9 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		maintDone:  make(chan struct{}),
 	}
 	p.multiplexed = p.maxStreams > 1
+	if cfg.MaxWaiters > 0 {
+		p.errWaitersFull = fmt.Errorf("%w: MaxWaiters (%d) callers already waiting", ErrExhausted, cfg.MaxWaiters)
+	}
 	p.maxDialing = int32(cfg.MaxDialing)
 	if p.maxDialing == 0 {
 		p.maxDialing = int32(min(cfg.MaxConns, defaultMaxDialing))
