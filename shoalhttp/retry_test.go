@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,6 +173,35 @@ func TestIdleConnectionClosedByServerIsNotUsed(t *testing.T) {
 	_, st := onlyStats(t, tr)
 	if st.Closed < 1 {
 		t.Errorf("the dead idle connection was not closed: %+v", st)
+	}
+}
+
+// TestIdleTLSConnectionClosedByServerIsNotUsed: over TLS the server's
+// goodbye to an idle connection is a close_notify record, bytes that a
+// peek alone cannot tell from a session ticket; the connection must still
+// not be handed out, or a POST on it fails and cannot be retried.
+func TestIdleTLSConnectionClosedByServerIsNotUsed(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.IdleTimeout = 50 * time.Millisecond // HTTP/1.1 only: EnableHTTP2 is off
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	tlsCfg := srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	tr := newTestTransport(t, Options{TLSClientConfig: tlsCfg})
+	for i := range 5 {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, io.NopCloser(strings.NewReader("not replayable")))
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatalf("POST %d, after the server closed the idle connection: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 1 {
+			t.Fatalf("response over %s, want HTTP/1.1", resp.Proto)
+		}
+		time.Sleep(200 * time.Millisecond) // past the server's IdleTimeout
 	}
 }
 
