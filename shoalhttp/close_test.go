@@ -78,13 +78,19 @@ func TestNewTransportNamesBadField(t *testing.T) {
 		{Options{MaxConns: 2, MinIdle: 3}, "MinIdle"},
 		{Options{MaxConns: 2, MinConns: 3}, "MinConns"},
 		{Options{MaxConns: -1}, "MaxConns"},
-		{Options{WarmOrigins: []string{"ftp://x"}}, "WarmOrigins"},
+		{Options{WarmOrigins: []string{"http://ok", "ftp://x"}}, "WarmOrigins[1]"},
+		{Options{WarmOrigins: []string{"http://user:secret@"}}, "WarmOrigins[0]"},
+		{Options{DialTimeout: -time.Second}, "DialTimeout"},
+		{Options{TLSHandshakeTimeout: -time.Second}, "TLSHandshakeTimeout"},
 		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},
 	} {
 		_, err := NewTransport(tc.opts)
 		var oe *OptionsError
 		if !errors.As(err, &oe) || oe.Field != tc.field {
 			t.Errorf("NewTransport(%+v) = %v, want an OptionsError for %s", tc.opts, err, tc.field)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("NewTransport's error shows a password: %v", err)
 		}
 	}
 }

@@ -81,11 +81,11 @@ type Options struct {
 	// IdleConnTimeout; a negative value means no limit.
 	MaxIdleTime time.Duration
 
-	// DialTimeout bounds the TCP connect. Default 30 seconds.
+	// DialTimeout bounds the TCP connect. 0 means 30 seconds.
 	DialTimeout time.Duration
 
 	// TLSHandshakeTimeout bounds the TLS handshake (and, for HTTP/2, the
-	// exchange of settings that follows it). Default 10 seconds.
+	// exchange of settings that follows it). 0 means 10 seconds.
 	TLSHandshakeTimeout time.Duration
 
 	// TLSClientConfig is the TLS configuration for https origins. nil means
@@ -236,9 +236,16 @@ func (o Options) validate() error {
 	if o.MaxStreamsPerConn < 0 {
 		return &OptionsError{Field: "MaxStreamsPerConn", Reason: fmt.Sprintf("must be >= 0, got %d", o.MaxStreamsPerConn)}
 	}
-	for _, raw := range o.WarmOrigins {
+	if o.DialTimeout < 0 {
+		return &OptionsError{Field: "DialTimeout", Reason: fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultDialTimeout, o.DialTimeout)}
+	}
+	if o.TLSHandshakeTimeout < 0 {
+		return &OptionsError{Field: "TLSHandshakeTimeout", Reason: fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultTLSHandshakeTimeout, o.TLSHandshakeTimeout)}
+	}
+	for i, raw := range o.WarmOrigins {
 		if _, err := parseOrigin(raw); err != nil {
-			return &OptionsError{Field: "WarmOrigins", Reason: err.Error()}
+			// The entry is named by its index: it may hold a password.
+			return &OptionsError{Field: fmt.Sprintf("WarmOrigins[%d]", i), Reason: err.Error()}
 		}
 	}
 	d := o.withDefaults()

@@ -35,7 +35,7 @@ func originOf(u *url.URL) (originKey, error) {
 	}
 	host := strings.ToLower(u.Hostname())
 	if host == "" {
-		return originKey{}, errors.New("request URL has no host")
+		return originKey{}, errors.New("URL has no host")
 	}
 	port := u.Port()
 	if port == "" {
