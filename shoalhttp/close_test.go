@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,4 +105,110 @@ func mustRequest(t *testing.T, url string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// closeOnceBody is a request body that fails reads after Close, as a file
+// or a pipe does, and counts its Closes.
+type closeOnceBody struct {
+	r      io.Reader
+	closed atomic.Int64
+}
+
+func (b *closeOnceBody) Read(p []byte) (int, error) {
+	if b.closed.Load() > 0 {
+		return 0, errors.New("read after close")
+	}
+	return b.r.Read(p)
+}
+
+func (b *closeOnceBody) Close() error { b.closed.Add(1); return nil }
+
+// TestCloseIdleConnectionsSparesWaitingRequests: a request waiting for a
+// connection when CloseIdleConnections replaces the origin's pool goes on
+// to the new pool with its body untouched, and the server gets all of it.
+func TestCloseIdleConnectionsSparesWaitingRequests(t *testing.T) {
+	release := make(chan struct{})
+	got := make(chan string, 1)
+	srv, _ := newH1Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-release
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+	}))
+	tr := newTestTransport(t, Options{MaxConns: 1})
+	slow := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/slow")
+		if err == nil {
+			resp.Body.Close()
+		}
+		slow <- err
+	}()
+	eventually(t, "the slow request to hold the only connection", func() bool {
+		for _, st := range tr.Stats() {
+			return st.Leases == 1
+		}
+		return false
+	})
+
+	body := &closeOnceBody{r: strings.NewReader("every byte of this")}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, body)
+	posted := make(chan error, 1)
+	go func() {
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		posted <- err
+	}()
+	eventually(t, "the POST to wait for the connection", func() bool {
+		_, st := onlyStats(t, tr)
+		return st.Waiting == 1
+	})
+	tr.CloseIdleConnections()
+	if err := <-posted; err != nil {
+		t.Fatalf("POST waiting through CloseIdleConnections: %v", err)
+	}
+	if b := <-got; b != "every byte of this" {
+		t.Errorf("server got %q", b)
+	}
+	if n := body.closed.Load(); n != 1 {
+		t.Errorf("the request body was closed %d times, want once", n)
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Errorf("slow request: %v", err)
+	}
+}
+
+// TestRequestAfterCloseIsErrClosed: after Close every request fails with
+// an error that matches shoal.ErrClosed, also for an origin whose first
+// connection had failed (its protocol still unknown).
+func TestRequestAfterCloseIsErrClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "https://" + ln.Addr().String()
+	ln.Close() // nothing listens: the probe fails
+	tr, err := NewTransport(Options{DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.RoundTrip(mustRequest(t, dead)); err == nil {
+		t.Fatal("a request to a closed port succeeded")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{dead, "http://127.0.0.1:1"} {
+		_, err := tr.RoundTrip(mustRequest(t, url))
+		if !errors.Is(err, shoal.ErrClosed) {
+			t.Errorf("%s after Close: %v, want shoal.ErrClosed", url, err)
+		}
+	}
 }

@@ -77,8 +77,7 @@ func (b *h1Backend) roundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		lease, err := b.pool.Acquire(ctx)
 		if err != nil {
-			closeRequestBody(req)
-			return nil, acquireErr(err)
+			return nil, acquireErr(req, attempt, err)
 		}
 		resp, err := lease.Value().roundTrip(lease, req, gzipOK)
 		if err == nil {
@@ -98,12 +97,16 @@ func (b *h1Backend) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// acquireErr marks a pool closed under us (by CloseIdleConnections) so that
-// RoundTrip can look the origin up again.
-func acquireErr(err error) error {
-	if errors.Is(err, shoal.ErrClosed) {
+// acquireErr ends a request whose acquire failed. A pool closed under the
+// first attempt (by CloseIdleConnections) is marked errOriginClosed, and
+// the body left alone, so that RoundTrip can look the origin up again and
+// send the same request; otherwise the body is closed, as a RoundTripper
+// must.
+func acquireErr(req *http.Request, attempt int, err error) error {
+	if attempt == 0 && errors.Is(err, shoal.ErrClosed) {
 		return fmt.Errorf("%w: %w", errOriginClosed, err)
 	}
+	closeRequestBody(req)
 	return err
 }
 

@@ -83,8 +83,7 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		lease, err := b.acquire(ctx)
 		if err != nil {
-			closeRequestBody(req)
-			return nil, acquireErr(err)
+			return nil, acquireErr(req, attempt, err)
 		}
 		c := lease.Value()
 		c.inFlight.Add(1)

@@ -22,7 +22,9 @@ type backend interface {
 }
 
 // errOriginClosed: the origin's pool was closed by CloseIdleConnections
-// between the lookup and the acquire; nothing was sent.
+// (or Close) between the lookup and the acquire; nothing was sent and the
+// request's body was not touched, so RoundTrip can look the origin up
+// again with the same request.
 var errOriginClosed = errors.New("shoalhttp: origin's pool closed")
 
 // origin is the Transport's state for one scheme://host:port: its dialer
@@ -158,7 +160,9 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
 	b, err := o.backend(req.Context())
 	if err != nil {
-		closeRequestBody(req)
+		if !errors.Is(err, errOriginClosed) { // RoundTrip may send it elsewhere
+			closeRequestBody(req)
+		}
 		return nil, err
 	}
 	return b.roundTrip(req)

@@ -105,8 +105,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp, err := o.roundTrip(req)
-		if errors.Is(err, errOriginClosed) && !t.isClosed() {
-			continue // CloseIdleConnections raced with us: nothing was sent
+		if errors.Is(err, errOriginClosed) {
+			// The origin's pool closed between lookup and acquire: nothing
+			// was sent and the body is untouched.
+			if !t.isClosed() {
+				continue // CloseIdleConnections raced with us
+			}
+			closeRequestBody(req)
+			return nil, fmt.Errorf("shoalhttp: %s %s: transport closed: %w", req.Method, o.name, shoal.ErrClosed)
 		}
 		if err != nil {
 			return nil, o.wrap(req, err)
