@@ -238,3 +238,36 @@ func newTLSOnlyHTTP1(t *testing.T, cc *connCounter) *httptest.Server {
 	t.Cleanup(s.Close)
 	return s
 }
+
+// TestHTTP2BodilessResponsesFreeTheirStream: the answer to a HEAD, a 204
+// and a 304 frees its stream slot at once, as HTTP/1.1 frees its
+// connection, even when the caller never closes the empty body.
+func TestHTTP2BodilessResponsesFreeTheirStream(t *testing.T) {
+	srv, _, tlsCfg := newH2TLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/204":
+			w.WriteHeader(http.StatusNoContent)
+		case "/304":
+			w.WriteHeader(http.StatusNotModified)
+		}
+	}), 2)
+	tr := newTestTransport(t, Options{TLSClientConfig: tlsCfg, MaxConns: 1, MinConns: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i, tc := range []struct{ method, path string }{
+		{http.MethodHead, "/"}, {http.MethodGet, "/204"}, {http.MethodGet, "/304"},
+		{http.MethodHead, "/"}, {http.MethodGet, "/204"}, {http.MethodGet, "/304"},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL+tc.path, nil)
+		resp, err := tr.RoundTrip(req) // the body is never closed
+		if err != nil {
+			t.Fatalf("request %d (%s %s) on a connection of 2 streams: %v", i, tc.method, tc.path, err)
+		}
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("response over %s, want HTTP/2", resp.Proto)
+		}
+	}
+	if _, st := onlyStats(t, tr); st.Leases != 0 {
+		t.Errorf("Stats().Leases = %d after bodiless responses, want 0", st.Leases)
+	}
+}

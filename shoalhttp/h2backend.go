@@ -103,9 +103,22 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp.Request = orig
+		if bodiless(req, resp) {
+			// The stream ended with the response's head: its slot is free
+			// now, as an HTTP/1.1 connection is for these, whether or not
+			// the caller closes the (empty) body.
+			c.settle(lease, true)
+			return resp, nil
+		}
 		resp.Body = &h2Body{rc: resp.Body, c: c, lease: lease}
 		return resp, nil
 	}
+}
+
+// bodiless reports whether a response has no body by the protocol's rules:
+// the answer to a HEAD, a 204 No Content or a 304 Not Modified.
+func bodiless(req *http.Request, resp *http.Response) bool {
+	return req.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
 }
 
 // acquire takes a stream. A caller who had to wait checks that the pool is
