@@ -39,6 +39,7 @@ func (c *h1Conn) withAcceptGzip(req *http.Request) *http.Request {
 // request once it has been written.
 func (c *h1Conn) forgetWire() {
 	c.wire = http.Request{}
+	c.body = recordingBody{}
 	clear(c.wireHeader)
 }
 

@@ -32,9 +32,11 @@ type h1Conn struct {
 	written, read int64
 
 	// Scratch space for the request as written when the Transport adds a
-	// header (see withAcceptGzip).
+	// header (see withAcceptGzip) or records the body's errors (see
+	// wireRequest).
 	wire       http.Request
 	wireHeader http.Header
+	body       recordingBody
 
 	peek peek.Peeker // the idle liveness check (alive.go)
 }
@@ -105,33 +107,32 @@ func (c *h1Conn) roundTrip(lease *shoal.Lease[*h1Conn], req *http.Request, gzipO
 		stop = context.AfterFunc(ctx, c.interrupt)
 	}
 
-	wire, askedGzip := req, false
-	if gzipOK && wantsGzip(req) {
-		wire, askedGzip = c.withAcceptGzip(req), true
-	}
-	err := wire.Write(c.bw)
-	if err == nil {
-		err = c.bw.Flush()
-	}
-	if askedGzip {
+	wire, askedGzip := c.wireRequest(req, gzipOK)
+	err := c.writeRequest(wire, func() { c.forgetWire(); c.finish(lease, stop, false) })
+	bodyErr := c.bodyErr()
+	if wire != req {
 		c.forgetWire()
 	}
-	if err != nil {
-		c.finish(lease, stop, false)
-		return nil, &connError{op: "write request", err: err, reused: reused, sent: c.written > 0}
-	}
-
 	var resp *http.Response
-	for {
-		resp, err = http.ReadResponse(c.br, req)
+	if err != nil {
+		if bodyErr != nil {
+			c.finish(lease, stop, false)
+			return nil, bodyErr
+		}
+		if ctx.Err() == nil {
+			resp = c.earlyResponse(req)
+		}
+		if resp == nil {
+			c.finish(lease, stop, false)
+			return nil, &connError{op: "write request", err: err, reused: reused, sent: c.written > 0}
+		}
+	} else {
+		// 1xx answers (100 Continue, 103 Early Hints) come before the
+		// real one.
+		resp, err = readFinalResponse(c, req)
 		if err != nil {
 			c.finish(lease, stop, false)
 			return nil, &connError{op: "read response", err: err, reused: reused, sent: true, received: c.read > 0}
-		}
-		// 1xx answers (100 Continue, 103 Early Hints) come before the
-		// real one.
-		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			break
 		}
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {

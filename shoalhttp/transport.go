@@ -98,6 +98,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, errors.New("shoalhttp: request has a nil URL or Header")
 	}
+	if err := checkRequest(req); err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
 	for range maxOriginRetries {
 		o, err := t.origin(req)
 		if err != nil {

@@ -1,0 +1,151 @@
+package shoalhttp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// errRequestBody marks a failure of the caller's request body, not of the
+// connection: it is not retried, and the body's own error stays reachable
+// through errors.Is and errors.As.
+type errRequestBody struct{ err error }
+
+func (e *errRequestBody) Error() string { return "reading request body: " + e.err.Error() }
+func (e *errRequestBody) Unwrap() error { return e.err }
+
+// recordingBody passes a request body through to http.Request.Write and
+// keeps its first error, which Write wraps in a type of its own that hides
+// it.
+type recordingBody struct {
+	rc  io.ReadCloser
+	err error
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *recordingBody) Close() error { return b.rc.Close() }
+
+// The types io.NopCloser returns, to see through them as net/http does.
+var (
+	nopCloserType         = reflect.TypeOf(io.NopCloser(struct{ io.Reader }{}))
+	nopCloserWriterToType = reflect.TypeOf(io.NopCloser(strings.NewReader("")))
+)
+
+// inMemoryBody reports whether a request body is one of the readers that
+// cannot fail (http.NewRequest's bytes.Buffer, bytes.Reader and
+// strings.Reader, wrapped in io.NopCloser). Those are written as they are:
+// wrapped, net/http would no longer know them for in-memory and would
+// flush the request's head in a write of its own.
+func inMemoryBody(body io.ReadCloser) bool {
+	var r io.Reader = body
+	if t := reflect.TypeOf(body); t == nopCloserType || t == nopCloserWriterToType {
+		r = reflect.ValueOf(body).Field(0).Interface().(io.Reader)
+	}
+	switch r.(type) {
+	case *bytes.Reader, *bytes.Buffer, *strings.Reader:
+		return true
+	}
+	return false
+}
+
+// wireRequest returns the request to write: req itself, or a copy in c's
+// scratch space that asks for gzip (askedGzip) or records the body's
+// errors. The copy costs no allocation; forgetWire drops it.
+func (c *h1Conn) wireRequest(req *http.Request, gzipOK bool) (wire *http.Request, askedGzip bool) {
+	wire = req
+	if gzipOK && wantsGzip(req) {
+		wire, askedGzip = c.withAcceptGzip(req), true
+	}
+	if req.Body != nil && req.Body != http.NoBody && !inMemoryBody(req.Body) {
+		if wire == req {
+			c.wire = *req
+			wire = &c.wire
+		}
+		c.body = recordingBody{rc: req.Body}
+		wire.Body = &c.body
+	}
+	return wire, askedGzip
+}
+
+// writeRequest writes wire and flushes it. A panic in the caller's body
+// (which Write reads) closes the connection before it goes on up: the
+// request is half written, and a caller that recovers must not find the
+// lease still held.
+func (c *h1Conn) writeRequest(wire *http.Request, abandon func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			abandon()
+			panic(p)
+		}
+	}()
+	if err = wire.Write(c.bw); err == nil {
+		err = c.bw.Flush()
+	}
+	return err
+}
+
+// bodyErr returns the caller's body's error, if the body failed while
+// being written.
+func (c *h1Conn) bodyErr() error {
+	if c.body.err != nil {
+		return &errRequestBody{c.body.err}
+	}
+	return nil
+}
+
+// earlyResponseWait bounds how long a request whose write failed looks for
+// a response the server sent before it stopped reading.
+const earlyResponseWait = 50 * time.Millisecond
+
+// earlyResponse reads the response head a server sent before it closed
+// the connection on a request it would not read to the end (413 Payload
+// Too Large, 401 before a large upload): that answer, not the failed
+// write, is the result. It gives up after earlyResponseWait.
+func (c *h1Conn) earlyResponse(req *http.Request) *http.Response {
+	if c.written == 0 {
+		return nil // nothing reached the server: there is no answer to it
+	}
+	c.nc.SetReadDeadline(time.Now().Add(earlyResponseWait))
+	resp, err := readFinalResponse(c, req)
+	c.nc.SetReadDeadline(time.Time{})
+	if err != nil {
+		return nil
+	}
+	if req.Context().Err() != nil {
+		c.interrupt() // the context's interrupt may have come before the deadline was cleared
+	}
+	resp.Close = true // the server stopped reading: the connection ends with this response
+	return resp
+}
+
+// max1xxResponses bounds the informational responses (100 Continue, 103
+// Early Hints) accepted before the real one.
+const max1xxResponses = 16
+
+var errTooMany1xx = fmt.Errorf("more than %d 1xx informational responses", max1xxResponses)
+
+// readFinalResponse reads the response to req, skipping 1xx answers. A 101
+// Switching Protocols is returned as it is, for the caller to refuse.
+func readFinalResponse(c *h1Conn, req *http.Request) (*http.Response, error) {
+	for range max1xxResponses + 1 {
+		resp, err := http.ReadResponse(c.br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+	}
+	return nil, errTooMany1xx
+}
