@@ -24,6 +24,11 @@
 // An HTTP/2 pool's stream limit per connection is the limit the server
 // announced on that first connection (a connection whose server announces
 // less is lowered to it). CloseIdleConnections forgets what was learned.
+// An origin's pool (and its maintenance goroutine) lives until
+// CloseIdleConnections or Close, even with no connection left open: a
+// client that reaches an unbounded set of origins should call
+// CloseIdleConnections now and then, as it would to bound http.Transport's
+// idle connections.
 //
 // Compared with http.DefaultTransport, the zero Options keep up to 64
 // connections per origin (not 2 idle ones), give connections a maximum age
@@ -43,13 +48,32 @@
 // its method is idempotent (GET, HEAD, OPTIONS, TRACE, or an Idempotency-Key
 // header is set), the same rule net/http follows. Idle HTTP/1.1 connections
 // are checked for a close by the server before they are handed out, so that
-// the retry is rarely needed. Nothing else is retried.
+// the retry is rarely needed; over TLS, where the server's goodbye is a
+// close_notify record, bytes waiting on an idle connection are read (a
+// session ticket is fine, anything else closes the connection). A failure
+// of the request's own body is returned as such (errors.Is reaches the
+// body's error) and never retried. Nothing else is retried.
+//
+// A server that answers before it has read the whole request body (a 413
+// for an upload too large, a 401) and closes the connection gets its answer
+// to the caller, not the failed write.
+//
+// Requests whose method or header names or values cannot be written as they
+// are (a method holding CRLF would inject header lines) fail before any
+// connection is used, with an error naming the method or the header's name,
+// never the value.
 //
 // # What it does not do
 //
-// Proxies (HTTP_PROXY and the like), protocol upgrades (101 Switching
-// Protocols) and "Expect: 100-continue" waiting are not supported; use
-// net/http's Transport for those. Request URLs must be http or https.
+// Proxies are not supported: HTTP_PROXY, HTTPS_PROXY and NO_PROXY are
+// ignored and every request goes straight to its origin (Options.DialContext
+// can dial through a SOCKS dialer). Nor are protocol upgrades (101 Switching
+// Protocols), "Expect: 100-continue" waiting, or full-duplex HTTP/1.1, where
+// the server streams its response while still reading the request: the
+// request's body is written to the end before the response is read, so such
+// an exchange fills both directions' buffers and waits until the request's
+// context ends (HTTP/2 is full duplex). Use net/http's Transport for those.
+// Request URLs must be http or https.
 //
 // Errors name the origin and the method, never the path, the query string
 // (which may carry a password, as ClickHouse's does), the URL's userinfo or a
