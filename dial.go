@@ -92,6 +92,10 @@ func (p *Pool[T]) dialAndAdopt() {
 	// idle plus dialing connections (refill) sees it as missing.
 	p.adopt(c)
 	p.dialing.Add(-1)
+	if p.closed.Load() {
+		p.checkDrained() // adopt closed it; Close waits for this goroutine too
+		return
+	}
 	// A multiplexed connection whose own stream limit is low may have
 	// served fewer waiters than its dial was counted for.
 	if p.waiters.Load() > 0 {
@@ -277,6 +281,9 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 			}
 			p.adopt(c)
 			p.dialing.Add(-1)
+			if p.closed.Load() {
+				p.checkDrained()
+			}
 			errs <- nil
 		}()
 	}
@@ -323,7 +330,9 @@ func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 }
 
 // dialFailedQuietly records a failed Warm dial: Warm's caller gets the error,
-// so waiters are not failed for it, but the backoff applies.
+// so waiters are not failed for it, and no backoff starts (Warm's caller
+// decides when to try again; the background dials back off on their own
+// failures).
 func (p *Pool[T]) dialFailedQuietly(err error) {
 	p.dial.mu.Lock()
 	p.dial.lastErr = err

@@ -241,7 +241,11 @@ func (p *Pool[T]) monotonicAcquires(sum int64) int64 {
 // again waits again.
 func (p *Pool[T]) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
+		// Under dial.mu, where every dial is decided: a dial either
+		// counts in p.open before Close looks, or sees closed.
+		p.dial.mu.Lock()
 		p.closed.Store(true)
+		p.dial.mu.Unlock()
 		p.cancel()
 		close(p.quit)
 		if p.barge != nil {
@@ -251,8 +255,9 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 		p.closeIdle()
 		p.checkDrained()
 	})
-	// Dials in flight hold a place in p.open, so drained also means that no
-	// dial goroutine is left.
+	// Dials in flight hold a place in p.open and count in p.dialing until
+	// their goroutine's last step, so drained also means that no dial
+	// goroutine is left.
 	for _, ch := range []chan struct{}{p.maintDone, p.drained} {
 		select {
 		case <-ch:
@@ -265,7 +270,7 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 
 // checkDrained signals Close once the pool is closed and nothing is open.
 func (p *Pool[T]) checkDrained() {
-	if p.closed.Load() && p.open.Load() == 0 {
+	if p.closed.Load() && p.open.Load() == 0 && p.dialing.Load() == 0 {
 		p.drainOnce.Do(func() {
 			if p.detachObs != nil {
 				p.detachObs()
