@@ -131,6 +131,14 @@ func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
 		}
 		if p.checkOnTake {
 			if reason, ok := p.check(ctx, c, true); !ok {
+				if callerGone(ctx, reason) {
+					// The check failed because the caller's context ended
+					// (a ping cannot run without time), which says nothing
+					// of the connection: keep it, and stop here rather than
+					// fail every idle connection's check in turn.
+					p.repool(&c.lease)
+					return nil
+				}
 				p.closeConn(c, reason)
 				continue
 			}
@@ -139,6 +147,13 @@ func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
 		p.hold(&c.lease)
 		return &c.lease
 	}
+}
+
+// callerGone reports whether a failed check is better blamed on the
+// caller's context than on the connection: the context has ended, and the
+// check was one that uses it (health or BeforeAcquire, not lifetime).
+func callerGone(ctx context.Context, reason Reason) bool {
+	return reason != ReasonLifetime && ctx.Err() != nil
 }
 
 // check runs the checks that precede handing a connection out: lifetime,
@@ -241,7 +256,16 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 		}
 		l := h.lease
 		if p.checkOnTake || p.multiplexed {
-			if reason, ok := p.check(ctx, l.c, false); !ok {
+			reason, ok := p.check(ctx, l.c, false)
+			if !ok && callerGone(ctx, reason) || ok && ctx.Err() != nil {
+				// Our context ended (during the check, or as the lease
+				// arrived, perhaps from our own take handing back a
+				// connection it could not check): pass the lease on.
+				p.counters.unused.Add(1)
+				p.repool(l)
+				return nil, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
+			}
+			if !ok {
 				p.dropTaken(l, reason)
 				// Keeping our place is not possible (we were taken off the
 				// queue): rejoin at the end.

@@ -261,3 +261,37 @@ func TestNoDialAfterClose(t *testing.T) {
 		}
 	}
 }
+
+// TestExpiredContextDoesNotFailHealthChecks: an acquire whose deadline
+// passes during a health check does not blame the connection, nor go on to
+// check (and close) every other idle one: they stay open and idle.
+func TestExpiredContextDoesNotFailHealthChecks(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 8, HealthCheckAfter: time.Millisecond,
+		HealthCheck: func(ctx context.Context, _ *fakeConn) error {
+			select {
+			case <-ctx.Done(): // a ping needs time the caller no longer has
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+				return nil
+			}
+		}})
+	var held []*Lease[*fakeConn]
+	for range 8 {
+		held = append(held, mustAcquire(t, p))
+	}
+	for _, l := range held {
+		l.Release()
+	}
+	time.Sleep(5 * time.Millisecond) // past HealthCheckAfter: the next take checks
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+	defer cancel()
+	if l, err := p.Acquire(ctx); err == nil {
+		l.Release()
+		t.Fatal("Acquire succeeded although every health check outlasts its deadline")
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire: %v, want DeadlineExceeded", err)
+	}
+	if s := p.Stats(); s.Closed != 0 || s.IdleConns != 8 {
+		t.Errorf("after one acquire timed out in a health check: %d closed, %d idle; want 0 and 8", s.Closed, s.IdleConns)
+	}
+}
