@@ -73,8 +73,10 @@ func (pc *pooledConn) release() {
 	}
 }
 
-// resetAndRelease rolls back the transaction a connection was released in,
-// then releases it, or discards it if that did not leave it idle.
+// resetAndRelease rolls back the transaction a connection was released in
+// by the pool's own code (a pool-level Begin or SendBatch, whose Tx the
+// caller never holds past the release), then releases it, or discards it if
+// that did not leave it idle.
 func (pc *pooledConn) resetAndRelease() {
 	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
 	defer cancel()
@@ -114,6 +116,20 @@ func (c *Conn) Release() {
 	}
 	pc := c.pc
 	c.pc = nil
+	pc.releaseByCaller()
+}
+
+// releaseByCaller releases a connection its holder gives back. Inside a
+// transaction it is closed, not rolled back for reuse, as pgxpool does: a
+// pgx.Tx from Conn.Begin outlives the Release (a deferred Rollback often
+// runs after a deferred Release), and on a reused connection its late
+// Rollback or Commit would end the next holder's transaction instead of
+// failing.
+func (pc *pooledConn) releaseByCaller() {
+	if pc.inTransaction() {
+		pc.lease.Discard()
+		return
+	}
 	pc.release()
 }
 

@@ -29,9 +29,11 @@
 //     connections; pool_handoff_after=0 gives strict FIFO hand-off.
 //   - A connection is never handed out again in a state a new holder would
 //     not expect. On release it is checked: idle and ready goes back to the
-//     pool; inside a transaction it is rolled back in the background first
-//     (and closed if that fails); busy (unread rows, a batch not closed) or
-//     closed by pgx is closed.
+//     pool; released by its holder inside a transaction, it is closed, as in
+//     pgxpool, so that a Tx still held cannot touch the next holder's
+//     session (one the pool's own Begin or SendBatch left in a transaction
+//     is rolled back in the background first, and closed if that fails);
+//     busy (unread rows, a batch not closed) or closed by pgx is closed.
 //   - Dials run in the background, at most MaxDialing at a time, with a
 //     backoff while the server is down, and a failed dial's error reaches the
 //     waiting callers at once instead of at their deadline.
