@@ -185,6 +185,8 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }, "must be >= 0, got -1s"},
 		{"HandoffAfter", func(c *Config) { c.HandoffAfter = -time.Millisecond }, "must be >= 0, got -1ms"},
 		{"Partitions", func(c *Config) { c.Partitions = -1 }, "must be >= 0, got -1"},
+		{"MaxConnLifetimeJitter", func(c *Config) { c.MaxConnLifetime, c.MaxConnLifetimeJitter = 2562047*time.Hour, time.Hour },
+			"plus MaxConnLifetime (2562047h0m0s) must fit in a time.Duration, got 1h0m0s"},
 	}
 	for _, c := range cases {
 		cfg, err := ParseConfig(testBase)

@@ -141,11 +141,11 @@ func (c *Conn) Hijack() *pgx.Conn {
 	}
 	pc := c.pc
 	c.pc = nil
-	// The core has no "forget without closing": the connection is
-	// discarded, and closeConn and BeforeClose skip a hijacked one. Its
-	// place in MaxConns is freed at once.
-	pc.hijacked = true
-	pc.lease.Discard()
+	// The core forgets it without closing it (no Close, no BeforeClose,
+	// not counted as closed) and frees its place in MaxConns at once.
+	if _, err := pc.lease.Hijack(); err != nil {
+		panic("shoalpgx: Hijack: " + err.Error())
+	}
 	return pc.conn
 }
 

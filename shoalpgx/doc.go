@@ -1,6 +1,7 @@
 // Package shoalpgx is a PostgreSQL connection pool for pgx v5, built on the
-// shoal core pool and shaped like pgxpool, so that switching is a one-line
-// change of import path:
+// shoal core pool and shaped like pgxpool, so that for most programs
+// switching is a change of import path (see "What it keeps from pgxpool"
+// for what it does not have):
 //
 //	pool, err := shoalpgx.New(ctx, "postgres://app@db.internal/app?pool_max_conns=16")
 //	if err != nil { ... }
@@ -10,12 +11,18 @@
 //
 // # What it keeps from pgxpool
 //
-// The method set (Acquire, Exec, Query, QueryRow, SendBatch, CopyFrom, Begin,
-// BeginTx, Ping, Close), the Config field names and types where pgxpool has
-// them (ConnConfig, MaxConns, MinConns, MinIdleConns, MaxConnLifetime,
-// MaxConnLifetimeJitter, MaxConnIdleTime, HealthCheckPeriod, PingTimeout),
-// the hooks (BeforeConnect, AfterConnect, BeforeAcquire, AfterRelease,
-// BeforeClose) and the pool_ keys of the connection string.
+// The method set (Acquire, AcquireFunc, Exec, Query, QueryRow, SendBatch,
+// CopyFrom, Begin, BeginTx, Ping, Reset, Stat, Close), the Config field
+// names and types where pgxpool has them (ConnConfig, MaxConns, MinConns,
+// MinIdleConns, MaxConnLifetime, MaxConnLifetimeJitter, MaxConnIdleTime,
+// HealthCheckPeriod, PingTimeout), the hooks (BeforeConnect, AfterConnect,
+// BeforeAcquire, AfterRelease, BeforeClose) and the pool_ keys of the
+// connection string. Stat returns this package's Stat, with pgxpool.Stat's
+// methods; Stats returns shoal's fuller snapshot. Not there:
+// AcquireAllIdle, and Config.ConnString, which would hand back the
+// connection string with its password (Config.String redacts it).
+// Log a Config, never its ConnConfig: pgx's ConnConfig prints the
+// password.
 //
 // # What it does differently
 //

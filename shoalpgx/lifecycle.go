@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -58,6 +59,10 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	// pgxpool's lifetime is MaxConnLifetime plus up to the jitter; the
 	// core's is MaxLifetime minus up to its jitter. Same interval.
 	if c.MaxConnLifetime > 0 {
+		if c.MaxConnLifetimeJitter > math.MaxInt64-c.MaxConnLifetime {
+			return shoal.Config[*pooledConn]{}, &ConfigError{Key: "MaxConnLifetimeJitter",
+				Reason: fmt.Sprintf("plus MaxConnLifetime (%s) must fit in a time.Duration, got %s", c.MaxConnLifetime, c.MaxConnLifetimeJitter)}
+		}
 		cfg.MaxLifetime = c.MaxConnLifetime + c.MaxConnLifetimeJitter
 		cfg.LifetimeJitter = c.MaxConnLifetimeJitter
 	}
@@ -75,12 +80,11 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		hook := c.AfterRelease
 		cfg.Hooks.AfterRelease = func(pc *pooledConn) bool { return hook(pc.conn) }
 	}
-	if c.BeforeClose != nil {
-		hook := c.BeforeClose
-		cfg.Hooks.OnDisconnect = func(pc *pooledConn, _ shoal.Reason) {
-			if !pc.hijacked {
-				hook(pc.conn)
-			}
+	hook := c.BeforeClose
+	cfg.Hooks.OnDisconnect = func(pc *pooledConn, r shoal.Reason) {
+		p.destroys.count(r)
+		if hook != nil {
+			hook(pc.conn)
 		}
 	}
 	return cfg, nil
@@ -106,7 +110,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		return nil, scrubConnectError(err, cc.Password)
 	}
 	if c.AfterConnect != nil {
-		if err := c.AfterConnect(ctx, conn); err != nil {
+		if err := callAfterConnect(ctx, c.AfterConnect, conn); err != nil {
 			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 			_ = conn.Close(closeCtx)
 			cancel()
@@ -118,12 +122,24 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	return pc, nil
 }
 
+// callAfterConnect runs the AfterConnect hook; if it panics, the new
+// connection is closed before the panic goes on (the core recovers it and
+// counts a failed dial), or the server would keep a session nobody holds.
+func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn) error, conn *pgx.Conn) error {
+	defer func() {
+		if p := recover(); p != nil {
+			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			_ = conn.Close(closeCtx)
+			cancel()
+			panic(p)
+		}
+	}()
+	return hook(ctx, conn)
+}
+
 // closeConn closes one connection and waits for pgconn's cleanup, so that
 // a closed pool leaves no goroutine behind.
 func closeConn(pc *pooledConn) error {
-	if pc.hijacked {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := pc.conn.Close(ctx)

@@ -12,8 +12,9 @@ import (
 // Pool is a pool of PostgreSQL connections. It is safe for concurrent use.
 // Create it with New or NewWithConfig and close it with Close.
 type Pool struct {
-	core   *shoal.Pool[*pooledConn]
-	config *Config
+	core     *shoal.Pool[*pooledConn]
+	config   *Config
+	destroys destroyCounts // for Stat
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -63,8 +64,14 @@ func (p *Pool) Close() {
 	_ = p.core.Close(context.Background())
 }
 
-// Stats returns a snapshot of the pool's state and counters.
+// Stats returns a snapshot of the pool's state and counters. Stat gives
+// the same in pgxpool's shape.
 func (p *Pool) Stats() shoal.Stats { return p.core.Stats() }
+
+// Reset closes every connection: idle ones now, acquired ones when they
+// are released. The pool stays open and dials anew, as pgxpool's Reset
+// does (after a failover or a credential rotation, say).
+func (p *Pool) Reset() { p.core.Reset() }
 
 // Config returns a copy of the config the pool was created with.
 func (p *Pool) Config() *Config { return p.config.Copy() }
@@ -78,10 +85,6 @@ type pooledConn struct {
 
 	// The idle check (health.go): a non-blocking look at the socket.
 	peek peek.Peeker
-
-	// hijacked is set by Conn.Hijack: the caller owns the connection, so
-	// the pool must not close it.
-	hijacked bool
 
 	// Wrappers handed to callers are carved out of these blocks, so that
 	// handing one out rarely allocates; each is handed out once and never

@@ -3,7 +3,10 @@ package shoalpgx
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -321,5 +324,80 @@ func TestAcquireFuncAndHijack(t *testing.T) {
 	}
 	if err := conn.Ping(ctx); err != nil {
 		t.Fatalf("the pool closed a hijacked connection: %v", err)
+	}
+	if n := p.Stats().Closed; n != 0 {
+		t.Errorf("Stats().Closed = %d after a hijack, want 0: the pool closed nothing", n)
+	}
+}
+
+// TestAfterConnectPanicClosesTheConnection: a panic in AfterConnect fails
+// that dial (the core recovers it) and closes the session it had opened:
+// the server keeps no backend that the pool does not count.
+func TestAfterConnectPanicClosesTheConnection(t *testing.T) {
+	app := fmt.Sprintf("shoalpgx-panic-%d", time.Now().UnixNano())
+	var panicked atomic.Bool
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = 1
+		c.ConnConfig.RuntimeParams["application_name"] = app
+		c.AfterConnect = func(context.Context, *pgx.Conn) error {
+			if panicked.CompareAndSwap(false, true) {
+				panic("AfterConnect broke")
+			}
+			return nil
+		}
+	})
+	ctx := testCtx(t)
+	if err := p.Ping(ctx); err == nil {
+		t.Fatal("Ping succeeded through a dial whose AfterConnect panicked")
+	}
+	probe := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	n := -1
+	for range 100 { // the backend ends as the server reads the client's goodbye
+		if err := probe.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%d backends of the panicked dial still open 2s later", n)
+}
+
+// TestStatAndReset: Stat reads as pgxpool's does (here its counts of
+// acquires, connections and idle closes), and Reset replaces every
+// connection while the pool stays open.
+func TestStatAndReset(t *testing.T) {
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = 2
+		c.MaxConnIdleTime = 100 * time.Millisecond
+	})
+	ctx := testCtx(t)
+	c, _ := acquireOne(t, p)
+	c.Release()
+	st := p.Stat()
+	// A second dial may be in flight: the first acquire dialled for itself
+	// and the pool may have started another; TotalConns counts it.
+	if st.AcquireCount() != 1 || st.NewConnsCount() < 1 || st.TotalConns() < 1 || st.IdleConns() < 1 || st.AcquiredConns() != 0 || st.MaxConns() != 2 {
+		t.Fatalf("Stat after one acquire: acquires %d, new %d, total %d, idle %d, acquired %d, max %d",
+			st.AcquireCount(), st.NewConnsCount(), st.TotalConns(), st.IdleConns(), st.AcquiredConns(), st.MaxConns())
+	}
+	for i := 0; p.Stat().MaxIdleDestroyCount() < 1; i++ {
+		if i == 100 {
+			t.Fatalf("no idle close counted 2s past MaxConnIdleTime: %+v", p.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	c, pid := acquireOne(t, p)
+	c.Release()
+	p.Reset()
+	c2, pid2 := acquireOne(t, p)
+	defer c2.Release()
+	if pid2 == pid {
+		t.Fatalf("backend %d still in use after Reset", pid)
+	}
+	if err := c2.Ping(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
