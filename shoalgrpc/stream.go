@@ -30,17 +30,19 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 	}
 	// A context of the pool's own lets an abandoned stream be canceled.
 	sctx, cancel := context.WithCancel(ctx)
+	slot := &streamSlot{lease: l, cancel: cancel}
+	// grpc-go calls OnFinish once when the stream finishes, for whatever
+	// reason, including ctx ending and the connection closing: the one
+	// signal that covers every way a stream ends. (The stream's Context
+	// would tell too, but asking for it commits the stream to its first
+	// attempt, and grpc-go would no longer retry it.) The options are
+	// copied so that the caller's slice is not appended to.
+	opts = append(opts[:len(opts):len(opts)], grpc.OnFinish(func(error) { slot.release() }))
 	cs, err := l.Value().cc.NewStream(sctx, desc, method, opts...)
 	if err != nil {
-		cancel()
-		l.Release()
+		slot.release()
 		return nil, err
 	}
-	slot := &streamSlot{lease: l, cancel: cancel}
-	// grpc-go cancels the stream's context when the stream finishes, for
-	// whatever reason, including ctx ending and the connection closing:
-	// the one signal that covers every way a stream ends.
-	context.AfterFunc(cs.Context(), slot.release)
 	s := &stream{ClientStream: cs, slot: slot, serverStreams: desc.ServerStreams}
 	// The cleanup must not reach s (it would keep s alive): it gets slot.
 	runtime.AddCleanup(s, (*streamSlot).abandon, slot)
