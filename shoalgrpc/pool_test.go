@@ -456,21 +456,31 @@ func TestDialFailureReachesCaller(t *testing.T) {
 	}
 }
 
-// Credentials in the target never show in errors or String.
+// Credentials in the target never show in errors or String, wherever the
+// target's form puts them: in the resolver's authority, in the endpoint
+// after an empty authority, in a bare host:port, in the query.
 func TestTargetCredentialsRedacted(t *testing.T) {
-	const target = "dns://admin:hunter2@127.0.0.1:1/127.0.0.1:1?token=s3cr3t"
-	p := newTestPool(t, target, Options{DialTimeout: 2 * time.Second})
-	ctx := testContext(t, 10*time.Second)
-	err := p.Invoke(ctx, "/grpc.testing.TestService/EmptyCall", &testpb.Empty{}, &testpb.Empty{})
-	if err == nil {
-		t.Fatal("call through an unreachable resolver succeeded")
-	}
-	for _, s := range []string{err.Error(), p.String(), redactTarget(target)} {
-		if strings.Contains(s, "hunter2") || strings.Contains(s, "s3cr3t") || strings.Contains(s, "admin") {
-			t.Errorf("credentials shown: %q", s)
+	for _, target := range []string{
+		"dns://admin:hunter2@127.0.0.1:1/127.0.0.1:1?token=s3cr3t",
+		"passthrough:///admin:hunter2@127.0.0.1:1",
+		"dns:///admin:hunter2@127.0.0.1:1",
+		"admin:hunter2@127.0.0.1:1",
+	} {
+		p := newTestPool(t, target, Options{DialTimeout: 2 * time.Second})
+		ctx := testContext(t, 10*time.Second)
+		err := p.Invoke(ctx, "/grpc.testing.TestService/EmptyCall", &testpb.Empty{}, &testpb.Empty{})
+		if err == nil {
+			t.Fatalf("%s: a call to a port nobody listens on succeeded", redactTarget(target))
+		}
+		for _, s := range []string{err.Error(), p.String(), redactTarget(target)} {
+			if strings.Contains(s, "hunter2") || strings.Contains(s, "s3cr3t") || strings.Contains(s, "admin") {
+				t.Errorf("credentials shown: %q", s)
+			}
 		}
 	}
-	t.Logf("error: %v; String: %s", err, p)
+	if got, want := redactTarget("dns:///admin:hunter2@localhost:1"), "dns:///REDACTED@localhost:1"; got != want {
+		t.Errorf("redactTarget kept %q, want %q: the scheme stays", got, want)
+	}
 }
 
 // NewClient names the option that is wrong.

@@ -14,7 +14,8 @@ func redactTarget(target string) string {
 		// Not a URL with secrets in known places (plain "host:port", for
 		// instance); still strip anything that looks like user information.
 		if at := strings.LastIndex(target, "@"); at >= 0 {
-			return "REDACTED@" + target[at+1:]
+			start := strings.LastIndex(target[:at], "/") + 1 // keep "dns:///" and the like
+			return target[:start] + "REDACTED@" + target[at+1:]
 		}
 		return target
 	}
@@ -53,7 +54,11 @@ func (p *Pool) redact(err error) error {
 }
 
 // secretsOf lists the substrings of target that must not be shown: the
-// user information and the query, as they appear in the raw string.
+// user information and the query, as they appear in the raw string, the
+// longest first. The user information is whatever precedes the last "@"
+// after the scheme, and also just its last path segment (after an empty
+// authority, "passthrough:///user:pw@host", the dialer quotes the endpoint
+// alone).
 func secretsOf(target string) []string {
 	var out []string
 	rest := target
@@ -61,7 +66,12 @@ func secretsOf(target string) []string {
 		rest = rest[i+3:]
 	}
 	if at := strings.LastIndex(rest, "@"); at > 0 {
-		out = append(out, rest[:at])
+		if whole := strings.TrimLeft(rest[:at], "/"); whole != "" {
+			out = append(out, whole)
+		}
+		if seg := rest[strings.LastIndex(rest[:at], "/")+1 : at]; seg != "" && seg != strings.TrimLeft(rest[:at], "/") {
+			out = append(out, seg)
+		}
 	}
 	if q := strings.Index(target, "?"); q >= 0 && q+1 < len(target) {
 		out = append(out, target[q+1:])
