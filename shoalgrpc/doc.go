@@ -55,4 +55,22 @@
 // and the pool dials a fresh one when it needs it. A connection older than
 // its MaxLifetime (with jitter) likewise takes no new calls and closes once
 // its last call ends, so no call in flight fails because of its age.
+//
+// # Where it differs from one grpc.ClientConn
+//
+//   - grpc.WaitForReady(true) waits inside grpc-go on a connection the pool
+//     has; it does not make the pool wait for a server that is down. With
+//     no connection open, the first failed dial fails the waiting calls
+//     with codes.Unavailable, and calls during the backoff that follows
+//     fail at once, whatever their options. Keep MinIdle at 1 or more if
+//     calls should ride out a short outage on an open connection.
+//   - grpc-go puts an unused ClientConn to sleep after its idle timeout (30
+//     minutes by default) and reconnects on the next call: a MinIdle
+//     connection stays in the pool but not connected. Pass
+//     grpc.WithIdleTimeout(0) to keep it connected.
+//   - Over plaintext the pool's context dialer wraps the connection (to read
+//     the server's stream limit), and grpc-go then does not set
+//     TCP_USER_TIMEOUT from grpc.WithKeepaliveParams. Set
+//     IgnoreServerStreamLimit when that timeout matters more than the
+//     limit. The dialer also keeps Go's default TCP keep-alive (15s).
 package shoalgrpc

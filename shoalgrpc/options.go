@@ -22,8 +22,11 @@ type Options struct {
 
 	// MaxStreams is how many calls one connection carries at once. Default
 	// 100, the limit most servers set. When the server advertises a lower
-	// limit and the pool can read it (see IgnoreServerStreamLimit), each
-	// connection uses the lower one; the pool never goes above MaxStreams.
+	// limit and the pool can read it (see IgnoreServerStreamLimit; never
+	// over TLS), each connection uses the lower one; the pool never goes
+	// above MaxStreams. Over TLS, set it to the server's limit: above it,
+	// calls past the limit wait inside grpc-go on one connection instead of
+	// going to another.
 	MaxStreams int
 
 	// MaxLifetime is how long a connection takes new calls. After it, the
@@ -41,7 +44,9 @@ type Options struct {
 	// long, never going below MinIdle, so the extra connections a burst
 	// opened go away once it is over. With MinIdle 0 (the default) that
 	// includes the last one, and the first call after five quiet minutes
-	// waits for a new connection; set MinIdle to 1 to keep one ready.
+	// waits for a new connection; set MinIdle to 1 to keep one ready (and
+	// pass grpc.WithIdleTimeout(0), or grpc-go disconnects it after its own
+	// idle timeout; see the package doc).
 	// Default 5 minutes; a negative value means never.
 	MaxIdleTime time.Duration
 
