@@ -10,20 +10,8 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/leaktest"
 )
-
-// leakObserver keeps the leak reports it is given.
-type leakObserver struct {
-	shoal.BaseObserver
-	mu      sync.Mutex
-	reports []shoal.LeakReport
-}
-
-func (o *leakObserver) ObserveLeak(r shoal.LeakReport) {
-	o.mu.Lock()
-	o.reports = append(o.reports, r)
-	o.mu.Unlock()
-}
 
 type lockedWriter struct {
 	b  *bytes.Buffer
@@ -62,7 +50,7 @@ func TestLeakReportedOnceWithTheAcquirer(t *testing.T) {
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	obs := &leakObserver{}
+	obs := &leaktest.Recorder{}
 	p, err := shoal.New(shoal.Config[int]{
 		Dial:     func(context.Context) (int, error) { return 1, nil },
 		MaxConns: 2, LeakThreshold: 20 * time.Millisecond, Observer: obs, Logger: logger,
@@ -77,9 +65,7 @@ func TestLeakReportedOnceWithTheAcquirer(t *testing.T) {
 	if n := p.Stats().Leaked; n != 1 {
 		t.Fatalf("Leaked = %d, want 1", n)
 	}
-	obs.mu.Lock()
-	r := obs.reports[0]
-	obs.mu.Unlock()
+	r := obs.Reports()[0]
 	if !strings.HasSuffix(r.Function, ".leakyAcquirer") || !strings.Contains(r.Stack, "leakyAcquirer") {
 		t.Fatalf("report names %q; stack:\n%s", r.Function, r.Stack)
 	}

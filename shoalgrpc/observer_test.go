@@ -3,12 +3,12 @@ package shoalgrpc
 import (
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/leaktest"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 )
 
@@ -37,25 +37,12 @@ func TestObserverSeesEveryCall(t *testing.T) {
 	}
 }
 
-// leakRecorder keeps the leak reports it is told of.
-type leakRecorder struct {
-	shoal.BaseObserver
-	mu      sync.Mutex
-	reports []shoal.LeakReport
-}
-
-func (o *leakRecorder) ObserveLeak(r shoal.LeakReport) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.reports = append(o.reports, r)
-}
-
 // A stream held open past LeakThreshold is reported once, through the
 // observer and Stats, with the stack that opened it; a call that ends in
 // time is not.
 func TestLeakThresholdReportsAnOpenStream(t *testing.T) {
 	srv := startTestServer(t, 10)
-	obs := &leakRecorder{}
+	obs := &leaktest.Recorder{}
 	const threshold = 50 * time.Millisecond
 	p := newTestPool(t, srv.addr, Options{MaxConns: 1, Observer: obs, LeakThreshold: threshold})
 	client := testpb.NewTestServiceClient(p)
@@ -80,12 +67,11 @@ func TestLeakThresholdReportsAnOpenStream(t *testing.T) {
 	if n := p.Stats().Leaked; n != 1 {
 		t.Errorf("Stats().Leaked = %d for one stream left open, want 1", n)
 	}
-	obs.mu.Lock()
-	defer obs.mu.Unlock()
-	if len(obs.reports) != 1 {
-		t.Fatalf("observer got %d leak reports, want 1", len(obs.reports))
+	reports := obs.Reports()
+	if len(reports) != 1 {
+		t.Fatalf("observer got %d leak reports, want 1", len(reports))
 	}
-	r := obs.reports[0]
+	r := reports[0]
 	if !strings.Contains(r.Function, "StreamingOutputCall") || !strings.Contains(r.Stack, "TestLeakThresholdReportsAnOpenStream") {
 		t.Errorf("report names %q; want the call that opened the stream, with this test in its stack:\n%s", r.Function, r.Stack)
 	}

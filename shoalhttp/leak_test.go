@@ -9,26 +9,8 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/leaktest"
 )
-
-// leakObserver records the leak reports of an origin's pools.
-type leakObserver struct {
-	shoal.BaseObserver
-	mu      sync.Mutex
-	reports []shoal.LeakReport
-}
-
-func (o *leakObserver) ObserveLeak(r shoal.LeakReport) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.reports = append(o.reports, r)
-}
-
-func (o *leakObserver) all() []shoal.LeakReport {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]shoal.LeakReport(nil), o.reports...)
-}
 
 // sendAndForget sends a GET and returns its response with the body unread
 // and open: the leak the reports must name.
@@ -61,7 +43,7 @@ func TestLeakThresholdReportsAnUnclosedBody(t *testing.T) {
 		{"HTTP/2", h2.url(), Options{H2CPriorKnowledge: true, MinConns: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obs := &leakObserver{}
+			obs := &leaktest.Recorder{}
 			var logMu sync.Mutex
 			var logs strings.Builder
 			opts := tc.opts
@@ -85,7 +67,7 @@ func TestLeakThresholdReportsAnUnclosedBody(t *testing.T) {
 			if _, st := onlyStats(t, tr); st.Leaked != 1 {
 				t.Errorf("Stats().Leaked = %d after one unclosed body, want 1", st.Leaked)
 			}
-			reports := obs.all()
+			reports := obs.Reports()
 			if len(reports) != 1 {
 				t.Fatalf("observer got %d leak reports, want 1: %+v", len(reports), reports)
 			}
