@@ -90,3 +90,30 @@ func TestWrongPasswordNeverShown(t *testing.T) {
 	}
 	t.Logf("error: %v", err)
 }
+
+// vaultError is a hook's own error type, with the password in its text.
+type vaultError struct{ pw string }
+
+func (e *vaultError) Error() string { return "vault rejected " + e.pw }
+
+// TestHookErrorKeepsItsTypeWithoutThePassword: a BeforeConnect error whose
+// text holds the password comes back masked, and still matches the hook's
+// own type (and the causes of a joined error).
+func TestHookErrorKeepsItsTypeWithoutThePassword(t *testing.T) {
+	const pw = "hunter2-pw"
+	errOther := errors.New("and the network too")
+	for _, hookErr := range []error{&vaultError{pw: pw}, errors.Join(&vaultError{pw: pw}, errOther)} {
+		err := scrubConnectError(hookErr, pw)
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("error shows the password: %v", err)
+		}
+		var ve *vaultError
+		if !errors.As(err, &ve) {
+			t.Errorf("errors.As lost the hook's error type: %v", err)
+		}
+	}
+	joined := scrubConnectError(errors.Join(&vaultError{pw: pw}, errOther), pw)
+	if !errors.Is(joined, errOther) {
+		t.Errorf("errors.Is lost a joined cause: %v", joined)
+	}
+}

@@ -82,7 +82,12 @@ func (c *Config) String() string {
 	var b strings.Builder
 	b.WriteString("shoalpgx.Config{")
 	if cc := c.ConnConfig; cc != nil {
-		fmt.Fprintf(&b, "host=%s port=%d database=%s user=%s", cc.Host, cc.Port, cc.Database, cc.User)
+		// A password could reach the text only through a field that holds
+		// it by mistake (a user or application name): those are masked,
+		// and only those, so that a short password does not mask digits
+		// of the pool settings and show itself by where they are missing.
+		m := func(field string) string { return redact(field, cc.Password) }
+		fmt.Fprintf(&b, "host=%s port=%d database=%s user=%s", m(cc.Host), cc.Port, m(cc.Database), m(cc.User))
 		if cc.Password != "" {
 			b.WriteString(" password=" + redacted)
 		}
@@ -92,10 +97,10 @@ func (c *Config) String() string {
 			b.WriteString(" tls=on")
 		}
 		for _, fb := range cc.Fallbacks {
-			fmt.Fprintf(&b, " fallback=%s:%d", fb.Host, fb.Port)
+			fmt.Fprintf(&b, " fallback=%s:%d", m(fb.Host), fb.Port)
 		}
 		if app := cc.RuntimeParams["application_name"]; app != "" {
-			b.WriteString(" application_name=" + app)
+			b.WriteString(" application_name=" + m(app))
 		}
 		b.WriteString(" ")
 	}
@@ -105,13 +110,7 @@ func (c *Config) String() string {
 		c.MaxConns, c.MinIdleConns, c.MinConns, c.Partitions, c.MaxWaiters,
 		c.MaxConnLifetime, c.MaxConnLifetimeJitter, c.MaxConnIdleTime,
 		c.HealthCheckAfter, c.PingTimeout, c.HandoffAfter)
-	s := b.String()
-	if c.ConnConfig != nil {
-		// A password could only get here through a field that holds it by
-		// mistake (a user name, an application name): mask it anyway.
-		s = redact(s, c.ConnConfig.Password)
-	}
-	return s
+	return b.String()
 }
 
 // GoString is String, so that %#v does not print the config's fields
@@ -132,7 +131,10 @@ func (e *connectError) Error() string { return e.msg }
 func (e *connectError) Unwrap() error { return e.err }
 
 // scrubConnectError replaces a *pgconn.ConnectError in err with a
-// connectError and masks password in the text of any error.
+// connectError and masks password in the text of any error. An error of
+// the caller's own (a hook's) whose text holds the password is wrapped
+// whole, so that errors.Is and errors.As still find it and its causes; only
+// the text shown is masked.
 func scrubConnectError(err error, password string) error {
 	if err == nil {
 		return nil
@@ -142,7 +144,7 @@ func scrubConnectError(err error, password string) error {
 		return &connectError{msg: redact(err.Error(), password), err: ce.Unwrap()}
 	}
 	if password != "" && strings.Contains(err.Error(), password) {
-		return &connectError{msg: redact(err.Error(), password), err: errors.Unwrap(err)}
+		return &connectError{msg: redact(err.Error(), password), err: err}
 	}
 	return err
 }
