@@ -295,3 +295,32 @@ func TestExpiredContextDoesNotFailHealthChecks(t *testing.T) {
 		t.Errorf("after one acquire timed out in a health check: %d closed, %d idle; want 0 and 8", s.Closed, s.IdleConns)
 	}
 }
+
+// scrapingAttacher calls the pool's Stats from another goroutine the
+// moment it is attached, as a metrics scrape may.
+type scrapingAttacher struct {
+	BaseObserver
+	done chan struct{}
+}
+
+func (a *scrapingAttacher) Attach(stats func() Stats) (detach func()) {
+	go func() {
+		defer close(a.done)
+		for range 100 {
+			stats()
+		}
+	}()
+	return func() {}
+}
+
+// TestStatsDuringNewIsSafe: New attaches its observer only once the pool
+// is whole, so a scrape that calls Stats at once races nothing (run with
+// -race).
+func TestStatsDuringNewIsSafe(t *testing.T) {
+	for range 20 {
+		a := &scrapingAttacher{done: make(chan struct{})}
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, HandoffAfter: time.Millisecond, Observer: a})
+		<-a.done
+		mustAcquire(t, p).Release()
+	}
+}

@@ -121,9 +121,6 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.clockOnIdle = cfg.MaxIdleTime > 0 || cfg.HealthCheck != nil
 	p.checkOnTake = cfg.MaxLifetime > 0 || cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
 	p.obs = cfg.Observer
-	if a, ok := cfg.Observer.(StatsAttacher); ok {
-		p.detachObs = a.Attach(p.Stats)
-	}
 	p.trackHeld = cfg.Observer != nil || cfg.LeakThreshold > 0
 	if cfg.QueueTarget > 0 {
 		interval := cfg.QueueInterval
@@ -156,6 +153,11 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.wq.count = &p.waiters
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 
+	// Last, once the pool is whole: from here a scrape may call Stats at
+	// any moment, and Stats reads the partitions, the slots and barging.
+	if a, ok := cfg.Observer.(StatsAttacher); ok {
+		p.detachObs = a.Attach(p.Stats)
+	}
 	go p.maintain()
 	if p.keepsFloor() {
 		p.kickMaintenance()
