@@ -7,10 +7,14 @@ import "github.com/shoalpool/shoal/internal/poolmetrics"
 // ws, wss and postgres(ql) when the URL leaves it out. The user, password,
 // path, query and fragment are dropped, so a connection string's password
 // (in its userinfo or in a query parameter such as ?password=) never
-// reaches a label. It suits one pool per origin, as shoalhttp keeps.
+// reaches a label. It suits one pool per origin, as shoalhttp keeps; two
+// PostgreSQL pools to one server for different databases or users get the
+// same name, so name those yourself.
 //
 // It fails for a string that is not an absolute URL with a host, such as a
-// key=value DSN; the error never repeats the input.
+// key=value DSN, and for one with an '@' after what the parser took for the
+// host (a password with an unescaped '/', '?' or '#'); the error never
+// repeats the input.
 func OriginName(rawURL string) (string, error) {
 	return poolmetrics.OriginName("shoalprom", rawURL)
 }

@@ -24,23 +24,31 @@ var defaultPorts = map[string]string{
 // ws, wss and postgres(ql) when the URL leaves it out. The user, password,
 // path, query and fragment are dropped, so a connection string's password
 // (in its userinfo or in a query parameter such as ?password=) never
-// reaches a label. It suits one pool per origin, as shoalhttp keeps.
+// reaches a label. It suits one pool per origin, as shoalhttp keeps; two
+// PostgreSQL pools to one server for different databases or users get the
+// same name, so name those yourself.
 //
 // It fails for a string that is not an absolute URL with a host, such as a
-// key=value DSN; the error, prefixed with pkg, never repeats the input.
+// key=value DSN, and for one with an '@' after what the parser took for the
+// host (a password with an unescaped '/', '?' or '#'); the error, prefixed
+// with pkg, never repeats the input.
 func OriginName(pkg, rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		// url.Error repeats the whole input, password included: keep only
-		// the cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", errors.New(pkg + ": pool name from URL: " + err.Error())
+		// Neither url.Error nor its cause is safe to show: the cause quotes
+		// the bad part ("invalid port \":s3cret\" after host"), which is
+		// the password when an unescaped '/' in it ended the host early.
+		return "", errors.New(pkg + ": pool name from URL: not a valid URL")
 	}
 	if u.Scheme == "" || u.Host == "" {
 		return "", errors.New(pkg + ": pool name from URL: not an absolute URL with a host")
+	}
+	if _, rest, ok := strings.Cut(rawURL, "://"); ok && u.User == nil && strings.Contains(rest, "@") {
+		// An '@' the parser did not take for the end of a user and
+		// password: an unescaped '#', '?' or '/' in a password ends the
+		// host early, and "app:4242#x@db" would name the pool after the
+		// user and the password ("app:4242").
+		return "", errors.New(pkg + ": pool name from URL: an '@' follows the host; percent-encode any '/', '?' or '#' in the password")
 	}
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Hostname())

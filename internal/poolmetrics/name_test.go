@@ -34,6 +34,10 @@ func TestOriginName(t *testing.T) {
 		"/var/run/postgresql",
 		"postgres://app:s3cret@db.internal:port/orders",
 		"postgres://app:s3cret@db internal/orders",
+		"postgres://app:s3cret/x@db/orders", // an unescaped '/' ends the host: "invalid port"
+		"postgres://app:4242#s3cret@db/orders",
+		"postgres://app:4242?s3cret@db/orders",
+		"postgres://app:s3c%ret@db/orders",
 		"",
 	} {
 		got, err := poolmetrics.OriginName("shoaltest", in)
@@ -44,7 +48,7 @@ func TestOriginName(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), "shoaltest: ") {
 			t.Errorf("OriginName(%q): error %q does not name its package", in, err)
 		}
-		if strings.Contains(err.Error(), "s3cret") {
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "4242") || strings.Contains(err.Error(), "s3c") {
 			t.Errorf("OriginName(%q): error %q repeats the password", in, err)
 		}
 	}
