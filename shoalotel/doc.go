@@ -37,9 +37,11 @@
 // run on the pool's hot paths; each is one Record or Add on an SDK
 // instrument with an option slice built once in [Metrics.Pool] around a
 // precomputed attribute.Set, so no attribute set is built, sorted or
-// allocated per event (with the OpenTelemetry SDK the methods allocate
-// nothing; a measurement with metric.WithAttributes built per call would
-// allocate 4 times).
+// allocated per event (with the OpenTelemetry SDK and a cumulative reader
+// the methods allocate nothing; a measurement with metric.WithAttributes
+// built per call would allocate 4 times; with a delta reader the SDK
+// allocates for the first measurement of each series after every
+// collection, once per series and interval).
 //
 // The observable instruments are read from the pool's Stats by a callback
 // registered per pool, at each collection: nothing is spent on them
@@ -47,8 +49,11 @@
 // [PoolMetrics.Attach]) the up-down counters are not reported for that
 // name; shoal.pool.barge_misses, a counter the pool keeps itself, is
 // reported from registration, at zero until a pool is attached, and keeps
-// the count of a pool that detached. [PoolMetrics.Unregister] removes the
-// callback.
+// the count of a pool that detached (read as it detaches), and of an
+// earlier registration of the name. [PoolMetrics.Unregister] removes the
+// callback; a pool still open on the unregistered PoolMetrics goes on
+// adding to the name's counters and histograms (OpenTelemetry has no way
+// to take a series back), where shoalprom drops its events.
 //
 // # Cost
 //

@@ -129,3 +129,31 @@ func TestBargeMisses(t *testing.T) {
 		t.Errorf("closed pools: shoal.pool.barge_misses = %v, want %v", got, want)
 	}
 }
+
+// TestBargeMissesContinueWhenANameIsRegisteredAgain: a counter must not
+// fall, so a name registered again after Unregister continues from what
+// the earlier registration counted.
+func TestBargeMissesContinueWhenANameIsRegisteredAgain(t *testing.T) {
+	metrics, reader := newMetrics(t)
+	first, err := metrics.Pool("reused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := metricstest.HandOffOnce(t, first, time.Hour)
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const key = "db.client.connection.pool.name=reused"
+	if got := bargeMisses(t, reader)[key]; got != 1 {
+		t.Fatalf("before Unregister: shoal.pool.barge_misses = %d, want 1", got)
+	}
+	if err := first.Unregister(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metrics.Pool("reused"); err != nil {
+		t.Fatal(err)
+	}
+	if got := bargeMisses(t, reader)[key]; got != 1 {
+		t.Errorf("registered again: shoal.pool.barge_misses = %d, want 1 (a counter does not fall)", got)
+	}
+}

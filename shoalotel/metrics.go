@@ -80,6 +80,9 @@ type Metrics struct {
 
 	mu    sync.Mutex
 	pools map[string]*PoolMetrics
+	// bargeCarried is the barge-miss count of each name unregistered, for
+	// the name's next registration to continue (see PoolMetrics.bargeBase).
+	bargeCarried map[string]int64
 }
 
 // New creates the instruments with a meter from provider (the global
@@ -148,7 +151,8 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		leaks:      counter("shoal.pool.leaks", "{lease}", "The number of leases reported as held past Config.LeakThreshold."),
 		closes:     counter("shoal.pool.closes", "{connection}", "The number of connections the pool closed, by reason."),
 
-		pools: make(map[string]*PoolMetrics),
+		pools:        make(map[string]*PoolMetrics),
+		bargeCarried: make(map[string]int64),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("shoalotel: creating instruments: %w", err)
@@ -186,6 +190,7 @@ func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
 		return nil, fmt.Errorf("%w: %q", ErrDuplicatePool, name)
 	}
 	p := newPoolMetrics(m, name)
+	p.bargeBase = m.bargeCarried[name]
 	reg, err := m.meterRegister(p)
 	if err != nil {
 		return nil, fmt.Errorf("shoalotel: registering pool %q: %w", name, err)
@@ -213,10 +218,12 @@ func (m *Metrics) meterRegister(p *PoolMetrics) (metric.Registration, error) {
 
 // unregister forgets p, if it is still the pool registered under its name.
 func (m *Metrics) unregister(p *PoolMetrics) {
+	s, _ := p.sources.Gauges() // the pools' Stats take none of m's locks
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pools[p.name] == p {
 		delete(m.pools, p.name)
+		m.bargeCarried[p.name] = p.bargeBase + s.BargeMisses
 	}
 }
 

@@ -29,6 +29,11 @@ type PoolMetrics struct {
 	usedOpts    []metric.ObserveOption // with state=used
 
 	sources poolmetrics.Sources // the pools' Stats, for the observable instruments
+
+	// bargeBase is what earlier registrations of the name counted in
+	// shoal.pool.barge_misses, so that registering the name again
+	// continues the counter instead of starting it at zero.
+	bargeBase int64
 }
 
 var _ shoal.Observer = (*PoolMetrics)(nil)
@@ -102,7 +107,7 @@ func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
 	m := p.metrics
 	// After Gauges, which notes each attached pool's count; reported from
 	// registration, at zero until a pool is attached.
-	o.ObserveInt64(m.bargeMisses, s.BargeMisses, p.observeOpts...)
+	o.ObserveInt64(m.bargeMisses, p.bargeBase+s.BargeMisses, p.observeOpts...)
 	if !ok {
 		return nil
 	}

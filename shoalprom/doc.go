@@ -53,7 +53,11 @@
 // # Metrics
 //
 // All carry the label pool_name. Standard names, after the OpenTelemetry
-// conventions (db.client.connection.*):
+// conventions (db.client.connection.*); db_client_connection_count keeps
+// the conventions' name although Prometheus's linter objects to a gauge
+// ending in _count. Pools that share a name are summed, their limits
+// (_max, _idle_max, _idle_min) too, so while a shoalhttp origin's old pool
+// drains beside its replacement the limit reads double:
 //
 //	db_client_connection_count{state="idle"|"used"}  gauge      connections open and idle / open with at least one lease
 //	db_client_connection_max                         gauge      Config.MaxConns

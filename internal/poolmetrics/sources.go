@@ -47,6 +47,10 @@ func (s *Sources) Attach(stats func() shoal.Stats) (detach func()) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			// One last read, so that misses since the last scrape are kept:
+			// a pool detaches once it has drained, and Stats takes none of
+			// the locks held where it drains.
+			entry.note(stats().BargeMisses)
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.list = slices.DeleteFunc(s.list, func(e *source) bool { return e == entry })
@@ -60,8 +64,7 @@ func (s *Sources) Attach(stats func() shoal.Stats) (detach func()) {
 //
 // total.BargeMisses, a counter, is set whether or not any is attached: the
 // attached pools' counts plus the last counts of those detached since, so
-// that it never falls. Misses a detached pool had after its last read are
-// not in it.
+// that it never falls. A pool's last count is read as it detaches.
 func (s *Sources) Gauges() (total shoal.Stats, ok bool) {
 	s.mu.Lock()
 	list := slices.Clone(s.list)
