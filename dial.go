@@ -101,6 +101,13 @@ func (p *Pool[T]) dialAndAdopt() {
 	if p.waiters.Load() > 0 {
 		p.maybeDial()
 	}
+	// Still short of MinIdle or MinConns: the next dial starts now, as
+	// this one ends, rather than at maintenance's next tick (up to a
+	// second away), so that a floor of 32 fills at MaxDialing at a time
+	// instead of MaxDialing a second.
+	if p.keepsFloor() {
+		p.refill()
+	}
 }
 
 // dialOne dials under ctx (bounded by DialTimeout), runs OnConnect, and
