@@ -157,3 +157,26 @@ func TestRedaction(t *testing.T) {
 		t.Errorf("redactRaw left a secret: %s", got)
 	}
 }
+
+// TestPasswordWithUnescapedSlashNeverShows: a generated password often
+// holds '/', '?' or '#', unescaped; it ends the URL's host early, and every
+// path that quotes the target (a bad --target, a misplaced argument, a
+// flag's value) must still hide it.
+func TestPasswordWithUnescapedSlashNeverShows(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://u:se/cr3tpw@127.0.0.1:5432/db",
+		"postgres://u:se?cr3tpw@127.0.0.1:5432/db",
+		"postgres://u:4242#cr3tpw@127.0.0.1:5432/db",
+	} {
+		_, err := parseTarget(raw)
+		if err == nil {
+			t.Errorf("parseTarget accepted a target whose host the password ended early")
+			continue
+		}
+		for _, s := range []string{err.Error(), redactRaw(`unexpected argument "` + raw + `"`)} {
+			if strings.Contains(s, "cr3t") || strings.Contains(s, "4242") {
+				t.Errorf("password shown: %s", s)
+			}
+		}
+	}
+}

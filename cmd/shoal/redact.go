@@ -7,8 +7,10 @@ import (
 
 var (
 	// userinfoPassword matches the password of a URL's userinfo
-	// ("scheme://user:PASSWORD@"), up to the last "@" before the path.
-	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"'` + "`" + `]*:)([^/\s"'` + "`" + `]*)@`)
+	// ("scheme://user:PASSWORD@"), up to the last "@" of the URL: a
+	// password may hold an unescaped '/', '?' or '#' (generated ones
+	// often do), so hiding more than the password beats hiding less.
+	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"'` + "`" + `]*:)([^\s"'` + "`" + `]*)@`)
 	// queryPassword matches secret query parameters ("?password=...").
 	queryPassword = regexp.MustCompile(`(?i)([?&](?:password|passwd|pass|pwd|secret|token|sslpassword)=)[^&\s"'` + "`" + `]*`)
 )

@@ -89,8 +89,15 @@ func parseTarget(s string) (*target, error) {
 	if err != nil {
 		return nil, targetError("url", "%s does not parse as a URL (check the host, the port and that special characters in the user or password are %%-escaped)", t.redactedRaw())
 	}
+	if u.User == nil && strings.Contains(rest, "@") {
+		// The parser found the host before the "@": a '/', '?' or '#' in
+		// the password ended it early, and the rest of the password sits
+		// in the path, query or fragment.
+		return nil, targetError("url", "%s has an '@' after its host (%%-escape any '/', '?' or '#' in the password)", t.redactedRaw())
+	}
 	t.URL = u
 	if u.User != nil {
+		t.secrets = nil // the parser's password is exact
 		if pw, ok := u.User.Password(); ok && pw != "" {
 			t.secrets = append(t.secrets, pw, url.QueryEscape(pw), url.PathEscape(pw))
 		}
@@ -147,15 +154,16 @@ func redactURL(u *url.URL) string {
 	return strings.Replace(c.String(), ":"+url.QueryEscape(redactedWord)+"@", ":"+redactedWord+"@", 1)
 }
 
-// rawSecrets finds a password in the authority of a URL without parsing it,
-// for a target too malformed for url.Parse.
+// rawSecrets finds a password in a URL without parsing it, for a target
+// too malformed for url.Parse: everything between the first ':' of the
+// user information and the last '@', so that a password holding '/', '?',
+// '#' or '@' is hidden whole (at worst more than the password is).
 func rawSecrets(rest string) []string {
-	authority, _, _ := strings.Cut(rest, "/")
-	at := strings.LastIndex(authority, "@")
+	at := strings.LastIndex(rest, "@")
 	if at < 0 {
 		return nil
 	}
-	if _, pw, ok := strings.Cut(authority[:at], ":"); ok && pw != "" {
+	if _, pw, ok := strings.Cut(rest[:at], ":"); ok && pw != "" {
 		return []string{pw}
 	}
 	return nil
