@@ -2,6 +2,8 @@ package main
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,5 +180,27 @@ func TestPasswordWithUnescapedSlashNeverShows(t *testing.T) {
 				t.Errorf("password shown: %s", s)
 			}
 		}
+	}
+}
+
+// TestEmptyTargetIsAnError: --target "" (an unset variable, say) is a
+// usage error, not a run against the embedded servers.
+func TestEmptyTargetIsAnError(t *testing.T) {
+	r := runShoal(t, "bench", "--target=")
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "--target is empty") {
+		t.Errorf("stderr does not say the target is empty:\n%s", r.stderr)
+	}
+}
+
+// TestNothingMeasuredIsAFailure: a run in which every scenario was skipped
+// for the target exits 1 and says so, instead of 0 ("everything ran").
+func TestNothingMeasuredIsAFailure(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler()) // plain http: multiplex needs https or grpc
+	defer srv.Close()
+	r := runShoal(t, "bench", "--quick", "--target", srv.URL+"/", "--only", "multiplex")
+	r.wantCode(t, exitFailed)
+	if !strings.Contains(r.stderr, "nothing was measured") {
+		t.Errorf("stderr does not say nothing was measured:\n%s", r.stderr)
 	}
 }

@@ -168,11 +168,16 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 			code = exitFailed
 		}
 	}
-	if o.chart != "" && !report.Interrupted {
+	if o.chart != "" {
+		// After Ctrl-C too: the chart holds what finished, as the tables do.
 		if err := benchrun.WriteChartFile(o.chart, report); err != nil {
 			fmt.Fprintf(errOut, "shoal %s: %v\n", o.command, err)
 			code = exitFailed
 		}
+	}
+	if !report.Interrupted && !report.Measured() {
+		fmt.Fprintf(errOut, "shoal %s: nothing was measured; see the skipped lines above\n", o.command)
+		code = exitFailed
 	}
 	if report.Failed() {
 		fmt.Fprintf(errOut, "shoal %s: some runs failed; see the FAILED lines above\n", o.command)

@@ -200,6 +200,10 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		return nil, usagef("--dial-timeout %s: want more than 0", o.dialTimeout)
 	case o.json && o.csv:
 		return nil, usagef("--json and --csv both write to stdout; choose one")
+	case set["target"] && strings.TrimSpace(o.target) == "":
+		// --target "$UNSET" would otherwise measure the embedded servers
+		// and look like a measurement of the user's own.
+		return nil, usagef("--target is empty; leave it out to use the embedded servers")
 	}
 	if o.chart != "" {
 		if ext := strings.ToLower(filepath.Ext(o.chart)); ext != ".svg" && ext != ".png" {

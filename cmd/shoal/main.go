@@ -26,7 +26,9 @@
 // case is a shoal pool, from the case's timing of its acquire otherwise,
 // and "-" where a case has no pool to wait for. A progress bar with the
 // time left goes to stderr when it is a terminal. --quick runs the same in
-// under 30 seconds.
+// under 30 seconds against the embedded servers; against your own server
+// the time depends on it (a PostgreSQL pool of 32 opens its connections
+// first, for instance).
 //
 // Flags of bench:
 //
@@ -46,10 +48,11 @@
 // timing flags above, and ends with the smallest configuration within 3% of
 // the best and the settings to paste.
 //
-// Exit status: 0 when everything ran, 1 when a run failed or the target
-// could not be reached, 2 for a usage error, 130 after Ctrl-C (the results
-// that finished are printed first). A password in --target never appears in
-// any output, file or error.
+// Exit status: 0 when everything ran, 1 when a run failed, nothing could be
+// measured (every scenario skipped for this target) or the target could
+// not be reached, 2 for a usage error, 130 after Ctrl-C (the results that
+// finished are printed first, and drawn when --chart is set). A password in
+// --target never appears in any output, file or error.
 package main
 
 import (

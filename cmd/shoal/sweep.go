@@ -58,7 +58,11 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	planned := []plannedScenario{{sc, &plan{server: t.Redacted, groups: []benchrun.Group{g}}}}
 
 	execute(ctx, o, report, planned, out, stderr)
-	if rec, ok := recommend(report); ok && !report.Interrupted {
+	if report.Failed() && !report.Interrupted {
+		// The best may be among the configurations that failed (a setup
+		// that timed out, say): naming one of the rest would mislead.
+		fmt.Fprintf(errOut, "shoal sweep: some configurations failed; no recommendation until every one runs\n")
+	} else if rec, ok := recommend(report); ok && !report.Interrupted {
 		report.Recommendation = rec.export(t)
 		if !o.json && !o.csv {
 			writeRecommendation(out, report.Recommendation)

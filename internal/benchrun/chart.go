@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -35,15 +36,32 @@ func WriteChartFile(path string, r *Report) error {
 	if ext != ".svg" && ext != ".png" {
 		return fmt.Errorf("chart %q: the file name must end in .svg or .png", path)
 	}
-	f, err := os.Create(path)
+	// Drawn in memory, then written beside path and renamed over it: a
+	// chart that cannot be drawn, or a write that fails, leaves whatever
+	// was at path as it was.
+	var buf bytes.Buffer
+	if err := WriteChart(&buf, ext[1:], r); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".shoal-chart-*"+ext)
 	if err != nil {
 		return fmt.Errorf("chart: %w", err)
 	}
-	if err := WriteChart(f, ext[1:], r); err != nil {
-		f.Close()
-		return err
+	_, err = f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644) // CreateTemp's 0600 is not what a chart needs
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("chart: %w", err)
+	}
+	return nil
 }
 
 // WriteChart draws the report's measured results as "svg" or "png" to w.

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"image/png"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -62,5 +63,25 @@ func TestWriteChartNothingMeasured(t *testing.T) {
 	r := &Report{Scenarios: []ScenarioResult{{Name: "x", Skipped: "not here"}}}
 	if err := WriteChart(&bytes.Buffer{}, "svg", r); err == nil {
 		t.Fatal("want an error for a report with no numbers")
+	}
+}
+
+// TestWriteChartFileKeepsTheOldChartOnError: a chart that cannot be drawn
+// leaves the file already at the path as it was, and no temporary file.
+func TestWriteChartFileKeepsTheOldChartOnError(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.svg")
+	if err := os.WriteFile(path, []byte("the last good chart"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &Report{Scenarios: []ScenarioResult{{Name: "x", Skipped: "not here"}}}
+	if err := WriteChartFile(path, r); err == nil {
+		t.Fatal("want an error for a report with no numbers")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "the last good chart" {
+		t.Errorf("the old chart became %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the directory, want only the old chart", len(entries))
 	}
 }

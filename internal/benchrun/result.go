@@ -90,6 +90,20 @@ type Recommendation struct {
 	GoConfig     string      `json:"go_config,omitempty"`
 }
 
+// Measured reports whether any case of the report has numbers.
+func (r *Report) Measured() bool {
+	for _, s := range r.Scenarios {
+		for _, g := range s.Groups {
+			for i := range g.Results {
+				if g.Results[i].Measured() {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Failed reports whether any case failed.
 func (r *Report) Failed() bool {
 	for _, s := range r.Scenarios {
