@@ -204,3 +204,44 @@ func TestNothingMeasuredIsAFailure(t *testing.T) {
 		t.Errorf("stderr does not say nothing was measured:\n%s", r.stderr)
 	}
 }
+
+// TestSilentPostgresFailsOnce: a server that accepts connections and never
+// answers fails the probe's login, once, naming the dial timeout, instead of
+// every case waiting out a timeout of its own.
+func TestSilentPostgresFailsOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // accepted, never answered
+		}
+	}()
+	defer func() {
+		ln.Close()
+		<-done
+		close(accepted)
+		for c := range accepted {
+			c.Close()
+		}
+	}()
+	r := runShoal(t, "bench", "--quick", "--dial-timeout", "300ms", "--target", "postgres://u:s3cretpw@"+ln.Addr().String()+"/db")
+	r.wantCode(t, exitFailed)
+	if !strings.Contains(r.stderr, "cannot use") || !strings.Contains(r.stderr, "no answer within --dial-timeout 300ms") {
+		t.Errorf("stderr does not say the server never answered:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr+r.stdout, "s3cretpw") {
+		t.Errorf("the password shows:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stdout, "FAILED") {
+		t.Errorf("cases ran against a server that never answered:\n%s", r.stdout)
+	}
+}
