@@ -217,13 +217,8 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 
 	// A release may have pushed a connection between our first look and
 	// the enqueue without seeing us in the queue: look once more.
-	if l := p.take(ctx); l != nil {
-		if p.wq.remove(w) {
-			return p.acquired(l, p.now()-start, true), nil
-		}
-		// Someone is already handing us a lease: pass this one on.
-		p.counters.unused.Add(1)
-		p.repool(l)
+	if l := p.retake(ctx, w); l != nil {
+		return p.acquired(l, p.now()-start, true), nil
 	}
 
 	done := ctx.Done()
@@ -257,10 +252,11 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 		l := h.lease
 		if p.checkOnTake || p.multiplexed {
 			reason, ok := p.check(ctx, l.c, false)
-			if !ok && callerGone(ctx, reason) || ok && ctx.Err() != nil {
-				// Our context ended (during the check, or as the lease
+			if !ok && callerGone(ctx, reason) || ok && p.ctxChecks && ctx.Err() != nil {
+				// Our context ended during the check, or as the lease
 				// arrived, perhaps from our own take handing back a
-				// connection it could not check): pass the lease on.
+				// connection it could not check (only checks that use the
+				// context do that): pass the lease on.
 				p.counters.unused.Add(1)
 				p.repool(l)
 				return nil, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
@@ -276,18 +272,31 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 				// While we were off the queue a release could push its
 				// connection without seeing us: look again, as after the
 				// first enqueue.
-				if l := p.take(ctx); l != nil {
-					if p.wq.remove(w) {
-						return p.acquired(l, p.now()-start, true), nil
-					}
-					p.counters.unused.Add(1)
-					p.repool(l)
+				if l := p.retake(ctx, w); l != nil {
+					return p.acquired(l, p.now()-start, true), nil
 				}
 				continue
 			}
 		}
 		return p.acquired(l, p.now()-start, true), nil
 	}
+}
+
+// retake is a queued waiter's look at the idle stacks, for a connection a
+// release pushed without seeing the waiter in the queue. It returns the
+// lease if it took one and left the queue; if someone is handing the
+// waiter a lease already, the one it took is passed on.
+func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) *Lease[T] {
+	l := p.take(ctx)
+	if l == nil {
+		return nil
+	}
+	if p.wq.remove(w) {
+		return l
+	}
+	p.counters.unused.Add(1)
+	p.repool(l)
+	return nil
 }
 
 // acquired records a successful acquire that waited wait (pool clock).

@@ -38,6 +38,7 @@ type Pool[T any] struct {
 	clockOnIdle bool  // releases record idleSince
 	tracking    bool  // onAcquired runs (shedding, observer or leaks)
 	trackHeld   bool  // leases record acquiredAt (observer or leaks)
+	ctxChecks   bool  // a check uses the caller's context (HealthCheck, BeforeAcquire)
 	obs         Observer
 	epoch       time.Time
 
@@ -120,6 +121,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	}
 	p.clockOnIdle = cfg.MaxIdleTime > 0 || cfg.HealthCheck != nil
 	p.checkOnTake = cfg.MaxLifetime > 0 || cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
+	p.ctxChecks = cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
 	p.obs = cfg.Observer
 	p.trackHeld = cfg.Observer != nil || cfg.LeakThreshold > 0
 	if cfg.QueueTarget > 0 {
@@ -189,7 +191,8 @@ func (p *Pool[T]) Stats() Stats {
 	}
 	// Acquires is summed from counters that move apart while connections
 	// close (see monotonicAcquires); closedHandouts is read before the
-	// walk and unused after it, so that the sum is never above the truth.
+	// walk and unused after it, which keeps a close from being counted
+	// twice.
 	s.Acquires = p.counters.closedHandouts.Load()
 	for i := range p.parts {
 		s.WaitedAcquires += p.parts[i].waited.Load()
@@ -222,7 +225,10 @@ func (p *Pool[T]) Stats() Stats {
 // can fall short of the truth for a moment: a closing connection leaves the
 // slot table before its hand-outs reach closedHandouts, with its hooks and
 // Close in between. A counter must never go backwards (shoalprom exports
-// it as one), so Stats reports the highest sum any call has seen.
+// it as one), so Stats reports the highest sum any call has seen. The sum
+// can also run ahead by a hand-out for an instant (a waiter that passes on
+// a lease it was handed counts it unused just after the hand-out); the
+// count reported then stays that far ahead until the next acquire.
 func (p *Pool[T]) monotonicAcquires(sum int64) int64 {
 	for {
 		seen := p.counters.acquiresSeen.Load()
