@@ -67,9 +67,8 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		if !o.json && !o.csv {
 			writeRecommendation(out, report.Recommendation)
 		}
-	} else if !report.Interrupted {
-		fmt.Fprintf(errOut, "shoal sweep: no configuration was measured without errors; no recommendation\n")
 	}
+	// With nothing measured, finish says so and fails the run.
 	code := finish(o, report, out, errOut)
 	if code == exitOK && report.Recommendation == nil {
 		code = exitFailed
