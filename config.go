@@ -155,6 +155,13 @@ type Config[T any] struct {
 	// above your slowest legitimate use.
 	LeakReclaim bool
 
+	// Budget, when set, is a limit on connections shared with other pools
+	// (see Budget and shoaletcd): the pool asks it for a permit before every
+	// dial, gives the permit back when the connection closes, and never
+	// holds more connections than its share of the budget, nor more than
+	// MaxConns. nil means MaxConns alone limits the pool.
+	Budget Budget
+
 	// Hooks are called at points of a connection's life. All optional.
 	Hooks Hooks[T]
 

@@ -6,15 +6,25 @@ import "time"
 // it was taken; the counters (second block) only grow over the pool's life.
 // Taking it walks the pool's connections: cheap, but not for every request.
 type Stats struct {
-	MaxConns   int // Config.MaxConns
-	MinIdle    int // Config.MinIdle
-	MinConns   int // Config.MinConns
-	TotalConns int // open connections (idle + in use), not counting dials in flight
-	IdleConns  int // open connections with no lease
-	InUseConns int // open connections with at least one lease
-	Leases     int // leases held now; equals InUseConns in exclusive mode
-	Waiting    int // callers waiting in Acquire
-	Dialing    int // dials in flight
+	MaxConns int // the limit now: Config.MaxConns, or what SetMaxConns set last
+	// Share is how many connections the Budget lets the pool hold now (the
+	// pool opens at most the smaller of Share and MaxConns); without a
+	// Budget it equals MaxConns.
+	Share int
+	// Demand is how many connections the pool would use now: in use plus
+	// waited for, at most MaxConns; what a Budget shares out by.
+	Demand int
+	// BudgetMembers is how many pools share the Budget, this one included,
+	// as far as the budget knows; 0 without a Budget.
+	BudgetMembers int
+	MinIdle       int // Config.MinIdle
+	MinConns      int // Config.MinConns
+	TotalConns    int // open connections (idle + in use), not counting dials in flight
+	IdleConns     int // open connections with no lease
+	InUseConns    int // open connections with at least one lease
+	Leases        int // leases held now; equals InUseConns in exclusive mode
+	Waiting       int // callers waiting in Acquire
+	Dialing       int // dials in flight
 
 	Acquires         int64         // successful acquires
 	WaitedAcquires   int64         // successful acquires that had to wait

@@ -1,0 +1,67 @@
+package shoal
+
+import "context"
+
+// Budget is a limit on connections that a pool shares with other pools,
+// usually in other processes (shoaletcd keeps one in etcd). A pool with a
+// Budget (Config.Budget) asks it for a permit before every dial and gives
+// the permit back once that connection is closed, so connections opened
+// under one budget never outnumber its permits. The budget also sets how
+// many connections the pool may hold (its share), and the pool never opens
+// more than the smaller of its share and its own MaxConns.
+//
+// The pool calls Acquire from its dial goroutines only, never on the
+// acquire path, so a budget may take a network round trip per permit.
+type Budget interface {
+	// Join connects a pool to the budget. New calls it once, after the
+	// pool is whole and before it dials anything; the budget calls
+	// member.SetShare whenever the pool's share changes (before Join
+	// returns, with the share the pool starts on) and reads
+	// member.Demand as often as it likes. The pool calls leave once, when
+	// it is closed and every one of its connections is closed.
+	Join(member BudgetMember) (leave func())
+
+	// Acquire returns a permit to open one connection, waiting until the
+	// budget has one for this pool or ctx ends (the pool's ctx ends when
+	// the pool closes). An error other than ctx's counts as a failed dial.
+	Acquire(ctx context.Context) (BudgetPermit, error)
+}
+
+// BudgetPermit is a budget's leave to keep one connection open. The pool
+// calls Release exactly once: after the connection it was acquired for is
+// closed, or at once when the dial fails.
+type BudgetPermit interface {
+	// Slot is the permit's number, in [0, the budget's size). No two
+	// permits out at once share a slot, so a lock per slot held at the
+	// server (shoalpgx's fence) catches a permit counted twice. A Dial
+	// finds its permit with PermitFromContext.
+	Slot() int
+	// Release gives the permit back to the budget.
+	Release()
+}
+
+// BudgetMember is the side of a pool that its Budget sees.
+type BudgetMember interface {
+	// Demand is how many connections the pool would use now: those in use
+	// plus the callers waiting (in a multiplexed pool, the streams in use
+	// and waited for, in connections of MaxStreams), at most MaxConns.
+	Demand() int
+	// SetShare sets how many connections the pool may hold. Growing lets
+	// waiters be served by new dials at once; shrinking closes idle
+	// connections above the share at once and leased ones as they are
+	// released, and never fails an acquire (callers wait, within their
+	// context). A share below 0 counts as 0.
+	SetShare(n int)
+}
+
+// permitKey is the context key under which a dial finds its permit.
+type permitKey struct{}
+
+// PermitFromContext returns the budget permit of the connection being
+// dialled, from the ctx the pool passes to Config.Dial and Hooks.OnConnect,
+// or nil when the pool has no Budget. shoalpgx uses its Slot to fence the
+// connection at the server.
+func PermitFromContext(ctx context.Context) BudgetPermit {
+	p, _ := ctx.Value(permitKey{}).(BudgetPermit)
+	return p
+}
