@@ -95,8 +95,8 @@ func (p *Pool[T]) popIdle() *conn[T] {
 		if part.idle.empty() {
 			continue
 		}
-		if slot := part.idle.pop(p.next); slot >= 0 {
-			return p.slots[slot].Load()
+		if slot := part.idle.pop(&p.slots); slot >= 0 {
+			return p.slots.get(slot)
 		}
 	}
 	return nil
@@ -192,7 +192,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 	if err := p.failFast(); err != nil {
 		return nil, err
 	}
-	if p.cfg.MinIdle > 0 && int(p.open.Load()) < p.cfg.MaxConns {
+	if p.cfg.MinIdle > 0 && p.open.Load() < p.limit.Load() {
 		// Nothing idle: below MinIdle for sure, and there is room to dial.
 		// At MaxConns there is nothing refill could do, and a wake-up of
 		// the maintenance goroutine per waiting acquire cost a full
@@ -210,7 +210,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 		return nil, ErrClosed
 	case queueFull:
 		p.rejected()
-		return nil, &AcquireError{Err: p.errWaitersFull, MaxConns: p.cfg.MaxConns,
+		return nil, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
 	}
 	p.maybeDial()
@@ -342,7 +342,7 @@ func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
 	e := &AcquireError{
 		Err:      err,
 		Waited:   waited,
-		MaxConns: p.cfg.MaxConns,
+		MaxConns: int(p.limit.Load()),
 		InUse:    p.inUse(),
 		Waiting:  int(p.waiters.Load()),
 		Dialing:  int(p.dialing.Load()),
@@ -359,10 +359,11 @@ func (p *Pool[T]) inUse() int {
 		return p.mux.inUse()
 	}
 	n := 0
-	for i := range p.slots {
-		if c := p.slots[i].Load(); c != nil && c.lease.isHeld() {
+	p.slots.each(func(c *conn[T]) bool {
+		if c.lease.isHeld() {
 			n++
 		}
-	}
+		return true
+	})
 	return n
 }

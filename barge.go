@@ -132,6 +132,10 @@ func (p *Pool[T]) repoolReleased(l *Lease[T]) {
 		p.repool(l)
 		return
 	}
+	if p.over.Load() {
+		p.repool(l) // which closes it if the pool is still above its limit
+		return
+	}
 	l.c.idleSince.Store(now)
 	p.pushIdle(l, true)
 }

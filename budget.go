@@ -1,6 +1,9 @@
 package shoal
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Budget is a limit on connections that a pool shares with other pools,
 // usually in other processes (shoaletcd keeps one in etcd). A pool with a
@@ -64,4 +67,47 @@ type permitKey struct{}
 func PermitFromContext(ctx context.Context) BudgetPermit {
 	p, _ := ctx.Value(permitKey{}).(BudgetPermit)
 	return p
+}
+
+// budgetMember is the pool as its Budget sees it. It is a type of its own
+// so that SetShare is not a method of Pool: only the budget sets shares.
+type budgetMember[T any] struct{ p *Pool[T] }
+
+func (m budgetMember[T]) Demand() int    { return m.p.demand() }
+func (m budgetMember[T]) SetShare(n int) { m.p.setShare(n) }
+
+// joinBudget connects the pool to b; New calls it once the pool is whole.
+// Until the budget sets a share, permits alone bound the pool.
+func (p *Pool[T]) joinBudget(b Budget) {
+	p.budget = b
+	p.leave = b.Join(budgetMember[T]{p})
+}
+
+// demand is Stats.Demand, read without the rest of Stats.
+func (p *Pool[T]) demand() int {
+	waiting := int(p.waiters.Load())
+	if p.multiplexed {
+		return p.demandFrom(p.mux.leases(), waiting)
+	}
+	return p.demandFrom(p.inUse(), waiting)
+}
+
+// demandFrom turns leases held and callers waiting into connections wanted:
+// one each in exclusive mode, MaxStreams each in multiplexed mode.
+func (p *Pool[T]) demandFrom(leases, waiting int) int {
+	n := leases + waiting
+	if p.multiplexed {
+		n = (n + p.maxStreams - 1) / p.maxStreams
+	}
+	return min(n, int(p.maxConns.Load()))
+}
+
+// acquirePermit asks the Budget for leave to dial one connection and returns
+// the context the dial runs under, which carries the permit.
+func (p *Pool[T]) acquirePermit(ctx context.Context) (context.Context, BudgetPermit, error) {
+	permit, err := p.budget.Acquire(ctx)
+	if err != nil {
+		return ctx, nil, fmt.Errorf("budget: %w", err)
+	}
+	return context.WithValue(ctx, permitKey{}, permit), permit, nil
 }

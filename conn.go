@@ -12,6 +12,10 @@ type conn[T any] struct {
 	createdAt int64 // pool clock
 	expiresAt int64 // pool clock; 0 = no lifetime
 
+	// permit is the Budget's leave to keep this connection open, given
+	// back once it is closed; nil without a Budget.
+	permit BudgetPermit
+
 	// idleSince is the pool clock at the last release (or adoption) when
 	// some feature needs it (MaxIdleTime, HealthCheck); 0 otherwise.
 	idleSince atomic.Int64

@@ -25,13 +25,18 @@ type dialState struct {
 	lastErrAt    int64 // pool clock
 	backoff      time.Duration
 	backoffUntil int64 // pool clock; no background dial before it
+
+	// shrinking counts closes under way because the pool was above its
+	// limit (resize.go); open minus shrinking is what a shrink still has
+	// to close.
+	shrinking int32
 }
 
 // reserve takes a place in MaxConns, or reports that the pool is full.
 func (p *Pool[T]) reserve() bool {
 	for {
 		n := p.open.Load()
-		if int(n) >= p.cfg.MaxConns {
+		if n >= p.limit.Load() {
 			return false
 		}
 		if p.open.CompareAndSwap(n, n+1) {
@@ -50,7 +55,7 @@ func (p *Pool[T]) maybeDial() {
 	// The first test keeps this cheap when the pool is full: no lock. The
 	// need is judged again under dial.mu, so that two waiters arriving
 	// together do not both dial for a need one dial covers.
-	for int(p.open.Load()) < p.cfg.MaxConns && needed() {
+	for p.open.Load() < p.limit.Load() && needed() {
 		if !p.startDialIf(needed) {
 			return
 		}
@@ -115,6 +120,16 @@ func (p *Pool[T]) dialAndAdopt() {
 // the caller. It counts the dial and records its outcome.
 func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 	p.counters.dials.Add(1)
+	var permit BudgetPermit
+	if p.budget != nil {
+		// Before DialTimeout starts: waiting for a permit is waiting for
+		// another pool to close a connection, not a slow server.
+		var err error
+		if ctx, permit, err = p.acquirePermit(ctx); err != nil {
+			p.counters.dialErrors.Add(1)
+			return nil, &dialError{err: err}
+		}
+	}
 	if p.cfg.DialTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.cfg.DialTimeout)
@@ -137,11 +152,14 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 		p.obs.ObserveDial(time.Since(start), err)
 	}
 	if err != nil {
+		if permit != nil {
+			permit.Release()
+		}
 		p.counters.dialErrors.Add(1)
 		return nil, &dialError{err: err}
 	}
 	p.dialSucceeded()
-	c := &conn[T]{value: value, pool: p, createdAt: p.now()}
+	c := &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit}
 	if p.cfg.MaxLifetime > 0 {
 		// Saturated: a MaxLifetime near math.MaxInt64 means "for ever",
 		// not an expiry in the past.
@@ -175,17 +193,12 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 		p.muxAdopt(c)
 		return
 	}
-	p.slotMu.Lock()
-	c.slot = p.freeSlots[len(p.freeSlots)-1]
-	p.freeSlots = p.freeSlots[:len(p.freeSlots)-1]
-	c.part = p.nextPart
-	p.nextPart = (p.nextPart + 1) % int32(len(p.parts))
-	p.slotMu.Unlock()
+	c.part = int32((p.nextPart.Add(1) - 1) % uint32(len(p.parts)))
 	c.lease.c = c
 	if p.cfg.LeakThreshold > 0 {
 		c.lease.leak = new(leakInfo)
 	}
-	p.slots[c.slot].Store(c)
+	p.slots.put(c)
 	p.repool(&c.lease)
 }
 
@@ -233,7 +246,7 @@ func (p *Pool[T]) failFast() error {
 	if p.dial.lastErr == nil || p.now() >= p.dial.backoffUntil {
 		return nil
 	}
-	return &AcquireError{Err: p.dial.lastErr, MaxConns: p.cfg.MaxConns}
+	return &AcquireError{Err: p.dial.lastErr, MaxConns: int(p.limit.Load())}
 }
 
 // lastDialError returns the last dial's error, or nil if it succeeded.

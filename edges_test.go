@@ -98,7 +98,7 @@ func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 	c := l.c
 	l.unhold()
 	c.lease.free()
-	p.parts[c.part].idle.push(p.next, c.slot)
+	p.parts[c.part].idle.push(&p.slots, c.slot)
 
 	closed := make(chan error, 1)
 	var once sync.Once

@@ -11,19 +11,20 @@ import "sync/atomic"
 // classic ABA hazard. Wrapping the tag takes 2^32 operations inside one
 // pop's read-to-CAS window, which does not happen.
 //
-// The links live in the pool's shared next array, indexed by slot: a slot is
-// on at most one stack at a time, and only the goroutine that owns it (it
-// popped or is pushing it) writes its link.
-type idleStack struct {
+// The links live in the pool's slot table, one per slot: a slot is on at
+// most one stack at a time, and only the goroutine that owns it (it popped
+// or is pushing it) writes its link.
+type idleStack[T any] struct {
 	head atomic.Uint64
 }
 
 const emptyTop = 0
 
-func (s *idleStack) push(next []atomic.Uint32, slot int32) {
+func (s *idleStack[T]) push(t *slotTable[T], slot int32) {
+	link := &t.entry(slot).next
 	for {
 		old := s.head.Load()
-		next[slot].Store(uint32(old))
+		link.Store(uint32(old))
 		tag := old>>32 + 1
 		if s.head.CompareAndSwap(old, tag<<32|uint64(slot+1)) {
 			return
@@ -32,14 +33,14 @@ func (s *idleStack) push(next []atomic.Uint32, slot int32) {
 }
 
 // pop returns the top slot, or -1 when the stack is empty.
-func (s *idleStack) pop(next []atomic.Uint32) int32 {
+func (s *idleStack[T]) pop(t *slotTable[T]) int32 {
 	for {
 		old := s.head.Load()
 		top := uint32(old)
 		if top == emptyTop {
 			return -1
 		}
-		below := next[top-1].Load()
+		below := t.entry(int32(top - 1)).next.Load()
 		tag := old>>32 + 1
 		if s.head.CompareAndSwap(old, tag<<32|uint64(below)) {
 			return int32(top - 1)
@@ -48,4 +49,4 @@ func (s *idleStack) pop(next []atomic.Uint32) int32 {
 }
 
 // empty reports whether the stack looked empty at the moment of the load.
-func (s *idleStack) empty() bool { return uint32(s.head.Load()) == emptyTop }
+func (s *idleStack[T]) empty() bool { return uint32(s.head.Load()) == emptyTop }

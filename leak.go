@@ -65,11 +65,12 @@ func (p *Pool[T]) scanLeaks(now int64) {
 		}
 		p.mux.mu.Unlock()
 	} else {
-		for i := range p.slots {
-			if c := p.slots[i].Load(); c != nil && c.lease.isHeld() {
+		p.slots.each(func(c *conn[T]) bool {
+			if c.lease.isHeld() {
 				suspects = append(suspects, &c.lease)
 			}
-		}
+			return true
+		})
 	}
 	for _, l := range suspects {
 		p.checkLeak(l, now, threshold)

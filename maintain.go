@@ -33,6 +33,9 @@ func (p *Pool[T]) maintain() {
 			p.shedTick(now)
 		}
 		p.scanLeaks(now)
+		if p.over.Load() {
+			p.shrinkIdle() // a shrink's last closes, if releases missed them
+		}
 		p.refill()
 		p.maybeDial()
 		timer.Reset(p.nextTick())
@@ -75,7 +78,9 @@ func (p *Pool[T]) nextTick() time.Duration {
 func (p *Pool[T]) keepsFloor() bool { return p.cfg.MinIdle > 0 || p.cfg.MinConns > 0 }
 
 // warmTarget is how many connections Warm opens: the larger floor.
-func (p *Pool[T]) warmTarget() int { return max(p.cfg.MinIdle, p.cfg.MinConns) }
+func (p *Pool[T]) warmTarget() int {
+	return min(max(p.cfg.MinIdle, p.cfg.MinConns), int(p.limit.Load()))
+}
 
 // refill starts dials until MinConns connections are open or being
 // dialled and MinIdle are idle or being dialled.
@@ -107,11 +112,12 @@ func (p *Pool[T]) idleCount() int {
 		return n
 	}
 	n := 0
-	for i := range p.slots {
-		if c := p.slots[i].Load(); c != nil && !c.lease.isHeld() {
+	p.slots.each(func(c *conn[T]) bool {
+		if !c.lease.isHeld() {
 			n++
 		}
-	}
+		return true
+	})
 	return n
 }
 
@@ -135,12 +141,10 @@ func (p *Pool[T]) reap(now int64) {
 		// Look before touching the stack: emptying it, even briefly,
 		// makes acquirers on this partition steal or wait.
 		found := false
-		for s := range p.slots {
-			if c := p.slots[s].Load(); c != nil && int(c.part) == i && !c.lease.isHeld() && due(c) {
-				found = true
-				break
-			}
-		}
+		p.slots.each(func(c *conn[T]) bool {
+			found = int(c.part) == i && !c.lease.isHeld() && due(c)
+			return !found
+		})
 		if !found {
 			continue
 		}
@@ -166,11 +170,11 @@ func (p *Pool[T]) reap(now int64) {
 func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 	var popped []*conn[T]
 	for {
-		slot := p.parts[i].idle.pop(p.next)
+		slot := p.parts[i].idle.pop(&p.slots)
 		if slot < 0 {
 			break
 		}
-		popped = append(popped, p.slots[slot].Load())
+		popped = append(popped, p.slots.get(slot))
 	}
 	var keep []*conn[T]
 	for _, c := range popped {

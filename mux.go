@@ -189,6 +189,12 @@ func (p *Pool[T]) muxAdopt(c *conn[T]) {
 		p.disconnect(c, ReasonPoolClosed)
 		return
 	}
+	if p.muxFullLocked() {
+		// Dialled before a shrink: the pool has what its limit allows.
+		p.mux.mu.Unlock()
+		p.disconnect(c, ReasonResized)
+		return
+	}
 	p.mux.conns = append(p.mux.conns, c)
 	deliveries := p.serveWaitersLocked(c)
 	p.mux.mu.Unlock()
@@ -286,6 +292,17 @@ func (m *muxSet[T]) stats(s *Stats) {
 			s.IdleConns++
 		}
 	}
+}
+
+// leases counts the leases held now.
+func (m *muxSet[T]) leases() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, c := range m.conns {
+		n += c.streams
+	}
+	return n
 }
 
 func (m *muxSet[T]) inUse() int {

@@ -15,8 +15,8 @@ const cacheLine = 128
 // goroutine that was just handed one updates a line it already holds
 // instead of a pool-wide one every core contends for. (Acquires themselves
 // are counted by the leases' hand-out generations: nothing at all.)
-type partition struct {
-	idle      idleStack
+type partition[T any] struct {
+	idle      idleStack[T]
 	waited    atomic.Int64 // acquires of this partition's connections that had to wait
 	waitNanos atomic.Int64 // and how long they waited in all
 	_         [cacheLine - 24]byte

@@ -16,14 +16,15 @@ type Pool[T any] struct {
 	// their own cache line, away from the counters below.
 	closed  atomic.Bool
 	waiters atomic.Int32 // length of wq, read without its lock
-	_       [cacheLine - 8]byte
+	// over: more connections are open than the limit allows (a shrink,
+	// resize.go), so connections coming back close instead.
+	over atomic.Bool
+	_    [cacheLine - 12]byte
 
 	// Read on every acquire and release, never written after New: kept
 	// together so the fast paths touch one line of the Pool besides the
 	// one above.
-	parts []partition               // exclusive mode: idle stacks
-	next  []atomic.Uint32           // links of the idle stacks, by slot
-	slots []atomic.Pointer[conn[T]] // open connections, by slot
+	parts []partition[T] // exclusive mode: idle stacks
 	// plain: exclusive mode with nothing to do on the way in or out (no
 	// check, hook, clock, lifetime, observer, leak tracking or shedding),
 	// so Acquire and Release take their shortest paths.
@@ -42,12 +43,18 @@ type Pool[T any] struct {
 	obs         Observer
 	epoch       time.Time
 
-	open    atomic.Int32 // connections open or being dialled; never above MaxConns
+	open    atomic.Int32 // connections open or being dialled; never above limit but after a shrink
 	dialing atomic.Int32 // dials in flight
 
-	slotMu    sync.Mutex
-	freeSlots []int32 // slot numbers not in use; guarded by slotMu
-	nextPart  int32   // round-robin home partition for new conns; guarded by slotMu
+	// The limits on open connections (resize.go), written under dial.mu.
+	maxConns atomic.Int32 // Config.MaxConns, or what SetMaxConns set last
+	share    atomic.Int32 // the Budget's share; maxConnsLimit without a Budget
+	limit    atomic.Int32 // min(maxConns, share): what dials are held to
+	budget   Budget       // Config.Budget
+	leave    func()       // from Budget.Join; called once drained
+
+	slots    slotTable[T]  // exclusive mode: open connections, by slot
+	nextPart atomic.Uint32 // round-robin home partition for new conns
 
 	wq   waitQueue[T]
 	mux  muxSet[T]
@@ -145,13 +152,10 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if p.multiplexed {
 		nparts = 1
 	}
-	p.parts = make([]partition, nparts)
-	p.next = make([]atomic.Uint32, cfg.MaxConns)
-	p.slots = make([]atomic.Pointer[conn[T]], cfg.MaxConns)
-	p.freeSlots = make([]int32, cfg.MaxConns)
-	for i := range p.freeSlots {
-		p.freeSlots[i] = int32(cfg.MaxConns - 1 - i) // pop from the end: slot 0 first
-	}
+	p.parts = make([]partition[T], nparts)
+	p.maxConns.Store(int32(cfg.MaxConns))
+	p.share.Store(maxConnsLimit)
+	p.limit.Store(int32(cfg.MaxConns))
 	p.wq.count = &p.waiters
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 
@@ -159,6 +163,9 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	// any moment, and Stats reads the partitions, the slots and barging.
 	if a, ok := cfg.Observer.(StatsAttacher); ok {
 		p.detachObs = a.Attach(p.Stats)
+	}
+	if cfg.Budget != nil {
+		p.joinBudget(cfg.Budget)
 	}
 	go p.maintain()
 	if p.keepsFloor() {
@@ -174,7 +181,8 @@ func (p *Pool[T]) now() int64 { return int64(time.Since(p.epoch)) }
 // Stats returns a snapshot of the pool's state and counters.
 func (p *Pool[T]) Stats() Stats {
 	s := Stats{
-		MaxConns:         p.cfg.MaxConns,
+		MaxConns:         int(p.maxConns.Load()),
+		Share:            int(min(p.share.Load(), p.maxConns.Load())),
 		MinIdle:          p.cfg.MinIdle,
 		MinConns:         p.cfg.MinConns,
 		Waiting:          int(p.waiters.Load()),
@@ -198,25 +206,28 @@ func (p *Pool[T]) Stats() Stats {
 		s.WaitedAcquires += p.parts[i].waited.Load()
 		s.WaitTime += time.Duration(p.parts[i].waitNanos.Load())
 	}
+	if p.budget != nil {
+		s.Share = int(p.share.Load())
+		if m, ok := p.budget.(interface{ Members() int }); ok {
+			s.BudgetMembers = m.Members()
+		}
+	}
 	if p.multiplexed {
 		p.mux.stats(&s)
-		s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
-		return s
+	} else {
+		p.slots.each(func(c *conn[T]) bool {
+			s.TotalConns++
+			s.Acquires += c.lease.handouts()
+			if c.lease.isHeld() {
+				s.InUseConns++
+			} else {
+				s.IdleConns++
+			}
+			return true
+		})
+		s.Leases = s.InUseConns
 	}
-	for i := range p.slots {
-		c := p.slots[i].Load()
-		if c == nil {
-			continue
-		}
-		s.TotalConns++
-		s.Acquires += c.lease.handouts()
-		if c.lease.isHeld() {
-			s.InUseConns++
-		} else {
-			s.IdleConns++
-		}
-	}
-	s.Leases = s.InUseConns
+	s.Demand = p.demandFrom(s.Leases, s.Waiting)
 	s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
 	return s
 }
@@ -283,6 +294,9 @@ func (p *Pool[T]) checkDrained() {
 			if p.detachObs != nil {
 				p.detachObs()
 			}
+			if p.leave != nil {
+				p.leave()
+			}
 			close(p.drained)
 		})
 	}
@@ -296,11 +310,11 @@ func (p *Pool[T]) closeIdle() {
 	}
 	for i := range p.parts {
 		for {
-			slot := p.parts[i].idle.pop(p.next)
+			slot := p.parts[i].idle.pop(&p.slots)
 			if slot < 0 {
 				break
 			}
-			p.closeConn(p.slots[slot].Load(), ReasonPoolClosed)
+			p.closeConn(p.slots.get(slot), ReasonPoolClosed)
 		}
 	}
 }

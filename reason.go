@@ -29,6 +29,9 @@ const (
 	ReasonLeaked
 	// ReasonReset: Pool.Reset closed the connections open at the time.
 	ReasonReset
+	// ReasonResized: the pool was above its limit after SetMaxConns or a
+	// smaller Budget share, and this connection was one too many.
+	ReasonResized
 )
 
 var reasonNames = [...]string{
@@ -41,6 +44,7 @@ var reasonNames = [...]string{
 	ReasonRetired:    "retired",
 	ReasonLeaked:     "leaked",
 	ReasonReset:      "reset",
+	ReasonResized:    "resized",
 }
 
 // String returns the reason as one word, such as "lifetime".

@@ -67,6 +67,11 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 		p.muxRepool(l)
 		return
 	}
+	if p.over.Load() && p.takeExcess() {
+		l.free()
+		p.closeConn(l.c, ReasonResized)
+		return
+	}
 	// Straight to the oldest waiter: the connection never touches the
 	// stack, so no newcomer can take it first and no wake-up is lost.
 	if p.waiters.Load() > 0 && p.handoff(l) {
@@ -87,7 +92,7 @@ func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
 		c.idleSince.Store(p.now())
 	}
 	c.lease.free()
-	p.parts[c.part].idle.push(p.next, c.slot)
+	p.parts[c.part].idle.push(&p.slots, c.slot)
 
 	// A waiter may have enqueued after our look at p.waiters but before
 	// the push, and looked at the stack before the push too. Every waiter
@@ -127,7 +132,7 @@ func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
 			// stack, and look again: a waiter that enqueued since may have
 			// looked at the stacks before this push.
 			c.lease.free()
-			p.parts[c.part].idle.push(p.next, c.slot)
+			p.parts[c.part].idle.push(&p.slots, c.slot)
 			// Close may have emptied the stacks (and failed the waiters)
 			// between our pop and this push, as in pushIdle.
 			if p.closed.Load() {
@@ -211,10 +216,7 @@ func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
 // forgetSlot takes an exclusive connection out of the slot table and frees
 // its slot number.
 func (p *Pool[T]) forgetSlot(c *conn[T]) {
-	p.slots[c.slot].Store(nil)
-	p.slotMu.Lock()
-	p.freeSlots = append(p.freeSlots, c.slot)
-	p.slotMu.Unlock()
+	p.slots.forget(c)
 }
 
 // disconnect runs the hooks and Close for a connection already forgotten by
@@ -233,8 +235,15 @@ func (p *Pool[T]) disconnect(c *conn[T], reason Reason) {
 	if p.obs != nil {
 		p.obs.ObserveClose(reason)
 	}
+	if c.permit != nil {
+		c.permit.Release()
+	}
 	p.counters.closed.Add(1)
-	p.open.Add(-1)
+	if reason == ReasonResized && !p.multiplexed {
+		p.closedForLimit()
+	} else {
+		p.open.Add(-1)
+	}
 	p.capacityFreed()
 }
 

@@ -12,11 +12,10 @@ func (p *Pool[T]) Reset() {
 		p.kickMaintenance()
 		return
 	}
-	for i := range p.slots {
-		if c := p.slots[i].Load(); c != nil {
-			c.retired.CompareAndSwap(0, int32(ReasonReset))
-		}
-	}
+	p.slots.each(func(c *conn[T]) bool {
+		c.retired.CompareAndSwap(0, int32(ReasonReset))
+		return true
+	})
 	// The idle ones: off the stacks and closed. Those dialled since Reset
 	// marked the others go back.
 	for i := range p.parts {

@@ -13,9 +13,13 @@ import (
 // double releases, discards, cancellations and a close, and checks after
 // every step that the pool's promises hold and its Stats add up.
 type poolMachine struct {
-	p          *Pool[*fakeConn]
-	d          *fakeDialer
-	maxConns   int
+	p        *Pool[*fakeConn]
+	d        *fakeDialer
+	maxConns int // the limit now: Config.MaxConns, then SetMaxConns's
+	// allowed is the most connections that may be open: the limit, or after
+	// a shrink the largest limit set since the pool was last within its
+	// limit (what was open then closes as leases come back).
+	allowed    int
 	maxStreams int
 	minConns   int
 	held       []*Lease[*fakeConn]
@@ -23,6 +27,10 @@ type poolMachine struct {
 	closed     bool
 	lastFreed  *Lease[*fakeConn]  // released and not handed out since
 	retired    map[*fakeConn]bool // multiplexed conns discarded while other leases remain
+	// preShrink holds the leases held when the limit last fell, in
+	// multiplexed mode: while one is held, the connection it is on may be
+	// retiring, and whether an acquire must wait is not the model's to say.
+	preShrink map[*Lease[*fakeConn]]bool
 }
 
 func newPoolMachine(t *rapid.T) *poolMachine {
@@ -31,7 +39,9 @@ func newPoolMachine(t *rapid.T) *poolMachine {
 		maxStreams: rapid.SampledFrom([]int{1, 1, 3}).Draw(t, "maxStreams"),
 		d:          &fakeDialer{},
 		retired:    map[*fakeConn]bool{},
+		preShrink:  map[*Lease[*fakeConn]]bool{},
 	}
+	m.allowed = m.maxConns
 	m.minConns = rapid.IntRange(0, m.maxConns).Draw(t, "minConns")
 	var handoffAfter time.Duration
 	if m.maxStreams == 1 {
@@ -56,6 +66,10 @@ func newPoolMachine(t *rapid.T) *poolMachine {
 // that was discarded takes no new leases but holds its place in MaxConns
 // until its other leases end.
 func (m *poolMachine) full() bool {
+	if m.maxStreams == 1 {
+		// Discarded and shrunk-away connections close at once.
+		return len(m.held) >= m.maxConns
+	}
 	retiredOpen := map[*fakeConn]bool{}
 	live := 0
 	for _, l := range m.held {
@@ -85,7 +99,7 @@ func (m *poolMachine) settle(t *rapid.T) {
 	for {
 		open := int(m.p.open.Load())
 		s := m.p.Stats()
-		if s.Dialing == 0 && open == s.TotalConns && (m.closed || open >= m.minConns) {
+		if s.Dialing == 0 && open == s.TotalConns && (m.closed || open >= min(m.minConns, m.maxConns)) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -96,6 +110,18 @@ func (m *poolMachine) settle(t *rapid.T) {
 }
 
 func (m *poolMachine) Acquire(t *rapid.T) {
+	if len(m.preShrink) > 0 && !m.closed {
+		// A retiring connection may or may not have room: either answer
+		// is right, a wait until the deadline included.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		if l, err := m.p.Acquire(ctx); err == nil {
+			m.took(l)
+		} else if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire after a shrink: %v", err)
+		}
+		return
+	}
 	if m.full() || m.closed {
 		t.Skip("would block")
 	}
@@ -124,7 +150,7 @@ func (m *poolMachine) TryAcquire(t *rapid.T) {
 }
 
 func (m *poolMachine) AcquireWhenFull(t *rapid.T) {
-	if !m.full() || m.closed {
+	if !m.full() || m.closed || len(m.preShrink) > 0 {
 		t.Skip("not full")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
@@ -168,7 +194,25 @@ func (m *poolMachine) pick(t *rapid.T) *Lease[*fakeConn] {
 	i := rapid.IntRange(0, len(m.held)-1).Draw(t, "lease")
 	l := m.held[i]
 	m.held = append(m.held[:i], m.held[i+1:]...)
+	delete(m.preShrink, l)
 	return l
+}
+
+func (m *poolMachine) SetMaxConns(t *rapid.T) {
+	if m.closed {
+		t.Skip("closed")
+	}
+	n := rapid.IntRange(1, 6).Draw(t, "n")
+	if err := m.p.SetMaxConns(n); err != nil {
+		t.Fatalf("SetMaxConns(%d): %v", n, err)
+	}
+	if n < m.maxConns && m.maxStreams > 1 {
+		for _, l := range m.held {
+			m.preShrink[l] = true
+		}
+	}
+	m.maxConns = n
+	m.allowed = max(m.allowed, n)
 }
 
 func (m *poolMachine) Release(t *rapid.T) {
@@ -232,8 +276,22 @@ func (m *poolMachine) AcquireAfterClose(t *rapid.T) {
 func (m *poolMachine) Check(t *rapid.T) {
 	m.settle(t)
 	s := m.p.Stats()
-	if s.TotalConns > m.maxConns {
-		t.Fatalf("%d connections open, MaxConns %d", s.TotalConns, m.maxConns)
+	if s.TotalConns > m.allowed {
+		t.Fatalf("%d connections open, MaxConns %d, %d allowed since the last shrink", s.TotalConns, m.maxConns, m.allowed)
+	}
+	if s.MaxConns != m.maxConns {
+		t.Fatalf("Stats.MaxConns %d, set %d", s.MaxConns, m.maxConns)
+	}
+	if m.maxStreams == 1 && s.TotalConns > m.maxConns && s.IdleConns > 0 && !m.closed {
+		// (A multiplexed pool keeps the connections it did not retire,
+		// idle or not, while the retired ones finish their leases.)
+		t.Fatalf("%d idle connections kept with %d open above MaxConns %d", s.IdleConns, s.TotalConns, m.maxConns)
+	}
+	if len(m.held) == 0 && s.TotalConns > m.maxConns {
+		t.Fatalf("no lease out, and %d connections open above MaxConns %d", s.TotalConns, m.maxConns)
+	}
+	if s.TotalConns <= m.maxConns {
+		m.allowed = m.maxConns
 	}
 	perConn := map[*fakeConn]int{}
 	for _, l := range m.held {

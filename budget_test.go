@@ -1,0 +1,316 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testBudget is a Budget of a fixed number of slots shared by the pools that
+// join it, as an in-process stand-in for shoaletcd (whose own tests run it
+// against etcd). It checks the pool's side of the contract: every permit is
+// released exactly once, and no slot is out twice.
+type testBudget struct {
+	mu      sync.Mutex
+	free    []int
+	out     map[int]bool
+	members []BudgetMember
+	left    int
+	changed chan struct{} // closed and replaced when a slot comes back
+	err     error         // when set, Acquire fails with it
+	t       *testing.T
+}
+
+func newTestBudget(t *testing.T, size int) *testBudget {
+	b := &testBudget{out: map[int]bool{}, changed: make(chan struct{}), t: t}
+	for i := size - 1; i >= 0; i-- {
+		b.free = append(b.free, i)
+	}
+	return b
+}
+
+func (b *testBudget) Join(m BudgetMember) func() {
+	b.mu.Lock()
+	b.members = append(b.members, m)
+	b.mu.Unlock()
+	var once atomic.Bool
+	return func() {
+		if once.Swap(true) {
+			b.t.Error("leave called twice")
+		}
+		b.mu.Lock()
+		b.left++
+		b.mu.Unlock()
+	}
+}
+
+func (b *testBudget) Members() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.members) - b.left
+}
+
+func (b *testBudget) Acquire(ctx context.Context) (BudgetPermit, error) {
+	for {
+		b.mu.Lock()
+		if b.err != nil {
+			err := b.err
+			b.mu.Unlock()
+			return nil, err
+		}
+		if n := len(b.free); n > 0 {
+			slot := b.free[n-1]
+			b.free = b.free[:n-1]
+			b.out[slot] = true
+			b.mu.Unlock()
+			return &testPermit{b: b, slot: slot}, nil
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (b *testBudget) outstanding() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.out)
+}
+
+type testPermit struct {
+	b        *testBudget
+	slot     int
+	released atomic.Bool
+}
+
+func (p *testPermit) Slot() int { return p.slot }
+
+func (p *testPermit) Release() {
+	if p.released.Swap(true) {
+		p.b.t.Errorf("permit %d released twice", p.slot)
+		return
+	}
+	b := p.b
+	b.mu.Lock()
+	delete(b.out, p.slot)
+	b.free = append(b.free, p.slot)
+	close(b.changed)
+	b.changed = make(chan struct{})
+	b.mu.Unlock()
+}
+
+func TestBudgetBoundsConnectionsAcrossPools(t *testing.T) {
+	b := newTestBudget(t, 3)
+	var open, most atomic.Int32
+	d := &fakeDialer{}
+	dial := func(ctx context.Context) (*fakeConn, error) {
+		if PermitFromContext(ctx) == nil {
+			t.Error("a dial without its permit in the context")
+		}
+		n := open.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		return d.dial(ctx)
+	}
+	closeConn := func(c *fakeConn) error { open.Add(-1); return d.close(c) }
+	cfg := Config[*fakeConn]{Dial: dial, Close: closeConn, MaxConns: 3, Budget: b}
+	p1, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range []*Pool[*fakeConn]{p1, p2} {
+		for range 4 {
+			wg.Go(func() {
+				for range 200 {
+					l, err := p.Acquire(ctx)
+					if err != nil {
+						t.Errorf("Acquire: %v", err)
+						return
+					}
+					time.Sleep(20 * time.Microsecond)
+					// Discard some, so that permits come back and move
+					// between the pools.
+					if l.Value().id%3 == 0 {
+						l.Discard()
+					} else {
+						l.Release()
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if m := most.Load(); m > 3 {
+		t.Fatalf("%d connections open at once under a budget of 3", m)
+	}
+	if s := p1.Stats(); s.BudgetMembers != 2 {
+		t.Fatalf("BudgetMembers = %d, want 2", s.BudgetMembers)
+	}
+	for _, p := range []*Pool[*fakeConn]{p1, p2} {
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := b.outstanding(); n != 0 {
+		t.Fatalf("%d permits still out after both pools closed", n)
+	}
+	if b.left != 2 {
+		t.Fatalf("leave called %d times, want 2", b.left)
+	}
+}
+
+func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
+	b := newTestBudget(t, 10)
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Budget: b})
+	member := b.members[0]
+	member.SetShare(1)
+	held := mustAcquire(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w1, w2 := acquireAsync(ctx, p), acquireAsync(ctx, p)
+	waitForWaiters(t, p, 2)
+	if got := member.Demand(); got != 3 {
+		t.Fatalf("Demand = %d with 1 in use and 2 waiting, want 3", got)
+	}
+	s := p.Stats()
+	if s.Share != 1 || s.MaxConns != 4 || s.Demand != 3 || s.TotalConns != 1 {
+		t.Fatalf("Stats at share 1: %+v", s)
+	}
+
+	member.SetShare(3)
+	l1, l2 := <-w1, <-w2
+	if l1 == nil || l2 == nil {
+		t.Fatal("a waiter failed after the share grew")
+	}
+	// The share never lifts the pool above its own MaxConns.
+	member.SetShare(100)
+	if s := p.Stats(); s.Share != 100 {
+		t.Fatalf("Share = %d, want 100 as the budget set it", s.Share)
+	}
+	if got := member.Demand(); got != 3 {
+		t.Fatalf("Demand = %d, want 3", got)
+	}
+
+	// Shrinking to 0: a budget with nothing for this pool. The leases
+	// close as they come back, and an acquire waits (never fails) until
+	// the share returns.
+	member.SetShare(0)
+	held.Release()
+	l1.Release()
+	l2.Release()
+	if open := d.openConns(); open != 0 {
+		t.Fatalf("%d open at share 0", open)
+	}
+	w3 := acquireAsync(ctx, p)
+	waitForWaiters(t, p, 1)
+	member.SetShare(1)
+	l3 := <-w3
+	if l3 == nil {
+		t.Fatal("the waiter failed after the share came back")
+	}
+	l3.Release()
+}
+
+func TestBudgetPermitsHaveDistinctSlotsAndComeBackOnClose(t *testing.T) {
+	b := newTestBudget(t, 4)
+	var mu sync.Mutex
+	slots := map[int]bool{}
+	d := &fakeDialer{}
+	dial := func(ctx context.Context) (*fakeConn, error) {
+		slot := PermitFromContext(ctx).Slot()
+		mu.Lock()
+		if slots[slot] {
+			t.Errorf("slot %d handed to two open connections", slot)
+		}
+		slots[slot] = true
+		mu.Unlock()
+		return d.dial(ctx)
+	}
+	p, _ := newTestPool(t, Config[*fakeConn]{Dial: dial, MaxConns: 4, MinConns: 4, Budget: b})
+	if err := p.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.outstanding(); n != 4 {
+		t.Fatalf("%d permits out for 4 connections", n)
+	}
+	if PermitFromContext(context.Background()) != nil {
+		t.Fatal("a permit in a context that has none")
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.outstanding(); n != 0 {
+		t.Fatalf("%d permits out after Close", n)
+	}
+}
+
+func TestBudgetFailedDialGivesItsPermitBack(t *testing.T) {
+	b := newTestBudget(t, 1)
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
+	d.mu.Lock()
+	d.err = errBoom
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := p.Acquire(ctx); !errors.Is(err, errBoom) {
+		t.Fatalf("Acquire with a failing dial: %v", err)
+	}
+	if n := b.outstanding(); n != 0 {
+		t.Fatalf("%d permits out after a failed dial", n)
+	}
+}
+
+func TestBudgetAcquireErrorFailsTheDialWithItsCause(t *testing.T) {
+	b := newTestBudget(t, 1)
+	errNoBudget := errors.New("the budget is gone")
+	b.err = errNoBudget
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := p.Acquire(ctx)
+	if !errors.Is(err, errNoBudget) || !errors.Is(err, ErrDial) || !strings.Contains(err.Error(), "budget: the budget is gone") {
+		t.Fatalf("Acquire when the budget fails: %v", err)
+	}
+	if d.dials.Load() != 0 {
+		t.Fatal("the pool dialled without a permit")
+	}
+}
+
+func TestCloseEndsADialWaitingForAPermit(t *testing.T) {
+	b := newTestBudget(t, 1)
+	other, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
+	hog := mustAcquire(t, other) // the budget's one permit
+	defer hog.Release()
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire with no permit to be had: %v", err)
+	}
+	if s := p.Stats(); s.Dialing != 1 {
+		t.Fatalf("want the dial still waiting for its permit: %+v", s)
+	}
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelClose()
+	if err := p.Close(closeCtx); err != nil {
+		t.Fatalf("Close with a dial waiting for a permit: %v", err)
+	}
+	if d.dials.Load() != 0 {
+		t.Fatal("a dial ran without a permit")
+	}
+}
