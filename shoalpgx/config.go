@@ -175,6 +175,16 @@ type Config struct {
 	// metrics here. nil costs nothing.
 	Observer shoal.Observer
 
+	// Budget, when set, is a limit on connections shared with pools in
+	// other processes (shoaletcd.Budget keeps one in etcd): the pool asks
+	// it for a permit before every dial, holds at most its share (and
+	// never more than MaxConns), and, when the budget has a FenceKey,
+	// fences every connection at the server with a session advisory lock
+	// on its slot (see the package doc, "A budget shared by processes").
+	// nil means MaxConns alone limits the pool. Not settable from the
+	// connection string.
+	Budget shoal.Budget
+
 	// LeakThreshold reports a connection held longer than this, once, with
 	// the stack of the code that acquired it (Logger, Observer,
 	// Stats().Leaked). 0 turns leak detection off.

@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -55,6 +56,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 
 		Observer:      c.Observer,
 		LeakThreshold: c.LeakThreshold,
+		Budget:        c.Budget,
 	}
 	// pgxpool's lifetime is MaxConnLifetime plus up to the jitter; the
 	// core's is MaxLifetime minus up to its jitter. Same interval.
@@ -100,6 +102,13 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	if cc.ConnectTimeout <= 0 {
 		cc.ConnectTimeout = defaultConnectTimeout
 	}
+	permit := shoal.PermitFromContext(ctx)
+	key, fenced := p.fenceKey()
+	fenced = fenced && permit != nil
+	if fenced && p.slotLockedElsewhere(ctx, key, permit.Slot()) {
+		refuseSlot(permit)
+		return nil, fmt.Errorf("%w (slot %d)", ErrSlotFenced, permit.Slot())
+	}
 	if c.BeforeConnect != nil {
 		if err := c.BeforeConnect(ctx, cc); err != nil {
 			return nil, scrubConnectError(err, cc.Password)
@@ -108,6 +117,17 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, scrubConnectError(err, cc.Password)
+	}
+	if fenced {
+		if err := takeFence(ctx, conn, key, permit.Slot()); err != nil {
+			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			_ = conn.Close(closeCtx)
+			cancel()
+			if errors.Is(err, ErrSlotFenced) {
+				refuseSlot(permit)
+			}
+			return nil, err
+		}
 	}
 	if c.AfterConnect != nil {
 		if err := callAfterConnect(ctx, c.AfterConnect, conn); err != nil {

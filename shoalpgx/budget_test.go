@@ -1,0 +1,288 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
+)
+
+// slotBudget is an in-process shoal.Budget of fixed slots with a fence key,
+// standing in for shoaletcd so that these tests check shoalpgx's side
+// alone: permits before dials, and the fence at the server.
+type slotBudget struct {
+	key     int32
+	mu      sync.Mutex
+	free    []int
+	changed chan struct{}
+	fenced  atomic.Int32 // Fenced calls
+}
+
+func newSlotBudget(key int32, slots ...int) *slotBudget {
+	return &slotBudget{key: key, free: slots, changed: make(chan struct{})}
+}
+
+func (b *slotBudget) FenceKey() int32 { return b.key }
+
+func (b *slotBudget) Join(m shoal.BudgetMember) func() { return func() {} }
+
+func (b *slotBudget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
+	for {
+		b.mu.Lock()
+		if n := len(b.free); n > 0 {
+			slot := b.free[0]
+			b.free = b.free[1:]
+			b.mu.Unlock()
+			return &slotPermit{b: b, slot: slot}, nil
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+type slotPermit struct {
+	b    *slotBudget
+	slot int
+}
+
+func (p *slotPermit) Slot() int { return p.slot }
+func (p *slotPermit) Fenced()   { p.b.fenced.Add(1) }
+func (p *slotPermit) Release() {
+	b := p.b
+	b.mu.Lock()
+	b.free = append(b.free, p.slot) // to the back: a refused slot is tried last
+	close(b.changed)
+	b.changed = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// fenceKeyFor gives each test a fence key of its own, so that tests running
+// against the same server never share locks.
+func fenceKeyFor(t *testing.T) int32 {
+	h := int32(17)
+	for _, r := range t.Name() {
+		h = h*31 + r
+	}
+	return h & 0x7fffffff
+}
+
+// lockedSlots lists the slots of key whose advisory locks are held now.
+func lockedSlots(t *testing.T, ctx context.Context, key int32) []int32 {
+	t.Helper()
+	rows, err := adminConn(t).Query(ctx, `SELECT objid::int8::int4 FROM pg_locks
+		WHERE locktype = 'advisory' AND classid = $1::int4::oid AND objsubid = 2 AND granted ORDER BY 1`, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slots []int32
+	for rows.Next() {
+		var s int32
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return slots
+}
+
+func TestBudgetFencesEveryConnectionWithItsSlotsLock(t *testing.T) {
+	ctx := testCtx(t)
+	key := fenceKeyFor(t)
+	b := newSlotBudget(key, 0, 1, 2)
+	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 3; c.MinConns = 3 })
+	var conns []*Conn
+	for range 3 {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if got := lockedSlots(t, ctx, key); len(got) != 3 || got[0] != 0 || got[2] != 2 {
+		t.Fatalf("locked slots %v, want [0 1 2]", got)
+	}
+	// A query on a fenced connection works as usual.
+	var one int
+	if err := conns[0].QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("SELECT 1 on a fenced connection: %d, %v", one, err)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	p.Close()
+	// The locks die with the backends.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(lockedSlots(t, ctx, key)) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("locks still held after Close: %v", lockedSlots(t, ctx, key))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
+	ctx := testCtx(t)
+	key := fenceKeyFor(t)
+	// A "paused process": another session holds slot 0's lock.
+	stale := adminConn(t)
+	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
+		t.Fatal(err)
+	}
+	b := newSlotBudget(key, 0)
+	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 1 })
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err := p.Acquire(short)
+	if !errors.Is(err, ErrSlotFenced) {
+		t.Fatalf("Acquire with slot 0 held elsewhere: %v, want ErrSlotFenced", err)
+	}
+	if b.fenced.Load() == 0 {
+		t.Fatal("the budget was not told that its slot was refused")
+	}
+	if s := p.Stats(); s.TotalConns != 0 {
+		t.Fatalf("a refused connection stayed in the pool: %+v", s)
+	}
+	// Once the stale session lets go, the slot is usable.
+	if _, err := stale.Exec(ctx, "SELECT pg_advisory_unlock($1, 0)", key); err != nil {
+		t.Fatal(err)
+	}
+	// (After the backoff of the refused dial: a few tries at most.)
+	for try := 0; ; try++ {
+		c, err := p.Acquire(ctx)
+		if err == nil {
+			c.Release()
+			break
+		}
+		if !errors.Is(err, ErrSlotFenced) || try == 100 {
+			t.Fatalf("Acquire after the stale session let go: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
+	ctx := testCtx(t)
+	key := fenceKeyFor(t)
+	stale := adminConn(t)
+	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
+		t.Fatal(err)
+	}
+	var connects atomic.Int32
+	b := newSlotBudget(key, 0, 1)
+	p := newTestPool(t, func(c *Config) {
+		c.Budget = b
+		c.MaxConns = 2
+		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
+	})
+	first, err := p.Acquire(ctx) // slot 0: no one else has it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(first.Release) // a no-op once released; else Close would wait for it
+	// A second caller makes the pool dial with slot 1. That dial first
+	// borrows one of the pool's own connections to look at the server's
+	// locks, so it queues behind the caller.
+	done := make(chan error, 1)
+	go func() {
+		short, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		c, err := p.Acquire(short)
+		if err == nil {
+			c.Release()
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Stats().Waiting < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dial never borrowed a connection: %+v", p.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	first.Release() // to the caller, then to the dial's look
+	if err := <-done; err != nil {
+		t.Fatalf("the second caller failed; the first connection was there for it: %v", err)
+	}
+	for b.fenced.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the budget was never told that slot 1 was refused")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := connects.Load(); n != 1 {
+		t.Fatalf("%d connects; the refused slot must cost none", n)
+	}
+}
+
+func TestBudgetBoundsConnectionsAtTheServer(t *testing.T) {
+	ctx := testCtx(t)
+	key := fenceKeyFor(t)
+	b := newSlotBudget(key, 0, 1, 2)
+	name := appName(t)
+	var pools []*Pool
+	for range 2 {
+		pools = append(pools, newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 3 }))
+	}
+	admin := adminConn(t)
+	var most atomic.Int32
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		for {
+			var n int32
+			if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name).Scan(&n); err != nil {
+				t.Error(err)
+				return
+			}
+			if n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for _, p := range pools {
+		for range 6 {
+			wg.Go(func() {
+				for i := range 60 {
+					c, err := p.Acquire(ctx)
+					if err != nil {
+						t.Errorf("Acquire: %v", err)
+						return
+					}
+					_, err = c.Exec(ctx, "SELECT pg_sleep(0.001)")
+					if err != nil {
+						t.Errorf("Exec: %v", err)
+					}
+					if i%20 == 0 {
+						c.Conn().Close(ctx) // a broken connection: its slot moves on
+					}
+					c.Release()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(stop)
+	sampler.Wait()
+	if m := most.Load(); m > 3 || m == 0 {
+		t.Fatalf("at most %d connections seen at the server under a budget of 3", m)
+	}
+}
