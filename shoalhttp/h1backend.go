@@ -46,8 +46,13 @@ func newH1Backend(o *origin, seed *h1Conn, alpn []string) (*h1Backend, error) {
 		return nil, err
 	}
 	b.pool = pool
+	if n := o.maxConns.Load(); n > 0 {
+		_ = pool.SetMaxConns(int(n)) // checked by Transport.SetMaxConns
+	}
 	return b, nil
 }
+
+func (b *h1Backend) setMaxConns(n int) error { return b.pool.SetMaxConns(n) }
 
 func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
 	if c := b.seed.Swap(nil); c != nil {

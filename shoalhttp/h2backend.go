@@ -57,8 +57,13 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 		return nil, err
 	}
 	b.pool = pool
+	if n := o.maxConns.Load(); n > 0 {
+		_ = pool.SetMaxConns(int(n)) // checked by Transport.SetMaxConns
+	}
 	return b, nil
 }
+
+func (b *h2Backend) setMaxConns(n int) error { return b.pool.SetMaxConns(n) }
 
 func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 	if c := b.seed.Swap(nil); c != nil {

@@ -146,6 +146,15 @@ type Options struct {
 	// PoolMetrics per origin, and the pools' numbers add up under one name.
 	Observer func(origin string) shoal.Observer
 
+	// Budget, when set, gives the connection budget an origin's pool
+	// shares with pools elsewhere (see shoal.Budget and shoaletcd), origin
+	// being "scheme://host:port"; nil for an origin means no budget. As
+	// with Observer it is called for each pool made for the origin: return
+	// the same budget for the same origin. HTTP has no fence at the server:
+	// see shoaletcd's package doc for how long a paused process can count
+	// a slot twice.
+	Budget func(origin string) shoal.Budget
+
 	// LeakThreshold reports a request whose connection (HTTP/1.1) or
 	// stream (HTTP/2) has been held longer than this, once, with the stack
 	// of the code that sent it, through Logger (Warn), Observer and the

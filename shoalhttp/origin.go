@@ -16,6 +16,8 @@ type backend interface {
 	roundTrip(req *http.Request) (*http.Response, error)
 	warm(ctx context.Context) error
 	stats() shoal.Stats
+	// setMaxConns resizes the pool (shoal.Pool.SetMaxConns).
+	setMaxConns(n int) error
 	// close closes the pool; with an ended ctx it returns at once and the
 	// busy connections close as their requests finish.
 	close(ctx context.Context) error
@@ -36,6 +38,10 @@ type origin struct {
 	d    *dialer
 
 	be atomic.Pointer[backendRef] // nil until the protocol is known
+
+	// maxConns is what Transport.SetMaxConns set for this origin, applied
+	// to each pool made for it; 0 means Options.MaxConns.
+	maxConns atomic.Int32
 
 	mu       sync.Mutex
 	probing  *probe // the probe in flight, if any; guarded by mu

@@ -31,5 +31,8 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 	if o.Observer != nil {
 		cfg.Observer = o.Observer(origin)
 	}
+	if o.Budget != nil {
+		cfg.Budget = o.Budget(origin)
+	}
 	return cfg
 }

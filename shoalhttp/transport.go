@@ -188,6 +188,36 @@ func (t *Transport) Stats() map[string]shoal.Stats {
 	return out
 }
 
+// SetMaxConns changes the most connections open to one origin ("https://host"
+// or "http://host:port") while the Transport runs, as shoal.Pool.SetMaxConns
+// does: growing serves waiting requests with new connections at once;
+// shrinking closes idle connections now and busy ones when their responses
+// are done, and never fails a request. It holds for the origin's later pools
+// too (after CloseIdleConnections). n must be in [1, 1048576].
+func (t *Transport) SetMaxConns(origin string, n int) error {
+	if n < 1 || n > maxConnsLimit {
+		return fmt.Errorf("shoalhttp: SetMaxConns(%q, %d): must be in [1, %d]", origin, n, maxConnsLimit)
+	}
+	key, err := parseOrigin(origin)
+	if err != nil {
+		return fmt.Errorf("shoalhttp: SetMaxConns: %w", err)
+	}
+	o, err := t.originFor(hostKey{scheme: key.scheme, host: key.addr()}, key)
+	if err != nil {
+		return err
+	}
+	o.maxConns.Store(int32(n))
+	if b := o.current(); b != nil {
+		if err := b.setMaxConns(n); err != nil {
+			return fmt.Errorf("shoalhttp: SetMaxConns %s: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// maxConnsLimit is the core's bound on MaxConns.
+const maxConnsLimit = 1 << 20
+
 // uniqueOrigins returns each live origin once.
 func (t *Transport) uniqueOrigins() []*origin {
 	t.mu.RLock()

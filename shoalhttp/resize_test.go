@@ -1,0 +1,52 @@
+package shoalhttp
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestSetMaxConnsPerOrigin sets an origin's limit before its first request
+// (the pool made for it takes it), then shrinks the busy pool: its
+// connections close as their responses end, down to the new limit.
+func TestSetMaxConnsPerOrigin(t *testing.T) {
+	release := make(chan struct{})
+	var inFlight sync.WaitGroup
+	srv, conns := newH1Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+		w.Write([]byte("ok"))
+	}))
+	tr := newTestTransport(t, Options{MaxConns: 8})
+	if err := tr.SetMaxConns(srv.URL, 3); err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		inFlight.Go(func() { get(t, tr, srv.URL+"/slow") })
+	}
+	eventually(t, "three requests on the wire and three waiting", func() bool {
+		all := tr.Stats()
+		s := all[srv.URL]
+		return s.InUseConns == 3 && s.Waiting == 3
+	})
+	if err := tr.SetMaxConns(srv.URL, 1); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	inFlight.Wait()
+	_, s := onlyStats(t, tr)
+	if s.TotalConns != 1 || s.MaxConns != 1 {
+		t.Fatalf("after the shrink: %+v", s)
+	}
+	if n := conns.n.Load(); n != 3 {
+		t.Fatalf("the server saw %d connections, want 3 (the limit set before the first request)", n)
+	}
+	if err := tr.SetMaxConns(srv.URL, 0); err == nil || !strings.Contains(err.Error(), "must be in [1, 1048576]") {
+		t.Fatalf("SetMaxConns(0): %v", err)
+	}
+	if err := tr.SetMaxConns("ftp://x", 2); err == nil {
+		t.Fatal("SetMaxConns with a bad origin accepted")
+	}
+}
