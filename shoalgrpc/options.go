@@ -87,6 +87,12 @@ type Options struct {
 	// or shoalotel pool's metrics here. nil costs nothing.
 	Observer shoal.Observer
 
+	// Budget, when set, is a limit on connections this pool shares with
+	// pools elsewhere (see shoal.Budget and shoaletcd). gRPC has no fence
+	// at the server: see shoaletcd's package doc for how long a paused
+	// process can count a slot twice.
+	Budget shoal.Budget
+
 	// LeakThreshold reports a stream slot held longer than this (a stream
 	// its caller forgot), once, with the stack that opened it, through
 	// Logger, Observer and Stats().Leaked. 0 turns it off.

@@ -64,6 +64,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		Logger:         opts.Logger,
 		Observer:       opts.Observer,
 		LeakThreshold:  opts.LeakThreshold,
+		Budget:         opts.Budget,
 		Hooks: shoal.Hooks[*conn]{
 			// The limit the server advertised, when it was read before
 			// the connection joined: applied before its first stream.
@@ -85,6 +86,18 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 // proxy, which it skips when a context dialer is installed.
 func proxyConfigured() bool {
 	return os.Getenv("HTTPS_PROXY") != "" || os.Getenv("https_proxy") != ""
+}
+
+// SetMaxConns changes the most grpc.ClientConns open at once while the pool
+// runs (see shoal.Pool.SetMaxConns): growing serves waiting calls with new
+// connections at once; shrinking retires the least-loaded connections, which
+// close when their last call or stream ends, and never fails a call. n must
+// be in [1, 1048576].
+func (p *Pool) SetMaxConns(n int) error {
+	if err := p.pool.SetMaxConns(n); err != nil {
+		return fmt.Errorf("shoalgrpc: %w", err)
+	}
+	return nil
 }
 
 // Stats returns a snapshot of the pool: connections, streams in use
