@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -192,16 +193,18 @@ func (b *Budget) Close() error {
 	b.cancel()
 	b.wg.Wait()
 
+	// Revoked even when the session looked lost: the lease may yet be alive
+	// at the server, holding keys until it expires.
 	b.mu.Lock()
-	lease, session := b.lease, b.session
+	lease := b.lease
 	b.session = false
 	b.mu.Unlock()
-	if lease == 0 || !session {
+	if lease == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())
 	defer cancel()
-	if _, err := b.client.Revoke(ctx, lease); err != nil {
+	if _, err := b.client.Revoke(ctx, lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		return fmt.Errorf("shoaletcd: budget %q: revoking lease %x (it expires within %v): %w", b.opts.Name, int64(lease), b.opts.TTL, err)
 	}
 	return nil

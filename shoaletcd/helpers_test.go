@@ -120,6 +120,7 @@ type fakePool struct {
 	demand atomic.Int64
 	share  atomic.Int64
 	shares atomic.Int64 // SetShare calls
+	drops  atomic.Int64 // permits released while running
 
 	mu   sync.Mutex
 	held []shoal.BudgetPermit
@@ -163,6 +164,7 @@ func (f *fakePool) run(ctx context.Context) {
 		f.mu.Unlock()
 		switch {
 		case drop != nil:
+			f.drops.Add(1)
 			drop.Release()
 		case n < want:
 			actx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)

@@ -101,6 +101,9 @@ func (b *Budget) serve(s *session, smooth *smoother) {
 		case <-b.ctx.Done():
 			return
 		case _, ok := <-ka:
+			if !ok && b.ctx.Err() != nil {
+				return // closing: the keep-alive ended with b.ctx
+			}
 			if !ok {
 				b.lost(errors.New("the keep-alive stream ended"))
 				return

@@ -13,7 +13,7 @@ import (
 // session is one lease and what join read with it.
 type session struct {
 	lease clientv3.LeaseID
-	rev   int64               // revision of kvs
+	rev   int64              // revision of kvs
 	kvs   []*mvccpb.KeyValue // the whole budget at rev
 }
 
@@ -149,8 +149,8 @@ func (b *Budget) register(ctx context.Context, lease clientv3.LeaseID, rejoin bo
 			others++
 		}
 		if sum > b.opts.Size {
-			err := fmt.Errorf("%w: budget %q: the minimums sum to %d (this member's Min %d and %d other members'), above its size %d",
-				ErrMinimums, b.opts.Name, sum, b.opts.Min, others, b.opts.Size)
+			err := fmt.Errorf("%w: budget %q: the minimums sum to %d (this member's Min %d plus %d from %d other member(s)), above its size %d",
+				ErrMinimums, b.opts.Name, sum, b.opts.Min, sum-b.opts.Min, others, b.opts.Size)
 			if !rejoin {
 				cancel()
 				return err
@@ -177,11 +177,30 @@ func (b *Budget) register(ctx context.Context, lease clientv3.LeaseID, rejoin bo
 	return fmt.Errorf("shoaletcd: budget %q: could not register this member: members kept joining (or the size changed) during 20 attempts", b.opts.Name)
 }
 
-// retake puts the slot keys of the permits out under lease. Idle keys are
-// not kept across leases (the old lease's revocation frees them). A key
-// now someone else's leaves its permit without one; the run loop looks for
-// another, and the member's share stays at the keys it owns until then.
+// retake gives every permit out a slot key under lease before the member
+// counts as joined, so the pool's share does not dip (and no connection
+// closes) on the way: a key it held under the old lease is moved, one that
+// was lost is created again if free, and a permit granted on Min before
+// the first join gets its own number's key or another free one. A permit
+// left without a key (all taken by others meanwhile) makes the member over
+// budget: its share stays at the keys it owns until one is free, so
+// connections close as they are released. Idle keys are not carried over;
+// the old lease's revocation frees them.
 func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
+	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
+	r, err := b.client.Get(c, b.keys.slots(), clientv3.WithPrefix())
+	cancel()
+	b.noteResult(ctx, err)
+	if err != nil {
+		return fmt.Errorf("shoaletcd: budget %q: reading its slots: %w", b.opts.Name, err)
+	}
+	taken := map[int]string{}
+	for _, kv := range r.Kvs {
+		if k, ok := b.keys.slotOf(string(kv.Key)); ok {
+			taken[k] = string(kv.Value)
+		}
+	}
+
 	b.mu.Lock()
 	var lent []int
 	for k, o := range b.owned {
@@ -191,30 +210,77 @@ func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 			lent = append(lent, k)
 		}
 	}
+	var bare []*permit
+	for p := range b.permits {
+		if p.cover < 0 {
+			bare = append(bare, p)
+		}
+	}
 	b.mu.Unlock()
+
 	for _, k := range lent {
-		rev, err := b.moveSlot(ctx, lease, k)
-		if err == nil && rev == 0 {
+		var rev int64
+		switch taken[k] {
+		case b.id:
+			rev, err = b.moveSlot(ctx, lease, k)
+		case "":
 			rev, err = b.createSlot(ctx, lease, k)
 		}
 		if err != nil {
 			return fmt.Errorf("shoaletcd: budget %q: re-taking slot %d: %w", b.opts.Name, k, err)
 		}
 		b.mu.Lock()
-		o := b.owned[k]
-		switch {
-		case o == nil:
-		case rev > 0:
+		if o := b.owned[k]; o != nil && rev > 0 {
 			o.rev = rev
 			b.localRev = max(b.localRev, rev)
-		default:
+			taken[k] = b.id
+		} else if o != nil {
 			if o.permit != nil {
 				o.permit.cover = -1
+				bare = append(bare, o.permit)
 			}
 			delete(b.owned, k)
-			b.log.Warn("shoaletcd: slot taken by another member while this one was away; over budget until one is free", "slot", k)
 		}
 		b.mu.Unlock()
+	}
+
+	for _, p := range bare {
+		for {
+			b.mu.Lock()
+			k, ok := p.slot, taken[p.slot] == ""
+			if !ok {
+				k, ok = -1, false
+				for i := b.opts.Size - 1; i >= 0; i-- {
+					if taken[i] == "" && b.slotUsers[i] == 0 {
+						k, ok = i, true
+						break
+					}
+				}
+			}
+			b.mu.Unlock()
+			if !ok {
+				b.log.Warn("shoaletcd: no free slot for a connection held since before joining; over budget until one is free", "slot", p.slot)
+				break
+			}
+			rev, err := b.createSlot(ctx, lease, k)
+			if err != nil {
+				return fmt.Errorf("shoaletcd: budget %q: taking slot %d: %w", b.opts.Name, k, err)
+			}
+			taken[k] = "?"
+			if rev == 0 {
+				continue
+			}
+			taken[k] = b.id
+			b.mu.Lock()
+			o := &ownedSlot{rev: rev}
+			b.owned[k] = o
+			b.localRev = max(b.localRev, rev)
+			if _, out := b.permits[p]; out && p.cover < 0 {
+				o.permit, p.cover = p, k
+			}
+			b.mu.Unlock()
+			break
+		}
 	}
 	return nil
 }
