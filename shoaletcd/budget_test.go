@@ -160,3 +160,55 @@ func TestOptionsErrors(t *testing.T) {
 		}
 	}
 }
+
+// A fenced slot is passed over: its key is deleted on release, not kept,
+// and the next permits get other slots.
+func TestFencedSlotAvoided(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	b := newBudget(t, addr, Options{Name: "db", Size: 3, Prefix: prefix})
+	f := &fakePool{}
+	f.demand.Store(3)
+	defer b.Join(f)()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := b.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenced := p.Slot()
+	p.(interface{ Fenced() }).Fenced()
+	p.Release()
+	for range 6 {
+		q, err := b.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Slot() == fenced {
+			t.Fatalf("got fenced slot %d again", fenced)
+		}
+		q.Release()
+	}
+	eventually(t, 2*time.Second, "the fenced slot's key deleted", func() (bool, string) {
+		v, err := Read(context.Background(), admin, "db", prefix)
+		if err != nil || len(v.Members) != 1 {
+			return false, fmt.Sprint(v, err)
+		}
+		for _, s := range v.Members[0].Slots {
+			if s == fenced {
+				return false, fmt.Sprintf("member still holds %v", v.Members[0].Slots)
+			}
+		}
+		return true, ""
+	})
+}
+
+// FenceKey is the same for every member of a budget and differs between
+// budgets.
+func TestFenceKey(t *testing.T) {
+	a, b, c := fenceKey(DefaultPrefix, "db"), fenceKey(DefaultPrefix, "db"), fenceKey(DefaultPrefix, "db2")
+	if a != b || a == c {
+		t.Fatalf("fence keys %d %d %d", a, b, c)
+	}
+}

@@ -23,7 +23,7 @@ func TestFairShareHungry(t *testing.T) {
 		state, ok := "", true
 		for _, f := range pools {
 			h := f.holding()
-			state += fmt.Sprintf(" %d(share %d)", h, f.share.Load())
+			state += fmt.Sprintf("\n %d(share %d) %s", h, f.share.Load(), debugState(f.b))
 			if h < n/k || h > (n+k-1)/k {
 				ok = false
 			}

@@ -269,3 +269,21 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, s
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// debugState describes b's inner state, for failure messages.
+func debugState(b *Budget) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	idle, deleting := 0, 0
+	for _, o := range b.owned {
+		switch {
+		case o.deleting:
+			deleting++
+		case o.permit == nil:
+			idle++
+		}
+	}
+	return fmt.Sprintf("{share %d pool %d permits %d owned %d (idle %d deleting %d) pending %d view slots %d members %d rev %d localRev %d online %v opFailed %v contact %v ago}",
+		b.share, b.poolShareLocked(), len(b.permits), len(b.owned), idle, deleting, len(b.pending), len(b.view.slots), len(b.view.members),
+		b.view.rev, b.localRev, b.onlineLocked(time.Now()), b.opFailed, time.Since(b.lastContact).Round(time.Millisecond))
+}

@@ -133,6 +133,7 @@ func (b *Budget) serve(s *session, smooth *smoother) {
 		lastPublish, memberGone = b.publish(s.lease, smooth, now, lastPublish, memberGone)
 		b.deleteGivenBack()
 		b.cover()
+		b.straighten()
 		b.mu.Lock()
 		online := b.onlineLocked(now)
 		b.mu.Unlock()
@@ -294,6 +295,9 @@ func (b *Budget) cover() {
 				break
 			}
 		}
+		if p == nil {
+			b.overBudget = false
+		}
 		if p == nil || !b.onlineLocked(time.Now()) {
 			b.mu.Unlock()
 			return
@@ -309,6 +313,7 @@ func (b *Budget) cover() {
 		}
 		k, ok := b.freeSlotLocked(p.slot, nil)
 		if !ok {
+			b.overBudget = true
 			b.mu.Unlock()
 			return
 		}
@@ -333,6 +338,48 @@ func (b *Budget) cover() {
 			return
 		}
 	}
+}
+
+// straighten moves a permit backed by another number's key (its own was
+// taken when it was re-taken) onto its own number's key once that is free,
+// so the number is not left unusable: no permit may be granted on a
+// number one of ours uses, and the key freed from the swap can be lent.
+func (b *Budget) straighten() {
+	b.mu.Lock()
+	var p *permit
+	for q := range b.permits {
+		if q.cover >= 0 && q.cover != q.slot {
+			if _, taken := b.view.slots[q.slot]; !taken && b.owned[q.slot] == nil && !b.pending[q.slot] {
+				p = q
+				break
+			}
+		}
+	}
+	if p == nil || !b.onlineLocked(time.Now()) || b.coveredLocked()+len(b.pending) >= b.share {
+		b.mu.Unlock()
+		return
+	}
+	k, lease := p.slot, b.lease
+	b.pending[k] = true
+	b.mu.Unlock()
+	rev, _ := b.createSlot(b.ctx, lease, k)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.pending, k)
+	if rev == 0 {
+		return
+	}
+	b.localRev = max(b.localRev, rev)
+	o := &ownedSlot{rev: rev}
+	b.owned[k] = o
+	if _, out := b.permits[p]; out && p.cover >= 0 && p.cover != k {
+		if old := b.owned[p.cover]; old != nil && old.permit == p {
+			old.permit = nil
+		}
+		o.permit, p.cover = p, k
+	}
+	b.trimLocked()
+	b.broadcastLocked()
 }
 
 // idleKeyLocked returns an idle slot key of ours that may be lent.

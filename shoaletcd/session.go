@@ -259,6 +259,9 @@ func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 			}
 			b.mu.Unlock()
 			if !ok {
+				b.mu.Lock()
+				b.overBudget = true
+				b.mu.Unlock()
 				b.log.Warn("shoaletcd: no free slot for a connection held since before joining; over budget until one is free", "slot", p.slot)
 				break
 			}

@@ -59,9 +59,11 @@ func (b *Budget) uncoveredLocked() int {
 // poolShareLocked is what the pool is told it may hold.
 //
 //   - Before the first join: Min, granted locally.
-//   - Online: the fair share; but while some permits have no slot key
-//     (the member is over budget after a rejoin), no more than the keys
-//     it owns, so connections close as they are released.
+//   - Online: the fair share; but while some permits have no slot key,
+//     no more than it holds (no growth) until a key is found for each,
+//     and once no free key was left for one (the member is over budget
+//     after a rejoin), no more than the keys it owns, so connections close
+//     as they are released.
 //   - Offline after a join: never more than it holds now (no growth) and
 //     never less (nothing is dropped because etcd is away).
 func (b *Budget) poolShareLocked() int {
@@ -72,10 +74,12 @@ func (b *Budget) poolShareLocked() int {
 		return b.opts.Min
 	case !b.onlineLocked(time.Now()):
 		return min(b.share, b.heldLocked())
-	case b.uncoveredLocked() > 0:
+	case b.uncoveredLocked() == 0:
+		return b.share
+	case b.overBudget:
 		return min(b.share, b.coveredLocked())
 	default:
-		return b.share
+		return min(b.share, b.heldLocked())
 	}
 }
 

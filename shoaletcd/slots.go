@@ -101,7 +101,7 @@ func (b *Budget) moveSlot(ctx context.Context, lease clientv3.LeaseID, k int) (i
 }
 
 // deleteSlot deletes slot key k if it is still this member's, and returns
-// the revision of the deletion.
+// the revision of the deletion, or 0 if it was not.
 func (b *Budget) deleteSlot(ctx context.Context, k int) (int64, error) {
 	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
 	defer cancel()
@@ -111,8 +111,8 @@ func (b *Budget) deleteSlot(ctx context.Context, k int) (int64, error) {
 		Then(clientv3.OpDelete(key)).
 		Commit()
 	b.noteResult(ctx, err)
-	if err != nil {
-		return 0, err
+	if err != nil || !r.Succeeded {
+		return 0, err // not ours any more: nothing to wait for in the watch
 	}
 	return r.Header.Revision, nil
 }
