@@ -54,7 +54,7 @@ type Budget struct {
 	localRev    int64     // revision of our own last slot write
 	owned       map[int]*ownedSlot
 	pending     map[int]bool // slot keys being created
-	overBudget  bool // a permit without a key found no free one
+	overBudget  bool         // a permit without a key found no free one
 	permits     map[*permit]struct{}
 	slotUsers   map[int]int // slot number -> permits out with it
 	avoid       map[int]time.Time
