@@ -1,0 +1,286 @@
+package shoaletcd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/shoalpool/shoal"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Budget is one member's side of a connection budget kept in etcd. It is a
+// shoal.Budget: give it to one pool as Config.Budget. A Budget serves one
+// pool; create one per pool, each with the same Name and Size.
+type Budget struct {
+	client *clientv3.Client
+	opts   Options
+	keys   keys
+	id     string
+	host   string
+	pid    int
+	log    *slog.Logger
+
+	ctx       context.Context // ends at Close; bounds every background request
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // the run loop and the share pusher
+	kick      chan struct{}  // wakes the run loop: a slot to delete, a permit to cover
+	shareKick chan struct{}  // wakes the share pusher
+
+	// shareMu orders SetShare calls, which are made without mu held so a
+	// pool's SetShare may take its own locks. It is taken before mu.
+	shareMu    sync.Mutex
+	lastPushed int
+
+	mu          sync.Mutex
+	closed      bool
+	member      shoal.BudgetMember
+	left        bool
+	joined      bool // joined etcd at least once; before that the budget runs on Min
+	session     bool // a lease is being kept alive
+	lease       clientv3.LeaseID
+	lastContact time.Time // of etcd's last answer
+	opFailed    bool      // the last request to etcd failed
+	published   int       // the demand in our member record
+	share       int       // fairShares' answer for this member
+	view        view      // etcd's budget as the watch last showed it
+	localRev    int64     // revision of our own last slot write
+	owned       map[int]*ownedSlot
+	pending     map[int]bool // slot keys being created
+	overBudget  bool         // a permit without a key found no free one
+	permits     map[*permit]struct{}
+	slotUsers   map[int]int // slot number -> permits out with it
+	avoid       map[int]time.Time
+	changed     chan struct{} // closed and replaced on every change Acquire may wait for
+}
+
+// ownedSlot is a slot key this member holds under its lease.
+type ownedSlot struct {
+	permit   *permit // lent to this permit, nil when idle (kept for the next dial)
+	deleting bool    // being given back
+	rev      int64   // revision at which we wrote it
+}
+
+// memberRecord is the JSON a member keeps at NAME/members/ID.
+type memberRecord struct {
+	Host   string `json:"host"`
+	PID    int    `json:"pid"`
+	Label  string `json:"label,omitempty"`
+	Min    int    `json:"min"`
+	Demand int    `json:"demand"`
+}
+
+var _ shoal.Budget = (*Budget)(nil)
+
+// New joins the budget opts.Name in etcd through client and returns this
+// member's side of it. It returns an error for bad Options, for a Size
+// that differs from the one in etcd while other members are alive
+// (ErrSizeMismatch), and when the minimums of the members would exceed
+// Size (ErrMinimums).
+//
+// An etcd that does not answer is not an error: a service must boot while
+// etcd is down. New then logs a warning, starts the budget on its Min
+// (permits granted locally, slot numbers taken from the top of the range
+// so that shoalpgx's fence can catch a collision), and keeps trying in the
+// background; once etcd answers, the member joins and takes slot keys for
+// the connections it already holds (see the package doc). The first
+// attempt takes at most a few seconds (half the TTL, at most 3s, per
+// request) or until ctx ends; ctx is used for that attempt only.
+func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if client == nil {
+		return nil, errors.New("shoaletcd: New needs an etcd client")
+	}
+	host := hostName()
+	b := &Budget{
+		client:     client,
+		opts:       opts,
+		keys:       newKeys(opts.Prefix, opts.Name),
+		id:         memberID(host),
+		host:       host,
+		pid:        os.Getpid(),
+		log:        opts.Logger.With("budget", opts.Name),
+		kick:       make(chan struct{}, 1),
+		shareKick:  make(chan struct{}, 1),
+		lastPushed: -1,
+		owned:      map[int]*ownedSlot{},
+		pending:    map[int]bool{},
+		permits:    map[*permit]struct{}{},
+		slotUsers:  map[int]int{},
+		avoid:      map[int]time.Time{},
+		changed:    make(chan struct{}),
+		share:      opts.Min,
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+
+	s, err := b.join(ctx, false)
+	if err != nil {
+		if errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrMinimums) || ctx.Err() != nil {
+			b.cancel()
+			return nil, err
+		}
+		b.log.Warn("shoaletcd: etcd does not answer; starting on this member's minimum share and joining when it does",
+			"min", opts.Min, "size", opts.Size, "err", err)
+	}
+	b.wg.Add(2)
+	go b.run(s)
+	go b.pushShares()
+	return b, nil
+}
+
+// memberID names this member uniquely: host, pid and a random suffix, so
+// two Budgets in one process (or a restarted process with a reused pid)
+// never take each other's keys for their own.
+func memberID(host string) string {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(r[:]))
+}
+
+// Join makes m the pool this budget serves and calls m.SetShare with its
+// starting share before it returns. The returned leave gives every slot
+// back and removes the member from the budget, so the others' shares grow;
+// the pool calls it once its connections are closed. A Budget serves one
+// pool: a second Join panics.
+func (b *Budget) Join(m shoal.BudgetMember) (leave func()) {
+	b.mu.Lock()
+	if b.member != nil || b.left {
+		b.mu.Unlock()
+		panic(fmt.Sprintf("shoaletcd: budget %q joined twice; use one Budget per pool", b.opts.Name))
+	}
+	b.member = m
+	b.mu.Unlock()
+	b.pushShare()
+	var once sync.Once
+	return func() { once.Do(b.leave) }
+}
+
+// leave is Join's leave: demand and share drop to zero, idle slots are
+// deleted, and the run loop deletes the member record.
+func (b *Budget) leave() {
+	b.mu.Lock()
+	b.left = true
+	b.member = nil
+	b.trimLocked()
+	b.broadcastLocked()
+	b.mu.Unlock()
+	b.wake()
+}
+
+// Close stops the budget and revokes its lease, which deletes its member
+// record and every slot key it holds at once, so the others may grow
+// without waiting out the TTL. Permits still out become no-ops. Close
+// returns the error of the revocation, if etcd did not answer (the lease
+// then expires within the TTL); a second Close returns nil.
+func (b *Budget) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.broadcastLocked()
+	b.mu.Unlock()
+	b.cancel()
+	b.wg.Wait()
+
+	// Revoked even when the session looked lost: the lease may yet be alive
+	// at the server, holding keys until it expires.
+	b.mu.Lock()
+	lease := b.lease
+	b.session = false
+	b.mu.Unlock()
+	if lease == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())
+	defer cancel()
+	if _, err := b.client.Revoke(ctx, lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return fmt.Errorf("shoaletcd: budget %q: revoking lease %x (it expires within %v): %w", b.opts.Name, int64(lease), b.opts.TTL, err)
+	}
+	return nil
+}
+
+// Name returns the budget's name.
+func (b *Budget) Name() string { return b.opts.Name }
+
+// ID returns this member's ID, as Read shows it.
+func (b *Budget) ID() string { return b.id }
+
+// FenceKey returns a 32-bit key derived from Prefix and Name, the same in
+// every member: shoalpgx takes pg_try_advisory_lock(FenceKey(), slot) on
+// each connection so that a slot counted twice is caught at the server.
+func (b *Budget) FenceKey() int32 { return fenceKey(b.opts.Prefix, b.opts.Name) }
+
+// Members returns how many members this member sees in the budget now,
+// itself included, or 0 while it has not joined etcd yet. The pool's
+// Stats read it through interface{ Members() int }.
+func (b *Budget) Members() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.joined {
+		return 0
+	}
+	n := len(b.view.members)
+	if _, ok := b.view.members[b.id]; !ok && b.session {
+		n++
+	}
+	return n
+}
+
+// Status is one member's view of its budget, for metrics.
+type Status struct {
+	Share   int  // connections the pool may hold now (what SetShare was told)
+	Fair    int  // this member's max-min share of the budget
+	Demand  int  // the smoothed demand this member publishes
+	Held    int  // slots owned, lent or idle, plus permits not yet backed by a slot
+	InUse   int  // permits out
+	Members int  // members seen, as Members returns
+	Joined  bool // joined etcd at least once
+	Online  bool // etcd answers now
+}
+
+// Status returns this member's view of the budget now.
+func (b *Budget) Status() Status {
+	n := b.Members()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Status{
+		Share:   b.poolShareLocked(),
+		Fair:    b.share,
+		Demand:  b.published,
+		Held:    b.heldLocked(),
+		InUse:   len(b.permits),
+		Members: n,
+		Joined:  b.joined,
+		Online:  b.onlineLocked(time.Now()),
+	}
+}
+
+// broadcastLocked wakes every Acquire waiting for a change.
+func (b *Budget) broadcastLocked() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// wake pokes the run loop and the share pusher without blocking.
+func (b *Budget) wake() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case b.shareKick <- struct{}{}:
+	default:
+	}
+}

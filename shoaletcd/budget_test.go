@@ -1,0 +1,214 @@
+package shoaletcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A member's minimum is its share even while it is idle, and counts
+// before the others' demand; when it gets hungry too, the rest is shared.
+func TestMinimumsHonoured(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	watchSlots(t, admin, prefix, "db", 10)
+	a := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 10, Min: 4, Prefix: prefix}), 0)
+	b := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 10, Prefix: prefix}), 100)
+	eventually(t, 2*time.Second, "idle A keeps its Min 4, B gets the other 6", func() (bool, string) {
+		return a.share.Load() == 4 && b.holding() == 6, fmt.Sprintf("A share %d, B holds %d", a.share.Load(), b.holding())
+	})
+	a.demand.Store(100)
+	eventually(t, 2*time.Second, "both hungry: 5 each", func() (bool, string) {
+		return a.holding() == 5 && b.holding() == 5, fmt.Sprintf("A holds %d, B holds %d", a.holding(), b.holding())
+	})
+}
+
+// A member whose demand falls keeps its share for IdleTime (no thrash on a
+// dip), then gives all but its Min back to the hungry member.
+func TestIdleMemberGivesBack(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	watchSlots(t, admin, prefix, "db", 10)
+	const idle = 1500 * time.Millisecond
+	a := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 10, Min: 1, IdleTime: idle, Prefix: prefix}), 100)
+	b := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 10, IdleTime: idle, Prefix: prefix}), 100)
+	eventually(t, 2*time.Second, "5 each", func() (bool, string) {
+		return a.holding() == 5 && b.holding() == 5, fmt.Sprintf("A holds %d, B holds %d", a.holding(), b.holding())
+	})
+	a.demand.Store(0)
+	dropped := time.Now()
+	time.Sleep(idle / 3)
+	if s := a.share.Load(); s != 5 {
+		t.Fatalf("A's share fell to %d within %v of its demand falling; IdleTime is %v", s, idle/3, idle)
+	}
+	eventually(t, idle+2*time.Second, "A back to its Min 1, B grown to 9", func() (bool, string) {
+		return a.share.Load() == 1 && b.holding() == 9, fmt.Sprintf("A share %d, B holds %d", a.share.Load(), b.holding())
+	})
+	t.Logf("B had 9 permits %v after A's demand fell (IdleTime %v)", time.Since(dropped).Round(time.Millisecond), idle)
+}
+
+// A member joining a full budget gets its fair share within 2s, and the
+// others reach theirs only by releasing (no permit is taken from anyone).
+func TestJoinerGetsFairShare(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	watchSlots(t, admin, prefix, "db", 12)
+	a := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 12, Prefix: prefix}), 100)
+	b := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 12, Prefix: prefix}), 100)
+	eventually(t, 2*time.Second, "6 each", func() (bool, string) {
+		return a.holding() == 6 && b.holding() == 6, fmt.Sprintf("A %d, B %d", a.holding(), b.holding())
+	})
+	start := time.Now()
+	c := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 12, Prefix: prefix}), 100)
+	eventually(t, 2*time.Second, "4 each after C joined", func() (bool, string) {
+		return a.holding() == 4 && b.holding() == 4 && c.holding() == 4,
+			fmt.Sprintf("A %d, B %d, C %d", a.holding(), b.holding(), c.holding())
+	})
+	t.Logf("C had its 4 after %v", time.Since(start).Round(time.Millisecond))
+	if s := slotsHeld(t, admin, prefix, "db"); s != 12 {
+		t.Fatalf("%d slot keys in etcd, want 12", s)
+	}
+}
+
+// A member that dies without closing (its client closed, so its lease is
+// no longer kept alive, but not revoked) frees its slots within the TTL.
+// The default TTL, 5s, is the one that must free them within 10s.
+func TestKilledMemberFreesSlots(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	watchSlots(t, admin, prefix, "db", 10)
+	doomedClient := newClient(t, addr)
+	doomed, err := New(context.Background(), doomedClient, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = doomed.Close() })
+	a := newFakePool(t, doomed, 100)
+	b := newFakePool(t, newBudget(t, addr, Options{Name: "db", Size: 10, Prefix: prefix}), 100)
+	eventually(t, 2*time.Second, "5 each", func() (bool, string) {
+		return a.holding() == 5 && b.holding() == 5, fmt.Sprintf("A %d, B %d", a.holding(), b.holding())
+	})
+	killed := time.Now()
+	_ = doomedClient.Close() // no revocation: the lease must run out
+	eventually(t, 10*time.Second, "B holds all 10 after A died", func() (bool, string) {
+		return b.holding() == 10, fmt.Sprintf("B %d, slot keys %d", b.holding(), slotsHeld(t, admin, prefix, "db"))
+	})
+	t.Logf("the survivor had all 10 slots %v after the other's client closed (TTL 5s)", time.Since(killed).Round(time.Millisecond))
+}
+
+// Members must agree on Size while any is alive; with none alive the size
+// is replaced by the next member's.
+func TestSizeMismatch(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	first := newBudget(t, addr, Options{Name: "db", Size: 10, Prefix: prefix})
+	_, err := New(context.Background(), newClient(t, addr), Options{Name: "db", Size: 8, Prefix: prefix})
+	if !errors.Is(err, ErrSizeMismatch) || !strings.Contains(err.Error(), "size 10") || !strings.Contains(err.Error(), "Size 8") {
+		t.Fatalf("New with Size 8 against 10: %v; want ErrSizeMismatch naming both", err)
+	}
+	t.Logf("error: %v", err)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Read(context.Background(), admin, "db", prefix); err != nil || len(v.Members) != 0 {
+		t.Fatalf("after Close, Read = %+v, %v; want no members", v, err)
+	}
+	b := newBudget(t, addr, Options{Name: "db", Size: 8, Prefix: prefix})
+	if v, err := Read(context.Background(), admin, "db", prefix); err != nil || v.Size != 8 {
+		t.Fatalf("after every member left, New with Size 8: Read = %+v, %v", v, err)
+	}
+	_ = b
+}
+
+// A joiner whose minimum would push the sum of minimums over the size is
+// refused, naming the sum and the size; one that fits is not.
+func TestMinimumsExceedSize(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	newBudget(t, addr, Options{Name: "db", Size: 10, Min: 6, Prefix: prefix})
+	_, err := New(context.Background(), newClient(t, addr), Options{Name: "db", Size: 10, Min: 5, Prefix: prefix})
+	if !errors.Is(err, ErrMinimums) || !strings.Contains(err.Error(), "sum to 11") || !strings.Contains(err.Error(), "size 10") {
+		t.Fatalf("New with Min 5 next to Min 6, size 10: %v; want ErrMinimums naming 11 and 10", err)
+	}
+	t.Logf("error: %v", err)
+	newBudget(t, addr, Options{Name: "db", Size: 10, Min: 4, Prefix: prefix})
+	if v, err := Read(context.Background(), admin, "db", prefix); err != nil || len(v.Members) != 2 {
+		t.Fatalf("Read = %+v, %v; want the two members that fit", v, err)
+	}
+}
+
+// Bad options are refused with the field named.
+func TestOptionsErrors(t *testing.T) {
+	for _, o := range []Options{
+		{Size: 1},
+		{Name: "a/b", Size: 1},
+		{Name: "x"},
+		{Name: "x", Size: 2, Min: 3},
+		{Name: "x", Size: 2, TTL: time.Second},
+	} {
+		if _, err := o.withDefaults(); err == nil || !strings.Contains(err.Error(), "Options.") {
+			t.Errorf("%+v: %v; want an error naming the field", o, err)
+		}
+	}
+}
+
+// A fenced slot is passed over: its key is deleted on release, not kept,
+// and the next permits get other slots.
+func TestFencedSlotAvoided(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	b := newBudget(t, addr, Options{Name: "db", Size: 3, Prefix: prefix})
+	f := &fakePool{}
+	f.demand.Store(3)
+	defer b.Join(f)()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := b.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenced := p.Slot()
+	p.(interface{ Fenced() }).Fenced()
+	p.Release()
+	for range 6 {
+		q, err := b.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Slot() == fenced {
+			t.Fatalf("got fenced slot %d again", fenced)
+		}
+		q.Release()
+	}
+	eventually(t, 2*time.Second, "the fenced slot's key deleted", func() (bool, string) {
+		v, err := Read(context.Background(), admin, "db", prefix)
+		if err != nil || len(v.Members) != 1 {
+			return false, fmt.Sprint(v, err)
+		}
+		for _, s := range v.Members[0].Slots {
+			if s == fenced {
+				return false, fmt.Sprintf("member still holds %v", v.Members[0].Slots)
+			}
+		}
+		return true, ""
+	})
+}
+
+// FenceKey is the same for every member of a budget and differs between
+// budgets.
+func TestFenceKey(t *testing.T) {
+	a, b, c := fenceKey(DefaultPrefix, "db"), fenceKey(DefaultPrefix, "db"), fenceKey(DefaultPrefix, "db2")
+	if a != b || a == c {
+		t.Fatalf("fence keys %d %d %d", a, b, c)
+	}
+}

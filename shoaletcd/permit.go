@@ -1,0 +1,165 @@
+package shoaletcd
+
+import (
+	"context"
+	"time"
+
+	"github.com/shoalpool/shoal"
+)
+
+// permit is a leave to keep one connection open. Its slot is the number
+// its connection is fenced with; cover is the slot key that counts it in
+// etcd, which is the same number except after a rejoin found the key
+// taken, and -1 while no key counts it (granted on Min before the member
+// joined, or lost with a lease).
+type permit struct {
+	b        *Budget
+	slot     int
+	cover    int // guarded by b.mu
+	fenced   bool
+	released bool
+}
+
+// Slot returns the permit's slot number, in [0, Size).
+func (p *permit) Slot() int { return p.slot }
+
+// Fenced tells the budget that the server holds this slot's lock for
+// another backend: a connection of a process paused past its lease, still
+// alive at the server although its key was given away. The slot is passed
+// over for a while (four TTLs) and its key given back when the permit is
+// released; the next Acquire gets another. shoalpgx calls it through
+// interface{ Fenced() }.
+func (p *permit) Fenced() {
+	b := p.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p.fenced = true
+	b.avoid[p.slot] = time.Now().Add(b.avoidFor())
+}
+
+// Release gives the permit back. Its key is kept for the next dial while
+// the member holds no more than its share, and deleted otherwise (or if
+// the slot was fenced), so others can grow. A second call does nothing.
+func (p *permit) Release() {
+	b := p.b
+	b.mu.Lock()
+	if p.released {
+		b.mu.Unlock()
+		return
+	}
+	p.released = true
+	delete(b.permits, p)
+	if b.slotUsers[p.slot]--; b.slotUsers[p.slot] <= 0 {
+		delete(b.slotUsers, p.slot)
+	}
+	if p.cover >= 0 {
+		if o := b.owned[p.cover]; o != nil && o.permit == p {
+			o.permit = nil
+			if p.fenced {
+				o.deleting = true
+			}
+		}
+	}
+	b.trimLocked()
+	b.broadcastLocked()
+	b.mu.Unlock()
+	b.wake()
+}
+
+// grantLocked hands out a permit with slot number slot, backed by key
+// cover (or none, -1).
+func (b *Budget) grantLocked(slot, cover int) *permit {
+	p := &permit{b: b, slot: slot, cover: cover}
+	b.permits[p] = struct{}{}
+	b.slotUsers[slot]++
+	if cover >= 0 {
+		b.owned[cover].permit = p
+	}
+	return p
+}
+
+// Acquire returns a permit to open one connection, waiting until this
+// member may hold one more and a slot is free, or ctx ends. In order, it
+// lends a slot key the member already owns (no request to etcd), creates a
+// free one (one transaction), or, before the member has joined etcd,
+// grants one locally within Min. It never creates a key while etcd does
+// not answer, so a member cut off from etcd does not grow. The permit also
+// has a Fenced method (see shoalpgx).
+func (b *Budget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
+	tried := map[int]bool{}
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			b.mu.Unlock()
+			return nil, err
+		}
+		now := time.Now()
+		if len(b.permits) < b.poolShareLocked() {
+			if k, ok := b.idleKeyLocked(); ok && b.slotUsers[k] == 0 {
+				p := b.grantLocked(k, k)
+				b.mu.Unlock()
+				return p, nil
+			}
+			if !b.joined {
+				if k, ok := b.localSlotLocked(); ok {
+					p := b.grantLocked(k, -1)
+					b.mu.Unlock()
+					return p, nil
+				}
+			} else if b.onlineLocked(now) && b.coveredLocked()+len(b.pending) < b.share {
+				if k, ok := b.freeSlotLocked(-1, tried); ok {
+					p, retry, err := b.createAndGrantLocked(ctx, k)
+					if p != nil || err != nil {
+						return p, err
+					}
+					tried[k] = true
+					if retry {
+						continue
+					}
+					b.mu.Lock()
+				}
+			}
+		}
+		ch := b.changed
+		b.mu.Unlock()
+		t := time.NewTimer(500 * time.Millisecond)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		clear(tried)
+	}
+}
+
+// createAndGrantLocked creates slot key k and grants a permit on it. It is
+// called with mu held and returns with it released. With no permit and no
+// error, retry says whether to try another key at once (k was taken) or
+// to wait (etcd did not answer).
+func (b *Budget) createAndGrantLocked(ctx context.Context, k int) (p *permit, retry bool, err error) {
+	b.pending[k] = true
+	lease := b.lease
+	b.mu.Unlock()
+	rev, cerr := b.createSlot(ctx, lease, k)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.pending, k)
+	if rev > 0 {
+		b.localRev = max(b.localRev, rev)
+		b.owned[k] = &ownedSlot{rev: rev}
+		if b.closed {
+			return nil, false, ErrClosed
+		}
+		return b.grantLocked(k, k), false, nil
+	}
+	b.reconcileLocked()
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	return nil, cerr == nil, nil
+}

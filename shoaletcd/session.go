@@ -1,0 +1,297 @@
+package shoaletcd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// session is one lease and what join read with it.
+type session struct {
+	lease clientv3.LeaseID
+	rev   int64              // revision of kvs
+	kvs   []*mvccpb.KeyValue // the whole budget at rev
+}
+
+// join takes a lease, checks the budget's size, registers this member and
+// re-takes, under the new lease, the slot keys of the permits it has out
+// (moving them from the old lease, or creating them again if they were
+// lost and are free). rejoin skips the check of the minimums: a member
+// that was in the budget before keeps its place, and fairShares copes.
+func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
+	name := b.opts.Name
+	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
+	g, err := b.client.Grant(c, b.opts.ttlSeconds())
+	cancel()
+	b.noteResult(ctx, err)
+	if err != nil {
+		return nil, fmt.Errorf("shoaletcd: budget %q: granting a lease: %w", name, err)
+	}
+	lease := g.ID
+	done := false
+	defer func() {
+		if !done {
+			b.revoke(lease)
+		}
+	}()
+	if err := b.ensureSize(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.register(ctx, lease, rejoin); err != nil {
+		return nil, err
+	}
+	if err := b.retake(ctx, lease); err != nil {
+		return nil, err
+	}
+
+	c, cancel = context.WithTimeout(ctx, b.opts.opTimeout())
+	r, err := b.client.Get(c, b.keys.root, clientv3.WithPrefix())
+	cancel()
+	b.noteResult(ctx, err)
+	if err != nil {
+		return nil, fmt.Errorf("shoaletcd: budget %q: reading the budget: %w", name, err)
+	}
+
+	b.mu.Lock()
+	old := b.lease
+	b.lease, b.session, b.joined = lease, true, true
+	b.contactLocked(true)
+	b.mu.Unlock()
+	if old != 0 && old != lease {
+		// Whatever the old lease still holds was not re-taken: let it go
+		// now rather than at its expiry.
+		b.revoke(old)
+	}
+	done = true
+	return &session{lease: lease, rev: r.Header.Revision, kvs: r.Kvs}, nil
+}
+
+// ensureSize creates the size key if it is missing and checks it against
+// Options.Size. A differing size is replaced only when no member is alive
+// (so a budget can be resized by restarting every member with the new
+// Size); otherwise it is ErrSizeMismatch.
+func (b *Budget) ensureSize(ctx context.Context) error {
+	size := strconv.Itoa(b.opts.Size)
+	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
+	defer cancel()
+	r, err := b.client.Txn(c).
+		If(clientv3.Compare(clientv3.CreateRevision(b.keys.size()), "=", 0)).
+		Then(clientv3.OpPut(b.keys.size(), size)).
+		Else(clientv3.OpGet(b.keys.size())).
+		Commit()
+	b.noteResult(ctx, err)
+	if err != nil {
+		return fmt.Errorf("shoaletcd: budget %q: checking its size: %w", b.opts.Name, err)
+	}
+	if r.Succeeded {
+		return nil
+	}
+	kvs := r.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return fmt.Errorf("shoaletcd: budget %q: its size key vanished while being checked", b.opts.Name)
+	}
+	stored := string(kvs[0].Value)
+	if stored == size {
+		return nil
+	}
+	// An empty range compares as a key that does not exist, so this holds
+	// exactly when no member record is left.
+	r, err = b.client.Txn(c).
+		If(clientv3.Compare(clientv3.Value(b.keys.size()), "=", stored),
+			clientv3.Compare(clientv3.CreateRevision(b.keys.members()), "=", 0).WithPrefix()).
+		Then(clientv3.OpPut(b.keys.size(), size)).
+		Commit()
+	b.noteResult(ctx, err)
+	if err != nil {
+		return fmt.Errorf("shoaletcd: budget %q: replacing its size: %w", b.opts.Name, err)
+	}
+	if !r.Succeeded {
+		return fmt.Errorf("%w: budget %q has size %s in etcd (%s) while members are alive, and this member has Size %d; every member must use the same Size",
+			ErrSizeMismatch, b.opts.Name, stored, b.keys.size(), b.opts.Size)
+	}
+	b.log.Info("shoaletcd: budget resized; no member was alive", "from", stored, "to", b.opts.Size)
+	return nil
+}
+
+// register writes this member's record under lease, in a transaction that
+// fails if a member record was created since the minimums were summed, so
+// two members joining at once cannot both squeeze in over the size.
+func (b *Budget) register(ctx context.Context, lease clientv3.LeaseID, rejoin bool) error {
+	b.mu.Lock()
+	m := b.member
+	b.mu.Unlock()
+	if m != nil {
+		d := min(max(m.Demand(), 0), b.opts.Size)
+		b.mu.Lock()
+		b.published = d
+		b.mu.Unlock()
+	}
+	for range 20 {
+		c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
+		g, err := b.client.Get(c, b.keys.members(), clientv3.WithPrefix())
+		b.noteResult(ctx, err)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("shoaletcd: budget %q: reading its members: %w", b.opts.Name, err)
+		}
+		sum, others := b.opts.Min, 0
+		for _, kv := range g.Kvs {
+			id, ok := b.keys.memberOf(string(kv.Key))
+			var r memberRecord
+			if !ok || id == b.id || json.Unmarshal(kv.Value, &r) != nil {
+				continue
+			}
+			sum += r.Min
+			others++
+		}
+		if sum > b.opts.Size {
+			err := fmt.Errorf("%w: budget %q: the minimums sum to %d (this member's Min %d plus %d from %d other member(s)), above its size %d",
+				ErrMinimums, b.opts.Name, sum, b.opts.Min, sum-b.opts.Min, others, b.opts.Size)
+			if !rejoin {
+				cancel()
+				return err
+			}
+			b.log.Warn("shoaletcd: rejoining although the minimums no longer fit; they are granted in member ID order", "err", err)
+		}
+		b.mu.Lock()
+		rec, _ := json.Marshal(b.recordLocked())
+		b.mu.Unlock()
+		t, err := b.client.Txn(c).
+			If(clientv3.Compare(clientv3.CreateRevision(b.keys.members()), "<", g.Header.Revision+1).WithPrefix(),
+				clientv3.Compare(clientv3.Value(b.keys.size()), "=", strconv.Itoa(b.opts.Size))).
+			Then(clientv3.OpPut(b.keys.member(b.id), string(rec), clientv3.WithLease(lease))).
+			Commit()
+		cancel()
+		b.noteResult(ctx, err)
+		if err != nil {
+			return fmt.Errorf("shoaletcd: budget %q: registering this member: %w", b.opts.Name, err)
+		}
+		if t.Succeeded {
+			return nil
+		}
+	}
+	return fmt.Errorf("shoaletcd: budget %q: could not register this member: members kept joining (or the size changed) during 20 attempts", b.opts.Name)
+}
+
+// retake gives every permit out a slot key under lease before the member
+// counts as joined, so the pool's share does not dip (and no connection
+// closes) on the way: a key it held under the old lease is moved, one that
+// was lost is created again if free, and a permit granted on Min before
+// the first join gets its own number's key or another free one. A permit
+// left without a key (all taken by others meanwhile) makes the member over
+// budget: its share stays at the keys it owns until one is free, so
+// connections close as they are released. Idle keys are not carried over;
+// the old lease's revocation frees them.
+func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
+	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
+	r, err := b.client.Get(c, b.keys.slots(), clientv3.WithPrefix())
+	cancel()
+	b.noteResult(ctx, err)
+	if err != nil {
+		return fmt.Errorf("shoaletcd: budget %q: reading its slots: %w", b.opts.Name, err)
+	}
+	taken := map[int]string{}
+	for _, kv := range r.Kvs {
+		if k, ok := b.keys.slotOf(string(kv.Key)); ok {
+			taken[k] = string(kv.Value)
+		}
+	}
+
+	b.mu.Lock()
+	var lent []int
+	for k, o := range b.owned {
+		if o.permit == nil {
+			delete(b.owned, k)
+		} else {
+			lent = append(lent, k)
+		}
+	}
+	var bare []*permit
+	for p := range b.permits {
+		if p.cover < 0 {
+			bare = append(bare, p)
+		}
+	}
+	b.mu.Unlock()
+
+	for _, k := range lent {
+		var rev int64
+		switch taken[k] {
+		case b.id:
+			rev, err = b.moveSlot(ctx, lease, k)
+		case "":
+			rev, err = b.createSlot(ctx, lease, k)
+		}
+		if err != nil {
+			return fmt.Errorf("shoaletcd: budget %q: re-taking slot %d: %w", b.opts.Name, k, err)
+		}
+		b.mu.Lock()
+		if o := b.owned[k]; o != nil && rev > 0 {
+			o.rev = rev
+			b.localRev = max(b.localRev, rev)
+			taken[k] = b.id
+		} else if o != nil {
+			if o.permit != nil {
+				o.permit.cover = -1
+				bare = append(bare, o.permit)
+			}
+			delete(b.owned, k)
+		}
+		b.mu.Unlock()
+	}
+
+	for _, p := range bare {
+		for {
+			b.mu.Lock()
+			k, ok := p.slot, taken[p.slot] == ""
+			if !ok {
+				k, ok = -1, false
+				for i := b.opts.Size - 1; i >= 0; i-- {
+					if taken[i] == "" && b.slotUsers[i] == 0 {
+						k, ok = i, true
+						break
+					}
+				}
+			}
+			b.mu.Unlock()
+			if !ok {
+				b.mu.Lock()
+				b.overBudget = true
+				b.mu.Unlock()
+				b.log.Warn("shoaletcd: no free slot for a connection held since before joining; over budget until one is free", "slot", p.slot)
+				break
+			}
+			rev, err := b.createSlot(ctx, lease, k)
+			if err != nil {
+				return fmt.Errorf("shoaletcd: budget %q: taking slot %d: %w", b.opts.Name, k, err)
+			}
+			taken[k] = "?"
+			if rev == 0 {
+				continue
+			}
+			taken[k] = b.id
+			b.mu.Lock()
+			o := &ownedSlot{rev: rev}
+			b.owned[k] = o
+			b.localRev = max(b.localRev, rev)
+			if _, out := b.permits[p]; out && p.cover < 0 {
+				o.permit, p.cover = p, k
+			}
+			b.mu.Unlock()
+			break
+		}
+	}
+	return nil
+}
+
+// revoke revokes lease, best effort: if etcd does not answer, the lease
+// expires within its TTL anyway.
+func (b *Budget) revoke(lease clientv3.LeaseID) {
+	c, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())
+	defer cancel()
+	_, _ = b.client.Revoke(c, lease)
+}

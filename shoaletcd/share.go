@@ -1,0 +1,154 @@
+package shoaletcd
+
+import "time"
+
+// staleAfter is how long without an answer from etcd before the member
+// counts it as unreachable: a keep-alive is due every TTL/3, so two missed
+// ones and a second of slack.
+func (b *Budget) staleAfter() time.Duration { return b.opts.TTL*2/3 + time.Second }
+
+// onlineLocked reports whether etcd answers now: a lease is kept alive,
+// the last request succeeded, and etcd answered recently.
+func (b *Budget) onlineLocked(now time.Time) bool {
+	return b.session && !b.opFailed && now.Sub(b.lastContact) < b.staleAfter()
+}
+
+// contactLocked records an answer from etcd (ok) or a request that failed.
+func (b *Budget) contactLocked(ok bool) {
+	if ok {
+		b.lastContact = time.Now()
+	}
+	b.opFailed = !ok
+}
+
+// heldLocked counts the connections this member answers for: permits out
+// plus idle slots kept for the next dial (slots being deleted not counted).
+func (b *Budget) heldLocked() int {
+	n := len(b.permits)
+	for _, o := range b.owned {
+		if o.permit == nil && !o.deleting {
+			n++
+		}
+	}
+	return n
+}
+
+// coveredLocked counts the slot keys this member owns and keeps.
+func (b *Budget) coveredLocked() int {
+	n := 0
+	for _, o := range b.owned {
+		if !o.deleting {
+			n++
+		}
+	}
+	return n
+}
+
+// uncoveredLocked counts the permits out that no slot key backs: granted
+// on Min before the member joined, or whose key was lost with a lease.
+func (b *Budget) uncoveredLocked() int {
+	n := 0
+	for p := range b.permits {
+		if p.cover < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// poolShareLocked is what the pool is told it may hold.
+//
+//   - Before the first join: Min, granted locally.
+//   - Online: the fair share; but while some permits have no slot key,
+//     no more than it holds (no growth) until a key is found for each,
+//     and once no free key was left for one (the member is over budget
+//     after a rejoin), no more than the keys it owns, so connections close
+//     as they are released.
+//   - Offline after a join: never more than it holds now (no growth) and
+//     never less (nothing is dropped because etcd is away).
+func (b *Budget) poolShareLocked() int {
+	switch {
+	case b.left || b.closed:
+		return 0
+	case !b.joined:
+		return b.opts.Min
+	case !b.onlineLocked(time.Now()):
+		return min(b.share, b.heldLocked())
+	case b.uncoveredLocked() == 0:
+		return b.share
+	case b.overBudget:
+		return min(b.share, b.coveredLocked())
+	default:
+		return min(b.share, b.heldLocked())
+	}
+}
+
+// pushShare tells the pool its share if it changed. SetShare runs without
+// mu, under shareMu, so calls reach the pool in the order computed.
+func (b *Budget) pushShare() {
+	b.shareMu.Lock()
+	defer b.shareMu.Unlock()
+	b.mu.Lock()
+	m, v := b.member, b.poolShareLocked()
+	b.mu.Unlock()
+	if m != nil && v != b.lastPushed {
+		b.lastPushed = v
+		m.SetShare(v)
+	}
+}
+
+// pushShares is the goroutine that pushes shares when woken, so that a
+// Release (called by the pool, perhaps under its locks) never calls back
+// into the pool itself.
+func (b *Budget) pushShares() {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-b.shareKick:
+			b.pushShare()
+		}
+	}
+}
+
+// trimLocked marks idle slot keys for deletion until the member keeps no
+// more than its share, and deletes idle keys of slots that were fenced.
+// Keys lent to permits go when those are released. The run loop does the
+// deleting. It returns whether anything was marked.
+func (b *Budget) trimLocked() bool {
+	target := b.share
+	if b.left || b.closed {
+		target = 0
+	}
+	now := time.Now()
+	keep := b.coveredLocked()
+	marked := false
+	for k, o := range b.owned {
+		if o.permit != nil || o.deleting {
+			continue
+		}
+		if keep > target || b.avoidedLocked(k, now) {
+			o.deleting = true
+			keep--
+			marked = true
+		}
+	}
+	return marked
+}
+
+// avoidedLocked reports whether slot k was fenced recently (its advisory
+// lock held by a backend of someone else) and should not be handed out.
+func (b *Budget) avoidedLocked(k int, now time.Time) bool {
+	until, ok := b.avoid[k]
+	if ok && !now.Before(until) {
+		delete(b.avoid, k)
+		return false
+	}
+	return ok
+}
+
+// avoidFor is how long a fenced slot is passed over: the other backend
+// holding its lock belongs to a process paused past its lease, and lives
+// at least until that process resumes and rejoins, or is killed.
+func (b *Budget) avoidFor() time.Duration { return 4 * b.opts.TTL }
