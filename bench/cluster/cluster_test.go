@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func TestTinyRun(t *testing.T) {
 		duration: 300 * time.Millisecond, warmup: 200 * time.Millisecond, sleepShare: 0.5,
 		loads:      []string{loadUniform, loadSkewed},
 		contenders: []string{"static", "etcd", "pgbouncer"},
+		appName:    fmt.Sprintf("shoal-bench-cluster-test-%d", os.Getpid()),
 	}
 	if err := cfg.check(); err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ var contenders = []contender{
 		open:     openShoalpgx,
 		maxConns: func(cfg config) int { return cfg.budget / cfg.workers },
 		dsn:      func(cfg config) string { return cfg.dsn },
-		count:    func(config) (string, string) { return countDirect, appName },
+		count:    func(cfg config) (string, string) { return countDirect, cfg.appName },
 		limit:    func(cfg config) int { return cfg.budget },
 		missing:  func(cfg config) string { return ifEmpty(cfg.dsn, "no PostgreSQL: -dsn or SHOAL_TEST_POSTGRES") },
 	},
@@ -58,7 +58,7 @@ var contenders = []contender{
 		open:     openOnBudget,
 		maxConns: func(cfg config) int { return cfg.maxConns },
 		dsn:      func(cfg config) string { return cfg.dsn },
-		count:    func(config) (string, string) { return countDirect, appName },
+		count:    func(cfg config) (string, string) { return countDirect, cfg.appName },
 		limit:    func(cfg config) int { return cfg.budget },
 		missing: func(cfg config) string {
 			switch {
@@ -123,7 +123,7 @@ func shoalpgxConfig(spec workerSpec) (*shoalpgx.Config, error) {
 		return nil, err
 	}
 	cfg.MaxConns = int32(spec.MaxConns)
-	cfg.ConnConfig.RuntimeParams["application_name"] = appName
+	cfg.ConnConfig.RuntimeParams["application_name"] = spec.AppName
 	return cfg, nil
 }
 
@@ -147,7 +147,7 @@ func openPgxpool(ctx context.Context, spec workerSpec) (execer, func(), error) {
 		return nil, nil, err
 	}
 	cfg.MaxConns = int32(spec.MaxConns)
-	cfg.ConnConfig.RuntimeParams["application_name"] = appName
+	cfg.ConnConfig.RuntimeParams["application_name"] = spec.AppName
 	// PgBouncer 1.18 in transaction mode cannot keep a prepared statement
 	// for a client; Exec without arguments prepares none anyway, and this
 	// keeps anything else from trying.

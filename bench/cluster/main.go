@@ -36,6 +36,7 @@ func main() {
 		sleepShare = flag.Float64("sleep", 0.5, "share of the queries that are pg_sleep(0.001)")
 		loads      = flag.String("loads", "uniform,skewed", "loads, comma-separated: uniform, skewed")
 		only       = flag.String("contenders", "static,etcd,pgbouncer", "contenders, comma-separated, in the order to run")
+		app        = flag.String("appname", defaultAppName, "application_name of the workers' connections, the one counted")
 		out        = flag.String("out", "", "write the markdown fragment here")
 	)
 	flag.Parse()
@@ -43,7 +44,7 @@ func main() {
 		dsn: *dsn, pgbouncer: *pgbouncer, pgbouncerUser: *bounceUser, pgbouncerPool: *bouncePool, etcd: split(*etcd),
 		workers: *workers, goroutines: *goroutines, skew: *skew, maxConns: *maxConns, budget: *budget,
 		duration: *duration, warmup: *warmup, sleepShare: *sleepShare,
-		loads: split(*loads), contenders: split(*only),
+		loads: split(*loads), contenders: split(*only), appName: *app,
 	}
 	if err := cfg.check(); err != nil {
 		log.Fatal(err)
@@ -71,6 +72,9 @@ func main() {
 
 // check fills in what the flags left to it and rejects what cannot run.
 func (cfg *config) check() error {
+	if cfg.appName == "" {
+		cfg.appName = defaultAppName
+	}
 	if cfg.workers < 1 || cfg.goroutines < 1 || cfg.skew < 1 || cfg.maxConns < 1 {
 		return fmt.Errorf("-workers, -goroutines, -skew and -maxconns must be >= 1")
 	}
@@ -113,7 +117,7 @@ func serverVersion(ctx context.Context, dsn string) string {
 	if err != nil {
 		return "PostgreSQL"
 	}
-	pc.RuntimeParams["application_name"] = appName + "-runner"
+	pc.RuntimeParams["application_name"] = defaultAppName + "-runner"
 	c, err := pgx.ConnectConfig(ctx, pc)
 	if err != nil {
 		return "PostgreSQL"

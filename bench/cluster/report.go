@@ -44,7 +44,7 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		}
 	}
 	b.WriteString("\nHow the server's connections are counted (pg_stat_activity): the direct contenders by " +
-		"their application_name, " + appName + ", over TCP; PgBouncer's as the role's backends that came " +
+		"their application_name, " + cfg.appName + ", over TCP; PgBouncer's as the role's backends that came " +
 		"over the Unix socket, the way scripts/services.sh has PgBouncer connect, whatever application_name " +
 		"the client they last served gave them (so another client of the same PgBouncer pool at the same " +
 		"time would be counted too).\n")

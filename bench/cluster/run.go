@@ -28,6 +28,7 @@ type config struct {
 	sleepShare    float64
 	loads         []string
 	contenders    []string
+	appName       string // of the workers' connections
 }
 
 // The loads: every worker the same, or worker 0 with skew times the others'
@@ -132,7 +133,7 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (cell, e
 	}()
 	for w := range cfg.workers {
 		ch, err := startChild(ctx, workerSpec{
-			Index: w, Contender: c.name, DSN: c.dsn(cfg), MaxConns: c.maxConns(cfg),
+			Index: w, Contender: c.name, DSN: c.dsn(cfg), MaxConns: c.maxConns(cfg), AppName: cfg.appName,
 			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare,
 			Warmup: cfg.warmup, Duration: cfg.duration, Budget: budget,
 		})

@@ -6,9 +6,11 @@ import "time"
 // process it starts; a process that finds it set is a worker.
 const envWorker = "SHOAL_BENCH_CLUSTER_WORKER"
 
-// appName is the application_name of every connection the workers open,
-// the one the runner counts at the server.
-const appName = "shoal-bench-cluster"
+// defaultAppName is the application_name of every connection the workers
+// open, the one the runner counts at the server, unless -appname says
+// otherwise (the test takes one of its own, so that a benchmark running
+// beside it is not counted).
+const defaultAppName = "shoal-bench-cluster"
 
 // workerSpec is everything a worker process needs to run its part of a cell.
 type workerSpec struct {
@@ -16,6 +18,7 @@ type workerSpec struct {
 	Contender  string
 	DSN        string // where the worker's pool connects
 	MaxConns   int
+	AppName    string
 	Goroutines int
 	// SleepShare is the share of queries that are pg_sleep(0.001) rather
 	// than SELECT 1.
