@@ -22,19 +22,23 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		"from before the first worker started until the last had exited.\n\n",
 		cfg.workers, cfg.goroutines, cfg.skew*cfg.goroutines, cfg.maxConns, cfg.budget/cfg.workers,
 		100*cfg.sleepShare, querySleep, querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
-	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "errors",
+	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
 		"most at server (limit)", "samples over the limit")
 	for _, c := range cells {
 		if c.skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | | | | |\n", c.load, c.contender, c.skipped)
+			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | | | | | |\n", c.load, c.contender, c.skipped)
 			continue
 		}
 		per := make([]string, len(c.perWorker))
 		for i, q := range c.perWorker {
 			per[i] = fmt.Sprintf("%.0f", q)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %d | %d (%d) | %d of %d |\n",
-			c.load, c.contender, c.qps, strings.Join(per, " / "), ms(c.p50), ms(c.p99), c.errors,
+		p99s := make([]string, len(c.perWorkerP99))
+		for i, d := range c.perWorkerP99 {
+			p99s[i] = fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s ms | %d | %d (%d) | %d of %d |\n",
+			c.load, c.contender, c.qps, strings.Join(per, " / "), ms(c.p50), ms(c.p99), strings.Join(p99s, " / "), c.errors,
 			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples))
 	}
 	b.WriteString("\n")

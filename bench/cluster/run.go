@@ -55,6 +55,7 @@ type cell struct {
 	firstError      string
 	qps             float64
 	perWorker       []float64 // q/s
+	perWorkerP99    []time.Duration
 	p50, p99        time.Duration
 	server          pgcount.Report // the connections counted at the server
 	limit           int            // the most the contender should hold there
@@ -170,6 +171,7 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (cell, e
 			res.firstError = r.FirstError
 		}
 		res.perWorker = append(res.perWorker, float64(r.Queries)/cfg.duration.Seconds())
+		res.perWorkerP99 = append(res.perWorkerP99, r.Latency.quantile(0.99))
 	}
 	for _, ch := range children {
 		if err := ch.end(); err != nil {
