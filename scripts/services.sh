@@ -397,7 +397,9 @@ if [ "$pgb_changed" = 1 ] && pgb_running; then
 fi
 if ! pgb_running; then
 	echo "    starting pgbouncer"
-	runuser -u postgres -- /usr/sbin/pgbouncer -d -q "$pgb_ini"
+	# -q keeps its errors out of our output; they are in its log.
+	runuser -u postgres -- /usr/sbin/pgbouncer -d -q "$pgb_ini" ||
+		die "pgbouncer did not start; the end of $pgb_log: $(tail -n 20 "$pgb_log")"
 fi
 wait_for "PgBouncer (psql -h 127.0.0.1 -p 6432)" "$pgb_log" pgb_ready
 if pgb_try not-the-password >/dev/null 2>&1; then
