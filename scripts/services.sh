@@ -6,6 +6,9 @@
 #   ClickHouse  127.0.0.1:8123  HTTP interface (native protocol on 127.0.0.1:9000)
 #   InfluxDB    127.0.0.1:8086  HTTP API, database shoal_test
 #   etcd        127.0.0.1:2379  client URL (peer URL 127.0.0.1:2380)
+#   etcd x3     127.0.0.1:2381,2382,2383  a 3-member cluster (peers 2391-2393)
+#   PgBouncer   127.0.0.1:6432  transaction pooling, 40 server connections,
+#                               in front of PostgreSQL's shoal_test as shoal
 #
 # Runs as root on Debian bookworm, without systemd: every server is started
 # directly as a background daemon, listening on loopback only. Safe to run any
@@ -13,7 +16,9 @@
 # do not answer yet and changes PostgreSQL's configuration only when needed.
 #
 # Logs: PostgreSQL /var/log/postgresql/, ClickHouse /var/log/clickhouse-server/,
-# InfluxDB /var/log/influxdb/influxd.log, etcd /var/log/shoal-etcd.log.
+# InfluxDB /var/log/influxdb/influxd.log, etcd /var/log/shoal-etcd.log, the
+# etcd cluster /var/log/shoal-etcd-cluster-N.log, PgBouncer
+# /var/log/shoal-pgbouncer.log.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -48,7 +53,7 @@ wait_for() {
 
 # ---------------------------------------------------------------------------
 step "install missing packages"
-packages=(curl postgresql clickhouse-server clickhouse-client influxdb etcd-server etcd-client)
+packages=(curl postgresql clickhouse-server clickhouse-client influxdb etcd-server etcd-client pgbouncer)
 missing=()
 for p in "${packages[@]}"; do
 	status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
@@ -90,17 +95,21 @@ fi
 wait_for "PostgreSQL (pg_isready -h 127.0.0.1)" "$pg_log" pg_ready
 
 # Password connections must really cost a SCRAM exchange, so the test role
-# gets scram-sha-256 rules placed before any other host rule (the first
-# matching line wins, and this machine has "host all all 127.0.0.1/32 trust").
+# gets scram-sha-256 rules placed before any other rule (the first matching
+# line wins, and this machine has "host all all 127.0.0.1/32 trust"). The
+# "local" rule is PgBouncer's way in: it reaches PostgreSQL over the Unix
+# socket, so that its server connections are the shoal backends without a
+# client address and can be counted apart from direct TCP clients.
 # Other roles and databases keep whatever access they had.
 hba="$pg_conf/pg_hba.conf"
-export SHOAL_HBA_BLOCK="# shoal integration tests: password (SCRAM) over TCP (scripts/services.sh)
+export SHOAL_HBA_BLOCK="# shoal integration tests: password (SCRAM) over TCP and the socket (scripts/services.sh)
+local   shoal_test      shoal                                   scram-sha-256
 host    shoal_test      shoal           127.0.0.1/32            scram-sha-256
 host    shoal_test      shoal           ::1/128                 scram-sha-256"
 hba_new="$(awk '
-	BEGIN { block = ENVIRON["SHOAL_HBA_BLOCK"]; split(block, b, "\n"); marker = b[1] }
-	$0 == marker { next }                                  # drop an older copy
-	/^[ \t]*host[ \t]+shoal_test[ \t]+shoal[ \t]/ { next } # of our block
+	BEGIN { block = ENVIRON["SHOAL_HBA_BLOCK"] }
+	/^# shoal integration tests: password/ { next }        # drop an older copy
+	/^[ \t]*(host|local)[ \t]+shoal_test[ \t]+shoal[ \t]/ { next } # of our block
 	!done && $0 !~ /^[ \t]*(#|$)/ { print block; done = 1 } # before the first rule
 	{ print }
 	END { if (!done) print block }
@@ -119,10 +128,20 @@ if [ "$(pg_admin -c 'SHOW password_encryption')" != "scram-sha-256" ]; then
 	pg_reload=1
 fi
 
+# Connections the tests and benchmarks may hold at once, besides the 3
+# reserved for superusers: the cluster-budget tests and bench/cluster's
+# contenders 40 each (a budget of 40 across processes; a static split of
+# 4 x 10), PgBouncer's 40 server connections (kept up to a minute after
+# their last use), bench/pgx up to 6 pools of its -conns (48 at the default
+# 8), the shoalpgx and cmd/shoal tests some 20, the checkers and psql a few.
+# That is about 200 when they overlap, as they do with several engineers on
+# one machine, so 300 leaves room; an unused slot costs PostgreSQL only some
+# kilobytes of shared memory.
+pg_max_conns=300
 pg_restart=0
-if [ "$(pg_admin -c 'SHOW max_connections')" -lt 200 ]; then
-	echo "    raising max_connections to 200 (needs a restart)"
-	pg_admin -c "ALTER SYSTEM SET max_connections = 200"
+if [ "$(pg_admin -c 'SHOW max_connections')" -lt "$pg_max_conns" ]; then
+	echo "    raising max_connections to $pg_max_conns (needs a restart)"
+	pg_admin -c "ALTER SYSTEM SET max_connections = $pg_max_conns"
 	pg_restart=1
 fi
 
@@ -239,7 +258,11 @@ install -d -o etcd -g etcd -m 700 "$etcd_data"
 if ! etcd_ready >/dev/null 2>&1; then
 	echo "    starting etcd"
 	touch "$etcd_log" && chown etcd:etcd "$etcd_log"
+	# A pidfile of its own: the cluster below runs the same binary as the
+	# same user, and start-stop-daemon would take one of its members for
+	# this server and start nothing.
 	start-stop-daemon --start --quiet --oknodo --background \
+		--make-pidfile --pidfile /run/shoal-etcd.pid \
 		--chuid etcd:etcd --chdir "$etcd_data" \
 		--user etcd --exec /usr/bin/etcd \
 		--output "$etcd_log" \
@@ -257,6 +280,132 @@ if ! etcd_ready >/dev/null 2>&1; then
 		--logger zap --log-outputs stderr --log-level warn
 fi
 wait_for "etcd (http://127.0.0.1:2379/health)" "$etcd_log" etcd_ready
+
+# ---------------------------------------------------------------------------
+step "etcd cluster"
+# Three members on loopback, for the tests that need a quorum to lose: member
+# N serves clients on 238N and its peers on 239N, keeps its data under
+# /var/lib/shoal-etcd-cluster/N and its pid in /run/shoal-etcd-cluster-N.pid.
+# Once a member's data directory exists etcd ignores the --initial-* flags, so
+# the same command restarts a member that stopped.
+cluster_data=/var/lib/shoal-etcd-cluster
+cluster_peers="shoal-c1=http://127.0.0.1:2391,shoal-c2=http://127.0.0.1:2392,shoal-c3=http://127.0.0.1:2393"
+member_ready() { curl -fsS --max-time 2 "http://127.0.0.1:238$1/health" | grep -q '"health":"true"'; }
+install -d -o etcd -g etcd -m 700 "$cluster_data"
+# Start every member that is not running before waiting on any: a lone member
+# has no leader, so it cannot answer healthy until a second one is up.
+for n in 1 2 3; do
+	member_log="/var/log/shoal-etcd-cluster-$n.log"
+	member_pid="/run/shoal-etcd-cluster-$n.pid"
+	if member_ready "$n" >/dev/null 2>&1 ||
+		start-stop-daemon --status --pidfile "$member_pid" --exec /usr/bin/etcd; then
+		continue
+	fi
+	echo "    starting member shoal-c$n"
+	install -d -o etcd -g etcd -m 700 "$cluster_data/$n"
+	touch "$member_log" && chown etcd:etcd "$member_log"
+	start-stop-daemon --start --quiet --oknodo --background \
+		--make-pidfile --pidfile "$member_pid" \
+		--chuid etcd:etcd --chdir "$cluster_data/$n" \
+		--user etcd --exec /usr/bin/etcd \
+		--output "$member_log" \
+		-- --name "shoal-c$n" \
+		--data-dir "$cluster_data/$n" \
+		--listen-client-urls "http://127.0.0.1:238$n" \
+		--advertise-client-urls "http://127.0.0.1:238$n" \
+		--listen-peer-urls "http://127.0.0.1:239$n" \
+		--initial-advertise-peer-urls "http://127.0.0.1:239$n" \
+		--initial-cluster "$cluster_peers" \
+		--initial-cluster-token shoal-etcd-cluster \
+		--initial-cluster-state new \
+		--max-concurrent-streams 100 \
+		--snapshot-count 10000 \
+		--auto-compaction-mode periodic --auto-compaction-retention 5m \
+		--logger zap --log-outputs stderr --log-level warn
+done
+for n in 1 2 3; do
+	wait_for "etcd member shoal-c$n (http://127.0.0.1:238$n/health)" \
+		"/var/log/shoal-etcd-cluster-$n.log" member_ready "$n"
+done
+
+# ---------------------------------------------------------------------------
+step "PgBouncer"
+# Transaction pooling in front of shoal_test: at most 40 server connections,
+# logged into as shoal over PostgreSQL's Unix socket (SCRAM, the "local" rule
+# above), so that they are the shoal backends whose client_port is -1 and a
+# benchmark can count them at the server whatever application_name their
+# last client set. Clients log in to PgBouncer with SCRAM too: the plain-text
+# password in the auth file serves both directions. It runs as postgres, the
+# owner of the socket directory, from its own files, beside (not instead of)
+# the package's /etc/pgbouncer.
+pgb_dir=/etc/shoal-pgbouncer
+pgb_ini="$pgb_dir/pgbouncer.ini"
+pgb_users="$pgb_dir/userlist.txt"
+pgb_log=/var/log/shoal-pgbouncer.log
+pgb_run=/run/shoal-pgbouncer
+pgb_pid="$pgb_run/pgbouncer.pid"
+pgb_try() { PGPASSWORD="$1" PGCONNECT_TIMEOUT=5 psql -X -q -At -w -h 127.0.0.1 -p 6432 -U shoal -d shoal_test -c 'SELECT 1'; }
+pgb_ready() { [ "$(pgb_try shoal-secret 2>/dev/null)" = 1 ]; }
+pgb_ini_want="; Written by shoal's scripts/services.sh: a loopback-only test pooler.
+[databases]
+shoal_test = host=/var/run/postgresql port=5432 dbname=shoal_test user=shoal
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = 6432
+; No Unix socket of its own: clients come over TCP only.
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $pgb_users
+pool_mode = transaction
+default_pool_size = 40
+reserve_pool_size = 0
+max_db_connections = 40
+max_client_conn = 1000
+; Give idle server connections back after a minute, not the default ten.
+server_idle_timeout = 60
+; lib/pq and JDBC send it at startup; PgBouncer refuses unknown parameters.
+ignore_startup_parameters = extra_float_digits
+logfile = $pgb_log
+pidfile = $pgb_pid
+log_connections = 0
+log_disconnections = 0"
+pgb_users_want='"shoal" "shoal-secret"'
+install -d -o postgres -g postgres -m 750 "$pgb_dir"
+install -d -o postgres -g postgres -m 755 "$pgb_run"
+pgb_changed=0
+if [ "$(cat "$pgb_ini" 2>/dev/null || true)" != "$pgb_ini_want" ]; then
+	echo "    writing $pgb_ini"
+	printf '%s\n' "$pgb_ini_want" >"$pgb_ini"
+	pgb_changed=1
+fi
+if [ "$(cat "$pgb_users" 2>/dev/null || true)" != "$pgb_users_want" ]; then
+	echo "    writing $pgb_users"
+	printf '%s\n' "$pgb_users_want" >"$pgb_users"
+	pgb_changed=1
+fi
+chown postgres:postgres "$pgb_ini" "$pgb_users"
+chmod 640 "$pgb_ini"
+chmod 600 "$pgb_users"
+touch "$pgb_log" && chown postgres:postgres "$pgb_log"
+pgb_running() { start-stop-daemon --status --pidfile "$pgb_pid" --exec /usr/sbin/pgbouncer; }
+if [ "$pgb_changed" = 1 ] && pgb_running; then
+	# SIGHUP rereads both files; the listen address needs no restart as
+	# long as it stays 127.0.0.1:6432.
+	echo "    reloading PgBouncer"
+	kill -HUP "$(cat "$pgb_pid")"
+fi
+if ! pgb_running; then
+	echo "    starting pgbouncer"
+	# -q keeps its errors out of our output; they are in its log.
+	runuser -u postgres -- /usr/sbin/pgbouncer -d -q "$pgb_ini" ||
+		die "pgbouncer did not start; the end of $pgb_log: $(tail -n 20 "$pgb_log")"
+fi
+wait_for "PgBouncer (psql -h 127.0.0.1 -p 6432)" "$pgb_log" pgb_ready
+if pgb_try not-the-password >/dev/null 2>&1; then
+	die "PgBouncer accepted a wrong password for shoal"
+fi
+echo "    role shoal gets through PgBouncer to shoal_test with its password; a wrong one is refused"
 
 # ---------------------------------------------------------------------------
 step "ready after ${SECONDS}s; the tests read (also in scripts/test-env.sh):"

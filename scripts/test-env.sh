@@ -4,3 +4,5 @@ export SHOAL_TEST_POSTGRES='postgres://shoal:shoal-secret@127.0.0.1:5432/shoal_t
 export SHOAL_TEST_CLICKHOUSE='http://127.0.0.1:8123'
 export SHOAL_TEST_INFLUXDB='http://127.0.0.1:8086'
 export SHOAL_TEST_ETCD='127.0.0.1:2379'
+export SHOAL_TEST_ETCD_CLUSTER='127.0.0.1:2381,127.0.0.1:2382,127.0.0.1:2383'
+export SHOAL_TEST_PGBOUNCER='postgres://shoal:shoal-secret@127.0.0.1:6432/shoal_test?sslmode=disable'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs all of shoal's tests, on a fresh machine too: it first installs and
 # starts the real servers the integration tests use (PostgreSQL, ClickHouse,
-# InfluxDB, etcd; needs root and Debian's packages), then runs the tests
+# InfluxDB, etcd alone and as a 3-member cluster, PgBouncer; needs root and
+# Debian's packages), then runs the tests
 # with the race detector.
 #
 #   bash scripts/test.sh                         everything
@@ -21,7 +22,10 @@ if [ "${SHOAL_SKIP_SERVICES:-0}" != 1 ]; then
 	: "${SHOAL_TEST_CLICKHOUSE:=http://127.0.0.1:8123}"
 	: "${SHOAL_TEST_INFLUXDB:=http://127.0.0.1:8086}"
 	: "${SHOAL_TEST_ETCD:=127.0.0.1:2379}"
-	export SHOAL_TEST_POSTGRES SHOAL_TEST_CLICKHOUSE SHOAL_TEST_INFLUXDB SHOAL_TEST_ETCD
+	: "${SHOAL_TEST_ETCD_CLUSTER:=127.0.0.1:2381,127.0.0.1:2382,127.0.0.1:2383}"
+	: "${SHOAL_TEST_PGBOUNCER:=postgres://shoal:shoal-secret@127.0.0.1:6432/shoal_test?sslmode=disable}"
+	export SHOAL_TEST_POSTGRES SHOAL_TEST_CLICKHOUSE SHOAL_TEST_INFLUXDB SHOAL_TEST_ETCD \
+		SHOAL_TEST_ETCD_CLUSTER SHOAL_TEST_PGBOUNCER
 fi
 
 if [ "$#" -gt 0 ]; then

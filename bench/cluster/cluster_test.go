@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary be a worker too: run re-executes the
+// running binary as its workers, and under go test that is this one.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(envWorker); spec != "" {
+		os.Exit(workerMain(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// server returns the address in env, skipping the test when it is unset
+// (failing under SHOAL_REQUIRE_SERVICES=1).
+func server(t *testing.T, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
+			t.Fatalf("%s is not set and SHOAL_REQUIRE_SERVICES=1", env)
+		}
+		t.Skipf("%s is not set; run scripts/services.sh and . scripts/test-env.sh", env)
+	}
+	return v
+}
+
+// Every contender says how to open, size, count and limit it: a missing
+// one would panic in the middle of a run.
+func TestContendersAreComplete(t *testing.T) {
+	for _, c := range contenders {
+		if c.name == "" || c.about == "" || c.open == nil || c.maxConns == nil || c.dsn == nil ||
+			c.count == nil || c.limit == nil || c.missing == nil {
+			t.Errorf("contender %q lacks a field", c.name)
+		}
+	}
+}
+
+// A tiny run of both loads on the static split and PgBouncer (when
+// SHOAL_TEST_PGBOUNCER is set), in real worker processes: every query succeeds, every worker gets some through,
+// and neither contender holds more connections at the server than its
+// limit.
+func TestTinyRun(t *testing.T) {
+	dsn := server(t, "SHOAL_TEST_POSTGRES")
+	// Without PgBouncer its cells are skipped, not the test (unless
+	// SHOAL_REQUIRE_SERVICES=1 asks for every server).
+	bouncer := os.Getenv("SHOAL_TEST_PGBOUNCER")
+	if bouncer == "" && os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
+		t.Fatal("SHOAL_TEST_PGBOUNCER is not set and SHOAL_REQUIRE_SERVICES=1")
+	}
+	cfg := config{
+		dsn:           dsn,
+		pgbouncer:     bouncer,
+		pgbouncerPool: 40,
+		workers:       2, goroutines: 4, skew: 2, maxConns: 4, budget: 4,
+		duration: 300 * time.Millisecond, warmup: 200 * time.Millisecond, sleepShare: 0.5,
+		loads:      []string{loadUniform, loadSkewed},
+		contenders: []string{"static", "etcd", "pgbouncer"},
+		appName:    fmt.Sprintf("shoal-bench-cluster-test-%d", os.Getpid()),
+	}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cells, err := run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 6 {
+		t.Fatalf("%d cells, want 6", len(cells))
+	}
+	for _, c := range cells {
+		if c.contender == "etcd" {
+			if openBudget == nil && c.skipped == "" {
+				t.Errorf("%s: the etcd contender ran without being in the binary", c.load)
+			}
+			continue
+		}
+		if c.skipped != "" {
+			if c.contender != "pgbouncer" || bouncer != "" {
+				t.Errorf("%s %s skipped: %s", c.load, c.contender, c.skipped)
+			}
+			continue
+		}
+		if c.errors != 0 {
+			t.Errorf("%s %s: %d errors, the first: %s", c.load, c.contender, c.errors, c.firstError)
+		}
+		for w, q := range c.perWorker {
+			if q == 0 {
+				t.Errorf("%s %s: worker %d completed no query", c.load, c.contender, w)
+			}
+		}
+		if c.server.Max < 1 || c.server.Max > c.limit {
+			t.Errorf("%s %s: %d connections at the server at most, want 1 to %d", c.load, c.contender, c.server.Max, c.limit)
+		}
+		if c.contender == "static" && c.server.Max > cfg.budget {
+			t.Errorf("%s static split: %d connections, over the budget of %d", c.load, c.server.Max, cfg.budget)
+		}
+	}
+	if md := markdown(cfg, cells, "go test", "test"); len(md) == 0 {
+		t.Error("empty report")
+	}
+}

@@ -1,0 +1,46 @@
+// Command cluster measures connection budgets shared by several processes:
+// worker processes (this binary, re-executed) run the same load against one
+// PostgreSQL under a total of -budget connections (40), and a checker
+// counts at the server, every 20ms, how many connections they really hold.
+//
+// Contenders, one after the other under each load:
+//
+//   - static: each worker's shoalpgx pool sized by hand to budget/workers
+//     (40/4 = 10), as pgx's maintainers advise; a hot worker cannot borrow
+//     an idle neighbour's share.
+//   - etcd: each worker's shoalpgx pool (-maxconns 32) on one shoaletcd
+//     budget in etcd, which moves the shares to where the demand is. It is
+//     compiled out until shoaletcd and shoalpgx's Budget reach this tree
+//     (budget.go is the seam, budget_shoaletcd.go the contender); until
+//     then it is reported as skipped.
+//   - pgbouncer: each worker's pgxpool (-maxconns 32) through PgBouncer in
+//     transaction mode, whose own pool (40, set in scripts/services.sh and
+//     given here as -pgbouncer-pool) is the budget.
+//
+// Loads: uniform (every worker -goroutines 64) and skewed (worker 0 runs
+// -skew 4 times as many). Each goroutine loops on Exec of SELECT 1 or
+// SELECT pg_sleep(0.001), a -sleep share 0.5 of them the latter; Exec
+// without arguments is one simple-protocol round trip in pgx, the same for
+// every contender and safe through PgBouncer. Every connection's
+// application_name is shoal-bench-cluster.
+//
+// The report gives, per load and contender: throughput (all workers, and
+// each), p50 and p99 of the callers' latency (the wait for a connection
+// included), errors, and the most connections seen at the server with the
+// samples above the limit. Direct connections are counted by their
+// application_name over TCP; PgBouncer's server connections as the role's
+// backends that came over the Unix socket, which is how services.sh has
+// PgBouncer connect, because PgBouncer hands each server connection the
+// application_name of whichever client it serves last.
+//
+// Run it from bench/ with the servers in the environment
+// (scripts/test-env.sh sets them):
+//
+//	go run ./cluster                              # about 2 minutes
+//	go run ./cluster -duration 5s -loads skewed -contenders static,pgbouncer
+//	go run ./cluster -workers 8 -budget 80 -pgbouncer-pool 40 -out results/cluster.md
+//
+// Every worker is ended with the run: the runner kills them when it is
+// interrupted, the kernel when the runner dies (Linux), and a worker exits
+// by itself when its stdin, a pipe from the runner, closes.
+package main

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/pgcount"
+)
+
+// config is one run of the benchmark, from the flags.
+type config struct {
+	dsn           string   // PostgreSQL, for the direct contenders and the checker
+	pgbouncer     string   // PgBouncer in front of the same database
+	pgbouncerUser string   // the role PgBouncer logs into PostgreSQL as
+	pgbouncerPool int      // PgBouncer's pool size: its limit at the server
+	etcd          []string // etcd endpoints for the etcd contender's budget
+	workers       int
+	goroutines    int // per worker (the hot worker of the skewed load: skew times this)
+	skew          int
+	maxConns      int // a worker's pool size, but in the static split
+	budget        int // the connections all workers may hold together
+	duration      time.Duration
+	warmup        time.Duration
+	sleepShare    float64
+	loads         []string
+	contenders    []string
+	appName       string // of the workers' connections
+}
+
+// The loads: every worker the same, or worker 0 with skew times the others'
+// goroutines.
+const (
+	loadUniform = "uniform"
+	loadSkewed  = "skewed"
+)
+
+// goroutinesFor is worker w's goroutine count under load.
+func (cfg config) goroutinesFor(load string, w int) int {
+	if load == loadSkewed && w == 0 {
+		return cfg.skew * cfg.goroutines
+	}
+	return cfg.goroutines
+}
+
+// cell is one contender under one load.
+type cell struct {
+	load, contender string
+	skipped         string // why it did not run, or ""
+	queries         uint64
+	errors          uint64
+	firstError      string
+	qps             float64
+	perWorker       []float64 // q/s
+	perWorkerP99    []time.Duration
+	p50, p99        time.Duration
+	server          pgcount.Report // the connections counted at the server
+	limit           int            // the most the contender should hold there
+}
+
+// run runs every load with every contender, one cell after the other.
+func run(ctx context.Context, cfg config) ([]cell, error) {
+	var cells []cell
+	for _, load := range cfg.loads {
+		for _, name := range cfg.contenders {
+			c, ok := contenderByName(name)
+			if !ok {
+				return cells, fmt.Errorf("no contender %q", name)
+			}
+			if why := c.missing(cfg); why != "" {
+				fmt.Fprintf(os.Stderr, "%-8s %-10s skipped: %s\n", load, name, why)
+				cells = append(cells, cell{load: load, contender: name, skipped: why})
+				continue
+			}
+			res, err := runCell(ctx, cfg, c, load)
+			if ctx.Err() != nil { // the workers died of it; say so, not how
+				return cells, fmt.Errorf("%s, %s load: %w", name, load, ctx.Err())
+			}
+			if err != nil {
+				return cells, fmt.Errorf("%s, %s load: %w", name, load, err)
+			}
+			fmt.Fprintf(os.Stderr, "%-8s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)\n",
+				load, name, res.qps, ms(res.p50), ms(res.p99), res.errors, res.server.Max, res.limit)
+			cells = append(cells, res)
+		}
+	}
+	return cells, nil
+}
+
+// settle waits (10s at most) until the server holds none of the
+// contender's connections, so that a cell is not charged with the last
+// one's stragglers: a closed pool's backends take a moment to exit.
+func settle(ctx context.Context, cfg config, query, arg string) {
+	chk, err := pgcount.Start(ctx, pgcount.Config{ConnString: cfg.dsn, Query: query, Arg: arg})
+	if err != nil {
+		return // the cell's own checker reports the error
+	}
+	defer chk.Stop()
+	for deadline := time.Now().Add(10 * time.Second); chk.Last().Count > 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runCell runs the workers of one contender under one load, counting the
+// connections at the server from before the first worker starts until the
+// last has exited.
+func runCell(ctx context.Context, cfg config, c contender, load string) (cell, error) {
+	res := cell{load: load, contender: c.name}
+	query, arg := c.count(cfg)
+	res.limit = c.limit(cfg)
+	if query == countDirect {
+		settle(ctx, cfg, query, arg)
+	}
+	chk, err := pgcount.Start(ctx, pgcount.Config{ConnString: cfg.dsn, Query: query, Arg: arg, Limit: res.limit})
+	if err != nil {
+		return res, err
+	}
+	checking := true
+	defer func() {
+		if checking {
+			chk.Stop()
+		}
+	}()
+	budget := budgetSpec{Endpoints: cfg.etcd, Size: cfg.budget,
+		Name: fmt.Sprintf("bench-cluster-%s-%d", load, time.Now().UnixNano())}
+	var children []*child
+	defer func() {
+		for _, ch := range children {
+			_ = ch.end()
+		}
+	}()
+	for w := range cfg.workers {
+		ch, err := startChild(ctx, workerSpec{
+			Index: w, Contender: c.name, DSN: c.dsn(cfg), MaxConns: c.maxConns(cfg), AppName: cfg.appName,
+			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare,
+			Warmup: cfg.warmup, Duration: cfg.duration, Budget: budget,
+		})
+		if err != nil {
+			return res, err
+		}
+		children = append(children, ch)
+	}
+	for _, ch := range children {
+		if line, err := ch.expect(time.Minute); err != nil || line != lineReady {
+			return res, errors.Join(fmt.Errorf("worker %d not ready (said %q)", ch.index, line), err)
+		}
+	}
+	// All at once, so the measured windows overlap.
+	for _, ch := range children {
+		if _, err := fmt.Fprintln(ch.stdin, lineGo); err != nil {
+			return res, fmt.Errorf("worker %d: %w", ch.index, err)
+		}
+	}
+	var total histogram
+	for _, ch := range children {
+		line, err := ch.expect(cfg.warmup + cfg.duration + time.Minute)
+		if err != nil {
+			return res, err
+		}
+		var r workerResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return res, fmt.Errorf("worker %d's result: %w", ch.index, err)
+		}
+		total.merge(&r.Latency)
+		res.queries += r.Queries
+		res.errors += r.Errors
+		if res.firstError == "" {
+			res.firstError = r.FirstError
+		}
+		res.perWorker = append(res.perWorker, float64(r.Queries)/cfg.duration.Seconds())
+		res.perWorkerP99 = append(res.perWorkerP99, r.Latency.quantile(0.99))
+	}
+	for _, ch := range children {
+		if err := ch.end(); err != nil {
+			return res, fmt.Errorf("worker %d: %w", ch.index, err)
+		}
+	}
+	res.server, checking = chk.Stop(), false
+	res.qps = float64(res.queries) / cfg.duration.Seconds()
+	res.p50, res.p99 = total.quantile(0.50), total.quantile(0.99)
+	return res, nil
+}
