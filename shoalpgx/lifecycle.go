@@ -102,19 +102,19 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	}
 	if c.BeforeConnect != nil {
 		if err := c.BeforeConnect(ctx, cc); err != nil {
-			return nil, scrubConnectError(err, cc.Password)
+			return nil, scrubConnectError(err)
 		}
 	}
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return nil, scrubConnectError(err, cc.Password)
+		return nil, scrubConnectError(err)
 	}
 	if c.AfterConnect != nil {
 		if err := callAfterConnect(ctx, c.AfterConnect, conn); err != nil {
 			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 			_ = conn.Close(closeCtx)
 			cancel()
-			return nil, scrubConnectError(err, cc.Password)
+			return nil, scrubConnectError(err)
 		}
 	}
 	pc := &pooledConn{conn: conn}

@@ -3,6 +3,7 @@
 package connstrtest
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 )
@@ -52,7 +53,7 @@ func URL(user, password, db, app string, raw, inQuery bool) Built {
 	}
 	b.WriteString("127.0.0.1:5432/" + strings.ReplaceAll(url.PathEscape(db), "@", "%40") + "?sslmode=disable")
 	if app != "" {
-		a := url.QueryEscape(app)
+		a := strictEscape(app)
 		if !raw {
 			a = strings.ReplaceAll(a, "%40", "@")
 		}
@@ -60,12 +61,12 @@ func URL(user, password, db, app string, raw, inQuery bool) Built {
 	}
 	if inQuery {
 		b.WriteString("&password=")
-		v := strings.ReplaceAll(url.QueryEscape(password), "%40", "@")
+		v := strings.ReplaceAll(strictEscape(password), "%40", "@")
 		start = b.Len()
 		b.WriteString(v)
 		end = b.Len()
 	}
-	return Built{S: b.String(), Start: start, End: end, Password: password, Clean: !raw || inQuery || escaped == password}
+	return Built{S: b.String(), Start: start, End: end, Password: password, Clean: !raw || inQuery || rawClean(password)}
 }
 
 // KeywordValue builds host=127.0.0.1 user=U password=P dbname=D, each
@@ -103,4 +104,33 @@ var Seeds = []string{
 	"x", "a", "s", "1", "postgres", "shoal", "secret", "password", "admin", "default", "disable", "host",
 	"correct-horse@battery-staple", "8080/Secret", "p@ss#w0rd", "pa@Secret", "se/cr3t?pw#x",
 	"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", "a b", "it's", `back\slash`, "50%", "%41", "ü-ß", "=", "&", "?user=a",
+}
+
+// rawClean reports whether a password written unescaped still makes a
+// valid URL: every character one that net/url allows in user information,
+// except '@' ('%' is escaped by URL).
+func rawClean(password string) bool {
+	for _, c := range password {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._:~!$&'()*+,;=%", c)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// strictEscape percent-escapes every byte of v but letters, digits and
+// "-._~", so that a query value means itself to every decoder ('+' stays
+// a plus sign).
+func strictEscape(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
