@@ -91,9 +91,15 @@ var newShoalPGX func(ctx context.Context, opts pgPoolOptions) (pgPool, error)
 // connection-per-query baseline; nil until shoalpgx is wired.
 var pgConnectExec func(ctx context.Context, connString, sql string) error
 
-// pgPoolSettings returns the connection string keys and Go Config fields a
-// user pastes for a configuration; nil until shoalpgx is wired.
-var pgPoolSettings func(redactedConnString string, maxConns, partitions int) (connString, goConfig string)
+// pgPoolSettings returns the connection string (its password masked) and
+// Go Config fields a user pastes for a configuration; nil until shoalpgx
+// is wired.
+var pgPoolSettings func(rawConnString string, maxConns, partitions int) (connString, goConfig string)
+
+// pgHostPort returns the host:port a PostgreSQL key=value connection
+// string connects to; nil until shoalpgx is wired (a key=value --target is
+// then refused).
+var pgHostPort func(connString string) (string, error)
 
 // errNotLanded is the error of an operation whose adapter is missing.
 func errNotLanded(adapter string) error { return fmt.Errorf("%s", notLanded(adapter)) }

@@ -132,7 +132,7 @@ func (rec recommendation) export(t *target) *benchrun.Recommendation {
 		Best: rec.best.Name, BestIPS: rec.best.IPS, TolerancePct: sweepTolerance * 100,
 	}
 	if pgPoolSettings != nil {
-		out.ConnString, out.GoConfig = pgPoolSettings(t.Redacted, rec.pick.Pool.MaxConns, rec.pick.Pool.Partitions)
+		out.ConnString, out.GoConfig = pgPoolSettings(t.Raw, rec.pick.Pool.MaxConns, rec.pick.Pool.Partitions)
 	}
 	return out
 }

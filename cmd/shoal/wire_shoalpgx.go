@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shoalpool/shoal/internal/connstr"
 	"github.com/shoalpool/shoal/shoalpgx"
 )
 
@@ -19,6 +21,17 @@ func init() {
 	newShoalPGX = openShoalPGX
 	pgConnectExec = connectExec
 	pgPoolSettings = shoalPGXSettings
+	pgHostPort = shoalPGXHostPort
+}
+
+// shoalPGXHostPort reads a key=value connection string as shoalpgx does
+// (its errors mask the password) and returns its first host and port.
+func shoalPGXHostPort(connString string) (string, error) {
+	cfg, err := shoalpgx.ParseConfig(connString)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), nil
 }
 
 // pgWarmPoll is how often setup checks whether the pool's connections are
@@ -99,19 +112,28 @@ func connectExec(ctx context.Context, connString, sql string) error {
 	return err
 }
 
-// shoalPGXSettings returns the connection string (with its password
-// already redacted by the caller) with the pool keys set, and the Go code
-// that sets the same.
-func shoalPGXSettings(redacted string, maxConns, partitions int) (string, string) {
-	u, err := url.Parse(redacted)
-	connString := redacted
-	if err == nil {
-		q := u.Query()
-		q.Set("pool_max_conns", strconv.Itoa(maxConns))
-		q.Set("pool_partitions", strconv.Itoa(partitions))
-		u.RawQuery = q.Encode()
-		connString = strings.Replace(u.String(), ":"+url.QueryEscape(redactedWord)+"@", ":"+redactedWord+"@", 1)
+// shoalPGXSettings returns the connection string with the pool keys set
+// and its password masked where it stands, and the Go code that sets the
+// same.
+func shoalPGXSettings(raw string, maxConns, partitions int) (string, string) {
+	keys := fmt.Sprintf("pool_max_conns=%d", maxConns)
+	if partitions > 1 {
+		keys += fmt.Sprintf("&pool_partitions=%d", partitions)
 	}
+	var connString string
+	if u, err := url.Parse(raw); err == nil && strings.Contains(raw, "://") {
+		var kept []string
+		for _, pair := range strings.Split(u.RawQuery, "&") {
+			if pair != "" && !strings.HasPrefix(pair, "pool_max_conns=") && !strings.HasPrefix(pair, "pool_partitions=") {
+				kept = append(kept, pair)
+			}
+		}
+		u.RawQuery = strings.Join(append(kept, keys), "&")
+		connString = u.String()
+	} else {
+		connString = raw + " " + strings.ReplaceAll(keys, "&", " ")
+	}
+	connString = connstr.Mask(connString, redactedWord)
 	goConfig := fmt.Sprintf(`cfg, err := shoalpgx.ParseConfig(connString)
 cfg.MaxConns = %d
 cfg.Partitions = %d
