@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/shoalpool/shoal"
 
 	"github.com/shoalpool/shoal/internal/connstr"
 	"github.com/shoalpool/shoal/shoalpgx"
@@ -22,6 +27,69 @@ func init() {
 	pgConnectExec = connectExec
 	pgPoolSettings = shoalPGXSettings
 	pgHostPort = shoalPGXHostPort
+	pgPreflight = preflight
+}
+
+// preflight is pgPreflight on pgx.
+func preflight(ctx context.Context, connString, query string) (pgServer, error) {
+	srv := pgServer{RoleLimit: -1}
+	cfg, err := shoalpgx.ParseConfig(connString)
+	if err != nil {
+		return srv, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return srv, err
+	}
+	defer conn.Close(context.Background())
+	err = conn.QueryRow(ctx, `select current_setting('max_connections')::int,
+		current_setting('superuser_reserved_connections')::int + coalesce(current_setting('reserved_connections', true)::int, 0),
+		(select count(*) from pg_stat_activity where backend_type = 'client backend'),
+		coalesce((select rolconnlimit from pg_roles where rolname = current_user), -1)`).
+		Scan(&srv.MaxConnections, &srv.Reserved, &srv.InUse, &srv.RoleLimit)
+	if err != nil {
+		return srv, fmt.Errorf("reading max_connections: %w", err)
+	}
+	if query == "" {
+		return srv, nil
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return srv, err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, query); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "25006" {
+			return srv, fmt.Errorf("%w: %w", errQueryWrites, err)
+		}
+		return srv, fmt.Errorf("running --query once: %w", err)
+	}
+	return srv, nil
+}
+
+// lastDialError keeps a pool's latest failed dial, so that a pool that
+// could not open its connections says why in the server's own words
+// (PostgreSQL's "too many clients", SQLSTATE 53300) instead of only
+// "context deadline exceeded".
+type lastDialError struct {
+	shoal.BaseObserver
+	err atomic.Pointer[error]
+}
+
+// ObserveDial keeps err when the dial failed.
+func (o *lastDialError) ObserveDial(_ time.Duration, err error) {
+	if err != nil {
+		o.err.Store(&err)
+	}
+}
+
+// get returns the latest dial error, or nil.
+func (o *lastDialError) get() error {
+	if p := o.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // shoalPGXHostPort reads a key=value connection string as shoalpgx does
@@ -74,6 +142,8 @@ func openShoalPGX(ctx context.Context, o pgPoolOptions) (pgPool, error) {
 	cfg.MinIdleConns = int32(o.MaxConns)
 	cfg.Partitions = o.Partitions
 	cfg.ConnConfig.ConnectTimeout = o.DialTimeout
+	dialErr := &lastDialError{}
+	cfg.Observer = dialErr
 	pool, err := shoalpgx.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -83,11 +153,22 @@ func openShoalPGX(ctx context.Context, o pgPoolOptions) (pgPool, error) {
 		return nil, err
 	}
 	for pool.Stats().TotalConns < o.MaxConns {
+		var pgErr *pgconn.PgError
+		if err := dialErr.get(); errors.As(err, &pgErr) && pgErr.Code == "53300" {
+			// The server refuses more connections: waiting will not help.
+			s := pool.Stats()
+			pool.Close()
+			return nil, fmt.Errorf("%d of %d connections open: %w", s.TotalConns, o.MaxConns, err)
+		}
 		select {
 		case <-ctx.Done():
 			s := pool.Stats()
 			pool.Close()
-			return nil, fmt.Errorf("warming the pool: %d of %d connections open: %w", s.TotalConns, o.MaxConns, ctx.Err())
+			cause := ctx.Err()
+			if err := dialErr.get(); err != nil {
+				cause = fmt.Errorf("%w; the last dial: %w", cause, err)
+			}
+			return nil, fmt.Errorf("%d of %d connections open: %w", s.TotalConns, o.MaxConns, cause)
 		case <-time.After(pgWarmPoll):
 		}
 	}
