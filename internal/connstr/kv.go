@@ -35,7 +35,7 @@ func readKeywordValue(s string) Reading {
 			return broken(i, "is neither a URL nor keyword=value pairs")
 		}
 		key := strings.Trim(s[i:i+eq], " \t\n\r\v\f")
-		if key == "" || strings.IndexAny(key, " \t\n\r\v\f") >= 0 {
+		if key == "" || strings.ContainsAny(key, " \t\n\r\v\f") {
 			return broken(i, "has a keyword without '=' (quote values that hold spaces: password='...')")
 		}
 		v := skipSpace(s, i+eq+1)
