@@ -45,8 +45,12 @@
 //     backoff while the server is down, and a failed dial's error reaches the
 //     waiting callers at once instead of at their deadline.
 //   - Connection strings and errors are kept free of passwords: Config.String
-//     redacts, ParseConfig's errors never quote the connection string, and a
-//     failed connect's error drops the pgconn.Config that pgx attaches to it.
+//     leaves the password out, ParseConfig's errors show the string with the
+//     password masked where it stands (never elsewhere: a password equal to
+//     the user name leaves the user name alone) and refuse a string whose
+//     password could be read as its host, and a failed connect's error
+//     drops the pgconn.Config that pgx attaches to it. Your hooks' own
+//     errors are passed on as they are.
 //
 // # Things to know
 //

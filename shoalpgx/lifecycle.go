@@ -111,12 +111,12 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	}
 	if c.BeforeConnect != nil {
 		if err := c.BeforeConnect(ctx, cc); err != nil {
-			return nil, scrubConnectError(err, cc.Password)
+			return nil, scrubConnectError(err)
 		}
 	}
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return nil, scrubConnectError(err, cc.Password)
+		return nil, scrubConnectError(err)
 	}
 	if fenced {
 		if err := takeFence(ctx, conn, key, permit.Slot()); err != nil {
@@ -134,7 +134,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 			_ = conn.Close(closeCtx)
 			cancel()
-			return nil, scrubConnectError(err, cc.Password)
+			return nil, scrubConnectError(err)
 		}
 	}
 	pc := &pooledConn{conn: conn}

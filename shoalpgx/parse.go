@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/shoalpool/shoal/internal/connstr"
 )
 
 // poolKeyPrefix marks the connection-string keys that configure the pool
@@ -59,18 +61,28 @@ var poolKeys = []poolKey{
 //	                               compatibility and ignored (see Config)
 //
 // Any other key that starts with pool_, a bad value, or pool_min_idle given
-// together with pool_min_idle_conns is an error that names the key. The
-// password is masked in every error, including the messages pgx gives for
-// strings it cannot parse (which quote the string), and the errors do not
-// wrap pgx's, whose ConnString field holds the string unmasked.
+// together with pool_min_idle_conns is an error that names the key. A
+// string that does not parse, or whose password holds an unescaped '@',
+// '#', or '/' or '?' before an '@' (so that a piece of it could be read as
+// the host or the database), is an error that shows the string with the
+// password replaced by xxxxx where it stands, and nothing else changed;
+// the errors do not wrap pgx's, whose ConnString field holds the string
+// unmasked.
 //
 //	postgres://app:secret@db.internal:5432/app?sslmode=verify-full&pool_max_conns=16
 //	host=db.internal user=app password=secret dbname=app pool_max_conns=16
 func ParseConfig(connString string) (*Config, error) {
+	r := connstr.Read(connString)
+	if r.Problem != "" {
+		// An ambiguous string (an unescaped '@' or '#' in the password) is
+		// refused before pgx reads it: pgx would take a piece of the
+		// password for the host or the database and show it in every
+		// error and in String.
+		return nil, &ConfigError{Reason: parseError(connString, r, nil)}
+	}
 	cc, err := pgx.ParseConfig(connString)
 	if err != nil {
-		return nil, &ConfigError{Reason: "cannot parse connection string: " +
-			redact(err.Error(), passwordsIn(connString)...)}
+		return nil, &ConfigError{Reason: parseError(connString, r, err)}
 	}
 	cfg := defaultConfig(cc)
 

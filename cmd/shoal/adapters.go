@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -91,9 +92,34 @@ var newShoalPGX func(ctx context.Context, opts pgPoolOptions) (pgPool, error)
 // connection-per-query baseline; nil until shoalpgx is wired.
 var pgConnectExec func(ctx context.Context, connString, sql string) error
 
-// pgPoolSettings returns the connection string keys and Go Config fields a
-// user pastes for a configuration; nil until shoalpgx is wired.
-var pgPoolSettings func(redactedConnString string, maxConns, partitions int) (connString, goConfig string)
+// pgPoolSettings returns the connection string (its password masked) and
+// Go Config fields a user pastes for a configuration; nil until shoalpgx
+// is wired.
+var pgPoolSettings func(rawConnString string, maxConns, partitions int) (connString, goConfig string)
+
+// pgHostPort returns the host:port a PostgreSQL key=value connection
+// string connects to; nil until shoalpgx is wired (a key=value --target is
+// then refused).
+var pgHostPort func(connString string) (string, error)
 
 // errNotLanded is the error of an operation whose adapter is missing.
 func errNotLanded(adapter string) error { return fmt.Errorf("%s", notLanded(adapter)) }
+
+// pgServer is what the sweep's preflight learns of a PostgreSQL server.
+type pgServer struct {
+	MaxConnections int // max_connections
+	Reserved       int // superuser_reserved_connections + reserved_connections
+	InUse          int // backends open now, this one included
+	RoleLimit      int // the role's CONNECTION LIMIT; -1 for none
+}
+
+// errQueryWrites is the preflight's error for a query the server refused
+// in a read-only transaction (SQLSTATE 25006).
+var errQueryWrites = errors.New("the query writes")
+
+// pgPreflight connects once, reads the server's connection limits and, if
+// query is not empty, runs it once inside a read-only transaction that it
+// rolls back; a query that writes fails with errQueryWrites (wrapping the
+// server's error), any other failure with the server's own error. nil
+// until shoalpgx is wired.
+var pgPreflight func(ctx context.Context, connString, query string) (pgServer, error)

@@ -147,13 +147,8 @@ func TestRedaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{tg.Redacted, tg.redact("dial p@ss/w0rd p%40ss%2Fw0rd k3y")} {
-		if strings.Contains(s, "w0rd") || strings.Contains(s, "k3y") {
-			t.Errorf("not redacted: %s", s)
-		}
-	}
-	if !strings.Contains(tg.Redacted, "me:REDACTED@127.0.0.1:5432/db") {
-		t.Errorf("redacted URL lost its shape: %s", tg.Redacted)
+	if want := "postgres://me:REDACTED@127.0.0.1:5432/db?sslmode=disable&sslpassword=REDACTED"; tg.Redacted != want {
+		t.Errorf("Redacted = %s, want %s", tg.Redacted, want)
 	}
 	if got := redactRaw(`unexpected argument "postgres://u:pa@ss@h:1/db?password=x"`); strings.Contains(got, "pa@ss") || strings.Contains(got, "password=x") {
 		t.Errorf("redactRaw left a secret: %s", got)

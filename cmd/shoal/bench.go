@@ -176,7 +176,11 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 		}
 	}
 	if !report.Interrupted && !report.Measured() {
-		fmt.Fprintf(errOut, "shoal %s: nothing was measured; see the skipped lines above\n", o.command)
+		why := "see the skipped lines above"
+		if report.Failed() {
+			why = "every case failed"
+		}
+		fmt.Fprintf(errOut, "shoal %s: nothing was measured; %s\n", o.command, why)
 		code = exitFailed
 	}
 	if report.Failed() {

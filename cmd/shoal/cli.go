@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,8 +45,9 @@ type options struct {
 	dialTimeout time.Duration
 
 	// sweep only
-	query    string
-	maxConns int
+	query       string
+	maxConns    int
+	allowWrites bool
 }
 
 // usageError is a mistake on the command line: exit status 2.
@@ -63,6 +65,7 @@ const topUsage = `usage: shoal <command> [flags]
 commands:
   bench   measure what pooling buys (embedded servers, or --target)
   sweep   sweep partitions x connections against your PostgreSQL (--target postgres://...)
+  version print the version shoal was built from
   help    show this, or a command's flags: shoal help bench
 
 Run "go doc github.com/shoalpool/shoal/cmd/shoal" for the whole story.
@@ -83,11 +86,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, flagUsage(rest[0], fs))
 			return exitOK
 		}
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: bench, sweep, version, help\n", redactRaw(rest[0]))
+			return exitUsage
+		}
 		fmt.Fprint(stdout, topUsage)
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, version())
 		return exitOK
 	case "bench", "sweep":
 	default:
-		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: bench, sweep, help\n", redactRaw(cmd))
+		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: bench, sweep, version, help\n", redactRaw(cmd))
 		return exitUsage
 	}
 	opts, err := parseFlags(cmd, rest)
@@ -127,7 +137,8 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	if cmd == "sweep" {
 		fs.IntVar(&o.workers, "workers", defaultSweepWorkers, "concurrent workers")
 		fs.StringVar(&o.query, "query", defaultSweepQuery, "the SQL each operation runs")
-		fs.IntVar(&o.maxConns, "max-conns", defaultSweepMaxConns, "total connections the sweep divides into partitions")
+		fs.IntVar(&o.maxConns, "max-conns", defaultSweepMaxConns, "the most connections the sweep tries, in all")
+		fs.BoolVar(&o.allowWrites, "allow-writes", false, "run a --query that writes (the sweep runs it thousands of times)")
 	} else {
 		fs.IntVar(&o.workers, "workers", 0, "concurrent workers (default: each scenario's own)")
 		fs.StringVar(&o.onlyList, "only", "", "scenarios to run, comma-separated: "+strings.Join(scenarioNames(), ", "))
@@ -173,6 +184,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
+		}
+		if hint := durationHint(fs, args); hint != "" {
+			return nil, usagef("%s", hint)
 		}
 		return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
 	}
@@ -248,4 +262,26 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// durationHint explains a duration flag given a bare number (--duration
+// 5), which the flag package calls a parse error: a duration needs a unit.
+func durationHint(fs *flag.FlagSet, args []string) string {
+	for i, a := range args {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if _, ok := f.Value.(interface{ Get() any }).Get().(time.Duration); !ok {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			value = args[i+1]
+		}
+		if _, err := strconv.ParseFloat(value, 64); err == nil {
+			return fmt.Sprintf("--%s %s: a duration needs a unit, such as %ss or %sms", name, value, value, value)
+		}
+	}
+	return ""
 }

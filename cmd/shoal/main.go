@@ -5,6 +5,7 @@
 //
 //	shoal bench [flags]             run the experiments (embedded servers unless --target)
 //	shoal sweep --target URL [...]  sweep partitions x connections on your PostgreSQL
+//	shoal version                   the version and commit it was built from
 //	shoal help [command]
 //
 // With no flags, `shoal bench` starts embedded servers on 127.0.0.1 in the
@@ -43,16 +44,21 @@
 //	--chart FILE        also draw a chart, FILE.svg or FILE.png
 //	--dial-timeout D    how long to try to reach the target (default 5s)
 //
-// sweep takes --target (a postgres:// URL), --query SQL (default SELECT 1),
-// --workers N (default 32), --max-conns N (default 32) and the output and
-// timing flags above, and ends with the smallest configuration within 3% of
-// the best and the settings to paste.
+// sweep takes --target (a postgres:// URL or a key=value string), --query
+// SQL (default SELECT 1), --workers N (default 32), --max-conns N (default
+// 32), --allow-writes and the output and timing flags above, and ends with
+// the smallest configuration within 3% of the best and the settings to
+// paste. Before any configuration runs it runs --query once in a read-only
+// transaction (a query that writes needs --allow-writes) and compares
+// --max-conns with the server's max_connections and the role's limit.
 //
 // Exit status: 0 when everything ran, 1 when a run failed, nothing could be
 // measured (every scenario skipped for this target) or the target could
 // not be reached, 2 for a usage error, 130 after Ctrl-C (the results that
 // finished are printed first, and drawn when --chart is set). A password in
-// --target never appears in any output, file or error.
+// --target never appears in any output, file or error: it is masked where it
+// stands in the URL or key=value string, and a target whose password holds
+// an unescaped '@' or '#' is refused rather than read in pieces.
 package main
 
 import (

@@ -72,3 +72,13 @@ func elapsed(f func()) time.Duration {
 	f()
 	return time.Since(t0)
 }
+
+// skipOrFail skips a test whose service is missing, or fails it when
+// SHOAL_REQUIRE_SERVICES=1 says the services must be there.
+func skipOrFail(t *testing.T, why string) {
+	t.Helper()
+	if requireServices() {
+		t.Fatal(why + " and SHOAL_REQUIRE_SERVICES=1")
+	}
+	t.Skip(why)
+}

@@ -1,19 +1,26 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"os"
 	"time"
 )
 
 // probe dials the target's host:port once, so that an unreachable target
 // fails within the dial timeout, saying which address and why, before any
-// experiment starts. A PostgreSQL target is also logged into and asked
-// SELECT 1: a server that accepts connections but never answers, a wrong
-// password or a bad sslmode then fail here once, not in every case after a
-// timeout of its own.
+// experiment starts. It then asks the server one thing in its own
+// protocol: a PostgreSQL target is logged into and asked SELECT 1, an HTTP
+// one gets its request, a gRPC one the HTTP/2 preface. A server that
+// accepts connections but never answers, a wrong password or a bad TLS
+// setting then fail here once, not in every case after a timeout of its
+// own.
 func probe(ctx context.Context, t *target, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -25,14 +32,74 @@ func probe(ctx context.Context, t *target, timeout time.Duration) error {
 		}
 		return fmt.Errorf("cannot reach %s (from --target %s): %w", t.HostPort, t.Redacted, err)
 	}
-	c.Close()
-	if t.Kind == targetPostgres && pgConnectExec != nil {
-		if err := pgConnectExec(ctx, t.Raw, "select 1"); err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("no answer within --dial-timeout %s", timeout)
-			}
-			return fmt.Errorf("cannot use %s (from --target %s): %w", t.HostPort, t.Redacted, err)
+	switch {
+	case t.Kind == targetPostgres && pgConnectExec != nil:
+		c.Close()
+		err = pgConnectExec(ctx, t.Raw, "select 1")
+	case t.Kind == targetGRPC:
+		err = probeHTTP2(ctx, c, t)
+	case speaksHTTP(t.Kind):
+		c.Close()
+		err = probeHTTP(ctx, t)
+	default:
+		c.Close()
+	}
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("no answer within --dial-timeout %s", timeout)
 		}
+		return fmt.Errorf("cannot use %s (from --target %s): %w", t.HostPort, t.Redacted, err)
+	}
+	return nil
+}
+
+// probeHTTP sends the target's request once; any response will do, since
+// the bench measures the round trip whatever the status.
+func probeHTTP(ctx context.Context, t *target) error {
+	hr := targetHTTPRequest(t)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hr.url, nil)
+	if err != nil {
+		return err
+	}
+	if hr.hasAuth {
+		req.SetBasicAuth(hr.user, hr.password)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
+	defer tr.CloseIdleConnections()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return resp.Body.Close()
+}
+
+// probeHTTP2 speaks the start of HTTP/2 on c (after TLS for grpcs://) and
+// waits for the server's SETTINGS frame, which every gRPC server sends
+// first.
+func probeHTTP2(ctx context.Context, c net.Conn, t *target) error {
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	if t.Scheme == "grpcs" {
+		tc := tls.Client(c, &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.URL.Hostname(), NextProtos: []string{"h2"}})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return err
+		}
+		c = tc
+	}
+	const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+	emptySettings := []byte{0, 0, 0, 4, 0, 0, 0, 0, 0}
+	if _, err := io.WriteString(c, preface+string(emptySettings)); err != nil {
+		return err
+	}
+	var hdr [9]byte
+	if _, err := io.ReadFull(bufio.NewReader(c), hdr[:]); err != nil {
+		return fmt.Errorf("no HTTP/2 answer: %w", err)
+	}
+	if hdr[3] != 4 {
+		return fmt.Errorf("not an HTTP/2 server: its first frame has type %d, not SETTINGS", hdr[3])
 	}
 	return nil
 }

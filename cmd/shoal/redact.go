@@ -3,38 +3,45 @@ package main
 import (
 	"io"
 	"regexp"
+	"strings"
+
+	"github.com/shoalpool/shoal/internal/connstr"
 )
 
 var (
-	// userinfoPassword matches the password of a URL's userinfo
-	// ("scheme://user:PASSWORD@"), up to the last "@" of the URL: a
-	// password may hold an unescaped '/', '?' or '#' (generated ones
-	// often do), so hiding more than the password beats hiding less.
-	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"'` + "`" + `]*:)([^\s"'` + "`" + `]*)@`)
-	// queryPassword matches secret query parameters ("?password=...").
-	queryPassword = regexp.MustCompile(`(?i)([?&](?:password|passwd|pass|pwd|secret|token|sslpassword)=)[^&\s"'` + "`" + `]*`)
+	// urlToken is a URL in free text, up to the next white space.
+	urlToken = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://\S+`)
+	// keywordPassword is a password keyword of a key=value connection
+	// string in free text, with its value (quoted or bare).
+	keywordPassword = regexp.MustCompile(`(?i)\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S+)`)
 )
 
-// redactRaw hides every URL password in s, for text that may quote a
+// redactRaw hides the passwords of the URLs and key=value connection
+// strings quoted in s, each where it stands, for text that may quote a
 // target shoal could not parse (a misplaced argument, a flag error).
 func redactRaw(s string) string {
-	s = userinfoPassword.ReplaceAllString(s, "${1}"+redactedWord+"@")
-	return queryPassword.ReplaceAllString(s, "${1}"+redactedWord)
+	s = urlToken.ReplaceAllStringFunc(s, func(u string) string { return connstr.Mask(u, redactedWord) })
+	return keywordPassword.ReplaceAllString(s, "${1}"+redactedWord)
 }
 
-// scrubWriter passes writes on with the target's secrets and any URL
-// password replaced: a last line of defence for error text that comes from
-// a client library. The callers write whole lines or whole documents, so a
-// secret is not split across writes.
+// scrubWriter passes writes on with the target, wherever it is quoted
+// whole, replaced by its redacted form, and the passwords of any other URL
+// masked where they stand: a last line of defence for error text that
+// comes from a client library. It never replaces the password's value
+// elsewhere (a password "a" must not mask every "a"). The callers write
+// whole lines or whole documents, so a URL is not split across writes.
 type scrubWriter struct {
 	w io.Writer
 	t *target
 }
 
-// Write writes p with the secrets replaced.
+// Write writes p with the passwords masked.
 func (s scrubWriter) Write(p []byte) (int, error) {
-	out := redactRaw(s.t.redact(string(p)))
-	if _, err := io.WriteString(s.w, out); err != nil {
+	out := string(p)
+	if s.t != nil && s.t.Raw != s.t.Redacted {
+		out = strings.ReplaceAll(out, s.t.Raw, s.t.Redacted)
+	}
+	if _, err := io.WriteString(s.w, redactRaw(out)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/shoalpool/shoal/internal/benchrun"
 )
@@ -16,13 +18,52 @@ const sweepTolerance = 0.03
 // maxSweepPartitions bounds the partitions the sweep tries.
 const maxSweepPartitions = 32
 
-// sweepTable divides total connections into 1, 2, 4, ... partitions.
+// sweepTable divides total connections into 1, 2, 4, ... partitions, the
+// counts that divide it evenly, so that every configuration opens exactly
+// total connections (10 in 4 partitions would open 8).
 func sweepTable(total int) []partitionConfig {
 	var out []partitionConfig
 	for p := 1; p <= min(total, maxSweepPartitions); p *= 2 {
-		out = append(out, partitionConfig{partitions: p, connsPerPartition: total / p})
+		if total%p == 0 {
+			out = append(out, partitionConfig{partitions: p, connsPerPartition: total / p})
+		}
 	}
 	return out
+}
+
+// preflightSweep runs --query once, read-only, and compares --max-conns
+// with what the server allows, before any configuration fans out: a typo
+// fails once with the server's error, a query that writes is refused
+// unless --allow-writes, and a --max-conns the server cannot give is a
+// usage error naming its limit.
+func preflightSweep(ctx context.Context, o *options, t *target, errOut io.Writer) int {
+	if pgPreflight == nil {
+		return exitOK
+	}
+	pctx, cancel := context.WithTimeout(ctx, o.dialTimeout+10*time.Second)
+	defer cancel()
+	query := o.query
+	srv, err := pgPreflight(pctx, t.Raw, query)
+	switch {
+	case errors.Is(err, errQueryWrites) && !o.allowWrites:
+		fmt.Fprintf(errOut, "shoal sweep: --query %q writes (the server refused it in a read-only transaction: %v); the sweep runs it thousands of times, so pass --allow-writes to run it anyway\n", o.query, strings.TrimPrefix(err.Error(), errQueryWrites.Error()+": "))
+		return exitUsage
+	case errors.Is(err, errQueryWrites):
+	case err != nil:
+		fmt.Fprintf(errOut, "shoal sweep: --query %q: %v\n", o.query, err)
+		return exitFailed
+	}
+	limit := srv.MaxConnections - srv.Reserved
+	if o.maxConns > limit {
+		fmt.Fprintf(errOut, "shoal sweep: --max-conns %d: the server allows %d client connections (max_connections %d, %d reserved), %d of them open now; use --max-conns %d or fewer\n",
+			o.maxConns, limit, srv.MaxConnections, srv.Reserved, srv.InUse, max(1, limit-srv.InUse))
+		return exitUsage
+	}
+	if srv.RoleLimit >= 0 && o.maxConns > srv.RoleLimit {
+		fmt.Fprintf(errOut, "shoal sweep: --max-conns %d: the role allows %d connections (CONNECTION LIMIT); use --max-conns %d or fewer\n", o.maxConns, srv.RoleLimit, srv.RoleLimit)
+		return exitUsage
+	}
+	return exitOK
 }
 
 // runSweep is `shoal sweep`.
@@ -44,6 +85,9 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if err := probe(ctx, t, o.dialTimeout); err != nil {
 		fmt.Fprintf(errOut, "shoal sweep: %v\n", err)
 		return exitFailed
+	}
+	if code := preflightSweep(ctx, o, t, errOut); code != exitOK {
+		return code
 	}
 	e := &env{target: t, workers: o.workers, dialTimeout: o.dialTimeout}
 	g := benchrun.Group{Title: fmt.Sprintf("%d workers, %d connections, %s", o.workers, o.maxConns, o.query), Workers: o.workers}
@@ -132,7 +176,7 @@ func (rec recommendation) export(t *target) *benchrun.Recommendation {
 		Best: rec.best.Name, BestIPS: rec.best.IPS, TolerancePct: sweepTolerance * 100,
 	}
 	if pgPoolSettings != nil {
-		out.ConnString, out.GoConfig = pgPoolSettings(t.Redacted, rec.pick.Pool.MaxConns, rec.pick.Pool.Partitions)
+		out.ConnString, out.GoConfig = pgPoolSettings(t.Raw, rec.pick.Pool.MaxConns, rec.pick.Pool.Partitions)
 	}
 	return out
 }
@@ -140,8 +184,8 @@ func (rec recommendation) export(t *target) *benchrun.Recommendation {
 // writeRecommendation prints the recommendation under the table.
 func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
 	p := r.Pool
-	fmt.Fprintf(w, "\nRecommendation: %d partition(s) x %d connections (%d in all): %s ops/s",
-		p.Partitions, p.ConnsPerPartition, p.MaxConns, benchrun.FormatCount(r.IPS))
+	fmt.Fprintf(w, "\nRecommendation: %s x %s (%s in all): %s ops/s",
+		plural(p.Partitions, "partition"), plural(p.ConnsPerPartition, "connection"), plural(p.MaxConns, "connection"), benchrun.FormatCount(r.IPS))
 	if r.Name == r.Best {
 		fmt.Fprintf(w, ", the best measured.\n")
 	} else {
@@ -160,4 +204,12 @@ func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

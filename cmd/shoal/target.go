@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/shoalpool/shoal/internal/connstr"
 )
 
 // targetKind is the protocol family of a --target.
@@ -27,12 +29,11 @@ const schemes = "postgres://, postgresql://, clickhouse+http(s)://, influxdb+htt
 // handed to a client library; everything printed uses Redacted.
 type target struct {
 	Kind     targetKind
-	Scheme   string
+	Scheme   string   // "postgres", "https", ...; "postgres" for a key=value string
 	Raw      string   // as given, with any password
-	URL      *url.URL // parsed, with any password
+	URL      *url.URL // parsed, with any password; nil for a key=value string
 	HostPort string   // host:port to dial, default port filled in
-	Redacted string   // Raw with the password replaced by REDACTED
-	secrets  []string // the password in the forms it may appear
+	Redacted string   // Raw with the password replaced by REDACTED where it stands
 }
 
 // redactedWord replaces passwords in everything shoal prints or writes.
@@ -47,9 +48,6 @@ func targetError(part, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", errTarget, part, fmt.Sprintf(format, args...))
 }
 
-// secretParams are query parameters that carry secrets.
-var secretParams = []string{"password", "passwd", "pass", "pwd", "secret", "token", "sslpassword"}
-
 // parseTarget parses s. Its errors name the wrong part (scheme, host,
 // port) and never contain the password: url.Parse's own errors quote the
 // whole string, so they are not passed on.
@@ -57,11 +55,16 @@ func parseTarget(s string) (*target, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, targetError("url", "empty; want a URL such as postgres://user@host:5432/db")
 	}
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return nil, targetError("scheme", "missing; want a URL starting with one of %s", schemes)
+	reading := connstr.Read(s)
+	redacted := reading.Mask(s, redactedWord)
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || !reading.URL {
+		if strings.Contains(s, "=") && pgHostPort != nil {
+			return parseKeywordValueTarget(s, reading, redacted)
+		}
+		return nil, targetError("scheme", "missing; want a URL starting with one of %s, or a PostgreSQL key=value string", schemes)
 	}
-	t := &target{Raw: s, Scheme: strings.ToLower(scheme)}
+	t := &target{Raw: s, Scheme: strings.ToLower(scheme), Redacted: redacted}
 	defaultPort := ""
 	switch t.Scheme {
 	case "postgres", "postgresql":
@@ -82,35 +85,16 @@ func parseTarget(s string) (*target, error) {
 			defaultPort = "80"
 		}
 	default:
-		return nil, targetError("scheme", "%q is not supported; use one of %s", redactRaw(scheme), schemes)
+		return nil, targetError("scheme", "%q is not supported; use one of %s", scheme, schemes)
 	}
-	t.secrets = rawSecrets(rest)
+	if reading.Problem != "" {
+		return nil, targetError("url", "%s %s", redacted, reading.Problem)
+	}
 	u, err := url.Parse(s)
-	if err != nil {
-		return nil, targetError("url", "%s does not parse as a URL (check the host, the port and that special characters in the user or password are %%-escaped)", t.redactedRaw())
-	}
-	if u.User == nil && strings.Contains(rest, "@") {
-		// The parser found the host before the "@": a '/', '?' or '#' in
-		// the password ended it early, and the rest of the password sits
-		// in the path, query or fragment.
-		return nil, targetError("url", "%s has an '@' after its host (%%-escape any '/', '?' or '#' in the password)", t.redactedRaw())
+	if err != nil { // connstr reports these; kept for safety
+		return nil, targetError("url", "%s does not parse as a URL", redacted)
 	}
 	t.URL = u
-	if u.User != nil {
-		t.secrets = nil // the parser's password is exact
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			t.secrets = append(t.secrets, pw, url.QueryEscape(pw), url.PathEscape(pw))
-		}
-	}
-	q := u.Query()
-	for _, k := range secretParams {
-		for _, v := range q[k] {
-			if v != "" {
-				t.secrets = append(t.secrets, v, url.QueryEscape(v))
-			}
-		}
-	}
-	t.Redacted = t.redact(redactURL(u))
 
 	host := u.Hostname()
 	if host == "" {
@@ -131,56 +115,15 @@ func parseTarget(s string) (*target, error) {
 	return t, nil
 }
 
-// redactURL returns u as a string with the password and secret query
-// parameters replaced.
-func redactURL(u *url.URL) string {
-	c := *u
-	if c.User != nil {
-		if _, ok := c.User.Password(); ok {
-			c.User = url.UserPassword(c.User.Username(), redactedWord)
-		}
+// parseKeywordValueTarget parses a PostgreSQL key=value connection string
+// (host=... user=... password=...), as shoalpgx.ParseConfig accepts it.
+func parseKeywordValueTarget(s string, reading connstr.Reading, redacted string) (*target, error) {
+	if reading.Problem != "" {
+		return nil, targetError("url", "%s %s", redacted, reading.Problem)
 	}
-	q := c.Query()
-	changed := false
-	for _, k := range secretParams {
-		if _, ok := q[k]; ok {
-			q.Set(k, redactedWord)
-			changed = true
-		}
+	hostPort, err := pgHostPort(s)
+	if err != nil {
+		return nil, targetError("url", "%v", err)
 	}
-	if changed {
-		c.RawQuery = q.Encode()
-	}
-	return strings.Replace(c.String(), ":"+url.QueryEscape(redactedWord)+"@", ":"+redactedWord+"@", 1)
-}
-
-// rawSecrets finds a password in a URL without parsing it, for a target
-// too malformed for url.Parse: everything between the first ':' of the
-// user information and the last '@', so that a password holding '/', '?',
-// '#' or '@' is hidden whole (at worst more than the password is).
-func rawSecrets(rest string) []string {
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return nil
-	}
-	if _, pw, ok := strings.Cut(rest[:at], ":"); ok && pw != "" {
-		return []string{pw}
-	}
-	return nil
-}
-
-// redactedRaw returns Raw with every known secret replaced.
-func (t *target) redactedRaw() string { return t.redact(t.Raw) }
-
-// redact replaces every form of the target's secrets in s.
-func (t *target) redact(s string) string {
-	if t == nil {
-		return s
-	}
-	for _, sec := range t.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, redactedWord)
-		}
-	}
-	return s
+	return &target{Kind: targetPostgres, Scheme: "postgres", Raw: s, HostPort: hostPort, Redacted: redacted}, nil
 }

@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shoalpool/shoal"
+
+	"github.com/shoalpool/shoal/internal/connstr"
 	"github.com/shoalpool/shoal/shoalpgx"
 )
 
@@ -19,6 +26,80 @@ func init() {
 	newShoalPGX = openShoalPGX
 	pgConnectExec = connectExec
 	pgPoolSettings = shoalPGXSettings
+	pgHostPort = shoalPGXHostPort
+	pgPreflight = preflight
+}
+
+// preflight is pgPreflight on pgx.
+func preflight(ctx context.Context, connString, query string) (pgServer, error) {
+	srv := pgServer{RoleLimit: -1}
+	cfg, err := shoalpgx.ParseConfig(connString)
+	if err != nil {
+		return srv, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return srv, err
+	}
+	defer conn.Close(context.Background())
+	err = conn.QueryRow(ctx, `select current_setting('max_connections')::int,
+		current_setting('superuser_reserved_connections')::int + coalesce(current_setting('reserved_connections', true)::int, 0),
+		(select count(*) from pg_stat_activity where backend_type = 'client backend'),
+		coalesce((select rolconnlimit from pg_roles where rolname = current_user), -1)`).
+		Scan(&srv.MaxConnections, &srv.Reserved, &srv.InUse, &srv.RoleLimit)
+	if err != nil {
+		return srv, fmt.Errorf("reading max_connections: %w", err)
+	}
+	if query == "" {
+		return srv, nil
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return srv, err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, query); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "25006" {
+			return srv, fmt.Errorf("%w: %w", errQueryWrites, err)
+		}
+		return srv, fmt.Errorf("running --query once: %w", err)
+	}
+	return srv, nil
+}
+
+// lastDialError keeps a pool's latest failed dial, so that a pool that
+// could not open its connections says why in the server's own words
+// (PostgreSQL's "too many clients", SQLSTATE 53300) instead of only
+// "context deadline exceeded".
+type lastDialError struct {
+	shoal.BaseObserver
+	err atomic.Pointer[error]
+}
+
+// ObserveDial keeps err when the dial failed.
+func (o *lastDialError) ObserveDial(_ time.Duration, err error) {
+	if err != nil {
+		o.err.Store(&err)
+	}
+}
+
+// get returns the latest dial error, or nil.
+func (o *lastDialError) get() error {
+	if p := o.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// shoalPGXHostPort reads a key=value connection string as shoalpgx does
+// (its errors mask the password) and returns its first host and port.
+func shoalPGXHostPort(connString string) (string, error) {
+	cfg, err := shoalpgx.ParseConfig(connString)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), nil
 }
 
 // pgWarmPoll is how often setup checks whether the pool's connections are
@@ -61,6 +142,8 @@ func openShoalPGX(ctx context.Context, o pgPoolOptions) (pgPool, error) {
 	cfg.MinIdleConns = int32(o.MaxConns)
 	cfg.Partitions = o.Partitions
 	cfg.ConnConfig.ConnectTimeout = o.DialTimeout
+	dialErr := &lastDialError{}
+	cfg.Observer = dialErr
 	pool, err := shoalpgx.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -70,11 +153,22 @@ func openShoalPGX(ctx context.Context, o pgPoolOptions) (pgPool, error) {
 		return nil, err
 	}
 	for pool.Stats().TotalConns < o.MaxConns {
+		var pgErr *pgconn.PgError
+		if err := dialErr.get(); errors.As(err, &pgErr) && pgErr.Code == "53300" {
+			// The server refuses more connections: waiting will not help.
+			s := pool.Stats()
+			pool.Close()
+			return nil, fmt.Errorf("%d of %d connections open: %w", s.TotalConns, o.MaxConns, err)
+		}
 		select {
 		case <-ctx.Done():
 			s := pool.Stats()
 			pool.Close()
-			return nil, fmt.Errorf("warming the pool: %d of %d connections open: %w", s.TotalConns, o.MaxConns, ctx.Err())
+			cause := ctx.Err()
+			if err := dialErr.get(); err != nil {
+				cause = fmt.Errorf("%w; the last dial: %w", cause, err)
+			}
+			return nil, fmt.Errorf("%d of %d connections open: %w", s.TotalConns, o.MaxConns, cause)
 		case <-time.After(pgWarmPoll):
 		}
 	}
@@ -99,19 +193,28 @@ func connectExec(ctx context.Context, connString, sql string) error {
 	return err
 }
 
-// shoalPGXSettings returns the connection string (with its password
-// already redacted by the caller) with the pool keys set, and the Go code
-// that sets the same.
-func shoalPGXSettings(redacted string, maxConns, partitions int) (string, string) {
-	u, err := url.Parse(redacted)
-	connString := redacted
-	if err == nil {
-		q := u.Query()
-		q.Set("pool_max_conns", strconv.Itoa(maxConns))
-		q.Set("pool_partitions", strconv.Itoa(partitions))
-		u.RawQuery = q.Encode()
-		connString = strings.Replace(u.String(), ":"+url.QueryEscape(redactedWord)+"@", ":"+redactedWord+"@", 1)
+// shoalPGXSettings returns the connection string with the pool keys set
+// and its password masked where it stands, and the Go code that sets the
+// same.
+func shoalPGXSettings(raw string, maxConns, partitions int) (string, string) {
+	keys := fmt.Sprintf("pool_max_conns=%d", maxConns)
+	if partitions > 1 {
+		keys += fmt.Sprintf("&pool_partitions=%d", partitions)
 	}
+	var connString string
+	if u, err := url.Parse(raw); err == nil && strings.Contains(raw, "://") {
+		var kept []string
+		for _, pair := range strings.Split(u.RawQuery, "&") {
+			if pair != "" && !strings.HasPrefix(pair, "pool_max_conns=") && !strings.HasPrefix(pair, "pool_partitions=") {
+				kept = append(kept, pair)
+			}
+		}
+		u.RawQuery = strings.Join(append(kept, keys), "&")
+		connString = u.String()
+	} else {
+		connString = raw + " " + strings.ReplaceAll(keys, "&", " ")
+	}
+	connString = connstr.Mask(connString, redactedWord)
 	goConfig := fmt.Sprintf(`cfg, err := shoalpgx.ParseConfig(connString)
 cfg.MaxConns = %d
 cfg.Partitions = %d

@@ -1,0 +1,22 @@
+package shoal
+
+import (
+	"fmt"
+	"strings"
+)
+
+// String describes the snapshot on one line, gauges first, then the
+// counters, for logs and debugging: "open 8/10 (idle 3, in use 5),
+// waiting 2, ...". The budget fields appear only when a Budget is set.
+func (s Stats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "open %d/%d (idle %d, in use %d, leases %d), waiting %d, dialing %d",
+		s.TotalConns, s.MaxConns, s.IdleConns, s.InUseConns, s.Leases, s.Waiting, s.Dialing)
+	if s.BudgetMembers > 0 {
+		fmt.Fprintf(&b, ", budget share %d (demand %d, %d pools)", s.Share, s.Demand, s.BudgetMembers)
+	}
+	fmt.Fprintf(&b, "; acquires %d (waited %d, %s in all, canceled %d, rejected %d), dials %d (errors %d), closed %d, leaked %d, barge misses %d",
+		s.Acquires, s.WaitedAcquires, s.WaitTime, s.CanceledAcquires, s.RejectedAcquires,
+		s.Dials, s.DialErrors, s.Closed, s.Leaked, s.BargeMisses)
+	return b.String()
+}
