@@ -65,6 +65,7 @@ const topUsage = `usage: shoal <command> [flags]
 commands:
   bench   measure what pooling buys (embedded servers, or --target)
   sweep   sweep partitions x connections against your PostgreSQL (--target postgres://...)
+  budget  show a connection budget shared through etcd: shoal budget NAME --etcd ADDR
   version print the version shoal was built from
   help    show this, or a command's flags: shoal help bench
 
@@ -81,13 +82,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "help", "-h", "-help", "--help":
+		if len(rest) == 1 && rest[0] == "budget" {
+			fmt.Fprint(stdout, budgetUsage)
+			return exitOK
+		}
 		if len(rest) == 1 && (rest[0] == "bench" || rest[0] == "sweep") {
 			fs, _ := newFlagSet(rest[0])
 			fmt.Fprint(stdout, flagUsage(rest[0], fs))
 			return exitOK
 		}
 		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: bench, sweep, version, help\n", redactRaw(rest[0]))
+			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: bench, sweep, budget, version, help\n", redactRaw(rest[0]))
 			return exitUsage
 		}
 		fmt.Fprint(stdout, topUsage)
@@ -95,9 +100,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, version())
 		return exitOK
+	case "budget":
+		return runBudget(ctx, rest, stdout, stderr)
 	case "bench", "sweep":
 	default:
-		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: bench, sweep, version, help\n", redactRaw(cmd))
+		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: bench, sweep, budget, version, help\n", redactRaw(cmd))
 		return exitUsage
 	}
 	opts, err := parseFlags(cmd, rest)
