@@ -85,6 +85,9 @@
 //
 //	shoal.pool.leases         observable up-down counter  {lease}       leases held now (more than used connections when multiplexed)
 //	shoal.pool.dialing        observable up-down counter  {connection}  dials in flight
+//	shoal.pool.budget.share   observable up-down counter  {connection}  Stats.Share: connections the Budget lets the pool hold now (with a Budget only)
+//	shoal.pool.budget.demand  observable up-down counter  {connection}  Stats.Demand: connections in use plus waited for (with a Budget only)
+//	shoal.pool.budget.members observable up-down counter  {pool}        Stats.BudgetMembers: pools sharing the Budget (with a Budget only)
 //	shoal.pool.dial_errors    counter                     {error}       dials that failed (Dial or OnConnect)
 //	shoal.pool.closes         counter                     {connection}  connections closed, with shoal.close.reason = shoal.Reason ("lifetime", "idle", ...)
 //	shoal.pool.rejections     counter                     {request}     acquires refused by MaxWaiters or dropped by load shedding

@@ -71,6 +71,7 @@ type Metrics struct {
 	// Observable up-down counters, read from each pool's Stats by the
 	// pool's callback at collection time.
 	count, idleMax, idleMin, maxConns, pending, leases, dialing metric.Int64ObservableUpDownCounter
+	share, demand, members                                      metric.Int64ObservableUpDownCounter // with a Budget only
 	// An observable counter, read from the same Stats.
 	bargeMisses metric.Int64ObservableCounter
 
@@ -138,6 +139,9 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		pending:  gauge("db.client.connection.pending_requests", "{request}", "The number of current pending requests for an open connection."),
 		leases:   gauge("shoal.pool.leases", "{lease}", "The number of leases held now; above the used connections when connections are multiplexed."),
 		dialing:  gauge("shoal.pool.dialing", "{connection}", "The number of dials in flight."),
+		share:    gauge("shoal.pool.budget.share", "{connection}", "The connections the pool's Budget lets it hold now (Stats.Share); only for a pool with a Budget."),
+		demand:   gauge("shoal.pool.budget.demand", "{connection}", "The connections the pool would use now, in use plus waited for (Stats.Demand); only for a pool with a Budget."),
+		members:  gauge("shoal.pool.budget.members", "{pool}", "The pools sharing the pool's Budget, this one included (Stats.BudgetMembers); only for a pool with a Budget."),
 
 		bargeMisses: observableCounter("shoal.pool.barge_misses", "{connection}", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.HandoffAfter."),
 
@@ -213,7 +217,8 @@ func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
 // meterRegister registers p's callback for the observable instruments.
 func (m *Metrics) meterRegister(p *PoolMetrics) (metric.Registration, error) {
 	return m.meter.RegisterCallback(p.observe,
-		m.count, m.idleMax, m.idleMin, m.maxConns, m.pending, m.leases, m.dialing, m.bargeMisses)
+		m.count, m.idleMax, m.idleMin, m.maxConns, m.pending, m.leases, m.dialing,
+		m.share, m.demand, m.members, m.bargeMisses)
 }
 
 // unregister forgets p, if it is still the pool registered under its name.

@@ -119,6 +119,11 @@ func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
 	o.ObserveInt64(m.pending, int64(s.Waiting), p.observeOpts...)
 	o.ObserveInt64(m.leases, int64(s.Leases), p.observeOpts...)
 	o.ObserveInt64(m.dialing, int64(s.Dialing), p.observeOpts...)
+	if s.BudgetMembers > 0 {
+		o.ObserveInt64(m.share, int64(s.Share), p.observeOpts...)
+		o.ObserveInt64(m.demand, int64(s.Demand), p.observeOpts...)
+		o.ObserveInt64(m.members, int64(s.BudgetMembers), p.observeOpts...)
+	}
 	return nil
 }
 

@@ -53,6 +53,7 @@ type Options struct {
 type Collector struct {
 	// Gauges, made at scrape time from each pool's Stats.
 	count, maxConns, idleMax, idleMin, pending, leases, dialing *prometheus.Desc
+	share, demand, members                                      *prometheus.Desc // with a Budget only
 	// A counter, made at scrape time from the same Stats.
 	bargeMisses *prometheus.Desc
 
@@ -103,6 +104,9 @@ func NewCollector(opts Options) *Collector {
 		pending:  desc("db_client_connection_pending_requests", "The number of current pending requests for an open connection (callers waiting in Acquire)."),
 		leases:   desc("shoal_pool_leases", "The number of leases held now; above the used connections when connections are multiplexed."),
 		dialing:  desc("shoal_pool_dialing", "The number of dials in flight."),
+		share:    desc("shoal_pool_budget_share", "The connections the pool's Budget lets it hold now (Stats.Share); only for a pool with a Budget."),
+		demand:   desc("shoal_pool_budget_demand", "The connections the pool would use now, in use plus waited for (Stats.Demand); only for a pool with a Budget."),
+		members:  desc("shoal_pool_budget_members", "The pools sharing the pool's Budget, this one included (Stats.BudgetMembers); only for a pool with a Budget."),
 
 		bargeMisses: desc("shoal_pool_barge_misses_total", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.HandoffAfter."),
 
@@ -189,7 +193,7 @@ func (c *Collector) unregister(m *PoolMetrics) {
 // Describe sends the descriptions of every metric the Collector reports.
 // It implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.count, c.maxConns, c.idleMax, c.idleMin, c.pending, c.leases, c.dialing, c.bargeMisses} {
+	for _, d := range []*prometheus.Desc{c.count, c.maxConns, c.idleMax, c.idleMin, c.pending, c.leases, c.dialing, c.share, c.demand, c.members, c.bargeMisses} {
 		ch <- d
 	}
 	for _, v := range c.vecs() {
@@ -232,6 +236,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.pending, s.Waiting)
 		gauge(c.leases, s.Leases)
 		gauge(c.dialing, s.Dialing)
+		if s.BudgetMembers > 0 {
+			gauge(c.share, s.Share)
+			gauge(c.demand, s.Demand)
+			gauge(c.members, s.BudgetMembers)
+		}
 	}
 }
 

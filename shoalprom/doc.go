@@ -73,6 +73,9 @@
 //
 //	shoal_pool_leases                                gauge      leases held now (more than used connections when multiplexed)
 //	shoal_pool_dialing                               gauge      dials in flight
+//	shoal_pool_budget_share                          gauge      Stats.Share: connections the Budget lets the pool hold now (with a Budget only)
+//	shoal_pool_budget_demand                         gauge      Stats.Demand: connections in use plus waited for (with a Budget only)
+//	shoal_pool_budget_members                        gauge      Stats.BudgetMembers: pools sharing the Budget (with a Budget only)
 //	shoal_pool_dial_errors_total                     counter    dials that failed (Dial or OnConnect)
 //	shoal_pool_closes_total{reason}                  counter    connections closed, by shoal.Reason ("lifetime", "idle", ...)
 //	shoal_pool_rejections_total                      counter    acquires refused by MaxWaiters or dropped by load shedding

@@ -81,6 +81,11 @@ func (s *Sources) Gauges() (total shoal.Stats, ok bool) {
 		total.Leases += st.Leases
 		total.Waiting += st.Waiting
 		total.Dialing += st.Dialing
+		total.Share += st.Share
+		total.Demand += st.Demand
+		// Pools of one name share a budget or not; its members are
+		// counted by the budget, not summed.
+		total.BudgetMembers = max(total.BudgetMembers, st.BudgetMembers)
 	}
 	s.mu.Lock()
 	total.BargeMisses = s.retiredMisses
