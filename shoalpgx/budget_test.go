@@ -257,8 +257,12 @@ func TestBudgetBoundsConnectionsAtTheServer(t *testing.T) {
 			}
 		}
 	})
-	var wg sync.WaitGroup
+	// This budget has no shares (shoaletcd's move idle connections to the
+	// pool that needs them): a pool that is done closes, so that its
+	// permits pass to the other.
+	var all sync.WaitGroup
 	for _, p := range pools {
+		var wg sync.WaitGroup
 		for range 6 {
 			wg.Go(func() {
 				for i := range 60 {
@@ -278,8 +282,12 @@ func TestBudgetBoundsConnectionsAtTheServer(t *testing.T) {
 				}
 			})
 		}
+		all.Go(func() {
+			wg.Wait()
+			p.Close()
+		})
 	}
-	wg.Wait()
+	all.Wait()
 	close(stop)
 	sampler.Wait()
 	if m := most.Load(); m > 3 || m == 0 {
