@@ -71,6 +71,46 @@
 //     transaction) stays with the connection, as in pgxpool.
 //   - Close waits for every acquired connection to be released.
 //
+// # A budget shared by processes
+//
+// N instances with MaxConns each open N x MaxConns connections between
+// them. Config.Budget makes them share one limit instead (shoaletcd keeps
+// one in etcd; Pool.SetMaxConns resizes one pool by hand):
+//
+//	budget, err := shoaletcd.New(ctx, etcdClient, shoaletcd.Options{Name: "orders-db", Size: 90, Min: 2})
+//	if err != nil { ... }
+//	defer budget.Close()
+//	cfg, _ := shoalpgx.ParseConfig("postgres://app@db.internal/orders?pool_max_conns=32")
+//	cfg.Budget = budget
+//	pool, err := shoalpgx.NewWithConfig(ctx, cfg)
+//
+// Each pool asks the budget for a permit before every dial, holds at most
+// its share (and never more than MaxConns), and gives the permit back when
+// the connection closes. A lease-based budget can count a slot twice while
+// a process is paused past its lease with its connections open, so with a
+// budget that has a FenceKey (shoaletcd's has) shoalpgx also fences at the
+// server: each connection takes the session advisory lock
+// pg_try_advisory_lock(FenceKey, slot) before it is handed out and keeps it
+// for its life; the lock dies only with its backend. Before dialling, the
+// pool borrows one of its own connections (for at most 100ms) to look in
+// pg_locks whether another session holds the slot, so that a refused slot
+// costs no connection at the server, even for a moment; when it cannot
+// look (no connection open yet, none free in time), the lock taken after
+// connecting still refuses the slot, and that connection closes within a
+// round trip. A refused dial fails with ErrSlotFenced and the budget gives
+// another slot.
+//
+// What the fence costs: one query (and one advisory lock in the server's
+// shared lock table) per connection opened, and one borrowed connection per
+// dial while the pool has any; nothing per query. What breaks it: anything
+// that releases session advisory locks on a pooled connection, that is
+// pg_advisory_unlock_all(), pg_advisory_unlock on the budget's key, and
+// DISCARD ALL (which a connection reset might run); after that the
+// connection still counts in the budget but no longer fences its slot.
+// It also needs the connections to reach PostgreSQL directly: behind
+// PgBouncer in transaction mode a session lock belongs to whichever client
+// holds the server connection.
+//
 // Operations on the pool (Exec, Query, ...) hold a connection only as long as
 // pgxpool's do: Exec, CopyFrom and Ping until they return, Query until its
 // rows are closed, QueryRow until Scan, SendBatch until its results are
