@@ -95,8 +95,8 @@ func (p *Pool[T]) popIdle() *conn[T] {
 		if part.idle.empty() {
 			continue
 		}
-		if slot := part.idle.pop(&p.slots); slot >= 0 {
-			return p.slots.get(slot)
+		if c := part.idle.pop(&p.slots); c != nil {
+			return c
 		}
 	}
 	return nil

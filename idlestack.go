@@ -32,18 +32,20 @@ func (s *idleStack[T]) push(t *slotTable[T], slot int32) {
 	}
 }
 
-// pop returns the top slot, or -1 when the stack is empty.
-func (s *idleStack[T]) pop(t *slotTable[T]) int32 {
+// pop takes the top slot off the stack and returns its connection, or nil
+// when the stack is empty.
+func (s *idleStack[T]) pop(t *slotTable[T]) *conn[T] {
 	for {
 		old := s.head.Load()
 		top := uint32(old)
 		if top == emptyTop {
-			return -1
+			return nil
 		}
-		below := t.entry(int32(top - 1)).next.Load()
+		e := t.entry(int32(top - 1))
+		below := e.next.Load()
 		tag := old>>32 + 1
 		if s.head.CompareAndSwap(old, tag<<32|uint64(below)) {
-			return int32(top - 1)
+			return e.conn.Load()
 		}
 	}
 }

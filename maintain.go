@@ -170,11 +170,11 @@ func (p *Pool[T]) reap(now int64) {
 func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 	var popped []*conn[T]
 	for {
-		slot := p.parts[i].idle.pop(&p.slots)
-		if slot < 0 {
+		c := p.parts[i].idle.pop(&p.slots)
+		if c == nil {
 			break
 		}
-		popped = append(popped, p.slots.get(slot))
+		popped = append(popped, c)
 	}
 	var keep []*conn[T]
 	for _, c := range popped {

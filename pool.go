@@ -310,11 +310,11 @@ func (p *Pool[T]) closeIdle() {
 	}
 	for i := range p.parts {
 		for {
-			slot := p.parts[i].idle.pop(&p.slots)
-			if slot < 0 {
+			c := p.parts[i].idle.pop(&p.slots)
+			if c == nil {
 				break
 			}
-			p.closeConn(p.slots.get(slot), ReasonPoolClosed)
+			p.closeConn(c, ReasonPoolClosed)
 		}
 	}
 }

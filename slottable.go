@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // tableBuckets is how many buckets a slotTable can have: bucket k holds 2^k
@@ -17,7 +18,10 @@ const tableBuckets = 21
 // without a lock while a dial adds a bucket, and a pool whose MaxConns grows
 // (SetMaxConns) or is set high allocates only for what it opens.
 type slotTable[T any] struct {
-	buckets [tableBuckets]atomic.Pointer[[]slotEntry[T]]
+	// buckets[k] points at the first of bucket k's 2^k entries: entry
+	// reaches slot i with one load and an offset, with no slice header
+	// between (the fast path pays for every load it adds).
+	buckets [tableBuckets]atomic.Pointer[slotEntry[T]]
 	size    atomic.Int32 // slots in the buckets made so far
 
 	mu   sync.Mutex
@@ -37,7 +41,9 @@ type slotEntry[T any] struct {
 func (t *slotTable[T]) entry(i int32) *slotEntry[T] {
 	n := uint32(i) + 1
 	k := bits.Len32(n) - 1
-	return &(*t.buckets[k].Load())[n-1<<k]
+	off := uintptr(n - 1<<k)
+	// In bounds by construction: bucket k has 2^k entries and off < 2^k.
+	return (*slotEntry[T])(unsafe.Add(unsafe.Pointer(t.buckets[k].Load()), off*unsafe.Sizeof(slotEntry[T]{})))
 }
 
 // get returns the connection in slot i, or nil.
@@ -62,7 +68,7 @@ func (t *slotTable[T]) growLocked() {
 	size := t.size.Load()
 	k := bits.Len32(uint32(size)+1) - 1
 	bucket := make([]slotEntry[T], 1<<k)
-	t.buckets[k].Store(&bucket)
+	t.buckets[k].Store(&bucket[0])
 	for i := size + int32(len(bucket)) - 1; i >= size; i-- {
 		t.free = append(t.free, i)
 	}
