@@ -314,3 +314,20 @@ func TestCloseEndsADialWaitingForAPermit(t *testing.T) {
 		t.Fatal("a dial ran without a permit")
 	}
 }
+
+// countlessBudget is a Budget that cannot count its members.
+type countlessBudget struct{ *testBudget }
+
+func (countlessBudget) Members() {} // not the Members() int that Stats looks for
+
+func TestBudgetMembersIsAtLeastThisPool(t *testing.T) {
+	b := countlessBudget{newTestBudget(t, 2)}
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, Budget: b})
+	if s := p.Stats(); s.BudgetMembers != 1 {
+		t.Fatalf("BudgetMembers = %d with a budget that cannot count, want 1", s.BudgetMembers)
+	}
+	plain, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
+	if s := plain.Stats(); s.BudgetMembers != 0 || s.Share != 2 {
+		t.Fatalf("without a budget: BudgetMembers %d, Share %d; want 0 and MaxConns", s.BudgetMembers, s.Share)
+	}
+}

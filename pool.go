@@ -208,8 +208,9 @@ func (p *Pool[T]) Stats() Stats {
 	}
 	if p.budget != nil {
 		s.Share = int(p.share.Load())
+		s.BudgetMembers = 1 // this pool, whatever the budget knows yet
 		if m, ok := p.budget.(interface{ Members() int }); ok {
-			s.BudgetMembers = m.Members()
+			s.BudgetMembers = max(m.Members(), 1)
 		}
 	}
 	if p.multiplexed {

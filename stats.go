@@ -15,7 +15,9 @@ type Stats struct {
 	// waited for, at most MaxConns; what a Budget shares out by.
 	Demand int
 	// BudgetMembers is how many pools share the Budget, this one included,
-	// as far as the budget knows; 0 without a Budget.
+	// as far as the budget knows (at least 1 with a Budget: a budget that
+	// cannot count its members, or has not yet reached them, reads 1); 0
+	// without a Budget.
 	BudgetMembers int
 	MinIdle       int // Config.MinIdle
 	MinConns      int // Config.MinConns
