@@ -139,8 +139,14 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 		go func() { got <- mustAcquire(t, p) }()
 	}
 	waitForWaiters(t, p, 6)
-	if n := d.dials.Load(); n != 1 {
-		t.Fatalf("%d dials for 6 waiters on a multiplexed pool, want 1", n)
+	// The dial goroutine may not have reached Dial yet on a loaded
+	// machine: wait for it, then give any extra dials a moment to show.
+	eventually(t, "the first dial", func() bool { return d.dials.Load() >= 1 })
+	for deadline := time.Now().Add(20 * time.Millisecond); time.Now().Before(deadline); {
+		if n := d.dials.Load(); n != 1 {
+			t.Fatalf("%d dials for 6 waiters on a multiplexed pool, want 1", n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	close(d.block)
 	// The connection joins with its own limit of 3: the other 3 waiters
