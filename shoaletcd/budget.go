@@ -279,6 +279,11 @@ func (b *Budget) wake() {
 	case b.kick <- struct{}{}:
 	default:
 	}
+	b.kickShare()
+}
+
+// kickShare wakes the goroutine that tells the pool its share.
+func (b *Budget) kickShare() {
 	select {
 	case b.shareKick <- struct{}{}:
 	default:
