@@ -58,7 +58,12 @@ type Budget struct {
 	permits     map[*permit]struct{}
 	slotUsers   map[int]int // slot number -> permits out with it
 	avoid       map[int]time.Time
-	changed     chan struct{} // closed and replaced on every change Acquire may wait for
+	// suspect holds the slots whose keys vanished with their holder's
+	// lease (see noteVanishedLocked): the holder may be paused with its
+	// connections open, so shoalpgx looks at the server before it dials
+	// with one. A slot stops being suspect once its key is deleted alone.
+	suspect map[int]bool
+	changed chan struct{} // closed and replaced on every change Acquire may wait for
 }
 
 // ownedSlot is a slot key this member holds under its lease.
@@ -118,6 +123,7 @@ func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, e
 		permits:    map[*permit]struct{}{},
 		slotUsers:  map[int]int{},
 		avoid:      map[int]time.Time{},
+		suspect:    map[int]bool{},
 		changed:    make(chan struct{}),
 		share:      opts.Min,
 	}

@@ -18,6 +18,7 @@ type permit struct {
 	cover    int // guarded by b.mu
 	fenced   bool
 	released bool
+	suspect  bool // see Suspect
 }
 
 // Slot returns the permit's slot number, in [0, Size).
@@ -49,6 +50,11 @@ func (p *permit) Release() {
 	}
 	p.released = true
 	delete(b.permits, p)
+	if !p.fenced {
+		// Its connection held the slot (or never got as far as the
+		// server): no one else's is known to be there.
+		delete(b.suspect, p.slot)
+	}
 	if b.slotUsers[p.slot]--; b.slotUsers[p.slot] <= 0 {
 		delete(b.slotUsers, p.slot)
 	}
@@ -69,7 +75,9 @@ func (p *permit) Release() {
 // grantLocked hands out a permit with slot number slot, backed by key
 // cover (or none, -1).
 func (b *Budget) grantLocked(slot, cover int) *permit {
-	p := &permit{b: b, slot: slot, cover: cover}
+	// Before joining, the member cannot know who holds a number: every
+	// local permit is suspect.
+	p := &permit{b: b, slot: slot, cover: cover, suspect: b.suspect[slot] || cover < 0}
 	b.permits[p] = struct{}{}
 	b.slotUsers[slot]++
 	if cover >= 0 {

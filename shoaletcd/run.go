@@ -158,6 +158,7 @@ func (b *Budget) serve(s *session, smooth *smoother) {
 func (b *Budget) apply(wr clientv3.WatchResponse) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.noteVanishedLocked(wr.Events)
 	for _, ev := range wr.Events {
 		if ev.Type == clientv3.EventTypeDelete {
 			b.view.del(b.keys, string(ev.Kv.Key))
@@ -186,7 +187,9 @@ func (b *Budget) resync() (int64, bool) {
 		return 0, false
 	}
 	b.mu.Lock()
+	old := b.view
 	b.view.reset(b.keys, r.Kvs, r.Header.Revision)
+	b.noteResyncedLocked(old)
 	b.recomputeLocked()
 	b.reconcileLocked()
 	b.broadcastLocked()

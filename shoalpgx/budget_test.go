@@ -17,6 +17,7 @@ import (
 // alone: permits before dials, and the fence at the server.
 type slotBudget struct {
 	key     int32
+	suspect bool // every permit says its slot is suspect
 	mu      sync.Mutex
 	free    []int
 	changed chan struct{}
@@ -38,7 +39,7 @@ func (b *slotBudget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 			slot := b.free[0]
 			b.free = b.free[1:]
 			b.mu.Unlock()
-			return &slotPermit{b: b, slot: slot}, nil
+			return &slotPermit{b: b, slot: slot, suspect: b.suspect}, nil
 		}
 		changed := b.changed
 		b.mu.Unlock()
@@ -51,11 +52,13 @@ func (b *slotBudget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 }
 
 type slotPermit struct {
-	b    *slotBudget
-	slot int
+	b       *slotBudget
+	slot    int
+	suspect bool
 }
 
-func (p *slotPermit) Slot() int { return p.slot }
+func (p *slotPermit) Slot() int     { return p.slot }
+func (p *slotPermit) Suspect() bool { return p.suspect }
 func (p *slotPermit) Fenced()   { p.b.fenced.Add(1) }
 func (p *slotPermit) Release() {
 	b := p.b
@@ -182,6 +185,7 @@ func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
 	}
 	var connects atomic.Int32
 	b := newSlotBudget(key, 0, 1)
+	b.suspect = true // a slot whose holder's lease ended: worth a wait to look
 	p := newTestPool(t, func(c *Config) {
 		c.Budget = b
 		c.MaxConns = 2
@@ -292,5 +296,57 @@ func TestBudgetBoundsConnectionsAtTheServer(t *testing.T) {
 	sampler.Wait()
 	if m := most.Load(); m > 3 || m == 0 {
 		t.Fatalf("at most %d connections seen at the server under a budget of 3", m)
+	}
+}
+
+// TestBudgetFenceWaitsOutAClosingHolder: a slot's lock outlives its
+// connection by the moment the server takes to end the backend; a dial in
+// that moment must get the slot, not be refused.
+func TestBudgetFenceWaitsOutAClosingHolder(t *testing.T) {
+	ctx := testCtx(t)
+	key := fenceKeyFor(t)
+	closing := adminConn(t)
+	if _, err := closing.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
+		t.Fatal(err)
+	}
+	b := newSlotBudget(key, 0)
+	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 1 })
+	let := make(chan struct{})
+	go func() {
+		defer close(let)
+		time.Sleep(20 * time.Millisecond) // well within fenceGrace
+		closing.Exec(context.Background(), "SELECT pg_advisory_unlock($1, 0)", key)
+	}()
+	defer func() { <-let }()
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("Acquire while the slot's last holder lets go: %v", err)
+	}
+	c.Release()
+	if b.fenced.Load() != 0 {
+		t.Fatal("a slot its holder was letting go of was reported fenced")
+	}
+}
+
+// TestBudgetFenceDoesNotWaitForAPlainSlot: a slot that is not suspect is
+// looked at only through an idle connection; a dial never queues for one,
+// which would count as a caller waiting in the pool's demand.
+func TestBudgetFenceDoesNotWaitForAPlainSlot(t *testing.T) {
+	ctx := testCtx(t)
+	key := fenceKeyFor(t)
+	b := newSlotBudget(key, 0, 1)
+	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 2 })
+	first, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+	second, err := p.Acquire(ctx) // dials slot 1 while first is held
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Release()
+	if s := p.Stats(); s.WaitedAcquires > 2 || s.Acquires != 2 {
+		t.Fatalf("the dial borrowed a connection for a plain slot: %+v", s)
 	}
 }

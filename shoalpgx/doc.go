@@ -91,18 +91,21 @@
 // budget that has a FenceKey (shoaletcd's has) shoalpgx also fences at the
 // server: each connection takes the session advisory lock
 // pg_try_advisory_lock(FenceKey, slot) before it is handed out and keeps it
-// for its life; the lock dies only with its backend. Before dialling, the
-// pool borrows one of its own connections (for at most 100ms) to look in
+// for its life; the lock dies only with its backend. Before dialling with a
+// slot whose last holder lost its lease (the permit's Suspect), the pool
+// borrows one of its own connections (waiting up to a second) to look in
 // pg_locks whether another session holds the slot, so that a refused slot
-// costs no connection at the server, even for a moment; when it cannot
-// look (no connection open yet, none free in time), the lock taken after
-// connecting still refuses the slot, and that connection closes within a
-// round trip. A refused dial fails with ErrSlotFenced and the budget gives
-// another slot.
+// costs no connection at the server, even for a moment; for any other slot
+// it looks only if a connection is idle, since a borrowed one counts as a
+// waiting caller in the pool's demand. When it cannot look, the lock taken
+// after connecting still refuses the slot, and that connection closes
+// within a round trip. A lock is given 100ms to go before a slot counts as
+// held (a closed connection's backend ends a moment after its client). A
+// refused dial fails with ErrSlotFenced and the budget gives another slot.
 //
 // What the fence costs: one query (and one advisory lock in the server's
-// shared lock table) per connection opened, and one borrowed connection per
-// dial while the pool has any; nothing per query. What breaks it: anything
+// shared lock table) per connection opened, one more when a connection is
+// idle at the dial or the slot is suspect; nothing per query. What breaks it: anything
 // that releases session advisory locks on a pooled connection, that is
 // pg_advisory_unlock_all(), pg_advisory_unlock on the budget's key, and
 // DISCARD ALL (which a connection reset might run); after that the

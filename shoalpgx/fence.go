@@ -33,9 +33,22 @@ type fencedPermit interface{ Fenced() }
 // The dial's connection is closed; the pool dials again with another slot.
 var ErrSlotFenced = errors.New("shoalpgx: the budget slot is still held at the server by another session")
 
-// fenceCheckWait bounds how long a dial waits to borrow one of its pool's
-// own connections to look at the server's locks before it dials.
-const fenceCheckWait = 100 * time.Millisecond
+// suspectPermit is a permit that knows whether its slot may still be held
+// at the server by a process that lost its lease (shoaletcd's does).
+type suspectPermit interface{ Suspect() bool }
+
+const (
+	// fenceCheckWait bounds how long a dial with a suspect slot waits to
+	// borrow one of its pool's own connections to look at the server's
+	// locks before it dials.
+	fenceCheckWait = time.Second
+	// fenceGrace is how long a slot's lock may stay held after the
+	// connection that held it closed: the server ends a backend a moment
+	// after its client hangs up, and the lock goes with it. A lock held
+	// longer belongs to a live session.
+	fenceGrace = 100 * time.Millisecond
+	fencePoll  = 5 * time.Millisecond
+)
 
 // fenceKey returns the budget's fence key, and false when the pool has no
 // budget or its budget cannot be fenced.
@@ -49,42 +62,71 @@ func (p *Pool) fenceKey() (int32, bool) {
 
 // slotLockedElsewhere looks, before a dial, whether another session holds
 // the slot's lock, through a connection the pool already has, so that a
-// refused slot does not cost a connection at the server even for a moment.
-// It answers false when it cannot ask (no connection open, none free in
-// time): the lock taken after connecting still fences.
-func (p *Pool) slotLockedElsewhere(ctx context.Context, key int32, slot int) bool {
-	if p.core.Stats().TotalConns == 0 {
-		return false
+// refused slot costs no connection at the server even for a moment. Only a
+// suspect slot is worth a wait for a connection to look through: any other
+// is looked at only when a connection is idle now, since a borrowed one
+// counts as a caller waiting in the pool's demand. It answers false when it
+// cannot look: the lock taken after connecting still fences.
+func (p *Pool) slotLockedElsewhere(ctx context.Context, permit shoal.BudgetPermit, key int32) bool {
+	var lease *shoal.Lease[*pooledConn]
+	var err error
+	if s, ok := permit.(suspectPermit); ok && s.Suspect() {
+		if p.core.Stats().TotalConns == 0 {
+			return false
+		}
+		wctx, cancel := context.WithTimeout(ctx, fenceCheckWait)
+		defer cancel()
+		lease, err = p.core.Acquire(wctx)
+	} else {
+		lease, err = p.core.TryAcquire()
 	}
-	ctx, cancel := context.WithTimeout(ctx, fenceCheckWait)
-	defer cancel()
-	lease, err := p.core.Acquire(ctx)
 	if err != nil {
 		return false
 	}
-	var locked bool
-	err = lease.Value().conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
-		WHERE locktype = 'advisory' AND classid = $1::int4::oid AND objid = $2::int4::oid AND objsubid = 2)`,
-		key, int32(slot)).Scan(&locked)
-	if err != nil {
-		lease.Discard()
-		return false
+	conn := lease.Value().conn
+	for deadline := time.Now().Add(fenceGrace); ; {
+		var locked bool
+		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
+			WHERE locktype = 'advisory' AND classid = $1::int4::oid AND objid = $2::int4::oid AND objsubid = 2)`,
+			key, int32(permit.Slot())).Scan(&locked)
+		if err != nil {
+			lease.Discard()
+			return false
+		}
+		if !locked || time.Now().After(deadline) || !sleepCtx(ctx, fencePoll) {
+			lease.Release()
+			return locked
+		}
 	}
-	lease.Release()
-	return locked
 }
 
 // takeFence locks the slot for conn's session, or reports that another
-// session holds it.
+// session holds it past fenceGrace.
 func takeFence(ctx context.Context, conn *pgx.Conn, key int32, slot int) error {
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", key, int32(slot)).Scan(&ok); err != nil {
-		return fmt.Errorf("shoalpgx: taking the budget fence for slot %d: %w", slot, err)
+	for deadline := time.Now().Add(fenceGrace); ; {
+		var ok bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", key, int32(slot)).Scan(&ok); err != nil {
+			return fmt.Errorf("shoalpgx: taking the budget fence for slot %d: %w", slot, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) || !sleepCtx(ctx, fencePoll) {
+			return fmt.Errorf("%w (slot %d)", ErrSlotFenced, slot)
+		}
 	}
-	if !ok {
-		return fmt.Errorf("%w (slot %d)", ErrSlotFenced, slot)
+}
+
+// sleepCtx sleeps for d, or reports false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	return nil
 }
 
 // refuseSlot tells the permit's budget that the server refused its slot.

@@ -105,7 +105,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	permit := shoal.PermitFromContext(ctx)
 	key, fenced := p.fenceKey()
 	fenced = fenced && permit != nil
-	if fenced && p.slotLockedElsewhere(ctx, key, permit.Slot()) {
+	if fenced && p.slotLockedElsewhere(ctx, permit, key) {
 		refuseSlot(permit)
 		return nil, fmt.Errorf("%w (slot %d)", ErrSlotFenced, permit.Slot())
 	}

@@ -1,0 +1,71 @@
+package shoaletcd
+
+import (
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// A slot key deleted by its holder is a connection closed: nothing of it is
+// left at the server. A slot key that vanished with its holder's lease
+// (the holder was killed, or paused past its TTL, or its lease was
+// revoked) may still have a live connection behind it, held by a process
+// that will wake up. Such a slot is suspect until its key is next deleted
+// alone, and a permit on it says so (Suspect), so that shoalpgx looks in
+// pg_locks before it dials with it instead of relying on the lock it takes
+// after connecting: a refused slot then costs no connection at the server.
+// A permit on it released without being fenced clears it too: its
+// connection held the slot's lock, so no one else's was there.
+
+// noteVanishedLocked marks the slots in events whose keys were deleted in
+// the same revision as their holder's member record (a lease's end deletes
+// all its keys at once), and clears those deleted on their own.
+func (b *Budget) noteVanishedLocked(events []*clientv3.Event) {
+	gone := map[int64]map[string]bool{} // revision -> members deleted in it
+	for _, ev := range events {
+		if ev.Type != clientv3.EventTypeDelete {
+			continue
+		}
+		if id, ok := b.keys.memberOf(string(ev.Kv.Key)); ok {
+			if gone[ev.Kv.ModRevision] == nil {
+				gone[ev.Kv.ModRevision] = map[string]bool{}
+			}
+			gone[ev.Kv.ModRevision][id] = true
+		}
+	}
+	for _, ev := range events {
+		if ev.Type != clientv3.EventTypeDelete {
+			continue
+		}
+		k, ok := b.keys.slotOf(string(ev.Kv.Key))
+		if !ok {
+			continue
+		}
+		owner, known := b.view.slots[k]
+		if known && gone[ev.Kv.ModRevision][owner.id] {
+			b.suspect[k] = true
+		} else {
+			delete(b.suspect, k)
+		}
+	}
+}
+
+// noteResyncedLocked marks, after the budget was read again, the slots
+// whose keys vanished while the watch was broken together with their
+// holder's record: their deletion was not seen, so how they went is not
+// known, and a vanished holder is the case to suspect.
+func (b *Budget) noteResyncedLocked(old view) {
+	for k, owner := range old.slots {
+		if _, still := b.view.slots[k]; still {
+			continue
+		}
+		if _, alive := b.view.members[owner.id]; !alive && owner.id != b.id {
+			b.suspect[k] = true
+		}
+	}
+}
+
+// Suspect reports whether the permit's slot was last held by a member
+// whose lease ended with the slot still held, so that a connection of
+// that member may still hold the slot's lock at the server. shoalpgx calls
+// it through interface{ Suspect() bool } and, when it is true, checks the
+// server before it dials.
+func (p *permit) Suspect() bool { return p.suspect }
