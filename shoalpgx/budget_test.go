@@ -59,7 +59,7 @@ type slotPermit struct {
 
 func (p *slotPermit) Slot() int     { return p.slot }
 func (p *slotPermit) Suspect() bool { return p.suspect }
-func (p *slotPermit) Fenced()   { p.b.fenced.Add(1) }
+func (p *slotPermit) Fenced()       { p.b.fenced.Add(1) }
 func (p *slotPermit) Release() {
 	b := p.b
 	b.mu.Lock()
