@@ -23,10 +23,10 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		cfg.workers, cfg.goroutines, cfg.skew*cfg.goroutines, cfg.maxConns, cfg.budget/cfg.workers,
 		100*cfg.sleepShare, querySleep, querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
 	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
-		"most at server (limit)", "samples over the limit")
+		"most at server (limit)", "samples over the limit", "CPU idle", "workers' CPU")
 	for _, c := range cells {
 		if c.skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | | | | | |\n", c.load, c.contender, c.skipped)
+			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | | | | | | | |\n", c.load, c.contender, c.skipped)
 			continue
 		}
 		per := make([]string, len(c.perWorker))
@@ -37,14 +37,24 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		for i, d := range c.perWorkerP99 {
 			p99s[i] = fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s ms | %d | %d (%d) | %d of %d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s ms | %d | %d (%d) | %d of %d | %s | %s |\n",
 			c.load, c.contender, c.qps, strings.Join(per, " / "), ms(c.p50), ms(c.p99), strings.Join(p99s, " / "), c.errors,
-			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples))
+			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples), percent(c.idle), c.cpuPerQuery())
 	}
 	b.WriteString("\n")
+	sharesTable(&b, cfg, cells)
 	for _, name := range cfg.contenders {
 		if c, ok := contenderByName(name); ok {
 			fmt.Fprintf(&b, "- %s: %s.\n", c.name, c.about)
+		}
+		if name == "etcd" {
+			idle := "its default, 2s"
+			if cfg.etcdIdle > 0 {
+				idle = cfg.etcdIdle.String()
+			}
+			fmt.Fprintf(&b, "  Each worker's member: Min %d, IdleTime %s, TTL the default (5s); etcd at %s; "+
+				"every key a cell created is deleted at its end (leases revoked by Close, the size key by the runner).\n",
+				cfg.etcdMin, idle, strings.Join(cfg.etcd, ","))
 		}
 	}
 	b.WriteString("\nHow the server's connections are counted (pg_stat_activity): the direct contenders by " +
@@ -56,6 +66,9 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		if c.firstError != "" {
 			fmt.Fprintf(&b, "\nFirst error, %s, %s load: `%s`\n", c.contender, c.load, c.firstError)
 		}
+		if c.etcdLeftover > 0 {
+			fmt.Fprintf(&b, "\n%d etcd keys left by the workers (deleted by the runner), %s load: a Close did not revoke its lease\n", c.etcdLeftover, c.load)
+		}
 		if c.server.Errors > 0 {
 			fmt.Fprintf(&b, "\n%d samples failed, %s, %s load: %v\n", c.server.Errors, c.contender, c.load, c.server.LastErr)
 		}
@@ -66,4 +79,48 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 // ms formats a latency in milliseconds, two decimals.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// sharesTable writes, for the shoal contenders, what the pools' own Stats
+// said over the measured window: the share the budget gave each worker
+// against what it asked for, and how soon after go the shares settled.
+func sharesTable(b *strings.Builder, cfg config, cells []cell) {
+	var rows []cell
+	for _, c := range cells {
+		if c.skipped == "" && c.contender != "pgbouncer" && len(c.timelines) > 0 {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window:\n\n", sampleEvery)
+	mdtable.Header(b, "load", "contender", "share per worker", "demand per worker", "connections per worker",
+		"dials in the window", "shares settled after go", "most slots held (etcd)")
+	for _, c := range rows {
+		sums := summarize(c, cfg.warmup)
+		settled := "never"
+		if at := settledAt(c, cfg.warmup); at >= 0 {
+			settled = fmt.Sprintf("%.1f s", at.Seconds())
+		}
+		held := "-"
+		if c.contender == "etcd" {
+			held = fmt.Sprintf("%d (%d)", mostHeld(c), cfg.budget)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) }),
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.demand) }),
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.conns) }),
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%d", s.dials) }),
+			settled, held)
+	}
+	b.WriteString("\n")
+}
+
+// percent formats a share as a percentage, or "-" for -1 (not measured).
+func percent(f float64) string {
+	if f < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
 }
