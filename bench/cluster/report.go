@@ -12,7 +12,7 @@ import (
 // markdown renders the cells as a fragment for BENCHMARKS.md.
 func markdown(cfg config, cells []cell, cmd, machine string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### PostgreSQL from %d processes on a budget of %d connections\n\n", cfg.workers, cfg.budget)
+	fmt.Fprintf(&b, "### Cluster budget: PostgreSQL from %d processes on %d connections\n\n", cfg.workers, cfg.budget)
 	fmt.Fprintf(&b, "Machine: %s.\n", machine)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
 	fmt.Fprintf(&b, "%d worker processes, each with %d goroutines (the skewed load: worker 0 with %d) and a pool of %d "+
@@ -42,6 +42,7 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples), percent(c.idle), c.cpuPerQuery())
 	}
 	b.WriteString("\n")
+	targetsTable(&b, cfg, cells)
 	sharesTable(&b, cfg, cells)
 	for _, name := range cfg.contenders {
 		if c, ok := contenderByName(name); ok {
@@ -94,25 +95,23 @@ func sharesTable(b *strings.Builder, cfg config, cells []cell) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window:\n\n", sampleEvery)
+	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window "+
+		"less its last %v (where the first worker to finish has left and the others grow into its share):\n\n",
+		sampleEvery, windowTail)
 	mdtable.Header(b, "load", "contender", "share per worker", "demand per worker", "connections per worker",
-		"dials in the window", "shares settled after go", "most slots held (etcd)")
+		"dials in the window", "shares settled after go")
 	for _, c := range rows {
-		sums := summarize(c, cfg.warmup)
+		sums := summarize(c, cfg.warmup, cfg.duration)
 		settled := "never"
-		if at := settledAt(c, cfg.warmup); at >= 0 {
+		if at := settledAt(c, cfg.warmup, cfg.duration); at >= 0 {
 			settled = fmt.Sprintf("%.1f s", at.Seconds())
 		}
-		held := "-"
-		if c.contender == "etcd" {
-			held = fmt.Sprintf("%d (%d)", mostHeld(c), cfg.budget)
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.demand) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.conns) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%d", s.dials) }),
-			settled, held)
+			settled)
 	}
 	b.WriteString("\n")
 }
@@ -123,4 +122,63 @@ func percent(f float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// targetsTable writes, per load, the etcd contender's throughput as a
+// multiple of the static split's and PgBouncer's, beside the targets of
+// the issue: no error and never above the budget at the server, at least
+// the static split on the uniform load and 1.3 times it on the skewed one,
+// at least PgBouncer. On a shared machine one run's ratios are one sample;
+// BENCHMARKS.md sets several side by side.
+func targetsTable(b *strings.Builder, cfg config, cells []cell) {
+	find := func(load, name string) (cell, bool) {
+		for _, c := range cells {
+			if c.load == load && c.contender == name && c.skipped == "" {
+				return c, true
+			}
+		}
+		return cell{}, false
+	}
+	var rows []string
+	for _, load := range cfg.loads {
+		e, ok := find(load, "etcd")
+		if !ok {
+			continue
+		}
+		want := 1.0
+		if load == loadSkewed {
+			want = 1.3
+		}
+		safe := e.errors == 0 && e.server.Max <= cfg.budget
+		row := fmt.Sprintf("| %s | %d errors, at most %d of %d: %s |", load, e.errors, e.server.Max, cfg.budget, met(safe))
+		for _, vs := range []struct {
+			name string
+			want float64
+		}{{"static", want}, {"pgbouncer", 1.0}} {
+			if o, ok := find(load, vs.name); ok && o.qps > 0 {
+				r := e.qps / o.qps
+				row += fmt.Sprintf(" %.2fx (target %.1fx): %s |", r, vs.want, met(r >= vs.want))
+			} else {
+				row += " - |"
+			}
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("The etcd contender against the targets (this run's throughput ratios):\n\n")
+	mdtable.Header(b, "load", "errors and connections at the server", "etcd / static", "etcd / pgbouncer")
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+	b.WriteString("\n")
+}
+
+// met says whether a target was met.
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
 }

@@ -105,7 +105,7 @@ func run(ctx context.Context, cfg config) ([]cell, error) {
 			}
 			shares := ""
 			if name != "pgbouncer" {
-				shares = "  shares " + perWorker(summarize(res, cfg.warmup), func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) })
+				shares = "  shares " + perWorker(summarize(res, cfg.warmup, cfg.duration), func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) })
 			}
 			fmt.Fprintf(os.Stderr, "%-8s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)  CPU idle %s  workers' CPU %s%s\n",
 				load, name, res.qps, ms(res.p50), ms(res.p99), res.errors, res.server.Max, res.limit, percent(res.idle), res.cpuPerQuery(), shares)

@@ -13,22 +13,30 @@ type shareSummary struct {
 	dials                int64   // dials during the window
 }
 
+// windowTail is left off the end of the measured window in the summaries:
+// on a loaded machine the workers read go up to ~100ms apart, so the first
+// to finish closes its pool while the others still run, and their shares
+// grow into what it gave back. That is the budget working, not the load.
+const windowTail = 250 * time.Millisecond
+
 // window returns the samples of tl inside the measured window, which
-// starts warmup after go.
-func window(tl []statSample, warmup time.Duration) []statSample {
-	for i, s := range tl {
-		if s.T >= warmup {
-			return tl[i:]
+// starts warmup after go and lasts duration, less windowTail.
+func window(tl []statSample, warmup, duration time.Duration) []statSample {
+	end := warmup + duration - windowTail
+	var out []statSample
+	for _, s := range tl {
+		if s.T >= warmup && s.T < end {
+			out = append(out, s)
 		}
 	}
-	return nil
+	return out
 }
 
 // summarize sums up each worker's timeline over the measured window.
-func summarize(c cell, warmup time.Duration) []shareSummary {
+func summarize(c cell, warmup, duration time.Duration) []shareSummary {
 	out := make([]shareSummary, len(c.timelines))
 	for w, tl := range c.timelines {
-		win := window(tl, warmup)
+		win := window(tl, warmup, duration)
 		if len(win) == 0 {
 			continue
 		}
@@ -47,52 +55,39 @@ func summarize(c cell, warmup time.Duration) []shareSummary {
 }
 
 // settledAt is how long after go every worker's share came within one of
-// its mean over the window and stayed there, or -1 if some worker's never
-// did (or there are no samples). It is how long the budget took to move
-// the shares to where the load is.
-func settledAt(c cell, warmup time.Duration) time.Duration {
-	sums := summarize(c, warmup)
+// its mean over the window and stayed there to the window's end (less
+// windowTail), or -1 if some worker's never did (or there are no
+// samples). It is how long the budget took to move the shares to where
+// the load is.
+func settledAt(c cell, warmup, duration time.Duration) time.Duration {
+	sums := summarize(c, warmup, duration)
+	end := warmup + duration - windowTail
 	at := time.Duration(0)
 	for w, tl := range c.timelines {
-		if len(tl) == 0 {
+		var kept []statSample
+		for _, s := range tl {
+			if s.T < end {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) == 0 {
 			return -1
 		}
 		mean := sums[w].share
 		last := -1 // the last sample off the mean
-		for i, s := range tl {
+		for i, s := range kept {
 			if d := float64(s.Share) - mean; d > 1 || d < -1 {
 				last = i
 			}
 		}
 		switch {
-		case last == len(tl)-1:
+		case last == len(kept)-1:
 			return -1
 		case last >= 0:
-			at = max(at, tl[last+1].T)
+			at = max(at, kept[last+1].T)
 		}
 	}
 	return at
-}
-
-// mostHeld is the most slots the etcd members held together in any round
-// of samples (the workers sample in step, started by one go), or 0 for a
-// contender without a budget: the budget's own count, to set beside the
-// server's.
-func mostHeld(c cell) int {
-	most := 0
-	for i := 0; ; i++ {
-		sum, seen := 0, false
-		for _, tl := range c.timelines {
-			if i < len(tl) {
-				sum += tl[i].Held
-				seen = true
-			}
-		}
-		if !seen {
-			return most
-		}
-		most = max(most, sum)
-	}
 }
 
 // perWorker formats one figure per worker, " / " between.
