@@ -76,6 +76,15 @@ func (c *child) expect(d time.Duration) (string, error) {
 	}
 }
 
+// cpu is the CPU time (user and system) the worker process used over its
+// life, or 0 before it has exited.
+func (c *child) cpu() time.Duration {
+	if st := c.cmd.ProcessState; st != nil {
+		return st.UserTime() + st.SystemTime()
+	}
+	return 0
+}
+
 // end closes the worker's stdin, waits up to 10s for it to exit, and kills
 // it if it has not. Safe to call more than once.
 func (c *child) end() error {

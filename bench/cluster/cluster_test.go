@@ -42,22 +42,30 @@ func TestContendersAreComplete(t *testing.T) {
 	}
 }
 
-// A tiny run of both loads on the static split and PgBouncer (when
-// SHOAL_TEST_PGBOUNCER is set), in real worker processes: every query succeeds, every worker gets some through,
-// and neither contender holds more connections at the server than its
-// limit.
+// A tiny run of both loads on the static split, the etcd budget (when
+// SHOAL_TEST_ETCD is set) and PgBouncer (when SHOAL_TEST_PGBOUNCER is set),
+// in real worker processes: every query succeeds, every worker gets some
+// through, no contender holds more connections at the server than its
+// limit, and the etcd budget leaves no key behind.
 func TestTinyRun(t *testing.T) {
 	dsn := server(t, "SHOAL_TEST_POSTGRES")
 	// Without PgBouncer its cells are skipped, not the test (unless
 	// SHOAL_REQUIRE_SERVICES=1 asks for every server).
-	bouncer := os.Getenv("SHOAL_TEST_PGBOUNCER")
-	if bouncer == "" && os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
-		t.Fatal("SHOAL_TEST_PGBOUNCER is not set and SHOAL_REQUIRE_SERVICES=1")
+	bouncer, etcd := os.Getenv("SHOAL_TEST_PGBOUNCER"), os.Getenv("SHOAL_TEST_ETCD")
+	if os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
+		if bouncer == "" {
+			t.Fatal("SHOAL_TEST_PGBOUNCER is not set and SHOAL_REQUIRE_SERVICES=1")
+		}
+		if etcd == "" {
+			t.Fatal("SHOAL_TEST_ETCD is not set and SHOAL_REQUIRE_SERVICES=1")
+		}
 	}
 	cfg := config{
 		dsn:           dsn,
 		pgbouncer:     bouncer,
 		pgbouncerPool: 40,
+		etcd:          split(etcd),
+		etcdMin:       1,
 		workers:       2, goroutines: 4, skew: 2, maxConns: 4, budget: 4,
 		duration: 300 * time.Millisecond, warmup: 200 * time.Millisecond, sleepShare: 0.5,
 		loads:      []string{loadUniform, loadSkewed},
@@ -77,14 +85,8 @@ func TestTinyRun(t *testing.T) {
 		t.Fatalf("%d cells, want 6", len(cells))
 	}
 	for _, c := range cells {
-		if c.contender == "etcd" {
-			if openBudget == nil && c.skipped == "" {
-				t.Errorf("%s: the etcd contender ran without being in the binary", c.load)
-			}
-			continue
-		}
 		if c.skipped != "" {
-			if c.contender != "pgbouncer" || bouncer != "" {
+			if (c.contender != "pgbouncer" || bouncer != "") && (c.contender != "etcd" || etcd != "") {
 				t.Errorf("%s %s skipped: %s", c.load, c.contender, c.skipped)
 			}
 			continue
@@ -100,8 +102,13 @@ func TestTinyRun(t *testing.T) {
 		if c.server.Max < 1 || c.server.Max > c.limit {
 			t.Errorf("%s %s: %d connections at the server at most, want 1 to %d", c.load, c.contender, c.server.Max, c.limit)
 		}
-		if c.contender == "static" && c.server.Max > cfg.budget {
-			t.Errorf("%s static split: %d connections, over the budget of %d", c.load, c.server.Max, cfg.budget)
+		if c.contender != "pgbouncer" && c.server.Max > cfg.budget {
+			t.Errorf("%s %s: %d connections, over the budget of %d", c.load, c.contender, c.server.Max, cfg.budget)
+		}
+		if c.contender == "etcd" {
+			if c.etcdLeftover != 0 {
+				t.Errorf("%s etcd: the workers left %d keys in etcd", c.load, c.etcdLeftover)
+			}
 		}
 	}
 	if md := markdown(cfg, cells, "go test", "test"); len(md) == 0 {

@@ -15,8 +15,7 @@ type contender struct {
 	name string
 	// about is the report's one-line description.
 	about string
-	// open opens a worker's pool; nil when this binary lacks the
-	// contender (see budget.go).
+	// open opens a worker's pool and returns it with its closer.
 	open func(ctx context.Context, spec workerSpec) (execer, func(), error)
 	// maxConns is a worker's pool size for a cell.
 	maxConns func(cfg config) int
@@ -55,17 +54,14 @@ var contenders = []contender{
 	{
 		name:     "etcd",
 		about:    "shoalpgx on one budget kept in etcd (shoaletcd)",
-		open:     openOnBudget,
+		open:     openEtcdBudget,
 		maxConns: func(cfg config) int { return cfg.maxConns },
 		dsn:      func(cfg config) string { return cfg.dsn },
 		count:    func(cfg config) (string, string) { return countDirect, cfg.appName },
 		limit:    func(cfg config) int { return cfg.budget },
 		missing: func(cfg config) string {
-			switch {
-			case openBudget == nil:
-				return "not in this binary: shoaletcd and shoalpgx's Budget are not merged yet (build with -tags shoaletcd once they are)"
-			case len(cfg.etcd) == 0:
-				return "no etcd: -etcd or SHOAL_TEST_ETCD_CLUSTER"
+			if len(cfg.etcd) == 0 {
+				return "no etcd: -etcd or SHOAL_TEST_ETCD"
 			}
 			return ifEmpty(cfg.dsn, "no PostgreSQL: -dsn or SHOAL_TEST_POSTGRES")
 		},

@@ -9,10 +9,13 @@
 //     (40/4 = 10), as pgx's maintainers advise; a hot worker cannot borrow
 //     an idle neighbour's share.
 //   - etcd: each worker's shoalpgx pool (-maxconns 32) on one shoaletcd
-//     budget in etcd, which moves the shares to where the demand is. It is
-//     compiled out until shoaletcd and shoalpgx's Budget reach this tree
-//     (budget.go is the seam, budget_shoaletcd.go the contender); until
-//     then it is reported as skipped.
+//     budget of -budget in etcd (-etcd, default $SHOAL_TEST_ETCD), which
+//     moves the shares to where the demand is: every worker makes its own
+//     etcd client and member (Min -etcd-min 2, IdleTime -etcd-idle, TTL
+//     the default), under a budget name new to each cell. The pool closes
+//     first, then the member, whose Close revokes its lease (its record
+//     and slot keys); the runner then deletes the budget's size key, which
+//     has no lease, and fails the cell if any key is left.
 //   - pgbouncer: each worker's pgxpool (-maxconns 32) through PgBouncer in
 //     transaction mode, whose own pool (40, set in scripts/services.sh and
 //     given here as -pgbouncer-pool) is the budget.
@@ -26,8 +29,14 @@
 //
 // The report gives, per load and contender: throughput (all workers, and
 // each), p50 and p99 of the callers' latency (the wait for a connection
-// included), errors, and the most connections seen at the server with the
-// samples above the limit. Direct connections are counted by their
+// included), errors, the most connections seen at the server with the
+// samples above the limit, the machine's idle CPU in the window, and the
+// workers' own CPU time per query (from their rusage: on a shared machine
+// it moves far less than q/s does). For the shoalpgx contenders it also
+// gives what each worker's pool Stats said, sampled every 100ms: its
+// share against its demand, its connections, its dials, and how soon
+// after go the shares settled; -trace writes every sample as CSV, and
+// -cpuprofile a CPU profile per worker. Direct connections are counted by their
 // application_name over TCP; PgBouncer's server connections as the role's
 // backends that came over the Unix socket, which is how services.sh has
 // PgBouncer connect, because PgBouncer hands each server connection the

@@ -25,7 +25,9 @@ func main() {
 		pgbouncer  = flag.String("pgbouncer", os.Getenv("SHOAL_TEST_PGBOUNCER"), "PgBouncer in front of the same database (default $SHOAL_TEST_PGBOUNCER)")
 		bounceUser = flag.String("pgbouncer-user", "", "the role PgBouncer logs into PostgreSQL as (default: the user in -pgbouncer)")
 		bouncePool = flag.Int("pgbouncer-pool", 40, "PgBouncer's pool size, as configured in PgBouncer: the limit its connections are checked against")
-		etcd       = flag.String("etcd", firstSet("SHOAL_TEST_ETCD_CLUSTER", "SHOAL_TEST_ETCD"), "etcd endpoints for the etcd contender, comma-separated (default $SHOAL_TEST_ETCD_CLUSTER)")
+		etcd       = flag.String("etcd", os.Getenv("SHOAL_TEST_ETCD"), "etcd endpoints for the etcd contender, comma-separated (default $SHOAL_TEST_ETCD)")
+		etcdMin    = flag.Int("etcd-min", 2, "the etcd contender: each worker's minimum share (shoaletcd Options.Min)")
+		etcdIdle   = flag.Duration("etcd-idle", 0, "the etcd contender: how long a worker keeps a share its demand fell below (shoaletcd Options.IdleTime; 0 for its default, 2s)")
 		workers    = flag.Int("workers", 4, "worker processes")
 		goroutines = flag.Int("goroutines", 64, "goroutines per worker")
 		skew       = flag.Int("skew", 4, "the skewed load's hot worker runs this many times the goroutines")
@@ -38,16 +40,24 @@ func main() {
 		only       = flag.String("contenders", "static,etcd,pgbouncer", "contenders, comma-separated, in the order to run")
 		app        = flag.String("appname", defaultAppName, "application_name of the workers' connections, the one counted")
 		out        = flag.String("out", "", "write the markdown fragment here")
+		profile    = flag.String("cpuprofile", "", "write each worker's CPU profile into this directory, one file per load, contender and worker")
+		trace      = flag.String("trace", "", "write every worker's pool samples (share, demand, connections, every 100ms) here, as CSV")
 	)
 	flag.Parse()
 	cfg := config{
 		dsn: *dsn, pgbouncer: *pgbouncer, pgbouncerUser: *bounceUser, pgbouncerPool: *bouncePool, etcd: split(*etcd),
+		etcdMin: *etcdMin, etcdIdle: *etcdIdle, profileDir: *profile,
 		workers: *workers, goroutines: *goroutines, skew: *skew, maxConns: *maxConns, budget: *budget,
 		duration: *duration, warmup: *warmup, sleepShare: *sleepShare,
 		loads: split(*loads), contenders: split(*only), appName: *app,
 	}
 	if err := cfg.check(); err != nil {
 		log.Fatal(err)
+	}
+	if cfg.profileDir != "" {
+		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+			log.Fatal(err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -68,6 +78,12 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	if *trace != "" {
+		if err := outfile.Write(*trace, []byte(traceCSV(cells))); err != nil {
+			stop()
+			log.Fatal(err)
+		}
+	}
 }
 
 // check fills in what the flags left to it and rejects what cannot run.
@@ -80,6 +96,12 @@ func (cfg *config) check() error {
 	}
 	if cfg.budget < cfg.workers {
 		return fmt.Errorf("-budget %d is below -workers %d: the static split would give a worker no connection", cfg.budget, cfg.workers)
+	}
+	if cfg.etcdMin < 0 || cfg.etcdIdle < 0 {
+		return fmt.Errorf("-etcd-min and -etcd-idle must be >= 0")
+	}
+	if cfg.etcdMin*cfg.workers > cfg.budget {
+		return fmt.Errorf("-etcd-min %d times -workers %d is above -budget %d: shoaletcd refuses minimums that do not fit", cfg.etcdMin, cfg.workers, cfg.budget)
 	}
 	if cfg.duration <= 0 || cfg.warmup < 0 {
 		return fmt.Errorf("-duration must be > 0 and -warmup >= 0")
@@ -139,14 +161,4 @@ func split(s string) []string {
 		}
 	}
 	return out
-}
-
-// firstSet returns the first of the environment variables that is set.
-func firstSet(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }

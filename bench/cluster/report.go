@@ -12,7 +12,7 @@ import (
 // markdown renders the cells as a fragment for BENCHMARKS.md.
 func markdown(cfg config, cells []cell, cmd, machine string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### PostgreSQL from %d processes on a budget of %d connections\n\n", cfg.workers, cfg.budget)
+	fmt.Fprintf(&b, "### Cluster budget: PostgreSQL from %d processes on %d connections\n\n", cfg.workers, cfg.budget)
 	fmt.Fprintf(&b, "Machine: %s.\n", machine)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
 	fmt.Fprintf(&b, "%d worker processes, each with %d goroutines (the skewed load: worker 0 with %d) and a pool of %d "+
@@ -23,10 +23,10 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		cfg.workers, cfg.goroutines, cfg.skew*cfg.goroutines, cfg.maxConns, cfg.budget/cfg.workers,
 		100*cfg.sleepShare, querySleep, querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
 	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
-		"most at server (limit)", "samples over the limit")
+		"most at server (limit)", "samples over the limit", "CPU idle", "workers' CPU")
 	for _, c := range cells {
 		if c.skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | | | | | |\n", c.load, c.contender, c.skipped)
+			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | | | | | | | |\n", c.load, c.contender, c.skipped)
 			continue
 		}
 		per := make([]string, len(c.perWorker))
@@ -37,14 +37,25 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		for i, d := range c.perWorkerP99 {
 			p99s[i] = fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s ms | %d | %d (%d) | %d of %d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s ms | %d | %d (%d) | %d of %d | %s | %s |\n",
 			c.load, c.contender, c.qps, strings.Join(per, " / "), ms(c.p50), ms(c.p99), strings.Join(p99s, " / "), c.errors,
-			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples))
+			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples), percent(c.idle), c.cpuPerQuery())
 	}
 	b.WriteString("\n")
+	targetsTable(&b, cfg, cells)
+	sharesTable(&b, cfg, cells)
 	for _, name := range cfg.contenders {
 		if c, ok := contenderByName(name); ok {
 			fmt.Fprintf(&b, "- %s: %s.\n", c.name, c.about)
+		}
+		if name == "etcd" {
+			idle := "its default, 2s"
+			if cfg.etcdIdle > 0 {
+				idle = cfg.etcdIdle.String()
+			}
+			fmt.Fprintf(&b, "  Each worker's member: Min %d, IdleTime %s, TTL the default (5s); etcd at %s; "+
+				"every key a cell created is deleted at its end (leases revoked by Close, the size key by the runner).\n",
+				cfg.etcdMin, idle, strings.Join(cfg.etcd, ","))
 		}
 	}
 	b.WriteString("\nHow the server's connections are counted (pg_stat_activity): the direct contenders by " +
@@ -56,6 +67,9 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		if c.firstError != "" {
 			fmt.Fprintf(&b, "\nFirst error, %s, %s load: `%s`\n", c.contender, c.load, c.firstError)
 		}
+		if c.etcdLeftover > 0 {
+			fmt.Fprintf(&b, "\n%d etcd keys left by the workers (deleted by the runner), %s load: a Close did not revoke its lease\n", c.etcdLeftover, c.load)
+		}
 		if c.server.Errors > 0 {
 			fmt.Fprintf(&b, "\n%d samples failed, %s, %s load: %v\n", c.server.Errors, c.contender, c.load, c.server.LastErr)
 		}
@@ -66,4 +80,105 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 // ms formats a latency in milliseconds, two decimals.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// sharesTable writes, for the shoal contenders, what the pools' own Stats
+// said over the measured window: the share the budget gave each worker
+// against what it asked for, and how soon after go the shares settled.
+func sharesTable(b *strings.Builder, cfg config, cells []cell) {
+	var rows []cell
+	for _, c := range cells {
+		if c.skipped == "" && c.contender != "pgbouncer" && len(c.timelines) > 0 {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window "+
+		"less its last %v (where the first worker to finish has left and the others grow into its share):\n\n",
+		sampleEvery, windowTail)
+	mdtable.Header(b, "load", "contender", "share per worker", "demand per worker", "connections per worker",
+		"dials in the window", "shares settled after go")
+	for _, c := range rows {
+		sums := summarize(c, cfg.warmup, cfg.duration)
+		settled := "never"
+		if at := settledAt(c, cfg.warmup, cfg.duration); at >= 0 {
+			settled = fmt.Sprintf("%.1f s", at.Seconds())
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) }),
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.demand) }),
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.conns) }),
+			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%d", s.dials) }),
+			settled)
+	}
+	b.WriteString("\n")
+}
+
+// percent formats a share as a percentage, or "-" for -1 (not measured).
+func percent(f float64) string {
+	if f < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// targetsTable writes, per load, the etcd contender's throughput as a
+// multiple of the static split's and PgBouncer's, beside the targets of
+// the issue: no error and never above the budget at the server, at least
+// the static split on the uniform load and 1.3 times it on the skewed one,
+// at least PgBouncer. On a shared machine one run's ratios are one sample;
+// BENCHMARKS.md sets several side by side.
+func targetsTable(b *strings.Builder, cfg config, cells []cell) {
+	find := func(load, name string) (cell, bool) {
+		for _, c := range cells {
+			if c.load == load && c.contender == name && c.skipped == "" {
+				return c, true
+			}
+		}
+		return cell{}, false
+	}
+	var rows []string
+	for _, load := range cfg.loads {
+		e, ok := find(load, "etcd")
+		if !ok {
+			continue
+		}
+		want := 1.0
+		if load == loadSkewed {
+			want = 1.3
+		}
+		safe := e.errors == 0 && e.server.Max <= cfg.budget
+		row := fmt.Sprintf("| %s | %d errors, at most %d of %d: %s |", load, e.errors, e.server.Max, cfg.budget, met(safe))
+		for _, vs := range []struct {
+			name string
+			want float64
+		}{{"static", want}, {"pgbouncer", 1.0}} {
+			if o, ok := find(load, vs.name); ok && o.qps > 0 {
+				r := e.qps / o.qps
+				row += fmt.Sprintf(" %.2fx (target %.1fx): %s |", r, vs.want, met(r >= vs.want))
+			} else {
+				row += " - |"
+			}
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("The etcd contender against the targets (this run's throughput ratios):\n\n")
+	mdtable.Header(b, "load", "errors and connections at the server", "etcd / static", "etcd / pgbouncer")
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+	b.WriteString("\n")
+}
+
+// met says whether a target was met.
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
 }

@@ -6,18 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/shoalpool/shoal/bench/internal/cpustat"
 	"github.com/shoalpool/shoal/internal/pgcount"
 )
 
 // config is one run of the benchmark, from the flags.
 type config struct {
-	dsn           string   // PostgreSQL, for the direct contenders and the checker
-	pgbouncer     string   // PgBouncer in front of the same database
-	pgbouncerUser string   // the role PgBouncer logs into PostgreSQL as
-	pgbouncerPool int      // PgBouncer's pool size: its limit at the server
-	etcd          []string // etcd endpoints for the etcd contender's budget
+	dsn           string        // PostgreSQL, for the direct contenders and the checker
+	pgbouncer     string        // PgBouncer in front of the same database
+	pgbouncerUser string        // the role PgBouncer logs into PostgreSQL as
+	pgbouncerPool int           // PgBouncer's pool size: its limit at the server
+	etcd          []string      // etcd endpoints for the etcd contender's budget
+	etcdMin       int           // each etcd member's minimum share
+	etcdIdle      time.Duration // shoaletcd's IdleTime; 0 for its default
 	workers       int
 	goroutines    int // per worker (the hot worker of the skewed load: skew times this)
 	skew          int
@@ -29,6 +33,15 @@ type config struct {
 	loads         []string
 	contenders    []string
 	appName       string // of the workers' connections
+	profileDir    string // where workers write CPU profiles, or ""
+}
+
+// profilePath is where worker w of a cell writes its CPU profile, or "".
+func (cfg config) profilePath(load, contender string, w int) string {
+	if cfg.profileDir == "" {
+		return ""
+	}
+	return filepath.Join(cfg.profileDir, fmt.Sprintf("%s-%s-w%d.pprof", load, contender, w))
 }
 
 // The loads: every worker the same, or worker 0 with skew times the others'
@@ -59,6 +72,14 @@ type cell struct {
 	p50, p99        time.Duration
 	server          pgcount.Report // the connections counted at the server
 	limit           int            // the most the contender should hold there
+	timelines       [][]statSample // per worker, from go to the window's end
+	idle            float64        // the machine's idle CPU share in the window, or -1
+	etcdLeftover    int            // etcd keys (but size) the workers left; etcd contender only
+	// workerCPU is the CPU time the worker processes used, start to exit:
+	// per query, the client side's cost, which a busy shared machine
+	// changes far less than it changes q/s.
+	workerCPU  time.Duration
+	allQueries uint64 // the workers' queries, warm-up included
 }
 
 // run runs every load with every contender, one cell after the other.
@@ -82,8 +103,12 @@ func run(ctx context.Context, cfg config) ([]cell, error) {
 			if err != nil {
 				return cells, fmt.Errorf("%s, %s load: %w", name, load, err)
 			}
-			fmt.Fprintf(os.Stderr, "%-8s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)\n",
-				load, name, res.qps, ms(res.p50), ms(res.p99), res.errors, res.server.Max, res.limit)
+			shares := ""
+			if name != "pgbouncer" {
+				shares = "  shares " + perWorker(summarize(res, cfg.warmup, cfg.duration), func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) })
+			}
+			fmt.Fprintf(os.Stderr, "%-8s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)  CPU idle %s  workers' CPU %s%s\n",
+				load, name, res.qps, ms(res.p50), ms(res.p99), res.errors, res.server.Max, res.limit, percent(res.idle), res.cpuPerQuery(), shares)
 			cells = append(cells, res)
 		}
 	}
@@ -107,8 +132,8 @@ func settle(ctx context.Context, cfg config, query, arg string) {
 // runCell runs the workers of one contender under one load, counting the
 // connections at the server from before the first worker starts until the
 // last has exited.
-func runCell(ctx context.Context, cfg config, c contender, load string) (cell, error) {
-	res := cell{load: load, contender: c.name}
+func runCell(ctx context.Context, cfg config, c contender, load string) (res cell, err error) {
+	res = cell{load: load, contender: c.name, idle: -1}
 	query, arg := c.count(cfg)
 	res.limit = c.limit(cfg)
 	if query == countDirect {
@@ -124,8 +149,25 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (cell, e
 			chk.Stop()
 		}
 	}()
-	budget := budgetSpec{Endpoints: cfg.etcd, Size: cfg.budget,
-		Name: fmt.Sprintf("bench-cluster-%s-%d", load, time.Now().UnixNano())}
+	budget := budgetSpec{Endpoints: cfg.etcd, Size: cfg.budget, Min: cfg.etcdMin, IdleTime: cfg.etcdIdle,
+		Name: fmt.Sprintf("bench-cluster-%s-%d-%d", load, os.Getpid(), time.Now().UnixNano())}
+	if c.name == "etcd" {
+		// Connected before any worker starts, so that a budget is never
+		// created that the runner could not delete.
+		cleanup, err := newEtcdCleanup(budget)
+		if err != nil {
+			return res, err
+		}
+		// Runs after the deferred ends of the workers below: deferred
+		// calls run last first.
+		defer func() {
+			left, cerr := cleanup.finish()
+			res.etcdLeftover = left
+			if cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}()
+	}
 	var children []*child
 	defer func() {
 		for _, ch := range children {
@@ -137,6 +179,7 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (cell, e
 			Index: w, Contender: c.name, DSN: c.dsn(cfg), MaxConns: c.maxConns(cfg), AppName: cfg.appName,
 			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare,
 			Warmup: cfg.warmup, Duration: cfg.duration, Budget: budget,
+			Profile: cfg.profilePath(load, c.name, w),
 		})
 		if err != nil {
 			return res, err
@@ -154,6 +197,28 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (cell, e
 			return res, fmt.Errorf("worker %d: %w", ch.index, err)
 		}
 	}
+	// The machine's idle share over the measured window: on a small
+	// machine shared by the workers, PostgreSQL and etcd, a cell with
+	// none left is CPU-bound, and connections cannot buy throughput.
+	windowCPU := make(chan float64, 1)
+	cpuCtx, cpuCancel := context.WithCancel(ctx)
+	defer cpuCancel()
+	go func() {
+		ctx := cpuCtx
+		select {
+		case <-time.After(cfg.warmup):
+		case <-ctx.Done():
+			windowCPU <- -1
+			return
+		}
+		iv := cpustat.Start()
+		select {
+		case <-time.After(cfg.duration):
+			windowCPU <- iv.IdleShare()
+		case <-ctx.Done():
+			windowCPU <- -1
+		}
+	}()
 	var total histogram
 	for _, ch := range children {
 		line, err := ch.expect(cfg.warmup + cfg.duration + time.Minute)
@@ -166,20 +231,33 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (cell, e
 		}
 		total.merge(&r.Latency)
 		res.queries += r.Queries
+		res.allQueries += r.AllQueries
 		res.errors += r.Errors
 		if res.firstError == "" {
 			res.firstError = r.FirstError
 		}
 		res.perWorker = append(res.perWorker, float64(r.Queries)/cfg.duration.Seconds())
 		res.perWorkerP99 = append(res.perWorkerP99, r.Latency.quantile(0.99))
+		res.timelines = append(res.timelines, r.Timeline)
 	}
+	res.idle = <-windowCPU
 	for _, ch := range children {
 		if err := ch.end(); err != nil {
 			return res, fmt.Errorf("worker %d: %w", ch.index, err)
 		}
+		res.workerCPU += ch.cpu()
 	}
 	res.server, checking = chk.Stop(), false
 	res.qps = float64(res.queries) / cfg.duration.Seconds()
 	res.p50, res.p99 = total.quantile(0.50), total.quantile(0.99)
 	return res, nil
+}
+
+// cpuPerQuery is the workers' CPU time per query, in µs: all their CPU
+// time, start-up included, over all their queries, warm-up included.
+func (c cell) cpuPerQuery() string {
+	if c.allQueries == 0 || c.workerCPU == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f µs/q", float64(c.workerCPU.Microseconds())/float64(c.allQueries))
 }

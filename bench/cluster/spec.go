@@ -26,6 +26,9 @@ type workerSpec struct {
 	Warmup     time.Duration
 	Duration   time.Duration
 	Budget     budgetSpec
+	// Profile, when set, is where the worker writes a CPU profile of its
+	// run (-cpuprofile).
+	Profile string
 }
 
 // budgetSpec is the shared budget of the etcd contender.
@@ -33,6 +36,8 @@ type budgetSpec struct {
 	Endpoints []string
 	Name      string // the same for every worker of one cell, new for each cell
 	Size      int
+	Min       int           // each member's minimum share
+	IdleTime  time.Duration // shoaletcd's demand smoothing window; 0 for its default
 }
 
 // workerResult is what a worker sends back on stdout, as one JSON line.
@@ -42,9 +47,32 @@ type workerResult struct {
 	// the whole run, warm-up included, since a pool that fails while it
 	// fills is what a budget may cause.
 	Queries    uint64
+	AllQueries uint64 // warm-up included: the workers' CPU time is divided by it
 	Errors     uint64
 	FirstError string
 	Latency    histogram
+	// Timeline is the pool as sampled every sampleEvery from go to the
+	// end of the window: what the budget gave it and what it wanted.
+	Timeline []statSample
+}
+
+// sampleEvery is how often a worker samples its pool for the timeline.
+const sampleEvery = 100 * time.Millisecond
+
+// statSample is one sample of a worker's pool. Share, Demand, Conns,
+// Waiting and Dials are the pool's shoal Stats (Conns also pgxpool's
+// TotalConns); Fair, Held and Members are shoaletcd's Status, on the etcd
+// contender only. Short names: a result line carries a few hundred.
+type statSample struct {
+	T       time.Duration `json:"t"` // since go
+	Share   int           `json:"s"`
+	Demand  int           `json:"d"`
+	Conns   int           `json:"c"`
+	Waiting int           `json:"w"`
+	Dials   int64         `json:"n"` // dials so far, over the pool's life
+	Fair    int           `json:"f,omitempty"`
+	Held    int           `json:"h,omitempty"`
+	Members int           `json:"m,omitempty"`
 }
 
 // Lines of the handshake between the runner and a worker: the worker says

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // execer is what a worker needs of a pool: shoalpgx and pgxpool both have it.
@@ -49,7 +51,7 @@ func runWorker(spec workerSpec, in *os.File, out *os.File) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c, ok := contenderByName(spec.Contender)
-	if !ok || c.open == nil {
+	if !ok {
 		return fmt.Errorf("contender %q is not in this binary", spec.Contender)
 	}
 	openCtx, openCancel := context.WithTimeout(ctx, 30*time.Second)
@@ -71,6 +73,13 @@ func runWorker(spec workerSpec, in *os.File, out *os.File) error {
 		}
 		cancel()
 	}()
+	if spec.Profile != "" {
+		stopProfile, err := startProfile(spec.Profile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	res := load(ctx, pool, spec)
 	res.Index = spec.Index
 	b, err := json.Marshal(res)
@@ -96,6 +105,7 @@ func load(ctx context.Context, pool execer, spec workerSpec) workerResult {
 	until := from.Add(spec.Duration)
 	hists := make([]histogram, spec.Goroutines)
 	queries := make([]uint64, spec.Goroutines)
+	all := make([]uint64, spec.Goroutines)
 	// Every 100 queries, SleepShare*100 of them sleep, spread evenly.
 	sleepPer100 := int(spec.SleepShare*100 + 0.5)
 	for g := range spec.Goroutines {
@@ -121,6 +131,7 @@ func load(ctx context.Context, pool execer, spec workerSpec) workerResult {
 					time.Sleep(time.Millisecond)
 					continue
 				}
+				all[g]++
 				if !t0.Before(from) && !t1.After(until) {
 					hists[g].record(t1.Sub(t0))
 					queries[g]++
@@ -128,18 +139,69 @@ func load(ctx context.Context, pool execer, spec workerSpec) workerResult {
 			}
 		}()
 	}
-	select {
-	case <-time.After(time.Until(until)):
-	case <-ctx.Done():
-	}
+	timeline := sampleUntil(ctx, pool, start, until)
 	stop.Store(true)
 	wg.Wait()
 	var res workerResult
+	res.Timeline = timeline
 	for g := range hists {
 		res.Latency.merge(&hists[g])
 		res.Queries += queries[g]
+		res.AllQueries += all[g]
 	}
 	res.Errors = errs.Load()
 	res.FirstError = firstErr
 	return res
+}
+
+// sampleUntil samples pool every sampleEvery from start until until (or
+// ctx's end) and returns the samples: a shoal pool's Stats, its budget's
+// Status when it has one, a pgxpool's connection count. It is how a run
+// shows whether the shares followed the demand, and how fast.
+func sampleUntil(ctx context.Context, pool execer, start, until time.Time) []statSample {
+	sample := func() statSample {
+		s := statSample{T: time.Since(start)}
+		switch p := pool.(type) {
+		case statsPool:
+			st := p.Stats()
+			s.Share, s.Demand, s.Conns, s.Waiting, s.Dials = st.Share, st.Demand, st.TotalConns, st.Waiting, st.Dials
+		case interface{ Stat() *pgxpool.Stat }:
+			st := p.Stat()
+			s.Conns, s.Dials = int(st.TotalConns()), st.NewConnsCount()
+		}
+		if b, ok := pool.(budgetStatuser); ok {
+			st := b.budgetStatus()
+			s.Fair, s.Held, s.Members = st.Fair, st.Held, st.Members
+		}
+		return s
+	}
+	out := make([]statSample, 0, int(until.Sub(start)/sampleEvery)+2)
+	out = append(out, sample())
+	tick := time.NewTicker(sampleEvery)
+	defer tick.Stop()
+	end := time.NewTimer(time.Until(until))
+	defer end.Stop()
+	for {
+		select {
+		case <-tick.C:
+			out = append(out, sample())
+		case <-end.C:
+			return append(out, sample())
+		case <-ctx.Done():
+			return out
+		}
+	}
+}
+
+// startProfile starts a CPU profile into path and returns its stop.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
