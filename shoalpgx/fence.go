@@ -37,6 +37,13 @@ var ErrSlotFenced = errors.New("shoalpgx: the budget slot is still held at the s
 // own connections to look at the server's locks before it dials.
 const fenceCheckWait = 100 * time.Millisecond
 
+// fenceQueryTimeout bounds the look itself, once a connection is borrowed.
+// It is apart from fenceCheckWait because a busy pool's borrow waits in the
+// queue for most of that: with one deadline for both, the query was often
+// left a millisecond or none, and pgx closes a connection whose query is
+// cut short, so the look cost the pool a good connection.
+const fenceQueryTimeout = 2 * time.Second
+
 // fenceKey returns the budget's fence key, and false when the pool has no
 // budget or its budget cannot be fenced.
 func (p *Pool) fenceKey() (int32, bool) {
@@ -56,18 +63,27 @@ func (p *Pool) slotLockedElsewhere(ctx context.Context, key int32, slot int) boo
 	if p.core.Stats().TotalConns == 0 {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, fenceCheckWait)
-	defer cancel()
-	lease, err := p.core.Acquire(ctx)
+	borrow, cancel := context.WithTimeout(ctx, fenceCheckWait)
+	lease, err := p.core.Acquire(borrow)
+	cancel()
 	if err != nil {
 		return false
 	}
+	ctx, cancel = context.WithTimeout(ctx, fenceQueryTimeout)
+	defer cancel()
+	conn := lease.Value().conn
 	var locked bool
-	err = lease.Value().conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
 		WHERE locktype = 'advisory' AND classid = $1::int4::oid AND objid = $2::int4::oid AND objsubid = 2)`,
 		key, int32(slot)).Scan(&locked)
 	if err != nil {
-		lease.Discard()
+		// Only a connection the error broke is closed: a query refused
+		// before it was sent leaves the connection as good as it was.
+		if conn.IsClosed() || conn.PgConn().IsBusy() || conn.PgConn().TxStatus() != 'I' {
+			lease.Discard()
+		} else {
+			lease.Release()
+		}
 		return false
 	}
 	lease.Release()

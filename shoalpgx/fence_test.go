@@ -1,0 +1,59 @@
+package shoalpgx
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
+)
+
+// gatedBudget is a slotBudget whose permits wait for gate to close.
+type gatedBudget struct {
+	*slotBudget
+	gate chan struct{}
+}
+
+func (b *gatedBudget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
+	select {
+	case <-b.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return b.slotBudget.Acquire(ctx)
+}
+
+// The look before a dial borrows one of the pool's connections within
+// fenceCheckWait. A borrow that took all of that must still leave the
+// look's query time of its own: a deadline that ends before or during the
+// query used to make the look discard the borrowed connection, so a busy
+// pool (whose borrow waits in the queue) lost a good connection at the
+// server for every dial. Here the borrow is made slow by BeforeAcquire.
+func TestBudgetFenceLookKeepsTheConnectionItBorrows(t *testing.T) {
+	ctx := testCtx(t)
+	// The gate holds the MinConns dials until NewWithConfig has returned:
+	// a dial that starts sooner reads Pool.core while NewWithConfig is
+	// still setting it (a race of its own, not this test's subject).
+	b := &gatedBudget{slotBudget: newSlotBudget(fenceKeyFor(t), 0, 1), gate: make(chan struct{})}
+	p := newTestPool(t, func(c *Config) {
+		c.Budget = b
+		c.MaxConns = 2
+		c.MinConns = 2
+		c.MaxDialing = 1 // the second dial starts once the first connection is open, so it looks
+		c.BeforeAcquire = func(context.Context, *pgx.Conn) bool {
+			time.Sleep(fenceCheckWait + 20*time.Millisecond)
+			return true
+		}
+	})
+	close(b.gate)
+	for p.Stats().TotalConns < 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("the pool never opened its 2 connections: %+v", p.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if s := p.Stats(); s.Closed != 0 || s.Dials != 2 {
+		t.Fatalf("%d connections closed in %d dials; the look must give back the connection it borrowed", s.Closed, s.Dials)
+	}
+}
