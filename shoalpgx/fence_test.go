@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,5 +56,53 @@ func TestBudgetFenceLookKeepsTheConnectionItBorrows(t *testing.T) {
 	}
 	if s := p.Stats(); s.Closed != 0 || s.Dials != 2 {
 		t.Fatalf("%d connections closed in %d dials; the look must give back the connection it borrowed", s.Closed, s.Dials)
+	}
+}
+
+// A busy pool's look waits in the queue with the callers, for as long as
+// its connections take to come back: here the only one is held 300ms. A
+// look that gave up sooner (it waited 100ms) connected and let the lock
+// refuse the slot, so the server saw a connection above the budget for a
+// moment, which internal/clustertest's stopped-worker scenario counted.
+func TestBudgetFenceLookWaitsItsTurnOnABusyPool(t *testing.T) {
+	ctx := testCtx(t)
+	key := fenceKeyFor(t)
+	stale := adminConn(t)
+	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
+		t.Fatal(err)
+	}
+	var connects atomic.Int32
+	b := newSlotBudget(key, 0, 1)
+	p := newTestPool(t, func(c *Config) {
+		c.Budget = b
+		c.MaxConns = 2
+		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
+	})
+	held, err := p.Acquire(ctx) // slot 0
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(held.Release)
+	done := make(chan error, 1)
+	go func() { // makes the pool dial with slot 1, whose look queues
+		c, err := p.Acquire(ctx)
+		if err == nil {
+			c.Release()
+		}
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	held.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for b.fenced.Load() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the budget was never told that slot 1 was refused")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := connects.Load(); n != 1 {
+		t.Fatalf("%d connects; the look must have waited for the held connection and refused slot 1 without one", n)
 	}
 }
