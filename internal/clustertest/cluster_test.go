@@ -59,6 +59,17 @@ func newCluster(t *testing.T, etcd []string, tweak func(*spec)) *cluster {
 	if tweak != nil {
 		tweak(&c.spec)
 	}
+	// The logs' directory is made first, and the look at them registered
+	// next, so that it runs last, once the checker below has had its say,
+	// and before the directory is removed.
+	c.spec.logDir = t.TempDir()
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range c.procs {
+				p.logTail(debugLines)
+			}
+		}
+	})
 	c.client = etcdClient(t, etcd)
 	t.Cleanup(func() {
 		// The size key has no lease: delete what the budget left, so the
@@ -95,6 +106,9 @@ func newCluster(t *testing.T, etcd []string, tweak func(*spec)) *cluster {
 	})
 	return c
 }
+
+// debugLines is how much of each worker's stderr a failed test shows.
+var debugLines = 20
 
 // etcdClient returns a client for the test's own reads, closed at the end.
 func etcdClient(t *testing.T, endpoints []string) *clientv3.Client {

@@ -32,6 +32,7 @@ type spec struct {
 	maxConns int
 	app      string
 	load     int
+	logDir   string // where its stderr goes; empty: a t.TempDir()
 }
 
 // proc is one running worker.
@@ -71,8 +72,11 @@ func start(t *testing.T, label string, s spec) *proc {
 		"-app", s.app,
 		"-load", strconv.Itoa(s.load),
 	}
+	if s.logDir == "" {
+		s.logDir = t.TempDir()
+	}
 	p := &proc{t: t, label: label, done: make(chan struct{}),
-		logPath: filepath.Join(t.TempDir(), label+".log")}
+		logPath: filepath.Join(s.logDir, label+".log")}
 	logFile, err := os.Create(p.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -107,14 +111,20 @@ func start(t *testing.T, label string, s spec) *proc {
 		_ = logFile.Close()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			b, _ := os.ReadFile(p.logPath)
-			t.Logf("worker %s (pid %d) stderr:\n%s\nlast report: %+v", label, p.cmd.Process.Pid, tail(string(b), 15), p.last())
-		}
-	})
+	t.Cleanup(p.kill)
 	return p
+}
+
+// logged reports whether the worker's stderr has s in it so far.
+func (p *proc) logged(s string) bool {
+	b, _ := os.ReadFile(p.logPath)
+	return strings.Contains(string(b), s)
+}
+
+// logTail logs the end of the worker's stderr and its last report.
+func (p *proc) logTail(lines int) {
+	b, _ := os.ReadFile(p.logPath)
+	p.t.Logf("worker %s (pid %d) stderr ends:\n%s\nlast report: %+v", p.label, p.cmd.Process.Pid, tail(string(b), lines), p.last())
 }
 
 // tail returns the last n lines of s.

@@ -29,7 +29,8 @@ type Report struct {
 	FirstError string           `json:"first_error,omitempty"`
 	Dials      int64            `json:"dials"`
 	DialErrors int64            `json:"dial_errors"`
-	Fenced     int64            `json:"fenced"`
+	Fenced     int64            `json:"fenced"`           // dials refused by shoalpgx's fence
+	Connects   int64            `json:"connects"`         // connections made at the server (BeforeConnect calls)
 	Closed     map[string]int64 `json:"closed,omitempty"` // by shoal.Reason
 	// Dropped counts the connections closed for a reason other than the
 	// budget's (resized) or their age (lifetime, idle): closes a caller

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/shoaletcd"
 	"github.com/shoalpool/shoal/shoalpgx"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -123,6 +124,12 @@ func run(f flags, in io.Reader, out io.Writer) error {
 	cfg.Budget = budget
 	obs := &observer{}
 	cfg.Observer = obs
+	// Counted to tell a slot the fence refused before dialling (no
+	// connection at the server) from one refused after connecting.
+	cfg.BeforeConnect = func(context.Context, *pgx.ConnConfig) error {
+		obs.connects.Add(1)
+		return nil
+	}
 	pool, err := shoalpgx.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return err

@@ -19,8 +19,9 @@ import (
 // keep: closes by reason, and dials the fence refused.
 type observer struct {
 	shoal.BaseObserver
-	closed [32]atomic.Int64 // by Reason; Reasons are small
-	fenced atomic.Int64
+	closed   [32]atomic.Int64 // by Reason; Reasons are small
+	fenced   atomic.Int64
+	connects atomic.Int64
 }
 
 func (o *observer) ObserveClose(r shoal.Reason) {
@@ -77,7 +78,7 @@ func (r *reporter) write() error {
 		InUse: s.InUseConns, Waiting: s.Waiting, Members: s.BudgetMembers,
 		Fair: b.Fair, Held: b.Held, Joined: b.Joined, Online: b.Online,
 		Load: r.load.running(), Queries: r.load.queries.Load(), Errors: r.load.errors.Load(), FirstError: first,
-		Dials: s.Dials, DialErrors: s.DialErrors, Fenced: r.obs.fenced.Load(),
+		Dials: s.Dials, DialErrors: s.DialErrors, Fenced: r.obs.fenced.Load(), Connects: r.obs.connects.Load(),
 		Closed: closed, Dropped: dropped,
 	}
 	line, err := json.Marshal(rep)
