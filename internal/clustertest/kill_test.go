@@ -8,11 +8,12 @@ import (
 	"time"
 )
 
-// A worker killed with SIGKILL frees its share within its lease's TTL: its
+// A worker killed with SIGKILL frees its share within its lease's TTL and
+// etcd's look for expired leases, which runs every half second: its
 // connections end with it (the kernel closes their sockets), its member
-// record and slot keys go when etcd expires the lease, and the other three
+// record and slot keys go when etcd revokes the lease, and the other three
 // grow into them, each within one of N/3 within 2 seconds of that. With a
-// 3s TTL, and with the default (5s).
+// 3s TTL, and with the default (5s, well within the 10s).
 func TestSIGKILLFreesTheShareWithinTheTTL(t *testing.T) {
 	t.Parallel()
 	killScenario(t, 3*time.Second)
@@ -25,6 +26,10 @@ func TestSIGKILLFreesTheShareWithinTheDefaultTTL(t *testing.T) {
 
 // defaultTTL is shoaletcd's default lease TTL.
 const defaultTTL = 5 * time.Second
+
+// etcdExpirySweep is how often etcd's lessor looks for expired leases: a
+// lease is revoked up to this long after its TTL ran out.
+const etcdExpirySweep = 500 * time.Millisecond
 
 func killScenario(t *testing.T, ttl time.Duration) {
 	c := newCluster(t, []string{sharedEtcd(t)}, func(s *spec) { s.ttl = ttl })
@@ -74,8 +79,12 @@ func killScenario(t *testing.T, ttl time.Duration) {
 	exact := waitFor(t, 2*time.Second, "the three at N/3", func() (bool, string) { return exactly(rest, 4, 4, 4) })
 	t.Logf("measured: TTL %v; the killed worker's share freed in etcd %v after SIGKILL; the three within one of N/3 %v after that, exactly N/3 %v later",
 		ttl, freed.Round(time.Millisecond), regrown.Round(time.Millisecond), exact.Round(time.Millisecond))
-	if freed > ttl {
-		t.Errorf("the killed worker's share was freed %v after SIGKILL, later than its TTL %v", freed.Round(time.Millisecond), ttl)
+	// Measured over 12 runs: 2.33s to 3.14s with a 3s TTL, 3.36s to 4.71s
+	// with 5s. The lease was renewed up to TTL/3 before the kill, so it
+	// expires between 2/3 TTL and TTL after it; etcd revokes it at its
+	// next look (every 500ms). The poll here adds up to 20ms and a read.
+	if limit := ttl + etcdExpirySweep + 100*time.Millisecond; freed > limit {
+		t.Errorf("the killed worker's share was freed %v after SIGKILL, later than its TTL %v and etcd's expiry look", freed.Round(time.Millisecond), ttl)
 	}
 	unharmed(t, rest...)
 }
