@@ -29,7 +29,8 @@ type Options struct {
 	Min int
 	// TTL is the etcd lease behind every key this member writes; default 5s,
 	// at least 2s (etcd counts leases in whole seconds). A member killed
-	// without closing frees its share within TTL.
+	// without closing frees its share within TTL, plus up to the half
+	// second etcd takes to notice an expired lease.
 	TTL time.Duration
 	// IdleTime is how long demand must stay below a level before the share
 	// above it is given back; default 2s. It keeps shares from following

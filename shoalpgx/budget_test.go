@@ -350,3 +350,30 @@ func TestBudgetFenceDoesNotWaitForAPlainSlot(t *testing.T) {
 		t.Fatalf("the dial borrowed a connection for a plain slot: %+v", s)
 	}
 }
+
+// TestBudgetedCloseWaitsForTheBackend: a budgeted pool gives a permit back
+// when its connection's Close returns, so Close must return only once the
+// server has ended the backend; otherwise another process given the permit
+// would make the server count one above the budget for a moment.
+func TestBudgetedCloseWaitsForTheBackend(t *testing.T) {
+	ctx := testCtx(t)
+	b := newSlotBudget(fenceKeyFor(t), 0)
+	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 1 })
+	admin := adminConn(t)
+	for i := range 20 {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := backendPID(t, c)
+		c.Release()
+		p.Reset() // closes the idle connection on this goroutine
+		var n int
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Fatalf("round %d: backend %d still at the server after its connection's close returned", i, pid)
+		}
+	}
+}

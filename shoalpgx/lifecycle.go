@@ -41,9 +41,13 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		}
 	}
 
+	closer := closeConn
+	if c.Budget != nil {
+		closer = closeAndWait
+	}
 	cfg := shoal.Config[*pooledConn]{
 		Dial:         p.dial,
-		Close:        closeConn,
+		Close:        closer,
 		MaxConns:     int(c.MaxConns),
 		MinIdle:      int(c.MinIdleConns),
 		MinConns:     int(c.MinConns),

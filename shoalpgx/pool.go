@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -12,7 +13,11 @@ import (
 // Pool is a pool of PostgreSQL connections. It is safe for concurrent use.
 // Create it with New or NewWithConfig and close it with Close.
 type Pool struct {
-	core     *shoal.Pool[*pooledConn]
+	core *shoal.Pool[*pooledConn]
+	// ready is core once NewWithConfig has set it: dials that New starts
+	// (MinConns, a Budget's first share) may run before, and the fence's
+	// look before a dial reads the pool through it.
+	ready    atomic.Pointer[shoal.Pool[*pooledConn]]
 	config   *Config
 	destroys destroyCounts // for Stat
 }
@@ -54,6 +59,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, fmt.Errorf("shoalpgx: %w", err)
 	}
 	p.core = core
+	p.ready.Store(core)
 	return p, nil
 }
 

@@ -1,0 +1,58 @@
+//go:build unix
+
+package clustertest
+
+import (
+	"testing"
+	"time"
+)
+
+// Join and leave: three busy workers hold N/3 each; a fourth joins, busy,
+// and every worker holds within one of N/4 within 2 seconds of its start,
+// the three shrinking as their connections are released: no query fails
+// and no connection in use is closed. When it leaves (closes its pool and
+// its budget), the three are back within one of N/3 within 2 seconds.
+func TestJoinAndLeave(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{sharedEtcd(t)}, nil)
+	for range workers - 1 {
+		c.add(busy)
+	}
+	three := c.procs
+	joined(t, 15*time.Second, three...)
+	waitFor(t, 4*time.Second, "the three at N/3 each", func() (bool, string) { return exactly(three, 4, 4, 4) })
+
+	joiner := c.add(busy)
+	all := c.procs
+	fair := waitFor(t, 2*time.Second, "all four within one of N/4", func() (bool, string) {
+		if r, ok := fresh(joiner); !ok || r.Open < 2 {
+			return false, holding(all)
+		}
+		return fairWithinOne(all, size/workers)
+	})
+	fromStart := time.Since(joiner.started)
+	exact := waitFor(t, 2*time.Second, "all four at N/4", func() (bool, string) { return exactly(all, 3, 3, 3, 3) })
+	t.Logf("measured: joiner's first report %v after its start; all within one of N/4 %v after its start (%v of the wait here), exactly N/4 %v after that",
+		firstReport(joiner).Round(time.Millisecond), fromStart.Round(time.Millisecond), fair.Round(time.Millisecond), exact.Round(time.Millisecond))
+	unharmed(t, all...)
+
+	left := time.Now()
+	joiner.leave()
+	leaveTook := time.Since(left)
+	back := waitFor(t, 2*time.Second, "the three within one of N/3", func() (bool, string) {
+		return fairWithinOne(three, size/(workers-1))
+	})
+	exact = waitFor(t, 2*time.Second, "the three at N/3", func() (bool, string) { return exactly(three, 4, 4, 4) })
+	t.Logf("measured: the leaver exited %v after its stdin closed; the three within one of N/3 %v after that, exactly N/3 %v later",
+		leaveTook.Round(time.Millisecond), back.Round(time.Millisecond), exact.Round(time.Millisecond))
+	unharmed(t, three...)
+}
+
+// firstReport returns how long after its start p wrote its first report.
+func firstReport(p *proc) time.Duration {
+	rs := p.since(p.started)
+	if len(rs) == 0 {
+		return 0
+	}
+	return time.UnixMilli(rs[0].At).Sub(p.started)
+}
