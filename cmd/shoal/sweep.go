@@ -82,6 +82,7 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 	report := &benchrun.Report{
 		Command: "sweep", Target: t.Redacted, Machine: benchrun.ThisMachine(),
+		Date: time.Now(), Quick: o.quick,
 		Warmup: o.warmup, Duration: o.duration, Rounds: o.rounds,
 	}
 	sr := benchrun.ScenarioResult{

@@ -2,14 +2,17 @@ package benchrun
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/shoalpool/shoal/internal/connstr"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -27,7 +30,65 @@ const (
 	chartMaxBar    = 22 // points
 	chartPlotArea  = 380.0
 	chartPNGDPI    = 110
+	// chartTitleHeight is the band above the plots for the chart's title.
+	chartTitleHeight = 44 * vg.Inch / 72
 )
+
+// drawTitle writes the chart's title at the top of dc: what ran against
+// what, and where and when, so that a chart found later tells how it was
+// made.
+func drawTitle(dc draw.Canvas, r *Report) {
+	sty := plot.New().Title.TextStyle
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	sty.Font.Size = vg.Points(15)
+	x, y := (dc.Min.X+dc.Max.X)/2, dc.Max.Y-vg.Points(6)
+	dc.FillText(sty, vg.Point{X: x, Y: y}, chartTitle(r))
+	sty.Font.Size = vg.Points(11)
+	dc.FillText(sty, vg.Point{X: x, Y: y - vg.Points(21)}, chartSubtitle(r))
+}
+
+// chartTitle is the title's first line: the command, the target (its
+// password masked, again, in case a caller passed it raw) and the run's
+// length.
+func chartTitle(r *Report) string {
+	cmd := r.Command
+	if cmd == "" {
+		cmd = "bench"
+	}
+	target := r.Target
+	if rd := connstr.Read(target); rd.URL || rd.Problem == "" {
+		target = rd.Mask(target, "REDACTED")
+	}
+	if target == "" {
+		target = "embedded"
+	}
+	run := "full run"
+	if r.Quick {
+		run = "--quick run"
+	}
+	per := ""
+	if r.Duration > 0 {
+		per = fmt.Sprintf(" (%s measured after %s warm-up per case", formatSetting(r.Duration), formatSetting(r.Warmup))
+		if r.Rounds > 0 {
+			per += fmt.Sprintf(", %d rounds", r.Rounds)
+		}
+		per += ")"
+	}
+	return fmt.Sprintf("shoal %s against %s: %s%s", cmd, target, run, per)
+}
+
+// chartSubtitle is the title's second line: the machine and the date.
+func chartSubtitle(r *Report) string {
+	m := r.Machine
+	parts := []string{}
+	if m.CPU != "" {
+		parts = append(parts, fmt.Sprintf("%s, %d cores, %s, %s/%s, %s", m.CPU, m.Cores, m.Memory, m.OS, m.Arch, m.GoVersion))
+	}
+	if !r.Date.IsZero() {
+		parts = append(parts, r.Date.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	return strings.Join(parts, "; ")
+}
 
 // WriteChartFile draws the report's measured results into path; the
 // extension (.svg or .png) chooses the format.
@@ -75,7 +136,7 @@ func WriteChart(w io.Writer, format string, r *Report) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("chart: no scenario produced numbers to draw")
 	}
-	height := chartRowHeight * vg.Length(len(rows))
+	height := chartRowHeight*vg.Length(len(rows)) + chartTitleHeight
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -88,9 +149,10 @@ func WriteChart(w io.Writer, format string, r *Report) error {
 	tiles := draw.Tiles{
 		Rows: len(rows), Cols: 2,
 		PadX: vg.Points(24), PadY: vg.Points(18),
-		PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8),
+		PadTop: chartTitleHeight + vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8),
 	}
 	dc := draw.New(canvas)
+	drawTitle(dc, r)
 	canvases := plot.Align(rows, tiles, dc)
 	for i := range rows {
 		for j := range rows[i] {
@@ -115,15 +177,10 @@ type series struct {
 // scenarioPlots returns the throughput and latency plots of a scenario, or
 // nil when it measured nothing.
 func scenarioPlots(s *ScenarioResult) []*plot.Plot {
-	var names []string
+	names := tableOrder(s)
 	seen := map[string]int{}
-	for _, g := range s.Groups {
-		for _, r := range g.Results {
-			if _, ok := seen[r.Name]; !ok && r.Measured() {
-				seen[r.Name] = len(names)
-				names = append(names, r.Name)
-			}
-		}
+	for i, n := range names {
+		seen[n] = i
 	}
 	if len(names) == 0 {
 		return nil
@@ -155,7 +212,7 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 	}
 
 	ips := collect(func(r Result) float64 { return r.IPS })
-	through := barPlot(s.Name+": throughput", "operations per second", names, ips)
+	through := barPlot(s.Name+": throughput", "ops/s", names, ips, compactLabel)
 	if isSweep(s) {
 		through.X.Label.Text = "partitions x connections per partition"
 	}
@@ -180,47 +237,51 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 		sr.slot += slots(medians)
 		lat = append(lat, sr)
 	}
-	latency := barPlot(s.Name+": latency percentiles", "latency ("+unit.name+")", names, lat)
+	latency := barPlot(s.Name+": latency percentiles", "latency, "+unit.name, names, lat, compactLabel)
 	return []*plot.Plot{through, latency}
 }
 
-// barPlot draws grouped bars: one bar per series for each name.
-func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
+// barPlot draws grouped bars, one per series for each name, on a log
+// axis (a pooled case and a connection per request differ by a hundred
+// times), each labelled with its value written by format.
+func barPlot(title, ylabel string, names []string, ss []series, format func(float64) string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
-	p.Y.Label.Text = ylabel
-	p.Y.Min = 0
+	// Short: gonum shrinks the plot until a rotated label fits beside it.
+	p.Y.Label.Text = ylabel + " (log)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	n := slots(ss)
 	width := math.Min(chartMaxBar, 0.75*chartPlotArea/float64(len(names)*n))
 	w := vg.Points(width)
+	label := p.Title.TextStyle
+	label.Font.Size = vg.Points(7)
+	low, top := math.Inf(1), 0.0
 	for i, s := range ss {
-		bars, err := plotter.NewBarChart(s.values, w)
-		if err != nil {
-			continue // only for a non-positive width, which cannot happen
+		bars := &logBars{
+			values: s.values, width: w, color: plotutil.Color(i), label: label, format: format,
+			offset: w * vg.Length(float64(s.slot)-float64(n-1)/2),
 		}
-		bars.Color = plotutil.Color(i)
-		bars.LineStyle.Width = 0
-		bars.Offset = w * vg.Length(float64(s.slot)-float64(n-1)/2)
 		p.Add(bars)
 		if len(ss) > 1 {
 			p.Legend.Add(s.label, bars)
 		}
+		for _, v := range s.values {
+			if v > 0 {
+				low, top = math.Min(low, v), math.Max(top, v)
+			}
+		}
 	}
 	p.Add(plotter.NewGrid())
 	p.NominalX(names...)
-	p.Y.Tick.Marker = compactTicks{}
-	// Room at the sides for the outer bars, and above them for the legend.
+	// Room at the sides for the outer bars; below the lowest bar, so that
+	// it shows as a bar; above the highest, for its label and the legend.
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	top := 0.0
-	for _, s := range ss {
-		for _, v := range s.values {
-			top = math.Max(top, v)
-		}
-	}
 	if top > 0 {
-		p.Y.Max = top * (1.12 + 0.08*float64(len(ss)))
+		p.Y.Min = math.Pow(10, math.Floor(math.Log10(low)-0.3))
+		p.Y.Max = top * math.Pow(10, 0.35+0.12*float64(len(ss)))
 	}
 	long := 0
 	for _, n := range names {
@@ -232,6 +293,26 @@ func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
 	return p
+}
+
+// tableOrder lists the measured case names of s in the order the tables
+// print them: each group's by throughput, fastest first (WriteGroup), the
+// first group's names first and later groups' new names after, so that a
+// reader finds a bar where the table put its row.
+func tableOrder(s *ScenarioResult) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, g := range s.Groups {
+		rs := slices.Clone(g.Results)
+		slices.SortStableFunc(rs, func(a, b Result) int { return cmp.Compare(b.IPS, a.IPS) })
+		for _, r := range rs {
+			if !seen[r.Name] && r.Measured() {
+				seen[r.Name] = true
+				names = append(names, r.Name)
+			}
+		}
+	}
+	return names
 }
 
 // isSweep reports whether every measured case of s is a partitions
@@ -274,21 +355,6 @@ func sharedNames(s *ScenarioResult) bool {
 		}
 	}
 	return false
-}
-
-// compactTicks are gonum's default ticks labelled compactly: "2.5 K"
-// rather than "2500.00".
-type compactTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (compactTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = compactLabel(ticks[i].Value)
-		}
-	}
-	return ticks
 }
 
 // compactLabel prints v with at most three significant digits and a K or M

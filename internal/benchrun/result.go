@@ -70,9 +70,14 @@ type Machine struct {
 
 // Report is everything one invocation measured.
 type Report struct {
-	Command  string        `json:"command"`
-	Target   string        `json:"target"` // "embedded" or the target with its password redacted
-	Machine  Machine       `json:"machine"`
+	Command string  `json:"command"`
+	Target  string  `json:"target"` // "embedded" or the target with its password redacted
+	Machine Machine `json:"machine"`
+	// Date is when the run started; Quick, whether it was --quick. The
+	// chart's title says both, so that a chart found later tells how it
+	// was made.
+	Date     time.Time     `json:"date"`
+	Quick    bool          `json:"quick"`
 	Warmup   time.Duration `json:"warmup_ns"`
 	Duration time.Duration `json:"duration_ns"`
 	// Rounds, in a sweep, is how many times each configuration ran.
