@@ -136,8 +136,8 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 func defaultName(table []sweepConfig) string {
 	for _, c := range table {
 		if c.isDefault {
-			return fmt.Sprintf("the default %s being %s x %s, what shoalpgx opens on this connection string and machine without settings",
-				strings.TrimSuffix(c.name(), defaultSuffix), plural(c.partitions, "partition"), plural(c.maxConns, "connection"))
+			return fmt.Sprintf("the default, %s: %s in %s, what shoalpgx opens on this connection string and machine without settings",
+				strings.TrimSuffix(c.name(), defaultSuffix), plural(c.maxConns, "connection"), plural(c.partitions, "partition"))
 		}
 	}
 	return "none"

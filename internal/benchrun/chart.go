@@ -31,36 +31,38 @@ const (
 	chartPlotArea  = 380.0
 	chartPNGDPI    = 110
 	// chartTitleHeight is the band above the plots for the chart's title.
-	chartTitleHeight = 44 * vg.Inch / 72
+	chartTitleHeight = 58 * vg.Inch / 72
 )
 
-// drawTitle writes the chart's title at the top of dc: what ran against
+// drawTitle writes the chart's title at the top of dc: what ran, against
 // what, and where and when, so that a chart found later tells how it was
-// made.
+// made. A line too wide for the chart is set smaller until it fits: a
+// long target must not run off the edges.
 func drawTitle(dc draw.Canvas, r *Report) {
 	sty := plot.New().Title.TextStyle
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-	sty.Font.Size = vg.Points(15)
-	x, y := (dc.Min.X+dc.Max.X)/2, dc.Max.Y-vg.Points(6)
-	dc.FillText(sty, vg.Point{X: x, Y: y}, chartTitle(r))
-	sty.Font.Size = vg.Points(11)
-	dc.FillText(sty, vg.Point{X: x, Y: y - vg.Points(21)}, chartSubtitle(r))
+	x, y := (dc.Min.X+dc.Max.X)/2, dc.Max.Y-vg.Points(4)
+	room := dc.Max.X - dc.Min.X - vg.Points(16)
+	for i, line := range []string{chartTitle(r), chartTarget(r), chartSubtitle(r)} {
+		size := vg.Points(14)
+		if i > 0 {
+			size = vg.Points(10.5)
+		}
+		sty.Font.Size = size
+		for sty.Width(line) > room && sty.Font.Size > vg.Points(6) {
+			sty.Font.Size -= vg.Points(0.5)
+		}
+		dc.FillText(sty, vg.Point{X: x, Y: y}, line)
+		y -= sty.Font.Size + vg.Points(4)
+	}
 }
 
-// chartTitle is the title's first line: the command, the target (its
-// password masked, again, in case a caller passed it raw) and the run's
+// chartTitle is the title's first line: the command and the run's
 // length.
 func chartTitle(r *Report) string {
 	cmd := r.Command
 	if cmd == "" {
 		cmd = "bench"
-	}
-	target := r.Target
-	if rd := connstr.Read(target); rd.URL || rd.Problem == "" {
-		target = rd.Mask(target, "REDACTED")
-	}
-	if target == "" {
-		target = "embedded"
 	}
 	run := "full run"
 	if r.Quick {
@@ -68,13 +70,25 @@ func chartTitle(r *Report) string {
 	}
 	per := ""
 	if r.Duration > 0 {
-		per = fmt.Sprintf(" (%s measured after %s warm-up per case", formatSetting(r.Duration), formatSetting(r.Warmup))
+		per = fmt.Sprintf(": %s measured after %s warm-up per case", formatSetting(r.Duration), formatSetting(r.Warmup))
 		if r.Rounds > 0 {
 			per += fmt.Sprintf(", %d rounds", r.Rounds)
 		}
-		per += ")"
 	}
-	return fmt.Sprintf("shoal %s against %s: %s%s", cmd, target, run, per)
+	return fmt.Sprintf("shoal %s, %s%s", cmd, run, per)
+}
+
+// chartTarget is the second line: the target, its password masked again
+// in case a caller passed it raw.
+func chartTarget(r *Report) string {
+	target := r.Target
+	if rd := connstr.Read(target); rd.URL || rd.Problem == "" {
+		target = rd.Mask(target, "REDACTED")
+	}
+	if target == "" {
+		target = "embedded"
+	}
+	return "against " + target
 }
 
 // chartSubtitle is the title's second line: the machine and the date.
@@ -172,6 +186,11 @@ type series struct {
 	label  string
 	values plotter.Values
 	slot   int
+	group  int // the index of its group in the scenario
+	// low and high, when set, are the slowest and fastest of a sweep's
+	// rounds (Result.RoundIPS), drawn as whiskers: the spread the
+	// sweep's verdict rests on.
+	low, high []float64
 }
 
 // scenarioPlots returns the throughput and latency plots of a scenario, or
@@ -205,14 +224,28 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 				if shared {
 					slot = gi
 				}
-				out = append(out, series{label: g.Title, values: vals, slot: slot})
+				out = append(out, series{label: g.Title, values: vals, slot: slot, group: gi})
 			}
 		}
 		return out
 	}
 
 	ips := collect(func(r Result) float64 { return r.IPS })
-	through := barPlot(s.Name+": throughput", "ops/s", names, ips, compactLabel)
+	title := s.Name + ": throughput"
+	for i := range ips {
+		for _, r := range s.Groups[ips[i].group].Results {
+			j, ok := seen[r.Name]
+			if !ok || len(r.RoundIPS) == 0 || !r.Measured() {
+				continue
+			}
+			if ips[i].low == nil {
+				ips[i].low, ips[i].high = make([]float64, len(names)), make([]float64, len(names))
+				title = s.Name + ": throughput, mean of the rounds (whiskers: slowest and fastest)"
+			}
+			ips[i].low[j], ips[i].high[j] = slices.Min(r.RoundIPS), slices.Max(r.RoundIPS)
+		}
+	}
+	through := barPlot(title, "ops/s", names, ips, compactLabel)
 	if isSweep(s) {
 		through.X.Label.Text = "partitions x connections per partition"
 	}
@@ -261,16 +294,18 @@ func barPlot(title, ylabel string, names []string, ss []series, format func(floa
 	low, top := math.Inf(1), 0.0
 	for i, s := range ss {
 		bars := &logBars{
-			values: s.values, width: w, color: plotutil.Color(i), label: label, format: format,
+			values: s.values, low: s.low, high: s.high, width: w, color: plotutil.Color(i), label: label, format: format,
 			offset: w * vg.Length(float64(s.slot)-float64(n-1)/2),
 		}
 		p.Add(bars)
 		if len(ss) > 1 {
 			p.Legend.Add(s.label, bars)
 		}
-		for _, v := range s.values {
-			if v > 0 {
-				low, top = math.Min(low, v), math.Max(top, v)
+		for _, vs := range [][]float64{s.values, s.low, s.high} {
+			for _, v := range vs {
+				if v > 0 {
+					low, top = math.Min(low, v), math.Max(top, v)
+				}
 			}
 		}
 	}

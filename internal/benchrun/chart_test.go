@@ -121,7 +121,7 @@ func TestChartTitle(t *testing.T) {
 		Machine: Machine{CPU: "AMD EPYC", Cores: 2, Memory: "23.5 GB", OS: "linux", Arch: "amd64", GoVersion: "Go 1.26"},
 		Date:    time.Date(2026, 5, 6, 20, 55, 0, 0, time.UTC),
 	}
-	title, sub := chartTitle(r), chartSubtitle(r)
+	title, sub := chartTitle(r)+"\n"+chartTarget(r), chartSubtitle(r)
 	for _, want := range []string{"shoal sweep", "postgres://app:REDACTED@db/orders", "--quick run", "3 rounds"} {
 		if !strings.Contains(title, want) {
 			t.Errorf("title %q lacks %q", title, want)
@@ -139,7 +139,7 @@ func TestChartTitle(t *testing.T) {
 	if err := WriteChart(&buf, "svg", &Report{Scenarios: sampleReport().Scenarios, Command: "bench"}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "shoal bench against embedded: full run") {
+	if !strings.Contains(buf.String(), "shoal bench, full run") || !strings.Contains(buf.String(), "against embedded") {
 		t.Errorf("the SVG has no title")
 	}
 }

@@ -15,11 +15,14 @@ import (
 // 56 K is a bar one can see and read rather than a line on the axis.
 type logBars struct {
 	values []float64 // by name index; 0 for none
-	width  vg.Length
-	offset vg.Length // of this series' bars from the name's tick
-	color  color.Color
-	label  draw.TextStyle
-	format func(float64) string
+	// low and high, when set, draw a whisker over each bar from low to
+	// high (by name index; 0 for none).
+	low, high []float64
+	width     vg.Length
+	offset    vg.Length // of this series' bars from the name's tick
+	color     color.Color
+	label     draw.TextStyle
+	format    func(float64) string
 }
 
 // Plot implements plot.Plotter.
@@ -37,6 +40,15 @@ func (b *logBars) Plot(c draw.Canvas, plt *plot.Plot) {
 		top := trY(math.Min(v, plt.Y.Max))
 		left, right := x-b.width/2, x+b.width/2
 		c.FillPolygon(b.color, []vg.Point{{X: left, Y: floor}, {X: left, Y: top}, {X: right, Y: top}, {X: right, Y: floor}})
+		labelAt := top
+		if i < len(b.low) && b.low[i] > 0 && b.high[i] >= b.low[i] {
+			lo, hi := trY(math.Max(b.low[i], plt.Y.Min)), trY(math.Min(b.high[i], plt.Y.Max))
+			ws := draw.LineStyle{Color: color.Gray{Y: 40}, Width: vg.Points(1)}
+			c.StrokeLine2(ws, x, lo, x, hi)
+			c.StrokeLine2(ws, x-b.width/4, lo, x+b.width/4, lo)
+			c.StrokeLine2(ws, x-b.width/4, hi, x+b.width/4, hi)
+			labelAt = max(top, hi)
+		}
 		sty := b.label
 		text := b.format(v)
 		if sty.Width(text) > b.width {
@@ -45,7 +57,7 @@ func (b *logBars) Plot(c draw.Canvas, plt *plot.Plot) {
 		} else {
 			sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
 		}
-		c.FillText(sty, vg.Point{X: x, Y: top + vg.Points(2)}, text)
+		c.FillText(sty, vg.Point{X: x, Y: labelAt + vg.Points(2)}, text)
 	}
 }
 
