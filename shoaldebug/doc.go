@@ -10,8 +10,10 @@
 //
 //	cfg.Observer = shoal.MultiObserver(promObserver, shoaldebug.NewObserver("orders"))
 //
-// A pool whose Observer cannot be set is listed with Register(name,
-// pool.Stats), without those three.
+// shoal.MultiObserver passes the attachment on; an Observer wrapper of
+// your own must forward Attach (shoal.StatsAttacher) for the pool to be
+// listed. A pool whose Observer cannot be set is listed with
+// Register(name, pool.Stats), without those three.
 //
 // For each pool the page shows open, idle, in-use and waiting connections,
 // the acquire-wait histogram, dials and dial errors, barge misses, leaks
