@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,8 +71,12 @@ func TestJSONUnderLoad(t *testing.T) {
 			t.Errorf("stats %+v", p.Stats)
 		case waited == 0:
 			t.Errorf("no acquire waited: %+v", p.Waits)
-		case len(p.Leaks) == 0 || !strings.Contains(p.Leaks[0].Function, "leakyHandler") || !strings.Contains(p.Leaks[0].Stack, "leakyHandler"):
-			t.Errorf("leaks %+v", p.Leaks)
+		case !slices.ContainsFunc(p.Leaks, func(l shoaldebug.Leak) bool {
+			// Not Leaks[0]: on a loaded machine a worker descheduled while
+			// holding its lease can be reported after leakyHandler.
+			return strings.Contains(l.Function, "leakyHandler") && strings.Contains(l.Stack, "shoaldebug_test.leakyHandler")
+		}):
+			t.Errorf("no leak by leakyHandler: %+v", p.Leaks)
 		case p.LastDialError == nil || !strings.Contains(p.LastDialError.Error, "connection refused"):
 			t.Errorf("last dial error %+v", p.LastDialError)
 		}
