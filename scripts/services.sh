@@ -53,7 +53,7 @@ wait_for() {
 
 # ---------------------------------------------------------------------------
 step "install missing packages"
-packages=(curl postgresql clickhouse-server clickhouse-client influxdb etcd-server etcd-client pgbouncer)
+packages=(curl postgresql clickhouse-server clickhouse-client influxdb etcd-server etcd-client pgbouncer chromium)
 missing=()
 for p in "${packages[@]}"; do
 	status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"

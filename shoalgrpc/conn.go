@@ -46,13 +46,15 @@ func (p *Pool) dial(ctx context.Context) (*conn, error) {
 		opts = append([]grpc.DialOption{grpc.WithContextDialer(c.dialContext)}, p.dialOpts...)
 	}
 	cc, err := grpc.NewClient(p.target, opts...)
+	// No "shoalgrpc: " on these: they reach callers inside the core's
+	// acquire error, inside a PoolError that names the package once.
 	if err != nil {
-		return nil, p.redact(fmt.Errorf("shoalgrpc: new client for %s: %w", p.shownTarget, err))
+		return nil, p.redact(fmt.Errorf("new client for %s: %w", p.shownTarget, err))
 	}
 	c.cc = cc
 	if err := c.waitReady(ctx); err != nil {
 		_ = cc.Close()
-		return nil, p.redact(fmt.Errorf("shoalgrpc: connecting to %s: %w", p.shownTarget, err))
+		return nil, p.redact(fmt.Errorf("connecting to %s: %w", p.shownTarget, err))
 	}
 	p.track(c)
 	return c, nil

@@ -3,6 +3,7 @@ package shoalgrpc
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/shoalpool/shoal"
 	"google.golang.org/grpc/codes"
@@ -20,8 +21,12 @@ type PoolError struct {
 	Err  error      // the cause, usually a *shoal.AcquireError
 }
 
-// Error says what the call waited for and why it gave up.
-func (e *PoolError) Error() string { return "shoalgrpc: " + e.Err.Error() }
+// Error says what the call waited for and why it gave up. The package is
+// named once: the core's "shoal: " prefix gives way to "shoalgrpc: ", and
+// the pool's dial errors carry no prefix of their own (conn.go).
+func (e *PoolError) Error() string {
+	return "shoalgrpc: " + strings.TrimPrefix(e.Err.Error(), "shoal: ")
+}
 
 // Unwrap returns the cause.
 func (e *PoolError) Unwrap() error { return e.Err }

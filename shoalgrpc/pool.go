@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/shoalpool/shoal"
@@ -16,9 +17,12 @@ import (
 // them by load. It is safe for concurrent use. Create one with NewClient
 // and close it with Close.
 type Pool struct {
-	pool          *shoal.Pool[*conn]
-	target        string // as given; may hold credentials, never printed
-	shownTarget   string // target with any credentials removed
+	pool        *shoal.Pool[*conn]
+	target      string // as given; may hold credentials, never printed
+	shownTarget string // target with any credentials removed
+	// redactor masks the target's credentials in error messages, built
+	// once here since dials run concurrently.
+	redactor      *strings.Replacer
 	dialOpts      []grpc.DialOption
 	discoverLimit bool
 	maxStreams    int
@@ -43,6 +47,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 	p := &Pool{
 		target:      target,
 		shownTarget: redactTarget(target),
+		redactor:    quotedPieces(target),
 		dialOpts:    append([]grpc.DialOption(nil), dialOpts...),
 		maxStreams:  opts.MaxStreams,
 		conns:       make(map[*conn]struct{}),

@@ -123,3 +123,9 @@ var errQueryWrites = errors.New("the query writes")
 // server's error), any other failure with the server's own error. nil
 // until shoalpgx is wired.
 var pgPreflight func(ctx context.Context, connString, query string) (pgServer, error)
+
+// pgDefaultPool returns the MaxConns and Partitions a shoalpgx pool opened
+// on rawConnString gets without being told (its pool_max_conns and
+// pool_partitions, else shoalpgx's defaults): the configuration the sweep
+// measures the others against. nil until shoalpgx is wired.
+var pgDefaultPool func(rawConnString string) (maxConns, partitions int, err error)

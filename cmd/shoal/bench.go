@@ -46,6 +46,7 @@ func runBench(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	e := &env{target: t, workers: o.workers, dialTimeout: o.dialTimeout}
 	report := &benchrun.Report{
 		Command: "bench", Target: "embedded", Machine: benchrun.ThisMachine(),
+		Date: time.Now(), Quick: o.quick,
 		Warmup: o.warmup, Duration: o.duration,
 	}
 	if t != nil {
@@ -173,6 +174,14 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 		if err := benchrun.WriteChartFile(o.chart, report); err != nil {
 			fmt.Fprintf(errOut, "shoal %s: %v\n", o.command, err)
 			code = exitFailed
+		} else {
+			// On stdout under the tables; on stderr when stdout is JSON or
+			// CSV, which must stay parseable.
+			w := out
+			if o.json || o.csv {
+				w = errOut
+			}
+			fmt.Fprintf(w, "\nChart written to %s\n", o.chart)
 		}
 	}
 	if !report.Interrupted && !report.Measured() {

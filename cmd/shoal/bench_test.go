@@ -136,6 +136,10 @@ func TestBenchCharts(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
+	// With --json on stdout, where the chart went is said on stderr.
+	if !strings.Contains(r.stderr, "Chart written to "+svgPath) {
+		t.Errorf("stderr does not say where the chart is:\n%s", r.stderr)
+	}
 
 	svg, err := os.ReadFile(svgPath)
 	if err != nil {

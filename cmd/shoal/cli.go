@@ -25,8 +25,11 @@ const (
 	maxWorkers           = 10_000
 	maxDuration          = time.Hour
 	defaultSweepQuery    = "SELECT 1"
-	defaultSweepWorkers  = 32
 	defaultSweepMaxConns = 32
+	// sweepWorkersPerConn: by default the sweep runs twice as many workers
+	// as its largest configuration has connections, so that callers wait
+	// in every configuration, as they do in a service that needs a pool.
+	sweepWorkersPerConn = 2
 )
 
 // options are the parsed flags of a command.
@@ -48,6 +51,7 @@ type options struct {
 	query       string
 	maxConns    int
 	allowWrites bool
+	rounds      int
 }
 
 // usageError is a mistake on the command line: exit status 2.
@@ -142,7 +146,8 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	fs.StringVar(&o.chart, "chart", "", "also draw a chart into `FILE`.svg or FILE.png")
 	fs.DurationVar(&o.dialTimeout, "dial-timeout", defaultDialTimeout, "how long to try to reach the target or open a connection")
 	if cmd == "sweep" {
-		fs.IntVar(&o.workers, "workers", defaultSweepWorkers, "concurrent workers")
+		fs.IntVar(&o.workers, "workers", 0, fmt.Sprintf("concurrent workers (default: %d times --max-conns)", sweepWorkersPerConn))
+		fs.IntVar(&o.rounds, "rounds", 0, fmt.Sprintf("times every configuration runs, alternating (default %d; --quick %d)", defaultSweepRounds, quickSweepRounds))
 		fs.StringVar(&o.query, "query", defaultSweepQuery, "the SQL each operation runs")
 		fs.IntVar(&o.maxConns, "max-conns", defaultSweepMaxConns, "the most connections the sweep tries, in all")
 		fs.BoolVar(&o.allowWrites, "allow-writes", false, "run a --query that writes (the sweep runs it thousands of times)")
@@ -240,11 +245,19 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if o.target == "" {
 			return nil, usagef("--target is required: a postgres:// URL")
 		}
-		if o.workers == 0 {
-			return nil, usagef("--workers: want 1 to %d", maxWorkers)
-		}
 		if o.maxConns < 1 || o.maxConns > 1024 {
 			return nil, usagef("--max-conns %d: want 1 to 1024", o.maxConns)
+		}
+		if o.workers == 0 {
+			o.workers = min(sweepWorkersPerConn*o.maxConns, maxWorkers)
+		}
+		switch {
+		case o.rounds == 0 && o.quick:
+			o.rounds = quickSweepRounds
+		case o.rounds == 0:
+			o.rounds = defaultSweepRounds
+		case o.rounds < 2 || o.rounds > 100:
+			return nil, usagef("--rounds %d: want 2 to 100 (one round gives no spread to judge by)", o.rounds)
 		}
 		if strings.TrimSpace(o.query) == "" {
 			return nil, usagef("--query: empty")

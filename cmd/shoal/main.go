@@ -45,12 +45,22 @@
 //	--dial-timeout D    how long to try to reach the target (default 5s)
 //
 // sweep takes --target (a postgres:// URL or a key=value string), --query
-// SQL (default SELECT 1), --workers N (default 32), --max-conns N (default
-// 32), --allow-writes and the output and timing flags above, and ends with
-// the smallest configuration within 3% of the best and the settings to
-// paste. Before any configuration runs it runs --query once in a read-only
-// transaction (a query that writes needs --allow-writes) and compares
-// --max-conns with the server's max_connections and the role's limit.
+// SQL (default SELECT 1), --max-conns N (default 32), --workers N (default
+// twice --max-conns, so that callers wait, as in a service that needs a
+// pool), --rounds N (default 5, --quick 3), --allow-writes and the output
+// and timing flags above. It measures a quarter, half and all of
+// --max-conns connections in all (--quick: half and all), each in 1, 2, 4
+// and 8 partitions where they divide evenly, and the default configuration
+// (what shoalpgx opens on the connection string without settings), every
+// one once per round with the order reversed each round. It compares each
+// with the default round by round (a paired t-test on the ratio of
+// throughputs, at 5% over all comparisons together, Bonferroni) and
+// recommends the smallest configuration that is significantly faster than
+// the default and not significantly slower than the fastest, with the
+// settings to paste, or says "keep the default" when none is. Before any
+// configuration runs it runs --query once in a read-only transaction (a
+// query that writes needs --allow-writes) and compares --max-conns with
+// the server's max_connections and the role's limit.
 //
 // Exit status: 0 when everything ran, 1 when a run failed, nothing could be
 // measured (every scenario skipped for this target) or the target could

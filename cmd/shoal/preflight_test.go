@@ -173,7 +173,13 @@ func TestSmallThings(t *testing.T) {
 	if got := plural(32, "partition") + " x " + plural(1, "connection"); got != "32 partitions x 1 connection" {
 		t.Errorf("plural: %s", got)
 	}
-	if tab := sweepTable(10); len(tab) != 2 || tab[1].partitions*tab[1].connsPerPartition != 10 {
-		t.Errorf("sweepTable(10) = %v, want every configuration to open 10", tab)
+	// 2, 5 and 10 in all, in the partitions that divide them, and the
+	// default (4 connections in 2 partitions) added.
+	var names []string
+	for _, c := range sweepTable(sweepTotals(10, false), 4, 2) {
+		names = append(names, c.name())
+	}
+	if got := strings.Join(names, " "); got != "1x2 2x1 2x2 (default) 1x5 1x10 2x5" {
+		t.Errorf("sweepTable(sweepTotals(10, false), 4, 2) = %s", got)
 	}
 }

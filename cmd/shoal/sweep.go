@@ -11,26 +11,6 @@ import (
 	"github.com/shoalpool/shoal/internal/benchrun"
 )
 
-// sweepTolerance: the recommendation is the smallest configuration whose
-// throughput is within this fraction of the best one's.
-const sweepTolerance = 0.03
-
-// maxSweepPartitions bounds the partitions the sweep tries.
-const maxSweepPartitions = 32
-
-// sweepTable divides total connections into 1, 2, 4, ... partitions, the
-// counts that divide it evenly, so that every configuration opens exactly
-// total connections (10 in 4 partitions would open 8).
-func sweepTable(total int) []partitionConfig {
-	var out []partitionConfig
-	for p := 1; p <= min(total, maxSweepPartitions); p *= 2 {
-		if total%p == 0 {
-			out = append(out, partitionConfig{partitions: p, connsPerPartition: total / p})
-		}
-	}
-	return out
-}
-
 // preflightSweep runs --query once, read-only, and compares --max-conns
 // with what the server allows, before any configuration fans out: a typo
 // fails once with the server's error, a query that writes is refused
@@ -78,7 +58,7 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(errOut, "shoal sweep: --target %s: sweep needs a postgres:// target\n", t.Redacted)
 		return exitUsage
 	}
-	if newShoalPGX == nil {
+	if newShoalPGX == nil || pgDefaultPool == nil {
 		fmt.Fprintf(errOut, "shoal sweep: not available yet: shoalpgx, the PostgreSQL adapter it runs on, has not landed\n")
 		return exitFailed
 	}
@@ -89,26 +69,58 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if code := preflightSweep(ctx, o, t, errOut); code != exitOK {
 		return code
 	}
-	e := &env{target: t, workers: o.workers, dialTimeout: o.dialTimeout}
-	g := benchrun.Group{Title: fmt.Sprintf("%d workers, %d connections, %s", o.workers, o.maxConns, o.query), Workers: o.workers}
-	for _, pc := range sweepTable(o.maxConns) {
-		g.Cases = append(g.Cases, pgPoolCase(e, partitionCaseName(pc), pc.partitions*pc.connsPerPartition, pc.partitions, o.query))
+	defConns, defParts, err := pgDefaultPool(t.Raw)
+	if err != nil {
+		fmt.Fprintf(errOut, "shoal sweep: --target %s: %v\n", t.Redacted, err)
+		return exitUsage
 	}
-	sc := scenario{name: "sweep", description: "partitions x connections per partition on your PostgreSQL"}
+	table := sweepTable(sweepTotals(o.maxConns, o.quick), defConns, defParts)
+	e := &env{target: t, workers: o.workers, dialTimeout: o.dialTimeout}
+	var cases []benchrun.Case
+	for _, c := range table {
+		cases = append(cases, pgPoolCase(e, c.name(), c.maxConns, c.partitions, o.query))
+	}
 	report := &benchrun.Report{
 		Command: "sweep", Target: t.Redacted, Machine: benchrun.ThisMachine(),
-		Warmup: o.warmup, Duration: o.duration,
+		Date: time.Now(), Quick: o.quick,
+		Warmup: o.warmup, Duration: o.duration, Rounds: o.rounds,
 	}
-	planned := []plannedScenario{{sc, &plan{server: t.Redacted, groups: []benchrun.Group{g}}}}
+	sr := benchrun.ScenarioResult{
+		Name: "sweep", Server: t.Redacted,
+		Description: fmt.Sprintf("%d configurations of %d to %d connections, measured against the default; %s", len(table), table[0].maxConns, o.maxConns, defaultName(table)),
+	}
+	tables := !o.json && !o.csv
+	if tables {
+		benchrun.WriteHeader(out, report, time.Duration(o.rounds*len(cases))*(o.warmup+o.duration+setupAllowance))
+		benchrun.WriteScenarioTitle(out, &sr)
+	}
+	rounds := runRounds(ctx, o, cases, o.workers, o.rounds, stderr)
+	report.Interrupted = ctx.Err() != nil
+	gr := benchrun.GroupResult{Title: fmt.Sprintf("%d workers, %s, %d rounds", o.workers, o.query, o.rounds), Workers: o.workers}
+	for i := range cases {
+		if len(rounds[i]) > 0 {
+			gr.Results = append(gr.Results, mergeRounds(rounds[i]))
+		}
+	}
+	sr.Groups = append(sr.Groups, gr)
+	report.Scenarios = append(report.Scenarios, sr)
+	if tables {
+		benchrun.WriteGroup(out, sr.Name, &gr)
+	}
 
-	execute(ctx, o, report, planned, out, stderr)
-	if report.Failed() && !report.Interrupted {
+	switch {
+	case report.Interrupted:
+	case report.Failed():
 		// The best may be among the configurations that failed (a setup
 		// that timed out, say): naming one of the rest would mislead.
 		fmt.Fprintf(errOut, "shoal sweep: some configurations failed; no recommendation until every one runs\n")
-	} else if rec, ok := recommend(report); ok && !report.Interrupted {
-		report.Recommendation = rec.export(t)
-		if !o.json && !o.csv {
+	default:
+		v, configs := judge(table, gr.Results)
+		if tables {
+			writeRounds(out, table, gr.Results, v)
+		}
+		report.Recommendation = exportVerdict(v, table, configs, gr.Results, t, o.rounds)
+		if tables {
 			writeRecommendation(out, report.Recommendation)
 		}
 	}
@@ -120,76 +132,67 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	return code
 }
 
-// recommendation is the sweep's answer.
-type recommendation struct {
-	pick, best benchrun.Result
+// defaultName describes the default configuration for the scenario line.
+func defaultName(table []sweepConfig) string {
+	for _, c := range table {
+		if c.isDefault {
+			return fmt.Sprintf("the default, %s: %s in %s, what shoalpgx opens on this connection string and machine without settings",
+				strings.TrimSuffix(c.name(), defaultSuffix), plural(c.maxConns, "connection"), plural(c.partitions, "partition"))
+		}
+	}
+	return "none"
 }
 
-// recommend picks, among the measured configurations, the smallest one
-// (fewest connections, then fewest partitions) whose throughput is within
-// sweepTolerance of the best.
-func recommend(r *benchrun.Report) (recommendation, bool) {
-	var ok []benchrun.Result
-	for _, s := range r.Scenarios {
-		for _, g := range s.Groups {
-			for _, res := range g.Results {
-				if res.Status == benchrun.StatusOK && res.Pool != nil {
-					ok = append(ok, res)
-				}
-			}
+// judge runs decide over the merged results, which are in table order.
+func judge(table []sweepConfig, results []benchrun.Result) (verdict, []configRounds) {
+	configs := make([]configRounds, len(results))
+	def := 0
+	for i, r := range results {
+		configs[i] = configRounds{name: r.Name, ips: r.RoundIPS}
+		if table[i].isDefault {
+			def = i
 		}
 	}
-	if len(ok) == 0 {
-		return recommendation{}, false
-	}
-	best := ok[0]
-	for _, res := range ok[1:] {
-		if res.IPS > best.IPS {
-			best = res
-		}
-	}
-	var pick *benchrun.Result
-	for i, res := range ok {
-		if res.IPS < best.IPS*(1-sweepTolerance) {
-			continue
-		}
-		if pick == nil || smaller(res.Pool, pick.Pool) {
-			pick = &ok[i]
-		}
-	}
-	return recommendation{pick: *pick, best: best}, true
+	return decide(configs, def, func(i, j int) bool { return table[i].less(table[j]) }), configs
 }
 
-// smaller orders configurations: fewer connections, then fewer partitions.
-func smaller(a, b *benchrun.PoolConfig) bool {
-	if a.MaxConns != b.MaxConns {
-		return a.MaxConns < b.MaxConns
+// exportVerdict turns the verdict into the report's form, with the
+// settings to paste when a configuration beat the default.
+func exportVerdict(v verdict, table []sweepConfig, configs []configRounds, results []benchrun.Result, t *target, rounds int) *benchrun.Recommendation {
+	d := results[v.def]
+	rec := &benchrun.Recommendation{
+		Name: d.Name, Pool: d.Pool, IPS: d.IPS, KeepDefault: true,
+		Default: d.Name, DefaultIPS: d.IPS, Ratio: 1, RatioLow: 1, RatioHigh: 1,
+		Confidence: v.Level, Rounds: rounds,
 	}
-	return a.Partitions < b.Partitions
-}
-
-// export turns the recommendation into the report's form, with the
-// settings to paste.
-func (rec recommendation) export(t *target) *benchrun.Recommendation {
-	out := &benchrun.Recommendation{
-		Name: rec.pick.Name, Pool: rec.pick.Pool, IPS: rec.pick.IPS,
-		Best: rec.best.Name, BestIPS: rec.best.IPS, TolerancePct: sweepTolerance * 100,
+	if v.Pick < 0 {
+		return rec
 	}
+	p, best, c := results[v.Pick], results[v.Best], v.VsDefault[v.Pick]
+	rec.Name, rec.Pool, rec.IPS, rec.KeepDefault = p.Name, p.Pool, p.IPS, false
+	rec.Ratio, rec.RatioLow, rec.RatioHigh = c.Ratio, c.Low, c.High
+	rec.Best, rec.BestIPS = best.Name, best.IPS
 	if pgPoolSettings != nil {
-		out.ConnString, out.GoConfig = pgPoolSettings(t.Raw, rec.pick.Pool.MaxConns, rec.pick.Pool.Partitions)
+		rec.ConnString, rec.GoConfig = pgPoolSettings(t.Raw, table[v.Pick].maxConns, table[v.Pick].partitions)
 	}
-	return out
+	return rec
 }
 
-// writeRecommendation prints the recommendation under the table.
+// writeRecommendation prints the recommendation under the tables.
 func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
+	if r.KeepDefault {
+		fmt.Fprintf(w, "\nNo configuration is significantly better than the default (%s, %s ops/s over %d rounds): keep the default.\n",
+			strings.TrimSuffix(r.Default, defaultSuffix), benchrun.FormatCount(r.DefaultIPS), r.Rounds)
+		return
+	}
 	p := r.Pool
-	fmt.Fprintf(w, "\nRecommendation: %s x %s (%s in all): %s ops/s",
-		plural(p.Partitions, "partition"), plural(p.ConnsPerPartition, "connection"), plural(p.MaxConns, "connection"), benchrun.FormatCount(r.IPS))
+	fmt.Fprintf(w, "\nRecommendation: %s x %s (%s in all): %s ops/s, %.2fx the default's %s (%.2fx to %.2fx at %s confidence)",
+		plural(p.Partitions, "partition"), plural(p.ConnsPerPartition, "connection"), plural(p.MaxConns, "connection"),
+		benchrun.FormatCount(r.IPS), r.Ratio, benchrun.FormatCount(r.DefaultIPS), r.RatioLow, r.RatioHigh, formatLevel(r.Confidence))
 	if r.Name == r.Best {
-		fmt.Fprintf(w, ", the best measured.\n")
+		fmt.Fprintf(w, "; the fastest.\n")
 	} else {
-		fmt.Fprintf(w, ", within %.0f%% of the best (%s, %s ops/s).\n", r.TolerancePct, r.Best, benchrun.FormatCount(r.BestIPS))
+		fmt.Fprintf(w, "; the smallest not significantly slower than the fastest, %s (%s ops/s).\n", r.Best, benchrun.FormatCount(r.BestIPS))
 	}
 	if r.ConnString != "" {
 		fmt.Fprintf(w, "\nConnection string (put your password back in):\n  %s\n", r.ConnString)
@@ -204,6 +207,12 @@ func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
+}
+
+// formatLevel writes a confidence level as a percentage, with the digits
+// that tell 99.6% from 99.5%.
+func formatLevel(level float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", level*100), "0"), ".") + "%"
 }
 
 // plural writes n and the noun, with an s unless n is 1.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -28,6 +29,21 @@ func init() {
 	pgPoolSettings = shoalPGXSettings
 	pgHostPort = shoalPGXHostPort
 	pgPreflight = preflight
+	pgDefaultPool = shoalPGXDefaultPool
+}
+
+// shoalPGXDefaultPool is pgDefaultPool on shoalpgx. Partitions 0 is
+// resolved as the core resolves it, so that the sweep can name it.
+func shoalPGXDefaultPool(raw string) (int, int, error) {
+	cfg, err := shoalpgx.ParseConfig(raw)
+	if err != nil {
+		return 0, 0, err
+	}
+	maxConns, parts := int(cfg.MaxConns), cfg.Partitions
+	if parts == 0 {
+		parts = min(runtime.GOMAXPROCS(0), maxConns, 16)
+	}
+	return maxConns, parts, nil
 }
 
 // preflight is pgPreflight on pgx.

@@ -2,14 +2,17 @@ package benchrun
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/shoalpool/shoal/internal/connstr"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -27,7 +30,79 @@ const (
 	chartMaxBar    = 22 // points
 	chartPlotArea  = 380.0
 	chartPNGDPI    = 110
+	// chartTitleHeight is the band above the plots for the chart's title.
+	chartTitleHeight = 58 * vg.Inch / 72
 )
+
+// drawTitle writes the chart's title at the top of dc: what ran, against
+// what, and where and when, so that a chart found later tells how it was
+// made. A line too wide for the chart is set smaller until it fits: a
+// long target must not run off the edges.
+func drawTitle(dc draw.Canvas, r *Report) {
+	sty := plot.New().Title.TextStyle
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	x, y := (dc.Min.X+dc.Max.X)/2, dc.Max.Y-vg.Points(4)
+	room := dc.Max.X - dc.Min.X - vg.Points(16)
+	for i, line := range []string{chartTitle(r), chartTarget(r), chartSubtitle(r)} {
+		size := vg.Points(14)
+		if i > 0 {
+			size = vg.Points(10.5)
+		}
+		sty.Font.Size = size
+		for sty.Width(line) > room && sty.Font.Size > vg.Points(6) {
+			sty.Font.Size -= vg.Points(0.5)
+		}
+		dc.FillText(sty, vg.Point{X: x, Y: y}, line)
+		y -= sty.Font.Size + vg.Points(4)
+	}
+}
+
+// chartTitle is the title's first line: the command and the run's
+// length.
+func chartTitle(r *Report) string {
+	cmd := r.Command
+	if cmd == "" {
+		cmd = "bench"
+	}
+	run := "full run"
+	if r.Quick {
+		run = "--quick run"
+	}
+	per := ""
+	if r.Duration > 0 {
+		per = fmt.Sprintf(": %s measured after %s warm-up per case", formatSetting(r.Duration), formatSetting(r.Warmup))
+		if r.Rounds > 0 {
+			per += fmt.Sprintf(", %d rounds", r.Rounds)
+		}
+	}
+	return fmt.Sprintf("shoal %s, %s%s", cmd, run, per)
+}
+
+// chartTarget is the second line: the target, its password masked again
+// in case a caller passed it raw.
+func chartTarget(r *Report) string {
+	target := r.Target
+	if rd := connstr.Read(target); rd.URL || rd.Problem == "" {
+		target = rd.Mask(target, "REDACTED")
+	}
+	if target == "" {
+		target = "embedded"
+	}
+	return "against " + target
+}
+
+// chartSubtitle is the title's second line: the machine and the date.
+func chartSubtitle(r *Report) string {
+	m := r.Machine
+	parts := []string{}
+	if m.CPU != "" {
+		parts = append(parts, fmt.Sprintf("%s, %d cores, %s, %s/%s, %s", m.CPU, m.Cores, m.Memory, m.OS, m.Arch, m.GoVersion))
+	}
+	if !r.Date.IsZero() {
+		parts = append(parts, r.Date.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	return strings.Join(parts, "; ")
+}
 
 // WriteChartFile draws the report's measured results into path; the
 // extension (.svg or .png) chooses the format.
@@ -75,7 +150,7 @@ func WriteChart(w io.Writer, format string, r *Report) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("chart: no scenario produced numbers to draw")
 	}
-	height := chartRowHeight * vg.Length(len(rows))
+	height := chartRowHeight*vg.Length(len(rows)) + chartTitleHeight
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -88,9 +163,10 @@ func WriteChart(w io.Writer, format string, r *Report) error {
 	tiles := draw.Tiles{
 		Rows: len(rows), Cols: 2,
 		PadX: vg.Points(24), PadY: vg.Points(18),
-		PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8),
+		PadTop: chartTitleHeight + vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8),
 	}
 	dc := draw.New(canvas)
+	drawTitle(dc, r)
 	canvases := plot.Align(rows, tiles, dc)
 	for i := range rows {
 		for j := range rows[i] {
@@ -110,20 +186,20 @@ type series struct {
 	label  string
 	values plotter.Values
 	slot   int
+	group  int // the index of its group in the scenario
+	// low and high, when set, are the slowest and fastest of a sweep's
+	// rounds (Result.RoundIPS), drawn as whiskers: the spread the
+	// sweep's verdict rests on.
+	low, high []float64
 }
 
 // scenarioPlots returns the throughput and latency plots of a scenario, or
 // nil when it measured nothing.
 func scenarioPlots(s *ScenarioResult) []*plot.Plot {
-	var names []string
+	names := tableOrder(s)
 	seen := map[string]int{}
-	for _, g := range s.Groups {
-		for _, r := range g.Results {
-			if _, ok := seen[r.Name]; !ok && r.Measured() {
-				seen[r.Name] = len(names)
-				names = append(names, r.Name)
-			}
-		}
+	for i, n := range names {
+		seen[n] = i
 	}
 	if len(names) == 0 {
 		return nil
@@ -148,14 +224,28 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 				if shared {
 					slot = gi
 				}
-				out = append(out, series{label: g.Title, values: vals, slot: slot})
+				out = append(out, series{label: g.Title, values: vals, slot: slot, group: gi})
 			}
 		}
 		return out
 	}
 
 	ips := collect(func(r Result) float64 { return r.IPS })
-	through := barPlot(s.Name+": throughput", "operations per second", names, ips)
+	title := s.Name + ": throughput"
+	for i := range ips {
+		for _, r := range s.Groups[ips[i].group].Results {
+			j, ok := seen[r.Name]
+			if !ok || len(r.RoundIPS) == 0 || !r.Measured() {
+				continue
+			}
+			if ips[i].low == nil {
+				ips[i].low, ips[i].high = make([]float64, len(names)), make([]float64, len(names))
+				title = s.Name + ": throughput, mean of the rounds (whiskers: slowest and fastest)"
+			}
+			ips[i].low[j], ips[i].high[j] = slices.Min(r.RoundIPS), slices.Max(r.RoundIPS)
+		}
+	}
+	through := barPlot(title, "ops/s", names, ips, compactLabel)
 	if isSweep(s) {
 		through.X.Label.Text = "partitions x connections per partition"
 	}
@@ -180,47 +270,53 @@ func scenarioPlots(s *ScenarioResult) []*plot.Plot {
 		sr.slot += slots(medians)
 		lat = append(lat, sr)
 	}
-	latency := barPlot(s.Name+": latency percentiles", "latency ("+unit.name+")", names, lat)
+	latency := barPlot(s.Name+": latency percentiles", "latency, "+unit.name, names, lat, compactLabel)
 	return []*plot.Plot{through, latency}
 }
 
-// barPlot draws grouped bars: one bar per series for each name.
-func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
+// barPlot draws grouped bars, one per series for each name, on a log
+// axis (a pooled case and a connection per request differ by a hundred
+// times), each labelled with its value written by format.
+func barPlot(title, ylabel string, names []string, ss []series, format func(float64) string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
-	p.Y.Label.Text = ylabel
-	p.Y.Min = 0
+	// Short: gonum shrinks the plot until a rotated label fits beside it.
+	p.Y.Label.Text = ylabel + " (log)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	n := slots(ss)
 	width := math.Min(chartMaxBar, 0.75*chartPlotArea/float64(len(names)*n))
 	w := vg.Points(width)
+	label := p.Title.TextStyle
+	label.Font.Size = vg.Points(7)
+	low, top := math.Inf(1), 0.0
 	for i, s := range ss {
-		bars, err := plotter.NewBarChart(s.values, w)
-		if err != nil {
-			continue // only for a non-positive width, which cannot happen
+		bars := &logBars{
+			values: s.values, low: s.low, high: s.high, width: w, color: plotutil.Color(i), label: label, format: format,
+			offset: w * vg.Length(float64(s.slot)-float64(n-1)/2),
 		}
-		bars.Color = plotutil.Color(i)
-		bars.LineStyle.Width = 0
-		bars.Offset = w * vg.Length(float64(s.slot)-float64(n-1)/2)
 		p.Add(bars)
 		if len(ss) > 1 {
 			p.Legend.Add(s.label, bars)
 		}
+		for _, vs := range [][]float64{s.values, s.low, s.high} {
+			for _, v := range vs {
+				if v > 0 {
+					low, top = math.Min(low, v), math.Max(top, v)
+				}
+			}
+		}
 	}
 	p.Add(plotter.NewGrid())
 	p.NominalX(names...)
-	p.Y.Tick.Marker = compactTicks{}
-	// Room at the sides for the outer bars, and above them for the legend.
+	// Room at the sides for the outer bars; below the lowest bar, so that
+	// it shows as a bar; above the highest, for its label and the legend.
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	top := 0.0
-	for _, s := range ss {
-		for _, v := range s.values {
-			top = math.Max(top, v)
-		}
-	}
 	if top > 0 {
-		p.Y.Max = top * (1.12 + 0.08*float64(len(ss)))
+		p.Y.Min = math.Pow(10, math.Floor(math.Log10(low)-0.3))
+		p.Y.Max = top * math.Pow(10, 0.35+0.12*float64(len(ss)))
 	}
 	long := 0
 	for _, n := range names {
@@ -232,6 +328,26 @@ func barPlot(title, ylabel string, names []string, ss []series) *plot.Plot {
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
 	return p
+}
+
+// tableOrder lists the measured case names of s in the order the tables
+// print them: each group's by throughput, fastest first (WriteGroup), the
+// first group's names first and later groups' new names after, so that a
+// reader finds a bar where the table put its row.
+func tableOrder(s *ScenarioResult) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, g := range s.Groups {
+		rs := slices.Clone(g.Results)
+		slices.SortStableFunc(rs, func(a, b Result) int { return cmp.Compare(b.IPS, a.IPS) })
+		for _, r := range rs {
+			if !seen[r.Name] && r.Measured() {
+				seen[r.Name] = true
+				names = append(names, r.Name)
+			}
+		}
+	}
+	return names
 }
 
 // isSweep reports whether every measured case of s is a partitions
@@ -274,21 +390,6 @@ func sharedNames(s *ScenarioResult) bool {
 		}
 	}
 	return false
-}
-
-// compactTicks are gonum's default ticks labelled compactly: "2.5 K"
-// rather than "2500.00".
-type compactTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (compactTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = compactLabel(ticks[i].Value)
-		}
-	}
-	return ticks
 }
 
 // compactLabel prints v with at most three significant digits and a K or M

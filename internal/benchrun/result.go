@@ -31,6 +31,10 @@ type Result struct {
 	// ConnsOpened counts the connections opened during the measured
 	// period, when the case can tell.
 	ConnsOpened *int64 `json:"conns_opened,omitempty"`
+	// RoundIPS, in a sweep, is IPS in each round, in round order; IPS is
+	// then their mean, and the latency and wait columns are those of the
+	// median round.
+	RoundIPS []float64 `json:"round_ips,omitempty"`
 }
 
 // Measured reports whether r holds numbers worth printing.
@@ -66,28 +70,47 @@ type Machine struct {
 
 // Report is everything one invocation measured.
 type Report struct {
-	Command     string           `json:"command"`
-	Target      string           `json:"target"` // "embedded" or the target with its password redacted
-	Machine     Machine          `json:"machine"`
-	Warmup      time.Duration    `json:"warmup_ns"`
-	Duration    time.Duration    `json:"duration_ns"`
+	Command string  `json:"command"`
+	Target  string  `json:"target"` // "embedded" or the target with its password redacted
+	Machine Machine `json:"machine"`
+	// Date is when the run started; Quick, whether it was --quick. The
+	// chart's title says both, so that a chart found later tells how it
+	// was made.
+	Date     time.Time     `json:"date"`
+	Quick    bool          `json:"quick"`
+	Warmup   time.Duration `json:"warmup_ns"`
+	Duration time.Duration `json:"duration_ns"`
+	// Rounds, in a sweep, is how many times each configuration ran.
+	Rounds      int              `json:"rounds,omitempty"`
 	Scenarios   []ScenarioResult `json:"scenarios"`
 	Interrupted bool             `json:"interrupted"`
 	// Recommendation is the sweep's answer; bench has none.
 	Recommendation *Recommendation `json:"recommendation,omitempty"`
 }
 
-// Recommendation is the configuration a sweep recommends: the smallest
-// within a tolerance of the best.
+// Recommendation is a sweep's answer: the smallest configuration that is
+// significantly faster than the default and not significantly slower than
+// the fastest such, or, when none is significantly faster, the default
+// (KeepDefault).
 type Recommendation struct {
-	Name         string      `json:"name"`
-	Pool         *PoolConfig `json:"pool"`
-	IPS          float64     `json:"ips"`
-	Best         string      `json:"best"`
-	BestIPS      float64     `json:"best_ips"`
-	TolerancePct float64     `json:"tolerance_pct"`
-	ConnString   string      `json:"conn_string,omitempty"` // password redacted
-	GoConfig     string      `json:"go_config,omitempty"`
+	Name        string      `json:"name"`
+	Pool        *PoolConfig `json:"pool"`
+	IPS         float64     `json:"ips"` // mean over the rounds
+	KeepDefault bool        `json:"keep_default"`
+	Default     string      `json:"default"`
+	DefaultIPS  float64     `json:"default_ips"`
+	// Ratio is the recommended configuration's throughput over the
+	// default's (the geometric mean of the rounds' ratios), between
+	// RatioLow and RatioHigh with Confidence; 1 when KeepDefault.
+	Ratio      float64 `json:"ratio"`
+	RatioLow   float64 `json:"ratio_low"`
+	RatioHigh  float64 `json:"ratio_high"`
+	Confidence float64 `json:"confidence"` // of each comparison, after Bonferroni
+	Best       string  `json:"best,omitempty"`
+	BestIPS    float64 `json:"best_ips,omitempty"`
+	Rounds     int     `json:"rounds"`
+	ConnString string  `json:"conn_string,omitempty"` // password redacted
+	GoConfig   string  `json:"go_config,omitempty"`
 }
 
 // Measured reports whether any case of the report has numbers.

@@ -32,6 +32,9 @@ func WriteHeader(w io.Writer, r *Report, estimated time.Duration) {
 	fmt.Fprintf(w, "target: %s\n", r.Target)
 	fmt.Fprintf(w, "warmup: %s\n", formatSetting(r.Warmup))
 	fmt.Fprintf(w, "time: %s\n", formatSetting(r.Duration))
+	if r.Rounds > 0 {
+		fmt.Fprintf(w, "rounds: %d (every configuration once a round, the order reversed each round)\n", r.Rounds)
+	}
 	fmt.Fprintf(w, "Estimated total run time: %s\n", formatSetting(estimated.Round(time.Second)))
 }
 

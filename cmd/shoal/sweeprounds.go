@@ -1,0 +1,87 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
+)
+
+// Rounds of a sweep. One measurement per configuration says little on a
+// machine whose load changes from second to second (five such sweeps of
+// one server named four different winners); several, close in time and
+// in alternating order, give each configuration a spread to be judged by.
+const (
+	defaultSweepRounds = 5
+	quickSweepRounds   = 3 // the fewest that give a spread with a t-test
+)
+
+// runRounds runs every case once per round, forward in even rounds and
+// backward in odd ones, so that no configuration always runs first after
+// the sweep starts or last on a machine that has warmed up. It returns
+// each case's results in round order; after Ctrl-C, the rounds that
+// finished.
+func runRounds(ctx context.Context, o *options, cases []benchrun.Case, workers, rounds int, rawStderr io.Writer) [][]benchrun.Result {
+	per := o.warmup + o.duration + setupAllowance
+	var progress *benchrun.Progress
+	if f, ok := rawStderr.(*os.File); ok {
+		progress = benchrun.NewProgress(f, time.Duration(rounds*len(cases))*per)
+	}
+	defer progress.Stop()
+	settings := settingsFor(o)
+	out := make([][]benchrun.Result, len(cases))
+	for r := range rounds {
+		for k := range cases {
+			i := k
+			if r%2 == 1 {
+				i = len(cases) - 1 - k
+			}
+			if ctx.Err() != nil {
+				return out
+			}
+			progress.Begin(fmt.Sprintf("round %d/%d: %s", r+1, rounds, cases[i].Name), per)
+			out[i] = append(out[i], benchrun.RunCase(ctx, cases[i], workers, settings))
+			progress.End()
+		}
+	}
+	return out
+}
+
+// mergeRounds makes one table row of a configuration's rounds: operations
+// and errors summed, IPS the mean of the rounds', RoundIPS each round's,
+// and latency and acquire waits those of the median round (percentiles of
+// separate runs do not add up). The first failure, if any, is the row's.
+func mergeRounds(rs []benchrun.Result) benchrun.Result {
+	if len(rs) == 0 {
+		return benchrun.Result{}
+	}
+	for _, r := range rs {
+		if r.Status != benchrun.StatusOK {
+			return r
+		}
+	}
+	byIPS := slices.Clone(rs)
+	slices.SortFunc(byIPS, func(a, b benchrun.Result) int { return cmp.Compare(a.IPS, b.IPS) })
+	m := byIPS[len(byIPS)/2]
+	m.Ops, m.Errors, m.Elapsed, m.IPS, m.RoundIPS = 0, 0, 0, 0, nil
+	var opened int64
+	for _, r := range rs {
+		m.Ops += r.Ops
+		m.Errors += r.Errors
+		m.Elapsed += r.Elapsed
+		m.IPS += r.IPS / float64(len(rs))
+		m.RoundIPS = append(m.RoundIPS, r.IPS)
+		if r.ConnsOpened != nil {
+			opened += *r.ConnsOpened
+		}
+	}
+	if m.ConnsOpened != nil {
+		m.ConnsOpened = &opened
+	}
+	return m
+}

@@ -1,0 +1,63 @@
+package shoaldebug
+
+import (
+	"strings"
+
+	"github.com/shoalpool/shoal/internal/connstr"
+)
+
+// maskedWord replaces a password in a pool's name.
+const maskedWord = "xxxxx"
+
+// maskName masks the passwords in a pool's name, which should hold none:
+// the page is read by whoever reaches it, so a name written carelessly
+// (a connection string, or "orders via postgres://u:pw@db") must not show
+// one. A name that is a whole connection string is masked where its
+// passwords are; otherwise each word holding "://" is read as a URL from
+// its scheme on, and each word that is a keyword=value pair as one.
+// Plain names come back unchanged.
+func maskName(name string) string {
+	if r := connstr.Read(name); r.Problem == "" {
+		return r.Mask(name, maskedWord)
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		j := strings.IndexAny(name[i:], " \t\n")
+		end := len(name)
+		if j >= 0 {
+			end = i + j
+		}
+		b.WriteString(maskWord(name[i:end]))
+		if end < len(name) {
+			b.WriteByte(name[end])
+			end++
+		}
+		i = end
+	}
+	return b.String()
+}
+
+// maskWord masks the URL in one word of a name, if it holds one.
+func maskWord(w string) string {
+	k := strings.Index(w, "://")
+	if k <= 0 {
+		// "password=pw" on its own is a keyword/value string.
+		if r := connstr.Read(w); r.Problem == "" {
+			return r.Mask(w, maskedWord)
+		}
+		return w
+	}
+	start := k
+	for start > 0 && isSchemeByte(w[start-1]) {
+		start--
+	}
+	if start == k {
+		return w
+	}
+	return w[:start] + connstr.Mask(w[start:], maskedWord)
+}
+
+// isSchemeByte reports whether c may appear in a URL scheme.
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
