@@ -4,20 +4,19 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// A slot key deleted by its holder is a connection closed: nothing of it is
-// left at the server. A slot key that vanished with its holder's lease
-// (the holder was killed, or paused past its TTL, or its lease was
-// revoked) may still have a live connection behind it, held by a process
-// that will wake up. Such a slot is suspect until its key is next deleted
-// alone, and a permit on it says so (Suspect), so that shoalpgx looks in
-// pg_locks before it dials with it instead of relying on the lock it takes
-// after connecting: a refused slot then costs no connection at the server.
-// A permit on it released without being fenced clears it too: its
-// connection held the slot's lock, so no one else's was there.
+// A slot key deleted by its holder is a connection closed, or a slot the
+// fence refused. A slot key that vanished with its holder's lease (the
+// holder was killed, or paused past its TTL, or its lease was revoked) may
+// still have a live connection behind it, held by a process that will wake
+// up. Such a slot is suspect until a connection of this member has held it
+// (a permit on it released without being fenced), and a permit on it says
+// so (Suspect), so that shoalpgx looks in pg_locks before it dials with it
+// instead of relying on the lock it takes after connecting: a refused slot
+// then costs no connection at the server.
 
 // noteVanishedLocked marks the slots in events whose keys were deleted in
 // the same revision as their holder's member record (a lease's end deletes
-// all its keys at once), and clears those deleted on their own.
+// all its keys at once).
 func (b *Budget) noteVanishedLocked(events []*clientv3.Event) {
 	gone := map[int64]map[string]bool{} // revision -> members deleted in it
 	for _, ev := range events {
@@ -39,11 +38,12 @@ func (b *Budget) noteVanishedLocked(events []*clientv3.Event) {
 		if !ok {
 			continue
 		}
-		owner, known := b.view.slots[k]
-		if known && gone[ev.Kv.ModRevision][owner.id] {
+		// A key deleted alone does not clear it: the member that deletes a
+		// fenced slot's key is alive, and the stale connection is still
+		// there. Only a connection of ours that held the slot clears it
+		// (permit.Release).
+		if owner, known := b.view.slots[k]; known && gone[ev.Kv.ModRevision][owner.id] {
 			b.suspect[k] = true
-		} else {
-			delete(b.suspect, k)
 		}
 	}
 }
