@@ -15,12 +15,12 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 	fmt.Fprintf(&b, "### Cluster budget: PostgreSQL from %d processes on %d connections\n\n", cfg.workers, cfg.budget)
 	fmt.Fprintf(&b, "Machine: %s.\n", machine)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
-	fmt.Fprintf(&b, "%d worker processes, each with %d goroutines (the skewed load: worker 0 with %d) and a pool of %d "+
-		"(the static split: %d); %.0f%% of the queries `%s`, the rest `%s`; %v of warm-up, then %v measured. "+
+	fmt.Fprintf(&b, "%d worker processes, each with a pool of %d (the static split: %d); loads: %s. "+
+		"%.0f%% of the queries `%s`, the rest `%s`, each goroutine in a closed loop; %v of warm-up, then %v measured. "+
 		"Latency is the caller's, the wait for a connection included. Errors count the warm-up too. "+
 		"\"most at server\" is the most connections PostgreSQL held for the contender in any sample, taken every %v "+
 		"from before the first worker started until the last had exited.\n\n",
-		cfg.workers, cfg.goroutines, cfg.skew*cfg.goroutines, cfg.maxConns, cfg.budget/cfg.workers,
+		cfg.workers, cfg.maxConns, cfg.budget/cfg.workers, loadsAbout(cfg),
 		100*cfg.sleepShare, querySleep, querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
 	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
 		"most at server (limit)", "samples over the limit", "CPU idle", "workers' CPU")
@@ -75,6 +75,25 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		}
 	}
 	return b.String()
+}
+
+// loadsAbout says what each of the run's loads is.
+func loadsAbout(cfg config) string {
+	var parts []string
+	for _, l := range cfg.loads {
+		switch l {
+		case loadUniform:
+			parts = append(parts, fmt.Sprintf("uniform, %d goroutines in every worker", cfg.goroutines))
+		case loadSkewed:
+			parts = append(parts, fmt.Sprintf("skewed, %d goroutines in worker 0 and %d in each other "+
+				"(demand above the static share in one worker, below it in the others)", cfg.hot, cfg.cold))
+		case loadIssueSkewed:
+			parts = append(parts, fmt.Sprintf("issue-skewed, the issue's: %d goroutines in worker 0 and %d in each other "+
+				"(every worker's demand at its pool's cap of %d, so a budget's fair shares are the static split's)",
+				cfg.skew*cfg.goroutines, cfg.goroutines, cfg.maxConns))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ms formats a latency in milliseconds, two decimals.
@@ -146,7 +165,7 @@ func targetsTable(b *strings.Builder, cfg config, cells []cell) {
 			continue
 		}
 		want := 1.0
-		if load == loadSkewed {
+		if load == loadSkewed || load == loadIssueSkewed {
 			want = 1.3
 		}
 		safe := e.errors == 0 && e.server.Max <= cfg.budget
