@@ -115,22 +115,27 @@ func sharesTable(b *strings.Builder, cfg config, cells []cell) {
 		return
 	}
 	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window "+
-		"less its last %v (where the first worker to finish has left and the others grow into its share):\n\n",
+		"less its last %v (where the first worker to finish has left and the others grow into its share). "+
+		"\"connections filled\" is when every pool first held its share, less one, in connections:\n\n",
 		sampleEvery, windowTail)
 	mdtable.Header(b, "load", "contender", "share per worker", "demand per worker", "connections per worker",
-		"dials in the window", "shares settled after go")
+		"dials in the window", "shares settled after go", "connections filled after go")
 	for _, c := range rows {
 		sums := summarize(c, cfg.warmup, cfg.duration)
 		settled := "never"
 		if at := settledAt(c, cfg.warmup, cfg.duration); at >= 0 {
 			settled = fmt.Sprintf("%.1f s", at.Seconds())
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
+		filled := "never"
+		if at := filledAt(c, cfg.warmup, cfg.duration); at >= 0 {
+			filled = fmt.Sprintf("%.1f s", at.Seconds())
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.demand) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.conns) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%d", s.dials) }),
-			settled)
+			settled, filled)
 	}
 	b.WriteString("\n")
 }
