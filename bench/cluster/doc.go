@@ -35,8 +35,8 @@
 //     and a budget's shares equal the static split's: this load cannot
 //     tell a budget from a static split, and is kept to show that.
 //
-// Each goroutine loops on Exec of SELECT 1 or SELECT pg_sleep(0.001), a
-// -sleep share 0.5 of them the latter; Exec without arguments is one simple-protocol round trip in pgx, the same for
+// Each goroutine loops on Exec of SELECT 1 or SELECT pg_sleep(0.001) (-pause
+// 1ms), a -sleep share 0.5 of them the latter; Exec without arguments is one simple-protocol round trip in pgx, the same for
 // every contender and safe through PgBouncer. Every connection's
 // application_name is shoal-bench-cluster.
 //

@@ -37,7 +37,8 @@ func main() {
 		budget     = flag.Int("budget", 40, "connections all the workers may hold together")
 		duration   = flag.Duration("duration", 15*time.Second, "measured time per cell")
 		warmup     = flag.Duration("warmup", 3*time.Second, "unmeasured time before it, for pools and shares to settle")
-		sleepShare = flag.Float64("sleep", 0.5, "share of the queries that are pg_sleep(0.001)")
+		sleepShare = flag.Float64("sleep", 0.5, "share of the queries that are pg_sleep(-pause)")
+		pause      = flag.Duration("pause", time.Millisecond, "how long the sleeping queries sleep at the server (pg_sleep), holding their connection")
 		loads      = flag.String("loads", "uniform,skewed", "loads, comma-separated: uniform, skewed, issue-skewed (the issue's: -skew times -goroutines on worker 0, -goroutines on the others)")
 		only       = flag.String("contenders", "static,etcd,pgbouncer", "contenders, comma-separated, in the order to run")
 		app        = flag.String("appname", defaultAppName, "application_name of the workers' connections, the one counted")
@@ -50,7 +51,7 @@ func main() {
 		dsn: *dsn, pgbouncer: *pgbouncer, pgbouncerUser: *bounceUser, pgbouncerPool: *bouncePool, etcd: split(*etcd),
 		etcdMin: *etcdMin, etcdIdle: *etcdIdle, profileDir: *profile,
 		workers: *workers, goroutines: *goroutines, skew: *skew, hot: *hot, cold: *cold, maxConns: *maxConns, budget: *budget,
-		duration: *duration, warmup: *warmup, sleepShare: *sleepShare,
+		duration: *duration, warmup: *warmup, sleepShare: *sleepShare, pause: *pause,
 		loads: split(*loads), contenders: split(*only), appName: *app,
 	}
 	if err := cfg.check(); err != nil {
@@ -107,6 +108,9 @@ func (cfg *config) check() error {
 	}
 	if cfg.duration <= 0 || cfg.warmup < 0 {
 		return fmt.Errorf("-duration must be > 0 and -warmup >= 0")
+	}
+	if cfg.pause <= 0 {
+		return fmt.Errorf("-pause must be > 0")
 	}
 	if cfg.sleepShare < 0 || cfg.sleepShare > 1 {
 		return fmt.Errorf("-sleep must be in [0, 1]")

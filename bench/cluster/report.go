@@ -21,7 +21,7 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		"\"most at server\" is the most connections PostgreSQL held for the contender in any sample, taken every %v "+
 		"from before the first worker started until the last had exited.\n\n",
 		cfg.workers, cfg.maxConns, cfg.budget/cfg.workers, loadsAbout(cfg),
-		100*cfg.sleepShare, querySleep, querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
+		100*cfg.sleepShare, querySleep(cfg.pause), querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
 	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
 		"most at server (limit)", "samples over the limit", "CPU idle", "workers' CPU")
 	for _, c := range cells {

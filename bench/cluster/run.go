@@ -31,6 +31,7 @@ type config struct {
 	duration      time.Duration
 	warmup        time.Duration
 	sleepShare    float64
+	pause         time.Duration // how long a sleeping query sleeps
 	loads         []string
 	contenders    []string
 	appName       string // of the workers' connections
@@ -191,7 +192,7 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (res cel
 	for w := range cfg.workers {
 		ch, err := startChild(ctx, workerSpec{
 			Index: w, Contender: c.name, DSN: c.dsn(cfg), MaxConns: c.maxConns(cfg), AppName: cfg.appName,
-			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare,
+			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare, Pause: cfg.pause,
 			Warmup: cfg.warmup, Duration: cfg.duration, Budget: budget,
 			Profile: cfg.profilePath(load, c.name, w),
 		})
