@@ -116,7 +116,7 @@ func sharesTable(b *strings.Builder, cfg config, cells []cell) {
 	}
 	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window "+
 		"less its last %v (where the first worker to finish has left and the others grow into its share). "+
-		"\"connections filled\" is when every pool first held its share, less one, in connections:\n\n",
+		"\"connections filled\" is when every pool first held its share (or its demand, if smaller), less one, in connections:\n\n",
 		sampleEvery, windowTail)
 	mdtable.Header(b, "load", "contender", "share per worker", "demand per worker", "connections per worker",
 		"dials in the window", "shares settled after go", "connections filled after go")

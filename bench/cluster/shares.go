@@ -92,7 +92,8 @@ func settledAt(c cell, warmup, duration time.Duration) time.Duration {
 
 // filledAt is how long after go every worker's pool first held within one
 // of its mean share over the window (less windowTail) in connections, or
-// -1 if some worker's never did. A share is only a permit: the pool still
+// of its mean demand when that is smaller (a static pool's cold worker
+// needs 4 of its 10), or -1 if some worker's never did. A share is only a permit: the pool still
 // has to dial, and on a loaded machine the server takes seconds to accept
 // forty new sessions.
 func filledAt(c cell, warmup, duration time.Duration) time.Duration {
@@ -105,7 +106,7 @@ func filledAt(c cell, warmup, duration time.Duration) time.Duration {
 			if s.T >= end {
 				break
 			}
-			if float64(s.Conns) >= sums[w].share-1 {
+			if float64(s.Conns) >= min(sums[w].share, sums[w].demand)-1 {
 				first = s.T
 				break
 			}

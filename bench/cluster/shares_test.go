@@ -70,4 +70,11 @@ func TestFilledAt(t *testing.T) {
 	if got := filledAt(c, warmup, duration); got != -1 {
 		t.Errorf("filled at %v for a pool that never filled, want -1", got)
 	}
+	// A pool that needs fewer than its share is filled at its demand.
+	for i := range c.timelines[1] {
+		c.timelines[1][i].Demand = 5
+	}
+	if got := filledAt(c, warmup, duration); got != 0 {
+		t.Errorf("filled at %v for a pool at its demand from go, want 0", got)
+	}
 }
