@@ -42,7 +42,7 @@ func TestContendersAreComplete(t *testing.T) {
 	}
 }
 
-// A tiny run of both loads on the static split, the etcd budget (when
+// A tiny run of every load on the static split, the etcd budget (when
 // SHOAL_TEST_ETCD is set) and PgBouncer (when SHOAL_TEST_PGBOUNCER is set),
 // in real worker processes: every query succeeds, every worker gets some
 // through, no contender holds more connections at the server than its
@@ -66,9 +66,9 @@ func TestTinyRun(t *testing.T) {
 		pgbouncerPool: 40,
 		etcd:          split(etcd),
 		etcdMin:       1,
-		workers:       2, goroutines: 4, skew: 2, maxConns: 4, budget: 4,
-		duration: 300 * time.Millisecond, warmup: 200 * time.Millisecond, sleepShare: 0.5,
-		loads:      []string{loadUniform, loadSkewed},
+		workers:       2, goroutines: 4, skew: 2, hot: 4, cold: 1, maxConns: 4, budget: 4,
+		duration: 300 * time.Millisecond, warmup: 200 * time.Millisecond, sleepShare: 0.5, pause: time.Millisecond,
+		loads:      []string{loadUniform, loadSkewed, loadIssueSkewed},
 		contenders: []string{"static", "etcd", "pgbouncer"},
 		appName:    fmt.Sprintf("shoal-bench-cluster-test-%d", os.Getpid()),
 	}
@@ -81,8 +81,8 @@ func TestTinyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cells) != 6 {
-		t.Fatalf("%d cells, want 6", len(cells))
+	if len(cells) != 9 {
+		t.Fatalf("%d cells, want 9", len(cells))
 	}
 	for _, c := range cells {
 		if c.skipped != "" {

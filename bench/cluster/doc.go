@@ -20,10 +20,23 @@
 //     transaction mode, whose own pool (40, set in scripts/services.sh and
 //     given here as -pgbouncer-pool) is the budget.
 //
-// Loads: uniform (every worker -goroutines 64) and skewed (worker 0 runs
-// -skew 4 times as many). Each goroutine loops on Exec of SELECT 1 or
-// SELECT pg_sleep(0.001), a -sleep share 0.5 of them the latter; Exec
-// without arguments is one simple-protocol round trip in pgx, the same for
+// Loads (-loads, default uniform,skewed):
+//
+//   - uniform: every worker runs -goroutines 64.
+//   - skewed: worker 0 runs -hot 32 goroutines, each other worker -cold 4.
+//     The hot worker's demand is above its static share of 10 and the cold
+//     ones' below it, so a budget can lend the hot worker what the cold
+//     ones leave idle (max-min fairness: 28 / 4 / 4 / 4), which a static
+//     split strands.
+//   - issue-skewed: the load the issue asked for, worker 0 with -skew 4
+//     times -goroutines (256), the others -goroutines (64). Every worker
+//     has more goroutines than its pool's -maxconns 32, so every demand
+//     sits at that cap, max-min fairness gives each worker budget/workers,
+//     and a budget's shares equal the static split's: this load cannot
+//     tell a budget from a static split, and is kept to show that.
+//
+// Each goroutine loops on Exec of SELECT 1 or SELECT pg_sleep(0.001) (-pause
+// 1ms), a -sleep share 0.5 of them the latter; Exec without arguments is one simple-protocol round trip in pgx, the same for
 // every contender and safe through PgBouncer. Every connection's
 // application_name is shoal-bench-cluster.
 //
@@ -47,6 +60,7 @@
 //
 //	go run ./cluster                              # about 2 minutes
 //	go run ./cluster -duration 5s -loads skewed -contenders static,pgbouncer
+//	go run ./cluster -loads issue-skewed                 # the issue's literal skewed load
 //	go run ./cluster -workers 8 -budget 80 -pgbouncer-pool 40 -out results/cluster.md
 //
 // Every worker is ended with the run: the runner kills them when it is

@@ -29,14 +29,17 @@ func main() {
 		etcdMin    = flag.Int("etcd-min", 2, "the etcd contender: each worker's minimum share (shoaletcd Options.Min)")
 		etcdIdle   = flag.Duration("etcd-idle", 0, "the etcd contender: how long a worker keeps a share its demand fell below (shoaletcd Options.IdleTime; 0 for its default, 2s)")
 		workers    = flag.Int("workers", 4, "worker processes")
-		goroutines = flag.Int("goroutines", 64, "goroutines per worker")
-		skew       = flag.Int("skew", 4, "the skewed load's hot worker runs this many times the goroutines")
+		goroutines = flag.Int("goroutines", 64, "goroutines per worker on the uniform load, and per cold worker on issue-skewed")
+		skew       = flag.Int("skew", 4, "the issue-skewed load's hot worker runs this many times -goroutines")
+		hot        = flag.Int("hot", 32, "the skewed load: the hot worker's (worker 0's) goroutines")
+		cold       = flag.Int("cold", 4, "the skewed load: each other worker's goroutines")
 		maxConns   = flag.Int("maxconns", 32, "each worker's pool size (but in the static split)")
 		budget     = flag.Int("budget", 40, "connections all the workers may hold together")
 		duration   = flag.Duration("duration", 15*time.Second, "measured time per cell")
 		warmup     = flag.Duration("warmup", 3*time.Second, "unmeasured time before it, for pools and shares to settle")
-		sleepShare = flag.Float64("sleep", 0.5, "share of the queries that are pg_sleep(0.001)")
-		loads      = flag.String("loads", "uniform,skewed", "loads, comma-separated: uniform, skewed")
+		sleepShare = flag.Float64("sleep", 0.5, "share of the queries that are pg_sleep(-pause)")
+		pause      = flag.Duration("pause", time.Millisecond, "how long the sleeping queries sleep at the server (pg_sleep), holding their connection")
+		loads      = flag.String("loads", "uniform,skewed", "loads, comma-separated: uniform, skewed, issue-skewed (the issue's: -skew times -goroutines on worker 0, -goroutines on the others)")
 		only       = flag.String("contenders", "static,etcd,pgbouncer", "contenders, comma-separated, in the order to run")
 		app        = flag.String("appname", defaultAppName, "application_name of the workers' connections, the one counted")
 		out        = flag.String("out", "", "write the markdown fragment here")
@@ -47,8 +50,8 @@ func main() {
 	cfg := config{
 		dsn: *dsn, pgbouncer: *pgbouncer, pgbouncerUser: *bounceUser, pgbouncerPool: *bouncePool, etcd: split(*etcd),
 		etcdMin: *etcdMin, etcdIdle: *etcdIdle, profileDir: *profile,
-		workers: *workers, goroutines: *goroutines, skew: *skew, maxConns: *maxConns, budget: *budget,
-		duration: *duration, warmup: *warmup, sleepShare: *sleepShare,
+		workers: *workers, goroutines: *goroutines, skew: *skew, hot: *hot, cold: *cold, maxConns: *maxConns, budget: *budget,
+		duration: *duration, warmup: *warmup, sleepShare: *sleepShare, pause: *pause,
 		loads: split(*loads), contenders: split(*only), appName: *app,
 	}
 	if err := cfg.check(); err != nil {
@@ -91,8 +94,8 @@ func (cfg *config) check() error {
 	if cfg.appName == "" {
 		cfg.appName = defaultAppName
 	}
-	if cfg.workers < 1 || cfg.goroutines < 1 || cfg.skew < 1 || cfg.maxConns < 1 {
-		return fmt.Errorf("-workers, -goroutines, -skew and -maxconns must be >= 1")
+	if cfg.workers < 1 || cfg.goroutines < 1 || cfg.skew < 1 || cfg.hot < 1 || cfg.cold < 1 || cfg.maxConns < 1 {
+		return fmt.Errorf("-workers, -goroutines, -skew, -hot, -cold and -maxconns must be >= 1")
 	}
 	if cfg.budget < cfg.workers {
 		return fmt.Errorf("-budget %d is below -workers %d: the static split would give a worker no connection", cfg.budget, cfg.workers)
@@ -106,12 +109,15 @@ func (cfg *config) check() error {
 	if cfg.duration <= 0 || cfg.warmup < 0 {
 		return fmt.Errorf("-duration must be > 0 and -warmup >= 0")
 	}
+	if cfg.pause <= 0 {
+		return fmt.Errorf("-pause must be > 0")
+	}
 	if cfg.sleepShare < 0 || cfg.sleepShare > 1 {
 		return fmt.Errorf("-sleep must be in [0, 1]")
 	}
 	for _, l := range cfg.loads {
-		if l != loadUniform && l != loadSkewed {
-			return fmt.Errorf("unknown load %q (uniform, skewed)", l)
+		if l != loadUniform && l != loadSkewed && l != loadIssueSkewed {
+			return fmt.Errorf("unknown load %q (uniform, skewed, issue-skewed)", l)
 		}
 	}
 	for _, c := range cfg.contenders {

@@ -15,13 +15,13 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 	fmt.Fprintf(&b, "### Cluster budget: PostgreSQL from %d processes on %d connections\n\n", cfg.workers, cfg.budget)
 	fmt.Fprintf(&b, "Machine: %s.\n", machine)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
-	fmt.Fprintf(&b, "%d worker processes, each with %d goroutines (the skewed load: worker 0 with %d) and a pool of %d "+
-		"(the static split: %d); %.0f%% of the queries `%s`, the rest `%s`; %v of warm-up, then %v measured. "+
+	fmt.Fprintf(&b, "%d worker processes, each with a pool of %d (the static split: %d); loads: %s. "+
+		"%.0f%% of the queries `%s`, the rest `%s`, each goroutine in a closed loop; %v of warm-up, then %v measured. "+
 		"Latency is the caller's, the wait for a connection included. Errors count the warm-up too. "+
 		"\"most at server\" is the most connections PostgreSQL held for the contender in any sample, taken every %v "+
 		"from before the first worker started until the last had exited.\n\n",
-		cfg.workers, cfg.goroutines, cfg.skew*cfg.goroutines, cfg.maxConns, cfg.budget/cfg.workers,
-		100*cfg.sleepShare, querySleep, querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
+		cfg.workers, cfg.maxConns, cfg.budget/cfg.workers, loadsAbout(cfg),
+		100*cfg.sleepShare, querySleep(cfg.pause), querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
 	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
 		"most at server (limit)", "samples over the limit", "CPU idle", "workers' CPU")
 	for _, c := range cells {
@@ -77,6 +77,25 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 	return b.String()
 }
 
+// loadsAbout says what each of the run's loads is.
+func loadsAbout(cfg config) string {
+	var parts []string
+	for _, l := range cfg.loads {
+		switch l {
+		case loadUniform:
+			parts = append(parts, fmt.Sprintf("uniform, %d goroutines in every worker", cfg.goroutines))
+		case loadSkewed:
+			parts = append(parts, fmt.Sprintf("skewed, %d goroutines in worker 0 and %d in each other "+
+				"(demand above the static share in one worker, below it in the others)", cfg.hot, cfg.cold))
+		case loadIssueSkewed:
+			parts = append(parts, fmt.Sprintf("issue-skewed, the issue's: %d goroutines in worker 0 and %d in each other "+
+				"(every worker's demand at its pool's cap of %d, so a budget's fair shares are the static split's)",
+				cfg.skew*cfg.goroutines, cfg.goroutines, cfg.maxConns))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // ms formats a latency in milliseconds, two decimals.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
@@ -96,22 +115,27 @@ func sharesTable(b *strings.Builder, cfg config, cells []cell) {
 		return
 	}
 	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window "+
-		"less its last %v (where the first worker to finish has left and the others grow into its share):\n\n",
+		"less its last %v (where the first worker to finish has left and the others grow into its share). "+
+		"\"connections filled\" is when every pool first held its share (or its demand, if smaller), less one, in connections:\n\n",
 		sampleEvery, windowTail)
 	mdtable.Header(b, "load", "contender", "share per worker", "demand per worker", "connections per worker",
-		"dials in the window", "shares settled after go")
+		"dials in the window", "shares settled after go", "connections filled after go")
 	for _, c := range rows {
 		sums := summarize(c, cfg.warmup, cfg.duration)
 		settled := "never"
 		if at := settledAt(c, cfg.warmup, cfg.duration); at >= 0 {
 			settled = fmt.Sprintf("%.1f s", at.Seconds())
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
+		filled := "never"
+		if at := filledAt(c, cfg.warmup, cfg.duration); at >= 0 {
+			filled = fmt.Sprintf("%.1f s", at.Seconds())
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.load, c.contender,
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.demand) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%.1f", s.conns) }),
 			perWorker(sums, func(s shareSummary) string { return fmt.Sprintf("%d", s.dials) }),
-			settled)
+			settled, filled)
 	}
 	b.WriteString("\n")
 }
@@ -146,7 +170,7 @@ func targetsTable(b *strings.Builder, cfg config, cells []cell) {
 			continue
 		}
 		want := 1.0
-		if load == loadSkewed {
+		if load == loadSkewed || load == loadIssueSkewed {
 			want = 1.3
 		}
 		safe := e.errors == 0 && e.server.Max <= cfg.budget

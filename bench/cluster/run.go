@@ -23,13 +23,15 @@ type config struct {
 	etcdMin       int           // each etcd member's minimum share
 	etcdIdle      time.Duration // shoaletcd's IdleTime; 0 for its default
 	workers       int
-	goroutines    int // per worker (the hot worker of the skewed load: skew times this)
-	skew          int
+	goroutines    int // per worker on the uniform load and the cold ones of issue-skewed
+	skew          int // issue-skewed: the hot worker runs skew times goroutines
+	hot, cold     int // skewed: the hot worker's goroutines and each other worker's
 	maxConns      int // a worker's pool size, but in the static split
 	budget        int // the connections all workers may hold together
 	duration      time.Duration
 	warmup        time.Duration
 	sleepShare    float64
+	pause         time.Duration // how long a sleeping query sleeps
 	loads         []string
 	contenders    []string
 	appName       string // of the workers' connections
@@ -44,16 +46,29 @@ func (cfg config) profilePath(load, contender string, w int) string {
 	return filepath.Join(cfg.profileDir, fmt.Sprintf("%s-%s-w%d.pprof", load, contender, w))
 }
 
-// The loads: every worker the same, or worker 0 with skew times the others'
-// goroutines.
+// The loads. uniform: every worker runs goroutines. skewed: worker 0 runs
+// hot goroutines (32), each other worker cold (4), so that the hot
+// worker's demand is above its static share (budget/workers, 10) and the
+// cold ones' below it: a budget can move the cold workers' idle share to
+// the hot one, which a static split cannot. issue-skewed: the issue's
+// load, worker 0 with skew times the others' goroutines (4 x 64); every
+// worker's demand sits at its pool's cap (-maxconns 32, above the static
+// share), so max-min fairness gives each the static share and a budget
+// has nothing to move.
 const (
-	loadUniform = "uniform"
-	loadSkewed  = "skewed"
+	loadUniform     = "uniform"
+	loadSkewed      = "skewed"
+	loadIssueSkewed = "issue-skewed"
 )
 
 // goroutinesFor is worker w's goroutine count under load.
 func (cfg config) goroutinesFor(load string, w int) int {
-	if load == loadSkewed && w == 0 {
+	switch {
+	case load == loadSkewed && w == 0:
+		return cfg.hot
+	case load == loadSkewed:
+		return cfg.cold
+	case load == loadIssueSkewed && w == 0:
 		return cfg.skew * cfg.goroutines
 	}
 	return cfg.goroutines
@@ -92,7 +107,7 @@ func run(ctx context.Context, cfg config) ([]cell, error) {
 				return cells, fmt.Errorf("no contender %q", name)
 			}
 			if why := c.missing(cfg); why != "" {
-				fmt.Fprintf(os.Stderr, "%-8s %-10s skipped: %s\n", load, name, why)
+				fmt.Fprintf(os.Stderr, "%-12s %-10s skipped: %s\n", load, name, why)
 				cells = append(cells, cell{load: load, contender: name, skipped: why})
 				continue
 			}
@@ -107,7 +122,7 @@ func run(ctx context.Context, cfg config) ([]cell, error) {
 			if name != "pgbouncer" {
 				shares = "  shares " + perWorker(summarize(res, cfg.warmup, cfg.duration), func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) })
 			}
-			fmt.Fprintf(os.Stderr, "%-8s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)  CPU idle %s  workers' CPU %s%s\n",
+			fmt.Fprintf(os.Stderr, "%-12s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)  CPU idle %s  workers' CPU %s%s\n",
 				load, name, res.qps, ms(res.p50), ms(res.p99), res.errors, res.server.Max, res.limit, percent(res.idle), res.cpuPerQuery(), shares)
 			cells = append(cells, res)
 		}
@@ -177,7 +192,7 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (res cel
 	for w := range cfg.workers {
 		ch, err := startChild(ctx, workerSpec{
 			Index: w, Contender: c.name, DSN: c.dsn(cfg), MaxConns: c.maxConns(cfg), AppName: cfg.appName,
-			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare,
+			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare, Pause: cfg.pause,
 			Warmup: cfg.warmup, Duration: cfg.duration, Budget: budget,
 			Profile: cfg.profilePath(load, c.name, w),
 		})

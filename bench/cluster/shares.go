@@ -90,6 +90,35 @@ func settledAt(c cell, warmup, duration time.Duration) time.Duration {
 	return at
 }
 
+// filledAt is how long after go every worker's pool first held within one
+// of its mean share over the window (less windowTail) in connections, or
+// of its mean demand when that is smaller (a static pool's cold worker
+// needs 4 of its 10), or -1 if some worker's never did. A share is only a permit: the pool still
+// has to dial, and on a loaded machine the server takes seconds to accept
+// forty new sessions.
+func filledAt(c cell, warmup, duration time.Duration) time.Duration {
+	sums := summarize(c, warmup, duration)
+	end := warmup + duration - windowTail
+	at := time.Duration(0)
+	for w, tl := range c.timelines {
+		first := time.Duration(-1)
+		for _, s := range tl {
+			if s.T >= end {
+				break
+			}
+			if float64(s.Conns) >= min(sums[w].share, sums[w].demand)-1 {
+				first = s.T
+				break
+			}
+		}
+		if first < 0 {
+			return -1
+		}
+		at = max(at, first)
+	}
+	return at
+}
+
 // perWorker formats one figure per worker, " / " between.
 func perWorker(sums []shareSummary, f func(shareSummary) string) string {
 	parts := make([]string, len(sums))

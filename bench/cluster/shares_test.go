@@ -48,3 +48,33 @@ func TestSummaryAndSettle(t *testing.T) {
 		t.Errorf("settled at %v for a share still growing, want -1", got)
 	}
 }
+
+// The pools count as filled from the first sample at which every one held
+// its mean share, less one, in connections: here when the slower one
+// reached 9 of its 10, 1.5s after go.
+func TestFilledAt(t *testing.T) {
+	warmup, duration := 2*time.Second, 3*time.Second
+	end := warmup + duration
+	ten := func(time.Duration) int { return 10 }
+	c := cell{timelines: [][]statSample{timeline(end, ten), timeline(end, ten)}}
+	for i := range c.timelines[1] {
+		s := &c.timelines[1][i]
+		s.Conns = min(10, int(s.T/(100*time.Millisecond))*6/10)
+	}
+	if got := filledAt(c, warmup, duration); got != 1500*time.Millisecond {
+		t.Errorf("filled at %v, want 1.5s", got)
+	}
+	for i := range c.timelines[1] {
+		c.timelines[1][i].Conns = 5
+	}
+	if got := filledAt(c, warmup, duration); got != -1 {
+		t.Errorf("filled at %v for a pool that never filled, want -1", got)
+	}
+	// A pool that needs fewer than its share is filled at its demand.
+	for i := range c.timelines[1] {
+		c.timelines[1][i].Demand = 5
+	}
+	if got := filledAt(c, warmup, duration); got != 0 {
+		t.Errorf("filled at %v for a pool at its demand from go, want 0", got)
+	}
+}

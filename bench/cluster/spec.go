@@ -20,9 +20,10 @@ type workerSpec struct {
 	MaxConns   int
 	AppName    string
 	Goroutines int
-	// SleepShare is the share of queries that are pg_sleep(0.001) rather
+	// SleepShare is the share of queries that are pg_sleep(Pause) rather
 	// than SELECT 1.
 	SleepShare float64
+	Pause      time.Duration
 	Warmup     time.Duration
 	Duration   time.Duration
 	Budget     budgetSpec

@@ -26,8 +26,13 @@ type execer interface {
 // statements to offer.
 const (
 	querySelect = "SELECT 1"
-	querySleep  = "SELECT pg_sleep(0.001)"
 )
+
+// querySleep is the query that holds its connection for pause at the
+// server: SELECT pg_sleep(0.001) for a millisecond.
+func querySleep(pause time.Duration) string {
+	return fmt.Sprintf("SELECT pg_sleep(%g)", pause.Seconds())
+}
 
 // workerMain runs one worker from the spec in $SHOAL_BENCH_CLUSTER_WORKER
 // and returns the process's exit code. It exits on its own when its stdin
@@ -108,6 +113,7 @@ func load(ctx context.Context, pool execer, spec workerSpec) workerResult {
 	all := make([]uint64, spec.Goroutines)
 	// Every 100 queries, SleepShare*100 of them sleep, spread evenly.
 	sleepPer100 := int(spec.SleepShare*100 + 0.5)
+	sleepQuery := querySleep(spec.Pause)
 	for g := range spec.Goroutines {
 		wg.Add(1)
 		go func() {
@@ -115,7 +121,7 @@ func load(ctx context.Context, pool execer, spec workerSpec) workerResult {
 			for i := g; !stop.Load(); i++ {
 				q := querySelect
 				if (i*sleepPer100)%100 < sleepPer100 {
-					q = querySleep
+					q = sleepQuery
 				}
 				t0 := time.Now()
 				_, err := pool.Exec(ctx, q)
