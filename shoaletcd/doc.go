@@ -82,7 +82,7 @@
 // dialled, a session lock that dies with its backend, with no clock and no
 // lease. A dial whose slot is still locked by a paused process's backend
 // fails and calls the permit's Fenced method; the budget passes over that
-// slot for four TTLs and gives another. (pg_advisory_unlock_all and
+// slot for a second and gives another. (pg_advisory_unlock_all and
 // DISCARD ALL release the lock; see shoalpgx.) For HTTP and gRPC there is
 // no such fence: size N with the window in mind.
 //

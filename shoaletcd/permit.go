@@ -27,7 +27,7 @@ func (p *permit) Slot() int { return p.slot }
 // Fenced tells the budget that the server holds this slot's lock for
 // another backend: a connection of a process paused past its lease, still
 // alive at the server although its key was given away. The slot is passed
-// over for a while (four TTLs) and its key given back when the permit is
+// over for a second and its key given back when the permit is
 // released; the next Acquire gets another. shoalpgx calls it through
 // interface{ Fenced() }.
 func (p *permit) Fenced() {

@@ -75,7 +75,11 @@ func (b *Budget) serve(s *session, smooth *smoother) {
 		return
 	}
 	b.mu.Lock()
+	rejoined := b.view.rev != 0 // a view from an earlier session: this is a rejoin
 	b.view.reset(b.keys, s.kvs, s.rev)
+	if rejoined {
+		b.noteResyncedLocked()
+	}
 	b.recomputeLocked()
 	b.reconcileLocked()
 	b.broadcastLocked()
@@ -187,9 +191,8 @@ func (b *Budget) resync() (int64, bool) {
 		return 0, false
 	}
 	b.mu.Lock()
-	old := b.view
 	b.view.reset(b.keys, r.Kvs, r.Header.Revision)
-	b.noteResyncedLocked(old)
+	b.noteResyncedLocked()
 	b.recomputeLocked()
 	b.reconcileLocked()
 	b.broadcastLocked()

@@ -148,7 +148,10 @@ func (b *Budget) avoidedLocked(k int, now time.Time) bool {
 	return ok
 }
 
-// avoidFor is how long a fenced slot is passed over: the other backend
-// holding its lock belongs to a process paused past its lease, and lives
-// at least until that process resumes and rejoins, or is killed.
-func (b *Budget) avoidFor() time.Duration { return 4 * b.opts.TTL }
+// avoidFor is how long a fenced slot is passed over. The other backend
+// holding its lock may belong to a process paused past its lease (gone
+// only when it resumes or is killed) or to a member rejoining after etcd
+// came back, which covers or closes it within moments; the slot is
+// suspect, so trying it again costs one look at the server, not a
+// connection, and a short pause serves both.
+func (b *Budget) avoidFor() time.Duration { return min(b.opts.TTL, time.Second) }

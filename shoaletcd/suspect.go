@@ -48,16 +48,15 @@ func (b *Budget) noteVanishedLocked(events []*clientv3.Event) {
 	}
 }
 
-// noteResyncedLocked marks, after the budget was read again, the slots
-// whose keys vanished while the watch was broken together with their
-// holder's record: their deletion was not seen, so how they went is not
-// known, and a vanished holder is the case to suspect.
-func (b *Budget) noteResyncedLocked(old view) {
-	for k, owner := range old.slots {
-		if _, still := b.view.slots[k]; still {
-			continue
-		}
-		if _, alive := b.view.members[owner.id]; !alive && owner.id != b.id {
+// noteResyncedLocked marks, after the budget was read again because the
+// watch broke (etcd away, most often), every slot then free as suspect.
+// How the missing keys went was not seen, and after an outage long enough
+// to end leases every member rejoins and covers its open connections'
+// slots again, one after the other: until it has, a free slot may have a
+// live connection behind it.
+func (b *Budget) noteResyncedLocked() {
+	for k := range b.opts.Size {
+		if _, held := b.view.slots[k]; !held {
 			b.suspect[k] = true
 		}
 	}
