@@ -111,3 +111,42 @@ func (p *Pool[T]) acquirePermit(ctx context.Context) (context.Context, BudgetPer
 	}
 	return context.WithValue(ctx, permitKey{}, permit), permit, nil
 }
+
+// revocablePermit is a permit its budget may take back: the budget calls
+// the function the pool gave OnRevoke, and the pool closes that very
+// connection as soon as nobody holds it (ReasonRevoked). shoaletcd does so
+// for a connection that held a slot through an etcd outage and found the
+// slot's key taken on its return, since closing any other connection
+// would leave the one whose slot is in dispute open.
+type revocablePermit interface{ OnRevoke(revoke func()) }
+
+// revoke closes c once no lease holds it: at once if it is idle, else on
+// its release.
+func (p *Pool[T]) revoke(c *conn[T]) {
+	if p.multiplexed {
+		p.mux.mu.Lock()
+		idle := !c.retiring && c.streams == 0
+		if !c.retiring {
+			c.retiring, c.reason = true, ReasonRevoked
+		}
+		if idle {
+			p.mux.removeConnLocked(c)
+		}
+		p.mux.mu.Unlock()
+		if idle {
+			p.disconnect(c, ReasonRevoked)
+		}
+		return
+	}
+	if !c.retired.CompareAndSwap(0, int32(ReasonRevoked)) || c.lease.isHeld() {
+		return // closing already, or its release will close it
+	}
+	// Idle now (or about to be taken, and then closed on release): take it
+	// off its stack if it is still there.
+	p.sweepPartition(int(c.part), func(x *conn[T]) Reason {
+		if x == c {
+			return ReasonRevoked
+		}
+		return 0
+	})
+}

@@ -335,3 +335,62 @@ func TestBudgetMembersIsAtLeastThisPool(t *testing.T) {
 		t.Fatalf("without a budget: BudgetMembers %d, Share %d; want 0 and MaxConns", s.BudgetMembers, s.Share)
 	}
 }
+
+// revocableTestPermit is a testPermit its budget can take back.
+type revocableTestPermit struct {
+	*testPermit
+	revoke func()
+}
+
+func (p *revocableTestPermit) OnRevoke(f func()) { p.revoke = f }
+
+type revocableBudget struct {
+	*testBudget
+	mu      sync.Mutex
+	permits []*revocableTestPermit
+}
+
+func (b *revocableBudget) Acquire(ctx context.Context) (BudgetPermit, error) {
+	p, err := b.testBudget.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rp := &revocableTestPermit{testPermit: p.(*testPermit)}
+	b.mu.Lock()
+	b.permits = append(b.permits, rp)
+	b.mu.Unlock()
+	return rp, nil
+}
+
+// TestBudgetRevokeClosesThatConnection: a revoked permit's connection, and
+// no other, closes: at once when idle, on its release when held.
+func TestBudgetRevokeClosesThatConnection(t *testing.T) {
+	b := &revocableBudget{testBudget: newTestBudget(t, 3)}
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, Budget: b})
+	var held []*Lease[*fakeConn]
+	for range 3 {
+		held = append(held, mustAcquire(t, p))
+	}
+	held[2].Release() // one idle
+	for _, rp := range b.permits {
+		if rp.revoke == nil {
+			t.Fatal("the pool did not register for revocation")
+		}
+	}
+	// Revoke every permit: the idle connection closes now, the two held
+	// ones when released.
+	for _, rp := range b.permits {
+		rp.revoke()
+	}
+	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 0 {
+		t.Fatalf("after revoking: %+v, want the idle one closed at once", s)
+	}
+	held[0].Release()
+	held[1].Release()
+	if s := p.Stats(); s.TotalConns != 0 {
+		t.Fatalf("revoked connections kept after release: %+v", s)
+	}
+	if n := b.outstanding(); n != 0 {
+		t.Fatalf("%d permits out after the revoked connections closed", n)
+	}
+}

@@ -160,6 +160,9 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 	}
 	p.dialSucceeded()
 	c := &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit}
+	if r, ok := permit.(revocablePermit); ok {
+		r.OnRevoke(func() { p.revoke(c) })
+	}
 	if p.cfg.MaxLifetime > 0 {
 		// Saturated: a MaxLifetime near math.MaxInt64 means "for ever",
 		// not an expiry in the past.

@@ -32,6 +32,8 @@ const (
 	// ReasonResized: the pool was above its limit after SetMaxConns or a
 	// smaller Budget share, and this connection was one too many.
 	ReasonResized
+	// ReasonRevoked: the Budget took this connection's permit back.
+	ReasonRevoked
 )
 
 var reasonNames = [...]string{
@@ -45,6 +47,7 @@ var reasonNames = [...]string{
 	ReasonLeaked:     "leaked",
 	ReasonReset:      "reset",
 	ReasonResized:    "resized",
+	ReasonRevoked:    "revoked",
 }
 
 // String returns the reason as one word, such as "lifetime".

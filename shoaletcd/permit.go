@@ -18,7 +18,17 @@ type permit struct {
 	cover    int // guarded by b.mu
 	fenced   bool
 	released bool
-	suspect  bool // see Suspect
+	suspect  bool   // see Suspect
+	revoke   func() // from the pool (OnRevoke): closes this permit's connection; guarded by b.mu
+}
+
+// OnRevoke keeps the pool's way to close this permit's connection, which
+// the budget uses when the connection's slot was taken while etcd was away
+// (see cover). The core calls it once, as the connection opens.
+func (p *permit) OnRevoke(revoke func()) {
+	p.b.mu.Lock()
+	p.revoke = revoke
+	p.b.mu.Unlock()
 }
 
 // Slot returns the permit's slot number, in [0, Size).

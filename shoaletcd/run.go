@@ -291,8 +291,8 @@ func (b *Budget) deleteGivenBack() {
 }
 
 // cover backs permits that have no slot key (granted before the first
-// join, or whose key was lost) with an idle key of ours, or a free one,
-// within the share. Until all are covered the pool's share is capped at
+// join, or whose key was lost) with the key of their own number, an idle
+// one of ours or a free one, within the share. Until all are covered the pool's share is capped at
 // the keys owned, so the surplus connections close as they are released.
 func (b *Budget) cover() {
 	for range 8 { // a few per tick; etcd answers each in turn
@@ -311,8 +311,13 @@ func (b *Budget) cover() {
 			b.mu.Unlock()
 			return
 		}
-		if k, ok := b.idleKeyLocked(); ok {
-			b.owned[k].permit, p.cover = p, k
+		// Only the key of the permit's own number: its connection holds
+		// that number's lock at the server, and a key of another number
+		// would leave this one free in etcd while its lock is taken, so
+		// that every other member's dial with it is refused by the fence
+		// for as long as the connection lives.
+		if o := b.owned[p.slot]; o != nil && o.permit == nil && !o.deleting {
+			o.permit, p.cover = p, p.slot
 			b.mu.Unlock()
 			continue
 		}
@@ -321,9 +326,15 @@ func (b *Budget) cover() {
 			return
 		}
 		k, ok := b.freeSlotLocked(p.slot, nil)
-		if !ok {
+		if !ok || k != p.slot {
+			// Another member has this number now: this connection must
+			// go, and no other, as soon as nobody holds it.
 			b.overBudget = true
+			revoke := p.revoke
 			b.mu.Unlock()
+			if revoke != nil {
+				revoke()
+			}
 			return
 		}
 		b.pending[k] = true

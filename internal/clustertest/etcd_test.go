@@ -73,7 +73,11 @@ func TestEtcdStoppedForFiveSeconds(t *testing.T) {
 		}
 		return true, ""
 	})
-	exact := waitFor(t, 4*time.Second, "each exactly N/4 again", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
+	// A member that rejoined to find a slot of its connection taken (every
+	// lease ended, and the members cover their slots again one after the
+	// other) is over budget until that connection is released and closed
+	// and it finds a slot again: seconds, on a loaded machine.
+	exact := waitFor(t, 10*time.Second, "each exactly N/4 again", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
 	lost := 0
 	for _, p := range ps {
 		if p.logged("lease lost") {

@@ -37,7 +37,10 @@ func (o *observer) ObserveDial(_ time.Duration, err error) {
 }
 
 // closes returns the closes by reason name, and how many of them count as
-// dropped.
+// dropped: all but those made on a release or while idle, for the pool's
+// own reasons (a smaller share, a permit the budget took back, lifetime,
+// idleness, the pool's close), which never take a connection from a
+// holder.
 func (o *observer) closes() (map[string]int64, int64) {
 	m := map[string]int64{}
 	var dropped int64
@@ -49,7 +52,7 @@ func (o *observer) closes() (map[string]int64, int64) {
 		r := shoal.Reason(i)
 		m[r.String()] = n
 		switch r {
-		case shoal.ReasonResized, shoal.ReasonLifetime, shoal.ReasonIdle, shoal.ReasonPoolClosed:
+		case shoal.ReasonResized, shoal.ReasonRevoked, shoal.ReasonLifetime, shoal.ReasonIdle, shoal.ReasonPoolClosed:
 		default:
 			dropped += n
 		}
