@@ -16,26 +16,25 @@ import (
 // first-come, first-served queue. When ctx ends first the error wraps
 // ctx.Err(); when a dial fails while the caller waits it wraps the dial's
 // error and ErrDial; when the pool closes it wraps ErrClosed.
-func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
+func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return Lease[T]{}, ErrClosed
 	}
 	if p.plain {
 		// The fast path: a pop from a lock-free stack and a store.
 		if c := p.popIdle(); c != nil {
 			c.lease.handedAt = 0
-			c.lease.holdPlain()
-			return &c.lease, nil
+			return c.lease.holdPlain(), nil
 		}
 	} else if !p.multiplexed && !p.checkOnTake {
 		// The same with the bookkeeping some features need.
 		if c := p.popIdle(); c != nil {
 			c.lease.handedAt = 0
-			p.hold(&c.lease)
+			l := p.hold(&c.lease)
 			if p.tracking {
-				p.onAcquired(&c.lease, 0)
+				p.onAcquired(l, 0)
 			}
-			return &c.lease, nil
+			return l, nil
 		}
 	}
 	return p.acquireSlow(ctx)
@@ -44,17 +43,17 @@ func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
 // TryAcquire returns a lease if a connection is free now, and ErrWouldBlock
 // otherwise; it never waits. When it finds nothing and MaxConns allows, it
 // starts a dial in the background so that a later try can succeed.
-func (p *Pool[T]) TryAcquire() (*Lease[T], error) {
+func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return Lease[T]{}, ErrClosed
 	}
-	if l := p.take(context.Background()); l != nil {
+	if l := p.take(context.Background()); l.s != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if p.dialing.Load() == 0 {
 		p.startDial()
 	}
-	return nil, ErrWouldBlock
+	return Lease[T]{}, ErrWouldBlock
 }
 
 // Do acquires a connection, calls fn with it and releases it. When fn
@@ -118,16 +117,16 @@ func homePartition(n uint32) uint32 {
 	return uint32((h >> 32) * uint64(n) >> 32) // [0, n) without a division
 }
 
-// take returns a lease on a free connection that passed its checks, or nil.
-// Connections that fail a check are closed on the way.
-func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
+// take returns a lease on a free connection that passed its checks, or the
+// zero Lease. Connections that fail a check are closed on the way.
+func (p *Pool[T]) take(ctx context.Context) Lease[T] {
 	if p.multiplexed {
 		return p.muxTake(ctx)
 	}
 	for {
 		c := p.popIdle()
 		if c == nil {
-			return nil
+			return Lease[T]{}
 		}
 		if p.checkOnTake {
 			if reason, ok := p.check(ctx, c, true); !ok {
@@ -137,15 +136,14 @@ func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
 					// of the connection: keep it, and stop here rather than
 					// fail every idle connection's check in turn.
 					p.repool(&c.lease)
-					return nil
+					return Lease[T]{}
 				}
 				p.closeConn(c, reason)
 				continue
 			}
 		}
 		c.lease.handedAt = 0
-		p.hold(&c.lease)
-		return &c.lease
+		return p.hold(&c.lease)
 	}
 }
 
@@ -182,15 +180,15 @@ func (p *Pool[T]) check(ctx context.Context, c *conn[T], idle bool) (Reason, boo
 }
 
 // acquireSlow is everything after the fast path: checks, dials, the queue.
-func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
+func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
-		return nil, p.acquireError(err, 0)
+		return Lease[T]{}, p.acquireError(err, 0)
 	}
-	if l := p.take(ctx); l != nil {
+	if l := p.take(ctx); l.s != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(); err != nil {
-		return nil, err
+		return Lease[T]{}, err
 	}
 	if p.cfg.MinIdle > 0 && p.open.Load() < p.limit.Load() {
 		// Nothing idle: below MinIdle for sure, and there is room to dial.
@@ -207,17 +205,17 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 	w.since = start
 	switch p.wq.enqueue(w, p.cfg.MaxWaiters) {
 	case queueClosed:
-		return nil, ErrClosed
+		return Lease[T]{}, ErrClosed
 	case queueFull:
 		p.rejected()
-		return nil, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
+		return Lease[T]{}, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
 	}
 	p.maybeDial()
 
 	// A release may have pushed a connection between our first look and
 	// the enqueue without seeing us in the queue: look once more.
-	if l := p.retake(ctx, w); l != nil {
+	if l := p.retake(ctx, w); l.s != nil {
 		return p.acquired(l, p.now()-start, true), nil
 	}
 
@@ -235,44 +233,44 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 				if !p.wq.remove(w) {
 					// A delivery is in flight: take it and pass the lease
 					// on, so the next waiter gets it and nothing is lost.
-					if h = <-w.ch; h.lease != nil {
+					if h = <-w.ch; h.lease.s != nil {
 						p.counters.unused.Add(1)
-						p.repool(h.lease)
+						p.repool(h.lease.s)
 					}
 				}
-				return nil, p.timedOut(ctx.Err(), p.now()-start, waiting)
+				return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, waiting)
 			}
 		}
 		if h.err != nil {
 			if errors.Is(h.err, ErrExhausted) {
 				p.rejected()
 			}
-			return nil, p.acquireError(h.err, time.Duration(p.now()-start))
+			return Lease[T]{}, p.acquireError(h.err, time.Duration(p.now()-start))
 		}
 		l := h.lease
 		if p.checkOnTake || p.multiplexed {
-			reason, ok := p.check(ctx, l.c, false)
+			reason, ok := p.check(ctx, l.s.c, false)
 			if !ok && callerGone(ctx, reason) || ok && p.ctxChecks && ctx.Err() != nil {
 				// Our context ended during the check, or as the lease
 				// arrived, perhaps from our own take handing back a
 				// connection it could not check (only checks that use the
 				// context do that): pass the lease on.
 				p.counters.unused.Add(1)
-				p.repool(l)
-				return nil, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
+				p.repool(l.s)
+				return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
 			}
 			if !ok {
-				p.dropTaken(l, reason)
+				p.dropTaken(l.s, reason)
 				// Keeping our place is not possible (we were taken off the
 				// queue): rejoin at the end.
 				if p.wq.enqueue(w, 0) != enqueued {
-					return nil, p.acquireError(ErrClosed, time.Duration(p.now()-start))
+					return Lease[T]{}, p.acquireError(ErrClosed, time.Duration(p.now()-start))
 				}
 				p.maybeDial()
 				// While we were off the queue a release could push its
 				// connection without seeing us: look again, as after the
 				// first enqueue.
-				if l := p.retake(ctx, w); l != nil {
+				if l := p.retake(ctx, w); l.s != nil {
 					return p.acquired(l, p.now()-start, true), nil
 				}
 				continue
@@ -286,23 +284,23 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
 // release pushed without seeing the waiter in the queue. It returns the
 // lease if it took one and left the queue; if someone is handing the
 // waiter a lease already, the one it took is passed on.
-func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) *Lease[T] {
+func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
 	l := p.take(ctx)
-	if l == nil {
-		return nil
+	if l.s == nil {
+		return l
 	}
 	if p.wq.remove(w) {
 		return l
 	}
 	p.counters.unused.Add(1)
-	p.repool(l)
-	return nil
+	p.repool(l.s)
+	return Lease[T]{}
 }
 
 // acquired records a successful acquire that waited wait (pool clock).
-func (p *Pool[T]) acquired(l *Lease[T], wait int64, waited bool) *Lease[T] {
+func (p *Pool[T]) acquired(l Lease[T], wait int64, waited bool) Lease[T] {
 	if waited {
-		part := &p.parts[l.c.part]
+		part := &p.parts[l.s.c.part]
 		part.waited.Add(1)
 		part.waitNanos.Add(wait)
 	}

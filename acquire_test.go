@@ -127,7 +127,7 @@ func TestCanceledWaiterPassesConnectionOn(t *testing.T) {
 		errc <- err
 	}()
 	waitForWaiters(t, p, 1)
-	got := make(chan *Lease[*fakeConn], 1)
+	got := make(chan Lease[*fakeConn], 1)
 	go func() { got <- mustAcquire(t, p) }()
 	waitForWaiters(t, p, 2)
 

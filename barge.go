@@ -122,7 +122,7 @@ func (b *barger) stop() { b.timer.Stop() }
 // that the timer can tell how long it sat there. Everything else that puts
 // a connection back (a new one from a dial, a lease a leaving waiter passes
 // on) calls repool: those were meant for a waiter already.
-func (p *Pool[T]) repoolReleased(l *Lease[T]) {
+func (p *Pool[T]) repoolReleased(l *leaseState[T]) {
 	if p.barge == nil || p.waiters.Load() == 0 {
 		p.repool(l)
 		return

@@ -10,10 +10,10 @@ import (
 )
 
 // acquireLater starts an Acquire with the given timeout in the background
-// and returns where its lease arrives (nil, and a test error, if it fails).
-func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-chan *Lease[*fakeConn] {
+// and returns where its lease arrives (the zero Lease, and a test error, if it fails).
+func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-chan Lease[*fakeConn] {
 	t.Helper()
-	got := make(chan *Lease[*fakeConn], 1)
+	got := make(chan Lease[*fakeConn], 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -27,8 +27,8 @@ func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-cha
 }
 
 // releaseAll releases whatever lease arrives on ch.
-func releaseAll(ch <-chan *Lease[*fakeConn]) {
-	if l := <-ch; l != nil {
+func releaseAll(ch <-chan Lease[*fakeConn]) {
+	if l := <-ch; l.s != nil {
 		l.Release()
 	}
 }
@@ -59,7 +59,7 @@ func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	// the hour-long window's timer and time out).
 	again.Discard()
 	l := <-waiter
-	if l == nil {
+	if l.s == nil {
 		return
 	}
 	if l.Value() == conn {
@@ -79,7 +79,7 @@ func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
 
 	held.Release()
 	if l, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		if l != nil {
+		if l.s != nil {
 			l.Release()
 		}
 		t.Fatalf("TryAcquire after a release with a waiter past HandoffAfter: %v; want ErrWouldBlock (the waiter's)", err)
@@ -105,7 +105,7 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 			waitForWaiters(t, p, 1)
 			held.Release()
 			l := <-waiter
-			if l == nil {
+			if l.s == nil {
 				return
 			}
 			if l.Value() != held.Value() || d.dials.Load() != 1 {
@@ -134,7 +134,7 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 	waitForWaiters(t, p, 1)
 	held.Release() // the waiter is young: the connection is left idle, and missed
 	l := <-first
-	if l == nil {
+	if l.s == nil {
 		return
 	}
 	missedAt := time.Now()
@@ -149,13 +149,13 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 	}
 	l.Release() // suspended: straight to the waiter
 	if again, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		if again != nil {
+		if again.s != nil {
 			again.Release()
 		}
 		t.Fatalf("TryAcquire after a release while barging is suspended: %v; want ErrWouldBlock (the connection is the waiter's)", err)
 	}
 	l = <-second
-	if l == nil {
+	if l.s == nil {
 		return
 	}
 

@@ -11,7 +11,7 @@ import (
 
 func benchPool(b *testing.B, cfg Config[*fakeConn]) *Pool[*fakeConn] {
 	p, _ := newTestPool(b, cfg)
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < cfg.MaxConns; i++ {
 		leases = append(leases, mustAcquire(b, p))
 	}

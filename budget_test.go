@@ -194,7 +194,7 @@ func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
 
 	member.SetShare(3)
 	l1, l2 := <-w1, <-w2
-	if l1 == nil || l2 == nil {
+	if l1.s == nil || l2.s == nil {
 		t.Fatal("a waiter failed after the share grew")
 	}
 	// The share never lifts the pool above its own MaxConns.
@@ -220,7 +220,7 @@ func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
 	waitForWaiters(t, p, 1)
 	member.SetShare(1)
 	l3 := <-w3
-	if l3 == nil {
+	if l3.s == nil {
 		t.Fatal("the waiter failed after the share came back")
 	}
 	l3.Release()

@@ -61,7 +61,7 @@ func TestCloseClosesIdleAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < 3; i++ {
 		leases = append(leases, mustAcquire(t, p))
 	}

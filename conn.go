@@ -23,19 +23,19 @@ type conn[T any] struct {
 	// Exclusive mode: the one lease, handed out again and again, so that
 	// acquiring allocates nothing. lease.held doubles as the conn's state:
 	// held means leased, not held means idle (or being checked).
-	lease Lease[T]
+	lease leaseState[T]
 
 	// retired is set (to the reason) by Lease.Retire or Pool.Reset in
 	// exclusive mode: the next release closes the connection.
 	retired atomic.Int32
 
 	// Multiplexed mode, guarded by Pool.mux.mu.
-	streams  int        // leases held now
-	limit    int        // stream limit for this conn (<= MaxStreams)
-	retiring bool       // takes no new leases; closes when streams reach 0
-	reason   Reason     // why it is retiring
-	leases   []Lease[T] // one per stream slot
-	free     []int32    // indices of leases not held
+	streams  int             // leases held now
+	limit    int             // stream limit for this conn (<= MaxStreams)
+	retiring bool            // takes no new leases; closes when streams reach 0
+	reason   Reason          // why it is retiring
+	leases   []leaseState[T] // one per stream slot
+	free     []int32         // indices of leases not held
 }
 
 // handouts returns how many times the connection's leases were handed out.

@@ -95,8 +95,8 @@ func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 	waitForWaiters(t, p, 1)
 	// What a barging release does: the connection goes on the stack while
 	// someone waits, for the timer to hand over later.
-	c := l.c
-	l.unhold()
+	c := l.s.c
+	l.end()
 	c.lease.free()
 	p.parts[c.part].idle.push(&p.slots, c.slot)
 
@@ -275,7 +275,7 @@ func TestExpiredContextDoesNotFailHealthChecks(t *testing.T) {
 				return nil
 			}
 		}})
-	var held []*Lease[*fakeConn]
+	var held []Lease[*fakeConn]
 	for range 8 {
 		held = append(held, mustAcquire(t, p))
 	}

@@ -31,13 +31,13 @@ type leakInfo struct {
 // onAcquired runs for every successful acquire when the pool tracks
 // something about it: load shedding's wait statistics, the observer, and
 // the acquiring stack for leak reports.
-func (p *Pool[T]) onAcquired(l *Lease[T], wait time.Duration) {
+func (p *Pool[T]) onAcquired(l Lease[T], wait time.Duration) {
 	if p.shed != nil {
 		p.shed.observe(int64(wait))
 	}
-	if li := l.leak; li != nil {
+	if li := l.s.leak; li != nil {
 		li.mu.Lock()
-		li.gen = l.state.Load()
+		li.gen = l.gen
 		li.n = runtime.Callers(2, li.pcs[:])
 		li.mu.Unlock()
 	}
@@ -53,7 +53,7 @@ func (p *Pool[T]) scanLeaks(now int64) {
 	if threshold == 0 {
 		return
 	}
-	var suspects []*Lease[T]
+	var suspects []*leaseState[T]
 	if p.multiplexed {
 		p.mux.mu.Lock()
 		for _, c := range p.mux.conns {
@@ -80,7 +80,7 @@ func (p *Pool[T]) scanLeaks(now int64) {
 // checkLeak judges one lease. The hand-out generation in its state ties the
 // acquire time and stack to the hand-out being judged: if the lease changed
 // hands in the meantime, the state differs and nothing happens.
-func (p *Pool[T]) checkLeak(l *Lease[T], now, threshold int64) {
+func (p *Pool[T]) checkLeak(l *leaseState[T], now, threshold int64) {
 	s := l.state.Load()
 	if s&heldBit == 0 {
 		return

@@ -37,17 +37,17 @@ func (r *reasons) count(why Reason) int {
 func TestLifetimeJitterIsPerConnection(t *testing.T) {
 	const n = 40
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: n, MaxLifetime: time.Hour, LifetimeJitter: 30 * time.Minute})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < n; i++ {
 		leases = append(leases, mustAcquire(t, p))
 	}
 	seen := map[int64]bool{}
 	for _, l := range leases {
-		life := time.Duration(l.c.expiresAt - l.c.createdAt)
+		life := time.Duration(l.s.c.expiresAt - l.s.c.createdAt)
 		if life < 30*time.Minute || life > time.Hour {
 			t.Errorf("lifetime %s outside [30m, 1h]", life)
 		}
-		seen[l.c.expiresAt-l.c.createdAt] = true
+		seen[l.s.c.expiresAt-l.s.c.createdAt] = true
 		l.Release()
 	}
 	if len(seen) < n/2 {
@@ -82,7 +82,7 @@ func TestIdleReapingKeepsMinIdle(t *testing.T) {
 		MaxConns: 4, MinIdle: 1, MaxIdleTime: 20 * time.Millisecond,
 		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
 	})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < 4; i++ {
 		leases = append(leases, mustAcquire(t, p))
 	}
@@ -209,7 +209,7 @@ func TestHooks(t *testing.T) {
 	}
 	// AfterRelease refuses connection 3: it is closed.
 	l.Release()
-	if !l.c.value.closed.Load() {
+	if !l.s.c.value.closed.Load() {
 		t.Fatal("AfterRelease false did not close the connection")
 	}
 	if why.count(ReasonRejected) != 3 {
@@ -250,7 +250,7 @@ func TestPanicsKeepCountsRight(t *testing.T) {
 		t.Fatalf("got %v, want the panic as an error", err)
 	}
 	mode.Delete("dial")
-	var l *Lease[*fakeConn]
+	var l Lease[*fakeConn]
 	eventually(t, "dial after the panic", func() bool {
 		var err error
 		l, err = p.Acquire(context.Background())

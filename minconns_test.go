@@ -56,7 +56,7 @@ func TestMinConnsExclusive(t *testing.T) {
 		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
 	})
 	eventually(t, "MinConns dialled in the background", func() bool { return p.Stats().TotalConns == 2 })
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for range 4 {
 		leases = append(leases, mustAcquire(t, p))
 	}

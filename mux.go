@@ -19,7 +19,7 @@ type muxSet[T any] struct {
 
 // muxTake returns a lease on the least-loaded connection with a free stream
 // that passes its checks, or nil when every connection is full.
-func (p *Pool[T]) muxTake(ctx context.Context) *Lease[T] {
+func (p *Pool[T]) muxTake(ctx context.Context) Lease[T] {
 	for {
 		var retired []*conn[T]
 		p.mux.mu.Lock()
@@ -60,7 +60,7 @@ func (p *Pool[T]) muxTake(ctx context.Context) *Lease[T] {
 				best, bestRank = c, rank
 			}
 		}
-		var l *Lease[T]
+		var l Lease[T]
 		wasIdle := false
 		if best != nil {
 			wasIdle = best.streams == 0
@@ -70,12 +70,12 @@ func (p *Pool[T]) muxTake(ctx context.Context) *Lease[T] {
 		for _, c := range retired {
 			p.disconnect(c, c.reason)
 		}
-		if l == nil {
-			return nil
+		if l.s == nil {
+			return l
 		}
 		if p.checkOnTake {
-			if reason, ok := p.check(ctx, l.c, wasIdle); !ok {
-				p.dropTaken(l, reason)
+			if reason, ok := p.check(ctx, l.s.c, wasIdle); !ok {
+				p.dropTaken(l.s, reason)
 				continue
 			}
 		}
@@ -85,13 +85,11 @@ func (p *Pool[T]) muxTake(ctx context.Context) *Lease[T] {
 
 // takeStreamLocked reserves one stream of c and returns its lease, held.
 // p.mux.mu must be held and c must have a free stream.
-func (c *conn[T]) takeStreamLocked() *Lease[T] {
+func (c *conn[T]) takeStreamLocked() Lease[T] {
 	i := c.free[len(c.free)-1]
 	c.free = c.free[:len(c.free)-1]
 	c.streams++
-	l := &c.leases[i]
-	c.pool.hold(l)
-	return l
+	return c.pool.hold(&c.leases[i])
 }
 
 // removeLocked drops conns[i] from the set, not keeping order.
@@ -112,7 +110,7 @@ func (m *muxSet[T]) removeConnLocked(c *conn[T]) {
 }
 
 // muxRelease takes back a stream lease released or discarded by its holder.
-func (p *Pool[T]) muxRelease(l *Lease[T], reason Reason) {
+func (p *Pool[T]) muxRelease(l *leaseState[T], reason Reason) {
 	if reason == 0 && p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(l.c) {
 		reason = ReasonRejected
 	}
@@ -120,15 +118,15 @@ func (p *Pool[T]) muxRelease(l *Lease[T], reason Reason) {
 }
 
 // muxRepool passes on a lease that was handed to a waiter who gave up.
-func (p *Pool[T]) muxRepool(l *Lease[T]) { p.muxFree(l, 0) }
+func (p *Pool[T]) muxRepool(l *leaseState[T]) { p.muxFree(l, 0) }
 
 // muxDrop frees a lease taken for a caller whose checks then failed.
-func (p *Pool[T]) muxDrop(l *Lease[T], reason Reason) { p.muxFree(l, reason) }
+func (p *Pool[T]) muxDrop(l *leaseState[T], reason Reason) { p.muxFree(l, reason) }
 
 // muxFree frees a stream of l's connection; with a reason the connection
 // also retires. The freed stream goes straight to the oldest waiter when
 // the connection can still serve.
-func (p *Pool[T]) muxFree(l *Lease[T], reason Reason) {
+func (p *Pool[T]) muxFree(l *leaseState[T], reason Reason) {
 	c := l.c
 	p.mux.mu.Lock()
 	if !c.retiring {
@@ -144,9 +142,9 @@ func (p *Pool[T]) muxFree(l *Lease[T], reason Reason) {
 	if !c.retiring && p.waiters.Load() > 0 {
 		if w := p.wq.popOldest(); w != nil {
 			// Same stream, new holder: the lease moves as it is.
-			p.hold(l)
+			h := p.hold(l)
 			p.mux.mu.Unlock()
-			w.ch <- handed[T]{lease: l}
+			w.ch <- handed[T]{lease: h}
 			return
 		}
 	}
@@ -173,7 +171,7 @@ func (p *Pool[T]) muxAdopt(c *conn[T]) {
 			c.limit = n
 		}
 	}
-	c.leases = make([]Lease[T], p.maxStreams)
+	c.leases = make([]leaseState[T], p.maxStreams)
 	c.free = make([]int32, p.maxStreams)
 	for i := range c.leases {
 		c.leases[i].c = c
@@ -217,7 +215,7 @@ func (p *Pool[T]) serveWaitersLocked(c *conn[T]) []delivery[T] {
 
 type delivery[T any] struct {
 	w *waiter[T]
-	l *Lease[T]
+	l Lease[T]
 }
 
 func deliver[T any](ds []delivery[T]) {

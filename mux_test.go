@@ -9,7 +9,7 @@ import (
 
 func TestMultiplexedLeastLoadedAndBounded(t *testing.T) {
 	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	// 4 streams fit on the first connection before a second is dialled.
 	for i := 0; i < 4; i++ {
 		leases = append(leases, mustAcquire(t, p))
@@ -111,7 +111,7 @@ func TestMultiplexedRetireAndStreamLimit(t *testing.T) {
 func TestMultiplexedWaitersServed(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
 	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	got := make(chan *Lease[*fakeConn])
+	got := make(chan Lease[*fakeConn])
 	go func() { got <- mustAcquire(t, p) }()
 	waitForWaiters(t, p, 1)
 	a.Release()
@@ -134,7 +134,7 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 		Hooks: Hooks[*fakeConn]{StreamLimit: func(*fakeConn) int { return 3 }},
 	})
 	// 6 waiters need one dial at MaxStreams 10, not six.
-	got := make(chan *Lease[*fakeConn], 6)
+	got := make(chan Lease[*fakeConn], 6)
 	for i := 0; i < 6; i++ {
 		go func() { got <- mustAcquire(t, p) }()
 	}
@@ -145,7 +145,7 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 	close(d.block)
 	// The connection joins with its own limit of 3: the other 3 waiters
 	// need a second connection.
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < 6; i++ {
 		leases = append(leases, <-got)
 	}
@@ -168,7 +168,7 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 // never reaped.
 func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
 	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinIdle: 1, MaxIdleTime: 50 * time.Millisecond})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for range 6 {
 		leases = append(leases, mustAcquire(t, p))
 	}
@@ -205,13 +205,13 @@ func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
 // connections.
 func TestMultiplexedTiesGoRound(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for range 6 {
 		leases = append(leases, mustAcquire(t, p))
 	}
 	// One lease stays on each connection: all three tie at one.
 	seen := map[*fakeConn]bool{}
-	var long []*Lease[*fakeConn]
+	var long []Lease[*fakeConn]
 	for _, l := range leases {
 		if seen[l.Value()] {
 			l.Release()

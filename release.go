@@ -8,7 +8,7 @@ import (
 // release takes back a lease whose holder called Release (reason 0) or
 // Discard (ReasonDiscarded), or that the leak reclaimer took back
 // (ReasonLeaked). The lease's held bit is already cleared.
-func (p *Pool[T]) release(l *Lease[T], reason Reason) {
+func (p *Pool[T]) release(l *leaseState[T], reason Reason) {
 	if p.plain && reason == 0 {
 		// Nothing to run or record: only the pool's and the
 		// connection's own reasons to close it.
@@ -62,7 +62,7 @@ func (p *Pool[T]) release(l *Lease[T], reason Reason) {
 
 // repool gives a lease that nobody holds to the oldest waiter, or puts its
 // connection back on its partition's idle stack. No hook runs.
-func (p *Pool[T]) repool(l *Lease[T]) {
+func (p *Pool[T]) repool(l *leaseState[T]) {
 	if p.multiplexed {
 		p.muxRepool(l)
 		return
@@ -83,7 +83,7 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 // pushIdle puts the connection of a lease that nobody holds on its
 // partition's idle stack, then serves a waiter that may have missed it; with
 // barging set (barge.go) a young waiter is left to the barging timer.
-func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
+func (p *Pool[T]) pushIdle(l *leaseState[T], barging bool) {
 	c := l.c
 	if p.barge != nil && !barging && !p.clockOnIdle {
 		// The barging timer reads it to tell a miss (barge.go). A
@@ -144,14 +144,13 @@ func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
 }
 
 // handoff gives l to the oldest waiter and reports whether there was one.
-func (p *Pool[T]) handoff(l *Lease[T]) bool {
+func (p *Pool[T]) handoff(l *leaseState[T]) bool {
 	w := p.wq.popOldest()
 	if w == nil {
 		return false
 	}
 	yield := p.yieldAfterHandoff(l)
-	p.hold(l)
-	w.ch <- handed[T]{lease: l}
+	w.ch <- handed[T]{lease: p.hold(l)}
 	if yield {
 		runtime.Gosched()
 	}
@@ -184,7 +183,7 @@ const yieldHeldUnder = 5 * time.Microsecond
 // before. A barging pool (HandoffAfter) always yields: its hand-offs are
 // the exception, and measured better with it (without the yield, 0.63-0.96
 // of dedicated against 0.74-0.99 with it, three alternations).
-func (p *Pool[T]) yieldAfterHandoff(l *Lease[T]) bool {
+func (p *Pool[T]) yieldAfterHandoff(l *leaseState[T]) bool {
 	if p.barge != nil {
 		return true // no stamp needed: no clock read on this path
 	}
@@ -196,7 +195,7 @@ func (p *Pool[T]) yieldAfterHandoff(l *Lease[T]) bool {
 
 // dropTaken closes the connection of a lease that was taken for a caller but
 // failed a check before the caller got it.
-func (p *Pool[T]) dropTaken(l *Lease[T], reason Reason) {
+func (p *Pool[T]) dropTaken(l *leaseState[T], reason Reason) {
 	p.counters.unused.Add(1)
 	l.free()
 	if p.multiplexed {

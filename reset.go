@@ -33,31 +33,33 @@ var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases
 // Config.Close nor OnDisconnect is called: closing it is now the caller's
 // job. The lease is over, as after Release. A multiplexed connection can be
 // hijacked only by its one remaining lease; otherwise Hijack returns
-// ErrHijackShared and the lease stays as it was.
-func (l *Lease[T]) Hijack() (T, error) {
-	p := l.c.pool
-	c := l.c
+// ErrHijackShared and the lease stays as it was. On a lease already
+// released it returns ErrLeaseReleased.
+func (l Lease[T]) Hijack() (T, error) {
+	var zero T
+	if l.s == nil {
+		return zero, ErrLeaseReleased
+	}
+	c := l.s.c
+	p := c.pool
 	held := l.HeldFor() // before the lease ends, after which it reads 0
 	if p.multiplexed {
 		p.mux.mu.Lock()
-		if c.streams != 1 || !l.isHeld() {
+		if !l.held() {
 			p.mux.mu.Unlock()
-			var zero T
-			return zero, ErrHijackShared
+			return zero, ErrLeaseReleased
 		}
-		if !l.unhold() {
+		if c.streams != 1 || !l.end() {
 			p.mux.mu.Unlock()
-			var zero T
 			return zero, ErrHijackShared
 		}
 		c.streams = 0
-		c.free = append(c.free, l.slot)
+		c.free = append(c.free, l.s.slot)
 		p.mux.removeConnLocked(c)
 		p.mux.mu.Unlock()
 	} else {
-		if !l.unhold() {
-			var zero T
-			return zero, errors.New("shoal: Hijack: the lease was already released")
+		if !l.end() {
+			return zero, ErrLeaseReleased
 		}
 		p.forgetSlot(c)
 	}

@@ -16,7 +16,7 @@ type waiter[T any] struct {
 
 // handed is what a waiter receives: a lease, or the reason it gets none.
 type handed[T any] struct {
-	lease *Lease[T]
+	lease Lease[T]
 	err   error
 }
 

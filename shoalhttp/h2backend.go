@@ -133,7 +133,7 @@ func bodiless(req *http.Request, resp *http.Response) bool {
 // for the core's next maintenance tick for each further connection.
 // TryAcquire starts a dial when none is in flight; a stream it finds free
 // goes straight to the oldest waiter on Release.
-func (b *h2Backend) acquire(ctx context.Context) (*shoal.Lease[*h2Conn], error) {
+func (b *h2Backend) acquire(ctx context.Context) (shoal.Lease[*h2Conn], error) {
 	lease, err := b.pool.TryAcquire()
 	if !errors.Is(err, shoal.ErrWouldBlock) {
 		return lease, err
@@ -167,7 +167,7 @@ func (b *h2Backend) close(ctx context.Context) error {
 type h2Body struct {
 	rc    io.ReadCloser
 	c     *h2Conn
-	lease *shoal.Lease[*h2Conn]
+	lease shoal.Lease[*h2Conn]
 	done  atomic.Bool
 }
 
