@@ -198,7 +198,12 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 		// at 32 workers on 8 connections).
 		p.kickMaintenance()
 	}
+	return p.queue(ctx)
+}
 
+// queue waits in the wait queue (waitqueue.go) until a release or a dial
+// hands the caller a lease that passes its checks, or ctx ends.
+func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 	w := p.wq.get()
 	defer p.wq.put(w)
 	start := p.now()
@@ -211,35 +216,16 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 		return Lease[T]{}, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
 	}
-	p.maybeDial()
-
-	// A release may have pushed a connection between our first look and
-	// the enqueue without seeing us in the queue: look once more.
-	if l := p.retake(ctx, w); l.s != nil {
-		return p.acquired(l, p.now()-start, true), nil
-	}
-
-	done := ctx.Done()
 	for {
-		var h handed[T]
-		if done == nil {
-			h = <-w.ch // a context that never ends: a plain receive is cheaper
-		} else {
-			select {
-			case h = <-w.ch:
-			case <-done:
-				// Counted before we leave the queue, so the message includes us.
-				waiting := int(p.waiters.Load())
-				if !p.wq.remove(w) {
-					// A delivery is in flight: take it and pass the lease
-					// on, so the next waiter gets it and nothing is lost.
-					if h = <-w.ch; h.lease.s != nil {
-						p.counters.unused.Add(1)
-						p.repool(h.lease.s)
-					}
-				}
-				return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, waiting)
-			}
+		p.maybeDial()
+		// A release may have pushed a connection between our last look
+		// and the enqueue without seeing us in the queue: look once more.
+		if l := p.retake(ctx, w); l.s != nil {
+			return p.acquired(l, p.now()-start, true), nil
+		}
+		h, waiting, ok := p.wq.wait(ctx, w)
+		if !ok {
+			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, waiting)
 		}
 		if h.err != nil {
 			if errors.Is(h.err, ErrExhausted) {
@@ -248,36 +234,36 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 			return Lease[T]{}, p.acquireError(h.err, time.Duration(p.now()-start))
 		}
 		l := h.lease
-		if p.checkOnTake || p.multiplexed {
-			reason, ok := p.check(ctx, l.s.c, false)
-			if !ok && callerGone(ctx, reason) || ok && p.ctxChecks && ctx.Err() != nil {
-				// Our context ended during the check, or as the lease
-				// arrived, perhaps from our own take handing back a
-				// connection it could not check (only checks that use the
-				// context do that): pass the lease on.
-				p.counters.unused.Add(1)
-				p.repool(l.s)
-				return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
-			}
-			if !ok {
-				p.dropTaken(l.s, reason)
-				// Keeping our place is not possible (we were taken off the
-				// queue): rejoin at the end.
-				if p.wq.enqueue(w, 0) != enqueued {
-					return Lease[T]{}, p.acquireError(ErrClosed, time.Duration(p.now()-start))
-				}
-				p.maybeDial()
-				// While we were off the queue a release could push its
-				// connection without seeing us: look again, as after the
-				// first enqueue.
-				if l := p.retake(ctx, w); l.s != nil {
-					return p.acquired(l, p.now()-start, true), nil
-				}
-				continue
-			}
+		if !p.checkOnTake && !p.multiplexed {
+			return p.acquired(l, p.now()-start, true), nil
 		}
-		return p.acquired(l, p.now()-start, true), nil
+		reason, ok := p.check(ctx, l.s.c, false)
+		if !ok && callerGone(ctx, reason) || ok && p.ctxChecks && ctx.Err() != nil {
+			// Our context ended during the check, or as the lease arrived,
+			// perhaps from our own take handing back a connection it could
+			// not check (only checks that use the context do that): pass
+			// the lease on.
+			p.passOn(l.s)
+			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
+		}
+		if ok {
+			return p.acquired(l, p.now()-start, true), nil
+		}
+		p.dropTaken(l.s, reason)
+		// Keeping our place is not possible (we were taken off the queue):
+		// rejoin at the end, and look at the stacks again, as after the
+		// first enqueue.
+		if p.wq.enqueue(w, 0) != enqueued {
+			return Lease[T]{}, p.acquireError(ErrClosed, time.Duration(p.now()-start))
+		}
 	}
+}
+
+// passOn gives a lease handed to a caller who no longer wants it (its
+// context ended, or it took another) to the next waiter or the idle stacks.
+func (p *Pool[T]) passOn(l *leaseState[T]) {
+	p.counters.unused.Add(1)
+	p.repool(l)
 }
 
 // retake is a queued waiter's look at the idle stacks, for a connection a
@@ -292,8 +278,7 @@ func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
 	if p.wq.remove(w) {
 		return l
 	}
-	p.counters.unused.Add(1)
-	p.repool(l.s)
+	p.passOn(l.s)
 	return Lease[T]{}
 }
 

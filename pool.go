@@ -157,6 +157,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.share.Store(maxConnsLimit)
 	p.limit.Store(int32(cfg.MaxConns))
 	p.wq.count = &p.waiters
+	p.wq.passOn = p.passOn
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 
 	// Last, once the pool is whole: from here a scrape may call Stats at
