@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -236,5 +237,50 @@ func TestMultiplexedTiesGoRound(t *testing.T) {
 	}
 	if len(picked) != 3 {
 		t.Fatalf("6 short leases among 3 equally loaded connections went to %d of them, want all 3", len(picked))
+	}
+}
+
+// A crowd that arrives at once at a full multiplexed pool gets one dial per
+// MaxStreams waiters, not one per waiter (a dial counts as MaxStreams
+// future streams), and is served as those dials land: when a connection
+// serves fewer streams than its dial was counted for (StreamLimit), the
+// dial's end starts the next one.
+// shoalhttp's HTTP/2 backend relies on both and no longer works around
+// them (MaxDialing 1, a TryAcquire after each waited acquire).
+func TestMuxCrowdDialsPerMaxStreams(t *testing.T) {
+	for _, limit := range []int{4, 2} {
+		t.Run(fmt.Sprintf("StreamLimit=%d", limit), func(t *testing.T) {
+			d := &fakeDialer{block: make(chan struct{})}
+			cfg := Config[*fakeConn]{MaxConns: 8, MaxStreams: 4, Dial: d.dial}
+			cfg.Hooks.StreamLimit = func(*fakeConn) int { return limit }
+			p, _ := newTestPool(t, cfg)
+			const crowd = 10
+			got := make(chan Lease[*fakeConn], crowd)
+			for range crowd {
+				go func() {
+					l, err := p.Acquire(context.Background())
+					if err != nil {
+						t.Error(err)
+					}
+					got <- l
+				}()
+			}
+			waitForWaiters(t, p, crowd)
+			if n := d.dials.Load(); n != (crowd+3)/4 {
+				t.Fatalf("%d dials for a crowd of %d at 4 streams a connection, want %d", n, crowd, (crowd+3)/4)
+			}
+			close(d.block)
+			var leases []Lease[*fakeConn]
+			for range crowd {
+				leases = append(leases, <-got)
+			}
+			s := p.Stats()
+			if want := (crowd + limit - 1) / limit; s.TotalConns != want || s.Leases != crowd {
+				t.Errorf("%d connections for %d leases, want %d for %d (stats %+v)", s.TotalConns, s.Leases, want, crowd, s)
+			}
+			for _, l := range leases {
+				l.Release()
+			}
+		})
 	}
 }
