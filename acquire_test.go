@@ -29,15 +29,15 @@ func TestAcquireReleaseReuses(t *testing.T) {
 }
 
 func TestExclusiveNeverLeasedTwice(t *testing.T) {
-	// With strict hand-off and with barging (HandoffAfter), which sends
+	// With strict hand-off and with barging (BargeWindow), which sends
 	// releases to the idle stacks while waiters are young.
 	for _, after := range []time.Duration{0, 100 * time.Microsecond} {
-		t.Run("HandoffAfter="+after.String(), func(t *testing.T) { neverLeasedTwice(t, after) })
+		t.Run("BargeWindow="+after.String(), func(t *testing.T) { neverLeasedTwice(t, after) })
 	}
 }
 
-func neverLeasedTwice(t *testing.T, handoffAfter time.Duration) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2, HandoffAfter: handoffAfter})
+func neverLeasedTwice(t *testing.T, bargeWindow time.Duration) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2, BargeWindow: bargeWindow})
 	const goroutines, rounds = 32, 300
 	var wg sync.WaitGroup
 	for range goroutines {
@@ -150,15 +150,15 @@ func TestCanceledWaiterPassesConnectionOn(t *testing.T) {
 
 // A waiter whose context ends at the very moment a lease is handed to it
 // must pass the lease on. Hammer that race and check nothing is lost, with
-// strict hand-off and with barging (HandoffAfter).
+// strict hand-off and with barging (BargeWindow).
 func TestCancelRaceLosesNothing(t *testing.T) {
 	for _, after := range []time.Duration{0, 50 * time.Microsecond} {
-		t.Run("HandoffAfter="+after.String(), func(t *testing.T) { cancelRace(t, after) })
+		t.Run("BargeWindow="+after.String(), func(t *testing.T) { cancelRace(t, after) })
 	}
 }
 
-func cancelRace(t *testing.T, handoffAfter time.Duration) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, HandoffAfter: handoffAfter})
+func cancelRace(t *testing.T, bargeWindow time.Duration) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, BargeWindow: bargeWindow})
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
 		wg.Add(1)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Barging (Config.HandoffAfter): a release with callers waiting may put its
+// Barging (Config.BargeWindow): a release with callers waiting may put its
 // connection back on the idle stacks instead of handing it to the oldest
 // waiter, so that whoever acquires next takes it on the fast path.
 //
@@ -40,9 +40,9 @@ import (
 //
 // What bounds the unfairness: the bypass lasts only while the oldest waiter
 // has waited less than the window; from then on every release goes to the
-// oldest waiter again, in order. The window is HandoffAfter while at most
+// oldest waiter again, in order. The window is BargeWindow while at most
 // crowdPerConn callers wait per open connection, and stretches in
-// proportion past that, up to maxStretch times HandoffAfter (see
+// proportion past that, up to maxStretch times BargeWindow (see
 // handOffAt). What keeps a bypassed connection from sitting idle while
 // someone waits (its releaser may never come back): a release that
 // bypasses arms one pool-wide timer, and when it fires any idle connection
@@ -61,9 +61,9 @@ import (
 // 100ms rather than on every release. In bench/pgx, whose workers always
 // come back, misses happen only as a round ends and its workers leave.
 type barger struct {
-	after int64 // HandoffAfter in nanoseconds, > 0 (without barging a pool has no barger)
+	after int64 // BargeWindow in nanoseconds, > 0 (without barging a pool has no barger)
 	// grace is how long a bypassed connection may sit idle while someone
-	// waits before the timer hands it over: min(HandoffAfter, idleGrace).
+	// waits before the timer hands it over: min(BargeWindow, idleGrace).
 	grace time.Duration
 	armed atomic.Bool
 	timer *time.Timer // stopped until armed; runs pool.handOffIdle
@@ -86,7 +86,7 @@ type barger struct {
 const suspendAfterMiss = 100 * time.Millisecond
 
 // idleGrace bounds how long a connection put back by a barging release
-// may sit idle while someone waits. The window (HandoffAfter) bounds how
+// may sit idle while someone waits. The window (BargeWindow) bounds how
 // long a waiter can be passed over; it is not a reason to leave a
 // connection unused. A releaser that comes straight back, as under load,
 // takes its connection within a few microseconds, long before the timer;
@@ -94,7 +94,7 @@ const suspendAfterMiss = 100 * time.Millisecond
 // timer fires at most once per idleGrace, so at most 5,000 times a second.
 const idleGrace = 200 * time.Microsecond
 
-// newBarger returns the barging state for a pool with HandoffAfter after;
+// newBarger returns the barging state for a pool with BargeWindow after;
 // fire is what the timer runs.
 func newBarger(after time.Duration, fire func()) *barger {
 	b := &barger{after: int64(after), grace: min(after, idleGrace), suspend: suspendAfterMiss}
@@ -141,20 +141,20 @@ func (p *Pool[T]) repoolReleased(l *leaseState[T]) {
 }
 
 // handOffNow reports whether releases go to the oldest waiter now: it has
-// waited the window (HandoffAfter, stretched when the crowd is deep; see
+// waited the window (BargeWindow, stretched when the crowd is deep; see
 // handOffAt), or barging is suspended. Only with barging on, when
 // someone waits.
 func (p *Pool[T]) handOffNow() bool { return p.handOffAt(p.now()) }
 
 // handOffAt is handOffNow at the pool clock's now.
 //
-// The window is HandoffAfter × waiters / (crowdPerConn × open connections),
-// never less than HandoffAfter nor more than maxStretch times it. Serving
+// The window is BargeWindow × waiters / (crowdPerConn × open connections),
+// never less than BargeWindow nor more than maxStretch times it. Serving
 // every waiter within a fixed window forces a rotation: with w callers
 // waiting, w hand-offs per window, each a park and a wake-up, and the
 // processors that run handed-over goroutines poll the network less (see
 // the top of this file). Stretching the window with the crowd keeps that
-// rotation at about crowdPerConn hand-offs per connection per HandoffAfter,
+// rotation at about crowdPerConn hand-offs per connection per BargeWindow,
 // and the oldest waiter's bound then grows with the queue, as a wait in a
 // first-come, first-served queue does anyway. Measured on the project's
 // 2-core machine (bench/pgx, 8 connections, 4ms, paired medians against
@@ -181,11 +181,11 @@ func (p *Pool[T]) handOffAt(now int64) bool {
 }
 
 // crowdPerConn is how many waiters per open connection a barging pool's
-// window serves within HandoffAfter; past it the window stretches in
+// window serves within BargeWindow; past it the window stretches in
 // proportion (handOffAt).
 const crowdPerConn = 8
 
-// maxStretch caps the stretched window at this many times HandoffAfter:
+// maxStretch caps the stretched window at this many times BargeWindow:
 // however deep the queue, the oldest waiter is passed over for at most
 // that long.
 const maxStretch = 4

@@ -35,7 +35,7 @@ func releaseAll(ch <-chan Lease[*fakeConn]) {
 
 func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	// A window far longer than the test: the waiter stays young throughout.
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
 	p.barge.grace = time.Hour // no timer either, however slow the test runs
 	held := mustAcquire(t, p)
 	conn := held.Value()
@@ -70,7 +70,7 @@ func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 
 func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
 	const window = 20 * time.Millisecond
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: window})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: window})
 	held := mustAcquire(t, p)
 	waiter := acquireLater(t, p, 10*time.Second)
 	waitForWaiters(t, p, 1)
@@ -82,7 +82,7 @@ func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
 		if l.s != nil {
 			l.Release()
 		}
-		t.Fatalf("TryAcquire after a release with a waiter past HandoffAfter: %v; want ErrWouldBlock (the waiter's)", err)
+		t.Fatalf("TryAcquire after a release with a waiter past BargeWindow: %v; want ErrWouldBlock (the waiter's)", err)
 	}
 	releaseAll(waiter)
 }
@@ -96,7 +96,7 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 	// waiter would time out here).
 	for _, window := range []time.Duration{20 * time.Millisecond, time.Hour} {
 		t.Run(window.String(), func(t *testing.T) {
-			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: window})
+			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: window})
 			if p.barge.grace != idleGrace {
 				t.Fatalf("grace = %s, want idleGrace (%s) for a window of %s", p.barge.grace, idleGrace, window)
 			}
@@ -117,7 +117,7 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 }
 
 func TestBargingGraceIsNoLongerThanTheWindow(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: 50 * time.Microsecond})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: 50 * time.Microsecond})
 	if p.barge.grace != 50*time.Microsecond {
 		t.Fatalf("grace = %s, want the 50µs window", p.barge.grace)
 	}
@@ -127,7 +127,7 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 	// A releaser that does not come back leaves its connection to the
 	// timer, and a waiter waits for nothing: a miss. Releases then go to
 	// the waiters in order for a while, and barge again after it.
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
 	p.barge.suspend = 50 * time.Millisecond
 	held := mustAcquire(t, p)
 	first := acquireLater(t, p, 5*time.Second)
@@ -170,9 +170,9 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 }
 
 func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
-	// The window is HandoffAfter while at most crowdPerConn callers wait per
+	// The window is BargeWindow while at most crowdPerConn callers wait per
 	// open connection, and stretches in proportion past that, up to
-	// maxStretch times HandoffAfter. Asked of handOffAt at chosen instants,
+	// maxStretch times BargeWindow. Asked of handOffAt at chosen instants,
 	// with real waiters queued, so that no timing enters the test.
 	const conns = 2
 	const after = time.Hour // nothing the test does takes that long
@@ -186,7 +186,7 @@ func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 		{waiters: 10 * crowdPerConn * conns, window: maxStretch * after},
 	} {
 		t.Run(fmt.Sprintf("%d waiters", tc.waiters), func(t *testing.T) {
-			p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: conns, HandoffAfter: after})
+			p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: conns, BargeWindow: after})
 			for range conns {
 				defer mustAcquire(t, p).Release()
 			}

@@ -75,7 +75,7 @@ func BenchmarkCallersGoAway(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			p := benchPool(b, Config[*fakeConn]{MaxConns: 2, HandoffAfter: c.after})
+			p := benchPool(b, Config[*fakeConn]{MaxConns: 2, BargeWindow: c.after})
 			if c.noSuspend {
 				p.barge.suspend = 0
 			}

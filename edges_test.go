@@ -82,7 +82,7 @@ func TestWaiterRejoiningSeesIdleConnection(t *testing.T) {
 // there, or Close never drains.
 func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 	d := &fakeDialer{}
-	p, err := New(Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour, Dial: d.dial, Close: d.close})
+	p, err := New(Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour, Dial: d.dial, Close: d.close})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func (a *scrapingAttacher) Attach(stats func() Stats) (detach func()) {
 func TestStatsDuringNewIsSafe(t *testing.T) {
 	for range 20 {
 		a := &scrapingAttacher{done: make(chan struct{})}
-		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, HandoffAfter: time.Millisecond, Observer: a})
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, BargeWindow: time.Millisecond, Observer: a})
 		<-a.done
 		mustAcquire(t, p).Release()
 	}

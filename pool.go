@@ -64,7 +64,7 @@ type Pool[T any] struct {
 	// made once: it names the bound, and the refusal allocates only the
 	// AcquireError around it.
 	errWaitersFull error
-	barge          *barger // nil when HandoffAfter is 0
+	barge          *barger // nil when BargeWindow is 0
 
 	counters counters
 
@@ -100,7 +100,7 @@ type counters struct {
 // MinConns connections are opened in the background (call Warm to wait for
 // them).
 func New[T any](cfg Config[T]) (*Pool[T], error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	p := &Pool[T]{
@@ -138,8 +138,8 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		}
 		p.shed = newShedder(int64(cfg.QueueTarget), int64(interval))
 	}
-	if cfg.HandoffAfter > 0 {
-		p.barge = newBarger(cfg.HandoffAfter, p.handOffIdle)
+	if cfg.BargeWindow > 0 {
+		p.barge = newBarger(cfg.BargeWindow, p.handOffIdle)
 	}
 	p.tracking = p.trackHeld || p.shed != nil
 	p.plain = !p.multiplexed && !p.checkOnTake && !p.tracking && !p.clockOnIdle &&

@@ -180,7 +180,7 @@ const yieldHeldUnder = 5 * time.Microsecond
 // 0.74-0.90 without, over three runs). The two are told apart by how long
 // the releaser held the lease since it was handed over (yieldHeldUnder); a
 // lease taken from the idle stacks has no stamp, and its release yields as
-// before. A barging pool (HandoffAfter) always yields: its hand-offs are
+// before. A barging pool (BargeWindow) always yields: its hand-offs are
 // the exception, and measured better with it (without the yield, 0.63-0.96
 // of dedicated against 0.74-0.99 with it, three alternations).
 func (p *Pool[T]) yieldAfterHandoff(l *leaseState[T]) bool {

@@ -275,7 +275,7 @@ func TestSetMaxConnsUnderLoad(t *testing.T) {
 		}
 		return c, err
 	}
-	p, err := New(Config[*fakeConn]{Dial: dial, Close: d.close, MaxConns: 8, HandoffAfter: time.Millisecond})
+	p, err := New(Config[*fakeConn]{Dial: dial, Close: d.close, MaxConns: 8, BargeWindow: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,16 +43,18 @@ func newPoolMachine(t *rapid.T) *poolMachine {
 	}
 	m.allowed = m.maxConns
 	m.minConns = rapid.IntRange(0, m.maxConns).Draw(t, "minConns")
-	var handoffAfter time.Duration
-	if m.maxStreams == 1 {
-		handoffAfter = rapid.SampledFrom([]time.Duration{0, time.Millisecond}).Draw(t, "handoffAfter")
+	var bargeWindow time.Duration
+	partitions := 0
+	if m.maxStreams == 1 { // both apply to exclusive connections only
+		bargeWindow = rapid.SampledFrom([]time.Duration{0, time.Millisecond}).Draw(t, "bargeWindow")
+		partitions = rapid.IntRange(0, 3).Draw(t, "partitions")
 	}
 	p, err := New(Config[*fakeConn]{
 		Dial: m.d.dial, Close: m.d.close,
 		MaxConns: m.maxConns, MaxStreams: m.maxStreams,
-		Partitions:   rapid.IntRange(0, 3).Draw(t, "partitions"),
-		HandoffAfter: handoffAfter,
-		MinConns:     m.minConns,
+		Partitions:  partitions,
+		BargeWindow: bargeWindow,
+		MinConns:    m.minConns,
 	})
 	if err != nil {
 		t.Fatal(err)

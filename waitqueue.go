@@ -37,7 +37,7 @@ type waitQueue[T any] struct {
 	count  *atomic.Int32 // the pool's hot copy of the length, read without mu
 	// headSince is the since of the oldest waiter, read without mu when
 	// count is above 0 (it is set before count rises and is stale only
-	// while count is 0). Only HandoffAfter reads it.
+	// while count is 0). Only BargeWindow reads it.
 	headSince atomic.Int64
 	// passOn takes a lease delivered to a waiter that had given up.
 	passOn func(*leaseState[T])

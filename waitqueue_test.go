@@ -17,7 +17,6 @@ func newTestQueue() (*waitQueue[int], *[]*leaseState[int]) {
 	return q, &passed
 }
 
-
 func queued(t *testing.T, q *waitQueue[int], since int64) *waiter[int] {
 	t.Helper()
 	w := q.get()

@@ -34,7 +34,7 @@ func TestYieldAfterHandoffJudgesHoldTime(t *testing.T) {
 		t.Errorf("held 1ms: want no yield")
 	}
 
-	b, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Millisecond})
+	b, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Millisecond})
 	lb := mustAcquire(t, b)
 	defer lb.Release()
 	lb.s.handedAt = b.now() - int64(time.Second)

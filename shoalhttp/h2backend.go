@@ -34,6 +34,7 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 	// starts with it, and one whose server says less is lowered with
 	// SetStreamLimit after its first request.
 	cfg.MaxStreams = int(seed.limit.Load())
+	cfg.Partitions = 0 // idle stacks are the exclusive engine's: Options.Partitions is HTTP/1.1's
 	cfg.Hooks.BeforeAcquire = func(_ context.Context, c *h2Conn) bool { return c.usable() }
 	if opts.OnConnect != nil {
 		cfg.Hooks.OnConnect = func(_ context.Context, c *h2Conn) error {

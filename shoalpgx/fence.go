@@ -53,12 +53,13 @@ func (p *Pool) fenceKey() (int32, bool) {
 // It answers false when it cannot ask (no connection open, none free in
 // time): the lock taken after connecting still fences.
 func (p *Pool) slotLockedElsewhere(ctx context.Context, key int32, slot int) bool {
-	if p.core.Stats().TotalConns == 0 {
+	core := p.forDials.Load()
+	if core == nil || core.Stats().TotalConns == 0 {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, fenceCheckWait)
 	defer cancel()
-	lease, err := p.core.Acquire(ctx)
+	lease, err := core.Acquire(ctx)
 	if err != nil {
 		return false
 	}

@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -15,6 +16,10 @@ type Pool struct {
 	core     *shoal.Pool[*pooledConn]
 	config   *Config
 	destroys destroyCounts // for Stat
+
+	// forDials is core, for the pool's own dials: the core's maintenance
+	// may dial (MinConns) before shoal.New has returned and core is set.
+	forDials atomic.Pointer[shoal.Pool[*pooledConn]]
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -54,6 +59,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, fmt.Errorf("shoalpgx: %w", err)
 	}
 	p.core = core
+	p.forDials.Store(core)
 	return p, nil
 }
 

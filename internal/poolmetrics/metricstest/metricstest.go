@@ -238,7 +238,7 @@ func HoldStreams(t *testing.T, obs shoal.Observer, n int) {
 func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *shoal.Pool[*FakeConn] {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, HandoffAfter: handoffAfter, Observer: obs})
+	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, BargeWindow: handoffAfter, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
