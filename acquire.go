@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"runtime"
 	"time"
 	"unsafe"
 )
@@ -51,7 +52,7 @@ func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 		return p.acquired(l, 0, false), nil
 	}
 	if p.dialing.Load() == 0 {
-		p.startDial()
+		p.startDialIf(nil)
 	}
 	return Lease[T]{}, ErrWouldBlock
 }
@@ -105,9 +106,9 @@ func (p *Pool[T]) popIdle() *conn[T] {
 // address of a variable on its stack. Each goroutine has its own stack, so
 // goroutines spread over the partitions, and one goroutine keeps coming
 // back to the same partition (until its stack moves), which keeps the lines
-// it touches in its core's cache. It costs a multiplication: math/rand/v2's
-// Uint32 (a ChaCha8 generator) was measured at a quarter of the whole
-// uncontended acquire+release, and any shared counter would be contended.
+// it touches in its core's cache. It costs a multiplication, where a random
+// draw measured a quarter of the uncontended acquire+release (BENCHMARKS.md)
+// and any shared counter would be contended.
 func homePartition(n uint32) uint32 {
 	var marker byte
 	addr := uint64(uintptr(unsafe.Pointer(&marker)))
@@ -192,10 +193,8 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	}
 	if p.cfg.MinIdle > 0 && p.open.Load() < p.limit.Load() {
 		// Nothing idle: below MinIdle for sure, and there is room to dial.
-		// At MaxConns there is nothing refill could do, and a wake-up of
-		// the maintenance goroutine per waiting acquire cost a full
-		// maintenance pass each (measured: 0.2 s of 5 s of CPU in bench/pgx
-		// at 32 workers on 8 connections).
+		// At MaxConns there is nothing refill could do, and a wake-up per
+		// waiting acquire costs a maintenance pass each (BENCHMARKS.md).
 		p.kickMaintenance()
 	}
 	return p.queue(ctx)
@@ -293,6 +292,24 @@ func (p *Pool[T]) acquired(l Lease[T], wait int64, waited bool) Lease[T] {
 		p.onAcquired(l, time.Duration(wait))
 	}
 	return l
+}
+
+// onAcquired runs for every successful acquire when the pool tracks
+// something about it: load shedding's wait statistics, the observer, and
+// the acquiring stack for leak reports.
+func (p *Pool[T]) onAcquired(l Lease[T], wait time.Duration) {
+	if p.shed != nil {
+		p.shed.observe(int64(wait))
+	}
+	if li := l.s.leak; li != nil {
+		li.mu.Lock()
+		li.gen = l.gen
+		li.n = runtime.Callers(2, li.pcs[:])
+		li.mu.Unlock()
+	}
+	if p.obs != nil {
+		p.obs.ObserveAcquire(wait)
+	}
 }
 
 // timedOut records an acquire whose context ended while it waited.

@@ -144,8 +144,8 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 
 	second := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
-	if !p.handOffNow() {
-		t.Fatalf("after a miss, with a young waiter, handOffNow() = false; want barging suspended")
+	if !p.bargeOffAt(p.now()) {
+		t.Fatalf("after a miss, with a young waiter, bargeOffAt(now) = false; want barging suspended")
 	}
 	l.Release() // suspended: straight to the waiter
 	if again, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
@@ -162,8 +162,8 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 	third := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
 	time.Sleep(time.Until(missedAt.Add(2 * p.barge.suspend)))
-	if p.handOffNow() {
-		t.Fatalf("after the suspension, with a young waiter, handOffNow() = true; want barging back on")
+	if p.bargeOffAt(p.now()) {
+		t.Fatalf("after the suspension, with a young waiter, bargeOffAt(now) = true; want barging back on")
 	}
 	l.Release()
 	releaseAll(third)
@@ -172,7 +172,7 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 	// The window is BargeWindow while at most crowdPerConn callers wait per
 	// open connection, and stretches in proportion past that, up to
-	// maxStretch times BargeWindow. Asked of handOffAt at chosen instants,
+	// maxStretch times BargeWindow. Asked of bargeOffAt at chosen instants,
 	// with real waiters queued, so that no timing enters the test.
 	const conns = 2
 	const after = time.Hour // nothing the test does takes that long
@@ -204,11 +204,11 @@ func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 			waitForWaiters(t, p, tc.waiters)
 
 			head := p.wq.headSince.Load()
-			if p.handOffAt(head + int64(tc.window) - 1) {
-				t.Errorf("handOffAt(head + %s - 1ns) = true with %d waiters on %d connections; want barging until the window of %s", tc.window, tc.waiters, conns, tc.window)
+			if p.bargeOffAt(head + int64(tc.window) - 1) {
+				t.Errorf("bargeOffAt(head + %s - 1ns) = true with %d waiters on %d connections; want barging until the window of %s", tc.window, tc.waiters, conns, tc.window)
 			}
-			if !p.handOffAt(head + int64(tc.window)) {
-				t.Errorf("handOffAt(head + %s) = false with %d waiters on %d connections; want hand-off once the oldest waited the window", tc.window, tc.waiters, conns)
+			if !p.bargeOffAt(head + int64(tc.window)) {
+				t.Errorf("bargeOffAt(head + %s) = false with %d waiters on %d connections; want hand-off once the oldest waited the window", tc.window, tc.waiters, conns)
 			}
 		})
 	}

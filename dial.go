@@ -62,9 +62,6 @@ func (p *Pool[T]) maybeDial() {
 	}
 }
 
-// startDial starts one background dial if the limits allow it.
-func (p *Pool[T]) startDial() bool { return p.startDialIf(nil) }
-
 // startDialIf starts one background dial if the limits allow it and wanted
 // (when not nil) still says the dial is needed. Both are judged under
 // dial.mu, where every dial is counted before the lock is let go, so two

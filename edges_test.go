@@ -102,7 +102,7 @@ func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 
 	closed := make(chan error, 1)
 	var once sync.Once
-	p.serveWaitersWith(func(*conn[*fakeConn]) { // the timer's hand-off, with Close between pop and hand-off
+	p.serveWaiters(func(*conn[*fakeConn]) { // the timer's hand-off, with Close between pop and hand-off
 		once.Do(func() {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

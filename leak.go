@@ -28,24 +28,6 @@ type leakInfo struct {
 	reported uint64 // generation already reported
 }
 
-// onAcquired runs for every successful acquire when the pool tracks
-// something about it: load shedding's wait statistics, the observer, and
-// the acquiring stack for leak reports.
-func (p *Pool[T]) onAcquired(l Lease[T], wait time.Duration) {
-	if p.shed != nil {
-		p.shed.observe(int64(wait))
-	}
-	if li := l.s.leak; li != nil {
-		li.mu.Lock()
-		li.gen = l.gen
-		li.n = runtime.Callers(2, li.pcs[:])
-		li.mu.Unlock()
-	}
-	if p.obs != nil {
-		p.obs.ObserveAcquire(wait)
-	}
-}
-
 // scanLeaks reports (and with LeakReclaim takes back) leases held past
 // LeakThreshold. It runs in the maintenance goroutine.
 func (p *Pool[T]) scanLeaks(now int64) {

@@ -132,6 +132,54 @@ func (l Lease[T]) SetStreamLimit(n int) {
 	}
 }
 
+// ErrHijackShared: Hijack was called on a multiplexed connection that other
+// leases still use.
+var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases still use")
+
+// Hijack takes the connection out of the pool for good: the pool forgets it
+// (its place in MaxConns is free again) without closing it, and neither
+// Config.Close nor OnDisconnect is called: closing it is now the caller's
+// job. The lease is over, as after Release. A multiplexed connection can be
+// hijacked only by its one remaining lease; otherwise Hijack returns
+// ErrHijackShared and the lease stays as it was. On a lease already
+// released it returns ErrLeaseReleased.
+func (l Lease[T]) Hijack() (T, error) {
+	var zero T
+	if l.s == nil {
+		return zero, ErrLeaseReleased
+	}
+	c := l.s.c
+	p := c.pool
+	held := l.HeldFor() // before the lease ends, after which it reads 0
+	if p.multiplexed {
+		p.mux.mu.Lock()
+		if !l.held() {
+			p.mux.mu.Unlock()
+			return zero, ErrLeaseReleased
+		}
+		if c.streams != 1 || !l.end() {
+			p.mux.mu.Unlock()
+			return zero, ErrHijackShared
+		}
+		c.streams = 0
+		c.free = append(c.free, l.s.slot)
+		p.mux.removeConnLocked(c)
+		p.mux.mu.Unlock()
+	} else {
+		if !l.end() {
+			return zero, ErrLeaseReleased
+		}
+		p.slots.forget(c)
+	}
+	if p.obs != nil {
+		p.obs.ObserveRelease(held)
+	}
+	p.counters.closedHandouts.Add(c.handouts())
+	p.open.Add(-1)
+	p.capacityFreed()
+	return c.value, nil
+}
+
 // held reports whether l's hand-out is still the current one and held.
 func (l Lease[T]) held() bool { return l.s != nil && l.s.state.Load() == l.gen }
 

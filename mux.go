@@ -117,12 +117,6 @@ func (p *Pool[T]) muxRelease(l *leaseState[T], reason Reason) {
 	p.muxFree(l, reason)
 }
 
-// muxRepool passes on a lease that was handed to a waiter who gave up.
-func (p *Pool[T]) muxRepool(l *leaseState[T]) { p.muxFree(l, 0) }
-
-// muxDrop frees a lease taken for a caller whose checks then failed.
-func (p *Pool[T]) muxDrop(l *leaseState[T], reason Reason) { p.muxFree(l, reason) }
-
 // muxFree frees a stream of l's connection; with a reason the connection
 // also retires. The freed stream goes straight to the oldest waiter when
 // the connection can still serve.
@@ -194,14 +188,14 @@ func (p *Pool[T]) muxAdopt(c *conn[T]) {
 		return
 	}
 	p.mux.conns = append(p.mux.conns, c)
-	deliveries := p.serveWaitersLocked(c)
+	deliveries := p.takeStreamsForWaitersLocked(c)
 	p.mux.mu.Unlock()
 	deliver(deliveries)
 }
 
-// serveWaitersLocked takes streams of c for waiters, oldest first, while c
+// takeStreamsForWaitersLocked takes streams of c for waiters, oldest first, while c
 // has room. The caller delivers the result after unlocking p.mux.mu.
-func (p *Pool[T]) serveWaitersLocked(c *conn[T]) []delivery[T] {
+func (p *Pool[T]) takeStreamsForWaitersLocked(c *conn[T]) []delivery[T] {
 	var out []delivery[T]
 	for !c.retiring && c.streams < c.limit && p.waiters.Load() > 0 {
 		w := p.wq.popOldest()
@@ -244,14 +238,10 @@ func (p *Pool[T]) setStreamLimit(c *conn[T], n int) {
 	}
 	p.mux.mu.Lock()
 	c.limit = min(n, p.maxStreams)
-	deliveries := p.serveWaitersLocked(c)
+	deliveries := p.takeStreamsForWaitersLocked(c)
 	p.mux.mu.Unlock()
 	deliver(deliveries)
 }
-
-// muxCloseIdle retires every connection of a closed pool and closes those
-// with no lease now; the others close when their last lease ends.
-func (p *Pool[T]) muxCloseIdle() { p.muxRetireAll(ReasonPoolClosed) }
 
 // muxRetireAll retires every connection for reason (unless it is retiring
 // already) and closes those with no lease now; the others close when their

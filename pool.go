@@ -139,7 +139,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		p.shed = newShedder(int64(cfg.QueueTarget), int64(interval))
 	}
 	if cfg.BargeWindow > 0 {
-		p.barge = newBarger(cfg.BargeWindow, p.handOffIdle)
+		p.barge = newBarger(cfg.BargeWindow, p.bargeTimerFired)
 	}
 	p.tracking = p.trackHeld || p.shed != nil
 	p.plain = !p.multiplexed && !p.checkOnTake && !p.tracking && !p.clockOnIdle &&
@@ -306,7 +306,7 @@ func (p *Pool[T]) checkDrained() {
 // closeIdle closes every idle connection of a closed pool.
 func (p *Pool[T]) closeIdle() {
 	if p.multiplexed {
-		p.muxCloseIdle()
+		p.muxRetireAll(ReasonPoolClosed)
 		return
 	}
 	for i := range p.parts {

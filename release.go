@@ -19,7 +19,7 @@ func (p *Pool[T]) release(l *leaseState[T], reason Reason) {
 		case c.retired.Load() != 0:
 			p.closeConn(c, Reason(c.retired.Load()))
 		default:
-			p.repoolReleased(l)
+			p.repoolOrBarge(l)
 		}
 		return
 	}
@@ -57,14 +57,14 @@ func (p *Pool[T]) release(l *leaseState[T], reason Reason) {
 			c.idleSince.Store(now)
 		}
 	}
-	p.repoolReleased(l)
+	p.repoolOrBarge(l)
 }
 
 // repool gives a lease that nobody holds to the oldest waiter, or puts its
 // connection back on its partition's idle stack. No hook runs.
 func (p *Pool[T]) repool(l *leaseState[T]) {
 	if p.multiplexed {
-		p.muxRepool(l)
+		p.muxFree(l, 0)
 		return
 	}
 	if p.over.Load() && p.takeExcess() {
@@ -78,6 +78,30 @@ func (p *Pool[T]) repool(l *leaseState[T]) {
 		return
 	}
 	p.pushIdle(l, false)
+}
+
+// repoolOrBarge is repool for a lease that its holder released. With
+// barging on and the oldest waiter younger than the window, the connection
+// goes on the idle stack for whoever asks next, stamped with the time, so
+// that the timer can tell how long it sat there. Everything else that puts
+// a connection back (a new one from a dial, a lease a leaving waiter passes
+// on) calls repool: those were meant for a waiter already.
+func (p *Pool[T]) repoolOrBarge(l *leaseState[T]) {
+	if p.barge == nil || p.waiters.Load() == 0 {
+		p.repool(l)
+		return
+	}
+	now := p.now()
+	if p.bargeOffAt(now) {
+		p.repool(l)
+		return
+	}
+	if p.over.Load() {
+		p.repool(l) // which closes it if the pool is still above its limit
+		return
+	}
+	l.c.idleSince.Store(now)
+	p.pushIdle(l, true)
 }
 
 // pushIdle puts the connection of a lease that nobody holds on its
@@ -99,10 +123,10 @@ func (p *Pool[T]) pushIdle(l *leaseState[T], barging bool) {
 	// enqueues before its last look at the stacks and we pushed before this
 	// second look at p.waiters, so one of the two sides sees the other.
 	if p.waiters.Load() > 0 {
-		if barging && !p.handOffNow() {
+		if barging && !p.bargeOffAt(p.now()) {
 			p.barge.arm()
 		} else {
-			p.serveWaiters()
+			p.serveWaiters(nil)
 		}
 	}
 	// Close empties the stacks once, after it sets closed; a push that
@@ -113,12 +137,9 @@ func (p *Pool[T]) pushIdle(l *leaseState[T], barging bool) {
 }
 
 // serveWaiters hands idle connections to the oldest waiters while there
-// are both.
-func (p *Pool[T]) serveWaiters() { p.serveWaitersWith(nil) }
-
-// serveWaitersWith is serveWaiters, calling seen (when not nil) with each
-// connection it pops for a waiter.
-func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
+// are both, calling seen (when not nil) with each connection it pops for a
+// waiter.
+func (p *Pool[T]) serveWaiters(seen func(c *conn[T])) {
 	for p.waiters.Load() > 0 {
 		c := p.popIdle()
 		if c == nil {
@@ -165,24 +186,14 @@ const yieldHeldUnder = 5 * time.Microsecond
 // yieldAfterHandoff stamps l as handed over now and says whether the
 // releaser should yield its processor to the waiter it is handing l to.
 //
-// Yielding lets the waiter run at once. Where leases are held for CPU work
-// alone, that is what keeps a crowd of goroutines from forming a convoy in
-// which every acquire pays a park and a wake-up: the releaser, about to
-// acquire again, would find nothing idle and park, and so on for everyone
-// (bench/core, 2 cores, 64 and 256 goroutines: 140 ns per acquire+release
-// with the yield against 350-800 ns without, p99 wait under 1 us against
-// 100-300 us). Where leases are held across network round trips, as a
-// database's are, the yield costs throughput instead: runtime.Gosched puts
-// the releaser on the global run queue, which a busy processor serves last,
-// and wakes no idle one, so released goroutines sit there for up to
-// milliseconds while connections go idle (bench/pgx, 32 and 128 workers
-// on 8 connections: 0.68-0.78 of dedicated throughput with the yield,
-// 0.74-0.90 without, over three runs). The two are told apart by how long
-// the releaser held the lease since it was handed over (yieldHeldUnder); a
-// lease taken from the idle stacks has no stamp, and its release yields as
-// before. A barging pool (BargeWindow) always yields: its hand-offs are
-// the exception, and measured better with it (without the yield, 0.63-0.96
-// of dedicated against 0.74-0.99 with it, three alternations).
+// After CPU work alone the yield keeps a crowd from forming a convoy, in
+// which the releaser, about to acquire again, finds nothing idle and parks.
+// After a network round trip it costs throughput: runtime.Gosched puts the
+// releaser on the global run queue, served last, and wakes no idle processor.
+// The two are told apart by how long the lease was held since its own
+// hand-over (yieldHeldUnder); a lease taken from the idle stacks has no stamp
+// and yields. A barging pool always yields: its hand-offs are the exception.
+// Figures in BENCHMARKS.md ("The releaser's yield").
 func (p *Pool[T]) yieldAfterHandoff(l *leaseState[T]) bool {
 	if p.barge != nil {
 		return true // no stamp needed: no clock read on this path
@@ -199,7 +210,7 @@ func (p *Pool[T]) dropTaken(l *leaseState[T], reason Reason) {
 	p.counters.unused.Add(1)
 	l.free()
 	if p.multiplexed {
-		p.muxDrop(l, reason)
+		p.muxFree(l, reason)
 		return
 	}
 	p.closeConn(l.c, reason)
@@ -208,14 +219,8 @@ func (p *Pool[T]) dropTaken(l *leaseState[T], reason Reason) {
 // closeConn closes a connection that nobody else can reach any more (it is
 // off the idle stacks and its lease is not held) and frees its place.
 func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
-	p.forgetSlot(c)
-	p.disconnect(c, reason)
-}
-
-// forgetSlot takes an exclusive connection out of the slot table and frees
-// its slot number.
-func (p *Pool[T]) forgetSlot(c *conn[T]) {
 	p.slots.forget(c)
+	p.disconnect(c, reason)
 }
 
 // disconnect runs the hooks and Close for a connection already forgotten by
