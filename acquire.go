@@ -122,7 +122,7 @@ func homePartition(n uint32) uint32 {
 // zero Lease. Connections that fail a check are closed on the way.
 func (p *Pool[T]) take(ctx context.Context) Lease[T] {
 	if p.multiplexed {
-		return p.muxTake(ctx)
+		return p.mx.take(ctx)
 	}
 	for {
 		c := p.popIdle()
@@ -356,7 +356,8 @@ func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
 // inUse counts connections with at least one lease.
 func (p *Pool[T]) inUse() int {
 	if p.multiplexed {
-		return p.mux.inUse()
+		_, inUse, _ := p.mx.count()
+		return inUse
 	}
 	n := 0
 	p.slots.each(func(c *conn[T]) bool {

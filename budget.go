@@ -87,7 +87,8 @@ func (p *Pool[T]) joinBudget(b Budget) {
 func (p *Pool[T]) demand() int {
 	waiting := int(p.waiters.Load())
 	if p.multiplexed {
-		return p.demandFrom(p.mux.leases(), waiting)
+		leases, _, _ := p.mx.count()
+		return p.demandFrom(leases, waiting)
 	}
 	return p.demandFrom(p.inUse(), waiting)
 }

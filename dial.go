@@ -187,7 +187,7 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 		c.idleSince.Store(p.now())
 	}
 	if p.multiplexed {
-		p.muxAdopt(c)
+		p.mx.adopt(c)
 		return
 	}
 	c.part = int32((p.nextPart.Add(1) - 1) % uint32(len(p.parts)))

@@ -37,15 +37,7 @@ func (p *Pool[T]) scanLeaks(now int64) {
 	}
 	var suspects []*leaseState[T]
 	if p.multiplexed {
-		p.mux.mu.Lock()
-		for _, c := range p.mux.conns {
-			for i := range c.leases {
-				if c.leases[i].isHeld() {
-					suspects = append(suspects, &c.leases[i])
-				}
-			}
-		}
-		p.mux.mu.Unlock()
+		suspects = p.mx.heldLeases()
 	} else {
 		p.slots.each(func(c *conn[T]) bool {
 			if c.lease.isHeld() {

@@ -38,7 +38,7 @@ type leaseState[T any] struct {
 	// of an earlier hand-out, and lets the leak reclaimer take back exactly
 	// the hand-out it judged, never the next one.
 	state atomic.Uint64
-	slot  int32 // index in c.leases (multiplexed mode)
+	slot  int32 // index in c.mux.leases (multiplexed mode)
 
 	// Set only when the pool tracks holding time (Observer, LeakThreshold,
 	// load shedding): the pool clock at hand-out.
@@ -118,7 +118,12 @@ func (l Lease[T]) HeldFor() time.Duration {
 // valid until Release. On a released Lease it does nothing.
 func (l Lease[T]) Retire() {
 	if l.held() {
-		l.s.c.pool.retire(l.s.c)
+		c := l.s.c
+		if c.mux != nil {
+			c.pool.mx.retire(c, ReasonRetired)
+		} else {
+			c.retired.Store(int32(ReasonRetired))
+		}
 	}
 }
 
@@ -127,14 +132,10 @@ func (l Lease[T]) Retire() {
 // limit. It has no effect in exclusive mode, with n < 1, or on a released
 // Lease.
 func (l Lease[T]) SetStreamLimit(n int) {
-	if l.held() {
-		l.s.c.pool.setStreamLimit(l.s.c, n)
+	if l.held() && l.s.c.mux != nil {
+		l.s.c.pool.mx.setStreamLimit(l.s.c, n)
 	}
 }
-
-// ErrHijackShared: Hijack was called on a multiplexed connection that other
-// leases still use.
-var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases still use")
 
 // Hijack takes the connection out of the pool for good: the pool forgets it
 // (its place in MaxConns is free again) without closing it, and neither
@@ -152,19 +153,9 @@ func (l Lease[T]) Hijack() (T, error) {
 	p := c.pool
 	held := l.HeldFor() // before the lease ends, after which it reads 0
 	if p.multiplexed {
-		p.mux.mu.Lock()
-		if !l.held() {
-			p.mux.mu.Unlock()
-			return zero, ErrLeaseReleased
+		if err := p.mx.hijack(l); err != nil {
+			return zero, err
 		}
-		if c.streams != 1 || !l.end() {
-			p.mux.mu.Unlock()
-			return zero, ErrHijackShared
-		}
-		c.streams = 0
-		c.free = append(c.free, l.s.slot)
-		p.mux.removeConnLocked(c)
-		p.mux.mu.Unlock()
 	} else {
 		if !l.end() {
 			return zero, ErrLeaseReleased

@@ -101,15 +101,8 @@ func (p *Pool[T]) refill() {
 // idleCount counts open connections with no lease.
 func (p *Pool[T]) idleCount() int {
 	if p.multiplexed {
-		p.mux.mu.Lock()
-		defer p.mux.mu.Unlock()
-		n := 0
-		for _, c := range p.mux.conns {
-			if c.streams == 0 && !c.retiring {
-				n++
-			}
-		}
-		return n
+		_, _, idle := p.mx.count()
+		return idle
 	}
 	n := 0
 	p.slots.each(func(c *conn[T]) bool {
@@ -128,7 +121,7 @@ func (p *Pool[T]) reap(now int64) {
 		return
 	}
 	if p.multiplexed {
-		p.muxReap(now)
+		p.mx.reap(now)
 		return
 	}
 	idle := p.idleCount()
@@ -186,46 +179,5 @@ func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 	}
 	for k := len(keep) - 1; k >= 0; k-- {
 		p.repool(&keep[k].lease)
-	}
-}
-
-// muxReap is reap for a multiplexed pool.
-func (p *Pool[T]) muxReap(now int64) {
-	maxIdle := int64(p.cfg.MaxIdleTime)
-	p.mux.mu.Lock()
-	idle, live := 0, 0
-	for _, c := range p.mux.conns {
-		if !c.retiring {
-			live++
-			if c.streams == 0 {
-				idle++
-			}
-		}
-	}
-	var closing []*conn[T]
-	for i := 0; i < len(p.mux.conns); i++ {
-		c := p.mux.conns[i]
-		if !c.retiring && c.expired(now) {
-			c.retiring, c.reason = true, ReasonLifetime
-			live--
-			if c.streams == 0 {
-				idle--
-			}
-		}
-		if !c.retiring && c.streams == 0 && maxIdle > 0 && c.idleFor(now) >= maxIdle &&
-			idle > p.cfg.MinIdle && live > p.cfg.MinConns {
-			c.retiring, c.reason = true, ReasonIdle
-			idle--
-			live--
-		}
-		if c.retiring && c.streams == 0 {
-			p.mux.removeLocked(i)
-			i--
-			closing = append(closing, c)
-		}
-	}
-	p.mux.mu.Unlock()
-	for _, c := range closing {
-		p.disconnect(c, c.reason)
 	}
 }

@@ -57,7 +57,7 @@ type Pool[T any] struct {
 	nextPart atomic.Uint32 // round-robin home partition for new conns
 
 	wq   waitQueue[T]
-	mux  muxSet[T]
+	mx   muxEngine[T] // multiplexed mode
 	dial dialState
 	shed *shedder // nil when QueueTarget is 0
 	// errWaitersFull is the error of an acquire refused by MaxWaiters,
@@ -158,6 +158,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.limit.Store(int32(cfg.MaxConns))
 	p.wq.count = &p.waiters
 	p.wq.passOn = p.passOn
+	p.mx.p = p
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 
 	// Last, once the pool is whole: from here a scrape may call Stats at
@@ -214,7 +215,7 @@ func (p *Pool[T]) Stats() Stats {
 		}
 	}
 	if p.multiplexed {
-		p.mux.stats(&s)
+		p.mx.stats(&s)
 	} else {
 		p.slots.each(func(c *conn[T]) bool {
 			s.TotalConns++
@@ -306,7 +307,7 @@ func (p *Pool[T]) checkDrained() {
 // closeIdle closes every idle connection of a closed pool.
 func (p *Pool[T]) closeIdle() {
 	if p.multiplexed {
-		p.muxRetireAll(ReasonPoolClosed)
+		p.mx.retireAll(ReasonPoolClosed)
 		return
 	}
 	for i := range p.parts {

@@ -27,7 +27,7 @@ func (p *Pool[T]) release(l *leaseState[T], reason Reason) {
 		p.obs.ObserveRelease(time.Duration(p.now() - l.acquiredAt.Load()))
 	}
 	if p.multiplexed {
-		p.muxRelease(l, reason)
+		p.mx.release(l, reason)
 		return
 	}
 	c := l.c
@@ -64,7 +64,7 @@ func (p *Pool[T]) release(l *leaseState[T], reason Reason) {
 // connection back on its partition's idle stack. No hook runs.
 func (p *Pool[T]) repool(l *leaseState[T]) {
 	if p.multiplexed {
-		p.muxFree(l, 0)
+		p.mx.free(l, 0)
 		return
 	}
 	if p.over.Load() && p.takeExcess() {
@@ -210,7 +210,7 @@ func (p *Pool[T]) dropTaken(l *leaseState[T], reason Reason) {
 	p.counters.unused.Add(1)
 	l.free()
 	if p.multiplexed {
-		p.muxFree(l, reason)
+		p.mx.free(l, reason)
 		return
 	}
 	p.closeConn(l.c, reason)

@@ -6,7 +6,7 @@ package shoal
 // after Reset are kept; the pool stays open and MinIdle refills.
 func (p *Pool[T]) Reset() {
 	if p.multiplexed {
-		p.muxRetireAll(ReasonReset)
+		p.mx.retireAll(ReasonReset)
 		p.kickMaintenance()
 		return
 	}
