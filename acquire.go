@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"time"
-	"unsafe"
 )
 
 // Acquire returns a lease on a connection, waiting if none is free until one
@@ -23,13 +22,13 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 	}
 	if p.plain {
 		// The fast path: a pop from a lock-free stack and a store.
-		if c := p.popIdle(); c != nil {
+		if c := p.ex.popIdle(); c != nil {
 			c.lease.handedAt = 0
 			return c.lease.holdPlain(), nil
 		}
 	} else if !p.multiplexed && !p.checkOnTake {
 		// The same with the bookkeeping some features need.
-		if c := p.popIdle(); c != nil {
+		if c := p.ex.popIdle(); c != nil {
 			c.lease.handedAt = 0
 			l := p.hold(&c.lease)
 			if p.tracking {
@@ -82,42 +81,6 @@ func (p *Pool[T]) Do(ctx context.Context, fn func(conn T) error) error {
 	return err
 }
 
-// popIdle pops an idle connection, trying the caller's home partition first
-// and then stealing from the others, or returns nil.
-func (p *Pool[T]) popIdle() *conn[T] {
-	n := uint32(len(p.parts))
-	home := uint32(0)
-	if n > 1 {
-		home = homePartition(n)
-	}
-	for i := uint32(0); i < n; i++ {
-		part := &p.parts[(home+i)%n]
-		if part.idle.empty() {
-			continue
-		}
-		if c := part.idle.pop(&p.slots); c != nil {
-			return c
-		}
-	}
-	return nil
-}
-
-// homePartition picks the caller's home partition in [0, n) from the
-// address of a variable on its stack. Each goroutine has its own stack, so
-// goroutines spread over the partitions, and one goroutine keeps coming
-// back to the same partition (until its stack moves), which keeps the lines
-// it touches in its core's cache. It costs a multiplication, where a random
-// draw measured a quarter of the uncontended acquire+release (BENCHMARKS.md)
-// and any shared counter would be contended.
-func homePartition(n uint32) uint32 {
-	var marker byte
-	addr := uint64(uintptr(unsafe.Pointer(&marker)))
-	// Stacks are at least 2KiB apart: drop the bits within one, then
-	// Fibonacci-hash the rest so neighbouring stacks land far apart.
-	h := (addr >> 11) * 0x9E3779B97F4A7C15
-	return uint32((h >> 32) * uint64(n) >> 32) // [0, n) without a division
-}
-
 // take returns a lease on a free connection that passed its checks, or the
 // zero Lease. Connections that fail a check are closed on the way.
 func (p *Pool[T]) take(ctx context.Context) Lease[T] {
@@ -125,7 +88,7 @@ func (p *Pool[T]) take(ctx context.Context) Lease[T] {
 		return p.mx.take(ctx)
 	}
 	for {
-		c := p.popIdle()
+		c := p.ex.popIdle()
 		if c == nil {
 			return Lease[T]{}
 		}
@@ -284,7 +247,7 @@ func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
 // acquired records a successful acquire that waited wait (pool clock).
 func (p *Pool[T]) acquired(l Lease[T], wait int64, waited bool) Lease[T] {
 	if waited {
-		part := &p.parts[l.s.c.part]
+		part := &p.ex.parts[l.s.c.part]
 		part.waited.Add(1)
 		part.waitNanos.Add(wait)
 	}
@@ -359,12 +322,6 @@ func (p *Pool[T]) inUse() int {
 		_, inUse, _ := p.mx.count()
 		return inUse
 	}
-	n := 0
-	p.slots.each(func(c *conn[T]) bool {
-		if c.lease.isHeld() {
-			n++
-		}
-		return true
-	})
-	return n
+	_, inUse, _ := p.ex.count()
+	return inUse
 }

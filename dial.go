@@ -190,12 +190,11 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 		p.mx.adopt(c)
 		return
 	}
-	c.part = int32((p.nextPart.Add(1) - 1) % uint32(len(p.parts)))
 	c.lease.c = c
 	if p.cfg.LeakThreshold > 0 {
 		c.lease.leak = new(leakInfo)
 	}
-	p.slots.put(c)
+	p.ex.place(c)
 	p.repool(&c.lease)
 }
 

@@ -98,7 +98,7 @@ func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 	c := l.s.c
 	l.end()
 	c.lease.free()
-	p.parts[c.part].idle.push(&p.slots, c.slot)
+	p.ex.parts[c.part].idle.push(&p.ex.slots, c.slot)
 
 	closed := make(chan error, 1)
 	var once sync.Once

@@ -39,7 +39,7 @@ func (p *Pool[T]) scanLeaks(now int64) {
 	if p.multiplexed {
 		suspects = p.mx.heldLeases()
 	} else {
-		p.slots.each(func(c *conn[T]) bool {
+		p.ex.slots.each(func(c *conn[T]) bool {
 			if c.lease.isHeld() {
 				suspects = append(suspects, &c.lease)
 			}

@@ -160,7 +160,7 @@ func (l Lease[T]) Hijack() (T, error) {
 		if !l.end() {
 			return zero, ErrLeaseReleased
 		}
-		p.slots.forget(c)
+		p.ex.slots.forget(c)
 	}
 	if p.obs != nil {
 		p.obs.ObserveRelease(held)

@@ -104,14 +104,8 @@ func (p *Pool[T]) idleCount() int {
 		_, _, idle := p.mx.count()
 		return idle
 	}
-	n := 0
-	p.slots.each(func(c *conn[T]) bool {
-		if !c.lease.isHeld() {
-			n++
-		}
-		return true
-	})
-	return n
+	_, _, idle := p.ex.count()
+	return idle
 }
 
 // reap closes idle connections past MaxIdleTime (keeping MinIdle idle and
@@ -130,11 +124,11 @@ func (p *Pool[T]) reap(now int64) {
 	due := func(c *conn[T]) bool {
 		return c.expired(now) || (maxIdle > 0 && c.idleFor(now) >= maxIdle)
 	}
-	for i := range p.parts {
+	for i := range p.ex.parts {
 		// Look before touching the stack: emptying it, even briefly,
 		// makes acquirers on this partition steal or wait.
 		found := false
-		p.slots.each(func(c *conn[T]) bool {
+		p.ex.slots.each(func(c *conn[T]) bool {
 			found = int(c.part) == i && !c.lease.isHeld() && due(c)
 			return !found
 		})
@@ -163,7 +157,7 @@ func (p *Pool[T]) reap(now int64) {
 func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 	var popped []*conn[T]
 	for {
-		c := p.parts[i].idle.pop(&p.slots)
+		c := p.ex.parts[i].idle.pop(&p.ex.slots)
 		if c == nil {
 			break
 		}

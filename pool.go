@@ -24,11 +24,11 @@ type Pool[T any] struct {
 	// Read on every acquire and release, never written after New: kept
 	// together so the fast paths touch one line of the Pool besides the
 	// one above.
-	parts []partition[T] // exclusive mode: idle stacks
 	// plain: exclusive mode with nothing to do on the way in or out (no
 	// check, hook, clock, lifetime, observer, leak tracking or shedding),
 	// so Acquire and Release take their shortest paths.
 	plain bool
+	ex    exclusiveEngine[T] // exclusive mode: idle stacks and slots
 
 	cfg         Config[T]
 	maxStreams  int  // 1 in exclusive mode
@@ -52,9 +52,6 @@ type Pool[T any] struct {
 	limit    atomic.Int32 // min(maxConns, share): what dials are held to
 	budget   Budget       // Config.Budget
 	leave    func()       // from Budget.Join; called once drained
-
-	slots    slotTable[T]  // exclusive mode: open connections, by slot
-	nextPart atomic.Uint32 // round-robin home partition for new conns
 
 	wq   waitQueue[T]
 	mx   muxEngine[T] // multiplexed mode
@@ -152,7 +149,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if p.multiplexed {
 		nparts = 1
 	}
-	p.parts = make([]partition[T], nparts)
+	p.ex.parts = make([]partition[T], nparts)
 	p.maxConns.Store(int32(cfg.MaxConns))
 	p.share.Store(maxConnsLimit)
 	p.limit.Store(int32(cfg.MaxConns))
@@ -204,9 +201,9 @@ func (p *Pool[T]) Stats() Stats {
 	// walk and unused after it, which keeps a close from being counted
 	// twice.
 	s.Acquires = p.counters.closedHandouts.Load()
-	for i := range p.parts {
-		s.WaitedAcquires += p.parts[i].waited.Load()
-		s.WaitTime += time.Duration(p.parts[i].waitNanos.Load())
+	for i := range p.ex.parts {
+		s.WaitedAcquires += p.ex.parts[i].waited.Load()
+		s.WaitTime += time.Duration(p.ex.parts[i].waitNanos.Load())
 	}
 	if p.budget != nil {
 		s.Share = int(p.share.Load())
@@ -217,17 +214,11 @@ func (p *Pool[T]) Stats() Stats {
 	if p.multiplexed {
 		p.mx.stats(&s)
 	} else {
-		p.slots.each(func(c *conn[T]) bool {
-			s.TotalConns++
-			s.Acquires += c.lease.handouts()
-			if c.lease.isHeld() {
-				s.InUseConns++
-			} else {
-				s.IdleConns++
-			}
-			return true
-		})
-		s.Leases = s.InUseConns
+		handouts, inUse, idle := p.ex.count()
+		s.Acquires += handouts
+		s.InUseConns, s.IdleConns = inUse, idle
+		s.TotalConns = inUse + idle
+		s.Leases = inUse
 	}
 	s.Demand = p.demandFrom(s.Leases, s.Waiting)
 	s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
@@ -310,9 +301,9 @@ func (p *Pool[T]) closeIdle() {
 		p.mx.retireAll(ReasonPoolClosed)
 		return
 	}
-	for i := range p.parts {
+	for i := range p.ex.parts {
 		for {
-			c := p.parts[i].idle.pop(&p.slots)
+			c := p.ex.parts[i].idle.pop(&p.ex.slots)
 			if c == nil {
 				break
 			}

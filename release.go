@@ -115,8 +115,7 @@ func (p *Pool[T]) pushIdle(l *leaseState[T], barging bool) {
 		// release in a pool that tracks idleness.
 		c.idleSince.Store(p.now())
 	}
-	c.lease.free()
-	p.parts[c.part].idle.push(&p.slots, c.slot)
+	p.ex.push(c)
 
 	// A waiter may have enqueued after our look at p.waiters but before
 	// the push, and looked at the stack before the push too. Every waiter
@@ -141,7 +140,7 @@ func (p *Pool[T]) pushIdle(l *leaseState[T], barging bool) {
 // waiter.
 func (p *Pool[T]) serveWaiters(seen func(c *conn[T])) {
 	for p.waiters.Load() > 0 {
-		c := p.popIdle()
+		c := p.ex.popIdle()
 		if c == nil {
 			return
 		}
@@ -152,8 +151,7 @@ func (p *Pool[T]) serveWaiters(seen func(c *conn[T])) {
 			// The queue emptied after our look at p.waiters. Back on the
 			// stack, and look again: a waiter that enqueued since may have
 			// looked at the stacks before this push.
-			c.lease.free()
-			p.parts[c.part].idle.push(&p.slots, c.slot)
+			p.ex.push(c)
 			// Close may have emptied the stacks (and failed the waiters)
 			// between our pop and this push, as in pushIdle.
 			if p.closed.Load() {
@@ -219,7 +217,7 @@ func (p *Pool[T]) dropTaken(l *leaseState[T], reason Reason) {
 // closeConn closes a connection that nobody else can reach any more (it is
 // off the idle stacks and its lease is not held) and frees its place.
 func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
-	p.slots.forget(c)
+	p.ex.slots.forget(c)
 	p.disconnect(c, reason)
 }
 

@@ -10,13 +10,13 @@ func (p *Pool[T]) Reset() {
 		p.kickMaintenance()
 		return
 	}
-	p.slots.each(func(c *conn[T]) bool {
+	p.ex.slots.each(func(c *conn[T]) bool {
 		c.retired.CompareAndSwap(0, int32(ReasonReset))
 		return true
 	})
 	// The idle ones: off the stacks and closed. Those dialled since Reset
 	// marked the others go back.
-	for i := range p.parts {
+	for i := range p.ex.parts {
 		p.sweepPartition(i, func(c *conn[T]) Reason { return Reason(c.retired.Load()) })
 	}
 	p.kickMaintenance()

@@ -62,7 +62,7 @@ func (p *Pool[T]) applyLimit() {
 // allows. Leased ones close as they come back (see takeExcess's callers).
 func (p *Pool[T]) shrinkIdle() {
 	for p.over.Load() {
-		c := p.popIdle()
+		c := p.ex.popIdle()
 		if c == nil {
 			return
 		}
