@@ -213,3 +213,49 @@ func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 		})
 	}
 }
+
+// TestBargeHandOffRacingCloseLeavesNothingOpen: the barging timer pops an
+// idle connection for a waiter; Close fails that waiter before the
+// hand-off, so the connection goes back on the stack. It must be closed
+// there, or Close never drains.
+func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
+	d := &fakeDialer{}
+	p, err := New(Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour, Dial: d.dial, Close: d.close})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustAcquire(t, p)
+	waiter := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(context.Background())
+		waiter <- err
+	}()
+	waitForWaiters(t, p, 1)
+	// What a barging release does: the connection goes on the stack while
+	// someone waits, for the timer to hand over later.
+	c := l.s.c
+	l.end()
+	c.lease.free()
+	p.ex.parts[c.part].idle.push(&p.ex.slots, c.slot)
+
+	closed := make(chan error, 1)
+	var once sync.Once
+	p.serveWaiters(func(*conn[*fakeConn]) { // the timer's hand-off, with Close between pop and hand-off
+		once.Do(func() {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				closed <- p.Close(ctx)
+			}()
+			if err := <-waiter; !errors.Is(err, ErrClosed) {
+				t.Errorf("the waiter got %v, want ErrClosed", err)
+			}
+		})
+	})
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v, with %d connections left open", err, d.openConns())
+	}
+	if n := d.openConns(); n != 0 {
+		t.Errorf("%d connections open after Close", n)
+	}
+}

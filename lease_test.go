@@ -3,7 +3,9 @@ package shoal
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A Lease kept after its Release must not reach the connection's next
@@ -74,5 +76,30 @@ func TestZeroLease(t *testing.T) {
 	}
 	if _, err := l.Hijack(); !errors.Is(err, ErrLeaseReleased) {
 		t.Errorf("zero Lease Hijack: %v, want ErrLeaseReleased", err)
+	}
+}
+
+// heldObserver keeps the last hold time a release reported.
+type heldObserver struct {
+	BaseObserver
+	held atomic.Int64
+}
+
+func (o *heldObserver) ObserveRelease(h time.Duration) { o.held.Store(int64(h)) }
+
+// TestHijackReportsHoldTime: a hijacked lease reports how long it was held,
+// as a release does.
+func TestHijackReportsHoldTime(t *testing.T) {
+	o := &heldObserver{}
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Observer: o})
+	l := mustAcquire(t, p)
+	time.Sleep(10 * time.Millisecond)
+	c, err := l.Hijack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.close(c)
+	if h := time.Duration(o.held.Load()); h < 10*time.Millisecond {
+		t.Errorf("Hijack reported a hold of %v, want >= 10ms", h)
 	}
 }

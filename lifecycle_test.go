@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -315,5 +316,58 @@ func TestFullPoolWaitsDoNotWakeMaintenance(t *testing.T) {
 	// period is at least a millisecond); a pass per wait is the bug.
 	if n := p.passes.Load() - before; n > waits/4 {
 		t.Fatalf("%d waiting acquires on a full pool ran %d maintenance passes", waits, n)
+	}
+}
+
+// TestLifetimeNearMaxInt64MeansForever: a MaxLifetime of math.MaxInt64 (a
+// common way to write "for ever"), with or without a jitter as long, gives
+// connections that live, not ones expired on arrival, and no panic in the
+// dial that draws the jitter.
+func TestLifetimeNearMaxInt64MeansForever(t *testing.T) {
+	for _, jitter := range []time.Duration{0, math.MaxInt64} {
+		var r reasons
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1,
+			MaxLifetime: math.MaxInt64, LifetimeJitter: jitter,
+			Hooks: Hooks[*fakeConn]{OnDisconnect: r.hook}})
+		for range 3 {
+			mustAcquire(t, p).Release()
+		}
+		if s := p.Stats(); s.Dials != 1 || r.count(ReasonLifetime) != 0 {
+			t.Errorf("jitter %v: %d dials and %d lifetime closes for 3 acquires, want 1 and 0", jitter, s.Dials, r.count(ReasonLifetime))
+		}
+	}
+}
+
+// TestExpiredContextDoesNotFailHealthChecks: an acquire whose deadline
+// passes during a health check does not blame the connection, nor go on to
+// check (and close) every other idle one: they stay open and idle.
+func TestExpiredContextDoesNotFailHealthChecks(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 8, HealthCheckAfter: time.Millisecond,
+		HealthCheck: func(ctx context.Context, _ *fakeConn) error {
+			select {
+			case <-ctx.Done(): // a ping needs time the caller no longer has
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+				return nil
+			}
+		}})
+	var held []Lease[*fakeConn]
+	for range 8 {
+		held = append(held, mustAcquire(t, p))
+	}
+	for _, l := range held {
+		l.Release()
+	}
+	time.Sleep(5 * time.Millisecond) // past HealthCheckAfter: the next take checks
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+	defer cancel()
+	if l, err := p.Acquire(ctx); err == nil {
+		l.Release()
+		t.Fatal("Acquire succeeded although every health check outlasts its deadline")
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire: %v, want DeadlineExceeded", err)
+	}
+	if s := p.Stats(); s.Closed != 0 || s.IdleConns != 8 {
+		t.Errorf("after one acquire timed out in a health check: %d closed, %d idle; want 0 and 8", s.Closed, s.IdleConns)
 	}
 }

@@ -33,7 +33,7 @@ func TestPlainIsDerivedFromEveryFeature(t *testing.T) {
 		{"HealthCheck", func(c *Config[int]) { c.HealthCheck = func(context.Context, int) error { return nil } }, false},
 		{"BeforeAcquire", func(c *Config[int]) { c.Hooks.BeforeAcquire = func(context.Context, int) bool { return true } }, false},
 		{"AfterRelease", func(c *Config[int]) { c.Hooks.AfterRelease = func(int) bool { return true } }, false},
-		{"Observer", func(c *Config[int]) { c.Observer = nopObserver{} }, false},
+		{"Observer", func(c *Config[int]) { c.Observer = BaseObserver{} }, false},
 		{"LeakThreshold", func(c *Config[int]) { c.LeakThreshold = time.Hour }, false},
 		{"QueueTarget", func(c *Config[int]) { c.QueueTarget = time.Second }, false},
 	}
@@ -52,14 +52,3 @@ func TestPlainIsDerivedFromEveryFeature(t *testing.T) {
 		}
 	}
 }
-
-// nopObserver observes nothing.
-type nopObserver struct{}
-
-func (nopObserver) ObserveAcquire(time.Duration)     {}
-func (nopObserver) ObserveRelease(time.Duration)     {}
-func (nopObserver) ObserveTimeout(time.Duration)     {}
-func (nopObserver) ObserveReject()                   {}
-func (nopObserver) ObserveDial(time.Duration, error) {}
-func (nopObserver) ObserveClose(Reason)              {}
-func (nopObserver) ObserveLeak(LeakReport)           {}
