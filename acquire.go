@@ -3,8 +3,8 @@ package shoal
 import (
 	"context"
 	"errors"
+	"runtime"
 	"time"
-	"unsafe"
 )
 
 // Acquire returns a lease on a connection, waiting if none is free until one
@@ -16,26 +16,25 @@ import (
 // first-come, first-served queue. When ctx ends first the error wraps
 // ctx.Err(); when a dial fails while the caller waits it wraps the dial's
 // error and ErrDial; when the pool closes it wraps ErrClosed.
-func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
+func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return Lease[T]{}, ErrClosed
 	}
 	if p.plain {
 		// The fast path: a pop from a lock-free stack and a store.
-		if c := p.popIdle(); c != nil {
+		if c := p.ex.popIdle(); c != nil {
 			c.lease.handedAt = 0
-			c.lease.holdPlain()
-			return &c.lease, nil
+			return c.lease.holdPlain(), nil
 		}
 	} else if !p.multiplexed && !p.checkOnTake {
 		// The same with the bookkeeping some features need.
-		if c := p.popIdle(); c != nil {
+		if c := p.ex.popIdle(); c != nil {
 			c.lease.handedAt = 0
-			p.hold(&c.lease)
+			l := p.hold(&c.lease)
 			if p.tracking {
-				p.onAcquired(&c.lease, 0)
+				p.onAcquired(l, 0)
 			}
-			return &c.lease, nil
+			return l, nil
 		}
 	}
 	return p.acquireSlow(ctx)
@@ -44,17 +43,17 @@ func (p *Pool[T]) Acquire(ctx context.Context) (*Lease[T], error) {
 // TryAcquire returns a lease if a connection is free now, and ErrWouldBlock
 // otherwise; it never waits. When it finds nothing and MaxConns allows, it
 // starts a dial in the background so that a later try can succeed.
-func (p *Pool[T]) TryAcquire() (*Lease[T], error) {
+func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 	if p.closed.Load() {
-		return nil, ErrClosed
+		return Lease[T]{}, ErrClosed
 	}
-	if l := p.take(context.Background()); l != nil {
+	if l := p.take(context.Background()); l.s != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if p.dialing.Load() == 0 {
-		p.startDial()
+		p.startDialIf(nil)
 	}
-	return nil, ErrWouldBlock
+	return Lease[T]{}, ErrWouldBlock
 }
 
 // Do acquires a connection, calls fn with it and releases it. When fn
@@ -82,52 +81,16 @@ func (p *Pool[T]) Do(ctx context.Context, fn func(conn T) error) error {
 	return err
 }
 
-// popIdle pops an idle connection, trying the caller's home partition first
-// and then stealing from the others, or returns nil.
-func (p *Pool[T]) popIdle() *conn[T] {
-	n := uint32(len(p.parts))
-	home := uint32(0)
-	if n > 1 {
-		home = homePartition(n)
-	}
-	for i := uint32(0); i < n; i++ {
-		part := &p.parts[(home+i)%n]
-		if part.idle.empty() {
-			continue
-		}
-		if c := part.idle.pop(&p.slots); c != nil {
-			return c
-		}
-	}
-	return nil
-}
-
-// homePartition picks the caller's home partition in [0, n) from the
-// address of a variable on its stack. Each goroutine has its own stack, so
-// goroutines spread over the partitions, and one goroutine keeps coming
-// back to the same partition (until its stack moves), which keeps the lines
-// it touches in its core's cache. It costs a multiplication: math/rand/v2's
-// Uint32 (a ChaCha8 generator) was measured at a quarter of the whole
-// uncontended acquire+release, and any shared counter would be contended.
-func homePartition(n uint32) uint32 {
-	var marker byte
-	addr := uint64(uintptr(unsafe.Pointer(&marker)))
-	// Stacks are at least 2KiB apart: drop the bits within one, then
-	// Fibonacci-hash the rest so neighbouring stacks land far apart.
-	h := (addr >> 11) * 0x9E3779B97F4A7C15
-	return uint32((h >> 32) * uint64(n) >> 32) // [0, n) without a division
-}
-
-// take returns a lease on a free connection that passed its checks, or nil.
-// Connections that fail a check are closed on the way.
-func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
+// take returns a lease on a free connection that passed its checks, or the
+// zero Lease. Connections that fail a check are closed on the way.
+func (p *Pool[T]) take(ctx context.Context) Lease[T] {
 	if p.multiplexed {
-		return p.muxTake(ctx)
+		return p.mx.take(ctx)
 	}
 	for {
-		c := p.popIdle()
+		c := p.ex.popIdle()
 		if c == nil {
-			return nil
+			return Lease[T]{}
 		}
 		if p.checkOnTake {
 			if reason, ok := p.check(ctx, c, true); !ok {
@@ -137,15 +100,14 @@ func (p *Pool[T]) take(ctx context.Context) *Lease[T] {
 					// of the connection: keep it, and stop here rather than
 					// fail every idle connection's check in turn.
 					p.repool(&c.lease)
-					return nil
+					return Lease[T]{}
 				}
 				p.closeConn(c, reason)
 				continue
 			}
 		}
 		c.lease.handedAt = 0
-		p.hold(&c.lease)
-		return &c.lease
+		return p.hold(&c.lease)
 	}
 }
 
@@ -182,127 +144,110 @@ func (p *Pool[T]) check(ctx context.Context, c *conn[T], idle bool) (Reason, boo
 }
 
 // acquireSlow is everything after the fast path: checks, dials, the queue.
-func (p *Pool[T]) acquireSlow(ctx context.Context) (*Lease[T], error) {
+func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
-		return nil, p.acquireError(err, 0)
+		return Lease[T]{}, p.acquireError(err, 0)
 	}
-	if l := p.take(ctx); l != nil {
+	if l := p.take(ctx); l.s != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(); err != nil {
-		return nil, err
+		return Lease[T]{}, err
 	}
 	if p.cfg.MinIdle > 0 && p.open.Load() < p.limit.Load() {
 		// Nothing idle: below MinIdle for sure, and there is room to dial.
-		// At MaxConns there is nothing refill could do, and a wake-up of
-		// the maintenance goroutine per waiting acquire cost a full
-		// maintenance pass each (measured: 0.2 s of 5 s of CPU in bench/pgx
-		// at 32 workers on 8 connections).
+		// At MaxConns there is nothing refill could do, and a wake-up per
+		// waiting acquire costs a maintenance pass each (BENCHMARKS.md).
 		p.kickMaintenance()
 	}
+	return p.queue(ctx)
+}
 
+// queue waits in the wait queue (waitqueue.go) until a release or a dial
+// hands the caller a lease that passes its checks, or ctx ends.
+func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 	w := p.wq.get()
 	defer p.wq.put(w)
 	start := p.now()
 	w.since = start
 	switch p.wq.enqueue(w, p.cfg.MaxWaiters) {
 	case queueClosed:
-		return nil, ErrClosed
+		return Lease[T]{}, ErrClosed
 	case queueFull:
 		p.rejected()
-		return nil, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
+		return Lease[T]{}, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
 	}
-	p.maybeDial()
-
-	// A release may have pushed a connection between our first look and
-	// the enqueue without seeing us in the queue: look once more.
-	if l := p.retake(ctx, w); l != nil {
-		return p.acquired(l, p.now()-start, true), nil
-	}
-
-	done := ctx.Done()
 	for {
-		var h handed[T]
-		if done == nil {
-			h = <-w.ch // a context that never ends: a plain receive is cheaper
-		} else {
-			select {
-			case h = <-w.ch:
-			case <-done:
-				// Counted before we leave the queue, so the message includes us.
-				waiting := int(p.waiters.Load())
-				if !p.wq.remove(w) {
-					// A delivery is in flight: take it and pass the lease
-					// on, so the next waiter gets it and nothing is lost.
-					if h = <-w.ch; h.lease != nil {
-						p.counters.unused.Add(1)
-						p.repool(h.lease)
-					}
-				}
-				return nil, p.timedOut(ctx.Err(), p.now()-start, waiting)
-			}
+		p.maybeDial()
+		// A release may have pushed a connection between our last look
+		// and the enqueue without seeing us in the queue: look once more.
+		if l := p.retake(ctx, w); l.s != nil {
+			return p.acquired(l, p.now()-start, true), nil
+		}
+		h, waiting, ok := p.wq.wait(ctx, w)
+		if !ok {
+			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, waiting)
 		}
 		if h.err != nil {
 			if errors.Is(h.err, ErrExhausted) {
 				p.rejected()
 			}
-			return nil, p.acquireError(h.err, time.Duration(p.now()-start))
+			return Lease[T]{}, p.acquireError(h.err, time.Duration(p.now()-start))
 		}
 		l := h.lease
-		if p.checkOnTake || p.multiplexed {
-			reason, ok := p.check(ctx, l.c, false)
-			if !ok && callerGone(ctx, reason) || ok && p.ctxChecks && ctx.Err() != nil {
-				// Our context ended during the check, or as the lease
-				// arrived, perhaps from our own take handing back a
-				// connection it could not check (only checks that use the
-				// context do that): pass the lease on.
-				p.counters.unused.Add(1)
-				p.repool(l)
-				return nil, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
-			}
-			if !ok {
-				p.dropTaken(l, reason)
-				// Keeping our place is not possible (we were taken off the
-				// queue): rejoin at the end.
-				if p.wq.enqueue(w, 0) != enqueued {
-					return nil, p.acquireError(ErrClosed, time.Duration(p.now()-start))
-				}
-				p.maybeDial()
-				// While we were off the queue a release could push its
-				// connection without seeing us: look again, as after the
-				// first enqueue.
-				if l := p.retake(ctx, w); l != nil {
-					return p.acquired(l, p.now()-start, true), nil
-				}
-				continue
-			}
+		if !p.checkOnTake && !p.multiplexed {
+			return p.acquired(l, p.now()-start, true), nil
 		}
-		return p.acquired(l, p.now()-start, true), nil
+		reason, ok := p.check(ctx, l.s.c, false)
+		if !ok && callerGone(ctx, reason) || ok && p.ctxChecks && ctx.Err() != nil {
+			// Our context ended during the check, or as the lease arrived,
+			// perhaps from our own take handing back a connection it could
+			// not check (only checks that use the context do that): pass
+			// the lease on.
+			p.passOn(l.s)
+			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
+		}
+		if ok {
+			return p.acquired(l, p.now()-start, true), nil
+		}
+		p.dropTaken(l.s, reason)
+		// Keeping our place is not possible (we were taken off the queue):
+		// rejoin at the end, and look at the stacks again, as after the
+		// first enqueue.
+		if p.wq.enqueue(w, 0) != enqueued {
+			return Lease[T]{}, p.acquireError(ErrClosed, time.Duration(p.now()-start))
+		}
 	}
+}
+
+// passOn gives a lease handed to a caller who no longer wants it (its
+// context ended, or it took another) to the next waiter or the idle stacks.
+func (p *Pool[T]) passOn(l *leaseState[T]) {
+	p.counters.unused.Add(1)
+	p.repool(l)
 }
 
 // retake is a queued waiter's look at the idle stacks, for a connection a
 // release pushed without seeing the waiter in the queue. It returns the
 // lease if it took one and left the queue; if someone is handing the
 // waiter a lease already, the one it took is passed on.
-func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) *Lease[T] {
+func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
 	l := p.take(ctx)
-	if l == nil {
-		return nil
+	if l.s == nil {
+		return l
 	}
 	if p.wq.remove(w) {
 		return l
 	}
-	p.counters.unused.Add(1)
-	p.repool(l)
-	return nil
+	p.passOn(l.s)
+	return Lease[T]{}
 }
 
 // acquired records a successful acquire that waited wait (pool clock).
-func (p *Pool[T]) acquired(l *Lease[T], wait int64, waited bool) *Lease[T] {
+func (p *Pool[T]) acquired(l Lease[T], wait int64, waited bool) Lease[T] {
 	if waited {
-		part := &p.parts[l.c.part]
+		part := &p.ex.parts[l.s.c.part]
 		part.waited.Add(1)
 		part.waitNanos.Add(wait)
 	}
@@ -310,6 +255,24 @@ func (p *Pool[T]) acquired(l *Lease[T], wait int64, waited bool) *Lease[T] {
 		p.onAcquired(l, time.Duration(wait))
 	}
 	return l
+}
+
+// onAcquired runs for every successful acquire when the pool tracks
+// something about it: load shedding's wait statistics, the observer, and
+// the acquiring stack for leak reports.
+func (p *Pool[T]) onAcquired(l Lease[T], wait time.Duration) {
+	if p.shed != nil {
+		p.shed.observe(int64(wait))
+	}
+	if li := l.s.leak; li != nil {
+		li.mu.Lock()
+		li.gen = l.gen
+		li.n = runtime.Callers(2, li.pcs[:])
+		li.mu.Unlock()
+	}
+	if p.obs != nil {
+		p.obs.ObserveAcquire(wait)
+	}
 }
 
 // timedOut records an acquire whose context ended while it waited.
@@ -356,14 +319,9 @@ func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
 // inUse counts connections with at least one lease.
 func (p *Pool[T]) inUse() int {
 	if p.multiplexed {
-		return p.mux.inUse()
+		_, inUse, _ := p.mx.count()
+		return inUse
 	}
-	n := 0
-	p.slots.each(func(c *conn[T]) bool {
-		if c.lease.isHeld() {
-			n++
-		}
-		return true
-	})
-	return n
+	_, inUse, _ := p.ex.count()
+	return inUse
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,15 +30,15 @@ func TestAcquireReleaseReuses(t *testing.T) {
 }
 
 func TestExclusiveNeverLeasedTwice(t *testing.T) {
-	// With strict hand-off and with barging (HandoffAfter), which sends
+	// With strict hand-off and with barging (BargeWindow), which sends
 	// releases to the idle stacks while waiters are young.
 	for _, after := range []time.Duration{0, 100 * time.Microsecond} {
-		t.Run("HandoffAfter="+after.String(), func(t *testing.T) { neverLeasedTwice(t, after) })
+		t.Run("BargeWindow="+after.String(), func(t *testing.T) { neverLeasedTwice(t, after) })
 	}
 }
 
-func neverLeasedTwice(t *testing.T, handoffAfter time.Duration) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2, HandoffAfter: handoffAfter})
+func neverLeasedTwice(t *testing.T, bargeWindow time.Duration) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Partitions: 2, BargeWindow: bargeWindow})
 	const goroutines, rounds = 32, 300
 	var wg sync.WaitGroup
 	for range goroutines {
@@ -127,7 +128,7 @@ func TestCanceledWaiterPassesConnectionOn(t *testing.T) {
 		errc <- err
 	}()
 	waitForWaiters(t, p, 1)
-	got := make(chan *Lease[*fakeConn], 1)
+	got := make(chan Lease[*fakeConn], 1)
 	go func() { got <- mustAcquire(t, p) }()
 	waitForWaiters(t, p, 2)
 
@@ -150,15 +151,15 @@ func TestCanceledWaiterPassesConnectionOn(t *testing.T) {
 
 // A waiter whose context ends at the very moment a lease is handed to it
 // must pass the lease on. Hammer that race and check nothing is lost, with
-// strict hand-off and with barging (HandoffAfter).
+// strict hand-off and with barging (BargeWindow).
 func TestCancelRaceLosesNothing(t *testing.T) {
 	for _, after := range []time.Duration{0, 50 * time.Microsecond} {
-		t.Run("HandoffAfter="+after.String(), func(t *testing.T) { cancelRace(t, after) })
+		t.Run("BargeWindow="+after.String(), func(t *testing.T) { cancelRace(t, after) })
 	}
 }
 
-func cancelRace(t *testing.T, handoffAfter time.Duration) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, HandoffAfter: handoffAfter})
+func cancelRace(t *testing.T, bargeWindow time.Duration) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, BargeWindow: bargeWindow})
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
 		wg.Add(1)
@@ -315,5 +316,67 @@ func TestDoReleasesDiscardsAndRepanics(t *testing.T) {
 	eventually(t, "panicked conn closed", func() bool { return d.closes.Load() == 2 })
 	if s := p.Stats(); s.TotalConns != 0 || s.InUseConns != 0 {
 		t.Fatalf("stats after panic: %+v", s)
+	}
+}
+
+// TestWaiterRejoiningSeesIdleConnection: a waiter handed a connection that
+// fails its check rejoins the queue; a connection released while it was
+// off the queue (pushed idle, since nobody seemed to wait) must still
+// reach it, even though the dial for a replacement never ends.
+func TestWaiterRejoiningSeesIdleConnection(t *testing.T) {
+	var rejected atomic.Pointer[fakeConn]
+	checking, resume := make(chan struct{}), make(chan struct{})
+	var dials atomic.Int32
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2,
+		Dial: func(ctx context.Context) (*fakeConn, error) {
+			if n := dials.Add(1); n <= 2 {
+				return &fakeConn{id: int(n)}, nil
+			}
+			<-ctx.Done() // the replacement's dial hangs until the pool closes
+			return nil, ctx.Err()
+		},
+		Hooks: Hooks[*fakeConn]{BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
+			if rejected.Load() == c {
+				close(checking)
+				<-resume
+				return false
+			}
+			return true
+		}}})
+	first, second := mustAcquire(t, p), mustAcquire(t, p)
+	rejected.Store(first.Value())
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx)
+		if err == nil {
+			l.Release()
+		}
+		got <- err
+	}()
+	waitForWaiters(t, p, 1)
+	first.Release() // handed to the waiter, whose check now blocks
+	<-checking
+	second.Release() // nobody is queued at this instant: it goes idle
+	close(resume)
+	if err := <-got; err != nil {
+		t.Fatalf("the waiter failed while a connection sat idle: %v (stats %+v)", err, p.Stats())
+	}
+}
+
+// TestMaxWaitersErrorNamesTheBound: an acquire refused because MaxWaiters
+// callers already wait says so.
+func TestMaxWaitersErrorNamesTheBound(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1})
+	l := mustAcquire(t, p)
+	defer l.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go p.Acquire(ctx)
+	waitForWaiters(t, p, 1)
+	_, err := p.Acquire(ctx)
+	if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "MaxWaiters (1) callers already waiting") {
+		t.Fatalf("Acquire past MaxWaiters: %v, want ErrExhausted naming MaxWaiters (1)", err)
 	}
 }

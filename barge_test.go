@@ -10,10 +10,10 @@ import (
 )
 
 // acquireLater starts an Acquire with the given timeout in the background
-// and returns where its lease arrives (nil, and a test error, if it fails).
-func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-chan *Lease[*fakeConn] {
+// and returns where its lease arrives (the zero Lease, and a test error, if it fails).
+func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-chan Lease[*fakeConn] {
 	t.Helper()
-	got := make(chan *Lease[*fakeConn], 1)
+	got := make(chan Lease[*fakeConn], 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -27,15 +27,15 @@ func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-cha
 }
 
 // releaseAll releases whatever lease arrives on ch.
-func releaseAll(ch <-chan *Lease[*fakeConn]) {
-	if l := <-ch; l != nil {
+func releaseAll(ch <-chan Lease[*fakeConn]) {
+	if l := <-ch; l.s != nil {
 		l.Release()
 	}
 }
 
 func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	// A window far longer than the test: the waiter stays young throughout.
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
 	p.barge.grace = time.Hour // no timer either, however slow the test runs
 	held := mustAcquire(t, p)
 	conn := held.Value()
@@ -59,7 +59,7 @@ func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	// the hour-long window's timer and time out).
 	again.Discard()
 	l := <-waiter
-	if l == nil {
+	if l.s == nil {
 		return
 	}
 	if l.Value() == conn {
@@ -70,7 +70,7 @@ func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 
 func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
 	const window = 20 * time.Millisecond
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: window})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: window})
 	held := mustAcquire(t, p)
 	waiter := acquireLater(t, p, 10*time.Second)
 	waitForWaiters(t, p, 1)
@@ -79,10 +79,10 @@ func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
 
 	held.Release()
 	if l, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		if l != nil {
+		if l.s != nil {
 			l.Release()
 		}
-		t.Fatalf("TryAcquire after a release with a waiter past HandoffAfter: %v; want ErrWouldBlock (the waiter's)", err)
+		t.Fatalf("TryAcquire after a release with a waiter past BargeWindow: %v; want ErrWouldBlock (the waiter's)", err)
 	}
 	releaseAll(waiter)
 }
@@ -96,7 +96,7 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 	// waiter would time out here).
 	for _, window := range []time.Duration{20 * time.Millisecond, time.Hour} {
 		t.Run(window.String(), func(t *testing.T) {
-			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: window})
+			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: window})
 			if p.barge.grace != idleGrace {
 				t.Fatalf("grace = %s, want idleGrace (%s) for a window of %s", p.barge.grace, idleGrace, window)
 			}
@@ -105,7 +105,7 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 			waitForWaiters(t, p, 1)
 			held.Release()
 			l := <-waiter
-			if l == nil {
+			if l.s == nil {
 				return
 			}
 			if l.Value() != held.Value() || d.dials.Load() != 1 {
@@ -117,7 +117,7 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 }
 
 func TestBargingGraceIsNoLongerThanTheWindow(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: 50 * time.Microsecond})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: 50 * time.Microsecond})
 	if p.barge.grace != 50*time.Microsecond {
 		t.Fatalf("grace = %s, want the 50µs window", p.barge.grace)
 	}
@@ -127,14 +127,14 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 	// A releaser that does not come back leaves its connection to the
 	// timer, and a waiter waits for nothing: a miss. Releases then go to
 	// the waiters in order for a while, and barge again after it.
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Hour})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
 	p.barge.suspend = 50 * time.Millisecond
 	held := mustAcquire(t, p)
 	first := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
 	held.Release() // the waiter is young: the connection is left idle, and missed
 	l := <-first
-	if l == nil {
+	if l.s == nil {
 		return
 	}
 	missedAt := time.Now()
@@ -144,35 +144,35 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 
 	second := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
-	if !p.handOffNow() {
-		t.Fatalf("after a miss, with a young waiter, handOffNow() = false; want barging suspended")
+	if !p.bargeOffAt(p.now()) {
+		t.Fatalf("after a miss, with a young waiter, bargeOffAt(now) = false; want barging suspended")
 	}
 	l.Release() // suspended: straight to the waiter
 	if again, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		if again != nil {
+		if again.s != nil {
 			again.Release()
 		}
 		t.Fatalf("TryAcquire after a release while barging is suspended: %v; want ErrWouldBlock (the connection is the waiter's)", err)
 	}
 	l = <-second
-	if l == nil {
+	if l.s == nil {
 		return
 	}
 
 	third := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
 	time.Sleep(time.Until(missedAt.Add(2 * p.barge.suspend)))
-	if p.handOffNow() {
-		t.Fatalf("after the suspension, with a young waiter, handOffNow() = true; want barging back on")
+	if p.bargeOffAt(p.now()) {
+		t.Fatalf("after the suspension, with a young waiter, bargeOffAt(now) = true; want barging back on")
 	}
 	l.Release()
 	releaseAll(third)
 }
 
 func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
-	// The window is HandoffAfter while at most crowdPerConn callers wait per
+	// The window is BargeWindow while at most crowdPerConn callers wait per
 	// open connection, and stretches in proportion past that, up to
-	// maxStretch times HandoffAfter. Asked of handOffAt at chosen instants,
+	// maxStretch times BargeWindow. Asked of bargeOffAt at chosen instants,
 	// with real waiters queued, so that no timing enters the test.
 	const conns = 2
 	const after = time.Hour // nothing the test does takes that long
@@ -186,7 +186,7 @@ func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 		{waiters: 10 * crowdPerConn * conns, window: maxStretch * after},
 	} {
 		t.Run(fmt.Sprintf("%d waiters", tc.waiters), func(t *testing.T) {
-			p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: conns, HandoffAfter: after})
+			p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: conns, BargeWindow: after})
 			for range conns {
 				defer mustAcquire(t, p).Release()
 			}
@@ -204,12 +204,58 @@ func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 			waitForWaiters(t, p, tc.waiters)
 
 			head := p.wq.headSince.Load()
-			if p.handOffAt(head + int64(tc.window) - 1) {
-				t.Errorf("handOffAt(head + %s - 1ns) = true with %d waiters on %d connections; want barging until the window of %s", tc.window, tc.waiters, conns, tc.window)
+			if p.bargeOffAt(head + int64(tc.window) - 1) {
+				t.Errorf("bargeOffAt(head + %s - 1ns) = true with %d waiters on %d connections; want barging until the window of %s", tc.window, tc.waiters, conns, tc.window)
 			}
-			if !p.handOffAt(head + int64(tc.window)) {
-				t.Errorf("handOffAt(head + %s) = false with %d waiters on %d connections; want hand-off once the oldest waited the window", tc.window, tc.waiters, conns)
+			if !p.bargeOffAt(head + int64(tc.window)) {
+				t.Errorf("bargeOffAt(head + %s) = false with %d waiters on %d connections; want hand-off once the oldest waited the window", tc.window, tc.waiters, conns)
 			}
 		})
+	}
+}
+
+// TestBargeHandOffRacingCloseLeavesNothingOpen: the barging timer pops an
+// idle connection for a waiter; Close fails that waiter before the
+// hand-off, so the connection goes back on the stack. It must be closed
+// there, or Close never drains.
+func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
+	d := &fakeDialer{}
+	p, err := New(Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour, Dial: d.dial, Close: d.close})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustAcquire(t, p)
+	waiter := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(context.Background())
+		waiter <- err
+	}()
+	waitForWaiters(t, p, 1)
+	// What a barging release does: the connection goes on the stack while
+	// someone waits, for the timer to hand over later.
+	c := l.s.c
+	l.end()
+	c.lease.free()
+	p.ex.parts[c.part].idle.push(&p.ex.slots, c.slot)
+
+	closed := make(chan error, 1)
+	var once sync.Once
+	p.serveWaiters(func(*conn[*fakeConn]) { // the timer's hand-off, with Close between pop and hand-off
+		once.Do(func() {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				closed <- p.Close(ctx)
+			}()
+			if err := <-waiter; !errors.Is(err, ErrClosed) {
+				t.Errorf("the waiter got %v, want ErrClosed", err)
+			}
+		})
+	})
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v, with %d connections left open", err, d.openConns())
+	}
+	if n := d.openConns(); n != 0 {
+		t.Errorf("%d connections open after Close", n)
 	}
 }

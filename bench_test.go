@@ -11,7 +11,7 @@ import (
 
 func benchPool(b *testing.B, cfg Config[*fakeConn]) *Pool[*fakeConn] {
 	p, _ := newTestPool(b, cfg)
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < cfg.MaxConns; i++ {
 		leases = append(leases, mustAcquire(b, p))
 	}
@@ -75,7 +75,7 @@ func BenchmarkCallersGoAway(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			p := benchPool(b, Config[*fakeConn]{MaxConns: 2, HandoffAfter: c.after})
+			p := benchPool(b, Config[*fakeConn]{MaxConns: 2, BargeWindow: c.after})
 			if c.noSuspend {
 				p.barge.suspend = 0
 			}

@@ -87,7 +87,8 @@ func (p *Pool[T]) joinBudget(b Budget) {
 func (p *Pool[T]) demand() int {
 	waiting := int(p.waiters.Load())
 	if p.multiplexed {
-		return p.demandFrom(p.mux.leases(), waiting)
+		leases, _, _ := p.mx.count()
+		return p.demandFrom(leases, waiting)
 	}
 	return p.demandFrom(p.inUse(), waiting)
 }
@@ -124,18 +125,7 @@ type revocablePermit interface{ OnRevoke(revoke func()) }
 // its release.
 func (p *Pool[T]) revoke(c *conn[T]) {
 	if p.multiplexed {
-		p.mux.mu.Lock()
-		idle := !c.retiring && c.streams == 0
-		if !c.retiring {
-			c.retiring, c.reason = true, ReasonRevoked
-		}
-		if idle {
-			p.mux.removeConnLocked(c)
-		}
-		p.mux.mu.Unlock()
-		if idle {
-			p.disconnect(c, ReasonRevoked)
-		}
+		p.mx.revoke(c)
 		return
 	}
 	if !c.retired.CompareAndSwap(0, int32(ReasonRevoked)) || c.lease.isHeld() {

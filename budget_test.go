@@ -198,7 +198,7 @@ func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
 
 	member.SetShare(3)
 	l1, l2 := <-w1, <-w2
-	if l1 == nil || l2 == nil {
+	if l1.s == nil || l2.s == nil {
 		t.Fatal("a waiter failed after the share grew")
 	}
 	// The share never lifts the pool above its own MaxConns.
@@ -224,7 +224,7 @@ func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
 	waitForWaiters(t, p, 1)
 	member.SetShare(1)
 	l3 := <-w3
-	if l3 == nil {
+	if l3.s == nil {
 		t.Fatal("the waiter failed after the share came back")
 	}
 	l3.Release()
@@ -367,7 +367,7 @@ func (b *revocableBudget) Acquire(ctx context.Context) (BudgetPermit, error) {
 func TestBudgetRevokeClosesThatConnection(t *testing.T) {
 	b := &revocableBudget{testBudget: newTestBudget(t, 3)}
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, Budget: b})
-	var held []*Lease[*fakeConn]
+	var held []Lease[*fakeConn]
 	for range 3 {
 		held = append(held, mustAcquire(t, p))
 	}

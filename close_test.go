@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -61,7 +62,7 @@ func TestCloseClosesIdleAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < 3; i++ {
 		leases = append(leases, mustAcquire(t, p))
 	}
@@ -109,5 +110,40 @@ func TestCloseMultiplexed(t *testing.T) {
 	}
 	if !a.Value().closed.Load() {
 		t.Fatal("connection not closed")
+	}
+}
+
+// TestCloseEndsWarm: Close cancels the dials Warm started, as it does the
+// pool's own, and nothing dials after Close returned; Warm then reports
+// ErrClosed.
+func TestCloseEndsWarm(t *testing.T) {
+	for range 20 { // maintenance and Warm race for the first dial: try both
+		var dials atomic.Int32
+		p, err := New(Config[*fakeConn]{MaxConns: 3, MinIdle: 3, MaxDialing: 1,
+			Dial: func(ctx context.Context) (*fakeConn, error) {
+				dials.Add(1)
+				<-ctx.Done() // a server that never answers
+				return nil, ctx.Err()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warmed := make(chan error, 1)
+		go func() { warmed <- p.Warm(context.Background()) }()
+		eventually(t, "a dial in flight", func() bool { return p.Stats().Dialing > 0 })
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = p.Close(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("Close with a dial in flight: %v (stats %+v)", err, p.Stats())
+		}
+		if err := <-warmed; !errors.Is(err, ErrClosed) {
+			t.Fatalf("Warm on a pool closed under it: %v, want ErrClosed", err)
+		}
+		n := dials.Load()
+		time.Sleep(20 * time.Millisecond)
+		if s := p.Stats(); s.Dialing != 0 || dials.Load() != n {
+			t.Fatalf("after Close: %d dials in flight, %d started since", s.Dialing, dials.Load()-n)
+		}
 	}
 }

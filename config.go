@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -53,36 +54,31 @@ type Config[T any] struct {
 	// lock-free stacks to cut contention between cores. 0 lets the pool
 	// choose (GOMAXPROCS, at most MaxConns, at most 16); 1 is a single
 	// partition. An acquire always steals from other partitions before it
-	// dials or waits. Ignored in multiplexed mode.
+	// dials or waits. Exclusive connections only: more than 1 with
+	// MaxStreams > 1 is an error.
 	Partitions int
 
 	// MaxWaiters bounds the callers waiting in Acquire. 0 means unlimited;
 	// past the bound Acquire fails at once with ErrExhausted.
 	MaxWaiters int
 
-	// HandoffAfter trades a bounded amount of fairness for throughput when
-	// callers outnumber connections. 0 (the default) is strict FIFO: a
-	// release with callers waiting hands its connection straight to the
-	// oldest of them, which costs a goroutine wake-up per release. With
-	// HandoffAfter set, while the oldest waiter has waited less than
-	// HandoffAfter a release puts its connection back on the idle stacks
-	// instead, where the next Acquire (often the releasing goroutine's own,
-	// coming straight back) takes it without waking anyone; once the
-	// oldest waiter has waited HandoffAfter, releases go to the oldest
-	// waiter again, in order. So a waiter can be passed over only during
-	// its first HandoffAfter of waiting; when more than 8 callers wait per
-	// open connection that window stretches in proportion, up to 4 times
-	// HandoffAfter, so that serving the crowd in time does not turn every
-	// other release into a hand-off. A connection left idle while
-	// someone waits is handed over within 200µs (HandoffAfter, if shorter;
-	// up to a millisecond on an otherwise idle process, whose timers fire
-	// late); when that happens, its releaser did not come back, and
-	// barging is suspended for 100ms. Where leases are held across network
-	// round trips and callers outnumber connections it pays: shoalpgx and
-	// shoalhttp (HTTP/1.1) set 4ms by default (see barge.go for the
-	// figures). Exclusive connections only: setting it with MaxStreams > 1
-	// is an error.
-	HandoffAfter time.Duration
+	// BargeWindow turns on barging: while the oldest waiter has waited
+	// less than BargeWindow, a release puts its connection back on the idle
+	// stacks instead of handing it to that waiter, so that the next Acquire
+	// (often the releaser's own, coming straight back) takes it without
+	// waking anyone. Past the window releases go to the waiters in order
+	// again. 0 (the default) is strict FIFO: every release with callers
+	// waiting hands its connection to the oldest, a wake-up each.
+	//
+	// The window stretches in proportion when more than 8 callers wait per
+	// open connection, to 4 times BargeWindow at most. A connection left
+	// idle while someone waits is handed over within 200µs (BargeWindow, if
+	// shorter); that its releaser did not come back suspends barging for
+	// 100ms. It pays where leases are held across network round trips and
+	// callers outnumber connections: shoalpgx and shoalhttp (HTTP/1.1)
+	// default to 4ms (figures in BENCHMARKS.md). Exclusive connections only:
+	// setting it with MaxStreams > 1 is an error.
+	BargeWindow time.Duration
 
 	// QueueTarget turns on load shedding in the style of DBConnection: when
 	// every acquire during a QueueInterval waited longer than QueueTarget,
@@ -118,7 +114,7 @@ type Config[T any] struct {
 	HealthCheck func(ctx context.Context, conn T) error
 
 	// HealthCheckAfter is the idleness after which HealthCheck runs.
-	// 0 means 1s. Ignored when HealthCheck is nil.
+	// 0 means 1s. Setting it without HealthCheck is an error.
 	HealthCheckAfter time.Duration
 
 	// DialTimeout bounds each dial. 0 means no bound beyond Dial's own and
@@ -207,14 +203,16 @@ const (
 	// maxConnsLimit bounds MaxConns and MaxDialing: the pool keeps its
 	// counts in 32 bits and a slot per connection from the start.
 	maxConnsLimit = 1 << 20
-	// maxHandoffAfter bounds HandoffAfter so that the stretched window
+	// maxBargeWindow bounds BargeWindow so that the stretched window
 	// (maxStretch times it) stays within a time.Duration.
-	maxHandoffAfter      = time.Duration(math.MaxInt64 / maxStretch)
+	maxBargeWindow       = time.Duration(math.MaxInt64 / maxStretch)
 	maxDefaultPartitions = 16
 )
 
-// validate checks every field and returns an error naming the first wrong one.
-func (c *Config[T]) validate() error {
+// Validate checks every field and returns a *ConfigError naming the first
+// wrong one, or nil. New calls it; an adapter that builds a Config calls it
+// to check the fields it passes through, instead of checking them again.
+func (c *Config[T]) Validate() error {
 	type check struct {
 		bad   bool
 		field string
@@ -230,12 +228,13 @@ func (c *Config[T]) validate() error {
 		{c.MinConns > c.MaxConns && c.MaxConns > 0, "MinConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinConns)},
 		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0, got %d", c.MaxStreams)},
 		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0, got %d", c.Partitions)},
+		{c.Partitions > 1 && c.MaxStreams > 1, "Partitions", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.MaxWaiters < 0, "MaxWaiters", fmt.Sprintf("must be >= 0, got %d", c.MaxWaiters)},
 		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0, got %d", c.MaxDialing)},
 		{c.MaxDialing > maxConnsLimit, "MaxDialing", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxDialing)},
-		{c.HandoffAfter < 0, "HandoffAfter", fmt.Sprintf("must be >= 0, got %s", c.HandoffAfter)},
-		{c.HandoffAfter > maxHandoffAfter, "HandoffAfter", fmt.Sprintf("must be <= %s, got %s", maxHandoffAfter, c.HandoffAfter)},
-		{c.HandoffAfter > 0 && c.MaxStreams > 1, "HandoffAfter", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
+		{c.BargeWindow < 0, "BargeWindow", fmt.Sprintf("must be >= 0, got %s", c.BargeWindow)},
+		{c.BargeWindow > maxBargeWindow, "BargeWindow", fmt.Sprintf("must be <= %s, got %s", maxBargeWindow, c.BargeWindow)},
+		{c.BargeWindow > 0 && c.MaxStreams > 1, "BargeWindow", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.QueueTarget < 0, "QueueTarget", fmt.Sprintf("must be >= 0, got %s", c.QueueTarget)},
 		{c.QueueInterval < 0, "QueueInterval", fmt.Sprintf("must be >= 0, got %s", c.QueueInterval)},
 		{c.QueueInterval > 0 && c.QueueTarget == 0, "QueueInterval", "is set but QueueTarget is 0; set QueueTarget to turn load shedding on"},
@@ -244,6 +243,7 @@ func (c *Config[T]) validate() error {
 		{c.LifetimeJitter > c.MaxLifetime && c.LifetimeJitter > 0, "LifetimeJitter", fmt.Sprintf("must be <= MaxLifetime (%s), got %s", c.MaxLifetime, c.LifetimeJitter)},
 		{c.MaxIdleTime < 0, "MaxIdleTime", fmt.Sprintf("must be >= 0, got %s", c.MaxIdleTime)},
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", fmt.Sprintf("must be >= 0, got %s", c.HealthCheckAfter)},
+		{c.HealthCheckAfter > 0 && c.HealthCheck == nil, "HealthCheckAfter", "is set but HealthCheck is nil; set HealthCheck to say how to check a connection"},
 		{c.LeakThreshold < 0, "LeakThreshold", fmt.Sprintf("must be >= 0, got %s", c.LeakThreshold)},
 		{c.LeakReclaim && c.LeakThreshold == 0, "LeakReclaim", "is set but LeakThreshold is 0; set LeakThreshold to say when a lease counts as leaked"},
 		{c.DialTimeout < 0, "DialTimeout", fmt.Sprintf("must be >= 0, got %s", c.DialTimeout)},
@@ -256,15 +256,22 @@ func (c *Config[T]) validate() error {
 	return nil
 }
 
-// ConfigError is returned by New for a Config that cannot work; Field names
-// the Config field that is wrong.
+// ConfigError is the error of a configuration that cannot work: a Config
+// (from Validate and New), or an adapter's own options, which report their
+// fields through it too. Struct names the type that holds the field, such
+// as "shoalhttp.Options"; empty means "shoal.Config".
 type ConfigError struct {
-	Field  string // the Config field, such as "MinIdle"
+	Struct string // the type holding the field; empty for shoal.Config
+	Field  string // the field, such as "MinIdle"
 	Reason string // what is wrong with it, with the value given
 }
 
-// Error returns the message, naming the field: "shoal: Config.MinIdle must
-// be <= MaxConns (16), got 20".
+// Error returns the message, naming the package, type and field:
+// "shoal: Config.MinIdle must be <= MaxConns (16), got 20".
 func (e *ConfigError) Error() string {
-	return "shoal: Config." + e.Field + " " + e.Reason
+	pkg, typ := "shoal", "Config"
+	if p, t, ok := strings.Cut(e.Struct, "."); ok {
+		pkg, typ = p, t
+	}
+	return pkg + ": " + typ + "." + e.Field + " " + e.Reason
 }

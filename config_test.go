@@ -21,7 +21,7 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"MaxConns", func(c *Config[int]) { c.MaxConns = -1 }},
 		{"MaxConns", func(c *Config[int]) { c.MaxConns = maxConnsLimit + 1 }},
 		{"MaxDialing", func(c *Config[int]) { c.MaxDialing = 1 << 31 }},
-		{"HandoffAfter", func(c *Config[int]) { c.HandoffAfter = time.Duration(math.MaxInt64) }},
+		{"BargeWindow", func(c *Config[int]) { c.BargeWindow = time.Duration(math.MaxInt64) }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = -1 }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = 5 }},
 		{"MinConns", func(c *Config[int]) { c.MinConns = -1 }},
@@ -30,8 +30,8 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"Partitions", func(c *Config[int]) { c.Partitions = -2 }},
 		{"MaxWaiters", func(c *Config[int]) { c.MaxWaiters = -1 }},
 		{"MaxDialing", func(c *Config[int]) { c.MaxDialing = -1 }},
-		{"HandoffAfter", func(c *Config[int]) { c.HandoffAfter = -time.Millisecond }},
-		{"HandoffAfter", func(c *Config[int]) { c.HandoffAfter = time.Millisecond; c.MaxStreams = 4 }},
+		{"BargeWindow", func(c *Config[int]) { c.BargeWindow = -time.Millisecond }},
+		{"BargeWindow", func(c *Config[int]) { c.BargeWindow = time.Millisecond; c.MaxStreams = 4 }},
 		{"QueueTarget", func(c *Config[int]) { c.QueueTarget = -time.Second }},
 		{"QueueInterval", func(c *Config[int]) { c.QueueInterval = -time.Second }},
 		{"QueueInterval", func(c *Config[int]) { c.QueueInterval = time.Second }},
@@ -41,6 +41,8 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"LifetimeJitter", func(c *Config[int]) { c.LifetimeJitter = time.Second }},
 		{"MaxIdleTime", func(c *Config[int]) { c.MaxIdleTime = -time.Second }},
 		{"HealthCheckAfter", func(c *Config[int]) { c.HealthCheckAfter = -time.Second }},
+		{"HealthCheckAfter", func(c *Config[int]) { c.HealthCheckAfter = time.Second }},
+		{"Partitions", func(c *Config[int]) { c.Partitions = 2; c.MaxStreams = 4 }},
 		{"DialTimeout", func(c *Config[int]) { c.DialTimeout = -time.Second }},
 		{"LeakThreshold", func(c *Config[int]) { c.LeakThreshold = -time.Second }},
 		{"LeakReclaim", func(c *Config[int]) { c.LeakReclaim = true }},
@@ -57,6 +59,9 @@ func TestNewValidatesEveryField(t *testing.T) {
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Field != tc.field {
 			t.Errorf("%s: got %v, want a ConfigError naming %s", tc.field, err, tc.field)
+		}
+		if verr := cfg.Validate(); verr == nil || verr.Error() != err.Error() {
+			t.Errorf("%s: Validate says %v, New %v; want the same", tc.field, verr, err)
 		}
 		if !strings.Contains(err.Error(), "Config."+tc.field) {
 			t.Errorf("%s: message %q does not name the field", tc.field, err)
@@ -83,6 +88,22 @@ func TestReasonString(t *testing.T) {
 	for r, s := range want {
 		if r.String() != s {
 			t.Errorf("Reason(%d).String() = %q, want %q", int(r), r.String(), s)
+		}
+	}
+}
+
+// An adapter reports its own fields through the core's ConfigError, named
+// by its package and type.
+func TestConfigErrorNamesTheStruct(t *testing.T) {
+	for _, tc := range []struct {
+		e    ConfigError
+		want string
+	}{
+		{ConfigError{Field: "MinIdle", Reason: "must be >= 0, got -1"}, "shoal: Config.MinIdle must be >= 0, got -1"},
+		{ConfigError{Struct: "shoalhttp.Options", Field: "DialTimeout", Reason: "must be >= 0"}, "shoalhttp: Options.DialTimeout must be >= 0"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
 		}
 	}
 }

@@ -23,34 +23,38 @@ type conn[T any] struct {
 	// Exclusive mode: the one lease, handed out again and again, so that
 	// acquiring allocates nothing. lease.held doubles as the conn's state:
 	// held means leased, not held means idle (or being checked).
-	lease Lease[T]
+	lease leaseState[T]
 
-	// retired is set (to the reason) by Lease.Retire or Pool.Reset in
-	// exclusive mode: the next release closes the connection.
+	// retired is the reason the connection takes no new leases and closes
+	// once its last lease ends (Lease.Retire, Pool.Reset, a lifetime, a
+	// shrink), 0 while it serves. Exclusive mode reads it on release;
+	// multiplexed mode sets it under its engine's lock.
 	retired atomic.Int32
 
-	// Multiplexed mode, guarded by Pool.mux.mu.
-	streams  int        // leases held now
-	limit    int        // stream limit for this conn (<= MaxStreams)
-	retiring bool       // takes no new leases; closes when streams reach 0
-	reason   Reason     // why it is retiring
-	leases   []Lease[T] // one per stream slot
-	free     []int32    // indices of leases not held
+	// mux is the connection's streams in multiplexed mode (multiplexed.go);
+	// nil in exclusive mode.
+	mux *muxConn[T]
 }
 
 // handouts returns how many times the connection's leases were handed out.
 // Only for multiplexed connections does this read more than one lease; their
 // lease slice is fixed once the connection is adopted.
 func (c *conn[T]) handouts() int64 {
-	if c.leases == nil {
+	if c.mux == nil {
 		return c.lease.handouts()
 	}
 	var n int64
-	for i := range c.leases {
-		n += c.leases[i].handouts()
+	for i := range c.mux.leases {
+		n += c.mux.leases[i].handouts()
 	}
 	return n
 }
+
+// retire marks the connection retired for reason, unless it is already.
+func (c *conn[T]) retire(reason Reason) { c.retired.CompareAndSwap(0, int32(reason)) }
+
+// retiredFor returns why the connection retired, or 0.
+func (c *conn[T]) retiredFor() Reason { return Reason(c.retired.Load()) }
 
 // idleFor reports how long the connection has been idle at now, or 0 when
 // the pool does not track idleness.

@@ -62,9 +62,6 @@ func (p *Pool[T]) maybeDial() {
 	}
 }
 
-// startDial starts one background dial if the limits allow it.
-func (p *Pool[T]) startDial() bool { return p.startDialIf(nil) }
-
 // startDialIf starts one background dial if the limits allow it and wanted
 // (when not nil) still says the dial is needed. Both are judged under
 // dial.mu, where every dial is counted before the lock is let go, so two
@@ -193,15 +190,14 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 		c.idleSince.Store(p.now())
 	}
 	if p.multiplexed {
-		p.muxAdopt(c)
+		p.mx.adopt(c)
 		return
 	}
-	c.part = int32((p.nextPart.Add(1) - 1) % uint32(len(p.parts)))
 	c.lease.c = c
 	if p.cfg.LeakThreshold > 0 {
 		c.lease.leak = new(leakInfo)
 	}
-	p.slots.put(c)
+	p.ex.place(c)
 	p.repool(&c.lease)
 }
 

@@ -15,7 +15,7 @@
 //   - Waiting is first-come, first-served: a released connection goes straight
 //     to the oldest waiter. A waiter whose context ends gets an error that
 //     matches ctx.Err() with errors.Is, and the connection it would have had
-//     goes to the next waiter. Config.HandoffAfter trades a bounded amount
+//     goes to the next waiter. Config.BargeWindow trades a bounded amount
 //     of that order for throughput when callers outnumber connections: a
 //     newcomer may take a released connection until the oldest waiter has
 //     waited that long.

@@ -80,7 +80,7 @@ func ExampleConfig_multiplexed() {
 	defer pool.Close(context.Background())
 
 	ctx := context.Background()
-	var leases []*shoal.Lease[*session]
+	var leases []shoal.Lease[*session]
 	for i := 0; i < 3; i++ {
 		l, _ := pool.Acquire(ctx)
 		leases = append(leases, l)
@@ -115,7 +115,7 @@ func ExampleConfig_minConns() {
 	}
 	fmt.Println(pool.Stats().TotalConns, "connections open before any lease")
 
-	var leases []*shoal.Lease[*session]
+	var leases []shoal.Lease[*session]
 	for range 4 {
 		l, _ := pool.Acquire(context.Background())
 		leases = append(leases, l)

@@ -102,7 +102,7 @@ func newTestPool(t testing.TB, cfg Config[*fakeConn]) (*Pool[*fakeConn], *fakeDi
 }
 
 // mustAcquire acquires with a generous deadline and fails the test on error.
-func mustAcquire(t testing.TB, p *Pool[*fakeConn]) *Lease[*fakeConn] {
+func mustAcquire(t testing.TB, p *Pool[*fakeConn]) Lease[*fakeConn] {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -28,24 +28,6 @@ type leakInfo struct {
 	reported uint64 // generation already reported
 }
 
-// onAcquired runs for every successful acquire when the pool tracks
-// something about it: load shedding's wait statistics, the observer, and
-// the acquiring stack for leak reports.
-func (p *Pool[T]) onAcquired(l *Lease[T], wait time.Duration) {
-	if p.shed != nil {
-		p.shed.observe(int64(wait))
-	}
-	if li := l.leak; li != nil {
-		li.mu.Lock()
-		li.gen = l.state.Load()
-		li.n = runtime.Callers(2, li.pcs[:])
-		li.mu.Unlock()
-	}
-	if p.obs != nil {
-		p.obs.ObserveAcquire(wait)
-	}
-}
-
 // scanLeaks reports (and with LeakReclaim takes back) leases held past
 // LeakThreshold. It runs in the maintenance goroutine.
 func (p *Pool[T]) scanLeaks(now int64) {
@@ -53,19 +35,11 @@ func (p *Pool[T]) scanLeaks(now int64) {
 	if threshold == 0 {
 		return
 	}
-	var suspects []*Lease[T]
+	var suspects []*leaseState[T]
 	if p.multiplexed {
-		p.mux.mu.Lock()
-		for _, c := range p.mux.conns {
-			for i := range c.leases {
-				if c.leases[i].isHeld() {
-					suspects = append(suspects, &c.leases[i])
-				}
-			}
-		}
-		p.mux.mu.Unlock()
+		suspects = p.mx.heldLeases()
 	} else {
-		p.slots.each(func(c *conn[T]) bool {
+		p.ex.slots.each(func(c *conn[T]) bool {
 			if c.lease.isHeld() {
 				suspects = append(suspects, &c.lease)
 			}
@@ -80,7 +54,7 @@ func (p *Pool[T]) scanLeaks(now int64) {
 // checkLeak judges one lease. The hand-out generation in its state ties the
 // acquire time and stack to the hand-out being judged: if the lease changed
 // hands in the meantime, the state differs and nothing happens.
-func (p *Pool[T]) checkLeak(l *Lease[T], now, threshold int64) {
+func (p *Pool[T]) checkLeak(l *leaseState[T], now, threshold int64) {
 	s := l.state.Load()
 	if s&heldBit == 0 {
 		return

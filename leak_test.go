@@ -38,7 +38,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // leakyAcquirer stands for user code that acquires and forgets to release.
 //
 //go:noinline
-func leakyAcquirer(t *testing.T, p *shoal.Pool[int]) *shoal.Lease[int] {
+func leakyAcquirer(t *testing.T, p *shoal.Pool[int]) shoal.Lease[int] {
 	l, err := p.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)

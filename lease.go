@@ -1,28 +1,44 @@
 package shoal
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 )
 
 // A Lease is the right to use one connection (or, in multiplexed mode, one
-// stream slot on it) until Release or Discard.
+// stream slot on it) until Release, Discard or Hijack.
 //
-// Leases are recycled so that Acquire allocates nothing: a Lease must not be
-// used after its Release or Discard, just as a closed file must not be read.
-// Calling Release or Discard a second time is safe and does nothing while
-// the lease has not been handed out again; only the first call counts, so a
-// connection is never returned twice.
+// A Lease is a small value: the connection's own lease record and the
+// hand-out it stands for. Acquire allocates nothing to make one, and a
+// Lease outlives its hand-out harmlessly: once it has been released (or
+// reclaimed), Release and Discard do nothing and Hijack returns
+// ErrLeaseReleased, even after the connection went to a new holder, whose
+// lease is a different hand-out. Copies of a Lease are the same lease.
+// The zero Lease holds nothing.
 type Lease[T any] struct {
+	s   *leaseState[T]
+	gen uint64 // s.state as the hand-out left it: its generation, held
+}
+
+// ErrLeaseReleased is returned by Lease.Hijack when the lease was already
+// released, discarded, hijacked or reclaimed.
+var ErrLeaseReleased = errors.New("shoal: lease already released")
+
+// leaseState is the pool's record of a connection's lease (of one stream
+// slot's, in multiplexed mode), kept in the connection so that handing it
+// out allocates nothing. Each hand-out starts a generation; a Lease carries
+// the one it was handed.
+type leaseState[T any] struct {
 	c *conn[T]
 
-	// state holds the lease's hand-out generation above a held bit. The
-	// generation counts the lease's hand-outs, which is how Stats counts
-	// acquires without a shared counter on the hot path, and it lets the
-	// leak reclaimer take back exactly the hand-out it judged, never the
-	// next one.
+	// state holds the hand-out generation above a held bit. The generation
+	// counts hand-outs, which is how Stats counts acquires without a shared
+	// counter on the hot path; it tells a Lease still held from a stale copy
+	// of an earlier hand-out, and lets the leak reclaimer take back exactly
+	// the hand-out it judged, never the next one.
 	state atomic.Uint64
-	slot  int32 // index in c.leases (multiplexed mode)
+	slot  int32 // index in c.mux.leases (multiplexed mode)
 
 	// Set only when the pool tracks holding time (Observer, LeakThreshold,
 	// load shedding): the pool clock at hand-out.
@@ -41,24 +57,34 @@ type Lease[T any] struct {
 
 const heldBit = 1
 
-// Value returns the connection.
-func (l *Lease[T]) Value() T { return l.c.value }
+// Value returns the connection. On a released Lease it still returns the
+// connection, which is by then someone else's or closed: like a closed
+// file, it must not be used.
+func (l Lease[T]) Value() T {
+	if l.s == nil {
+		var zero T
+		return zero
+	}
+	return l.s.c.value
+}
 
 // Release gives the connection back to the pool. It is kept for the next
 // caller unless AfterRelease says no, its lifetime has passed, or the pool
-// is closed.
-func (l *Lease[T]) Release() {
-	if l.unhold() {
-		l.c.pool.release(l, 0)
+// is closed. Only the first Release or Discard of a hand-out counts; later
+// ones do nothing.
+func (l Lease[T]) Release() {
+	if l.end() {
+		l.s.c.pool.release(l.s, 0)
 	}
 }
 
 // Discard tells the pool the connection is broken: it is closed
 // (ReasonDiscarded) and never handed out again. In multiplexed mode the
-// connection takes no new leases and closes once its other leases end.
-func (l *Lease[T]) Discard() {
-	if l.unhold() {
-		l.c.pool.release(l, ReasonDiscarded)
+// connection takes no new leases and closes once its other leases end. On a
+// Lease already released it does nothing.
+func (l Lease[T]) Discard() {
+	if l.end() {
+		l.s.c.pool.release(l.s, ReasonDiscarded)
 	}
 }
 
@@ -66,79 +92,125 @@ func (l *Lease[T]) Discard() {
 // it was held past Config.LeakThreshold with Config.LeakReclaim set, and nil
 // otherwise. After a reclaim the connection itself is closed, so using it
 // fails too.
-func (l *Lease[T]) Err() error {
-	if l.reclaimed.Load() {
+func (l Lease[T]) Err() error {
+	if l.s != nil && l.s.reclaimed.Load() {
 		return ErrLeaseReclaimed
 	}
 	return nil
 }
 
 // HeldFor returns how long the lease has been held, when the pool tracks it
-// (an Observer or LeakThreshold is set), and 0 otherwise.
-func (l *Lease[T]) HeldFor() time.Duration {
-	at := l.acquiredAt.Load()
-	if at == 0 || !l.isHeld() {
+// (an Observer or LeakThreshold is set), and 0 otherwise or once released.
+func (l Lease[T]) HeldFor() time.Duration {
+	if !l.held() {
 		return 0
 	}
-	return time.Duration(l.c.pool.now() - at)
+	at := l.s.acquiredAt.Load()
+	if at == 0 {
+		return 0
+	}
+	return time.Duration(l.s.c.pool.now() - at)
 }
 
 // Retire stops the connection from taking new leases; it closes
 // (ReasonRetired) when its last lease ends. Use it when the server asked
 // the client to go away, as an HTTP/2 GOAWAY does. The lease itself stays
-// valid until Release.
-func (l *Lease[T]) Retire() {
-	if l.isHeld() {
-		l.c.pool.retire(l.c)
+// valid until Release. On a released Lease it does nothing.
+func (l Lease[T]) Retire() {
+	if l.held() {
+		c := l.s.c
+		if c.mux != nil {
+			c.pool.mx.retire(c, ReasonRetired)
+		} else {
+			c.retired.Store(int32(ReasonRetired))
+		}
 	}
 }
 
 // SetStreamLimit lowers (or restores, up to Config.MaxStreams) how many
 // leases the connection serves at once, for a server that advertises its own
-// limit. It has no effect in exclusive mode or with n < 1.
-func (l *Lease[T]) SetStreamLimit(n int) {
-	if l.isHeld() {
-		l.c.pool.setStreamLimit(l.c, n)
+// limit. It has no effect in exclusive mode, with n < 1, or on a released
+// Lease.
+func (l Lease[T]) SetStreamLimit(n int) {
+	if l.held() && l.s.c.mux != nil {
+		l.s.c.pool.mx.setStreamLimit(l.s.c, n)
 	}
 }
 
-func (l *Lease[T]) isHeld() bool { return l.state.Load()&heldBit != 0 }
-
-// unhold clears the held bit and reports whether this call did it: of any
-// number of racing Release, Discard and reclaim calls, exactly one wins.
-func (l *Lease[T]) unhold() bool {
-	for {
-		s := l.state.Load()
-		if s&heldBit == 0 {
-			return false
-		}
-		if l.state.CompareAndSwap(s, s&^heldBit) {
-			return true
-		}
+// Hijack takes the connection out of the pool for good: the pool forgets it
+// (its place in MaxConns is free again) without closing it, and neither
+// Config.Close nor OnDisconnect is called: closing it is now the caller's
+// job. The lease is over, as after Release. A multiplexed connection can be
+// hijacked only by its one remaining lease; otherwise Hijack returns
+// ErrHijackShared and the lease stays as it was. On a lease already
+// released it returns ErrLeaseReleased.
+func (l Lease[T]) Hijack() (T, error) {
+	var zero T
+	if l.s == nil {
+		return zero, ErrLeaseReleased
 	}
+	c := l.s.c
+	p := c.pool
+	held := l.HeldFor() // before the lease ends, after which it reads 0
+	if p.multiplexed {
+		if err := p.mx.hijack(l); err != nil {
+			return zero, err
+		}
+	} else {
+		if !l.end() {
+			return zero, ErrLeaseReleased
+		}
+		p.ex.slots.forget(c)
+	}
+	if p.obs != nil {
+		p.obs.ObserveRelease(held)
+	}
+	p.counters.closedHandouts.Add(c.handouts())
+	p.open.Add(-1)
+	p.capacityFreed()
+	return c.value, nil
 }
+
+// held reports whether l's hand-out is still the current one and held.
+func (l Lease[T]) held() bool { return l.s != nil && l.s.state.Load() == l.gen }
+
+// end clears the held bit of l's hand-out and reports whether this call did
+// it: of any number of racing Release, Discard, Hijack and reclaim calls on
+// one hand-out exactly one wins, and a call on an earlier hand-out never
+// does, since the generation it carries is no longer the state's.
+func (l Lease[T]) end() bool {
+	return l.s != nil && l.s.state.CompareAndSwap(l.gen, l.gen&^heldBit)
+}
+
+func (l *leaseState[T]) isHeld() bool { return l.state.Load()&heldBit != 0 }
 
 // free marks a lease that nobody holds (its connection is idle or closing).
 // Only the goroutine that owns the lease at that moment calls it.
 // A lease released by its holder is free already: no store then.
-func (l *Lease[T]) free() {
+func (l *leaseState[T]) free() {
 	if s := l.state.Load(); s&heldBit != 0 {
 		l.state.Store(s &^ heldBit)
 	}
 }
 
 // handouts returns how many times the lease has been handed out.
-func (l *Lease[T]) handouts() int64 { return int64(l.state.Load() >> 1) }
+func (l *leaseState[T]) handouts() int64 { return int64(l.state.Load() >> 1) }
 
 // holdPlain is hold for a pool that tracks nothing about holding.
-func (l *Lease[T]) holdPlain() { l.state.Store(l.state.Load() | heldBit + 2) }
+func (l *leaseState[T]) holdPlain() Lease[T] {
+	s := l.state.Load() | heldBit + 2
+	l.state.Store(s)
+	return Lease[T]{s: l, gen: s}
+}
 
-// hold marks l handed out, starting a new generation. Only the goroutine
-// that owns the lease at that moment calls it (it popped the connection, or
-// holds the multiplexed set's lock).
-func (p *Pool[T]) hold(l *Lease[T]) {
+// hold marks l handed out, starting a new generation, and returns the Lease
+// for that hand-out. Only the goroutine that owns the lease at that moment
+// calls it (it popped the connection, or holds the multiplexed set's lock).
+func (p *Pool[T]) hold(l *leaseState[T]) Lease[T] {
 	if p.trackHeld {
 		l.acquiredAt.Store(p.now())
 	}
-	l.state.Store(l.state.Load() | heldBit + 2) // next generation, held
+	s := l.state.Load() | heldBit + 2 // next generation, held
+	l.state.Store(s)
+	return Lease[T]{s: l, gen: s}
 }

@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -37,17 +38,17 @@ func (r *reasons) count(why Reason) int {
 func TestLifetimeJitterIsPerConnection(t *testing.T) {
 	const n = 40
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: n, MaxLifetime: time.Hour, LifetimeJitter: 30 * time.Minute})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < n; i++ {
 		leases = append(leases, mustAcquire(t, p))
 	}
 	seen := map[int64]bool{}
 	for _, l := range leases {
-		life := time.Duration(l.c.expiresAt - l.c.createdAt)
+		life := time.Duration(l.s.c.expiresAt - l.s.c.createdAt)
 		if life < 30*time.Minute || life > time.Hour {
 			t.Errorf("lifetime %s outside [30m, 1h]", life)
 		}
-		seen[l.c.expiresAt-l.c.createdAt] = true
+		seen[l.s.c.expiresAt-l.s.c.createdAt] = true
 		l.Release()
 	}
 	if len(seen) < n/2 {
@@ -82,7 +83,7 @@ func TestIdleReapingKeepsMinIdle(t *testing.T) {
 		MaxConns: 4, MinIdle: 1, MaxIdleTime: 20 * time.Millisecond,
 		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
 	})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < 4; i++ {
 		leases = append(leases, mustAcquire(t, p))
 	}
@@ -209,7 +210,7 @@ func TestHooks(t *testing.T) {
 	}
 	// AfterRelease refuses connection 3: it is closed.
 	l.Release()
-	if !l.c.value.closed.Load() {
+	if !l.s.c.value.closed.Load() {
 		t.Fatal("AfterRelease false did not close the connection")
 	}
 	if why.count(ReasonRejected) != 3 {
@@ -250,7 +251,7 @@ func TestPanicsKeepCountsRight(t *testing.T) {
 		t.Fatalf("got %v, want the panic as an error", err)
 	}
 	mode.Delete("dial")
-	var l *Lease[*fakeConn]
+	var l Lease[*fakeConn]
 	eventually(t, "dial after the panic", func() bool {
 		var err error
 		l, err = p.Acquire(context.Background())
@@ -315,5 +316,58 @@ func TestFullPoolWaitsDoNotWakeMaintenance(t *testing.T) {
 	// period is at least a millisecond); a pass per wait is the bug.
 	if n := p.passes.Load() - before; n > waits/4 {
 		t.Fatalf("%d waiting acquires on a full pool ran %d maintenance passes", waits, n)
+	}
+}
+
+// TestLifetimeNearMaxInt64MeansForever: a MaxLifetime of math.MaxInt64 (a
+// common way to write "for ever"), with or without a jitter as long, gives
+// connections that live, not ones expired on arrival, and no panic in the
+// dial that draws the jitter.
+func TestLifetimeNearMaxInt64MeansForever(t *testing.T) {
+	for _, jitter := range []time.Duration{0, math.MaxInt64} {
+		var r reasons
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1,
+			MaxLifetime: math.MaxInt64, LifetimeJitter: jitter,
+			Hooks: Hooks[*fakeConn]{OnDisconnect: r.hook}})
+		for range 3 {
+			mustAcquire(t, p).Release()
+		}
+		if s := p.Stats(); s.Dials != 1 || r.count(ReasonLifetime) != 0 {
+			t.Errorf("jitter %v: %d dials and %d lifetime closes for 3 acquires, want 1 and 0", jitter, s.Dials, r.count(ReasonLifetime))
+		}
+	}
+}
+
+// TestExpiredContextDoesNotFailHealthChecks: an acquire whose deadline
+// passes during a health check does not blame the connection, nor go on to
+// check (and close) every other idle one: they stay open and idle.
+func TestExpiredContextDoesNotFailHealthChecks(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 8, HealthCheckAfter: time.Millisecond,
+		HealthCheck: func(ctx context.Context, _ *fakeConn) error {
+			select {
+			case <-ctx.Done(): // a ping needs time the caller no longer has
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+				return nil
+			}
+		}})
+	var held []Lease[*fakeConn]
+	for range 8 {
+		held = append(held, mustAcquire(t, p))
+	}
+	for _, l := range held {
+		l.Release()
+	}
+	time.Sleep(5 * time.Millisecond) // past HealthCheckAfter: the next take checks
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+	defer cancel()
+	if l, err := p.Acquire(ctx); err == nil {
+		l.Release()
+		t.Fatal("Acquire succeeded although every health check outlasts its deadline")
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire: %v, want DeadlineExceeded", err)
+	}
+	if s := p.Stats(); s.Closed != 0 || s.IdleConns != 8 {
+		t.Errorf("after one acquire timed out in a health check: %d closed, %d idle; want 0 and 8", s.Closed, s.IdleConns)
 	}
 }

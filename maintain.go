@@ -101,24 +101,11 @@ func (p *Pool[T]) refill() {
 // idleCount counts open connections with no lease.
 func (p *Pool[T]) idleCount() int {
 	if p.multiplexed {
-		p.mux.mu.Lock()
-		defer p.mux.mu.Unlock()
-		n := 0
-		for _, c := range p.mux.conns {
-			if c.streams == 0 && !c.retiring {
-				n++
-			}
-		}
-		return n
+		_, _, idle := p.mx.count()
+		return idle
 	}
-	n := 0
-	p.slots.each(func(c *conn[T]) bool {
-		if !c.lease.isHeld() {
-			n++
-		}
-		return true
-	})
-	return n
+	_, _, idle := p.ex.count()
+	return idle
 }
 
 // reap closes idle connections past MaxIdleTime (keeping MinIdle idle and
@@ -128,7 +115,7 @@ func (p *Pool[T]) reap(now int64) {
 		return
 	}
 	if p.multiplexed {
-		p.muxReap(now)
+		p.mx.reap(now)
 		return
 	}
 	idle := p.idleCount()
@@ -137,11 +124,11 @@ func (p *Pool[T]) reap(now int64) {
 	due := func(c *conn[T]) bool {
 		return c.expired(now) || (maxIdle > 0 && c.idleFor(now) >= maxIdle)
 	}
-	for i := range p.parts {
+	for i := range p.ex.parts {
 		// Look before touching the stack: emptying it, even briefly,
 		// makes acquirers on this partition steal or wait.
 		found := false
-		p.slots.each(func(c *conn[T]) bool {
+		p.ex.slots.each(func(c *conn[T]) bool {
 			found = int(c.part) == i && !c.lease.isHeld() && due(c)
 			return !found
 		})
@@ -170,7 +157,7 @@ func (p *Pool[T]) reap(now int64) {
 func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 	var popped []*conn[T]
 	for {
-		c := p.parts[i].idle.pop(&p.slots)
+		c := p.ex.parts[i].idle.pop(&p.ex.slots)
 		if c == nil {
 			break
 		}
@@ -186,46 +173,5 @@ func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 	}
 	for k := len(keep) - 1; k >= 0; k-- {
 		p.repool(&keep[k].lease)
-	}
-}
-
-// muxReap is reap for a multiplexed pool.
-func (p *Pool[T]) muxReap(now int64) {
-	maxIdle := int64(p.cfg.MaxIdleTime)
-	p.mux.mu.Lock()
-	idle, live := 0, 0
-	for _, c := range p.mux.conns {
-		if !c.retiring {
-			live++
-			if c.streams == 0 {
-				idle++
-			}
-		}
-	}
-	var closing []*conn[T]
-	for i := 0; i < len(p.mux.conns); i++ {
-		c := p.mux.conns[i]
-		if !c.retiring && c.expired(now) {
-			c.retiring, c.reason = true, ReasonLifetime
-			live--
-			if c.streams == 0 {
-				idle--
-			}
-		}
-		if !c.retiring && c.streams == 0 && maxIdle > 0 && c.idleFor(now) >= maxIdle &&
-			idle > p.cfg.MinIdle && live > p.cfg.MinConns {
-			c.retiring, c.reason = true, ReasonIdle
-			idle--
-			live--
-		}
-		if c.retiring && c.streams == 0 {
-			p.mux.removeLocked(i)
-			i--
-			closing = append(closing, c)
-		}
-	}
-	p.mux.mu.Unlock()
-	for _, c := range closing {
-		p.disconnect(c, c.reason)
 	}
 }

@@ -56,7 +56,7 @@ func TestMinConnsExclusive(t *testing.T) {
 		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
 	})
 	eventually(t, "MinConns dialled in the background", func() bool { return p.Stats().TotalConns == 2 })
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for range 4 {
 		leases = append(leases, mustAcquire(t, p))
 	}
@@ -67,5 +67,24 @@ func TestMinConnsExclusive(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	if s := p.Stats(); s.TotalConns != 2 || why.count(ReasonIdle) != 2 {
 		t.Fatalf("%+v, reasons %v; want 2 open after 2 reaped", s, why.list)
+	}
+}
+
+// TestFloorFillsWithoutWaitingForMaintenance: a MinIdle floor larger than
+// MaxDialing fills dial after dial, each dial's end starting the next,
+// instead of MaxDialing per maintenance tick (a second). The bound below
+// is most of one tick, against the few milliseconds the dials take.
+func TestFloorFillsWithoutWaitingForMaintenance(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 16, MinIdle: 16, MaxDialing: 2,
+		Dial: func(context.Context) (*fakeConn, error) {
+			time.Sleep(time.Millisecond)
+			return &fakeConn{}, nil
+		}})
+	deadline := time.Now().Add(800 * time.Millisecond)
+	for p.Stats().IdleConns < 16 {
+		if time.Now().After(deadline) {
+			t.Fatalf("MinIdle 16 with MaxDialing 2: %d idle after 800ms, so refill waited for maintenance's tick", p.Stats().IdleConns)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -9,7 +10,7 @@ import (
 
 func TestMultiplexedLeastLoadedAndBounded(t *testing.T) {
 	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	// 4 streams fit on the first connection before a second is dialled.
 	for i := 0; i < 4; i++ {
 		leases = append(leases, mustAcquire(t, p))
@@ -111,7 +112,7 @@ func TestMultiplexedRetireAndStreamLimit(t *testing.T) {
 func TestMultiplexedWaitersServed(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
 	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	got := make(chan *Lease[*fakeConn])
+	got := make(chan Lease[*fakeConn])
 	go func() { got <- mustAcquire(t, p) }()
 	waitForWaiters(t, p, 1)
 	a.Release()
@@ -134,7 +135,7 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 		Hooks: Hooks[*fakeConn]{StreamLimit: func(*fakeConn) int { return 3 }},
 	})
 	// 6 waiters need one dial at MaxStreams 10, not six.
-	got := make(chan *Lease[*fakeConn], 6)
+	got := make(chan Lease[*fakeConn], 6)
 	for i := 0; i < 6; i++ {
 		go func() { got <- mustAcquire(t, p) }()
 	}
@@ -151,7 +152,7 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 	close(d.block)
 	// The connection joins with its own limit of 3: the other 3 waiters
 	// need a second connection.
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for i := 0; i < 6; i++ {
 		leases = append(leases, <-got)
 	}
@@ -174,7 +175,7 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 // never reaped.
 func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
 	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinIdle: 1, MaxIdleTime: 50 * time.Millisecond})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for range 6 {
 		leases = append(leases, mustAcquire(t, p))
 	}
@@ -211,13 +212,13 @@ func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
 // connections.
 func TestMultiplexedTiesGoRound(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2})
-	var leases []*Lease[*fakeConn]
+	var leases []Lease[*fakeConn]
 	for range 6 {
 		leases = append(leases, mustAcquire(t, p))
 	}
 	// One lease stays on each connection: all three tie at one.
 	seen := map[*fakeConn]bool{}
-	var long []*Lease[*fakeConn]
+	var long []Lease[*fakeConn]
 	for _, l := range leases {
 		if seen[l.Value()] {
 			l.Release()
@@ -242,5 +243,50 @@ func TestMultiplexedTiesGoRound(t *testing.T) {
 	}
 	if len(picked) != 3 {
 		t.Fatalf("6 short leases among 3 equally loaded connections went to %d of them, want all 3", len(picked))
+	}
+}
+
+// A crowd that arrives at once at a full multiplexed pool gets one dial per
+// MaxStreams waiters, not one per waiter (a dial counts as MaxStreams
+// future streams), and is served as those dials land: when a connection
+// serves fewer streams than its dial was counted for (StreamLimit), the
+// dial's end starts the next one.
+// shoalhttp's HTTP/2 backend relies on both and no longer works around
+// them (MaxDialing 1, a TryAcquire after each waited acquire).
+func TestMuxCrowdDialsPerMaxStreams(t *testing.T) {
+	for _, limit := range []int{4, 2} {
+		t.Run(fmt.Sprintf("StreamLimit=%d", limit), func(t *testing.T) {
+			d := &fakeDialer{block: make(chan struct{})}
+			cfg := Config[*fakeConn]{MaxConns: 8, MaxStreams: 4, Dial: d.dial}
+			cfg.Hooks.StreamLimit = func(*fakeConn) int { return limit }
+			p, _ := newTestPool(t, cfg)
+			const crowd = 10
+			got := make(chan Lease[*fakeConn], crowd)
+			for range crowd {
+				go func() {
+					l, err := p.Acquire(context.Background())
+					if err != nil {
+						t.Error(err)
+					}
+					got <- l
+				}()
+			}
+			waitForWaiters(t, p, crowd)
+			if n := d.dials.Load(); n != (crowd+3)/4 {
+				t.Fatalf("%d dials for a crowd of %d at 4 streams a connection, want %d", n, crowd, (crowd+3)/4)
+			}
+			close(d.block)
+			var leases []Lease[*fakeConn]
+			for range crowd {
+				leases = append(leases, <-got)
+			}
+			s := p.Stats()
+			if want := (crowd + limit - 1) / limit; s.TotalConns != want || s.Leases != crowd {
+				t.Errorf("%d connections for %d leases, want %d for %d (stats %+v)", s.TotalConns, s.Leases, want, crowd, s)
+			}
+			for _, l := range leases {
+				l.Release()
+			}
+		})
 	}
 }

@@ -39,7 +39,7 @@ func TestObserverSeesEveryEvent(t *testing.T) {
 	obs := &countingObserver{}
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1, Observer: MultiObserver(obs, nil, BaseObserver{})})
 	l := mustAcquire(t, p) // dial + acquire
-	got := make(chan *Lease[*fakeConn])
+	got := make(chan Lease[*fakeConn])
 	go func() { got <- mustAcquire(t, p) }()
 	waitForWaiters(t, p, 1)
 	if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrExhausted) { // reject

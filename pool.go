@@ -24,11 +24,11 @@ type Pool[T any] struct {
 	// Read on every acquire and release, never written after New: kept
 	// together so the fast paths touch one line of the Pool besides the
 	// one above.
-	parts []partition[T] // exclusive mode: idle stacks
 	// plain: exclusive mode with nothing to do on the way in or out (no
 	// check, hook, clock, lifetime, observer, leak tracking or shedding),
 	// so Acquire and Release take their shortest paths.
 	plain bool
+	ex    exclusiveEngine[T] // exclusive mode: idle stacks and slots
 
 	cfg         Config[T]
 	maxStreams  int  // 1 in exclusive mode
@@ -53,18 +53,15 @@ type Pool[T any] struct {
 	budget   Budget       // Config.Budget
 	leave    func()       // from Budget.Join; called once drained
 
-	slots    slotTable[T]  // exclusive mode: open connections, by slot
-	nextPart atomic.Uint32 // round-robin home partition for new conns
-
 	wq   waitQueue[T]
-	mux  muxSet[T]
+	mx   muxEngine[T] // multiplexed mode
 	dial dialState
 	shed *shedder // nil when QueueTarget is 0
 	// errWaitersFull is the error of an acquire refused by MaxWaiters,
 	// made once: it names the bound, and the refusal allocates only the
 	// AcquireError around it.
 	errWaitersFull error
-	barge          *barger // nil when HandoffAfter is 0
+	barge          *barger // nil when BargeWindow is 0
 
 	counters counters
 
@@ -100,7 +97,7 @@ type counters struct {
 // MinConns connections are opened in the background (call Warm to wait for
 // them).
 func New[T any](cfg Config[T]) (*Pool[T], error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	p := &Pool[T]{
@@ -138,8 +135,8 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		}
 		p.shed = newShedder(int64(cfg.QueueTarget), int64(interval))
 	}
-	if cfg.HandoffAfter > 0 {
-		p.barge = newBarger(cfg.HandoffAfter, p.handOffIdle)
+	if cfg.BargeWindow > 0 {
+		p.barge = newBarger(cfg.BargeWindow, p.bargeTimerFired)
 	}
 	p.tracking = p.trackHeld || p.shed != nil
 	p.plain = !p.multiplexed && !p.checkOnTake && !p.tracking && !p.clockOnIdle &&
@@ -152,11 +149,13 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if p.multiplexed {
 		nparts = 1
 	}
-	p.parts = make([]partition[T], nparts)
+	p.ex.parts = make([]partition[T], nparts)
 	p.maxConns.Store(int32(cfg.MaxConns))
 	p.share.Store(maxConnsLimit)
 	p.limit.Store(int32(cfg.MaxConns))
 	p.wq.count = &p.waiters
+	p.wq.passOn = p.passOn
+	p.mx.p = p
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 
 	// Last, once the pool is whole: from here a scrape may call Stats at
@@ -202,9 +201,9 @@ func (p *Pool[T]) Stats() Stats {
 	// walk and unused after it, which keeps a close from being counted
 	// twice.
 	s.Acquires = p.counters.closedHandouts.Load()
-	for i := range p.parts {
-		s.WaitedAcquires += p.parts[i].waited.Load()
-		s.WaitTime += time.Duration(p.parts[i].waitNanos.Load())
+	for i := range p.ex.parts {
+		s.WaitedAcquires += p.ex.parts[i].waited.Load()
+		s.WaitTime += time.Duration(p.ex.parts[i].waitNanos.Load())
 	}
 	if p.budget != nil {
 		s.Share = int(p.share.Load())
@@ -214,19 +213,13 @@ func (p *Pool[T]) Stats() Stats {
 		}
 	}
 	if p.multiplexed {
-		p.mux.stats(&s)
+		p.mx.stats(&s)
 	} else {
-		p.slots.each(func(c *conn[T]) bool {
-			s.TotalConns++
-			s.Acquires += c.lease.handouts()
-			if c.lease.isHeld() {
-				s.InUseConns++
-			} else {
-				s.IdleConns++
-			}
-			return true
-		})
-		s.Leases = s.InUseConns
+		handouts, inUse, idle := p.ex.count()
+		s.Acquires += handouts
+		s.InUseConns, s.IdleConns = inUse, idle
+		s.TotalConns = inUse + idle
+		s.Leases = inUse
 	}
 	s.Demand = p.demandFrom(s.Leases, s.Waiting)
 	s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
@@ -306,12 +299,12 @@ func (p *Pool[T]) checkDrained() {
 // closeIdle closes every idle connection of a closed pool.
 func (p *Pool[T]) closeIdle() {
 	if p.multiplexed {
-		p.muxCloseIdle()
+		p.mx.retireAll(ReasonPoolClosed)
 		return
 	}
-	for i := range p.parts {
+	for i := range p.ex.parts {
 		for {
-			c := p.parts[i].idle.pop(&p.slots)
+			c := p.ex.parts[i].idle.pop(&p.ex.slots)
 			if c == nil {
 				break
 			}

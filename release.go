@@ -8,7 +8,7 @@ import (
 // release takes back a lease whose holder called Release (reason 0) or
 // Discard (ReasonDiscarded), or that the leak reclaimer took back
 // (ReasonLeaked). The lease's held bit is already cleared.
-func (p *Pool[T]) release(l *Lease[T], reason Reason) {
+func (p *Pool[T]) release(l *leaseState[T], reason Reason) {
 	if p.plain && reason == 0 {
 		// Nothing to run or record: only the pool's and the
 		// connection's own reasons to close it.
@@ -19,7 +19,7 @@ func (p *Pool[T]) release(l *Lease[T], reason Reason) {
 		case c.retired.Load() != 0:
 			p.closeConn(c, Reason(c.retired.Load()))
 		default:
-			p.repoolReleased(l)
+			p.repoolOrBarge(l)
 		}
 		return
 	}
@@ -27,7 +27,7 @@ func (p *Pool[T]) release(l *Lease[T], reason Reason) {
 		p.obs.ObserveRelease(time.Duration(p.now() - l.acquiredAt.Load()))
 	}
 	if p.multiplexed {
-		p.muxRelease(l, reason)
+		p.mx.release(l, reason)
 		return
 	}
 	c := l.c
@@ -57,14 +57,14 @@ func (p *Pool[T]) release(l *Lease[T], reason Reason) {
 			c.idleSince.Store(now)
 		}
 	}
-	p.repoolReleased(l)
+	p.repoolOrBarge(l)
 }
 
 // repool gives a lease that nobody holds to the oldest waiter, or puts its
 // connection back on its partition's idle stack. No hook runs.
-func (p *Pool[T]) repool(l *Lease[T]) {
+func (p *Pool[T]) repool(l *leaseState[T]) {
 	if p.multiplexed {
-		p.muxRepool(l)
+		p.mx.free(l, 0)
 		return
 	}
 	if p.over.Load() && p.takeExcess() {
@@ -80,10 +80,34 @@ func (p *Pool[T]) repool(l *Lease[T]) {
 	p.pushIdle(l, false)
 }
 
+// repoolOrBarge is repool for a lease that its holder released. With
+// barging on and the oldest waiter younger than the window, the connection
+// goes on the idle stack for whoever asks next, stamped with the time, so
+// that the timer can tell how long it sat there. Everything else that puts
+// a connection back (a new one from a dial, a lease a leaving waiter passes
+// on) calls repool: those were meant for a waiter already.
+func (p *Pool[T]) repoolOrBarge(l *leaseState[T]) {
+	if p.barge == nil || p.waiters.Load() == 0 {
+		p.repool(l)
+		return
+	}
+	now := p.now()
+	if p.bargeOffAt(now) {
+		p.repool(l)
+		return
+	}
+	if p.over.Load() {
+		p.repool(l) // which closes it if the pool is still above its limit
+		return
+	}
+	l.c.idleSince.Store(now)
+	p.pushIdle(l, true)
+}
+
 // pushIdle puts the connection of a lease that nobody holds on its
 // partition's idle stack, then serves a waiter that may have missed it; with
 // barging set (barge.go) a young waiter is left to the barging timer.
-func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
+func (p *Pool[T]) pushIdle(l *leaseState[T], barging bool) {
 	c := l.c
 	if p.barge != nil && !barging && !p.clockOnIdle {
 		// The barging timer reads it to tell a miss (barge.go). A
@@ -91,18 +115,17 @@ func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
 		// release in a pool that tracks idleness.
 		c.idleSince.Store(p.now())
 	}
-	c.lease.free()
-	p.parts[c.part].idle.push(&p.slots, c.slot)
+	p.ex.push(c)
 
 	// A waiter may have enqueued after our look at p.waiters but before
 	// the push, and looked at the stack before the push too. Every waiter
 	// enqueues before its last look at the stacks and we pushed before this
 	// second look at p.waiters, so one of the two sides sees the other.
 	if p.waiters.Load() > 0 {
-		if barging && !p.handOffNow() {
+		if barging && !p.bargeOffAt(p.now()) {
 			p.barge.arm()
 		} else {
-			p.serveWaiters()
+			p.serveWaiters(nil)
 		}
 	}
 	// Close empties the stacks once, after it sets closed; a push that
@@ -113,14 +136,11 @@ func (p *Pool[T]) pushIdle(l *Lease[T], barging bool) {
 }
 
 // serveWaiters hands idle connections to the oldest waiters while there
-// are both.
-func (p *Pool[T]) serveWaiters() { p.serveWaitersWith(nil) }
-
-// serveWaitersWith is serveWaiters, calling seen (when not nil) with each
-// connection it pops for a waiter.
-func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
+// are both, calling seen (when not nil) with each connection it pops for a
+// waiter.
+func (p *Pool[T]) serveWaiters(seen func(c *conn[T])) {
 	for p.waiters.Load() > 0 {
-		c := p.popIdle()
+		c := p.ex.popIdle()
 		if c == nil {
 			return
 		}
@@ -131,8 +151,7 @@ func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
 			// The queue emptied after our look at p.waiters. Back on the
 			// stack, and look again: a waiter that enqueued since may have
 			// looked at the stacks before this push.
-			c.lease.free()
-			p.parts[c.part].idle.push(&p.slots, c.slot)
+			p.ex.push(c)
 			// Close may have emptied the stacks (and failed the waiters)
 			// between our pop and this push, as in pushIdle.
 			if p.closed.Load() {
@@ -144,14 +163,13 @@ func (p *Pool[T]) serveWaitersWith(seen func(c *conn[T])) {
 }
 
 // handoff gives l to the oldest waiter and reports whether there was one.
-func (p *Pool[T]) handoff(l *Lease[T]) bool {
+func (p *Pool[T]) handoff(l *leaseState[T]) bool {
 	w := p.wq.popOldest()
 	if w == nil {
 		return false
 	}
 	yield := p.yieldAfterHandoff(l)
-	p.hold(l)
-	w.ch <- handed[T]{lease: l}
+	w.ch <- handed[T]{lease: p.hold(l)}
 	if yield {
 		runtime.Gosched()
 	}
@@ -166,25 +184,15 @@ const yieldHeldUnder = 5 * time.Microsecond
 // yieldAfterHandoff stamps l as handed over now and says whether the
 // releaser should yield its processor to the waiter it is handing l to.
 //
-// Yielding lets the waiter run at once. Where leases are held for CPU work
-// alone, that is what keeps a crowd of goroutines from forming a convoy in
-// which every acquire pays a park and a wake-up: the releaser, about to
-// acquire again, would find nothing idle and park, and so on for everyone
-// (bench/core, 2 cores, 64 and 256 goroutines: 140 ns per acquire+release
-// with the yield against 350-800 ns without, p99 wait under 1 us against
-// 100-300 us). Where leases are held across network round trips, as a
-// database's are, the yield costs throughput instead: runtime.Gosched puts
-// the releaser on the global run queue, which a busy processor serves last,
-// and wakes no idle one, so released goroutines sit there for up to
-// milliseconds while connections go idle (bench/pgx, 32 and 128 workers
-// on 8 connections: 0.68-0.78 of dedicated throughput with the yield,
-// 0.74-0.90 without, over three runs). The two are told apart by how long
-// the releaser held the lease since it was handed over (yieldHeldUnder); a
-// lease taken from the idle stacks has no stamp, and its release yields as
-// before. A barging pool (HandoffAfter) always yields: its hand-offs are
-// the exception, and measured better with it (without the yield, 0.63-0.96
-// of dedicated against 0.74-0.99 with it, three alternations).
-func (p *Pool[T]) yieldAfterHandoff(l *Lease[T]) bool {
+// After CPU work alone the yield keeps a crowd from forming a convoy, in
+// which the releaser, about to acquire again, finds nothing idle and parks.
+// After a network round trip it costs throughput: runtime.Gosched puts the
+// releaser on the global run queue, served last, and wakes no idle processor.
+// The two are told apart by how long the lease was held since its own
+// hand-over (yieldHeldUnder); a lease taken from the idle stacks has no stamp
+// and yields. A barging pool always yields: its hand-offs are the exception.
+// Figures in BENCHMARKS.md ("The releaser's yield").
+func (p *Pool[T]) yieldAfterHandoff(l *leaseState[T]) bool {
 	if p.barge != nil {
 		return true // no stamp needed: no clock read on this path
 	}
@@ -196,11 +204,11 @@ func (p *Pool[T]) yieldAfterHandoff(l *Lease[T]) bool {
 
 // dropTaken closes the connection of a lease that was taken for a caller but
 // failed a check before the caller got it.
-func (p *Pool[T]) dropTaken(l *Lease[T], reason Reason) {
+func (p *Pool[T]) dropTaken(l *leaseState[T], reason Reason) {
 	p.counters.unused.Add(1)
 	l.free()
 	if p.multiplexed {
-		p.muxDrop(l, reason)
+		p.mx.free(l, reason)
 		return
 	}
 	p.closeConn(l.c, reason)
@@ -209,14 +217,8 @@ func (p *Pool[T]) dropTaken(l *Lease[T], reason Reason) {
 // closeConn closes a connection that nobody else can reach any more (it is
 // off the idle stacks and its lease is not held) and frees its place.
 func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
-	p.forgetSlot(c)
+	p.ex.slots.forget(c)
 	p.disconnect(c, reason)
-}
-
-// forgetSlot takes an exclusive connection out of the slot table and frees
-// its slot number.
-func (p *Pool[T]) forgetSlot(c *conn[T]) {
-	p.slots.forget(c)
 }
 
 // disconnect runs the hooks and Close for a connection already forgotten by

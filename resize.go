@@ -49,7 +49,7 @@ func (p *Pool[T]) applyLimit() {
 	p.dial.mu.Unlock()
 	switch {
 	case limit < old && p.multiplexed:
-		p.muxShrink()
+		p.mx.shrink()
 	case over:
 		p.shrinkIdle()
 	case limit > old:
@@ -62,7 +62,7 @@ func (p *Pool[T]) applyLimit() {
 // allows. Leased ones close as they come back (see takeExcess's callers).
 func (p *Pool[T]) shrinkIdle() {
 	for p.over.Load() {
-		c := p.popIdle()
+		c := p.ex.popIdle()
 		if c == nil {
 			return
 		}
@@ -101,51 +101,4 @@ func (p *Pool[T]) closedForLimit() {
 	p.dial.shrinking--
 	p.open.Add(-1)
 	p.dial.mu.Unlock()
-}
-
-// muxShrink retires the multiplexed connections above the limit, those with
-// the fewest leases first: idle ones close now, busy ones when their last
-// lease ends. Waiters are served by the rest, or wait.
-func (p *Pool[T]) muxShrink() {
-	p.mux.mu.Lock()
-	limit := int(p.limit.Load())
-	var live []*conn[T]
-	for _, c := range p.mux.conns {
-		if !c.retiring {
-			live = append(live, c)
-		}
-	}
-	var idle []*conn[T]
-	for excess := len(live) - limit; excess > 0; excess-- {
-		least := 0
-		for i, c := range live {
-			if c.streams < live[least].streams {
-				least = i
-			}
-		}
-		c := live[least]
-		live = append(live[:least], live[least+1:]...)
-		c.retiring, c.reason = true, ReasonResized
-		if c.streams == 0 {
-			p.mux.removeConnLocked(c)
-			idle = append(idle, c)
-		}
-	}
-	p.mux.mu.Unlock()
-	for _, c := range idle {
-		p.disconnect(c, c.reason)
-	}
-}
-
-// muxFull reports whether a multiplexed pool already has as many live
-// connections as its limit, so that one more, dialled before a shrink, must
-// close. p.mux.mu must be held.
-func (p *Pool[T]) muxFullLocked() bool {
-	live := 0
-	for _, c := range p.mux.conns {
-		if !c.retiring {
-			live++
-		}
-	}
-	return live >= int(p.limit.Load())
 }

@@ -11,12 +11,12 @@ import (
 
 // acquireAsync starts an Acquire in a goroutine and returns where its lease
 // (or error) arrives.
-func acquireAsync(ctx context.Context, p *Pool[*fakeConn]) <-chan *Lease[*fakeConn] {
-	got := make(chan *Lease[*fakeConn], 1)
+func acquireAsync(ctx context.Context, p *Pool[*fakeConn]) <-chan Lease[*fakeConn] {
+	got := make(chan Lease[*fakeConn], 1)
 	go func() {
 		l, err := p.Acquire(ctx)
 		if err != nil {
-			l = nil
+			l = Lease[*fakeConn]{}
 		}
 		got <- l
 	}()
@@ -29,7 +29,7 @@ func TestSetMaxConnsGrowingServesWaitersByNewDials(t *testing.T) {
 	defer held.Release()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var waiters []<-chan *Lease[*fakeConn]
+	var waiters []<-chan Lease[*fakeConn]
 	for range 5 {
 		waiters = append(waiters, acquireAsync(ctx, p))
 	}
@@ -41,7 +41,7 @@ func TestSetMaxConnsGrowingServesWaitersByNewDials(t *testing.T) {
 	}
 	for i, w := range waiters {
 		l := <-w
-		if l == nil {
+		if l.s == nil {
 			t.Fatalf("waiter %d failed after the pool grew", i)
 		}
 		defer l.Release()
@@ -57,7 +57,7 @@ func TestSetMaxConnsGrowingServesWaitersByNewDials(t *testing.T) {
 func TestSetMaxConnsShrinkingClosesIdleNowAndLeasedOnRelease(t *testing.T) {
 	for _, parts := range []int{1, 3} {
 		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 5, Partitions: parts})
-		var held []*Lease[*fakeConn]
+		var held []Lease[*fakeConn]
 		for range 5 {
 			held = append(held, mustAcquire(t, p))
 		}
@@ -115,7 +115,7 @@ func TestSetMaxConnsShrinkingMakesCallersWaitNeverFail(t *testing.T) {
 	}
 	c.Release()
 	l := <-w
-	if l == nil {
+	if l.s == nil {
 		t.Fatal("the waiter failed")
 	}
 	l.Release()
@@ -154,7 +154,7 @@ func TestSetMaxConnsShrinkingADialInFlightClosesItOnArrival(t *testing.T) {
 	eventually(t, "the late dial closed", func() bool { return d.closes.Load() == 1 })
 	held.Release()
 	l := <-w
-	if l == nil {
+	if l.s == nil {
 		t.Fatal("the waiter failed")
 	}
 	l.Release()
@@ -169,11 +169,11 @@ func TestSetMaxConnsMultiplexedRetiresTheLeastLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Five leases spread over three connections: 2, 2, 1.
-	var held []*Lease[*fakeConn]
+	var held []Lease[*fakeConn]
 	for range 5 {
 		held = append(held, mustAcquire(t, p))
 	}
-	perConn := map[*fakeConn][]*Lease[*fakeConn]{}
+	perConn := map[*fakeConn][]Lease[*fakeConn]{}
 	for _, l := range held {
 		perConn[l.Value()] = append(perConn[l.Value()], l)
 	}
@@ -275,7 +275,7 @@ func TestSetMaxConnsUnderLoad(t *testing.T) {
 		}
 		return c, err
 	}
-	p, err := New(Config[*fakeConn]{Dial: dial, Close: d.close, MaxConns: 8, HandoffAfter: time.Millisecond})
+	p, err := New(Config[*fakeConn]{Dial: dial, Close: d.close, MaxConns: 8, BargeWindow: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

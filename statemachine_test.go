@@ -22,15 +22,15 @@ type poolMachine struct {
 	allowed    int
 	maxStreams int
 	minConns   int
-	held       []*Lease[*fakeConn]
+	held       []Lease[*fakeConn]
 	acquires   int64
 	closed     bool
-	lastFreed  *Lease[*fakeConn]  // released and not handed out since
+	stale      []Lease[*fakeConn] // the last leases released or discarded, whatever became of their connections since
 	retired    map[*fakeConn]bool // multiplexed conns discarded while other leases remain
 	// preShrink holds the leases held when the limit last fell, in
 	// multiplexed mode: while one is held, the connection it is on may be
 	// retiring, and whether an acquire must wait is not the model's to say.
-	preShrink map[*Lease[*fakeConn]]bool
+	preShrink map[Lease[*fakeConn]]bool
 }
 
 func newPoolMachine(t *rapid.T) *poolMachine {
@@ -39,20 +39,22 @@ func newPoolMachine(t *rapid.T) *poolMachine {
 		maxStreams: rapid.SampledFrom([]int{1, 1, 3}).Draw(t, "maxStreams"),
 		d:          &fakeDialer{},
 		retired:    map[*fakeConn]bool{},
-		preShrink:  map[*Lease[*fakeConn]]bool{},
+		preShrink:  map[Lease[*fakeConn]]bool{},
 	}
 	m.allowed = m.maxConns
 	m.minConns = rapid.IntRange(0, m.maxConns).Draw(t, "minConns")
-	var handoffAfter time.Duration
-	if m.maxStreams == 1 {
-		handoffAfter = rapid.SampledFrom([]time.Duration{0, time.Millisecond}).Draw(t, "handoffAfter")
+	var bargeWindow time.Duration
+	partitions := 0
+	if m.maxStreams == 1 { // both apply to exclusive connections only
+		bargeWindow = rapid.SampledFrom([]time.Duration{0, time.Millisecond}).Draw(t, "bargeWindow")
+		partitions = rapid.IntRange(0, 3).Draw(t, "partitions")
 	}
 	p, err := New(Config[*fakeConn]{
 		Dial: m.d.dial, Close: m.d.close,
 		MaxConns: m.maxConns, MaxStreams: m.maxStreams,
-		Partitions:   rapid.IntRange(0, 3).Draw(t, "partitions"),
-		HandoffAfter: handoffAfter,
-		MinConns:     m.minConns,
+		Partitions:  partitions,
+		BargeWindow: bargeWindow,
+		MinConns:    m.minConns,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,18 +178,15 @@ func (m *poolMachine) AcquireCanceled(t *rapid.T) {
 	}
 }
 
-func (m *poolMachine) took(l *Lease[*fakeConn]) {
+func (m *poolMachine) took(l Lease[*fakeConn]) {
 	m.acquires++
 	m.held = append(m.held, l)
-	if l == m.lastFreed {
-		m.lastFreed = nil
-	}
 	if m.retired[l.Value()] {
 		panic("a lease was handed out on a discarded connection")
 	}
 }
 
-func (m *poolMachine) pick(t *rapid.T) *Lease[*fakeConn] {
+func (m *poolMachine) pick(t *rapid.T) Lease[*fakeConn] {
 	if len(m.held) == 0 {
 		t.Skip("nothing held")
 	}
@@ -218,27 +217,41 @@ func (m *poolMachine) SetMaxConns(t *rapid.T) {
 func (m *poolMachine) Release(t *rapid.T) {
 	l := m.pick(t)
 	l.Release()
-	m.lastFreed = l
+	m.freed(l)
 }
 
 func (m *poolMachine) Discard(t *rapid.T) {
 	l := m.pick(t)
 	m.retired[l.Value()] = true
 	l.Discard()
-	m.lastFreed = nil // its connection may be gone; never reuse the lease
+	m.freed(l)
 }
 
-func (m *poolMachine) ReleaseAgain(t *rapid.T) {
-	if m.lastFreed == nil {
-		t.Skip("no lease freed since the last hand-out")
+// freed keeps l, just released or discarded, for ReleaseStale.
+func (m *poolMachine) freed(l Lease[*fakeConn]) {
+	m.stale = append(m.stale, l)
+	if len(m.stale) > 4 {
+		m.stale = m.stale[1:]
 	}
-	// Not handed out since: a second Release and a Discard do nothing.
+}
+
+// ReleaseStale calls Release, Discard and Hijack on a lease already
+// released or discarded, perhaps after its connection went to a new holder:
+// the pool must not change.
+func (m *poolMachine) ReleaseStale(t *rapid.T) {
+	if len(m.stale) == 0 {
+		t.Skip("nothing released yet")
+	}
+	l := m.stale[rapid.IntRange(0, len(m.stale)-1).Draw(t, "stale")]
 	before := m.p.Stats()
-	m.lastFreed.Release()
-	m.lastFreed.Discard()
+	l.Release()
+	l.Discard()
+	if _, err := l.Hijack(); !errors.Is(err, ErrLeaseReleased) {
+		t.Fatalf("stale Hijack: %v, want ErrLeaseReleased", err)
+	}
 	after := m.p.Stats()
-	if after.Closed != before.Closed || after.IdleConns != before.IdleConns {
-		t.Fatalf("a second Release changed the pool: %+v -> %+v", before, after)
+	if after.Closed != before.Closed || after.IdleConns != before.IdleConns || after.Leases != before.Leases {
+		t.Fatalf("a stale Release changed the pool: %+v -> %+v", before, after)
 	}
 }
 

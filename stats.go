@@ -37,12 +37,12 @@ type Stats struct {
 	DialErrors       int64         // dials that failed (including OnConnect errors)
 	Closed           int64         // connections closed, for any reason
 	Leaked           int64         // leases reported as held past LeakThreshold
-	// BargeMisses counts connections that a barging release (HandoffAfter)
+	// BargeMisses counts connections that a barging release (BargeWindow)
 	// left idle through the grace while someone waited: their releasers
 	// did not come back. Each suspends barging for 100ms (barge.go). Many
 	// of them say that this workload's callers do not come straight back
 	// for another connection, and that the pool would do as well with
-	// HandoffAfter off. shoalprom exports it as
+	// BargeWindow off. shoalprom exports it as
 	// shoal_pool_barge_misses_total, shoalotel as shoal.pool.barge_misses.
 	BargeMisses int64
 }

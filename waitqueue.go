@@ -1,6 +1,7 @@
 package shoal
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 )
@@ -16,7 +17,7 @@ type waiter[T any] struct {
 
 // handed is what a waiter receives: a lease, or the reason it gets none.
 type handed[T any] struct {
-	lease *Lease[T]
+	lease Lease[T]
 	err   error
 }
 
@@ -27,6 +28,7 @@ type handed[T any] struct {
 // off the queue (under mu) owes it exactly one delivery on its channel. A
 // waiter that gives up first tries to take itself off; if someone else
 // already has, it must receive the delivery in flight and pass the lease on.
+// wait is the waiter's whole side of it.
 type waitQueue[T any] struct {
 	mu     sync.Mutex
 	head   *waiter[T]
@@ -35,9 +37,36 @@ type waitQueue[T any] struct {
 	count  *atomic.Int32 // the pool's hot copy of the length, read without mu
 	// headSince is the since of the oldest waiter, read without mu when
 	// count is above 0 (it is set before count rises and is stale only
-	// while count is 0). Only HandoffAfter reads it.
+	// while count is 0). Only BargeWindow reads it.
 	headSince atomic.Int64
-	pool      sync.Pool
+	// passOn takes a lease delivered to a waiter that had given up.
+	passOn func(*leaseState[T])
+	pool   sync.Pool
+}
+
+// wait blocks until w, which is queued, gets its delivery, and returns it;
+// or, when ctx ends first, returns ok false and how many were waiting
+// (w included) as it gave up. A delivery that was already on its way then
+// is received and its lease passed on, so nothing is lost.
+func (q *waitQueue[T]) wait(ctx context.Context, w *waiter[T]) (h handed[T], waiting int, ok bool) {
+	done := ctx.Done()
+	if done == nil {
+		return <-w.ch, 0, true // a context that never ends: a plain receive is cheaper
+	}
+	select {
+	case h = <-w.ch:
+		return h, 0, true
+	case <-done:
+	}
+	// Counted before we leave the queue, so the count includes us.
+	waiting = int(q.count.Load())
+	if !q.remove(w) {
+		// Taken off by a deliverer: its delivery is owed to us.
+		if h = <-w.ch; h.lease.s != nil {
+			q.passOn(h.lease.s)
+		}
+	}
+	return handed[T]{}, waiting, false
 }
 
 func (q *waitQueue[T]) get() *waiter[T] {

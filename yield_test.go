@@ -13,8 +13,9 @@ import (
 func TestYieldAfterHandoffJudgesHoldTime(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
 	mustAcquire(t, p).Release() // dialled for a waiter: that lease was handed over
-	l := mustAcquire(t, p)
-	defer l.Release()
+	h := mustAcquire(t, p)
+	defer h.Release()
+	l := h.s
 	if l.handedAt != 0 {
 		t.Fatalf("a lease from the idle stack has handedAt %d, want 0", l.handedAt)
 	}
@@ -33,11 +34,11 @@ func TestYieldAfterHandoffJudgesHoldTime(t *testing.T) {
 		t.Errorf("held 1ms: want no yield")
 	}
 
-	b, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, HandoffAfter: time.Millisecond})
+	b, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Millisecond})
 	lb := mustAcquire(t, b)
 	defer lb.Release()
-	lb.handedAt = b.now() - int64(time.Second)
-	if !b.yieldAfterHandoff(lb) {
+	lb.s.handedAt = b.now() - int64(time.Second)
+	if !b.yieldAfterHandoff(lb.s) {
 		t.Errorf("barging pool, held 1s: want a yield")
 	}
 }
@@ -47,7 +48,7 @@ func TestYieldAfterHandoffJudgesHoldTime(t *testing.T) {
 func TestHandoffStampsTheLease(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
 	held := mustAcquire(t, p)
-	got := make(chan *Lease[*fakeConn])
+	got := make(chan Lease[*fakeConn])
 	go func() {
 		l, err := p.Acquire(context.Background())
 		if err != nil {
@@ -59,14 +60,14 @@ func TestHandoffStampsTheLease(t *testing.T) {
 	before := p.now()
 	held.Release()
 	l := <-got
-	if l.handedAt < before {
+	if l.s.handedAt < before {
 		l.Release()
-		t.Fatalf("handed-over lease has handedAt %d, want at least %d", l.handedAt, before)
+		t.Fatalf("handed-over lease has handedAt %d, want at least %d", l.s.handedAt, before)
 	}
 	l.Release()
 	l = mustAcquire(t, p)
 	defer l.Release()
-	if l.handedAt != 0 {
-		t.Errorf("lease from the idle stack has handedAt %d, want 0", l.handedAt)
+	if l.s.handedAt != 0 {
+		t.Errorf("lease from the idle stack has handedAt %d, want 0", l.s.handedAt)
 	}
 }

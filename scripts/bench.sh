@@ -177,6 +177,11 @@ HEADER
 		echo
 	fi
 	echo "<!-- END other benchmarks -->"
+	# The hand-kept sections (the figures behind design choices, with the
+	# commands that measured them) are carried over from the file as it was.
+	if [ -f BENCHMARKS.md ]; then
+		sed -n '/^<!-- BEGIN kept/,$p' BENCHMARKS.md | sed '1s/^/\n/'
+	fi
 } >"$out"
 mv "$out" BENCHMARKS.md
 trap - EXIT

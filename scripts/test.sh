@@ -40,6 +40,12 @@ fi
 step "go test -race -p 1 ./..."
 go test -race -count=1 -p 1 -timeout 30m ./...
 
+# The command and its bench runner are modules of their own.
+for m in cmd/shoal internal/benchrun; do
+	step "$m: go test -race -p 1 ./..."
+	(cd "$m" && go test -race -count=1 -p 1 -timeout 30m ./...)
+done
+
 # bench/ is a separate Go module: vet it and run its tests (no -race, quick).
 if [ -f bench/go.mod ]; then
 	step "bench: go vet ./..."

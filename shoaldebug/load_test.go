@@ -43,7 +43,7 @@ func newLoadedPool(t *testing.T, reg *shoaldebug.Registry, name string) *loadedP
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	leaked := make(chan *shoal.Lease[int], 1)
+	leaked := make(chan shoal.Lease[int], 1)
 	wg.Add(1)
 	go func() { defer wg.Done(); leakyHandler(ctx, pool, leaked) }()
 	for range 3 * loadedMaxConns {
@@ -79,7 +79,7 @@ func newLoadedPool(t *testing.T, reg *shoaldebug.Registry, name string) *loadedP
 
 // leakyHandler acquires a connection and keeps it until ctx ends: the leak
 // whose stack the page must show under this function's name.
-func leakyHandler(ctx context.Context, pool *shoal.Pool[int], leaked chan<- *shoal.Lease[int]) {
+func leakyHandler(ctx context.Context, pool *shoal.Pool[int], leaked chan<- shoal.Lease[int]) {
 	for ctx.Err() == nil {
 		l, err := pool.Acquire(ctx)
 		if err == nil {

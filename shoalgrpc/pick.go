@@ -19,11 +19,11 @@ import (
 // reconnection when it asked for grpc.WaitForReady. A SHUTDOWN connection
 // (closed under the pool) is discarded. Each retry takes a connection out
 // of the running, so the loop ends within MaxConns+1 picks.
-func (p *Pool) acquire(ctx context.Context) (*shoal.Lease[*conn], error) {
+func (p *Pool) acquire(ctx context.Context) (shoal.Lease[*conn], error) {
 	for {
 		l, err := p.pool.Acquire(ctx)
 		if err != nil {
-			return nil, acquireError(err)
+			return shoal.Lease[*conn]{}, acquireError(err)
 		}
 		c := l.Value()
 		if n := c.serverLimit.Load(); n != 0 && n != c.appliedLimit.Load() {

@@ -79,7 +79,8 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 	if err != nil {
 		var ce *shoal.ConfigError
 		if errors.As(err, &ce) {
-			return nil, fmt.Errorf("shoalgrpc: Options.%s %s", ce.Field, ce.Reason)
+			// The fields passed through keep their names in Options.
+			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: ce.Field, Reason: ce.Reason}
 		}
 		return nil, fmt.Errorf("shoalgrpc: %w", err)
 	}

@@ -52,7 +52,7 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 // streamSlot is a stream's hold on its slot. Kept apart from stream so that
 // what runs when the stream ends does not keep the stream reachable.
 type streamSlot struct {
-	lease    *shoal.Lease[*conn]
+	lease    shoal.Lease[*conn]
 	cancel   context.CancelFunc
 	released atomic.Bool
 }

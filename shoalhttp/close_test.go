@@ -88,9 +88,9 @@ func TestNewTransportNamesBadField(t *testing.T) {
 		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},
 	} {
 		_, err := NewTransport(tc.opts)
-		var oe *OptionsError
-		if !errors.As(err, &oe) || oe.Field != tc.field {
-			t.Errorf("NewTransport(%+v) = %v, want an OptionsError for %s", tc.opts, err, tc.field)
+		var ce *shoal.ConfigError
+		if !errors.As(err, &ce) || ce.Struct != "shoalhttp.Options" || ce.Field != tc.field {
+			t.Errorf("NewTransport(%+v) = %v, want a shoal.ConfigError for Options.%s", tc.opts, err, tc.field)
 		}
 		if err != nil && strings.Contains(err.Error(), "secret") {
 			t.Errorf("NewTransport's error shows a password: %v", err)

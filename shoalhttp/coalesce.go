@@ -69,10 +69,8 @@ func coalesce(nc net.Conn, busy func() bool) net.Conn {
 // or the writer goroutine is under way.
 //
 // Keep this frame small and the queueing in queue: x/net writes each
-// request from a goroutine of its own, whose stack starts small, and with
-// the queueing inlined here (112 bytes of locals against 72) the direct
-// write grew that stack on every request, about 8 µs of CPU each in a
-// serial benchmark.
+// request from a goroutine of its own, whose stack starts small, and a
+// larger frame here grew that stack on every request (BENCHMARKS.md).
 func (c *coalescingConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	if c.err != nil || c.flushing || c.busy() {

@@ -20,7 +20,7 @@ var errBodyClosed = errors.New("http: read on closed response body")
 type h1Body struct {
 	rc    io.ReadCloser // net/http's body reader over the connection's bufio.Reader
 	c     *h1Conn
-	lease *shoal.Lease[*h1Conn]
+	lease shoal.Lease[*h1Conn]
 	stop  func() bool // stops the context's interrupt; nil without one
 	ctx   context.Context
 	reuse bool // the connection may carry another request after this one

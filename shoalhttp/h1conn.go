@@ -98,7 +98,7 @@ var errUpgrade = errors.New("101 Switching Protocols is not supported by shoalht
 // roundTrip writes req and reads the response head. On success the
 // connection stays leased to the response body, which gives it back; on
 // error it has been discarded.
-func (c *h1Conn) roundTrip(lease *shoal.Lease[*h1Conn], req *http.Request, gzipOK bool) (*http.Response, error) {
+func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK bool) (*http.Response, error) {
 	ctx := req.Context()
 	reused := c.requests > 0
 	c.written, c.read = 0, 0
@@ -159,7 +159,7 @@ func (c *h1Conn) roundTrip(lease *shoal.Lease[*h1Conn], req *http.Request, gzipO
 
 // finish ends the request: the connection goes back to the pool when reuse
 // holds and the context did not interrupt it, and is closed otherwise.
-func (c *h1Conn) finish(lease *shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
+func (c *h1Conn) finish(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 	if stop != nil && !stop() {
 		reuse = false // the context fired and put the deadline in the past
 	}

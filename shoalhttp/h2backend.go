@@ -34,13 +34,7 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 	// starts with it, and one whose server says less is lowered with
 	// SetStreamLimit after its first request.
 	cfg.MaxStreams = int(seed.limit.Load())
-	// One dial at a time. The core starts a dial per waiter beyond the
-	// dials in flight, as if each new connection served one waiter, where
-	// an HTTP/2 connection serves MaxStreams of them: with 4 dials allowed,
-	// 4 waiters past a full connection would open 4 connections where one
-	// suffices. Serial dials open at most one connection too many. Drop
-	// this once the core counts a dial as MaxStreams future slots.
-	cfg.MaxDialing = 1
+	cfg.Partitions = 0 // idle stacks are the exclusive engine's: Options.Partitions is HTTP/1.1's
 	cfg.Hooks.BeforeAcquire = func(_ context.Context, c *h2Conn) bool { return c.usable() }
 	if opts.OnConnect != nil {
 		cfg.Hooks.OnConnect = func(_ context.Context, c *h2Conn) error {
@@ -126,27 +120,12 @@ func bodiless(req *http.Request, resp *http.Response) bool {
 	return req.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
 }
 
-// acquire takes a stream. A caller who had to wait checks that the pool is
-// still dialling for those who wait behind it: the core starts dials when
-// callers start waiting, not when a dial completes, so a crowd that
-// arrived at once (more than one connection's streams) would otherwise wait
-// for the core's next maintenance tick for each further connection.
-// TryAcquire starts a dial when none is in flight; a stream it finds free
-// goes straight to the oldest waiter on Release.
-func (b *h2Backend) acquire(ctx context.Context) (*shoal.Lease[*h2Conn], error) {
-	lease, err := b.pool.TryAcquire()
-	if !errors.Is(err, shoal.ErrWouldBlock) {
-		return lease, err
-	}
-	lease, err = b.pool.Acquire(ctx)
-	if err == nil {
-		if st := b.pool.Stats(); st.Waiting > 0 && st.Dialing == 0 {
-			if l, err := b.pool.TryAcquire(); err == nil {
-				l.Release()
-			}
-		}
-	}
-	return lease, err
+// acquire takes a stream. The core dials one connection per MaxStreams
+// waiters, and a dial that lands serving fewer (a server's lower limit)
+// starts the next one, so a crowd that arrives at once is served as the
+// dials land.
+func (b *h2Backend) acquire(ctx context.Context) (shoal.Lease[*h2Conn], error) {
+	return b.pool.Acquire(ctx)
 }
 
 func (b *h2Backend) warm(ctx context.Context) error {
@@ -167,7 +146,7 @@ func (b *h2Backend) close(ctx context.Context) error {
 type h2Body struct {
 	rc    io.ReadCloser
 	c     *h2Conn
-	lease *shoal.Lease[*h2Conn]
+	lease shoal.Lease[*h2Conn]
 	done  atomic.Bool
 }
 

@@ -85,7 +85,7 @@ func (c *h2Conn) othersInFlight() bool { return c.inFlight.Load() > 4 }
 // settleEvery requests on a connection that never goes quiet, to follow a
 // new stream limit. A connection that turns unusable while others still
 // use it is caught before its next request by BeforeAcquire (usable).
-func (c *h2Conn) settle(lease *shoal.Lease[*h2Conn], ok bool) {
+func (c *h2Conn) settle(lease shoal.Lease[*h2Conn], ok bool) {
 	last := c.inFlight.Add(-1) == 0
 	if ok && !last && c.requests.Add(1)%settleEvery != 0 {
 		lease.Release()

@@ -53,7 +53,7 @@ type Options struct {
 	// arriving after it: while it has waited less, a connection whose
 	// response was read goes to whoever asks next, usually the goroutine
 	// that just released it coming back with its next request, without a
-	// wake-up (see shoal.Config.HandoffAfter, also for how the window
+	// wake-up (see shoal.Config.BargeWindow, also for how the window
 	// stretches when more than 8 requests wait per connection). After that,
 	// released connections go to the waiting requests in order. Default 4ms, as in
 	// shoalpgx; a negative value means strict first-come, first-served
@@ -236,52 +236,41 @@ func (o Options) withDefaults() Options {
 }
 
 // validate checks the options that the core does not see and then lets the
-// core check the pool configuration, so that a bad value fails NewTransport
-// instead of the first request.
+// core check the pool configuration (Config.Validate), so that a bad value
+// fails NewTransport instead of the first request. Errors are
+// *shoal.ConfigError, naming the Options field.
 func (o Options) validate() error {
+	bad := func(field, reason string) error {
+		return &shoal.ConfigError{Struct: "shoalhttp.Options", Field: field, Reason: reason}
+	}
 	if o.MaxConns < 0 {
-		return &OptionsError{Field: "MaxConns", Reason: fmt.Sprintf("must be >= 0, got %d", o.MaxConns)}
+		return bad("MaxConns", fmt.Sprintf("must be >= 0, got %d", o.MaxConns))
 	}
 	if o.MaxStreamsPerConn < 0 {
-		return &OptionsError{Field: "MaxStreamsPerConn", Reason: fmt.Sprintf("must be >= 0, got %d", o.MaxStreamsPerConn)}
+		return bad("MaxStreamsPerConn", fmt.Sprintf("must be >= 0, got %d", o.MaxStreamsPerConn))
 	}
 	if o.DialTimeout < 0 {
-		return &OptionsError{Field: "DialTimeout", Reason: fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultDialTimeout, o.DialTimeout)}
+		return bad("DialTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultDialTimeout, o.DialTimeout))
 	}
 	if o.TLSHandshakeTimeout < 0 {
-		return &OptionsError{Field: "TLSHandshakeTimeout", Reason: fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultTLSHandshakeTimeout, o.TLSHandshakeTimeout)}
+		return bad("TLSHandshakeTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultTLSHandshakeTimeout, o.TLSHandshakeTimeout))
 	}
 	for i, raw := range o.WarmOrigins {
 		if _, err := parseOrigin(raw); err != nil {
 			// The entry is named by its index: it may hold a password.
-			return &OptionsError{Field: fmt.Sprintf("WarmOrigins[%d]", i), Reason: err.Error()}
+			return bad(fmt.Sprintf("WarmOrigins[%d]", i), err.Error())
 		}
 	}
 	d := o.withDefaults()
-	d.Observer = nil // a trial pool: no origin's metrics should hear of it
+	// Only the fields: no origin's metrics or budget should hear of this.
+	d.Observer, d.Budget = nil, nil
 	cfg := poolConfig[struct{}](d, "validate", func(context.Context) (struct{}, error) { return struct{}{}, nil }, nil)
-	p, err := shoal.New(cfg)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		var ce *shoal.ConfigError
 		if errors.As(err, &ce) {
-			return &OptionsError{Field: ce.Field, Reason: ce.Reason}
+			return bad(ce.Field, ce.Reason)
 		}
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_ = p.Close(ctx) // nothing was dialled: closing only stops its maintenance goroutine
 	return nil
-}
-
-// OptionsError is returned by NewTransport for Options that cannot work;
-// Field names the Options field that is wrong.
-type OptionsError struct {
-	Field  string // the Options field, such as "MaxConns"
-	Reason string // what is wrong with it, with the value given
-}
-
-// Error returns the message, naming the field.
-func (e *OptionsError) Error() string {
-	return "shoalhttp: Options." + e.Field + " " + e.Reason
 }

@@ -92,7 +92,7 @@
 //	shoal.pool.closes         counter                     {connection}  connections closed, with shoal.close.reason = shoal.Reason ("lifetime", "idle", ...)
 //	shoal.pool.rejections     counter                     {request}     acquires refused by MaxWaiters or dropped by load shedding
 //	shoal.pool.leaks          counter                     {lease}       leases reported held past Config.LeakThreshold
-//	shoal.pool.barge_misses   observable counter          {connection}  Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.HandoffAfter)
+//	shoal.pool.barge_misses   observable counter          {connection}  Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.BargeWindow)
 //
 // "used" counts connections with at least one lease. A timed-out acquire
 // counts in timeouts, not in wait_time (it obtained no connection), and a

@@ -93,8 +93,8 @@ func bargeMisses(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 
 	t.Helper()
 	c := collect(t, reader)
 	got := c.sum(t, "shoal.pool.barge_misses", "{connection}", true)
-	if d := c["shoal.pool.barge_misses"].Description; !strings.Contains(d, "Config.HandoffAfter") {
-		t.Errorf("shoal.pool.barge_misses description %q does not say it needs Config.HandoffAfter", d)
+	if d := c["shoal.pool.barge_misses"].Description; !strings.Contains(d, "Config.BargeWindow") {
+		t.Errorf("shoal.pool.barge_misses description %q does not say it needs Config.BargeWindow", d)
 	}
 	return got
 }

@@ -143,7 +143,7 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		demand:   gauge("shoal.pool.budget.demand", "{connection}", "The connections the pool would use now, in use plus waited for (Stats.Demand); only for a pool with a Budget."),
 		members:  gauge("shoal.pool.budget.members", "{pool}", "The pools sharing the pool's Budget, this one included (Stats.BudgetMembers); only for a pool with a Budget."),
 
-		bargeMisses: observableCounter("shoal.pool.barge_misses", "{connection}", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.HandoffAfter."),
+		bargeMisses: observableCounter("shoal.pool.barge_misses", "{connection}", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.BargeWindow."),
 
 		createTime: histogram("db.client.connection.create_time", "The time it took to create a new connection."),
 		waitTime:   histogram("db.client.connection.wait_time", "The time it took to obtain an open connection from the pool."),

@@ -146,7 +146,7 @@ type Config struct {
 	// releasing goroutine coming straight back, with no wake-up; after
 	// that, releases go to the waiters in order (when more than 8 callers
 	// wait per connection the window stretches in proportion, up to 16ms
-	// at the default; see shoal.Config.HandoffAfter). With more callers than
+	// at the default; see shoal.Config.BargeWindow). With more callers than
 	// connections it buys throughput and a far lower median wait for a
 	// longer tail. On the project's 2-core machine, bench/pgx, 8
 	// connections, paired against dedicated connections (SELECT 1 / small

@@ -178,7 +178,7 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		mutate func(*Config)
 		got    string // the value the message must quote
 	}{
-		{"MaxConns", func(c *Config) { c.MaxConns = 0 }, "must be >= 1, got 0"},
+		{"MaxConns", func(c *Config) { c.MaxConns = 0 }, "must be > 0, got 0"},
 		{"MinIdleConns", func(c *Config) { c.MaxConns, c.MinIdleConns = 4, 5 }, "must be <= MaxConns (4), got 5"},
 		{"MinConns", func(c *Config) { c.MinConns = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetime", func(c *Config) { c.MaxConnLifetime = -time.Second }, "must be >= 0, got -1s"},

@@ -82,7 +82,7 @@ func (p *Pool) slotLockedElsewhere(ctx context.Context, permit shoal.BudgetPermi
 	if core == nil {
 		return false // a dial New started, before the pool was whole
 	}
-	var lease *shoal.Lease[*pooledConn]
+	var lease shoal.Lease[*pooledConn]
 	var err error
 	if s, ok := permit.(suspectPermit); ok && s.Suspect() {
 		if core.Stats().TotalConns == 0 {

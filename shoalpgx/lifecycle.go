@@ -14,26 +14,17 @@ import (
 // settings the core does not know about.
 func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	c := p.config
-	maxConns := fmt.Sprintf("must be <= MaxConns (%d)", c.MaxConns)
+	// The settings the core does not see as they are: the core checks the
+	// rest (Config.Validate, below) and its error is renamed to ours.
 	checks := []struct {
 		bad       bool
 		key, what string
 		got       any
 	}{
-		{c.MaxConns < 1, "MaxConns", "must be >= 1", c.MaxConns},
-		{c.MinConns < 0, "MinConns", "must be >= 0", c.MinConns},
-		{c.MinIdleConns < 0, "MinIdleConns", "must be >= 0", c.MinIdleConns},
-		{c.MinConns > c.MaxConns, "MinConns", maxConns, c.MinConns},
-		{c.MinIdleConns > c.MaxConns, "MinIdleConns", maxConns, c.MinIdleConns},
 		{c.MaxConnLifetime < 0, "MaxConnLifetime", "must be >= 0", c.MaxConnLifetime},
 		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0", c.MaxConnLifetimeJitter},
-		{c.MaxConnIdleTime < 0, "MaxConnIdleTime", "must be >= 0", c.MaxConnIdleTime},
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
 		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
-		{c.HandoffAfter < 0, "HandoffAfter", "must be >= 0", c.HandoffAfter},
-		{c.Partitions < 0, "Partitions", "must be >= 0", c.Partitions},
-		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0", c.MaxWaiters},
-		{c.MaxDialing < 0, "MaxDialing", "must be >= 0", c.MaxDialing},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -46,17 +37,17 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		closer = closeAndWait
 	}
 	cfg := shoal.Config[*pooledConn]{
-		Dial:         p.dial,
-		Close:        closer,
-		MaxConns:     int(c.MaxConns),
-		MinIdle:      int(c.MinIdleConns),
-		MinConns:     int(c.MinConns),
-		Partitions:   c.Partitions,
-		MaxWaiters:   c.MaxWaiters,
-		MaxIdleTime:  c.MaxConnIdleTime,
-		MaxDialing:   c.MaxDialing,
-		HandoffAfter: c.HandoffAfter,
-		Logger:       c.Logger,
+		Dial:        p.dial,
+		Close:       closer,
+		MaxConns:    int(c.MaxConns),
+		MinIdle:     int(c.MinIdleConns),
+		MinConns:    int(c.MinConns),
+		Partitions:  c.Partitions,
+		MaxWaiters:  c.MaxWaiters,
+		MaxIdleTime: c.MaxConnIdleTime,
+		MaxDialing:  c.MaxDialing,
+		BargeWindow: c.HandoffAfter,
+		Logger:      c.Logger,
 
 		Observer:      c.Observer,
 		LeakThreshold: c.LeakThreshold,
@@ -93,7 +84,31 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 			hook(pc.conn)
 		}
 	}
+	if err := cfg.Validate(); err != nil {
+		var ce *shoal.ConfigError
+		if errors.As(err, &ce) {
+			return shoal.Config[*pooledConn]{}, &ConfigError{Key: pgxField(ce.Field), Reason: ce.Reason}
+		}
+		return shoal.Config[*pooledConn]{}, err
+	}
 	return cfg, nil
+}
+
+// pgxField names the Config field that sets a core Config field.
+func pgxField(core string) string {
+	switch core {
+	case "MinIdle":
+		return "MinIdleConns"
+	case "MaxIdleTime":
+		return "MaxConnIdleTime"
+	case "BargeWindow":
+		return "HandoffAfter"
+	case "MaxLifetime":
+		return "MaxConnLifetime"
+	case "LifetimeJitter":
+		return "MaxConnLifetimeJitter"
+	}
+	return core // MaxConns, MinConns, Partitions, MaxWaiters, MaxDialing, ...
 }
 
 // dial opens one connection: BeforeConnect on a copy of the ConnConfig,

@@ -87,7 +87,7 @@ func (p *Pool) Config() *Config { return p.config.Copy() }
 // touches it, so it needs no lock.
 type pooledConn struct {
 	conn  *pgx.Conn
-	lease *shoal.Lease[*pooledConn] // the core's lease on this connection; fixed for its life
+	lease shoal.Lease[*pooledConn] // the core's lease on this connection, set at each acquire
 
 	// The idle check (health.go): a non-blocking look at the socket.
 	peek peek.Peeker

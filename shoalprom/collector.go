@@ -108,7 +108,7 @@ func NewCollector(opts Options) *Collector {
 		demand:   desc("shoal_pool_budget_demand", "The connections the pool would use now, in use plus waited for (Stats.Demand); only for a pool with a Budget."),
 		members:  desc("shoal_pool_budget_members", "The pools sharing the pool's Budget, this one included (Stats.BudgetMembers); only for a pool with a Budget."),
 
-		bargeMisses: desc("shoal_pool_barge_misses_total", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.HandoffAfter."),
+		bargeMisses: desc("shoal_pool_barge_misses_total", "The number of connections a barging release left idle while someone waited, until the barging timer handed them over; each suspends barging for 100ms. Stays 0 without Config.BargeWindow."),
 
 		createTime: histogram("db_client_connection_create_time_seconds", "The time it took to create a new connection (successful dials, including OnConnect)."),
 		waitTime:   histogram("db_client_connection_wait_time_seconds", "The time it took to obtain an open connection from the pool (successful acquires)."),

@@ -80,7 +80,7 @@
 //	shoal_pool_closes_total{reason}                  counter    connections closed, by shoal.Reason ("lifetime", "idle", ...)
 //	shoal_pool_rejections_total                      counter    acquires refused by MaxWaiters or dropped by load shedding
 //	shoal_pool_leaks_total                           counter    leases reported held past Config.LeakThreshold
-//	shoal_pool_barge_misses_total                    counter    Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.HandoffAfter)
+//	shoal_pool_barge_misses_total                    counter    Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.BargeWindow)
 //
 // Options.Namespace, when set, is put in front of every name
 // ("myapp_db_client_connection_count").

@@ -118,8 +118,8 @@ func bargeMisses(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		if f.GetType() != dto.MetricType_COUNTER {
 			t.Fatalf("shoal_pool_barge_misses_total has type %s, want counter", f.GetType())
 		}
-		if !strings.Contains(f.GetHelp(), "Config.HandoffAfter") {
-			t.Errorf("shoal_pool_barge_misses_total help %q does not say it needs Config.HandoffAfter", f.GetHelp())
+		if !strings.Contains(f.GetHelp(), "Config.BargeWindow") {
+			t.Errorf("shoal_pool_barge_misses_total help %q does not say it needs Config.BargeWindow", f.GetHelp())
 		}
 		got := map[string]float64{}
 		for _, m := range f.GetMetric() {

@@ -77,8 +77,8 @@ type shoalPool struct {
 	conns *connCounter
 }
 
-func openShoal(partitions int) func(context.Context) (benchPool[*shoal.Lease[*noopConn]], error) {
-	return func(ctx context.Context) (benchPool[*shoal.Lease[*noopConn]], error) {
+func openShoal(partitions int) func(context.Context) (benchPool[shoal.Lease[*noopConn]], error) {
+	return func(ctx context.Context) (benchPool[shoal.Lease[*noopConn]], error) {
 		conns := new(connCounter)
 		pool, err := shoal.New(shoal.Config[*noopConn]{
 			Dial:       conns.dial,
@@ -97,11 +97,11 @@ func openShoal(partitions int) func(context.Context) (benchPool[*shoal.Lease[*no
 	}
 }
 
-func (p *shoalPool) acquire(ctx context.Context) (*shoal.Lease[*noopConn], error) {
+func (p *shoalPool) acquire(ctx context.Context) (shoal.Lease[*noopConn], error) {
 	return p.pool.Acquire(ctx)
 }
 
-func (p *shoalPool) release(l *shoal.Lease[*noopConn]) { l.Release() }
+func (p *shoalPool) release(l shoal.Lease[*noopConn]) { l.Release() }
 
 func (p *shoalPool) waits() int64 { return p.pool.Stats().WaitedAcquires }
 

@@ -54,7 +54,7 @@ func budgetMember(t *testing.T, addr, prefix, name, label string, inUse int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var held []*shoal.Lease[int]
+	var held []shoal.Lease[int]
 	for range inUse {
 		l, err := p.Acquire(ctx)
 		if err != nil {

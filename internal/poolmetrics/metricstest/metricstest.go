@@ -72,7 +72,7 @@ func RunSequence(t *testing.T, obs shoal.Observer, leakObserved func() bool) (po
 	time.Sleep(SeqHeldWait)
 	first.Release()
 	third := <-got
-	if third == nil {
+	if third == (shoal.Lease[*FakeConn]{}) {
 		t.FailNow()
 	}
 
@@ -143,7 +143,7 @@ func RunExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
 	}
 	// Until the dial backoff passes, acquires fail fast with the same error
 	// (and no dial); then a dial succeeds.
-	var lease *shoal.Lease[*FakeConn]
+	var lease shoal.Lease[*FakeConn]
 	WaitFor(t, "a dial to succeed", func() bool {
 		lease, err = pool.Acquire(ctx)
 		return err == nil
@@ -154,7 +154,7 @@ func RunExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
 		t.Fatalf("acquire past MaxWaiters: got %v, want ErrExhausted", err)
 	}
 	lease.Discard() // the waiter gets a newly dialled connection
-	if l := <-got; l != nil {
+	if l := <-got; l != (shoal.Lease[*FakeConn]{}) {
 		l.Release()
 	}
 	if err := pool.Close(ctx); err != nil {
@@ -195,9 +195,9 @@ func BenchAcquireRelease(b *testing.B, newObserver func(testing.TB) shoal.Observ
 }
 
 // acquireLater acquires from pool in a goroutine and delivers the lease
-// (nil if the acquire failed, which fails the test).
-func acquireLater(t *testing.T, pool *shoal.Pool[*FakeConn]) <-chan *shoal.Lease[*FakeConn] {
-	got := make(chan *shoal.Lease[*FakeConn], 1)
+// (the zero Lease if the acquire failed, which fails the test).
+func acquireLater(t *testing.T, pool *shoal.Pool[*FakeConn]) <-chan shoal.Lease[*FakeConn] {
+	got := make(chan shoal.Lease[*FakeConn], 1)
 	go func() {
 		l, err := pool.Acquire(context.Background())
 		if err != nil {
@@ -238,7 +238,7 @@ func HoldStreams(t *testing.T, obs shoal.Observer, n int) {
 func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *shoal.Pool[*FakeConn] {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, HandoffAfter: handoffAfter, Observer: obs})
+	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, BargeWindow: handoffAfter, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *
 	WaitFor(t, "the waiter", func() bool { return pool.Stats().Waiting == 1 })
 	held.Release()
 	l := <-got
-	if l == nil {
+	if l == (shoal.Lease[*FakeConn]{}) {
 		t.FailNow()
 	}
 	l.Release()

@@ -1,0 +1,457 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// muxEngine is the multiplexed mode (MaxStreams > 1): the open connections,
+// each with its stream slots (muxConn), under one mutex. Nothing outside
+// this file touches its fields or a connection's streams.
+//
+// A plain mutex is the right tool here: a multiplexed lease is held for a
+// request's round trip, not nanoseconds, and picking the least-loaded
+// connection needs a consistent view of all of them.
+//
+// Lock order: mu before the wait queue's.
+type muxEngine[T any] struct {
+	p     *Pool[T]
+	mu    sync.Mutex
+	conns []*conn[T]
+	turn  uint32 // where the next least-loaded scan starts; guarded by mu
+}
+
+// muxConn is a multiplexed connection's streams, guarded by muxEngine.mu.
+type muxConn[T any] struct {
+	streams int             // leases held now
+	limit   int             // stream limit for this conn (<= MaxStreams)
+	leases  []leaseState[T] // one per stream slot
+	free    []int32         // indices of leases not held
+}
+
+// take returns a lease on the least-loaded connection with a free stream
+// that passes its checks, or the zero Lease when every connection is full.
+func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
+	p := m.p
+	for {
+		var retired []*conn[T]
+		m.mu.Lock()
+		now := int64(0)
+		if p.cfg.MaxLifetime > 0 || p.healthAfter != 0 {
+			now = p.now()
+		}
+		// The least-loaded connection that takes new leases and is not
+		// full. Ties go round the set: ranks count from a start that moves
+		// one further each time, so that when most connections carry the
+		// same load (short calls among long ones, say) the short calls
+		// spread over all of them, as round-robin would, instead of piling
+		// onto the first in the list, whose goroutines at both ends would
+		// then serialise work that could run in parallel.
+		var best *conn[T]
+		n := len(m.conns)
+		start := int(m.turn % uint32(max(n, 1)))
+		m.turn++
+		bestRank := 0
+		for i := 0; i < len(m.conns); i++ {
+			c := m.conns[i]
+			if c.expired(now) {
+				c.retire(ReasonLifetime)
+			}
+			if c.retiredFor() != 0 {
+				if c.mux.streams == 0 {
+					m.removeLocked(i)
+					i--
+					retired = append(retired, c)
+				}
+				continue
+			}
+			if c.mux.streams >= c.mux.limit {
+				continue
+			}
+			rank := (i - start + n) % n
+			if best == nil || c.mux.streams < best.mux.streams || (c.mux.streams == best.mux.streams && rank < bestRank) {
+				best, bestRank = c, rank
+			}
+		}
+		var l Lease[T]
+		wasIdle := false
+		if best != nil {
+			wasIdle = best.mux.streams == 0
+			l = m.takeStreamLocked(best)
+		}
+		m.mu.Unlock()
+		for _, c := range retired {
+			p.disconnect(c, c.retiredFor())
+		}
+		if l.s == nil {
+			return l
+		}
+		if p.checkOnTake {
+			if reason, ok := p.check(ctx, l.s.c, wasIdle); !ok {
+				p.dropTaken(l.s, reason)
+				continue
+			}
+		}
+		return l
+	}
+}
+
+// takeStreamLocked reserves one stream of c and returns its lease, held.
+// m.mu must be held and c must have a free stream.
+func (m *muxEngine[T]) takeStreamLocked(c *conn[T]) Lease[T] {
+	mc := c.mux
+	i := mc.free[len(mc.free)-1]
+	mc.free = mc.free[:len(mc.free)-1]
+	mc.streams++
+	return m.p.hold(&mc.leases[i])
+}
+
+// freeStreamLocked gives l's stream back to its connection. m.mu must be
+// held and l must not be held.
+func (m *muxEngine[T]) freeStreamLocked(l *leaseState[T]) {
+	mc := l.c.mux
+	mc.streams--
+	mc.free = append(mc.free, l.slot)
+}
+
+// removeLocked drops conns[i] from the set, not keeping order.
+func (m *muxEngine[T]) removeLocked(i int) {
+	last := len(m.conns) - 1
+	m.conns[i] = m.conns[last]
+	m.conns[last] = nil
+	m.conns = m.conns[:last]
+}
+
+func (m *muxEngine[T]) removeConnLocked(c *conn[T]) {
+	for i, x := range m.conns {
+		if x == c {
+			m.removeLocked(i)
+			return
+		}
+	}
+}
+
+// release takes back a stream lease released or discarded by its holder.
+func (m *muxEngine[T]) release(l *leaseState[T], reason Reason) {
+	if reason == 0 && m.p.cfg.Hooks.AfterRelease != nil && !m.p.callAfterRelease(l.c) {
+		reason = ReasonRejected
+	}
+	m.free(l, reason)
+}
+
+// free frees a stream of l's connection: released, passed on by a waiter
+// who gave up (reason 0), or dropped after a failed check. With a reason
+// the connection also retires. The freed stream goes straight to the oldest
+// waiter when the connection can still serve.
+func (m *muxEngine[T]) free(l *leaseState[T], reason Reason) {
+	p, c := m.p, l.c
+	m.mu.Lock()
+	switch {
+	case reason != 0:
+		c.retire(reason)
+	case p.closed.Load():
+		c.retire(ReasonPoolClosed)
+	case c.expiresAt != 0 && c.expired(p.now()):
+		c.retire(ReasonLifetime)
+	}
+	if c.retiredFor() == 0 && p.waiters.Load() > 0 {
+		if w := p.wq.popOldest(); w != nil {
+			// Same stream, new holder: the lease moves as it is.
+			h := p.hold(l)
+			m.mu.Unlock()
+			w.ch <- handed[T]{lease: h}
+			return
+		}
+	}
+	l.free()
+	m.freeStreamLocked(l)
+	closeNow := c.retiredFor() != 0 && c.mux.streams == 0
+	if closeNow {
+		m.removeConnLocked(c)
+	} else if c.mux.streams == 0 && p.clockOnIdle {
+		c.idleSince.Store(p.now())
+	}
+	m.mu.Unlock()
+	if closeNow {
+		p.disconnect(c, c.retiredFor())
+	}
+}
+
+// hijack ends l, the last lease on its connection, and takes the
+// connection out of the set without closing it.
+func (m *muxEngine[T]) hijack(l Lease[T]) error {
+	c := l.s.c
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !l.held() {
+		return ErrLeaseReleased
+	}
+	if c.mux.streams != 1 || !l.end() {
+		return ErrHijackShared
+	}
+	m.freeStreamLocked(l.s)
+	m.removeConnLocked(c)
+	return nil
+}
+
+// ErrHijackShared: Hijack was called on a multiplexed connection that other
+// leases still use.
+var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases still use")
+
+// adopt adds a freshly dialled connection and serves waiters from it.
+func (m *muxEngine[T]) adopt(c *conn[T]) {
+	p := m.p
+	mc := &muxConn[T]{limit: p.maxStreams}
+	if p.cfg.Hooks.StreamLimit != nil {
+		if n := p.callStreamLimit(c); n >= 1 && n < p.maxStreams {
+			mc.limit = n
+		}
+	}
+	mc.leases = make([]leaseState[T], p.maxStreams)
+	mc.free = make([]int32, p.maxStreams)
+	for i := range mc.leases {
+		mc.leases[i].c = c
+		mc.leases[i].slot = int32(i)
+		if p.cfg.LeakThreshold > 0 {
+			mc.leases[i].leak = new(leakInfo)
+		}
+		mc.free[i] = int32(p.maxStreams - 1 - i)
+	}
+	c.mux = mc
+	m.mu.Lock()
+	if p.closed.Load() {
+		m.mu.Unlock()
+		p.disconnect(c, ReasonPoolClosed)
+		return
+	}
+	if m.fullLocked() {
+		// Dialled before a shrink: the pool has what its limit allows.
+		m.mu.Unlock()
+		p.disconnect(c, ReasonResized)
+		return
+	}
+	m.conns = append(m.conns, c)
+	deliveries := m.takeForWaitersLocked(c)
+	m.mu.Unlock()
+	deliver(deliveries)
+}
+
+// takeForWaitersLocked takes streams of c for waiters, oldest first, while
+// c has room. The caller delivers the result after unlocking m.mu.
+func (m *muxEngine[T]) takeForWaitersLocked(c *conn[T]) []delivery[T] {
+	var out []delivery[T]
+	for c.retiredFor() == 0 && c.mux.streams < c.mux.limit && m.p.waiters.Load() > 0 {
+		w := m.p.wq.popOldest()
+		if w == nil {
+			break
+		}
+		out = append(out, delivery[T]{w: w, l: m.takeStreamLocked(c)})
+	}
+	return out
+}
+
+type delivery[T any] struct {
+	w *waiter[T]
+	l Lease[T]
+}
+
+func deliver[T any](ds []delivery[T]) {
+	for _, d := range ds {
+		d.w.ch <- handed[T]{lease: d.l}
+	}
+}
+
+// retire stops c from taking new leases; it closes when its last lease ends.
+func (m *muxEngine[T]) retire(c *conn[T], reason Reason) {
+	m.mu.Lock()
+	c.retire(reason)
+	m.mu.Unlock()
+}
+
+// revoke retires c for ReasonRevoked (its Budget took its permit back) and
+// closes it now if no lease holds it.
+func (m *muxEngine[T]) revoke(c *conn[T]) {
+	m.mu.Lock()
+	c.retire(ReasonRevoked)
+	idle := c.mux.streams == 0 && c.retiredFor() == ReasonRevoked
+	if idle {
+		m.removeConnLocked(c)
+	}
+	m.mu.Unlock()
+	if idle {
+		m.p.disconnect(c, ReasonRevoked)
+	}
+}
+
+// setStreamLimit changes how many leases c serves at once.
+func (m *muxEngine[T]) setStreamLimit(c *conn[T], n int) {
+	if n < 1 {
+		return
+	}
+	m.mu.Lock()
+	c.mux.limit = min(n, m.p.maxStreams)
+	deliveries := m.takeForWaitersLocked(c)
+	m.mu.Unlock()
+	deliver(deliveries)
+}
+
+// retireAll retires every connection for reason (unless it is retiring
+// already) and closes those with no lease now; the others close when their
+// last lease ends.
+func (m *muxEngine[T]) retireAll(reason Reason) {
+	m.mu.Lock()
+	var idle []*conn[T]
+	for i := 0; i < len(m.conns); i++ {
+		c := m.conns[i]
+		c.retire(reason)
+		if c.mux.streams == 0 {
+			m.removeLocked(i)
+			i--
+			idle = append(idle, c)
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range idle {
+		m.p.disconnect(c, c.retiredFor())
+	}
+}
+
+// reap retires connections past their lifetime, and idle ones past
+// MaxIdleTime while more than MinIdle are idle and more than MinConns open,
+// and closes those with no lease.
+func (m *muxEngine[T]) reap(now int64) {
+	p := m.p
+	maxIdle := int64(p.cfg.MaxIdleTime)
+	m.mu.Lock()
+	idle, live := 0, 0
+	for _, c := range m.conns {
+		if c.retiredFor() == 0 {
+			live++
+			if c.mux.streams == 0 {
+				idle++
+			}
+		}
+	}
+	var closing []*conn[T]
+	for i := 0; i < len(m.conns); i++ {
+		c := m.conns[i]
+		if c.retiredFor() == 0 && c.expired(now) {
+			c.retire(ReasonLifetime)
+			live--
+			if c.mux.streams == 0 {
+				idle--
+			}
+		}
+		if c.retiredFor() == 0 && c.mux.streams == 0 && maxIdle > 0 && c.idleFor(now) >= maxIdle &&
+			idle > p.cfg.MinIdle && live > p.cfg.MinConns {
+			c.retire(ReasonIdle)
+			idle--
+			live--
+		}
+		if c.retiredFor() != 0 && c.mux.streams == 0 {
+			m.removeLocked(i)
+			i--
+			closing = append(closing, c)
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range closing {
+		p.disconnect(c, c.retiredFor())
+	}
+}
+
+// shrink retires the connections above the limit, those with the fewest
+// leases first: idle ones close now, busy ones when their last lease ends.
+// Waiters are served by the rest, or wait.
+func (m *muxEngine[T]) shrink() {
+	m.mu.Lock()
+	limit := int(m.p.limit.Load())
+	var live []*conn[T]
+	for _, c := range m.conns {
+		if c.retiredFor() == 0 {
+			live = append(live, c)
+		}
+	}
+	var idle []*conn[T]
+	for excess := len(live) - limit; excess > 0; excess-- {
+		least := 0
+		for i, c := range live {
+			if c.mux.streams < live[least].mux.streams {
+				least = i
+			}
+		}
+		c := live[least]
+		live = append(live[:least], live[least+1:]...)
+		c.retire(ReasonResized)
+		if c.mux.streams == 0 {
+			m.removeConnLocked(c)
+			idle = append(idle, c)
+		}
+	}
+	m.mu.Unlock()
+	for _, c := range idle {
+		m.p.disconnect(c, c.retiredFor())
+	}
+}
+
+// fullLocked reports whether the set already has as many live connections
+// as the limit, so that one more, dialled before a shrink, must close. m.mu
+// must be held.
+func (m *muxEngine[T]) fullLocked() bool {
+	live := 0
+	for _, c := range m.conns {
+		if c.retiredFor() == 0 {
+			live++
+		}
+	}
+	return live >= int(m.p.limit.Load())
+}
+
+// stats fills the gauges of s and adds the connections' hand-outs.
+func (m *muxEngine[T]) stats(s *Stats) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.conns {
+		s.TotalConns++
+		s.Acquires += c.handouts()
+		s.Leases += c.mux.streams
+		if c.mux.streams > 0 {
+			s.InUseConns++
+		} else {
+			s.IdleConns++
+		}
+	}
+}
+
+// count returns the leases held now, the connections with at least one,
+// and the live connections with none.
+func (m *muxEngine[T]) count() (leases, inUse, idle int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.conns {
+		leases += c.mux.streams
+		switch {
+		case c.mux.streams > 0:
+			inUse++
+		case c.retiredFor() == 0:
+			idle++
+		}
+	}
+	return leases, inUse, idle
+}
+
+// heldLeases returns the leases held now, for the leak scan.
+func (m *muxEngine[T]) heldLeases() []*leaseState[T] {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var held []*leaseState[T]
+	for _, c := range m.conns {
+		for i := range c.mux.leases {
+			if c.mux.leases[i].isHeld() {
+				held = append(held, &c.mux.leases[i])
+			}
+		}
+	}
+	return held
+}
