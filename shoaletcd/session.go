@@ -246,25 +246,21 @@ func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 
 	for _, p := range bare {
 		for {
+			// Only the key of the permit's own number (see cover): if
+			// another member holds it, this connection must go.
 			b.mu.Lock()
 			k, ok := p.slot, taken[p.slot] == ""
 			if !ok {
-				k, ok = -1, false
-				for i := b.opts.Size - 1; i >= 0; i-- {
-					if taken[i] == "" && b.slotUsers[i] == 0 {
-						k, ok = i, true
-						break
-					}
-				}
-			}
-			b.mu.Unlock()
-			if !ok {
-				b.mu.Lock()
 				b.overBudget = true
+				revoke := p.revoke
 				b.mu.Unlock()
-				b.log.Warn("shoaletcd: no free slot for a connection held since before joining; over budget until one is free", "slot", p.slot)
+				b.log.Warn("shoaletcd: the slot of a connection held through the outage is another member's now; closing that connection when it is released", "slot", p.slot)
+				if revoke != nil {
+					revoke()
+				}
 				break
 			}
+			b.mu.Unlock()
 			rev, err := b.createSlot(ctx, lease, k)
 			if err != nil {
 				return fmt.Errorf("shoaletcd: budget %q: taking slot %d: %w", b.opts.Name, k, err)
