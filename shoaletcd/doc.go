@@ -48,11 +48,12 @@
 // it keeps trying to join. Those permits are not counted in etcd until it
 // joins: up to Min connections per such member beyond N, which the
 // minimums check cannot see either. On joining, each permit gets the slot
-// key of its own number, or another free one; a permit left without one
-// (every slot taken meanwhile) makes the member over budget, and its share
-// stays at the keys it owns until its connections are released and closed.
-// For PostgreSQL, shoalpgx's fence (below) rejects a local permit whose
-// number another member holds.
+// key of its own number, and only that one: its connection holds that
+// number's fence lock at the server (below), and a key of another number
+// would leave its own free in etcd but locked, refusing every other
+// member's dial with it. A permit whose number another member holds is
+// revoked: the pool closes that connection when it is idle or released
+// (shoal.ReasonRevoked), and the member is over budget until it has.
 //
 // Later (etcd stopped, partitioned, or a cluster without quorum): a member
 // keeps every connection and every slot it holds, grows no further (no key

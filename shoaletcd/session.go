@@ -181,10 +181,10 @@ func (b *Budget) register(ctx context.Context, lease clientv3.LeaseID, rejoin bo
 // counts as joined, so the pool's share does not dip (and no connection
 // closes) on the way: a key it held under the old lease is moved, one that
 // was lost is created again if free, and a permit granted on Min before
-// the first join gets its own number's key or another free one. A permit
-// left without a key (all taken by others meanwhile) makes the member over
-// budget: its share stays at the keys it owns until one is free, so
-// connections close as they are released. Idle keys are not carried over;
+// the first join gets its own number's key. A permit whose number another
+// member took meanwhile is revoked (its connection closes when idle or
+// released: it holds that number's fence lock) and makes the member over
+// budget: its share stays at the keys it owns until it has closed. Idle keys are not carried over;
 // the old lease's revocation frees them.
 func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
