@@ -32,7 +32,10 @@ type Budget interface {
 
 // BudgetPermit is a budget's leave to keep one connection open. The pool
 // calls Release exactly once: after the connection it was acquired for is
-// closed, or at once when the dial fails.
+// closed, or at once when the dial fails. A permit that also has an
+// OnRevoke(revoke func()) method is handed, as its connection opens, a
+// function that closes that connection as soon as nobody holds it
+// (ReasonRevoked): a budget's way to take one particular permit back.
 type BudgetPermit interface {
 	// Slot is the permit's number, in [0, the budget's size). No two
 	// permits out at once share a slot, so a lock per slot held at the

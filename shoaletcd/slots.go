@@ -62,57 +62,37 @@ func (b *Budget) localSlotLocked() (int, bool) {
 // createSlot creates slot key k under lease if no one holds it. It returns
 // the revision of the write, or 0 when someone else holds k.
 func (b *Budget) createSlot(ctx context.Context, lease clientv3.LeaseID, k int) (int64, error) {
-	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
-	defer cancel()
 	key := b.keys.slot(k)
-	r, err := b.client.Txn(c).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, b.id, clientv3.WithLease(lease))).
-		Commit()
-	b.noteResult(ctx, err)
-	if err != nil {
-		return 0, err
-	}
-	if !r.Succeeded {
-		return 0, nil
-	}
-	return r.Header.Revision, nil
+	return b.slotTxn(ctx, clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
+		clientv3.OpPut(key, b.id, clientv3.WithLease(lease)))
 }
 
 // moveSlot puts slot key k, which this member held under an older lease,
 // under lease. It returns the revision of the write, or 0 when the key is
 // no longer this member's.
 func (b *Budget) moveSlot(ctx context.Context, lease clientv3.LeaseID, k int) (int64, error) {
-	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
-	defer cancel()
 	key := b.keys.slot(k)
-	r, err := b.client.Txn(c).
-		If(clientv3.Compare(clientv3.Value(key), "=", b.id)).
-		Then(clientv3.OpPut(key, b.id, clientv3.WithLease(lease))).
-		Commit()
-	b.noteResult(ctx, err)
-	if err != nil {
-		return 0, err
-	}
-	if !r.Succeeded {
-		return 0, nil
-	}
-	return r.Header.Revision, nil
+	return b.slotTxn(ctx, clientv3.Compare(clientv3.Value(key), "=", b.id),
+		clientv3.OpPut(key, b.id, clientv3.WithLease(lease)))
 }
 
 // deleteSlot deletes slot key k if it is still this member's, and returns
-// the revision of the deletion, or 0 if it was not.
+// the revision of the deletion, or 0 if it was not (nothing to wait for in
+// the watch).
 func (b *Budget) deleteSlot(ctx context.Context, k int) (int64, error) {
+	key := b.keys.slot(k)
+	return b.slotTxn(ctx, clientv3.Compare(clientv3.Value(key), "=", b.id), clientv3.OpDelete(key))
+}
+
+// slotTxn runs op if cmp holds, within the budget's request timeout, and
+// returns the revision of the write, or 0 when cmp did not hold.
+func (b *Budget) slotTxn(ctx context.Context, cmp clientv3.Cmp, op clientv3.Op) (int64, error) {
 	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
 	defer cancel()
-	key := b.keys.slot(k)
-	r, err := b.client.Txn(c).
-		If(clientv3.Compare(clientv3.Value(key), "=", b.id)).
-		Then(clientv3.OpDelete(key)).
-		Commit()
+	r, err := b.client.Txn(c).If(cmp).Then(op).Commit()
 	b.noteResult(ctx, err)
 	if err != nil || !r.Succeeded {
-		return 0, err // not ours any more: nothing to wait for in the watch
+		return 0, err
 	}
 	return r.Header.Revision, nil
 }
