@@ -122,9 +122,10 @@ type fakePool struct {
 	shares atomic.Int64 // SetShare calls
 	drops  atomic.Int64 // permits released while running
 
-	mu   sync.Mutex
-	held []shoal.BudgetPermit
-	max  int // most permits held at once
+	mu      sync.Mutex
+	held    []shoal.BudgetPermit
+	max     int                         // most permits held at once
+	revoked map[shoal.BudgetPermit]bool // permits the budget took back (OnRevoke), to release first
 
 	leave  func()
 	cancel context.CancelFunc
@@ -157,7 +158,17 @@ func (f *fakePool) run(ctx context.Context) {
 		f.mu.Lock()
 		n := len(f.held)
 		var drop shoal.BudgetPermit
-		if n > want {
+		// As the core pool does: a revoked permit's connection closes
+		// first, whatever the share; then the newest above the share.
+		for i, p := range f.held {
+			if f.revoked[p] {
+				drop = p
+				f.held = append(f.held[:i], f.held[i+1:]...)
+				delete(f.revoked, p)
+				break
+			}
+		}
+		if drop == nil && n > want {
 			drop = f.held[n-1]
 			f.held = f.held[:n-1]
 		}
@@ -171,6 +182,16 @@ func (f *fakePool) run(ctx context.Context) {
 			p, err := f.b.Acquire(actx)
 			cancel()
 			if err == nil {
+				if r, ok := p.(interface{ OnRevoke(func()) }); ok {
+					r.OnRevoke(func() {
+						f.mu.Lock()
+						if f.revoked == nil {
+							f.revoked = map[shoal.BudgetPermit]bool{}
+						}
+						f.revoked[p] = true
+						f.mu.Unlock()
+					})
+				}
 				f.mu.Lock()
 				f.held = append(f.held, p)
 				f.max = max(f.max, len(f.held))

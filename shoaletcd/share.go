@@ -56,6 +56,19 @@ func (b *Budget) uncoveredLocked() int {
 	return n
 }
 
+// revocableLocked reports whether every permit without a key can be taken
+// back by itself (OnRevoke, which the core pool always gives): then the
+// over-budget member's disputed connections close one by one, and capping
+// its share as well would close one of its good connections for each.
+func (b *Budget) revocableLocked() bool {
+	for p := range b.permits {
+		if p.cover < 0 && p.revoke == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // poolShareLocked is what the pool is told it may hold.
 //
 //   - Before the first join: Min, granted locally.
@@ -63,7 +76,8 @@ func (b *Budget) uncoveredLocked() int {
 //     no more than it holds (no growth) until a key is found for each,
 //     and once no free key was left for one (the member is over budget
 //     after a rejoin), no more than the keys it owns, so connections close
-//     as they are released.
+//     as they are released; unless each keyless permit can be revoked, and
+//     then only those close.
 //   - Offline after a join: never more than it holds now (no growth) and
 //     never less (nothing is dropped because etcd is away).
 func (b *Budget) poolShareLocked() int {
@@ -76,7 +90,7 @@ func (b *Budget) poolShareLocked() int {
 		return min(b.share, b.heldLocked())
 	case b.uncoveredLocked() == 0:
 		return b.share
-	case b.overBudget:
+	case b.overBudget && !b.revocableLocked():
 		return min(b.share, b.coveredLocked())
 	default:
 		return min(b.share, b.heldLocked())
