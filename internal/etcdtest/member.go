@@ -110,6 +110,7 @@ func (m *Member) signal(s os.Signal, what string) {
 func (m *Member) Stop() {
 	m.t.Helper()
 	m.signal(sigStop, "stop")
+	waitStopped(m.PID())
 	m.mu.Lock()
 	m.stopped = true
 	m.mu.Unlock()
