@@ -117,6 +117,20 @@ type Config[T any] struct {
 	// 0 means 1s. Setting it without HealthCheck is an error.
 	HealthCheckAfter time.Duration
 
+	// HealthCheckPeriod, when set, has the maintenance goroutine run
+	// HealthCheck on idle connections too: every HealthCheckPeriod, each
+	// connection idle at least HealthCheckAfter is taken off its idle
+	// stack, checked under a context bounded by healthCheckTimeout (5s), and
+	// put back, or closed (ReasonHealth) if the check fails, so that a
+	// connection the server dropped while idle is replaced before anyone
+	// asks for it and MinIdle and MinConns count only live ones. The
+	// connections of one partition are checked one after another, each put
+	// back as soon as it passes, so keep the check cheap (shoalpgx's looks
+	// at the socket without a round trip). 0 (the default) checks only on
+	// Acquire. Exclusive connections only; setting it without HealthCheck
+	// is an error.
+	HealthCheckPeriod time.Duration
+
 	// DialTimeout bounds each dial. 0 means no bound beyond Dial's own and
 	// the pool's life.
 	DialTimeout time.Duration
@@ -244,6 +258,9 @@ func (c *Config[T]) Validate() error {
 		{c.MaxIdleTime < 0, "MaxIdleTime", fmt.Sprintf("must be >= 0, got %s", c.MaxIdleTime)},
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", fmt.Sprintf("must be >= 0, got %s", c.HealthCheckAfter)},
 		{c.HealthCheckAfter > 0 && c.HealthCheck == nil, "HealthCheckAfter", "is set but HealthCheck is nil; set HealthCheck to say how to check a connection"},
+		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", fmt.Sprintf("must be >= 0, got %s", c.HealthCheckPeriod)},
+		{c.HealthCheckPeriod > 0 && c.HealthCheck == nil, "HealthCheckPeriod", "is set but HealthCheck is nil; set HealthCheck to say how to check a connection"},
+		{c.HealthCheckPeriod > 0 && c.MaxStreams > 1, "HealthCheckPeriod", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.LeakThreshold < 0, "LeakThreshold", fmt.Sprintf("must be >= 0, got %s", c.LeakThreshold)},
 		{c.LeakReclaim && c.LeakThreshold == 0, "LeakReclaim", "is set but LeakThreshold is 0; set LeakThreshold to say when a lease counts as leaked"},
 		{c.DialTimeout < 0, "DialTimeout", fmt.Sprintf("must be >= 0, got %s", c.DialTimeout)},

@@ -11,14 +11,15 @@ const (
 )
 
 // maintain is the pool's one background goroutine. It closes connections
-// that have been idle too long or lived too long, keeps MinIdle and
-// MinConns connections open, drives load shedding, and retries dials for
-// waiters once a dial backoff has passed. It wakes on its timer or when
-// kicked.
+// that have been idle too long or lived too long, checks idle ones every
+// HealthCheckPeriod, keeps MinIdle and MinConns connections open, drives
+// load shedding, and retries dials for waiters once a dial backoff has
+// passed. It wakes on its timer or when kicked.
 func (p *Pool[T]) maintain() {
 	defer close(p.maintDone)
 	timer := time.NewTimer(p.nextTick())
 	defer timer.Stop()
+	lastIdleCheck := p.now()
 	for {
 		select {
 		case <-p.quit:
@@ -33,6 +34,10 @@ func (p *Pool[T]) maintain() {
 			p.shedTick(now)
 		}
 		p.scanLeaks(now)
+		if p.idleCheckDue(now, lastIdleCheck) {
+			lastIdleCheck = now
+			p.checkIdle(now)
+		}
 		if p.over.Load() {
 			p.shrinkIdle() // a shrink's last closes, if releases missed them
 		}
@@ -52,6 +57,9 @@ func (p *Pool[T]) nextTick() time.Duration {
 		tick = min(tick, max(d, p.cfg.MaxLifetime/2)/2)
 	}
 	if d := p.cfg.LeakThreshold; d > 0 {
+		tick = min(tick, d/2)
+	}
+	if d := p.cfg.HealthCheckPeriod; d > 0 {
 		tick = min(tick, d/2)
 	}
 	if p.shed != nil {
