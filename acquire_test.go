@@ -302,6 +302,7 @@ func TestDoReleasesDiscardsAndRepanics(t *testing.T) {
 	if err := p.Do(ctx, func(c *fakeConn) error { return errBoom }); err != errBoom {
 		t.Fatalf("Do returned %v", err)
 	}
+	settle(t, p)
 	if !first.closed.Load() {
 		t.Fatal("a broken error did not discard the connection")
 	}

@@ -217,6 +217,7 @@ func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
 	held.Release()
 	l1.Release()
 	l2.Release()
+	settle(t, p)
 	if open := d.openConns(); open != 0 {
 		t.Fatalf("%d open at share 0", open)
 	}
@@ -382,11 +383,13 @@ func TestBudgetRevokeClosesThatConnection(t *testing.T) {
 	for _, rp := range b.permits {
 		rp.revoke()
 	}
+	settle(t, p)
 	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 0 {
 		t.Fatalf("after revoking: %+v, want the idle one closed at once", s)
 	}
 	held[0].Release()
 	held[1].Release()
+	settle(t, p)
 	if s := p.Stats(); s.TotalConns != 0 {
 		t.Fatalf("revoked connections kept after release: %+v", s)
 	}

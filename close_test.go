@@ -32,6 +32,7 @@ func TestCloseSemantics(t *testing.T) {
 		t.Fatalf("waiter woke with %v, want ErrClosed", err)
 	}
 	other.Release()
+	settle(t, p)
 	if !other.Value().closed.Load() {
 		t.Fatal("connection released into a closed pool not closed")
 	}

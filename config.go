@@ -215,8 +215,10 @@ const (
 	defaultMaxDialing       = 4
 
 	// maxConnsLimit bounds MaxConns and MaxDialing: the pool keeps its
-	// counts in 32 bits and a slot per connection from the start.
-	maxConnsLimit = 1 << 20
+	// counts in 32 bits. The slot table grows with the connections opened,
+	// so a limit this high costs nothing until it is used (pgxpool users
+	// write math.MaxInt32 to mean "no limit").
+	maxConnsLimit = math.MaxInt32
 	// maxBargeWindow bounds BargeWindow so that the stretched window
 	// (maxStretch times it) stays within a time.Duration.
 	maxBargeWindow       = time.Duration(math.MaxInt64 / maxStretch)

@@ -90,10 +90,7 @@ func (p *Pool[T]) dialAndAdopt() {
 		p.dialFailed(err)
 		return
 	}
-	// Still counted as dialing until adopted, so that nobody counting
-	// idle plus dialing connections (refill) sees it as missing.
 	p.adopt(c)
-	p.dialing.Add(-1)
 	if p.closed.Load() {
 		p.checkDrained() // adopt closed it; Close waits for this goroutine too
 		return
@@ -180,9 +177,14 @@ func (p *Pool[T]) lifetime() int64 {
 	return max(life, 1)
 }
 
-// adopt gives a freshly dialled connection a slot and hands it out.
+// adopt gives a freshly dialled connection a slot and hands it out. The
+// dial stops counting in Pool.dialing once the connection is counted
+// elsewhere (in the slot table, or the multiplexed set) and before a waiter
+// can have it: counted in neither, refill would dial again for it; in both,
+// a waiter that got it would see it twice in Stats.
 func (p *Pool[T]) adopt(c *conn[T]) {
 	if p.closed.Load() {
+		p.dialing.Add(-1)
 		p.disconnect(c, ReasonPoolClosed)
 		return
 	}
@@ -198,6 +200,7 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 		c.lease.leak = new(leakInfo)
 	}
 	p.ex.place(c)
+	p.dialing.Add(-1)
 	p.repool(&c.lease)
 }
 
@@ -299,7 +302,6 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 				return
 			}
 			p.adopt(c)
-			p.dialing.Add(-1)
 			if p.closed.Load() {
 				p.checkDrained()
 			}

@@ -126,6 +126,14 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// settle waits until every close the pool started has finished: closes run
+// on goroutines of their own (disconnect), after the call that let the
+// connection go has returned.
+func settle[T any](t testing.TB, p *Pool[T]) {
+	t.Helper()
+	eventually(t, "closes finished", func() bool { return p.closing.Load() == 0 })
+}
+
 // waitForWaiters waits until n callers are parked in the pool's queue.
 func waitForWaiters(t testing.TB, p *Pool[*fakeConn], n int) {
 	t.Helper()

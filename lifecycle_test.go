@@ -155,6 +155,7 @@ func TestHealthCheckAfterIdleness(t *testing.T) {
 	l.Release()
 	time.Sleep(20 * time.Millisecond)
 	l = mustAcquire(t, p)
+	settle(t, p)
 	if l.Value() == c || !c.closed.Load() || why.count(ReasonHealth) != 1 {
 		t.Fatalf("unhealthy idle connection not replaced: reasons %v", why.list)
 	}
@@ -210,6 +211,7 @@ func TestHooks(t *testing.T) {
 	}
 	// AfterRelease refuses connection 3: it is closed.
 	l.Release()
+	settle(t, p)
 	if !l.s.c.value.closed.Load() {
 		t.Fatal("AfterRelease false did not close the connection")
 	}
@@ -259,6 +261,7 @@ func TestPanicsKeepCountsRight(t *testing.T) {
 	})
 	mode.Store("after", true)
 	l.Release() // the hook panics: treated as "no", and Close panics too
+	settle(t, p)
 	s := p.Stats()
 	if s.TotalConns != 0 || s.Closed != 1 || s.InUseConns != 0 {
 		t.Fatalf("stats %+v", s)

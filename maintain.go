@@ -127,7 +127,8 @@ func (p *Pool[T]) reap(now int64) {
 		return
 	}
 	idle := p.idleCount()
-	live := int(p.open.Load() - p.dialing.Load()) // open, not being dialled
+	// Open, not being dialled and not being closed.
+	live := int(p.open.Load() - p.dialing.Load() - p.closing.Load())
 	maxIdle := int64(p.cfg.MaxIdleTime)
 	due := func(c *conn[T]) bool {
 		return c.expired(now) || (maxIdle > 0 && c.idleFor(now) >= maxIdle)

@@ -222,17 +222,22 @@ func (m *muxEngine[T]) adopt(c *conn[T]) {
 	m.mu.Lock()
 	if p.closed.Load() {
 		m.mu.Unlock()
+		p.dialing.Add(-1)
 		p.disconnect(c, ReasonPoolClosed)
 		return
 	}
 	if m.fullLocked() {
 		// Dialled before a shrink: the pool has what its limit allows.
 		m.mu.Unlock()
+		p.dialing.Add(-1)
 		p.disconnect(c, ReasonResized)
 		return
 	}
 	m.conns = append(m.conns, c)
 	deliveries := m.takeForWaitersLocked(c)
+	// Counted in the set now, and the waiters it serves are off the queue,
+	// so nobody dials again for them (see Pool.adopt).
+	p.dialing.Add(-1)
 	m.mu.Unlock()
 	deliver(deliveries)
 }

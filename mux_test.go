@@ -74,6 +74,7 @@ func TestMultiplexedDiscardRetiresAfterDrain(t *testing.T) {
 		t.Fatal("discard closed a connection another lease still uses")
 	}
 	b.Release()
+	settle(t, p)
 	if !c.closed.Load() {
 		t.Fatal("discarded connection not closed once drained")
 	}
@@ -99,6 +100,7 @@ func TestMultiplexedRetireAndStreamLimit(t *testing.T) {
 	}
 	retired := b.Value()
 	b.Release()
+	settle(t, p)
 	if !retired.closed.Load() {
 		t.Fatal("retired connection not closed when its last lease ended")
 	}

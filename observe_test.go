@@ -54,6 +54,7 @@ func TestObserverSeesEveryEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Discard() // release + close
+	settle(t, p)
 	checks := map[string][2]int64{
 		"acquires": {obs.acquires.Load(), 2}, "releases": {obs.releases.Load(), 2},
 		"dials": {obs.dials.Load(), 1}, "closes": {obs.closes.Load(), 1},

@@ -45,6 +45,7 @@ type Pool[T any] struct {
 
 	open    atomic.Int32 // connections open or being dialled; never above limit but after a shrink
 	dialing atomic.Int32 // dials in flight
+	closing atomic.Int32 // closes running on their own goroutines (disconnect)
 
 	// The limits on open connections (resize.go), written under dial.mu.
 	maxConns atomic.Int32 // Config.MaxConns, or what SetMaxConns set last
@@ -173,9 +174,12 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	return p, nil
 }
 
-// now is the pool clock: nanoseconds since New, from the monotonic clock.
-// time.Since on a time with a monotonic reading skips the wall clock.
-func (p *Pool[T]) now() int64 { return int64(time.Since(p.epoch)) }
+// now is the pool clock: nanoseconds since New, from the monotonic clock,
+// plus one. time.Since on a time with a monotonic reading skips the wall
+// clock. The clock never reads 0, which marks a time never recorded
+// (idleSince, handedAt): under testing/synctest time stands still, and a
+// connection released at New's instant must still count as idle.
+func (p *Pool[T]) now() int64 { return int64(time.Since(p.epoch)) + 1 }
 
 // Stats returns a snapshot of the pool's state and counters.
 func (p *Pool[T]) Stats() Stats {
@@ -186,6 +190,7 @@ func (p *Pool[T]) Stats() Stats {
 		MinConns:         p.cfg.MinConns,
 		Waiting:          int(p.waiters.Load()),
 		Dialing:          int(p.dialing.Load()),
+		Closing:          int(p.closing.Load()),
 		CanceledAcquires: p.counters.canceled.Load(),
 		RejectedAcquires: p.counters.rejected.Load(),
 		Dials:            p.counters.dials.Load(),

@@ -222,17 +222,40 @@ func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
 }
 
 // disconnect runs the hooks and Close for a connection already forgotten by
-// the pool's structures, then gives its place in MaxConns back.
+// the pool's structures, then gives its place in MaxConns back. With a hook
+// or a Close to run, it does that on a goroutine of its own: a Close can
+// take as long as the network lets it (a stalled peer, a server slow to
+// acknowledge), and the goroutine that let the connection go (a caller's
+// Release or Discard, an acquire whose check failed, maintenance, Close)
+// must not wait for it. The place in MaxConns, and a budget's permit, stay
+// taken until Close has returned, so the server never sees more
+// connections than the limit, and Pool.Close waits for these closes too.
 func (p *Pool[T]) disconnect(c *conn[T], reason Reason) {
-	if p.cfg.Hooks.OnDisconnect != nil {
-		p.callOnDisconnect(c, reason)
-	}
-	if p.cfg.Close != nil {
-		if err := p.callClose(c); err != nil {
-			p.logConnError("close failed", c, err)
-		}
-	}
+	// Now, while the connection has just left the pool's structures, so
+	// that Stats.Acquires never misses its hand-outs for the whole close.
 	p.counters.closedHandouts.Add(c.handouts())
+	if p.cfg.Hooks.OnDisconnect == nil && p.cfg.Close == nil {
+		p.forgetClosed(c, reason)
+		return
+	}
+	p.closing.Add(1)
+	go func() {
+		if p.cfg.Hooks.OnDisconnect != nil {
+			p.callOnDisconnect(c, reason)
+		}
+		if p.cfg.Close != nil {
+			if err := p.callClose(c); err != nil {
+				p.logConnError("close failed", c, err)
+			}
+		}
+		p.forgetClosed(c, reason)
+		p.closing.Add(-1)
+	}()
+}
+
+// forgetClosed accounts for a closed connection: counters, log, observer,
+// its permit and its place in MaxConns.
+func (p *Pool[T]) forgetClosed(c *conn[T], reason Reason) {
 	p.logClosed(c, reason)
 	if p.obs != nil {
 		p.obs.ObserveClose(reason)

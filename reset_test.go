@@ -13,6 +13,7 @@ func TestResetClosesOldConnections(t *testing.T) {
 		idle := mustAcquire(t, p)
 		idle.Release() // in multiplexed mode, a second stream on held's connection
 		p.Reset()
+		settle(t, p)
 		if streams == 1 && !idle.Value().closed.Load() {
 			t.Fatal("idle connection survived Reset")
 		}
@@ -21,6 +22,7 @@ func TestResetClosesOldConnections(t *testing.T) {
 		}
 		old := held.Value()
 		held.Release()
+		settle(t, p)
 		if !old.closed.Load() {
 			t.Fatal("connection open before Reset kept after its release")
 		}

@@ -69,19 +69,23 @@ func TestSetMaxConnsShrinkingClosesIdleNowAndLeasedOnRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The two idle ones at once.
+		settle(t, p)
 		if open, s := d.openConns(), p.Stats(); open != 3 || s.IdleConns != 0 || s.Closed != 2 {
 			t.Fatalf("partitions %d: after the shrink %d open, stats %+v", parts, open, s)
 		}
 		// Leased ones as they come back, down to the limit and no further.
 		held[0].Release()
+		settle(t, p)
 		if open := d.openConns(); open != 2 {
 			t.Fatalf("partitions %d: %d open after the first release, want 2", parts, open)
 		}
 		held[1].Release()
+		settle(t, p)
 		if open := d.openConns(); open != 1 {
 			t.Fatalf("partitions %d: %d open after the second release, want 1", parts, open)
 		}
 		held[2].Release()
+		settle(t, p)
 		if s := p.Stats(); d.openConns() != 1 || s.IdleConns != 1 {
 			t.Fatalf("partitions %d: the last connection closed too: %+v", parts, s)
 		}
@@ -119,6 +123,7 @@ func TestSetMaxConnsShrinkingMakesCallersWaitNeverFail(t *testing.T) {
 		t.Fatal("the waiter failed")
 	}
 	l.Release()
+	settle(t, p)
 	if open, s := d.openConns(), p.Stats(); open != 1 || s.Closed != 2 {
 		t.Fatalf("%d open, stats %+v", open, s)
 	}
@@ -192,6 +197,7 @@ func TestSetMaxConnsMultiplexedRetiresTheLeastLoaded(t *testing.T) {
 		t.Fatalf("leases not spread as expected: %v", perConn)
 	}
 	perConn[light][0].Release()
+	settle(t, p)
 	if !light.closed.Load() {
 		t.Fatal("the retired connection stayed open after its last lease")
 	}
@@ -219,6 +225,7 @@ func TestSetMaxConnsBelowTheFloorsKeepsThemOnlyToTheLimit(t *testing.T) {
 	if err := p.SetMaxConns(2); err != nil {
 		t.Fatal(err)
 	}
+	settle(t, p)
 	if open := d.openConns(); open != 2 {
 		t.Fatalf("%d open after the shrink, want 2", open)
 	}
@@ -240,7 +247,7 @@ func TestSetMaxConnsRefusesBadInput(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
 	for _, n := range []int{0, -1, maxConnsLimit + 1} {
 		err := p.SetMaxConns(n)
-		if err == nil || !strings.Contains(err.Error(), "SetMaxConns") || !strings.Contains(err.Error(), "must be in [1, 1048576]") {
+		if err == nil || !strings.Contains(err.Error(), "SetMaxConns") || !strings.Contains(err.Error(), "must be in [1, 2147483647]") {
 			t.Errorf("SetMaxConns(%d) = %v", n, err)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 // tableBuckets is how many buckets a slotTable can have: bucket k holds 2^k
-// slots, so 21 of them number more than maxConnsLimit connections.
-const tableBuckets = 21
+// slots, so 31 of them number 2^31-1, maxConnsLimit.
+const tableBuckets = 31
 
 // slotTable numbers the open connections of an exclusive pool. Slot i holds
 // a connection and, while that connection is idle, its link on its

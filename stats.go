@@ -27,6 +27,11 @@ type Stats struct {
 	Leases        int // leases held now; equals InUseConns in exclusive mode
 	Waiting       int // callers waiting in Acquire
 	Dialing       int // dials in flight
+	// Closing is how many connections are being closed now: out of the
+	// pool, their Config.Close still running (closes run off the goroutine
+	// that let the connection go). They still count against MaxConns and
+	// a budget until Close returns.
+	Closing int
 
 	Acquires         int64         // successful acquires
 	WaitedAcquires   int64         // successful acquires that had to wait

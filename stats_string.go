@@ -12,6 +12,9 @@ func (s Stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "open %d/%d (idle %d, in use %d, leases %d), waiting %d, dialing %d",
 		s.TotalConns, s.MaxConns, s.IdleConns, s.InUseConns, s.Leases, s.Waiting, s.Dialing)
+	if s.Closing > 0 {
+		fmt.Fprintf(&b, ", closing %d", s.Closing)
+	}
 	if s.BudgetMembers > 0 {
 		fmt.Fprintf(&b, ", budget share %d (demand %d, %d pools)", s.Share, s.Demand, s.BudgetMembers)
 	}
