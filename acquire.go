@@ -151,7 +151,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if l := p.take(ctx); l.s != nil {
 		return p.acquired(l, 0, false), nil
 	}
-	if err := p.failFast(); err != nil {
+	if err := p.failFast(ctx); err != nil {
 		return Lease[T]{}, err
 	}
 	if p.cfg.MinIdle > 0 && p.open.Load() < p.limit.Load() {
@@ -170,6 +170,7 @@ func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 	defer p.wq.put(w)
 	start := p.now()
 	w.since = start
+	w.deadline = p.deadline(ctx)
 	switch p.wq.enqueue(w, p.cfg.MaxWaiters) {
 	case queueClosed:
 		return Lease[T]{}, ErrClosed

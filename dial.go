@@ -18,11 +18,20 @@ const (
 	backoffMax = 250 * time.Millisecond
 )
 
+// downAfter is how long dials must have failed without a success before the
+// pool counts its server as down and fails every waiter with the dial's
+// error at once. Before that a failure may be a blip (one refused connect, a
+// restart, a failover's promotion), and a caller whose deadline leaves room
+// for the next try waits for it. At the backoff above, a second of failures
+// is about eight tries.
+const downAfter = time.Second
+
 // dialState is the pool's memory of recent dials, guarded by mu.
 type dialState struct {
 	mu           sync.Mutex
 	lastErr      error // nil after a success
 	lastErrAt    int64 // pool clock
+	failingSince int64 // pool clock of the first failure since the last success; 0 after a success
 	backoff      time.Duration
 	backoffUntil int64 // pool clock; no background dial before it
 
@@ -207,28 +216,42 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 func (p *Pool[T]) dialSucceeded() {
 	p.dial.mu.Lock()
 	p.dial.lastErr = nil
+	p.dial.failingSince = 0
 	p.dial.backoff = 0
 	p.dial.backoffUntil = 0
 	p.dial.mu.Unlock()
 }
 
-// dialFailed records a failed background dial and tells waiters. When no
-// connection is open and no other dial is in flight, nothing can come to
-// any waiter, so they all get the error at once instead of sitting until
-// their deadlines. Otherwise they stay: a release or another dial will serve
-// them, and if none does in time their error names this dial's failure.
+// dialFailed records a failed background dial and tells the waiters who can
+// no longer be served in time. While nothing is open and no other dial is in
+// flight, nothing can come to a waiter before the next try, after the
+// backoff. A waiter whose deadline comes sooner gets the error now instead of
+// sitting until then; one with time left waits for the try. Once dials have
+// failed for downAfter the server counts as down, and every waiter gets the
+// error at once. With a connection open, or another dial in flight, everyone
+// stays: a release or that dial will serve them, and if none does in time
+// their error names this dial's failure.
 func (p *Pool[T]) dialFailed(err error) {
 	p.dial.mu.Lock()
+	now := p.now()
 	p.dial.lastErr = err
-	p.dial.lastErrAt = p.now()
+	p.dial.lastErrAt = now
+	if p.dial.failingSince == 0 {
+		p.dial.failingSince = now
+	}
+	down := now-p.dial.failingSince >= int64(downAfter)
 	p.dial.backoff = min(max(2*p.dial.backoff, backoffMin), backoffMax)
-	p.dial.backoffUntil = p.dial.lastErrAt + int64(p.dial.backoff)
-	backoff := p.dial.backoff
+	p.dial.backoffUntil = now + int64(p.dial.backoff)
+	backoff, nextTry := p.dial.backoff, p.dial.backoffUntil
 	p.dial.mu.Unlock()
 	p.logDialFailed(err, backoff)
 
-	if p.open.Load() == 0 {
-		p.wq.failAll(err, false)
+	if p.nothingCanServe() {
+		if down {
+			p.wq.failAll(err, false)
+		} else {
+			p.wq.failDeadlinesBefore(nextTry, err)
+		}
 	}
 	p.capacityFreed()
 	// Whoever still waits is served by a release, or by the maintenance
@@ -236,19 +259,39 @@ func (p *Pool[T]) dialFailed(err error) {
 	p.kickMaintenance()
 }
 
-// failFast returns the last dial error while the pool has no connection,
-// no dial in flight and is backing off: a waiter could only sit until its
-// deadline.
-func (p *Pool[T]) failFast() error {
-	if p.open.Load() != 0 {
+// nothingCanServe reports whether no connection is open (or closing, which
+// frees a place for a dial) and no dial is in flight.
+func (p *Pool[T]) nothingCanServe() bool { return p.open.Load()-p.closing.Load() == 0 }
+
+// failFast returns the last dial error for an acquire that could only sit
+// until its deadline: nothing is open, no dial is in flight, the pool is
+// backing off, and either the server counts as down (downAfter) or ctx's
+// deadline comes before the next try.
+func (p *Pool[T]) failFast(ctx context.Context) error {
+	if !p.nothingCanServe() {
 		return nil
 	}
 	p.dial.mu.Lock()
-	defer p.dial.mu.Unlock()
-	if p.dial.lastErr == nil || p.now() >= p.dial.backoffUntil {
+	lastErr, nextTry, since := p.dial.lastErr, p.dial.backoffUntil, p.dial.failingSince
+	p.dial.mu.Unlock()
+	now := p.now()
+	if lastErr == nil || now >= nextTry {
 		return nil
 	}
-	return &AcquireError{Err: p.dial.lastErr, MaxConns: int(p.limit.Load())}
+	if now-since < int64(downAfter) && p.deadline(ctx) >= nextTry {
+		return nil // a blip, and there is time for the next try
+	}
+	return &AcquireError{Err: lastErr, MaxConns: int(p.limit.Load())}
+}
+
+// deadline returns ctx's deadline on the pool clock, or math.MaxInt64 when
+// it has none.
+func (p *Pool[T]) deadline(ctx context.Context) int64 {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return math.MaxInt64
+	}
+	return p.now() + int64(time.Until(d))
 }
 
 // lastDialError returns the last dial's error, or nil if it succeeded.

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Waiters learn of a failed dial at once instead of sitting until their
-// deadline (go-redis#3088).
+// Waiters learn that the server is down (dials failing for downAfter)
+// without sitting until their deadlines (go-redis#3088).
 func TestDialErrorReachesWaitersPromptly(t *testing.T) {
 	d := &fakeDialer{err: errBoom, block: make(chan struct{})}
 	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 4})
@@ -107,8 +107,9 @@ func TestFailFastWhileBackingOff(t *testing.T) {
 	if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) {
 		t.Fatalf("first acquire: %v", err)
 	}
-	// Right after the failure, with nothing open, an acquire fails at once
-	// with the last dial error instead of dialling again.
+	// The server is down (the first acquire waited until it counted as
+	// such): right after a failure, with nothing open, an acquire fails at
+	// once with the last dial error instead of dialling again.
 	dials := d.dials.Load()
 	_, err := p.Acquire(context.Background())
 	if !errors.Is(err, errBoom) {

@@ -12,6 +12,7 @@ type waiter[T any] struct {
 	prev, next *waiter[T]
 	queued     bool           // in the queue; guarded by waitQueue.mu
 	since      int64          // pool clock when it started waiting
+	deadline   int64          // pool clock at which its context ends; math.MaxInt64 for never
 	ch         chan handed[T] // capacity 1: a delivery never blocks the deliverer
 }
 
@@ -192,6 +193,32 @@ func (q *waitQueue[T]) failOlderThan(cutoff int64, err error) int {
 		w.next = list
 		list = w
 		n++
+	}
+	q.mu.Unlock()
+	for w := list; w != nil; {
+		next := w.next
+		w.next = nil
+		w.ch <- handed[T]{err: err}
+		w = next
+	}
+	return n
+}
+
+// failDeadlinesBefore hands err to every waiter whose deadline comes before
+// cutoff (pool clock) and returns how many there were.
+func (q *waitQueue[T]) failDeadlinesBefore(cutoff int64, err error) int {
+	q.mu.Lock()
+	var list *waiter[T]
+	n := 0
+	for w := q.head; w != nil; {
+		next := w.next
+		if w.deadline < cutoff {
+			q.unlinkLocked(w)
+			w.next = list
+			list = w
+			n++
+		}
+		w = next
 	}
 	q.mu.Unlock()
 	for w := list; w != nil; {
