@@ -20,8 +20,11 @@ type Config[T any] struct {
 	Dial func(ctx context.Context) (T, error)
 
 	// Close closes a connection. Optional; when nil the pool simply drops it.
-	// A panic or an error from Close is logged and otherwise ignored: the
-	// connection counts as closed either way.
+	// It runs on a goroutine of its own, after Hooks.OnDisconnect, so that
+	// a slow close never holds up the caller that let the connection go;
+	// the connection counts against MaxConns (and a Budget) until it
+	// returns. A panic or an error from Close is logged and otherwise
+	// ignored: the connection counts as closed either way.
 	Close func(conn T) error
 
 	// MaxConns is the most connections open at once, counting those being

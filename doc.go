@@ -19,10 +19,17 @@
 //     of that order for throughput when callers outnumber connections: a
 //     newcomer may take a released connection until the oldest waiter has
 //     waited that long.
-//   - Dials are bounded and run in the background; when dials fail and no
-//     open connection or other dial can serve the waiting callers, they get
-//     the dial's error at once instead of sitting until their deadlines, and
-//     a pool whose server is down backs off instead of storming it.
+//   - Dials are bounded and run in the background. When a dial fails and no
+//     open connection or other dial can serve the waiting callers, those
+//     whose deadlines come before the next try get the dial's error at
+//     once, and the rest wait for that try; once dials have failed for a
+//     second the server counts as down and every caller gets the error at
+//     once instead of sitting until its deadline. A pool whose server is
+//     down backs off instead of storming it.
+//   - Closes run in the background: a Close that waits on a stalled network
+//     never holds up the Release, Discard or Acquire that let the
+//     connection go, and the connection counts against MaxConns until its
+//     Close returns.
 //   - The lifecycle is complete: MaxLifetime with a jitter drawn per
 //     connection, idle reaping, MinIdle and MinConns kept warm in the background, health
 //     checks after idleness, hooks, load shedding and a bounded wait queue.

@@ -79,9 +79,9 @@ func (l Lease[T]) Release() {
 }
 
 // Discard tells the pool the connection is broken: it is closed
-// (ReasonDiscarded) and never handed out again. In multiplexed mode the
-// connection takes no new leases and closes once its other leases end. On a
-// Lease already released it does nothing.
+// (ReasonDiscarded), in the background, and never handed out again. In
+// multiplexed mode the connection takes no new leases and closes once its
+// other leases end. On a Lease already released it does nothing.
 func (l Lease[T]) Discard() {
 	if l.end() {
 		l.s.c.pool.release(l.s, ReasonDiscarded)
