@@ -38,7 +38,7 @@ func (r *sqlRows) ColumnTypeScanType(i int) reflect.Type {
 		return reflect.TypeFor[int64]()
 	case pgtype.Float4OID, pgtype.Float8OID:
 		return reflect.TypeFor[float64]()
-	case pgtype.ByteaOID:
+	case pgtype.ByteaOID, pgtype.JSONOID, pgtype.JSONBOID:
 		return reflect.TypeFor[[]byte]()
 	case pgtype.DateOID, pgtype.TimestampOID, pgtype.TimestamptzOID:
 		return reflect.TypeFor[time.Time]()

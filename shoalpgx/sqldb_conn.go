@@ -39,13 +39,15 @@ import (
 //   - date, timestamp, timestamp with time zone: time.Time (date and
 //     timestamp in UTC); infinity and -infinity as the strings
 //     "infinity" and "-infinity"
-//   - everything else (text, varchar, char, name, numeric, uuid, json,
-//     jsonb, arrays, intervals, enums, ...): its text form as a string,
-//     exactly as PostgreSQL prints it.
+//   - json, jsonb: their text as []byte, so that they scan into
+//     json.RawMessage as well as into string and []byte
+//   - everything else (text, varchar, char, name, numeric, uuid, arrays,
+//     intervals, ranges, enums, ...): its text form as a string, exactly as
+//     PostgreSQL prints it.
 //
-// So numeric scans losslessly into a string (or pgtype.Numeric), uuid into
-// a string or any uuid type that scans strings, json into []byte or
-// json.RawMessage, and an array into a Go slice through
+// So numeric scans losslessly into a string (or pgtype.Numeric, or a
+// decimal type that scans strings), uuid into a string or any uuid type
+// that scans strings, and an array into a Go slice through
 // pgtype.NewMap().SQLScanner(&slice).
 type SQLConn struct {
 	lease *Conn // nil once closed

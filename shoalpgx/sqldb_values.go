@@ -65,6 +65,12 @@ func decoderFor(m *pgtype.Map, oid uint32, format int16) decoder {
 		})
 	}
 	if format == pgtype.TextFormatCode {
+		if oid == pgtype.JSONOID || oid == pgtype.JSONBOID {
+			// Bytes, not a string: database/sql scans a string into
+			// *string and *[]byte but not into json.RawMessage or other
+			// named byte slices, the usual targets for JSON.
+			return func(src []byte) (driver.Value, error) { return append([]byte(nil), src...), nil }
+		}
 		return func(src []byte) (driver.Value, error) { return string(src), nil }
 	}
 	// Binary for a type without a Go value of its own happens only when the
