@@ -199,7 +199,11 @@ func (c *SQLConn) QueryContext(ctx context.Context, query string, nv []driver.Na
 		rows.Close()
 		return nil, c.failed(ctx, "query", err)
 	}
-	return newSQLRows(c, rows)
+	r, err := newSQLRows(c, rows)
+	if err != nil {
+		return nil, c.failed(ctx, "query", err)
+	}
+	return r, nil
 }
 
 // Ping checks the connection with a round trip. A failure discards the

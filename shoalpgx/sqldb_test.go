@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // newTestDB opens a *sql.DB on p. At cleanup, before the pool closes, it
@@ -221,5 +222,75 @@ func TestSQLArguments(t *testing.T) {
 	}
 	if err := db.QueryRowContext(ctx, "select nosuchcolumn").Scan(&s); err == nil || !strings.Contains(err.Error(), "nosuchcolumn") {
 		t.Fatalf("a query the server refuses: %v, want the server's error", err)
+	}
+}
+
+// The columns of a result without rows are known, also in the simple
+// protocol, where they come with the first row or the end of the result.
+func TestSQLColumnsOfAnEmptyResult(t *testing.T) {
+	p := newTestPool(t, nil)
+	db := newTestDB(t, p)
+	ctx := testCtx(t)
+	for _, opts := range [][]any{nil, {pgx.QueryExecModeSimpleProtocol}} {
+		rows, err := db.QueryContext(ctx, "select 1 as a, 'x' as b where false", opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := rows.Columns()
+		if err != nil || len(cols) != 2 || cols[0] != "a" || cols[1] != "b" {
+			t.Fatalf("%v: columns %q, %v; want [a b]", opts, cols, err)
+		}
+		if rows.Next() {
+			t.Fatalf("%v: a row where there is none", opts)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Rows closed before their end, or ended by an error from the server
+// midway, leave the connection idle and outside any transaction: it goes
+// back to the pool and is reused, not replaced.
+func TestSQLRowsClosedEarlyOrFailedKeepTheConnection(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	db := newTestDB(t, p)
+	ctx := testCtx(t)
+
+	rows, err := db.QueryContext(ctx, "select generate_series(1, 10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	rows, err = db.QueryContext(ctx, "select 10 / (3 - x) from generate_series(1, 5) x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	var pgErr *pgconn.PgError
+	if err := rows.Err(); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+		t.Fatalf("rows ended by %v after %v, want division_by_zero (22012)", err, got)
+	}
+	rows.Close()
+
+	var n int
+	if err := db.QueryRowContext(ctx, "select 1").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("next query: %d, %v", n, err)
+	}
+	if s := p.Stats(); s.Dials != 1 || s.Closed != 0 {
+		t.Fatalf("stats %+v: want the one connection kept throughout", s)
 	}
 }
