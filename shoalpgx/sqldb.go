@@ -20,7 +20,9 @@ import (
 // opens is acquired from pool when database/sql needs it and released to
 // pool when database/sql is done with it; the pool's limits, waiting,
 // health checks and hooks apply to it as to any lease. Raising MaxIdleConns
-// again works, but those idle connections count in pool.Stats().InUseConns.
+// again works, but connections idle in database/sql count as in use in the
+// pool's Stats, and are out of its reach (MaxConnLifetime, Reset) until
+// database/sql closes them (see sql.DB.SetConnMaxIdleTime).
 //
 // Closing the DB does not close pool. Close the DB before the pool: Pool.Close
 // waits for every lease, including those the DB holds.

@@ -105,8 +105,11 @@ func (c *SQLConn) usable(ctx context.Context, op string) error {
 	if c.lease == nil {
 		return errClosedConn
 	}
-	if c.broken || c.conn.IsClosed() {
-		return c.bad(op, errors.New("the connection is closed"))
+	if c.conn.IsClosed() {
+		return c.bad(op, errors.New("pgx closed the connection"))
+	}
+	if c.broken {
+		return c.bad(op, errors.New("an earlier error left the connection unusable"))
 	}
 	return ctx.Err()
 }
