@@ -11,23 +11,28 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// cancelWhenRunning cancels once the server shows query running for the
-// test's application, so that the cancel lands mid-query, not before it.
-func cancelWhenRunning(t *testing.T, cancel context.CancelFunc, query string) {
+// cancelWhenSleeping returns a function to call right before the statement
+// to cancel: from then on it watches the server, and cancels once one of
+// the test's backends is inside pg_sleep, so that the cancel lands while
+// the statement executes, not before it, nor while pgx prepares or
+// describes it (when a cancel would leave the connection clean, and kept).
+func cancelWhenSleeping(t *testing.T, cancel context.CancelFunc) (start func()) {
 	admin := adminConn(t)
 	ctx := testCtx(t)
 	app := appName(t)
-	go func() {
-		defer cancel()
-		for ctx.Err() == nil {
-			var n int
-			err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and state = 'active' and query = $2", app, query).Scan(&n)
-			if err != nil || n > 0 {
-				return
+	return func() {
+		go func() {
+			defer cancel()
+			for ctx.Err() == nil {
+				var n int
+				err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and wait_event = 'PgSleep'", app).Scan(&n)
+				if err != nil || n > 0 {
+					return
+				}
+				time.Sleep(2 * time.Millisecond)
 			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
+		}()
+	}
 }
 
 // A query whose context is canceled while it runs returns with the
@@ -38,21 +43,23 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 	const sleep = "select pg_sleep(60)"
 	for _, tc := range []struct {
 		name string
-		run  func(ctx context.Context, db *sql.DB) error
+		run  func(ctx context.Context, db *sql.DB, start func()) error
 	}{
-		{"exec", func(ctx context.Context, db *sql.DB) error {
+		{"exec", func(ctx context.Context, db *sql.DB, start func()) error {
+			start()
 			_, err := db.ExecContext(ctx, sleep)
 			return err
 		}},
-		{"query", func(ctx context.Context, db *sql.DB) error {
+		{"query", func(ctx context.Context, db *sql.DB, start func()) error {
+			start()
 			rows, err := db.QueryContext(ctx, sleep)
 			if err == nil {
 				rows.Close()
 			}
 			return err
 		}},
-		{"prepared", func(ctx context.Context, db *sql.DB) error {
-			sc, err := db.Conn(context.Background())
+		{"prepared", func(ctx context.Context, db *sql.DB, start func()) error {
+			sc, err := db.Conn(ctx)
 			if err != nil {
 				return err
 			}
@@ -62,15 +69,17 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 				return err
 			}
 			defer stmt.Close()
+			start()
 			_, err = stmt.ExecContext(ctx)
 			return err
 		}},
-		{"transaction", func(ctx context.Context, db *sql.DB) error {
+		{"transaction", func(ctx context.Context, db *sql.DB, start func()) error {
 			tx, err := db.BeginTx(ctx, nil)
 			if err != nil {
 				return err
 			}
 			defer tx.Rollback()
+			start()
 			_, err = tx.ExecContext(ctx, sleep)
 			return err
 		}},
@@ -80,8 +89,8 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 			db := newTestDB(t, p)
 			ctx, cancel := context.WithCancel(testCtx(t))
 			defer cancel()
-			cancelWhenRunning(t, cancel, sleep)
-			if err := tc.run(ctx, db); !errors.Is(err, context.Canceled) {
+			start := cancelWhenSleeping(t, cancel)
+			if err := tc.run(ctx, db, start); !errors.Is(err, context.Canceled) {
 				t.Fatalf("query canceled mid-flight: %v, want context.Canceled", err)
 			}
 			// A transaction's connection is released by database/sql's own
