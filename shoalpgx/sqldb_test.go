@@ -294,3 +294,59 @@ func TestSQLRowsClosedEarlyOrFailedKeepTheConnection(t *testing.T) {
 		t.Fatalf("stats %+v: want the one connection kept throughout", s)
 	}
 }
+
+// Callers of both APIs at once share a small pool: every operation
+// succeeds (each waits its turn for a connection), no connection is closed
+// on the way (database/sql gives back every healthy one), and none is left
+// out.
+func TestOpenDBAndPgxConcurrently(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+	db := newTestDB(t, p)
+	ctx := testCtx(t)
+	const workers, ops = 8, 40
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			errs <- func() error {
+				for i := range ops {
+					want := w*ops + i
+					var got int
+					var err error
+					switch i % 4 {
+					case 0:
+						err = db.QueryRowContext(ctx, "select $1::int", want).Scan(&got)
+					case 1:
+						err = p.QueryRow(ctx, "select $1::int", want).Scan(&got)
+					case 2:
+						var tx *sql.Tx
+						if tx, err = db.BeginTx(ctx, nil); err == nil {
+							err = tx.QueryRowContext(ctx, "select $1::int", want).Scan(&got)
+							err = errors.Join(err, tx.Commit())
+						}
+					case 3:
+						var tx pgx.Tx
+						if tx, err = p.Begin(ctx); err == nil {
+							err = tx.QueryRow(ctx, "select $1::int", want).Scan(&got)
+							err = errors.Join(err, tx.Commit(ctx))
+						}
+					}
+					if err != nil {
+						return err
+					}
+					if got != want {
+						return errors.New("a query answered another's argument")
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := p.Stats(); s.Closed != 0 || s.InUseConns != 0 || s.Acquires < workers*ops {
+		t.Fatalf("stats %+v: want %d acquires or more, nothing closed, nothing in use", s, workers*ops)
+	}
+}
