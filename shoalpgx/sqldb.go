@@ -27,9 +27,8 @@ import (
 // Closing the DB does not close pool. Close the DB before the pool: Pool.Close
 // waits for every lease, including those the DB holds.
 //
-// Connections come back to database/sql as PostgreSQL gives them; see
-// SQLConn for the driver's conversions and for reaching the *pgx.Conn
-// through sql.Conn.Raw.
+// See SQLConn for how arguments and results are converted, and for
+// reaching the *pgx.Conn through sql.Conn.Raw.
 func OpenDB(pool *Pool, opts ...OpenDBOption) *sql.DB {
 	db := sql.OpenDB(Connector(pool, opts...))
 	db.SetMaxIdleConns(0)
