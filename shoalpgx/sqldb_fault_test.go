@@ -203,6 +203,7 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 		if err := sc.Close(); !errors.Is(err, sql.ErrConnDone) {
 			t.Fatalf("closing the sql.Conn after its connection went bad: %v, want sql.ErrConnDone", err)
 		}
+		settle(t, p)
 		if s := p.Stats(); s.Closed != 1 || s.TotalConns != 0 {
 			t.Fatalf("stats %+v: want the terminated connection closed", s)
 		}

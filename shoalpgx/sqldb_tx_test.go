@@ -165,6 +165,7 @@ func TestSQLConnClosedInsideTransactionIsDiscarded(t *testing.T) {
 			if err := sc.Close(); err != nil {
 				t.Fatal(err)
 			}
+			settle(t, p)
 			if s := p.Stats(); s.Closed != 1 {
 				t.Fatalf("stats %+v: want the connection closed", s)
 			}
