@@ -25,7 +25,9 @@ const (
 // backward in odd ones, so that no configuration always runs first after
 // the sweep starts or last on a machine that has warmed up. It returns
 // each case's results in round order; after Ctrl-C, the rounds that
-// finished.
+// finished. A case that failed is not run again: its row reports its first
+// failure whatever later rounds do, and against a server that refuses
+// connections each further try would only wait for the pool to give up.
 func runRounds(ctx context.Context, o *options, cases []benchrun.Case, workers, rounds int, rawStderr io.Writer) [][]benchrun.Result {
 	per := o.warmup + o.duration + setupAllowance
 	var progress *benchrun.Progress
@@ -35,6 +37,7 @@ func runRounds(ctx context.Context, o *options, cases []benchrun.Case, workers, 
 	defer progress.Stop()
 	settings := settingsFor(o)
 	out := make([][]benchrun.Result, len(cases))
+	failed := make([]bool, len(cases))
 	for r := range rounds {
 		for k := range cases {
 			i := k
@@ -44,8 +47,13 @@ func runRounds(ctx context.Context, o *options, cases []benchrun.Case, workers, 
 			if ctx.Err() != nil {
 				return out
 			}
+			if failed[i] {
+				continue
+			}
 			progress.Begin(fmt.Sprintf("round %d/%d: %s", r+1, rounds, cases[i].Name), per)
-			out[i] = append(out[i], benchrun.RunCase(ctx, cases[i], workers, settings))
+			res := benchrun.RunCase(ctx, cases[i], workers, settings)
+			failed[i] = res.Status != benchrun.StatusOK
+			out[i] = append(out[i], res)
 			progress.End()
 		}
 	}
