@@ -219,3 +219,15 @@ func (c *Config) Copy() *Config {
 	}
 	return &n
 }
+
+// ConnString returns the connection string the config was parsed from, as
+// it was given to ParseConfig, pool_ keys included, as pgxpool's does. It
+// holds the password exactly as the caller's own string does: keep it out
+// of logs and errors (String and %v leave the password out). A Config with
+// no ConnConfig returns "".
+func (c *Config) ConnString() string {
+	if c.ConnConfig == nil {
+		return ""
+	}
+	return c.ConnConfig.ConnString()
+}

@@ -31,6 +31,33 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 }
 
+// ConnString gives back the string ParseConfig was given, as pgxpool's
+// does, pool_ keys and password included, in both forms and after Copy;
+// String still leaves the password out.
+func TestConfigConnStringIsTheParsedString(t *testing.T) {
+	for _, cs := range []string{
+		testBase + "&pool_max_conns=7",
+		"host=127.0.0.1 user=app password=s3cr3t-pw dbname=app sslmode=disable pool_max_conns=7",
+	} {
+		cfg, err := ParseConfig(cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.ConnString(); got != cs {
+			t.Errorf("ConnString() = %q, want %q", got, cs)
+		}
+		if got := cfg.Copy().ConnString(); got != cs {
+			t.Errorf("Copy().ConnString() = %q, want %q", got, cs)
+		}
+		if strings.Contains(cfg.String(), "s3cr3t-pw") {
+			t.Errorf("String() shows the password: %s", cfg.String())
+		}
+	}
+	if got := (&Config{}).ConnString(); got != "" {
+		t.Errorf("ConnString of a Config without ConnConfig = %q, want \"\"", got)
+	}
+}
+
 func TestParseConfigStrictHandoff(t *testing.T) {
 	// 0 turns the default barging window off: strict FIFO hand-off.
 	cfg, err := ParseConfig(testBase + "&pool_handoff_after=0")

@@ -18,11 +18,11 @@
 // HealthCheckPeriod, PingTimeout), the hooks (BeforeConnect, AfterConnect,
 // BeforeAcquire, AfterRelease, BeforeClose) and the pool_ keys of the
 // connection string. Stat returns this package's Stat, with pgxpool.Stat's
-// methods; Stats returns shoal's fuller snapshot. Not there:
-// AcquireAllIdle, and Config.ConnString, which would hand back the
-// connection string with its password (Config.String redacts it).
-// Log a Config, never its ConnConfig: pgx's ConnConfig prints the
-// password.
+// methods; Stats returns shoal's fuller snapshot. Config.ConnString hands
+// back the connection string with its password, exactly as the caller's
+// own string has it (Config.String redacts it). Not there: AcquireAllIdle.
+// Log a Config, never its ConnString or ConnConfig: pgx's ConnConfig
+// prints the password.
 //
 // # What it does differently
 //

@@ -34,7 +34,7 @@ func parseError(connString string, r connstr.Reading, err error) string {
 
 // String describes the config without its password: where it connects, as
 // whom, and the pool settings. Use it in logs instead of the connection
-// string.
+// string (or ConnString, which holds the password).
 func (c *Config) String() string {
 	var b strings.Builder
 	b.WriteString("shoalpgx.Config{")
