@@ -72,8 +72,10 @@ type Config struct {
 	//     another, up to MaxConns+1 connections in all.
 	//
 	// It runs on the acquiring goroutine under the acquire's context, for
-	// every acquire (Pool.Exec and the other operations acquire too). If it
-	// panics, the connection is closed and the panic goes on.
+	// every acquire (Pool.Exec and the other operations acquire too) and
+	// for each connection AcquireAllIdle takes, where any error or false
+	// closes the connection. If it panics, the connection is closed and the
+	// panic goes on.
 	PrepareConn func(ctx context.Context, conn *pgx.Conn) (bool, error)
 
 	// ShouldPing decides, on every acquire, whether the connection is pinged

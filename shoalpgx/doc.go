@@ -11,8 +11,9 @@
 //
 // # What it keeps from pgxpool
 //
-// The method set (Acquire, AcquireFunc, Exec, Query, QueryRow, SendBatch,
-// CopyFrom, Begin, BeginTx, Ping, Reset, Stat, Close), the Config field
+// The method set (Acquire, AcquireFunc, AcquireAllIdle, Exec, Query,
+// QueryRow, SendBatch, CopyFrom, Begin, BeginTx, Ping, Reset, Stat, Close),
+// the Config field
 // names and types where pgxpool has them (ConnConfig, MaxConns, MinConns,
 // MinIdleConns, MaxConnLifetime, MaxConnLifetimeJitter, MaxConnIdleTime,
 // HealthCheckPeriod, PingTimeout), the hooks (BeforeConnect, AfterConnect,
@@ -20,7 +21,7 @@
 // connection string. Stat returns this package's Stat, with pgxpool.Stat's
 // methods; Stats returns shoal's fuller snapshot. Config.ConnString hands
 // back the connection string with its password, exactly as the caller's
-// own string has it (Config.String redacts it). Not there: AcquireAllIdle.
+// own string has it (Config.String redacts it).
 // Log a Config, never its ConnString or ConnConfig: pgx's ConnConfig
 // prints the password.
 //
