@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // errAcquireAttempts is the error of an acquire whose MaxConns+1
@@ -42,9 +44,20 @@ func (p *Pool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
 }
 
 // acquire is Acquire without the wrapper: the pooled connection with its
-// lease remembered in it, ready for the caller.
+// lease remembered in it. Every operation on the pool acquires through it,
+// so the AcquireTracer sees them all, as pgxpool's does.
 func (p *Pool) acquire(ctx context.Context) (*pooledConn, error) {
-	return p.acquireReady(ctx)
+	if p.acquireTracer == nil {
+		return p.acquireReady(ctx)
+	}
+	ctx = p.acquireTracer.TraceAcquireStart(ctx, p, TraceAcquireStartData{})
+	pc, err := p.acquireReady(ctx)
+	var conn *pgx.Conn
+	if pc != nil {
+		conn = pc.conn
+	}
+	p.acquireTracer.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: conn, Err: err})
+	return pc, err
 }
 
 // acquireReady takes a lease from the core (which has checked the lifetime

@@ -40,7 +40,9 @@ const (
 // field works at its zero value. NewWithConfig takes only a Config made by
 // ParseConfig.
 type Config struct {
-	// ConnConfig is how to connect. Required; ParseConfig fills it in.
+	// ConnConfig is how to connect. Required; ParseConfig fills it in. Its
+	// Tracer, when it also implements AcquireTracer or ReleaseTracer, traces
+	// the pool's acquires and releases too (see the package doc, "Tracing").
 	ConnConfig *pgx.ConnConfig
 
 	// BeforeConnect is called before a new connection is made, with a copy

@@ -7,7 +7,23 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// release gives pc back to the pool in a state the next holder can use:
+// release gives pc back to the pool at the end of a pool operation (Exec,
+// a Query's rows, a Tx, ...); see giveBack. Like every release of a
+// connection acquired for a caller, it is traced first, as pgxpool's
+// Conn.Release is.
+func (pc *pooledConn) release() {
+	pc.traceRelease()
+	pc.giveBack()
+}
+
+// traceRelease tells the pool's ReleaseTracer, if any, of a release.
+func (pc *pooledConn) traceRelease() {
+	if t := pc.pool.releaseTracer; t != nil {
+		t.TraceRelease(pc.pool, TraceReleaseData{Conn: pc.conn})
+	}
+}
+
+// giveBack gives pc back to the pool in a state the next holder can use:
 //
 //   - idle, outside a transaction: back to the pool (AfterRelease permitting);
 //   - inside a transaction, or in a failed one, and not busy: rolled back in
@@ -15,7 +31,7 @@ import (
 //     not bring it back to idle within resetTimeout;
 //   - busy (rows or a batch left unread, a COPY unfinished) or closed by pgx
 //     (a fatal error, a context that ended mid-query): closed.
-func (pc *pooledConn) release() {
+func (pc *pooledConn) giveBack() {
 	conn := pc.conn
 	if conn.IsClosed() {
 		pc.lease.Discard()
@@ -89,11 +105,12 @@ func (c *Conn) Release() {
 // Rollback or Commit would end the next holder's transaction instead of
 // failing.
 func (pc *pooledConn) releaseByCaller() {
+	pc.traceRelease()
 	if pc.inTransaction() {
 		pc.lease.Discard()
 		return
 	}
-	pc.release()
+	pc.giveBack()
 }
 
 // releaseUnused gives back a connection that the pool acquired but its

@@ -23,9 +23,11 @@ type Pool struct {
 	destroys destroyCounts // for Stat
 
 	// Set by NewWithConfig from config, read on every acquire and release.
-	prepareConn func(context.Context, *pgx.Conn) (bool, error) // PrepareConn, or BeforeAcquire wrapped; nil for none
-	attempts    int                                            // connections one acquire tries: MaxConns+1, as pgxpool
-	lookAfter   time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
+	prepareConn   func(context.Context, *pgx.Conn) (bool, error) // PrepareConn, or BeforeAcquire wrapped; nil for none
+	acquireTracer AcquireTracer                                  // from ConnConfig.Tracer; nil for none
+	releaseTracer ReleaseTracer                                  // likewise
+	attempts      int                                            // connections one acquire tries: MaxConns+1, as pgxpool
+	lookAfter     time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -61,6 +63,8 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		hook := cfg.BeforeAcquire
 		p.prepareConn = func(ctx context.Context, conn *pgx.Conn) (bool, error) { return hook(ctx, conn), nil }
 	}
+	p.acquireTracer, _ = cfg.ConnConfig.Tracer.(AcquireTracer)
+	p.releaseTracer, _ = cfg.ConnConfig.Tracer.(ReleaseTracer)
 	coreCfg, err := p.coreConfig()
 	if err != nil {
 		return nil, err
