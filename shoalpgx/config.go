@@ -148,8 +148,8 @@ type Config struct {
 	// closed it or sent it a fatal error, as pg_terminate_backend, a
 	// restart or idle_session_timeout do, and pings at once if anything is
 	// waiting on a TLS connection (where the bytes cannot be read without
-	// decrypting them). 0 turns the look and the default pings off.
-	// Connection string: pool_health_check_after.
+	// decrypting them). 0 turns the look, the default pings and
+	// HealthCheckPeriod off. Connection string: pool_health_check_after.
 	HealthCheckAfter time.Duration
 
 	// PingTimeout bounds that ping. The ping is bounded by the acquire's
@@ -160,11 +160,18 @@ type Config struct {
 	// own. Connection string: pool_ping_timeout.
 	PingTimeout time.Duration
 
-	// HealthCheckPeriod is accepted for compatibility with pgxpool and has
-	// no effect: shoal's maintenance goroutine wakes as often as
-	// MaxConnIdleTime and MaxConnLifetime need, and pings happen on acquire
-	// after HealthCheckAfter. Connection string: pool_health_check_period
-	// (validated as a duration, then ignored).
+	// HealthCheckPeriod is how often the maintenance goroutine looks at
+	// the idle connections' sockets, as on acquire (see HealthCheckAfter;
+	// no round trip), and closes those the server closed or sent a fatal
+	// error, so that they are replaced (MinConns, MinIdleConns) before
+	// anyone asks for them, as pgxpool's background health check does.
+	// Each connection idle for a millisecond (or HealthCheckAfter, if
+	// less) is looked at. Over TLS the look cannot tell, and such a
+	// connection is left for the acquire's ping. Default 1m, as in
+	// pgxpool; 0 turns it off (pgxpool requires it to be positive). It
+	// does nothing when HealthCheckAfter is 0. Lifetimes, idle times and
+	// the minimums are kept by the maintenance goroutine whatever its
+	// value. Connection string: pool_health_check_period.
 	HealthCheckPeriod time.Duration
 
 	// Partitions is the number of lock-free idle stacks connections are

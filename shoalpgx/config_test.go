@@ -58,6 +58,36 @@ func TestConfigConnStringIsTheParsedString(t *testing.T) {
 	}
 }
 
+// HealthCheckPeriod reaches the core with the socket look as its check,
+// and not when HealthCheckAfter turns the look off.
+func TestHealthCheckPeriodMapsToTheCore(t *testing.T) {
+	for _, tc := range []struct {
+		extra string
+		want  time.Duration
+	}{
+		{"", time.Minute},
+		{"&pool_health_check_period=5s", 5 * time.Second},
+		{"&pool_health_check_period=0", 0},
+		{"&pool_health_check_period=5s&pool_health_check_after=0", 0},
+	} {
+		cfg, err := ParseConfig(testBase + tc.extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Pool{config: cfg}
+		core, err := p.coreConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if core.HealthCheckPeriod != tc.want {
+			t.Errorf("%q: core HealthCheckPeriod %s, want %s", tc.extra, core.HealthCheckPeriod, tc.want)
+		}
+		if !strings.Contains(cfg.String(), "pool_health_check_period="+cfg.HealthCheckPeriod.String()) {
+			t.Errorf("String() = %s, want it to show pool_health_check_period", cfg.String())
+		}
+	}
+}
+
 func TestParseConfigStrictHandoff(t *testing.T) {
 	// 0 turns the default barging window off: strict FIFO hand-off.
 	cfg, err := ParseConfig(testBase + "&pool_handoff_after=0")
@@ -210,6 +240,7 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		{"MinConns", func(c *Config) { c.MinConns = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetime", func(c *Config) { c.MaxConnLifetime = -time.Second }, "must be >= 0, got -1s"},
 		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }, "must be >= 0, got -1s"},
+		{"HealthCheckPeriod", func(c *Config) { c.HealthCheckPeriod, c.HealthCheckAfter = -time.Second, 0 }, "must be >= 0, got -1s"},
 		{"HandoffAfter", func(c *Config) { c.HandoffAfter = -time.Millisecond }, "must be >= 0, got -1ms"},
 		{"Partitions", func(c *Config) { c.Partitions = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetimeJitter", func(c *Config) { c.MaxConnLifetime, c.MaxConnLifetimeJitter = 2562047*time.Hour, time.Hour },

@@ -26,6 +26,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0", c.MaxConnLifetimeJitter},
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
 		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
+		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0", c.HealthCheckPeriod},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -67,10 +68,11 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	if c.HealthCheckAfter > 0 {
 		// The core calls the check after the shorter idleness; it looks
 		// at the socket, and the acquire pings after HealthCheckAfter
-		// (health.go, acquire.go).
+		// (health.go, acquire.go). The same look runs in the background.
 		p.lookAfter = min(peekAfter, c.HealthCheckAfter)
 		cfg.HealthCheck = p.healthCheck
 		cfg.HealthCheckAfter = p.lookAfter
+		cfg.HealthCheckPeriod = c.HealthCheckPeriod
 	}
 	if c.ShouldPing != nil {
 		// ShouldPing is told every idle connection's idleness, which only
