@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -55,6 +56,25 @@ func TestConfigConnStringIsTheParsedString(t *testing.T) {
 	}
 	if got := (&Config{}).ConnString(); got != "" {
 		t.Errorf("ConnString of a Config without ConnConfig = %q, want \"\"", got)
+	}
+}
+
+// MaxConns takes the whole int32 range, as pgxpool's does, in shoalpgx's
+// own parsing and checks (the core's limit is its own).
+func TestParseConfigMaxConnsUpToMaxInt32(t *testing.T) {
+	cfg, err := ParseConfig(testBase + "&pool_max_conns=2147483647")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns != math.MaxInt32 {
+		t.Fatalf("MaxConns = %d, want %d", cfg.MaxConns, int32(math.MaxInt32))
+	}
+	p := &Pool{config: cfg}
+	if _, err := p.coreConfig(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) && ce.Key != "MaxConns" {
+			t.Fatalf("coreConfig: %v; only the core may refuse MaxConns", err)
+		}
 	}
 }
 
