@@ -38,7 +38,8 @@ const (
 // pgxpool.Config where pgxpool has the setting; the others come from the shoal
 // core. ParseConfig sets MaxConns and the other pgxpool defaults; every other
 // field works at its zero value. NewWithConfig takes only a Config made by
-// ParseConfig.
+// ParseConfig (or a Copy of one), and returns an error for any other, where
+// pgxpool panics.
 type Config struct {
 	// ConnConfig is how to connect. Required; ParseConfig fills it in. Its
 	// Tracer, when it also implements AcquireTracer or ReleaseTracer, traces
@@ -239,8 +240,9 @@ type Config struct {
 	LeakThreshold time.Duration
 
 	// parsed is set by ParseConfig; NewWithConfig refuses configs made
-	// another way, as pgxpool does, because the defaults above are applied
-	// by ParseConfig and a zero MaxConns would mean something else.
+	// another way, as pgxpool does (with an error where pgxpool panics),
+	// because the defaults above are applied by ParseConfig and a zero
+	// MaxConns would mean something else.
 	parsed bool
 }
 
