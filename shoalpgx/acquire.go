@@ -50,14 +50,22 @@ func (p *Pool) acquire(ctx context.Context) (*pooledConn, error) {
 	if p.acquireTracer == nil {
 		return p.acquireReady(ctx)
 	}
+	return p.acquireTraced(ctx)
+}
+
+// acquireTraced is acquire between TraceAcquireStart and TraceAcquireEnd.
+// The end is deferred, as in pgxpool, so that a hook that panics does not
+// leave the tracer's span open.
+func (p *Pool) acquireTraced(ctx context.Context) (pc *pooledConn, err error) {
 	ctx = p.acquireTracer.TraceAcquireStart(ctx, p, TraceAcquireStartData{})
-	pc, err := p.acquireReady(ctx)
-	var conn *pgx.Conn
-	if pc != nil {
-		conn = pc.conn
-	}
-	p.acquireTracer.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: conn, Err: err})
-	return pc, err
+	defer func() {
+		var conn *pgx.Conn
+		if pc != nil {
+			conn = pc.conn
+		}
+		p.acquireTracer.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: conn, Err: err})
+	}()
+	return p.acquireReady(ctx)
 }
 
 // acquireReady takes a lease from the core (which has checked the lifetime

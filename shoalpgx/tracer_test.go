@@ -165,3 +165,21 @@ func TestTracerSeesAcquiresAndReleases(t *testing.T) {
 		t.Error(b)
 	}
 }
+
+// A hook that panics during a traced acquire still ends the acquire's
+// trace, as pgxpool's deferred end does, so that a span is not left open.
+func TestTracerEndsAnAcquireWhoseHookPanics(t *testing.T) {
+	tr := &poolTracer{}
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = 1
+		c.ConnConfig.Tracer = tr
+		c.PrepareConn = func(context.Context, *pgx.Conn) (bool, error) { panic("prepare blew up") }
+	})
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = p.Acquire(testCtx(t))
+	}()
+	if s, e, _ := tr.counts(); s != 1 || e != 1 {
+		t.Fatalf("%d starts, %d ends; want the panicking acquire started and ended", s, e)
+	}
+}
