@@ -19,7 +19,7 @@ func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	}
 	br := pc.conn.SendBatch(ctx, b)
 	if tx := br.Tx(); tx != nil {
-		return &poolBatchResults{br: br, tx: &poolTx{t: tx, pc: pc}}
+		return &poolBatchResults{br: br, tx: &Tx{t: tx, pc: pc}}
 	}
 	return &poolBatchResults{br: br, pc: pc}
 }
@@ -29,7 +29,7 @@ func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 type poolBatchResults struct {
 	br pgx.BatchResults
 	pc *pooledConn // nil once released, or when tx holds the connection
-	tx *poolTx     // the transaction the batch began, which owns the connection
+	tx *Tx         // the transaction the batch began, which owns the connection
 }
 
 // Exec reads the next result as pgx.BatchResults.Exec does.

@@ -38,9 +38,12 @@ const (
 // pgxpool.Config where pgxpool has the setting; the others come from the shoal
 // core. ParseConfig sets MaxConns and the other pgxpool defaults; every other
 // field works at its zero value. NewWithConfig takes only a Config made by
-// ParseConfig.
+// ParseConfig (or a Copy of one), and returns an error for any other, where
+// pgxpool panics.
 type Config struct {
-	// ConnConfig is how to connect. Required; ParseConfig fills it in.
+	// ConnConfig is how to connect. Required; ParseConfig fills it in. Its
+	// Tracer, when it also implements AcquireTracer or ReleaseTracer, traces
+	// the pool's acquires and releases too (see the package doc, "Tracing").
 	ConnConfig *pgx.ConnConfig
 
 	// BeforeConnect is called before a new connection is made, with a copy
@@ -52,10 +55,42 @@ type Config struct {
 	// it is added to the pool. An error closes it and fails the dial.
 	AfterConnect func(ctx context.Context, conn *pgx.Conn) error
 
-	// BeforeAcquire is called before an idle connection is handed out; false
-	// closes it and the acquire tries another. Setting it takes Acquire off
-	// the core's fastest path (a check runs on every acquire).
+	// BeforeAcquire is called before a connection is handed out; false
+	// closes it and the acquire tries another.
+	//
+	// Deprecated: use PrepareConn, as in pgxpool. BeforeAcquire runs as a
+	// PrepareConn that never fails, and only when PrepareConn is nil: with
+	// both set, BeforeAcquire is ignored.
 	BeforeAcquire func(ctx context.Context, conn *pgx.Conn) bool
+
+	// PrepareConn is called before a connection is handed out, after the
+	// ping (see ShouldPing), as in pgxpool. What it returns decides:
+	//
+	//   - true, nil: the connection is handed out;
+	//   - true, an error: the connection goes back to the pool (without
+	//     AfterRelease) and the acquire fails with the error;
+	//   - false, an error: the connection is closed and the acquire fails
+	//     with the error;
+	//   - false, nil: the connection is closed and the acquire tries
+	//     another, up to MaxConns+1 connections in all.
+	//
+	// It runs on the acquiring goroutine under the acquire's context, for
+	// every acquire (Pool.Exec and the other operations acquire too) and
+	// for each connection AcquireAllIdle takes, where any error or false
+	// closes the connection. If it panics, the connection is closed and the
+	// panic goes on.
+	PrepareConn func(ctx context.Context, conn *pgx.Conn) (bool, error)
+
+	// ShouldPing decides, on every acquire, whether the connection is pinged
+	// before it is handed out (a failed ping closes it and the acquire tries
+	// another), as in pgxpool. nil means ping when it has been idle longer
+	// than HealthCheckAfter (never, when that is 0). Setting it costs an
+	// allocation on each acquire of an idle connection, where the pool
+	// measures its idleness for IdleDuration. The look at the socket
+	// (HealthCheckAfter) still runs, and a TLS connection whose look could
+	// not tell is pinged whatever ShouldPing says. If it panics, the
+	// connection is closed and the panic goes on.
+	ShouldPing func(ctx context.Context, params ShouldPingParams) bool
 
 	// AfterRelease is called when a connection that is idle and outside any
 	// transaction is released; false closes it instead of keeping it. It
@@ -106,26 +141,38 @@ type Config struct {
 	MaxConnIdleTime time.Duration
 
 	// HealthCheckAfter is the idleness after which an acquire pings a
-	// connection before handing it out (a failed ping closes it and the
-	// acquire tries another). Default 1s, pgxpool's ShouldPing default.
-	// Sooner, after a millisecond of idleness, an acquire also looks at the
-	// connection's socket without a round trip (one non-blocking recv): it
-	// replaces the connection if the server closed it or sent it a fatal
-	// error, as pg_terminate_backend, a restart or idle_session_timeout do,
-	// and pings at once if anything is waiting on a TLS connection (where
-	// the bytes cannot be read without decrypting them). 0 turns both off.
-	// Connection string: pool_health_check_after.
+	// connection before handing it out, when ShouldPing is nil (a failed
+	// ping closes it and the acquire tries another). Default 1s, pgxpool's
+	// ShouldPing default. Sooner, after a millisecond of idleness, an
+	// acquire also looks at the connection's socket without a round trip
+	// (one non-blocking recv): it replaces the connection if the server
+	// closed it or sent it a fatal error, as pg_terminate_backend, a
+	// restart or idle_session_timeout do, and pings at once if anything is
+	// waiting on a TLS connection (where the bytes cannot be read without
+	// decrypting them). 0 turns the look, the default pings and
+	// HealthCheckPeriod off. Connection string: pool_health_check_after.
 	HealthCheckAfter time.Duration
 
-	// PingTimeout bounds that ping. Default 0: only the acquire's context
-	// bounds it. Connection string: pool_ping_timeout.
+	// PingTimeout bounds that ping. The ping is bounded by the acquire's
+	// deadline too, but not cancelled with its context: an acquire whose
+	// context ends mid-ping returns at once, and the ping goes on for up to
+	// a minute more, so that a healthy connection is kept rather than
+	// closed by pgx mid-ping, as in pgxpool. Default 0: no bound of its
+	// own. Connection string: pool_ping_timeout.
 	PingTimeout time.Duration
 
-	// HealthCheckPeriod is accepted for compatibility with pgxpool and has
-	// no effect: shoal's maintenance goroutine wakes as often as
-	// MaxConnIdleTime and MaxConnLifetime need, and pings happen on acquire
-	// after HealthCheckAfter. Connection string: pool_health_check_period
-	// (validated as a duration, then ignored).
+	// HealthCheckPeriod is how often the maintenance goroutine looks at
+	// the idle connections' sockets, as on acquire (see HealthCheckAfter;
+	// no round trip), and closes those the server closed or sent a fatal
+	// error, so that they are replaced (MinConns, MinIdleConns) before
+	// anyone asks for them, as pgxpool's background health check does.
+	// Each connection idle for a millisecond (or HealthCheckAfter, if
+	// less) is looked at. Over TLS the look cannot tell, and such a
+	// connection is left for the acquire's ping. Default 1m, as in
+	// pgxpool; 0 turns it off (pgxpool requires it to be positive). It
+	// does nothing when HealthCheckAfter is 0. Lifetimes, idle times and
+	// the minimums are kept by the maintenance goroutine whatever its
+	// value. Connection string: pool_health_check_period.
 	HealthCheckPeriod time.Duration
 
 	// Partitions is the number of lock-free idle stacks connections are
@@ -166,8 +213,10 @@ type Config struct {
 	// default, min(MaxConns, 4).
 	MaxDialing int
 
-	// Logger receives the core's connection opens and closes (Debug) and
-	// dial failures (Warn). nil means no logging. Passwords never reach it.
+	// Logger receives the core's connection opens and closes (Debug), dial
+	// failures and failed checks (Warn), and failed pings before a
+	// connection is handed out (Warn). nil means no logging. Passwords
+	// never reach it.
 	Logger *slog.Logger
 
 	// Observer is told of every acquire, release, dial, close, rejection,
@@ -191,9 +240,18 @@ type Config struct {
 	LeakThreshold time.Duration
 
 	// parsed is set by ParseConfig; NewWithConfig refuses configs made
-	// another way, as pgxpool does, because the defaults above are applied
-	// by ParseConfig and a zero MaxConns would mean something else.
+	// another way, as pgxpool does (with an error where pgxpool panics),
+	// because the defaults above are applied by ParseConfig and a zero
+	// MaxConns would mean something else.
 	parsed bool
+}
+
+// ShouldPingParams are what Config.ShouldPing decides on: the connection
+// about to be handed out and how long it sat idle in the pool (0 for one
+// just dialled, or handed straight from its releaser to a waiting caller).
+type ShouldPingParams struct {
+	Conn         *pgx.Conn
+	IdleDuration time.Duration
 }
 
 // defaultConfig returns a Config with pgxpool's defaults.
@@ -218,4 +276,16 @@ func (c *Config) Copy() *Config {
 		n.ConnConfig = c.ConnConfig.Copy()
 	}
 	return &n
+}
+
+// ConnString returns the connection string the config was parsed from, as
+// it was given to ParseConfig, pool_ keys included, as pgxpool's does. It
+// holds the password exactly as the caller's own string does: keep it out
+// of logs and errors (String and %v leave the password out). A Config with
+// no ConnConfig returns "".
+func (c *Config) ConnString() string {
+	if c.ConnConfig == nil {
+		return ""
+	}
+	return c.ConnConfig.ConnString()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,6 +29,82 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if cfg.MinIdleConns != 0 || cfg.MinConns != 0 || cfg.Partitions != 0 || cfg.MaxWaiters != 0 {
 		t.Errorf("counts = %+v, want zeros", cfg)
+	}
+}
+
+// ConnString gives back the string ParseConfig was given, as pgxpool's
+// does, pool_ keys and password included, in both forms and after Copy;
+// String still leaves the password out.
+func TestConfigConnStringIsTheParsedString(t *testing.T) {
+	for _, cs := range []string{
+		testBase + "&pool_max_conns=7",
+		"host=127.0.0.1 user=app password=s3cr3t-pw dbname=app sslmode=disable pool_max_conns=7",
+	} {
+		cfg, err := ParseConfig(cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.ConnString(); got != cs {
+			t.Errorf("ConnString() = %q, want %q", got, cs)
+		}
+		if got := cfg.Copy().ConnString(); got != cs {
+			t.Errorf("Copy().ConnString() = %q, want %q", got, cs)
+		}
+		if strings.Contains(cfg.String(), "s3cr3t-pw") {
+			t.Errorf("String() shows the password: %s", cfg.String())
+		}
+	}
+	if got := (&Config{}).ConnString(); got != "" {
+		t.Errorf("ConnString of a Config without ConnConfig = %q, want \"\"", got)
+	}
+}
+
+// MaxConns takes the whole int32 range, as pgxpool's does, in shoalpgx's
+// own parsing and checks (the core's limit is its own).
+func TestParseConfigMaxConnsUpToMaxInt32(t *testing.T) {
+	cfg, err := ParseConfig(testBase + "&pool_max_conns=2147483647")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns != math.MaxInt32 {
+		t.Fatalf("MaxConns = %d, want %d", cfg.MaxConns, int32(math.MaxInt32))
+	}
+	p := &Pool{config: cfg}
+	if _, err := p.coreConfig(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) && ce.Key != "MaxConns" {
+			t.Fatalf("coreConfig: %v; only the core may refuse MaxConns", err)
+		}
+	}
+}
+
+// HealthCheckPeriod reaches the core with the socket look as its check,
+// and not when HealthCheckAfter turns the look off.
+func TestHealthCheckPeriodMapsToTheCore(t *testing.T) {
+	for _, tc := range []struct {
+		extra string
+		want  time.Duration
+	}{
+		{"", time.Minute},
+		{"&pool_health_check_period=5s", 5 * time.Second},
+		{"&pool_health_check_period=0", 0},
+		{"&pool_health_check_period=5s&pool_health_check_after=0", 0},
+	} {
+		cfg, err := ParseConfig(testBase + tc.extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Pool{config: cfg}
+		core, err := p.coreConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if core.HealthCheckPeriod != tc.want {
+			t.Errorf("%q: core HealthCheckPeriod %s, want %s", tc.extra, core.HealthCheckPeriod, tc.want)
+		}
+		if !strings.Contains(cfg.String(), "pool_health_check_period="+cfg.HealthCheckPeriod.String()) {
+			t.Errorf("String() = %s, want it to show pool_health_check_period", cfg.String())
+		}
 	}
 }
 
@@ -183,6 +260,7 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		{"MinConns", func(c *Config) { c.MinConns = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetime", func(c *Config) { c.MaxConnLifetime = -time.Second }, "must be >= 0, got -1s"},
 		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }, "must be >= 0, got -1s"},
+		{"HealthCheckPeriod", func(c *Config) { c.HealthCheckPeriod, c.HealthCheckAfter = -time.Second, 0 }, "must be >= 0, got -1s"},
 		{"HandoffAfter", func(c *Config) { c.HandoffAfter = -time.Millisecond }, "must be >= 0, got -1ms"},
 		{"Partitions", func(c *Config) { c.Partitions = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetimeJitter", func(c *Config) { c.MaxConnLifetime, c.MaxConnLifetimeJitter = 2562047*time.Hour, time.Hour },

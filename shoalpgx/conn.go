@@ -7,44 +7,23 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Acquire returns a connection from the pool, waiting until one is free, a
-// new one is dialled, or ctx ends. Release it when done. An error wraps
-// ctx.Err() when the context ended, shoal.ErrClosed when the pool is closed,
-// and the dial's error (with shoal.ErrDial) when the server could not be
-// reached; a *shoal.AcquireError says what was waited for and how long.
-func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
-	pc, err := p.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return pc.newConn(p), nil
+// release gives pc back to the pool at the end of a pool operation (Exec,
+// a Query's rows, a Tx, ...); see giveBack. Like every release of a
+// connection acquired for a caller, it is traced first, as pgxpool's
+// Conn.Release is.
+func (pc *pooledConn) release() {
+	pc.traceRelease()
+	pc.giveBack()
 }
 
-// AcquireFunc acquires a connection, calls f with it and releases it, as
-// pgxpool's does. ctx bounds the acquire only. It returns the acquire's
-// error or f's.
-func (p *Pool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
-	c, err := p.Acquire(ctx)
-	if err != nil {
-		return err
+// traceRelease tells the pool's ReleaseTracer, if any, of a release.
+func (pc *pooledConn) traceRelease() {
+	if t := pc.pool.releaseTracer; t != nil {
+		t.TraceRelease(pc.pool, TraceReleaseData{Conn: pc.conn})
 	}
-	defer c.Release()
-	return f(c)
 }
 
-// acquire is Acquire without the wrapper: the pooled connection with its
-// lease remembered in it.
-func (p *Pool) acquire(ctx context.Context) (*pooledConn, error) {
-	lease, err := p.core.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pc := lease.Value()
-	pc.lease = lease
-	return pc, nil
-}
-
-// release gives pc back to the pool in a state the next holder can use:
+// giveBack gives pc back to the pool in a state the next holder can use:
 //
 //   - idle, outside a transaction: back to the pool (AfterRelease permitting);
 //   - inside a transaction, or in a failed one, and not busy: rolled back in
@@ -52,7 +31,7 @@ func (p *Pool) acquire(ctx context.Context) (*pooledConn, error) {
 //     not bring it back to idle within resetTimeout;
 //   - busy (rows or a batch left unread, a COPY unfinished) or closed by pgx
 //     (a fatal error, a context that ended mid-query): closed.
-func (pc *pooledConn) release() {
+func (pc *pooledConn) giveBack() {
 	conn := pc.conn
 	if conn.IsClosed() {
 		pc.lease.Discard()
@@ -126,11 +105,27 @@ func (c *Conn) Release() {
 // Rollback or Commit would end the next holder's transaction instead of
 // failing.
 func (pc *pooledConn) releaseByCaller() {
+	pc.traceRelease()
 	if pc.inTransaction() {
 		pc.lease.Discard()
 		return
 	}
-	pc.release()
+	pc.giveBack()
+}
+
+// releaseUnused gives back a connection that the pool acquired but its
+// caller never got: PrepareConn kept it but failed the acquire, or its
+// ping ended after the caller left. As in pgxpool, neither AfterRelease
+// nor the ReleaseTracer hears of it. One that is not idle and ready (a
+// PrepareConn that left a transaction open, say) is closed instead.
+func (pc *pooledConn) releaseUnused() {
+	pg := pc.conn.PgConn()
+	if pc.conn.IsClosed() || pg.IsBusy() || pg.TxStatus() != 'I' {
+		pc.lease.Discard()
+		return
+	}
+	pc.unused = pc.pool.config.AfterRelease != nil
+	pc.lease.Release()
 }
 
 // Hijack takes the connection out of the pool: the caller owns it and must

@@ -1,7 +1,7 @@
 // Package shoalpgx is a PostgreSQL connection pool for pgx v5, built on the
 // shoal core pool and shaped like pgxpool, so that for most programs
-// switching is a change of import path (see "What it keeps from pgxpool"
-// for what it does not have):
+// switching is a change of import path (see "What it does differently" for
+// where it is not):
 //
 //	pool, err := shoalpgx.New(ctx, "postgres://app@db.internal/app?pool_max_conns=16")
 //	if err != nil { ... }
@@ -11,21 +11,48 @@
 //
 // # What it keeps from pgxpool
 //
-// The method set (Acquire, AcquireFunc, Exec, Query, QueryRow, SendBatch,
-// CopyFrom, Begin, BeginTx, Ping, Reset, Stat, Close), the Config field
-// names and types where pgxpool has them (ConnConfig, MaxConns, MinConns,
-// MinIdleConns, MaxConnLifetime, MaxConnLifetimeJitter, MaxConnIdleTime,
-// HealthCheckPeriod, PingTimeout), the hooks (BeforeConnect, AfterConnect,
-// BeforeAcquire, AfterRelease, BeforeClose) and the pool_ keys of the
-// connection string. Stat returns this package's Stat, with pgxpool.Stat's
-// methods; Stats returns shoal's fuller snapshot. Not there:
-// AcquireAllIdle, and Config.ConnString, which would hand back the
-// connection string with its password (Config.String redacts it).
-// Log a Config, never its ConnConfig: pgx's ConnConfig prints the
-// password.
+// The whole of pgxpool v5.12's API, with pgxpool's meaning: the method set
+// (Acquire, AcquireFunc, AcquireAllIdle, Exec, Query, QueryRow, SendBatch,
+// CopyFrom, Begin, BeginTx, Ping, Reset, Stat, Config, Close); the Config
+// fields (ConnConfig, MaxConns, MinConns, MinIdleConns, MaxConnLifetime,
+// MaxConnLifetimeJitter, MaxConnIdleTime, HealthCheckPeriod, PingTimeout),
+// hooks (BeforeConnect, AfterConnect, PrepareConn, ShouldPing,
+// AfterRelease, BeforeClose, and BeforeAcquire, deprecated in favour of
+// PrepareConn as in pgxpool) and methods (Copy, ConnString); the types
+// Conn, Tx (what Begin returns), Stat (with pgxpool.Stat's methods),
+// ShouldPingParams, AcquireTracer, ReleaseTracer and their Trace*Data; and
+// the pool_ keys of the connection string. An acquire does what pgxpool
+// 5.12's does after taking a connection: ShouldPing (by default: idle
+// longer than HealthCheckAfter, 1s), a ping that a caller who gives up
+// does not cut short, then PrepareConn, trying another connection (MaxConns+1
+// in all) when the ping fails or PrepareConn refuses. Stats returns shoal's
+// fuller snapshot beside Stat. Config.ConnString hands back the connection
+// string with its password, exactly as the caller's own string has it;
+// Config.String leaves the password out. Log a Config, never its ConnString
+// or ConnConfig: pgx's ConnConfig prints the password.
 //
 // # What it does differently
 //
+//   - NewWithConfig returns an error for a Config not made by ParseConfig
+//     (or a Copy of one), where pgxpool panics.
+//   - An AcquireTracer or ReleaseTracer is told of a *shoalpgx.Pool, so a
+//     tracer written for pgxpool, whose methods take a *pgxpool.Pool, is
+//     not one until adapted (see "Tracing" below).
+//   - Pings are decided by HealthCheckAfter when ShouldPing is nil, and a
+//     look at the socket comes first (see "Things to know"): a TLS
+//     connection with bytes waiting is pinged whatever ShouldPing says.
+//     HealthCheckPeriod's background check makes that look, no round trip,
+//     and 0 turns it off (pgxpool requires it to be positive).
+//   - AcquireAllIdle's connections count in the statistics as acquires;
+//     pgxpool's do not.
+//   - A PrepareConn, BeforeAcquire or ShouldPing that panics closes its
+//     connection before the panic goes on; AfterConnect's likewise.
+//   - AfterRelease runs on the releasing goroutine; pgxpool starts a
+//     goroutine for it.
+//   - Acquire's errors say more: they wrap ctx.Err() (or shoal.ErrClosed,
+//     or the dial's error) in a *shoal.AcquireError, except when ctx ends
+//     during the ping, which returns ctx.Err() itself as pgxpool does.
+//     errors.Is finds each.
 //   - Checkout goes through shoal's partitioned lock-free idle stacks and a
 //     first-come, first-served queue with bounded barging (HandoffAfter,
 //     4ms by default): a released connection goes to whoever asks next,
@@ -65,11 +92,50 @@
 //     message, shows there without a round trip), and after
 //     HealthCheckAfter (1s) it pings. Over TLS the server's goodbye is an
 //     encrypted record, so anything waiting there sends the acquire to the
-//     ping at once. A connection killed while a query runs on it fails that
-//     query, and only that one.
+//     ping at once. Every HealthCheckPeriod (1m) the same look runs on the
+//     idle connections in the background, so that plain-text ones the
+//     server killed are replaced before anyone asks. A connection killed
+//     while a query runs on it fails that query, and only that one.
+//   - A caller whose context ends while its connection is being pinged
+//     gets ctx.Err() at once; the ping goes on, bounded by that context's
+//     deadline, PingTimeout, and a minute after the caller left, and the
+//     connection goes back to the pool if it answers (pgx closes a connection whose ping is cut
+//     short, which would cost a healthy one; pgx issue #2680).
 //   - Session state (SET, prepared statements, temporary tables outside a
 //     transaction) stays with the connection, as in pgxpool.
 //   - Close waits for every acquired connection to be released.
+//
+// # Tracing
+//
+// As in pgxpool, the pool traces its acquires and releases through
+// ConnConfig.Tracer when that value also implements AcquireTracer or
+// ReleaseTracer (pgx traces the queries through the same value). These
+// interfaces name *shoalpgx.Pool where pgxpool's name *pgxpool.Pool, and
+// no method can take both, so a tracer written for pgxpool traces the
+// queries here but not the acquires until it is adapted. otelpgx's Tracer,
+// for one, reads its pool argument only in TraceAcquireStart, for the
+// server's address, port, user and database on the acquire span, and only
+// when it is not nil; TraceAcquireEnd ignores it, and there is no
+// TraceRelease. So it can be told of no pool at all, with two methods
+// that shadow its pgxpool ones:
+//
+//	type acquireTracer struct{ *otelpgx.Tracer }
+//
+//	func (t acquireTracer) TraceAcquireStart(ctx context.Context, _ *shoalpgx.Pool, _ shoalpgx.TraceAcquireStartData) context.Context {
+//		return t.Tracer.TraceAcquireStart(ctx, nil, pgxpool.TraceAcquireStartData{})
+//	}
+//
+//	func (t acquireTracer) TraceAcquireEnd(ctx context.Context, _ *shoalpgx.Pool, d shoalpgx.TraceAcquireEndData) {
+//		t.Tracer.TraceAcquireEnd(ctx, nil, pgxpool.TraceAcquireEndData{Conn: d.Conn, Err: d.Err})
+//	}
+//
+//	cfg.ConnConfig.Tracer = acquireTracer{otelpgx.NewTracer()}
+//
+// The embedded tracer goes on tracing the queries, whose spans carry the
+// server's attributes; the acquire spans lack them. Before handing nil to
+// another tracer, read its code: one that uses the pool without a nil check
+// would panic. For the pool's metrics (otelpgx.RecordStats reads a
+// *pgxpool.Pool) use shoalotel or shoalprom through Config.Observer.
 //
 // # A budget shared by processes
 //

@@ -84,22 +84,32 @@ func (p *Pool) slotLockedElsewhere(ctx context.Context, permit shoal.BudgetPermi
 	}
 	var lease shoal.Lease[*pooledConn]
 	var err error
+	borrowCtx := ctx
 	if s, ok := permit.(suspectPermit); ok && s.Suspect() {
 		if core.Stats().TotalConns == 0 {
 			return false
 		}
-		wctx, cancel := context.WithTimeout(ctx, fenceCheckWait)
+		var cancel context.CancelFunc
+		borrowCtx, cancel = context.WithTimeout(ctx, fenceCheckWait)
 		defer cancel()
-		lease, err = core.Acquire(wctx)
+		lease, err = core.Acquire(borrowCtx)
 	} else {
 		lease, err = core.TryAcquire()
 	}
 	if err != nil {
 		return false
 	}
+	// The look is a query on a session like any caller's: it is pinged
+	// when due, and PrepareConn (which may refuse a standby, say) vouches
+	// for it. Neither tracer hears of the borrow, which is the pool's own.
+	pc := lease.Value()
+	pc.lease = lease
+	if ok, _ := p.admit(borrowCtx, pc); !ok {
+		return false
+	}
 	ctx, cancel := context.WithTimeout(ctx, fenceQueryTimeout)
 	defer cancel()
-	conn := lease.Value().conn
+	conn := pc.conn
 	for deadline := time.Now().Add(fenceGrace); ; {
 		var locked bool
 		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks

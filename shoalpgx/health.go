@@ -47,16 +47,26 @@ func (pc *pooledConn) idleCheck() (mustPing bool, err error) {
 	return false, nil
 }
 
-// healthCheck is the core's health check, run on acquire for a connection
-// idle at least peekAfter: the look at its socket, then a ping if the look
-// could not tell or the connection has been idle HealthCheckAfter.
+// healthCheck is the core's health check. The core runs it when it takes a
+// connection idle at least the core's HealthCheckAfter off the idle stacks
+// for an acquire, and, every HealthCheckPeriod, on each idle connection in
+// the background. It makes no round trip and does not use ctx: it notes in
+// pc how long the connection sat idle and whether a ping must decide, for
+// the acquire to act on (acquire.go), and fails a connection whose socket
+// shows the server closed it. The ping itself runs in the acquire, after
+// the core has handed the connection over, so that it need not run under
+// the caller's cancellation. The holder of pc (the acquiring caller, or
+// the maintenance goroutine while it checks) is the only one touching it.
 func (p *Pool) healthCheck(ctx context.Context, pc *pooledConn) error {
+	idle, _ := shoal.IdleFor(ctx)
+	pc.idle = idle
+	if p.lookAfter == 0 || idle < p.lookAfter {
+		return nil // the threshold was lowered only to measure idleness for ShouldPing
+	}
 	mustPing, err := pc.idleCheck()
 	if err != nil {
 		return err
 	}
-	if idle, _ := shoal.IdleFor(ctx); !mustPing && idle < p.config.HealthCheckAfter {
-		return nil
-	}
-	return p.ping(ctx, pc)
+	pc.mustPing = mustPing
+	return nil
 }

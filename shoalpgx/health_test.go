@@ -104,3 +104,23 @@ func TestIdleCheckOffWithHealthCheckAfterZero(t *testing.T) {
 		t.Fatalf("next query: %d, %v", one, err)
 	}
 }
+
+// With HealthCheckPeriod set, the maintenance goroutine looks at the idle
+// connections' sockets: one the server terminated while it sat idle is
+// closed and, MinConns asking for it, replaced without any acquire.
+func TestHealthCheckPeriodReplacesATerminatedIdleConnection(t *testing.T) {
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = 1
+		c.MinConns = 1
+		c.HealthCheckPeriod = 20 * time.Millisecond
+	})
+	terminateIdle(t, p)
+	acquires := p.Stats().Acquires
+	waitFor(t, 10*time.Second, "the terminated connection closed and replaced", func() bool {
+		s := p.Stats()
+		return s.Closed == 1 && s.Dials == 2 && s.IdleConns == 1
+	})
+	if s := p.Stats(); s.Acquires != acquires {
+		t.Fatalf("stats %+v: %d acquires since the termination; the background check alone must find it", s, s.Acquires-acquires)
+	}
+}

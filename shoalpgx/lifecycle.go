@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -25,6 +26,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0", c.MaxConnLifetimeJitter},
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
 		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
+		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0", c.HealthCheckPeriod},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -65,17 +67,32 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	}
 	if c.HealthCheckAfter > 0 {
 		// The core calls the check after the shorter idleness; it looks
-		// at the socket and pings only after HealthCheckAfter (health.go).
+		// at the socket, and the acquire pings after HealthCheckAfter
+		// (health.go, acquire.go). The same look runs in the background.
+		p.lookAfter = min(peekAfter, c.HealthCheckAfter)
 		cfg.HealthCheck = p.healthCheck
-		cfg.HealthCheckAfter = min(peekAfter, c.HealthCheckAfter)
+		cfg.HealthCheckAfter = p.lookAfter
+		cfg.HealthCheckPeriod = c.HealthCheckPeriod
 	}
-	if c.BeforeAcquire != nil {
-		hook := c.BeforeAcquire
-		cfg.Hooks.BeforeAcquire = func(ctx context.Context, pc *pooledConn) bool { return hook(ctx, pc.conn) }
+	if c.ShouldPing != nil {
+		// ShouldPing is told every idle connection's idleness, which only
+		// the check hears: the core calls it after any idleness at all.
+		cfg.HealthCheck = p.healthCheck
+		cfg.HealthCheckAfter = time.Nanosecond
 	}
+	// PrepareConn (or BeforeAcquire) runs in the pool's own acquire, after
+	// the ping, not in the core's (acquire.go).
 	if c.AfterRelease != nil {
 		hook := c.AfterRelease
-		cfg.Hooks.AfterRelease = func(pc *pooledConn) bool { return hook(pc.conn) }
+		cfg.Hooks.AfterRelease = func(pc *pooledConn) bool {
+			if pc.unused {
+				// Given back by the pool's acquire: no caller used it
+				// (pgxpool does not run AfterRelease there either).
+				pc.unused = false
+				return true
+			}
+			return hook(pc.conn)
+		}
 	}
 	hook := c.BeforeClose
 	cfg.Hooks.OnDisconnect = func(pc *pooledConn, r shoal.Reason) {
@@ -156,7 +173,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err)
 		}
 	}
-	pc := &pooledConn{conn: conn}
+	pc := &pooledConn{conn: conn, pool: p}
 	pc.initPeek()
 	return pc, nil
 }
@@ -187,14 +204,4 @@ func closeConn(pc *pooledConn) error {
 	case <-ctx.Done():
 	}
 	return err
-}
-
-// ping checks a connection with a round trip, bounded by PingTimeout.
-func (p *Pool) ping(ctx context.Context, pc *pooledConn) error {
-	if d := p.config.PingTimeout; d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	return pc.conn.Ping(ctx)
 }

@@ -55,10 +55,10 @@ var poolKeys = []poolKey{
 //	pool_max_conn_lifetime_jitter  duration (default 0)
 //	pool_max_conn_idle_time        duration (default 30m; 0 = no limit)
 //	pool_health_check_after        duration (default 1s)
+//	pool_health_check_period       duration (default 1m; 0 = no background
+//	                               look at idle connections; see Config)
 //	pool_ping_timeout              duration (default 0: no own bound)
 //	pool_handoff_after             duration (default 4ms; 0 = strict FIFO)
-//	pool_health_check_period       duration, accepted for pgxpool
-//	                               compatibility and ignored (see Config)
 //
 // Any other key that starts with pool_, a bad value, or pool_min_idle given
 // together with pool_min_idle_conns is an error that names the key. A

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -20,6 +21,13 @@ type Pool struct {
 	ready    atomic.Pointer[shoal.Pool[*pooledConn]]
 	config   *Config
 	destroys destroyCounts // for Stat
+
+	// Set by NewWithConfig from config, read on every acquire and release.
+	prepareConn   func(context.Context, *pgx.Conn) (bool, error) // PrepareConn, or BeforeAcquire wrapped; nil for none
+	acquireTracer AcquireTracer                                  // from ConnConfig.Tracer; nil for none
+	releaseTracer ReleaseTracer                                  // likewise
+	attempts      int                                            // connections one acquire tries: MaxConns+1, as pgxpool
+	lookAfter     time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -49,7 +57,14 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, err
 	}
 	cfg = cfg.Copy()
-	p := &Pool{config: cfg}
+	p := &Pool{config: cfg, attempts: int(cfg.MaxConns) + 1}
+	p.prepareConn = cfg.PrepareConn
+	if p.prepareConn == nil && cfg.BeforeAcquire != nil {
+		hook := cfg.BeforeAcquire
+		p.prepareConn = func(ctx context.Context, conn *pgx.Conn) (bool, error) { return hook(ctx, conn), nil }
+	}
+	p.acquireTracer, _ = cfg.ConnConfig.Tracer.(AcquireTracer)
+	p.releaseTracer, _ = cfg.ConnConfig.Tracer.(ReleaseTracer)
 	coreCfg, err := p.coreConfig()
 	if err != nil {
 		return nil, err
@@ -87,10 +102,20 @@ func (p *Pool) Config() *Config { return p.config.Copy() }
 // touches it, so it needs no lock.
 type pooledConn struct {
 	conn  *pgx.Conn
+	pool  *Pool
 	lease shoal.Lease[*pooledConn] // the core's lease on this connection, set at each acquire
 
-	// The idle check (health.go): a non-blocking look at the socket.
-	peek peek.Peeker
+	// The idle check (health.go): a non-blocking look at the socket, and
+	// what it found for the acquire to act on (acquire.go), which clears
+	// both: how long the connection sat idle, and whether only a ping can
+	// tell whether it is alive.
+	peek     peek.Peeker
+	idle     time.Duration
+	mustPing bool
+
+	// unused marks a connection given back by the pool's own acquire, one
+	// its caller never got, so that AfterRelease skips it (lifecycle.go).
+	unused bool
 
 	// Wrappers handed to callers are carved out of these blocks, so that
 	// handing one out rarely allocates; each is handed out once and never

@@ -28,12 +28,14 @@ func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 		pc.release()
 		return nil, err
 	}
-	return &poolTx{t: t, pc: pc}, nil
+	return &Tx{t: t, pc: pc}, nil
 }
 
-// poolTx is a transaction begun through the pool, holding its connection
-// until it ends.
-type poolTx struct {
+// Tx is a transaction begun through the pool (Begin, BeginTx, or a
+// SendBatch whose batch begins one), holding its connection until Commit or
+// Rollback, as pgxpool's Tx does. It implements pgx.Tx; the pool's Begin and
+// BeginTx return a *Tx in a pgx.Tx, as pgxpool's return a *pgxpool.Tx.
+type Tx struct {
 	t  pgx.Tx
 	pc *pooledConn // nil once released
 }
@@ -51,7 +53,7 @@ func (pc *pooledConn) inTransaction() bool {
 	return false
 }
 
-func (tx *poolTx) releaseConn() {
+func (tx *Tx) releaseConn() {
 	if pc := tx.pc; pc != nil {
 		tx.pc = nil
 		pc.release()
@@ -59,10 +61,13 @@ func (tx *poolTx) releaseConn() {
 }
 
 // Begin starts a pseudo nested transaction (a savepoint).
-func (tx *poolTx) Begin(ctx context.Context) (pgx.Tx, error) { return tx.t.Begin(ctx) }
+func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) { return tx.t.Begin(ctx) }
 
-// Commit commits the transaction and releases the connection.
-func (tx *poolTx) Commit(ctx context.Context) error {
+// Commit commits the transaction and releases the connection. As with
+// pgx.Tx, it returns an error matching pgx.ErrTxClosed on a transaction
+// already ended, and pgx.ErrTxCommitRollback when the server rolled back a
+// failed transaction instead.
+func (tx *Tx) Commit(ctx context.Context) error {
 	err := tx.t.Commit(ctx)
 	tx.releaseConn()
 	return err
@@ -70,44 +75,44 @@ func (tx *poolTx) Commit(ctx context.Context) error {
 
 // Rollback rolls the transaction back and releases the connection. It is
 // safe to call after Commit (it then returns pgx.ErrTxClosed).
-func (tx *poolTx) Rollback(ctx context.Context) error {
+func (tx *Tx) Rollback(ctx context.Context) error {
 	err := tx.t.Rollback(ctx)
 	tx.releaseConn()
 	return err
 }
 
 // CopyFrom copies rows into a table inside the transaction.
-func (tx *poolTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+func (tx *Tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
 	return tx.t.CopyFrom(ctx, table, columns, src)
 }
 
 // SendBatch sends a batch inside the transaction.
-func (tx *poolTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+func (tx *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	return tx.t.SendBatch(ctx, b)
 }
 
 // LargeObjects gives access to large objects inside the transaction.
-func (tx *poolTx) LargeObjects() pgx.LargeObjects { return tx.t.LargeObjects() }
+func (tx *Tx) LargeObjects() pgx.LargeObjects { return tx.t.LargeObjects() }
 
 // Prepare prepares a statement on the transaction's connection.
-func (tx *poolTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+func (tx *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
 	return tx.t.Prepare(ctx, name, sql)
 }
 
 // Exec runs sql inside the transaction.
-func (tx *poolTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	return tx.t.Exec(ctx, sql, args...)
 }
 
 // Query runs sql inside the transaction.
-func (tx *poolTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	return tx.t.Query(ctx, sql, args...)
 }
 
 // QueryRow runs sql inside the transaction.
-func (tx *poolTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return tx.t.QueryRow(ctx, sql, args...)
 }
 
 // Conn returns the pgx connection the transaction runs on.
-func (tx *poolTx) Conn() *pgx.Conn { return tx.t.Conn() }
+func (tx *Tx) Conn() *pgx.Conn { return tx.t.Conn() }

@@ -1,0 +1,112 @@
+package shoalpgx
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+)
+
+// abandonedPingLimit bounds a ping whose caller has left: it may go on for
+// this long to keep a healthy connection, as in pgxpool, and no longer, so
+// that a ping with no deadline cannot hold a connection for ever.
+const abandonedPingLimit = time.Minute
+
+// The states of a ping run for an acquire, which the pinging goroutine
+// and the acquiring caller each try to move on from pingRunning: whoever
+// does decides who deals with the connection.
+const (
+	pingRunning int32 = iota
+	pingFinished
+	pingAbandoned
+)
+
+// pingForAcquire pings pc before the acquire hands it out, and reports
+// whether it answered; one that did not has been closed. The ping is
+// bounded by ctx's deadline and PingTimeout but not cancelled with ctx: pgx
+// closes a connection whose ping is cut short, so a caller who gave up
+// mid-ping would cost a healthy connection (pgx issue #2680). When ctx ends
+// first, pingForAcquire returns ctx.Err() at once and the ping goes on, for
+// abandonedPingLimit at most; the connection then goes back to the pool if
+// it answered and is closed if not. Only then does a ping cost a goroutine.
+func (p *Pool) pingForAcquire(ctx context.Context, pc *pooledConn) (bool, error) {
+	if ctx.Done() == nil {
+		// Nothing can end ctx (and so it has no deadline): ping here.
+		return p.pinged(pc, p.ping(ctx, pc)), nil
+	}
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := cancel
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		pctx, cancelDeadline = context.WithDeadline(pctx, deadline)
+		stop = func() { cancelDeadline(); cancel() }
+	}
+	var state atomic.Int32
+	var limit *time.Timer // set by the caller before it abandons the ping
+	done := make(chan error, 1)
+	go func() {
+		err := p.ping(pctx, pc)
+		if state.CompareAndSwap(pingRunning, pingFinished) {
+			done <- err
+			return
+		}
+		// The caller left, and set limit before it said so.
+		limit.Stop()
+		stop()
+		p.endAbandonedPing(pc, err)
+	}()
+	select {
+	case err := <-done:
+		stop()
+		return p.pinged(pc, err), nil
+	case <-ctx.Done():
+	}
+	limit = time.AfterFunc(abandonedPingLimit, stop)
+	if !state.CompareAndSwap(pingRunning, pingAbandoned) {
+		// The ping ended as ctx did: its result is on its way.
+		limit.Stop()
+		stop()
+		p.endAbandonedPing(pc, <-done)
+	}
+	return false, ctx.Err()
+}
+
+// ping checks a connection with a round trip, bounded by PingTimeout.
+func (p *Pool) ping(ctx context.Context, pc *pooledConn) error {
+	if d := p.config.PingTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return pc.conn.Ping(ctx)
+}
+
+// pinged acts on the ping of a connection its acquire still wants: it
+// reports whether the connection answered, and closes it if not.
+func (p *Pool) pinged(pc *pooledConn, err error) bool {
+	if err == nil {
+		return true
+	}
+	p.pingFailed(pc, err)
+	return false
+}
+
+// endAbandonedPing acts on the ping of a connection whose acquire left
+// during it: back to the pool if it answered, closed if not.
+func (p *Pool) endAbandonedPing(pc *pooledConn, err error) {
+	if err != nil {
+		p.pingFailed(pc, err)
+		return
+	}
+	pc.releaseUnused()
+}
+
+// pingFailed closes a connection that failed its ping, and says so, as the
+// core says of a failed health check.
+func (p *Pool) pingFailed(pc *pooledConn, err error) {
+	if l := p.config.Logger; l != nil && l.Enabled(context.Background(), slog.LevelWarn) {
+		l.LogAttrs(context.Background(), slog.LevelWarn, "shoalpgx: ping before handing out a connection failed; closing it",
+			slog.String("error", err.Error()))
+	}
+	pc.lease.Discard()
+}

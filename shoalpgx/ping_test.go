@@ -1,0 +1,132 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// pingingPool is a pool of one connection through a gate whose acquires
+// ping a connection idle for more than a millisecond, with warm the
+// backend of its connection, idle long enough for the next acquire to ping
+// it.
+func pingingPool(t *testing.T, mutate func(*Config)) (p *Pool, g *gate, warm uint32) {
+	t.Helper()
+	cfg, g := gatedConfig(t, func(c *Config) {
+		c.MaxConns = 1
+		c.HealthCheckAfter = time.Millisecond
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	p = newPoolFor(t, cfg)
+	t.Cleanup(g.Close) // before the pool's cleanup: see gatedConfig
+	warm = warmPID(t, p)
+	time.Sleep(10 * time.Millisecond) // idle past HealthCheckAfter
+	return p, g, warm
+}
+
+// A caller who gives up while its connection is being pinged gets its
+// context's error at once, and the healthy connection is not lost: the
+// ping goes on without the caller, and the connection goes back to the
+// pool when it answers (pgx issue #2680). A ping run under the caller's
+// context would have had pgx close the connection when the caller left.
+func TestPingOutlivesTheCallersCancel(t *testing.T) {
+	p, g, warm := pingingPool(t, nil)
+	g.Shut()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	go func() {
+		<-g.held // the ping waits at the gate
+		cancel()
+	}()
+	if _, err := p.Acquire(ctx); err != context.Canceled {
+		t.Fatalf("Acquire: %v, want context.Canceled itself, as pgxpool returns", err)
+	}
+	if s := p.Stats(); s.InUseConns != 1 {
+		t.Fatalf("stats %+v: the ping should still hold the connection", s)
+	}
+	g.Open()
+	waitFor(t, 10*time.Second, "the pinged connection back in the pool", func() bool { return p.Stats().IdleConns == 1 })
+	if got := warmPID(t, p); got != warm {
+		t.Fatalf("next acquire got backend %d, want the healthy one (%d) the cancelled acquire pinged", got, warm)
+	}
+	if s := p.Stats(); s.Closed != 0 {
+		t.Fatalf("stats %+v: no connection should have closed", s)
+	}
+}
+
+// A ping whose caller left and that then fails closes its connection.
+func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
+	p, g, _ := pingingPool(t, nil)
+	g.Shut()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	go func() {
+		<-g.held
+		cancel()
+	}()
+	if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire: %v, want context.Canceled", err)
+	}
+	g.Cut()
+	waitFor(t, 10*time.Second, "the connection whose ping failed closed", func() bool { return p.Stats().Closed == 1 })
+	if s := p.Stats(); s.InUseConns != 0 || s.IdleConns != 0 {
+		t.Fatalf("stats %+v: the dead connection must be neither held nor idle", s)
+	}
+}
+
+// The ping is not cancelled with the caller but is bounded by its
+// deadline: past it, the ping fails and its connection closes, rather than
+// waiting up to a minute more for a server that does not answer.
+func TestPingIsBoundedByTheCallersDeadline(t *testing.T) {
+	p, g, _ := pingingPool(t, nil)
+	g.Shut()
+	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(ctx)
+		errc <- err
+	}()
+	<-g.held // the ping waits at the gate, its lease held
+	waitFor(t, 10*time.Second, "the ping given up at the caller's deadline", func() bool {
+		return ctx.Err() != nil && p.Stats().InUseConns == 0
+	})
+	// pgx's close of the dead connection waits for the server to hang up
+	// (behind the shut gate, up to closeTimeout): cut, so it need not.
+	g.Cut()
+	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire: %v, want context.DeadlineExceeded", err)
+	}
+	waitFor(t, 10*time.Second, "the connection whose ping outlived the deadline closed", func() bool { return p.Stats().Closed == 1 })
+}
+
+// PingTimeout bounds the ping on its own: a connection that does not answer
+// within it is closed, and the acquire goes on with a new connection.
+func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
+	p, g, warm := pingingPool(t, func(c *Config) { c.PingTimeout = 100 * time.Millisecond })
+	g.Shut() // the warm connection only: a new one passes
+	type result struct {
+		c   *Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := p.Acquire(testCtx(t))
+		done <- result{c, err}
+	}()
+	<-g.held
+	waitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stats().InUseConns == 0 })
+	g.Cut() // as above: the close need not wait for the server
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.c.Release()
+	if got := backendPID(t, r.c); got == warm {
+		t.Fatalf("Acquire handed out backend %d, whose ping could not have answered", got)
+	}
+	waitFor(t, 10*time.Second, "the silent connection closed", func() bool { return p.Stats().Closed == 1 })
+}
