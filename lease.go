@@ -88,6 +88,20 @@ func (l Lease[T]) Discard() {
 	}
 }
 
+// DiscardFor is Discard for a connection that an adapter's own check found
+// unusable, with the reason to report in logs, the Observer and OnDisconnect:
+// ReasonHealth (a ping before handing it out failed) or ReasonRejected (a
+// hook of the adapter's said no). Any other reason reads as ReasonDiscarded:
+// the pool's own reasons carry accounting of their own.
+func (l Lease[T]) DiscardFor(reason Reason) {
+	if reason != ReasonHealth && reason != ReasonRejected {
+		reason = ReasonDiscarded
+	}
+	if l.end() {
+		l.s.c.pool.release(l.s, reason)
+	}
+}
+
 // Err returns ErrLeaseReclaimed when the pool took the lease back because
 // it was held past Config.LeakThreshold with Config.LeakReclaim set, and nil
 // otherwise. After a reclaim the connection itself is closed, so using it

@@ -103,3 +103,22 @@ func TestHijackReportsHoldTime(t *testing.T) {
 		t.Errorf("Hijack reported a hold of %v, want >= 10ms", h)
 	}
 }
+
+func TestDiscardForReportsTheAdaptersReason(t *testing.T) {
+	for _, streams := range []int{1, 4} {
+		var why reasons
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: streams, Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook}})
+		for _, r := range []Reason{ReasonHealth, ReasonRejected, ReasonResized, ReasonLifetime} {
+			l := mustAcquire(t, p)
+			l.DiscardFor(r)
+			l.DiscardFor(r) // a second call on the same hand-out does nothing
+		}
+		settle(t, p)
+		if why.count(ReasonHealth) != 1 || why.count(ReasonRejected) != 1 || why.count(ReasonDiscarded) != 2 {
+			t.Fatalf("MaxStreams %d: reasons %v, want health, rejected and two discarded", streams, why.list)
+		}
+		if s := p.Stats(); s.Closed != 4 || s.TotalConns != 0 {
+			t.Fatalf("MaxStreams %d: %+v, want the 4 closed", streams, s)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
 )
 
 // errAcquireAttempts is the error of an acquire whose MaxConns+1
@@ -115,7 +116,7 @@ func (p *Pool) admit(ctx context.Context, pc *pooledConn) (bool, error) {
 	case ok:
 		pc.releaseUnused()
 	default:
-		pc.lease.Discard()
+		pc.lease.DiscardFor(shoal.ReasonRejected)
 	}
 	return false, err
 }

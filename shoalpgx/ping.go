@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoalpool/shoal"
 )
 
 // abandonedPingLimit bounds a ping whose caller has left: it may go on for
@@ -108,5 +110,5 @@ func (p *Pool) pingFailed(pc *pooledConn, err error) {
 		l.LogAttrs(context.Background(), slog.LevelWarn, "shoalpgx: ping before handing out a connection failed; closing it",
 			slog.String("error", err.Error()))
 	}
-	pc.lease.Discard()
+	pc.lease.DiscardFor(shoal.ReasonHealth)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
 )
 
 // lastWasPing reports whether the last statement the backend pid ran was pgx's
@@ -126,10 +127,12 @@ func TestShouldPingIsToldTheIdleDuration(t *testing.T) {
 // even with the look at the socket off (HealthCheckAfter 0): the ping fails
 // and the acquire goes on with a new connection, so the query succeeds.
 func TestShouldPingReplacesADeadConnection(t *testing.T) {
+	closes := &closeReasons{}
 	p := newTestPool(t, func(c *Config) {
 		c.MaxConns = 1
 		c.HealthCheckAfter = 0
 		c.ShouldPing = func(context.Context, ShouldPingParams) bool { return true }
+		c.Observer = closes
 	})
 	ctx := testCtx(t)
 	old := terminateIdle(t, p)
@@ -145,4 +148,27 @@ func TestShouldPingReplacesADeadConnection(t *testing.T) {
 	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("query after the ping replaced the dead connection: %d, %v", one, err)
 	}
+	settle(t, p)
+	if got := closes.list(); len(got) != 1 || got[0] != shoal.ReasonHealth {
+		t.Fatalf("closes reported as %v, want the one failed ping as %v", got, shoal.ReasonHealth)
+	}
+}
+
+// closeReasons records the reasons the core gives for its closes.
+type closeReasons struct {
+	shoal.BaseObserver
+	mu      sync.Mutex
+	reasons []shoal.Reason
+}
+
+func (o *closeReasons) ObserveClose(r shoal.Reason) {
+	o.mu.Lock()
+	o.reasons = append(o.reasons, r)
+	o.mu.Unlock()
+}
+
+func (o *closeReasons) list() []shoal.Reason {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]shoal.Reason(nil), o.reasons...)
 }
