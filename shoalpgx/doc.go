@@ -69,8 +69,18 @@
 //     is rolled back in the background first, and closed if that fails);
 //     busy (unread rows, a batch not closed) or closed by pgx is closed.
 //   - Dials run in the background, at most MaxDialing at a time, with a
-//     backoff while the server is down, and a failed dial's error reaches the
-//     waiting callers at once instead of at their deadline.
+//     backoff while the server is down. pgxpool dials once for each acquire
+//     that finds nothing idle and returns that dial's error; here one
+//     failed dial fails only the callers whose deadlines come before the
+//     next try (a refused connect during a restart or a failover's promotion
+//     is a blip to wait through), and once dials have failed for a second
+//     the server counts as down and every caller gets the dial's error at
+//     once instead of at its deadline.
+//   - A connection is closed in the background, never on the caller's
+//     goroutine: pgx's close waits for the server, and through a network
+//     that holds bytes a query that failed at its deadline would otherwise
+//     return seconds late. The connection counts against MaxConns until its
+//     close ends, and Close waits for it.
 //   - Connection strings and errors are kept free of passwords: Config.String
 //     leaves the password out, ParseConfig's errors show the string with the
 //     password masked where it stands (never elsewhere: a password equal to
@@ -136,6 +146,23 @@
 // another tracer, read its code: one that uses the pool without a nil check
 // would panic. For the pool's metrics (otelpgx.RecordStats reads a
 // *pgxpool.Pool) use shoalotel or shoalprom through Config.Observer.
+//
+// # database/sql
+//
+// OpenDB returns a *sql.DB whose connections come from the pool, so that
+// code on database/sql (sqlx, sqlc's database/sql mode, goose,
+// golang-migrate, gorm) and code on pgx share one pool and one MaxConns;
+// it is the counterpart of pgx's stdlib.OpenDBFromPool (Connector serves
+// sql.OpenDB). Each database/sql connection is a lease from the moment
+// database/sql opens it until it closes it, and OpenDB sets MaxIdleConns to
+// 0 so that database/sql keeps no idle leases from the pool's other users.
+// A connection given back busy, inside a transaction, broken, or reported
+// bad to database/sql is closed, never reused. Arguments go to pgx as they
+// are; results come as bool, int64, float64, []byte (bytea, and json and
+// jsonb as text), time.Time, or the value's text as a string for every
+// other type (numeric, uuid, arrays, ...). A sql.Conn.Raw callback receives
+// a *SQLConn, whose Conn method returns the *pgx.Conn. Closing the DB does
+// not close the pool; close the DB first.
 //
 // # A budget shared by processes
 //
