@@ -3,7 +3,8 @@
 # starts the real servers the integration tests use (PostgreSQL, ClickHouse,
 # InfluxDB, etcd alone and as a 3-member cluster, PgBouncer; needs root and
 # Debian's packages), then runs the tests
-# with the race detector.
+# with the race detector, and last pgx's pgxpool tests against shoalpgx
+# (scripts/pgxpool-suite.sh).
 #
 #   bash scripts/test.sh                         everything
 #   SHOAL_SKIP_SERVICES=1 bash scripts/test.sh   servers already running (or
@@ -53,3 +54,9 @@ if [ -f bench/go.mod ]; then
 	step "bench: go test ./..."
 	(cd bench && go test -count=1 ./...)
 fi
+
+# pgx's own pgxpool tests against shoalpgx, which promises to be a drop-in
+# for pgxpool (see the script; its expected failures are listed in
+# scripts/pgxpool-suite/expected-failures.txt).
+step "pgxpool suite: scripts/pgxpool-suite.sh"
+bash scripts/pgxpool-suite.sh
