@@ -69,12 +69,15 @@ func TestParseConfigMaxConnsUpToMaxInt32(t *testing.T) {
 	if cfg.MaxConns != math.MaxInt32 {
 		t.Fatalf("MaxConns = %d, want %d", cfg.MaxConns, int32(math.MaxInt32))
 	}
-	p := &Pool{config: cfg}
-	if _, err := p.coreConfig(); err != nil {
-		var ce *ConfigError
-		if errors.As(err, &ce) && ce.Key != "MaxConns" {
-			t.Fatalf("coreConfig: %v; only the core may refuse MaxConns", err)
-		}
+	// pgxpool users write it to mean no limit (pgx issue #2379): the pool
+	// takes it, and allocates only for the connections it opens.
+	p, err := NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("NewWithConfig with MaxConns math.MaxInt32: %v", err)
+	}
+	defer p.Close()
+	if got := p.Stat().MaxConns(); got != math.MaxInt32 {
+		t.Fatalf("Stat().MaxConns() = %d, want %d", got, int32(math.MaxInt32))
 	}
 }
 
