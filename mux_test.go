@@ -204,6 +204,7 @@ func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
 	}
 	kept.Release()
 	eventually(t, "down to MinIdle once the last lease is back", func() bool { return p.Stats().TotalConns == 1 })
+	settle(t, p)
 	if n := d.openConns(); n != 1 {
 		t.Fatalf("%d connections open at the dialer, want 1", n)
 	}

@@ -102,6 +102,7 @@ func TestLeakReclaim(t *testing.T) {
 	l := mustAcquire(t, p)
 	c := l.Value()
 	eventually(t, "lease reclaimed", func() bool { return l.Err() != nil })
+	settle(t, p)
 	if !errors.Is(l.Err(), ErrLeaseReclaimed) || !c.closed.Load() {
 		t.Fatalf("Err() = %v, closed = %v", l.Err(), c.closed.Load())
 	}

@@ -79,6 +79,7 @@ func TestTerminatedIdleConnectionIsReplaced(t *testing.T) {
 			if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
 				t.Fatalf("first query after the idle connection was terminated: %d, %v", one, err)
 			}
+			settle(t, p)
 			if s := p.Stats(); s.Dials != 2 || s.Closed != 1 {
 				t.Errorf("stats %+v: want the terminated connection closed and one new dial", s)
 			}

@@ -133,6 +133,7 @@ func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
 	if pid2 == pid {
 		t.Fatal("a connection released with unread rows was handed out again")
 	}
+	settle(t, p)
 	if p.Stats().Closed != closedBefore+1 {
 		t.Fatalf("Closed = %d, want %d", p.Stats().Closed, closedBefore+1)
 	}

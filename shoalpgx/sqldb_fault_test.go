@@ -227,6 +227,7 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 		if pid := nextPID(t, db); pid == old {
 			t.Fatalf("database/sql reused the terminated backend %d", pid)
 		}
+		settle(t, p)
 		if s := p.Stats(); s.Closed != 1 {
 			t.Fatalf("stats %+v: want the terminated connection closed", s)
 		}
@@ -273,6 +274,7 @@ func TestOpenDBWithResetSession(t *testing.T) {
 	if pids[1] != pids[0] || pids[2] == pids[0] {
 		t.Fatalf("backends %v: want the first reused once, then replaced after the refused reset", pids)
 	}
+	settle(t, p)
 	if s := p.Stats(); s.Closed != 1 {
 		t.Fatalf("stats %+v: want the refused connection closed, not given back", s)
 	}
