@@ -125,3 +125,36 @@ func TestHealthCheckPeriodValidation(t *testing.T) {
 		}
 	}
 }
+
+// A Reset while the background check holds the idle connections must still
+// close them: they are off the stacks, where Reset cannot see them.
+func TestHealthCheckPeriodHonoursAResetDuringTheCheck(t *testing.T) {
+	inCheck := make(chan struct{}, 8)
+	release := make(chan struct{})
+	var blocked atomic.Bool
+	p, _ := newTestPool(t, Config[*fakeConn]{
+		MaxConns: 2, Partitions: 1,
+		HealthCheck: func(ctx context.Context, c *fakeConn) error {
+			if _, background := ctx.Deadline(); background && blocked.CompareAndSwap(false, true) {
+				inCheck <- struct{}{}
+				<-release
+			}
+			return nil
+		},
+		HealthCheckAfter:  5 * time.Millisecond,
+		HealthCheckPeriod: 20 * time.Millisecond,
+	})
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	old := []*fakeConn{a.Value(), b.Value()}
+	a.Release()
+	b.Release()
+	<-inCheck // the background check holds both, checking the first
+	p.Reset()
+	close(release)
+	eventually(t, "both old connections closed", func() bool { return old[0].closed.Load() && old[1].closed.Load() })
+	l := mustAcquire(t, p)
+	if l.Value() == old[0] || l.Value() == old[1] {
+		t.Fatal("a connection open before Reset was handed out after it")
+	}
+	l.Release()
+}

@@ -126,10 +126,9 @@ type Config[T any] struct {
 	// stack, checked under a context bounded by healthCheckTimeout (5s), and
 	// put back, or closed (ReasonHealth) if the check fails, so that a
 	// connection the server dropped while idle is replaced before anyone
-	// asks for it and MinIdle and MinConns count only live ones. The
-	// connections of one partition are checked one after another, each put
-	// back as soon as it passes, so keep the check cheap (shoalpgx's looks
-	// at the socket without a round trip). 0 (the default) checks only on
+	// asks for it. The due connections of one partition are checked one
+	// after another, each put back as soon as it passes, so keep the check
+	// cheap (shoalpgx's looks at the socket without a round trip). 0 (the default) checks only on
 	// Acquire. Exclusive connections only; setting it without HealthCheck
 	// is an error.
 	HealthCheckPeriod time.Duration

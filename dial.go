@@ -26,6 +26,11 @@ const (
 // is about eight tries.
 const downAfter = time.Second
 
+// streakGap is the longest a dial may start after the previous failure and
+// still count as retrying it: the backoff's cap, and as much again for a
+// maintenance pass that ran late.
+const streakGap = 2 * backoffMax
+
 // dialState is the pool's memory of recent dials, guarded by mu.
 type dialState struct {
 	mu           sync.Mutex
@@ -59,8 +64,8 @@ func (p *Pool[T]) reserve() bool {
 // multiplexed connection serves up to MaxStreams waiters, so one dial covers
 // that many.
 func (p *Pool[T]) maybeDial() {
-	perDial := int32(p.maxStreams)
-	needed := func() bool { return p.waiters.Load() > p.dialing.Load()*perDial }
+	perDial := int64(p.maxStreams)
+	needed := func() bool { return int64(p.waiters.Load()) > int64(p.dialing.Load())*perDial }
 	// The first test keeps this cheap when the pool is full: no lock. The
 	// need is judged again under dial.mu, so that two waiters arriving
 	// together do not both dial for a need one dial covers.
@@ -92,11 +97,12 @@ func (p *Pool[T]) startDialIf(wanted func() bool) bool {
 // connection to the oldest waiter (or the idle stacks), or the error to the
 // waiters who would otherwise sit until their deadline.
 func (p *Pool[T]) dialAndAdopt() {
+	started := p.now()
 	c, err := p.dialOne(p.ctx)
 	if err != nil {
 		p.dialing.Add(-1)
 		p.open.Add(-1)
-		p.dialFailed(err)
+		p.dialFailed(err, started)
 		return
 	}
 	p.adopt(c)
@@ -231,14 +237,17 @@ func (p *Pool[T]) dialSucceeded() {
 // error at once. With a connection open, or another dial in flight, everyone
 // stays: a release or that dial will serve them, and if none does in time
 // their error names this dial's failure.
-func (p *Pool[T]) dialFailed(err error) {
+func (p *Pool[T]) dialFailed(err error, started int64) {
 	p.dial.mu.Lock()
 	now := p.now()
-	p.dial.lastErr = err
-	p.dial.lastErrAt = now
-	if p.dial.failingSince == 0 {
+	// A dial that started long after the last failure (nobody needed one
+	// in between) begins a new run of failures: the server is down only if
+	// dials kept failing one after another for downAfter.
+	if p.dial.failingSince == 0 || started-p.dial.lastErrAt > int64(streakGap) {
 		p.dial.failingSince = now
 	}
+	p.dial.lastErr = err
+	p.dial.lastErrAt = now
 	down := now-p.dial.failingSince >= int64(downAfter)
 	p.dial.backoff = min(max(2*p.dial.backoff, backoffMin), backoffMax)
 	p.dial.backoffUntil = now + int64(p.dial.backoff)
@@ -261,7 +270,7 @@ func (p *Pool[T]) dialFailed(err error) {
 
 // nothingCanServe reports whether no connection is open (or closing, which
 // frees a place for a dial) and no dial is in flight.
-func (p *Pool[T]) nothingCanServe() bool { return p.open.Load()-p.closing.Load() == 0 }
+func (p *Pool[T]) nothingCanServe() bool { return p.open.Load()-p.closing.Load() <= 0 }
 
 // failFast returns the last dial error for an acquire that could only sit
 // until its deadline: nothing is open, no dial is in flight, the pool is
@@ -291,7 +300,13 @@ func (p *Pool[T]) deadline(ctx context.Context) int64 {
 	if !ok {
 		return math.MaxInt64
 	}
-	return p.now() + int64(time.Until(d))
+	// Saturated: a deadline written as "never" (a timeout of
+	// math.MaxInt64) must not wrap round into the past.
+	now, left := p.now(), int64(time.Until(d))
+	if left > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + left
 }
 
 // lastDialError returns the last dial's error, or nil if it succeeded.

@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,6 +70,7 @@ func TestFailFastRule(t *testing.T) {
 		{"blip, no deadline", 0, time.Hour, context.Background(), false},
 		{"blip, deadline after the next try", 0, time.Hour, withDeadline(2 * time.Hour), false},
 		{"blip, deadline before the next try", 0, time.Hour, withDeadline(time.Minute), true},
+		{"blip, a timeout written as never", 0, time.Hour, withDeadline(math.MaxInt64), false},
 		{"down, no deadline", 2 * downAfter, time.Hour, context.Background(), true},
 		{"down, deadline after the next try", 2 * downAfter, time.Hour, withDeadline(2 * time.Hour), true},
 		{"backoff over", 2 * downAfter, -time.Millisecond, context.Background(), false},
@@ -110,5 +112,27 @@ func TestFailDeadlinesBefore(t *testing.T) {
 	}
 	if count.Load() != 2 {
 		t.Fatalf("queue length %d, want 2", count.Load())
+	}
+}
+
+// A failure after a quiet spell (nobody needed a dial since the last one
+// failed) starts a new run of failures: one failed dial minutes after the
+// last is a blip, not a server that has been down all along.
+func TestAFailureAfterAQuietSpellIsABlip(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	p.dial.mu.Lock()
+	then := p.now() - int64(time.Minute)
+	p.dial.lastErr, p.dial.lastErrAt, p.dial.failingSince = &dialError{err: errBoom}, then, then
+	p.dial.mu.Unlock()
+	p.dialFailed(&dialError{err: errBoom}, p.now())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if err := p.failFast(ctx); err != nil {
+		t.Fatalf("one failure after a minute without dials counted as a server down: %v", err)
+	}
+	// Failing again right away continues that new run: still a blip.
+	p.dialFailed(&dialError{err: errBoom}, p.now())
+	if err := p.failFast(ctx); err != nil {
+		t.Fatalf("a second failure at once counted as a server down: %v", err)
 	}
 }

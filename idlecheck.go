@@ -16,13 +16,23 @@ func (p *Pool[T]) idleCheckDue(now, last int64) bool {
 }
 
 // checkIdle runs HealthCheck on every idle connection that has been idle at
-// least HealthCheckAfter, partition by partition. A partition's stack is
-// emptied once and its connections go back bottom first, each as soon as
-// it passes, so the stack keeps its order and refills while the rest are
-// checked; one that fails is closed and refill replaces it.
+// least HealthCheckAfter. A partition with none due is left alone, as reap
+// leaves it: emptying a stack, even briefly, makes acquirers steal or wait.
+// Otherwise the stack is emptied once, the connections not due go straight
+// back (bottom first, so they keep their order), and the due ones are
+// checked one after another, each put back as soon as it passes: a slow
+// check holds up only the connection it is checking.
 func (p *Pool[T]) checkIdle(now int64) {
 	for i := range p.ex.parts {
-		var popped []*conn[T]
+		found := false
+		p.ex.slots.each(func(c *conn[T]) bool {
+			found = int(c.part) == i && !c.lease.isHeld() && p.idleCheckNeeded(c, now)
+			return !found
+		})
+		if !found {
+			continue
+		}
+		var popped, due []*conn[T]
 		for {
 			c := p.ex.parts[i].idle.pop(&p.ex.slots)
 			if c == nil {
@@ -31,25 +41,56 @@ func (p *Pool[T]) checkIdle(now int64) {
 			popped = append(popped, c)
 		}
 		for k := len(popped) - 1; k >= 0; k-- {
-			c := popped[k]
-			if err := p.checkIdleConn(c, now); err != nil {
-				p.logConnError("idle health check failed", c, err)
-				p.closeConn(c, ReasonHealth)
-				continue
+			if c := popped[k]; p.idleCheckNeeded(c, now) {
+				due = append(due, c)
+			} else {
+				p.putBack(c)
 			}
-			p.repool(&c.lease)
+		}
+		for _, c := range due {
+			p.finishIdleCheck(c, now)
 		}
 	}
 }
 
-// checkIdleConn checks one idle connection taken off its stack, if it has
-// been idle long enough to need it.
-func (p *Pool[T]) checkIdleConn(c *conn[T], now int64) error {
-	idle := c.idleFor(now)
-	if c.expired(now) || idle < p.healthAfter {
-		return nil // reap closes the expired; the rest are fresh enough
+// idleCheckNeeded reports whether an idle connection is due for the
+// background check: idle at least HealthCheckAfter and not past its
+// lifetime (reap closes those).
+func (p *Pool[T]) idleCheckNeeded(c *conn[T], now int64) bool {
+	return !c.expired(now) && c.idleFor(now) >= p.healthAfter
+}
+
+// finishIdleCheck checks one idle connection taken off its stack and puts
+// it back, or closes it: for a failed check (ReasonHealth), or for what
+// happened to it while it was off the stack, where Reset, a revoke or Close
+// could not reach it.
+func (p *Pool[T]) finishIdleCheck(c *conn[T], now int64) {
+	if p.closed.Load() {
+		p.closeConn(c, ReasonPoolClosed)
+		return
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, healthCheckTimeout)
-	defer cancel()
-	return p.callHealthCheck(context.WithValue(ctx, idleKey{}, time.Duration(idle)), c)
+	err := p.callHealthCheck(context.WithValue(ctx, idleKey{}, time.Duration(c.idleFor(now))), c)
+	cancel()
+	switch {
+	case p.closed.Load():
+		p.closeConn(c, ReasonPoolClosed)
+	case err != nil:
+		p.logConnError("idle health check failed", c, err)
+		p.closeConn(c, ReasonHealth)
+	default:
+		p.putBack(c)
+	}
+}
+
+// putBack returns an idle connection that maintenance took off its stack,
+// or closes it if it was retired meanwhile: Reset and a budget's revoke mark
+// the connections they cannot reach on the stacks, and rely on whoever
+// holds them to look.
+func (p *Pool[T]) putBack(c *conn[T]) {
+	if why := c.retiredFor(); why != 0 {
+		p.closeConn(c, why)
+		return
+	}
+	p.repool(&c.lease)
 }

@@ -181,6 +181,6 @@ func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
 		}
 	}
 	for k := len(keep) - 1; k >= 0; k-- {
-		p.repool(&keep[k].lease)
+		p.putBack(keep[k])
 	}
 }

@@ -253,8 +253,9 @@ func (p *Pool[T]) monotonicAcquires(sum int64) int64 {
 
 // Close closes the pool. New acquires fail with ErrClosed and waiting ones
 // wake with it; idle connections close now and leased ones when they are
-// released. Close returns once every connection is closed and every
-// goroutine of the pool has ended, or with ctx.Err() if ctx ends first (the
+// released. Close returns once every connection's Close has returned, no
+// dial is left and the maintenance goroutine has ended, or with ctx.Err()
+// if ctx ends first (the
 // pool stays closed, and the rest close as their leases end). Calling Close
 // again waits again.
 func (p *Pool[T]) Close(ctx context.Context) error {
@@ -273,9 +274,11 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 		p.closeIdle()
 		p.checkDrained()
 	})
-	// Dials in flight hold a place in p.open and count in p.dialing until
-	// their goroutine's last step, so drained also means that no dial
-	// goroutine is left.
+	// A dial in flight holds a place in p.open until its connection is
+	// adopted (and then the connection holds it) or the dial has failed,
+	// and a close until its Close has returned, so drained also means that
+	// no dial or close is left to do; their goroutines have at most a look
+	// at closed left before they return.
 	for _, ch := range []chan struct{}{p.maintDone, p.drained} {
 		select {
 		case <-ch:

@@ -235,7 +235,7 @@ func (p *Pool[T]) disconnect(c *conn[T], reason Reason) {
 	// that Stats.Acquires never misses its hand-outs for the whole close.
 	p.counters.closedHandouts.Add(c.handouts())
 	if p.cfg.Hooks.OnDisconnect == nil && p.cfg.Close == nil {
-		p.forgetClosed(c, reason)
+		p.forgetClosed(c, reason, false)
 		return
 	}
 	p.closing.Add(1)
@@ -248,14 +248,15 @@ func (p *Pool[T]) disconnect(c *conn[T], reason Reason) {
 				p.logConnError("close failed", c, err)
 			}
 		}
-		p.forgetClosed(c, reason)
-		p.closing.Add(-1)
+		p.forgetClosed(c, reason, true)
 	}()
 }
 
 // forgetClosed accounts for a closed connection: counters, log, observer,
-// its permit and its place in MaxConns.
-func (p *Pool[T]) forgetClosed(c *conn[T], reason Reason) {
+// its permit and its place in MaxConns; async says disconnect counted it in
+// Pool.closing. That count and the place go together, before anything that
+// may let Close return, so that a drained pool has no close left running.
+func (p *Pool[T]) forgetClosed(c *conn[T], reason Reason, async bool) {
 	p.logClosed(c, reason)
 	if p.obs != nil {
 		p.obs.ObserveClose(reason)
@@ -264,6 +265,11 @@ func (p *Pool[T]) forgetClosed(c *conn[T], reason Reason) {
 		c.permit.Release()
 	}
 	p.counters.closed.Add(1)
+	if async {
+		// Before the place: open minus closing may read one high for a
+		// moment (nobody fails waiters for it), never one low.
+		p.closing.Add(-1)
+	}
 	if reason == ReasonResized && !p.multiplexed {
 		p.closedForLimit()
 	} else {

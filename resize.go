@@ -10,7 +10,7 @@ import "fmt"
 // under n and a connection comes free. Until then more than n can be open,
 // never more than the larger of the old and the new limit. MinIdle and
 // MinConns are kept only up to the limit. With a Budget the pool opens at
-// most the smaller of n and its share. n must be in [1, 1048576].
+// most the smaller of n and its share. n must be in [1, math.MaxInt32].
 func (p *Pool[T]) SetMaxConns(n int) error {
 	if n < 1 || n > maxConnsLimit {
 		return fmt.Errorf("shoal: SetMaxConns(%d): must be in [1, %d]", n, maxConnsLimit)
