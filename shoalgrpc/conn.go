@@ -49,13 +49,16 @@ func (p *Pool) dial(ctx context.Context) (*conn, error) {
 	// No "shoalgrpc: " on these: they reach callers inside the core's
 	// acquire error, inside a PoolError that names the package once.
 	if err != nil {
+		p.lastDialFailed.Store(true)
 		return nil, p.redact(fmt.Errorf("new client for %s: %w", p.shownTarget, err))
 	}
 	c.cc = cc
 	if err := c.waitReady(ctx); err != nil {
 		_ = cc.Close()
+		p.lastDialFailed.Store(true)
 		return nil, p.redact(fmt.Errorf("connecting to %s: %w", p.shownTarget, err))
 	}
+	p.lastDialFailed.Store(false)
 	p.track(c)
 	return c, nil
 }

@@ -58,12 +58,20 @@
 //
 // # Where it differs from one grpc.ClientConn
 //
-//   - grpc.WaitForReady(true) waits inside grpc-go on a connection the pool
-//     has; it does not make the pool wait for a server that is down. With
-//     no connection open, the first failed dial fails the waiting calls
-//     with codes.Unavailable, and calls during the backoff that follows
-//     fail at once, whatever their options. Keep MinIdle at 1 or more if
-//     calls should ride out a short outage on an open connection.
+//   - With no connection open, a failed dial fails only the calls whose
+//     deadlines come before the pool's next try; the others wait for it.
+//     Once dials have failed for a second the pool counts the server as
+//     down and fails calls at once with codes.Unavailable, except those
+//     made with grpc.WaitForReady(true): they wait, until their context
+//     ends, for a dial that succeeds, as on one grpc.ClientConn. A
+//     WaitForReady given only as a default call option
+//     (grpc.WithDefaultCallOptions) is not seen by the pool.
+//   - GetState is the state of the pool, not of one connection: Ready
+//     while any connection is, Connecting while one connects or a dial is
+//     in flight, TransientFailure after a failed dial, Idle before the
+//     first, and Shutdown after Close. Connect dials one connection in the
+//     background if none is open. There is no WaitForStateChange: poll
+//     GetState. Target leaves out any credentials the target holds.
 //   - grpc-go puts an unused ClientConn to sleep after its idle timeout (30
 //     minutes by default) and reconnects on the next call: a MinIdle
 //     connection stays in the pool but not connected. Pass

@@ -12,7 +12,7 @@ import (
 // first served, until one is or ctx ends; an error from that wait is a
 // *PoolError. Errors from the call itself are grpc-go's, unchanged.
 func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	l, err := p.acquire(ctx)
+	l, err := p.acquire(ctx, opts)
 	if err != nil {
 		return err
 	}

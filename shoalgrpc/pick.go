@@ -2,10 +2,41 @@ package shoalgrpc
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/shoalpool/shoal"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 )
+
+// waitForReadyRetry is how long a grpc.WaitForReady call waits before it
+// asks the pool again after a failed dial; the pool's own backoff paces the
+// dials themselves.
+const waitForReadyRetry = 25 * time.Millisecond
+
+// waitsForReady reports whether the call options ask for grpc.WaitForReady.
+func waitsForReady(opts []grpc.CallOption) bool {
+	wait := false
+	for _, o := range opts {
+		if ff, ok := o.(grpc.FailFastCallOption); ok {
+			wait = !ff.FailFast // the last one given wins, as in grpc-go
+		}
+	}
+	return wait
+}
+
+// sleepCtx waits d, and reports false if ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // acquire takes a stream slot on the least-loaded connection that can carry
 // a call now.
@@ -19,10 +50,20 @@ import (
 // reconnection when it asked for grpc.WaitForReady. A SHUTDOWN connection
 // (closed under the pool) is discarded. Each retry takes a connection out
 // of the running, so the loop ends within MaxConns+1 picks.
-func (p *Pool) acquire(ctx context.Context) (shoal.Lease[*conn], error) {
+func (p *Pool) acquire(ctx context.Context, opts []grpc.CallOption) (shoal.Lease[*conn], error) {
+	waitForReady := waitsForReady(opts)
 	for {
 		l, err := p.pool.Acquire(ctx)
 		if err != nil {
+			if waitForReady && errors.Is(err, shoal.ErrDial) && ctx.Err() == nil {
+				// grpc.WaitForReady: a call that would fail because the
+				// server is down waits for it instead, until its context
+				// ends, as on a grpc.ClientConn.
+				if sleepCtx(ctx, waitForReadyRetry) {
+					continue
+				}
+				err = &shoal.AcquireError{Err: ctx.Err(), LastDial: err}
+			}
 			return shoal.Lease[*conn]{}, acquireError(err)
 		}
 		c := l.Value()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shoalpool/shoal"
 	"google.golang.org/grpc"
@@ -30,6 +31,11 @@ type Pool struct {
 
 	mu    sync.Mutex
 	conns map[*conn]struct{} // open connections, for readiness look-ups
+
+	// For GetState: whether the latest dial failed, and whether Close
+	// has begun.
+	lastDialFailed atomic.Bool
+	closed         atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -98,7 +104,7 @@ func proxyConfigured() bool {
 // runs (see shoal.Pool.SetMaxConns): growing serves waiting calls with new
 // connections at once; shrinking retires the least-loaded connections, which
 // close when their last call or stream ends, and never fails a call. n must
-// be in [1, 1048576].
+// be in [1, math.MaxInt32].
 func (p *Pool) SetMaxConns(n int) error {
 	if err := p.pool.SetMaxConns(n); err != nil {
 		return fmt.Errorf("shoalgrpc: %w", err)
@@ -116,6 +122,7 @@ func (p *Pool) Stats() shoal.Stats { return p.pool.Stats() }
 // pool has ended. Calling it again returns the first call's result.
 func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
+		p.closed.Store(true)
 		// Stop new calls and close idle connections now. A canceled context
 		// makes Close return without waiting for busy connections...
 		done, cancel := context.WithCancel(context.Background())

@@ -41,6 +41,12 @@ func startTestServer(t testing.TB, maxStreams uint32) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startTestServerOn(t, l, maxStreams)
+}
+
+// startTestServerOn is startTestServer on a listener of the caller's.
+func startTestServerOn(t testing.TB, l net.Listener, maxStreams uint32) *testServer {
+	t.Helper()
 	s := &testServer{
 		addr:     l.Addr().String(),
 		srv:      grpc.NewServer(grpc.MaxConcurrentStreams(maxStreams)),

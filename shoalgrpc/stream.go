@@ -24,7 +24,7 @@ import (
 // caller that stops reading after CloseSend should cancel ctx.
 // When no slot is free NewStream waits like Invoke.
 func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	l, err := p.acquire(ctx)
+	l, err := p.acquire(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
