@@ -72,6 +72,12 @@
 //     first, and Shutdown after Close. Connect dials one connection in the
 //     background if none is open. There is no WaitForStateChange: poll
 //     GetState. Target leaves out any credentials the target holds.
+//   - Interceptors given to NewClient (grpc.WithUnaryInterceptor and the
+//     like) run on each connection, inside the pool, so they never see a
+//     call the pool fails before a connection has it. Options'
+//     UnaryInterceptors and StreamInterceptors run once around the whole
+//     call, the wait for a slot included, and see those failures too;
+//     their cc argument is nil.
 //   - grpc-go puts an unused ClientConn to sleep after its idle timeout (30
 //     minutes by default) and reconnects on the next call: a MinIdle
 //     connection stays in the pool but not connected. Pass

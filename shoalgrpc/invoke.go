@@ -11,7 +11,17 @@ import (
 // stream slot until it returns. When no slot is free it waits, first come
 // first served, until one is or ctx ends; an error from that wait is a
 // *PoolError. Errors from the call itself are grpc-go's, unchanged.
+// Options.UnaryInterceptors run around all of it.
 func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if p.unary != nil {
+		return p.unary(ctx, method, args, reply, nil, opts...)
+	}
+	return p.invoke(ctx, method, args, reply, nil, opts...)
+}
+
+// invoke is Invoke without the pool's interceptors, shaped as a
+// grpc.UnaryInvoker for them to call.
+func (p *Pool) invoke(ctx context.Context, method string, args, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
 	l, err := p.acquire(ctx, opts)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"google.golang.org/grpc"
 )
 
 // Options configures a Pool. The zero value is ready to use: every field's
@@ -97,6 +98,20 @@ type Options struct {
 	// its caller forgot), once, with the stack that opened it, through
 	// Logger, Observer and Stats().Leaked. 0 turns it off.
 	LeakThreshold time.Duration
+
+	// UnaryInterceptors run once around every unary call made through the
+	// pool, the first outermost, as grpc.WithChainUnaryInterceptor's do:
+	// around the wait for a stream slot and the call, so that they see the
+	// calls the pool itself fails (a deadline that ends while waiting, a
+	// server that is down) as well as grpc-go's answers. Their cc argument
+	// is nil, since the pool picks the connection inside the chain; an
+	// interceptor that needs one should keep the Pool. Interceptors given
+	// to NewClient as grpc.DialOptions still run on each connection, inside
+	// this chain, and never see the pool's own failures.
+	UnaryInterceptors []grpc.UnaryClientInterceptor
+
+	// StreamInterceptors do the same for streams (NewStream).
+	StreamInterceptors []grpc.StreamClientInterceptor
 }
 
 // Defaults for Options fields left at zero.

@@ -29,6 +29,11 @@ type Pool struct {
 	maxStreams    int
 	netDial       func(ctx context.Context, c *conn, network, address string) (net.Conn, error)
 
+	// The Options' interceptors chained around invoke and newStream; nil
+	// when there are none.
+	unary  grpc.UnaryInvoker
+	stream grpc.Streamer
+
 	mu    sync.Mutex
 	conns map[*conn]struct{} // open connections, for readiness look-ups
 
@@ -91,6 +96,12 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		return nil, fmt.Errorf("shoalgrpc: %w", err)
 	}
 	p.pool = pool
+	if len(opts.UnaryInterceptors) > 0 {
+		p.unary = chainUnary(opts.UnaryInterceptors, p.invoke)
+	}
+	if len(opts.StreamInterceptors) > 0 {
+		p.stream = chainStream(opts.StreamInterceptors, p.newStream)
+	}
 	return p, nil
 }
 

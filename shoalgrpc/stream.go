@@ -22,8 +22,18 @@ import (
 // may go on sending. The usual end of a client- or bidi-streaming call,
 // CloseSend and then RecvMsg until io.EOF, frees the slot at the io.EOF; a
 // caller that stops reading after CloseSend should cancel ctx.
-// When no slot is free NewStream waits like Invoke.
+// When no slot is free NewStream waits like Invoke. Options.StreamInterceptors
+// run around all of it.
 func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if p.stream != nil {
+		return p.stream(ctx, desc, nil, method, opts...)
+	}
+	return p.newStream(ctx, desc, nil, method, opts...)
+}
+
+// newStream is NewStream without the pool's interceptors, shaped as a
+// grpc.Streamer for them to call.
+func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	l, err := p.acquire(ctx, opts)
 	if err != nil {
 		return nil, err
