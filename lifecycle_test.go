@@ -91,6 +91,7 @@ func TestIdleReapingKeepsMinIdle(t *testing.T) {
 		l.Release()
 	}
 	eventually(t, "idle connections reaped down to MinIdle", func() bool { return p.Stats().TotalConns == 1 })
+	settle(t, p)
 	if why.count(ReasonIdle) != 3 {
 		t.Fatalf("reasons %v, want 3 idle", why.list)
 	}
