@@ -36,11 +36,7 @@ func TestSQLPreparedStatements(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
 	ctx := testCtx(t)
-	sc, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
+	sc := newTestSQLConn(t, db)
 
 	const query = "select $1::int * $2::int"
 	s1, err := sc.PrepareContext(ctx, query)

@@ -29,6 +29,18 @@ func newTestDB(t *testing.T, p *Pool, opts ...OpenDBOption) *sql.DB {
 	return db
 }
 
+// newTestSQLConn takes one connection of db for the test, given back when
+// the test ends (before db closes).
+func newTestSQLConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	sc, err := db.Conn(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sc.Close() })
+	return sc
+}
+
 // sqlBackendPID returns the server process behind a database/sql
 // connection.
 func sqlBackendPID(t *testing.T, c *sql.Conn) uint32 {
@@ -140,16 +152,12 @@ func TestOpenDBRawReachesThePgxConn(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
 	ctx := testCtx(t)
-	sc, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
+	sc := newTestSQLConn(t, db)
 	pid := sqlBackendPID(t, sc)
 	if _, err := sc.ExecContext(ctx, "create temporary table raw_copy (x int)"); err != nil {
 		t.Fatal(err)
 	}
-	err = sc.Raw(func(driverConn any) error {
+	err := sc.Raw(func(driverConn any) error {
 		c, ok := driverConn.(*SQLConn)
 		if !ok {
 			t.Fatalf("Raw callback got a %T, want *shoalpgx.SQLConn", driverConn)
@@ -176,11 +184,7 @@ func TestSQLExec(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
 	ctx := testCtx(t)
-	sc, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
+	sc := newTestSQLConn(t, db)
 	if _, err := sc.ExecContext(ctx, "create temporary table exec_t (id int); insert into exec_t values (1), (2), (3)"); err != nil {
 		t.Fatalf("several statements in one Exec: %v", err)
 	}

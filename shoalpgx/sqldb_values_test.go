@@ -156,11 +156,7 @@ func TestSQLColumnTypes(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
 	ctx := testCtx(t)
-	sc, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
+	sc := newTestSQLConn(t, db)
 	if _, err := sc.ExecContext(ctx, `create temporary table coltypes (
 		id bigint, name varchar(20), code char(3), body text, price numeric(10,2), big numeric,
 		small numeric(2,-3), at timestamptz, ok boolean, data bytea, tags text[], u uuid)`); err != nil {
