@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/ctxwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 )
@@ -24,18 +25,6 @@ func waitsForReady(opts []grpc.CallOption) bool {
 		}
 	}
 	return wait
-}
-
-// sleepCtx waits d, and reports false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // acquire takes a stream slot on the least-loaded connection that can carry
@@ -59,7 +48,7 @@ func (p *Pool) acquire(ctx context.Context, opts []grpc.CallOption) (shoal.Lease
 				// grpc.WaitForReady: a call that would fail because the
 				// server is down waits for it instead, until its context
 				// ends, as on a grpc.ClientConn.
-				if sleepCtx(ctx, waitForReadyRetry) {
+				if ctxwait.Sleep(ctx, waitForReadyRetry) {
 					continue
 				}
 				err = &shoal.AcquireError{Err: ctx.Err(), LastDial: err}

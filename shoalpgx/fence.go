@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/ctxwait"
 )
 
 // The fence: with a Budget that names itself (FenceKey), every connection
@@ -125,7 +126,7 @@ func (p *Pool) slotLockedElsewhere(ctx context.Context, permit shoal.BudgetPermi
 			}
 			return false
 		}
-		if !locked || time.Now().After(deadline) || !sleepCtx(ctx, fencePoll) {
+		if !locked || time.Now().After(deadline) || !ctxwait.Sleep(ctx, fencePoll) {
 			lease.Release()
 			return locked
 		}
@@ -143,21 +144,9 @@ func takeFence(ctx context.Context, conn *pgx.Conn, key int32, slot int) error {
 		if ok {
 			return nil
 		}
-		if time.Now().After(deadline) || !sleepCtx(ctx, fencePoll) {
+		if time.Now().After(deadline) || !ctxwait.Sleep(ctx, fencePoll) {
 			return fmt.Errorf("%w (slot %d)", ErrSlotFenced, slot)
 		}
-	}
-}
-
-// sleepCtx sleeps for d, or reports false when ctx ends first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
