@@ -64,6 +64,19 @@ func (e *exclusiveEngine[T]) place(c *conn[T]) {
 	e.slots.put(c)
 }
 
+// anyIdle reports whether partition part has an idle connection for which
+// pred holds, looking at the slot table, not the stack: maintenance asks it
+// before emptying a stack, which makes the partition's acquirers steal or
+// wait.
+func (e *exclusiveEngine[T]) anyIdle(part int, pred func(c *conn[T]) bool) bool {
+	found := false
+	e.slots.each(func(c *conn[T]) bool {
+		found = int(c.part) == part && !c.lease.isHeld() && pred(c)
+		return !found
+	})
+	return found
+}
+
 // count returns the hand-outs of the open connections' leases, and how
 // many of them are leased and idle.
 func (e *exclusiveEngine[T]) count() (handouts int64, inUse, idle int) {

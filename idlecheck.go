@@ -24,12 +24,7 @@ func (p *Pool[T]) idleCheckDue(now, last int64) bool {
 // check holds up only the connection it is checking.
 func (p *Pool[T]) checkIdle(now int64) {
 	for i := range p.ex.parts {
-		found := false
-		p.ex.slots.each(func(c *conn[T]) bool {
-			found = int(c.part) == i && !c.lease.isHeld() && p.idleCheckNeeded(c, now)
-			return !found
-		})
-		if !found {
+		if !p.ex.anyIdle(i, func(c *conn[T]) bool { return p.idleCheckNeeded(c, now) }) {
 			continue
 		}
 		var popped, due []*conn[T]

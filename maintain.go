@@ -136,12 +136,7 @@ func (p *Pool[T]) reap(now int64) {
 	for i := range p.ex.parts {
 		// Look before touching the stack: emptying it, even briefly,
 		// makes acquirers on this partition steal or wait.
-		found := false
-		p.ex.slots.each(func(c *conn[T]) bool {
-			found = int(c.part) == i && !c.lease.isHeld() && due(c)
-			return !found
-		})
-		if !found {
+		if !p.ex.anyIdle(i, due) {
 			continue
 		}
 		p.sweepPartition(i, func(c *conn[T]) Reason {

@@ -174,6 +174,13 @@ func (q *waitQueue[T]) failAll(err error, closeQueue bool) {
 		q.closed = true
 	}
 	q.mu.Unlock()
+	deliverErr(list, err)
+}
+
+// deliverErr hands err to each waiter of a list that a fail method took off
+// the queue and linked through next, after q.mu is let go: each is owed
+// exactly that one delivery.
+func deliverErr[T any](list *waiter[T], err error) {
 	for w := list; w != nil; {
 		next := w.next
 		w.next = nil
@@ -195,12 +202,7 @@ func (q *waitQueue[T]) failOlderThan(cutoff int64, err error) int {
 		n++
 	}
 	q.mu.Unlock()
-	for w := list; w != nil; {
-		next := w.next
-		w.next = nil
-		w.ch <- handed[T]{err: err}
-		w = next
-	}
+	deliverErr(list, err)
 	return n
 }
 
@@ -221,12 +223,7 @@ func (q *waitQueue[T]) failDeadlinesBefore(cutoff int64, err error) int {
 		w = next
 	}
 	q.mu.Unlock()
-	for w := list; w != nil; {
-		next := w.next
-		w.next = nil
-		w.ch <- handed[T]{err: err}
-		w = next
-	}
+	deliverErr(list, err)
 	return n
 }
 
