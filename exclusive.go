@@ -64,6 +64,19 @@ func (e *exclusiveEngine[T]) place(c *conn[T]) {
 	e.slots.put(c)
 }
 
+// popAll takes every connection off partition part's idle stack, top
+// first.
+func (e *exclusiveEngine[T]) popAll(part int) []*conn[T] {
+	var popped []*conn[T]
+	for {
+		c := e.parts[part].idle.pop(&e.slots)
+		if c == nil {
+			return popped
+		}
+		popped = append(popped, c)
+	}
+}
+
 // anyIdle reports whether partition part has an idle connection for which
 // pred holds, looking at the slot table, not the stack: maintenance asks it
 // before emptying a stack, which makes the partition's acquirers steal or

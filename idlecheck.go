@@ -27,14 +27,8 @@ func (p *Pool[T]) checkIdle(now int64) {
 		if !p.ex.anyIdle(i, func(c *conn[T]) bool { return p.idleCheckNeeded(c, now) }) {
 			continue
 		}
-		var popped, due []*conn[T]
-		for {
-			c := p.ex.parts[i].idle.pop(&p.ex.slots)
-			if c == nil {
-				break
-			}
-			popped = append(popped, c)
-		}
+		var due []*conn[T]
+		popped := p.ex.popAll(i)
 		for k := len(popped) - 1; k >= 0; k-- {
 			if c := popped[k]; p.idleCheckNeeded(c, now) {
 				due = append(due, c)

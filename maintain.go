@@ -159,16 +159,8 @@ func (p *Pool[T]) reap(now int64) {
 // closes those for which closeWhy gives a reason, and puts the rest back
 // (or hands them to waiters) in the order they came off, bottom first.
 func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
-	var popped []*conn[T]
-	for {
-		c := p.ex.parts[i].idle.pop(&p.ex.slots)
-		if c == nil {
-			break
-		}
-		popped = append(popped, c)
-	}
 	var keep []*conn[T]
-	for _, c := range popped {
+	for _, c := range p.ex.popAll(i) {
 		if why := closeWhy(c); why != 0 {
 			p.closeConn(c, why)
 		} else {
