@@ -46,6 +46,12 @@ type dialState struct {
 	shrinking int32
 }
 
+// downAt reports whether, at now, dials have failed for downAfter without a
+// success: the server counts as down. d.mu must be held.
+func (d *dialState) downAt(now int64) bool {
+	return d.failingSince != 0 && now-d.failingSince >= int64(downAfter)
+}
+
 // reserve takes a place in MaxConns, or reports that the pool is full.
 func (p *Pool[T]) reserve() bool {
 	for {
@@ -248,7 +254,7 @@ func (p *Pool[T]) dialFailed(err error, started int64) {
 	}
 	p.dial.lastErr = err
 	p.dial.lastErrAt = now
-	down := now-p.dial.failingSince >= int64(downAfter)
+	down := p.dial.downAt(now)
 	p.dial.backoff = min(max(2*p.dial.backoff, backoffMin), backoffMax)
 	p.dial.backoffUntil = now + int64(p.dial.backoff)
 	backoff, nextTry := p.dial.backoff, p.dial.backoffUntil
@@ -280,14 +286,14 @@ func (p *Pool[T]) failFast(ctx context.Context) error {
 	if !p.nothingCanServe() {
 		return nil
 	}
-	p.dial.mu.Lock()
-	lastErr, nextTry, since := p.dial.lastErr, p.dial.backoffUntil, p.dial.failingSince
-	p.dial.mu.Unlock()
 	now := p.now()
+	p.dial.mu.Lock()
+	lastErr, nextTry, down := p.dial.lastErr, p.dial.backoffUntil, p.dial.downAt(now)
+	p.dial.mu.Unlock()
 	if lastErr == nil || now >= nextTry {
 		return nil
 	}
-	if now-since < int64(downAfter) && p.deadline(ctx) >= nextTry {
+	if !down && p.deadline(ctx) >= nextTry {
 		return nil // a blip, and there is time for the next try
 	}
 	return &AcquireError{Err: lastErr, MaxConns: int(p.limit.Load())}
