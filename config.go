@@ -111,7 +111,8 @@ type Config[T any] struct {
 	MaxIdleTime time.Duration
 
 	// HealthCheck, when set, is called on Acquire for a connection that has
-	// been idle at least HealthCheckAfter; IdleFor(ctx) says how long. An
+	// been idle at least HealthCheckAfter (and, with HealthCheckPeriod, on
+	// idle connections in the background); IdleFor(ctx) says how long. An
 	// error closes the connection (ReasonHealth) and the acquire moves on
 	// to another one.
 	HealthCheck func(ctx context.Context, conn T) error

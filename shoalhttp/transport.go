@@ -215,7 +215,9 @@ func (t *Transport) SetMaxConns(origin string, n int) error {
 	return nil
 }
 
-// maxConnsLimit is the core's bound on MaxConns.
+// maxConnsLimit bounds SetMaxConns. It was the core's bound on MaxConns,
+// which is now math.MaxInt32; raising this one to match changes what
+// SetMaxConns refuses, and is left for its own change.
 const maxConnsLimit = 1 << 20
 
 // uniqueOrigins returns each live origin once.
