@@ -50,12 +50,7 @@ func TestGetStateTargetConnect(t *testing.T) {
 
 // TestGetStateTransientFailure: a pool whose dials fail says so.
 func TestGetStateTransientFailure(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now: dials are refused
+	addr := refusedAddr(t)
 	p := newTestPool(t, addr, Options{MaxConns: 1, DialTimeout: 2 * time.Second})
 	p.Connect()
 	if !waitFor(10*time.Second, func() bool { return p.GetState() == connectivity.TransientFailure }) {
@@ -67,12 +62,7 @@ func TestGetStateTransientFailure(t *testing.T) {
 // fails once the pool counts it down, and a grpc.WaitForReady call waits,
 // within its deadline, until the server is back, as on a grpc.ClientConn.
 func TestWaitForReadyWaitsForTheServer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now: dials are refused
+	addr := refusedAddr(t)
 	p := newTestPool(t, addr, Options{MaxConns: 1, DialTimeout: 2 * time.Second})
 	client := testpb.NewTestServiceClient(p)
 	ctx := testContext(t, 30*time.Second)
@@ -90,7 +80,7 @@ func TestWaitForReadyWaitsForTheServer(t *testing.T) {
 		t.Fatalf("a WaitForReady call returned (%v) while the server was still down", err)
 	default:
 	}
-	l, err = net.Listen("tcp", addr)
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("listen again on %s: %v", addr, err)
 	}
@@ -107,4 +97,17 @@ func TestWaitForReadyWaitsForTheServer(t *testing.T) {
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("a WaitForReady call whose deadline passed: %v, want DeadlineExceeded", err)
 	}
+}
+
+// refusedAddr returns a loopback address nothing listens on: dials to it
+// are refused until a test listens there again.
+func refusedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
