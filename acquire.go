@@ -26,7 +26,7 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 			c.lease.handedAt = 0
 			return c.lease.holdPlain(), nil
 		}
-	} else if !p.multiplexed && !p.checkOnTake {
+	} else if p.quickTake {
 		// The same with the bookkeeping some features need.
 		if c := p.ex.popIdle(); c != nil {
 			c.lease.handedAt = 0
@@ -47,7 +47,7 @@ func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 	if p.closed.Load() {
 		return Lease[T]{}, ErrClosed
 	}
-	if l := p.take(context.Background()); l.s != nil {
+	if l := p.eng.take(context.Background()); l.s != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if p.dialing.Load() == 0 {
@@ -79,36 +79,6 @@ func (p *Pool[T]) Do(ctx context.Context, fn func(conn T) error) error {
 		l.Release()
 	}
 	return err
-}
-
-// take returns a lease on a free connection that passed its checks, or the
-// zero Lease. Connections that fail a check are closed on the way.
-func (p *Pool[T]) take(ctx context.Context) Lease[T] {
-	if p.multiplexed {
-		return p.mx.take(ctx)
-	}
-	for {
-		c := p.ex.popIdle()
-		if c == nil {
-			return Lease[T]{}
-		}
-		if p.checkOnTake {
-			if reason, ok := p.check(ctx, c, true); !ok {
-				if callerGone(ctx, reason) {
-					// The check failed because the caller's context ended
-					// (a ping cannot run without time), which says nothing
-					// of the connection: keep it, and stop here rather than
-					// fail every idle connection's check in turn.
-					p.repool(&c.lease)
-					return Lease[T]{}
-				}
-				p.closeConn(c, reason)
-				continue
-			}
-		}
-		c.lease.handedAt = 0
-		return p.hold(&c.lease)
-	}
 }
 
 // callerGone reports whether a failed check is better blamed on the
@@ -148,7 +118,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Lease[T]{}, p.acquireError(err, 0)
 	}
-	if l := p.take(ctx); l.s != nil {
+	if l := p.eng.take(ctx); l.s != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(ctx); err != nil {
@@ -197,7 +167,7 @@ func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 			return Lease[T]{}, p.acquireError(h.err, time.Duration(p.now()-start))
 		}
 		l := h.lease
-		if !p.checkOnTake && !p.multiplexed {
+		if p.quickTake {
 			return p.acquired(l, p.now()-start, true), nil
 		}
 		reason, ok := p.check(ctx, l.s.c, false)
@@ -226,7 +196,7 @@ func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 // context ended, or it took another) to the next waiter or the idle stacks.
 func (p *Pool[T]) passOn(l *leaseState[T]) {
 	p.counters.unused.Add(1)
-	p.repool(l)
+	p.eng.repool(l)
 }
 
 // retake is a queued waiter's look at the idle stacks, for a connection a
@@ -234,7 +204,7 @@ func (p *Pool[T]) passOn(l *leaseState[T]) {
 // lease if it took one and left the queue; if someone is handing the
 // waiter a lease already, the one it took is passed on.
 func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
-	l := p.take(ctx)
+	l := p.eng.take(ctx)
 	if l.s == nil {
 		return l
 	}
@@ -319,10 +289,6 @@ func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
 
 // inUse counts connections with at least one lease.
 func (p *Pool[T]) inUse() int {
-	if p.multiplexed {
-		_, inUse, _ := p.mx.count()
-		return inUse
-	}
-	_, inUse, _ := p.ex.count()
+	_, inUse, _ := p.eng.count()
 	return inUse
 }

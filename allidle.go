@@ -8,24 +8,8 @@ package shoal
 // count as acquires that did not wait. Release or Discard each one. A
 // multiplexed or closed pool returns nil.
 func (p *Pool[T]) AcquireAllIdle() []Lease[T] {
-	if p.closed.Load() || p.multiplexed {
+	if p.closed.Load() {
 		return nil
 	}
-	var leases []Lease[T]
-	now := p.now()
-	for i := range p.ex.parts {
-		for {
-			c := p.ex.parts[i].idle.pop(&p.ex.slots)
-			if c == nil {
-				break
-			}
-			if c.expired(now) {
-				p.closeConn(c, ReasonLifetime)
-				continue
-			}
-			c.lease.handedAt = 0
-			leases = append(leases, p.acquired(p.hold(&c.lease), 0, false))
-		}
-	}
-	return leases
+	return p.eng.takeIdle()
 }

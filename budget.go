@@ -89,20 +89,14 @@ func (p *Pool[T]) joinBudget(b Budget) {
 // demand is Stats.Demand, read without the rest of Stats.
 func (p *Pool[T]) demand() int {
 	waiting := int(p.waiters.Load())
-	if p.multiplexed {
-		leases, _, _ := p.mx.count()
-		return p.demandFrom(leases, waiting)
-	}
-	return p.demandFrom(p.inUse(), waiting)
+	leases, _, _ := p.eng.count()
+	return p.demandFrom(leases, waiting)
 }
 
 // demandFrom turns leases held and callers waiting into connections wanted:
 // one each in exclusive mode, MaxStreams each in multiplexed mode.
 func (p *Pool[T]) demandFrom(leases, waiting int) int {
-	n := leases + waiting
-	if p.multiplexed {
-		n = (n + p.maxStreams - 1) / p.maxStreams
-	}
+	n := (leases + waiting + p.maxStreams - 1) / p.maxStreams
 	return min(n, int(p.maxConns.Load()))
 }
 
@@ -123,23 +117,3 @@ func (p *Pool[T]) acquirePermit(ctx context.Context) (context.Context, BudgetPer
 // slot's key taken on its return, since closing any other connection
 // would leave the one whose slot is in dispute open.
 type revocablePermit interface{ OnRevoke(revoke func()) }
-
-// revoke closes c once no lease holds it: at once if it is idle, else on
-// its release.
-func (p *Pool[T]) revoke(c *conn[T]) {
-	if p.multiplexed {
-		p.mx.revoke(c)
-		return
-	}
-	if !c.retired.CompareAndSwap(0, int32(ReasonRevoked)) || c.lease.isHeld() {
-		return // closing already, or its release will close it
-	}
-	// Idle now (or about to be taken, and then closed on release): take it
-	// off its stack if it is still there.
-	p.sweepPartition(int(c.part), func(x *conn[T]) Reason {
-		if x == c {
-			return ReasonRevoked
-		}
-		return 0
-	})
-}

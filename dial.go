@@ -176,7 +176,7 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 	p.dialSucceeded()
 	c := &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit}
 	if r, ok := permit.(revocablePermit); ok {
-		r.OnRevoke(func() { p.revoke(c) })
+		r.OnRevoke(func() { p.eng.revoke(c) })
 	}
 	if p.cfg.MaxLifetime > 0 {
 		// Saturated: a MaxLifetime near math.MaxInt64 means "for ever",
@@ -212,17 +212,7 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 	if p.clockOnIdle {
 		c.idleSince.Store(p.now())
 	}
-	if p.multiplexed {
-		p.mx.adopt(c)
-		return
-	}
-	c.lease.c = c
-	if p.cfg.LeakThreshold > 0 {
-		c.lease.leak = new(leakInfo)
-	}
-	p.ex.place(c)
-	p.dialing.Add(-1)
-	p.repool(&c.lease)
+	p.eng.adopt(c)
 }
 
 func (p *Pool[T]) dialSucceeded() {

@@ -5,12 +5,13 @@ import (
 	"unsafe"
 )
 
-// exclusiveEngine is the exclusive mode's state (MaxStreams of 0 or 1): the
-// open connections by slot, and the idle ones on lock-free stacks in
-// partitions. Its reads are the fast path's: no lock, no allocation.
-// Whatever needs the pool besides (checks, hooks, waiters) stays in the
-// Pool's methods around it.
+// exclusiveEngine is the exclusive mode (MaxStreams of 0 or 1): the open
+// connections by slot, and the idle ones on lock-free stacks in partitions,
+// each connection handed to one holder at a time. Its reads are the fast
+// path's: no lock, no allocation. This file holds its state and stacks;
+// exclusivemode.go its side of the engine interface.
 type exclusiveEngine[T any] struct {
+	p        *Pool[T]
 	parts    []partition[T] // idle stacks, one per partition
 	slots    slotTable[T]   // open connections, by slot
 	nextPart atomic.Uint32  // round-robin home partition for new conns
@@ -90,9 +91,9 @@ func (e *exclusiveEngine[T]) anyIdle(part int, pred func(c *conn[T]) bool) bool 
 	return found
 }
 
-// count returns the hand-outs of the open connections' leases, and how
+// tally returns the hand-outs of the open connections' leases, and how
 // many of them are leased and idle.
-func (e *exclusiveEngine[T]) count() (handouts int64, inUse, idle int) {
+func (e *exclusiveEngine[T]) tally() (handouts int64, inUse, idle int) {
 	e.slots.each(func(c *conn[T]) bool {
 		handouts += c.lease.handouts()
 		if c.lease.isHeld() {

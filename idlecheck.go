@@ -81,5 +81,5 @@ func (p *Pool[T]) putBack(c *conn[T]) {
 		p.closeConn(c, why)
 		return
 	}
-	p.repool(&c.lease)
+	p.ex.repool(&c.lease)
 }

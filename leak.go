@@ -35,18 +35,7 @@ func (p *Pool[T]) scanLeaks(now int64) {
 	if threshold == 0 {
 		return
 	}
-	var suspects []*leaseState[T]
-	if p.multiplexed {
-		suspects = p.mx.heldLeases()
-	} else {
-		p.ex.slots.each(func(c *conn[T]) bool {
-			if c.lease.isHeld() {
-				suspects = append(suspects, &c.lease)
-			}
-			return true
-		})
-	}
-	for _, l := range suspects {
+	for _, l := range p.eng.heldLeases() {
 		p.checkLeak(l, now, threshold)
 	}
 }

@@ -132,12 +132,7 @@ func (l Lease[T]) HeldFor() time.Duration {
 // valid until Release. On a released Lease it does nothing.
 func (l Lease[T]) Retire() {
 	if l.held() {
-		c := l.s.c
-		if c.mux != nil {
-			c.pool.mx.retire(c, ReasonRetired)
-		} else {
-			c.retired.Store(int32(ReasonRetired))
-		}
+		l.s.c.pool.eng.retire(l.s.c, ReasonRetired)
 	}
 }
 
@@ -166,15 +161,8 @@ func (l Lease[T]) Hijack() (T, error) {
 	c := l.s.c
 	p := c.pool
 	held := l.HeldFor() // before the lease ends, after which it reads 0
-	if p.multiplexed {
-		if err := p.mx.hijack(l); err != nil {
-			return zero, err
-		}
-	} else {
-		if !l.end() {
-			return zero, ErrLeaseReleased
-		}
-		p.ex.slots.forget(c)
+	if err := p.eng.hijack(l); err != nil {
+		return zero, err
 	}
 	if p.obs != nil {
 		p.obs.ObserveRelease(held)

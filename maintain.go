@@ -39,7 +39,7 @@ func (p *Pool[T]) maintain() {
 			p.checkIdle(now)
 		}
 		if p.over.Load() {
-			p.shrinkIdle() // a shrink's last closes, if releases missed them
+			p.eng.shrink() // a shrink's last closes, if releases missed them
 		}
 		p.refill()
 		p.maybeDial()
@@ -108,11 +108,7 @@ func (p *Pool[T]) refill() {
 
 // idleCount counts open connections with no lease.
 func (p *Pool[T]) idleCount() int {
-	if p.multiplexed {
-		_, _, idle := p.mx.count()
-		return idle
-	}
-	_, _, idle := p.ex.count()
+	_, _, idle := p.eng.count()
 	return idle
 }
 
@@ -122,37 +118,7 @@ func (p *Pool[T]) reap(now int64) {
 	if p.cfg.MaxIdleTime == 0 && p.cfg.MaxLifetime == 0 {
 		return
 	}
-	if p.multiplexed {
-		p.mx.reap(now)
-		return
-	}
-	idle := p.idleCount()
-	// Open, not being dialled and not being closed.
-	live := int(p.open.Load() - p.dialing.Load() - p.closing.Load())
-	maxIdle := int64(p.cfg.MaxIdleTime)
-	due := func(c *conn[T]) bool {
-		return c.expired(now) || (maxIdle > 0 && c.idleFor(now) >= maxIdle)
-	}
-	for i := range p.ex.parts {
-		// Look before touching the stack: emptying it, even briefly,
-		// makes acquirers on this partition steal or wait.
-		if !p.ex.anyIdle(i, due) {
-			continue
-		}
-		p.sweepPartition(i, func(c *conn[T]) Reason {
-			switch {
-			case c.expired(now):
-				idle--
-				live--
-				return ReasonLifetime
-			case maxIdle > 0 && c.idleFor(now) >= maxIdle && idle > p.cfg.MinIdle && live > p.cfg.MinConns:
-				idle--
-				live--
-				return ReasonIdle
-			}
-			return 0
-		})
-	}
+	p.eng.reap(now)
 }
 
 // sweepPartition takes every idle connection off partition i's stack,

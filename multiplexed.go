@@ -8,7 +8,8 @@ import (
 
 // muxEngine is the multiplexed mode (MaxStreams > 1): the open connections,
 // each with its stream slots (muxConn), under one mutex. Nothing outside
-// this file touches its fields or a connection's streams.
+// this file touches its fields or a connection's streams; the Pool calls it
+// through the engine interface (engine.go).
 //
 // A plain mutex is the right tool here: a multiplexed lease is held for a
 // request's round trip, not nanoseconds, and picking the least-loaded
@@ -177,6 +178,21 @@ func (m *muxEngine[T]) free(l *leaseState[T], reason Reason) {
 		p.disconnect(c, c.retiredFor())
 	}
 }
+
+// repool frees a stream that a waiter who gave up passed on.
+func (m *muxEngine[T]) repool(l *leaseState[T]) { m.free(l, 0) }
+
+// drop frees the stream of a lease that failed its check, retiring its
+// connection.
+func (m *muxEngine[T]) drop(l *leaseState[T], reason Reason) { m.free(l, reason) }
+
+// closeIdle retires every connection of a closed pool: idle ones close
+// now, busy ones when their last lease ends.
+func (m *muxEngine[T]) closeIdle() { m.retireAll(ReasonPoolClosed) }
+
+// takeIdle returns nil: a multiplexed connection is never held whole, so
+// Pool.AcquireAllIdle has nothing to give.
+func (m *muxEngine[T]) takeIdle() []Lease[T] { return nil }
 
 // hijack ends l, the last lease on its connection, and takes the
 // connection out of the set without closing it.

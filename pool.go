@@ -28,20 +28,27 @@ type Pool[T any] struct {
 	// check, hook, clock, lifetime, observer, leak tracking or shedding),
 	// so Acquire and Release take their shortest paths.
 	plain bool
-	ex    exclusiveEngine[T] // exclusive mode: idle stacks and slots
+	// quickTake: exclusive mode with no check on the way out, so a popped
+	// connection is the caller's as it is.
+	quickTake bool
+	ex        exclusiveEngine[T] // exclusive mode: idle stacks and slots
+	eng       engine[T]          // &ex or &mx: the mode (engine.go)
 
-	cfg         Config[T]
-	maxStreams  int  // 1 in exclusive mode
-	multiplexed bool // maxStreams > 1
-	maxDialing  int32
-	healthAfter int64 // nanoseconds
-	checkOnTake bool  // some check runs when a connection is taken
-	clockOnIdle bool  // releases record idleSince
-	tracking    bool  // onAcquired runs (shedding, observer or leaks)
-	trackHeld   bool  // leases record acquiredAt (observer or leaks)
-	ctxChecks   bool  // a check uses the caller's context (HealthCheck, BeforeAcquire)
-	obs         Observer
-	epoch       time.Time
+	cfg        Config[T]
+	maxStreams int // 1 in exclusive mode
+	// countsExcess: connections above a lowered limit close as they come
+	// back, counted in dial.shrinking (resize.go), as exclusive mode does;
+	// multiplexed mode retires them in its engine's shrink instead.
+	countsExcess bool
+	maxDialing   int32
+	healthAfter  int64 // nanoseconds
+	checkOnTake  bool  // some check runs when a connection is taken
+	clockOnIdle  bool  // releases record idleSince
+	tracking     bool  // onAcquired runs (shedding, observer or leaks)
+	trackHeld    bool  // leases record acquiredAt (observer or leaks)
+	ctxChecks    bool  // a check uses the caller's context (HealthCheck, BeforeAcquire)
+	obs          Observer
+	epoch        time.Time
 
 	open    atomic.Int32 // connections open or being dialled; never above limit but after a shrink
 	dialing atomic.Int32 // dials in flight
@@ -110,7 +117,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		drained:    make(chan struct{}),
 		maintDone:  make(chan struct{}),
 	}
-	p.multiplexed = p.maxStreams > 1
+	multiplexed := p.maxStreams > 1
 	if cfg.MaxWaiters > 0 {
 		p.errWaitersFull = fmt.Errorf("%w: MaxWaiters (%d) callers already waiting", ErrExhausted, cfg.MaxWaiters)
 	}
@@ -140,15 +147,20 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		p.barge = newBarger(cfg.BargeWindow, p.bargeTimerFired)
 	}
 	p.tracking = p.trackHeld || p.shed != nil
-	p.plain = !p.multiplexed && !p.checkOnTake && !p.tracking && !p.clockOnIdle &&
+	p.quickTake = !multiplexed && !p.checkOnTake
+	p.plain = p.quickTake && !p.tracking && !p.clockOnIdle &&
 		cfg.MaxLifetime == 0 && cfg.Hooks.AfterRelease == nil
+	p.countsExcess = !multiplexed
 
 	nparts := cfg.Partitions
 	if nparts == 0 {
 		nparts = min(runtime.GOMAXPROCS(0), cfg.MaxConns, maxDefaultPartitions)
 	}
-	if p.multiplexed {
+	if multiplexed {
 		nparts = 1
+		p.eng = &p.mx
+	} else {
+		p.eng = &p.ex
 	}
 	p.ex.parts = make([]partition[T], nparts)
 	p.maxConns.Store(int32(cfg.MaxConns))
@@ -156,7 +168,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.limit.Store(int32(cfg.MaxConns))
 	p.wq.count = &p.waiters
 	p.wq.passOn = p.passOn
-	p.mx.p = p
+	p.ex.p, p.mx.p = p, p
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 
 	// Last, once the pool is whole: from here a scrape may call Stats at
@@ -217,15 +229,7 @@ func (p *Pool[T]) Stats() Stats {
 			s.BudgetMembers = max(m.Members(), 1)
 		}
 	}
-	if p.multiplexed {
-		p.mx.stats(&s)
-	} else {
-		handouts, inUse, idle := p.ex.count()
-		s.Acquires += handouts
-		s.InUseConns, s.IdleConns = inUse, idle
-		s.TotalConns = inUse + idle
-		s.Leases = inUse
-	}
+	p.eng.stats(&s)
 	s.Demand = p.demandFrom(s.Leases, s.Waiting)
 	s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
 	return s
@@ -271,7 +275,7 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 			p.barge.stop()
 		}
 		p.wq.failAll(ErrClosed, true)
-		p.closeIdle()
+		p.eng.closeIdle()
 		p.checkDrained()
 	})
 	// A dial in flight holds a place in p.open until its connection is
@@ -301,23 +305,6 @@ func (p *Pool[T]) checkDrained() {
 			}
 			close(p.drained)
 		})
-	}
-}
-
-// closeIdle closes every idle connection of a closed pool.
-func (p *Pool[T]) closeIdle() {
-	if p.multiplexed {
-		p.mx.retireAll(ReasonPoolClosed)
-		return
-	}
-	for i := range p.ex.parts {
-		for {
-			c := p.ex.parts[i].idle.pop(&p.ex.slots)
-			if c == nil {
-				break
-			}
-			p.closeConn(c, ReasonPoolClosed)
-		}
 	}
 }
 

@@ -26,58 +26,7 @@ func (p *Pool[T]) release(l *leaseState[T], reason Reason) {
 	if p.obs != nil {
 		p.obs.ObserveRelease(time.Duration(p.now() - l.acquiredAt.Load()))
 	}
-	if p.multiplexed {
-		p.mx.release(l, reason)
-		return
-	}
-	c := l.c
-	if reason != 0 {
-		p.closeConn(c, reason)
-		return
-	}
-	if p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(c) {
-		p.closeConn(c, ReasonRejected)
-		return
-	}
-	if p.closed.Load() {
-		p.closeConn(c, ReasonPoolClosed)
-		return
-	}
-	if why := Reason(c.retired.Load()); why != 0 {
-		p.closeConn(c, why)
-		return
-	}
-	if c.expiresAt != 0 || p.clockOnIdle {
-		now := p.now()
-		if c.expired(now) {
-			p.closeConn(c, ReasonLifetime)
-			return
-		}
-		if p.clockOnIdle {
-			c.idleSince.Store(now)
-		}
-	}
-	p.repoolOrBarge(l)
-}
-
-// repool gives a lease that nobody holds to the oldest waiter, or puts its
-// connection back on its partition's idle stack. No hook runs.
-func (p *Pool[T]) repool(l *leaseState[T]) {
-	if p.multiplexed {
-		p.mx.free(l, 0)
-		return
-	}
-	if p.over.Load() && p.takeExcess() {
-		l.free()
-		p.closeConn(l.c, ReasonResized)
-		return
-	}
-	// Straight to the oldest waiter: the connection never touches the
-	// stack, so no newcomer can take it first and no wake-up is lost.
-	if p.waiters.Load() > 0 && p.handoff(l) {
-		return
-	}
-	p.pushIdle(l, false)
+	p.eng.release(l, reason)
 }
 
 // repoolOrBarge is repool for a lease that its holder released. With
@@ -88,16 +37,16 @@ func (p *Pool[T]) repool(l *leaseState[T]) {
 // on) calls repool: those were meant for a waiter already.
 func (p *Pool[T]) repoolOrBarge(l *leaseState[T]) {
 	if p.barge == nil || p.waiters.Load() == 0 {
-		p.repool(l)
+		p.ex.repool(l)
 		return
 	}
 	now := p.now()
 	if p.bargeOffAt(now) {
-		p.repool(l)
+		p.ex.repool(l)
 		return
 	}
 	if p.over.Load() {
-		p.repool(l) // which closes it if the pool is still above its limit
+		p.ex.repool(l) // which closes it if the pool is still above its limit
 		return
 	}
 	l.c.idleSince.Store(now)
@@ -131,7 +80,7 @@ func (p *Pool[T]) pushIdle(l *leaseState[T], barging bool) {
 	// Close empties the stacks once, after it sets closed; a push that
 	// raced with it is caught here.
 	if p.closed.Load() {
-		p.closeIdle()
+		p.ex.closeIdle()
 	}
 }
 
@@ -155,7 +104,7 @@ func (p *Pool[T]) serveWaiters(seen func(c *conn[T])) {
 			// Close may have emptied the stacks (and failed the waiters)
 			// between our pop and this push, as in pushIdle.
 			if p.closed.Load() {
-				p.closeIdle()
+				p.ex.closeIdle()
 				return
 			}
 		}
@@ -207,11 +156,7 @@ func (p *Pool[T]) yieldAfterHandoff(l *leaseState[T]) bool {
 func (p *Pool[T]) dropTaken(l *leaseState[T], reason Reason) {
 	p.counters.unused.Add(1)
 	l.free()
-	if p.multiplexed {
-		p.mx.free(l, reason)
-		return
-	}
-	p.closeConn(l.c, reason)
+	p.eng.drop(l, reason)
 }
 
 // closeConn closes a connection that nobody else can reach any more (it is
@@ -270,7 +215,7 @@ func (p *Pool[T]) forgetClosed(c *conn[T], reason Reason, async bool) {
 		// moment (nobody fails waiters for it), never one low.
 		p.closing.Add(-1)
 	}
-	if reason == ReasonResized && !p.multiplexed {
+	if reason == ReasonResized && p.countsExcess {
 		p.closedForLimit()
 	} else {
 		p.open.Add(-1)

@@ -44,14 +44,12 @@ func (p *Pool[T]) applyLimit() {
 	old := p.limit.Load()
 	limit := min(p.maxConns.Load(), p.share.Load())
 	p.limit.Store(limit)
-	over := !p.multiplexed && p.open.Load()-p.dial.shrinking > limit
+	over := p.countsExcess && p.open.Load()-p.dial.shrinking > limit
 	p.over.Store(over)
 	p.dial.mu.Unlock()
 	switch {
-	case limit < old && p.multiplexed:
-		p.mx.shrink()
-	case over:
-		p.shrinkIdle()
+	case limit < old || over:
+		p.eng.shrink()
 	case limit > old:
 		p.maybeDial()
 		p.refill()
@@ -67,7 +65,7 @@ func (p *Pool[T]) shrinkIdle() {
 			return
 		}
 		if !p.takeExcess() {
-			p.repool(&c.lease)
+			p.ex.repool(&c.lease)
 			return
 		}
 		p.closeConn(c, ReasonResized)
