@@ -33,7 +33,9 @@ type Config[T any] struct {
 
 	// MinIdle connections are kept open and idle by the background
 	// maintenance goroutine (never more than MaxConns in all). Default 0.
-	// Idle reaping never takes the pool below MinIdle.
+	// Idle reaping never takes the pool below MinIdle. Exclusive
+	// connections only: with MaxStreams > 1 it is an error, and MinConns
+	// is the floor to set.
 	MinIdle int
 
 	// MinConns connections are kept open, busy or idle, by the background
@@ -243,6 +245,7 @@ func (c *Config[T]) Validate() error {
 		{c.MaxConns > maxConnsLimit, "MaxConns", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxConns)},
 		{c.MinIdle < 0, "MinIdle", fmt.Sprintf("must be >= 0, got %d", c.MinIdle)},
 		{c.MinIdle > c.MaxConns && c.MaxConns > 0, "MinIdle", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinIdle)},
+		{c.MinIdle > 0 && c.MaxStreams > 1, "MinIdle", fmt.Sprintf("applies to exclusive connections only (MaxStreams is %d): a new lease goes to the least-loaded connection, so an idle one is the next to be used and never stays idle; set MinConns to keep connections open", c.MaxStreams)},
 		{c.MinConns < 0, "MinConns", fmt.Sprintf("must be >= 0, got %d", c.MinConns)},
 		{c.MinConns > c.MaxConns && c.MaxConns > 0, "MinConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinConns)},
 		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0, got %d", c.MaxStreams)},

@@ -24,6 +24,7 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"BargeWindow", func(c *Config[int]) { c.BargeWindow = time.Duration(math.MaxInt64) }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = -1 }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = 5 }},
+		{"MinIdle", func(c *Config[int]) { c.MinIdle = 1; c.MaxStreams = 2 }},
 		{"MinConns", func(c *Config[int]) { c.MinConns = -1 }},
 		{"MinConns", func(c *Config[int]) { c.MinConns = 5 }},
 		{"MaxStreams", func(c *Config[int]) { c.MaxStreams = -1 }},

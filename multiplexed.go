@@ -339,19 +339,16 @@ func (m *muxEngine[T]) retireAll(reason Reason) {
 }
 
 // reap retires connections past their lifetime, and idle ones past
-// MaxIdleTime while more than MinIdle are idle and more than MinConns open,
-// and closes those with no lease.
+// MaxIdleTime while more than MinConns are open (MinIdle is exclusive
+// mode's), and closes those with no lease.
 func (m *muxEngine[T]) reap(now int64) {
 	p := m.p
 	maxIdle := int64(p.cfg.MaxIdleTime)
 	m.mu.Lock()
-	idle, live := 0, 0
+	live := 0
 	for _, c := range m.conns {
 		if c.retiredFor() == 0 {
 			live++
-			if c.mux.streams == 0 {
-				idle++
-			}
 		}
 	}
 	var closing []*conn[T]
@@ -360,14 +357,10 @@ func (m *muxEngine[T]) reap(now int64) {
 		if c.retiredFor() == 0 && c.expired(now) {
 			c.retire(ReasonLifetime)
 			live--
-			if c.mux.streams == 0 {
-				idle--
-			}
 		}
 		if c.retiredFor() == 0 && c.mux.streams == 0 && maxIdle > 0 && c.idleFor(now) >= maxIdle &&
-			idle > p.cfg.MinIdle && live > p.cfg.MinConns {
+			live > p.cfg.MinConns {
 			c.retire(ReasonIdle)
-			idle--
 			live--
 		}
 		if c.retiredFor() != 0 && c.mux.streams == 0 {

@@ -173,10 +173,10 @@ func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
 }
 
 // Idle multiplexed connections are reaped after MaxIdleTime down to
-// MinIdle idle ones, as exclusive ones are; a connection with a lease out is
-// never reaped.
-func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinIdle: 1, MaxIdleTime: 50 * time.Millisecond})
+// MinConns open connections, busy ones counted; a connection with a lease
+// out is never reaped.
+func TestMultiplexedIdleReapedToMinConns(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinConns: 2, MaxIdleTime: 50 * time.Millisecond})
 	var leases []Lease[*fakeConn]
 	for range 6 {
 		leases = append(leases, mustAcquire(t, p))
@@ -185,7 +185,7 @@ func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
 		t.Fatalf("6 leases at 2 streams: %d connections, want 3", s.TotalConns)
 	}
 	// One lease stays out on its connection, which must survive; of the
-	// two others, both idle, one goes and one stays as MinIdle.
+	// two others, both idle, one goes and one stays for MinConns.
 	kept := leases[0]
 	for _, l := range leases[1:] {
 		if l.Value() != kept.Value() {
@@ -202,11 +202,15 @@ func TestMultiplexedIdleReapedToMinIdle(t *testing.T) {
 	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 1 || s.Leases != 1 || kept.Value().closed.Load() {
 		t.Fatalf("after idling with one lease out: %+v (its connection closed: %v)", s, kept.Value().closed.Load())
 	}
+	// Both idle now, and both stay: MinConns counts them whatever their load.
 	kept.Release()
-	eventually(t, "down to MinIdle once the last lease is back", func() bool { return p.Stats().TotalConns == 1 })
+	time.Sleep(150 * time.Millisecond)
 	settle(t, p)
-	if n := d.openConns(); n != 1 {
-		t.Fatalf("%d connections open at the dialer, want 1", n)
+	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 2 {
+		t.Fatalf("all idle past MaxIdleTime: %+v; want MinConns (2) kept", s)
+	}
+	if n := d.openConns(); n != 2 {
+		t.Fatalf("%d connections open at the dialer, want 2", n)
 	}
 }
 

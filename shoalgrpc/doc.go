@@ -79,7 +79,7 @@
 //     call, the wait for a slot included, and see those failures too;
 //     their cc argument is nil.
 //   - grpc-go puts an unused ClientConn to sleep after its idle timeout (30
-//     minutes by default) and reconnects on the next call: a MinIdle
+//     minutes by default) and reconnects on the next call: a MinConns
 //     connection stays in the pool but not connected. Pass
 //     grpc.WithIdleTimeout(0) to keep it connected.
 //   - Over plaintext the pool's context dialer wraps the connection (to read

@@ -93,7 +93,7 @@ func ExamplePool_NewStream() {
 func ExampleOptions() {
 	opts := shoalgrpc.Options{
 		MaxConns:       32,
-		MinIdle:        2,
+		MinConns:       2,
 		MaxLifetime:    30 * time.Minute,
 		LifetimeJitter: 5 * time.Minute,
 		MaxIdleTime:    5 * time.Minute,

@@ -1,6 +1,7 @@
 package shoalgrpc
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -9,10 +10,21 @@ import (
 )
 
 // The extra connections a burst opened close once idle for MaxIdleTime;
-// MinIdle stay.
+// MinConns stay. The deprecated MinIdle means the same.
 func TestIdleExtraConnectionsClose(t *testing.T) {
+	for _, opts := range []Options{
+		{MaxConns: 4, MinConns: 1, MaxIdleTime: 150 * time.Millisecond},
+		{MaxConns: 4, MinIdle: 1, MaxIdleTime: 150 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprintf("MinConns=%d,MinIdle=%d", opts.MinConns, opts.MinIdle), func(t *testing.T) {
+			testIdleExtraConnectionsClose(t, opts)
+		})
+	}
+}
+
+func testIdleExtraConnectionsClose(t *testing.T, opts Options) {
 	srv := startTestServer(t, 10)
-	p := newTestPool(t, srv.addr, Options{MaxConns: 4, MinIdle: 1, MaxIdleTime: 150 * time.Millisecond})
+	p := newTestPool(t, srv.addr, opts)
 	client := testpb.NewTestServiceClient(p)
 	ctx := testContext(t, 30*time.Second)
 
@@ -30,9 +42,9 @@ func TestIdleExtraConnectionsClose(t *testing.T) {
 	}
 	wg.Wait()
 	if !waitFor(10*time.Second, func() bool { return p.Stats().TotalConns == 1 }) {
-		t.Fatalf("idle connections not closed down to MinIdle 1: %+v", p.Stats())
+		t.Fatalf("idle connections not closed down to the floor of 1: %+v", p.Stats())
 	}
-	// Several idle periods later the pool still keeps its MinIdle.
+	// Several idle periods later the pool still keeps its floor.
 	time.Sleep(500 * time.Millisecond)
 	if s := p.Stats(); s.TotalConns != 1 || s.Closed != 3 {
 		t.Fatalf("after idling: %+v; want 1 connection kept and the 3 extra closed", s)

@@ -16,9 +16,16 @@ type Options struct {
 	// concurrent calls before callers wait.
 	MaxConns int
 
-	// MinIdle connections are kept open and without calls, opened in the
-	// background. Default 0. Idle reaping never goes below it. Must not
-	// exceed MaxConns.
+	// MinConns connections are kept open, carrying calls or not, opened
+	// in the background and replaced when one closes. Default 0. Idle
+	// reaping never goes below it. Must not exceed MaxConns.
+	MinConns int
+
+	// MinIdle is read as MinConns (the pool keeps the larger of the two).
+	//
+	// Deprecated: a connection carrying no call is the least loaded, so
+	// it takes the next call and does not stay idle; a floor on idle
+	// connections is a floor on open ones. Use MinConns.
 	MinIdle int
 
 	// MaxStreams is how many calls one connection carries at once. Default
@@ -42,10 +49,10 @@ type Options struct {
 	LifetimeJitter time.Duration
 
 	// MaxIdleTime closes a connection that has carried no call for this
-	// long, never going below MinIdle, so the extra connections a burst
-	// opened go away once it is over. With MinIdle 0 (the default) that
+	// long, never going below MinConns, so the extra connections a burst
+	// opened go away once it is over. With MinConns 0 (the default) that
 	// includes the last one, and the first call after five quiet minutes
-	// waits for a new connection; set MinIdle to 1 to keep one ready (and
+	// waits for a new connection; set MinConns to 1 to keep one ready (and
 	// pass grpc.WithIdleTimeout(0), or grpc-go disconnects it after its own
 	// idle timeout; see the package doc).
 	// Default 5 minutes; a negative value means never.

@@ -51,7 +51,7 @@ var _ grpc.ClientConnInterface = (*Pool)(nil)
 
 // NewClient returns a pool of connections to target, each created with
 // grpc.NewClient(target, dialOpts...). Like grpc.NewClient it does not
-// connect: the first call (or Options.MinIdle) does. It fails when opts
+// connect: the first call (or Options.MinConns) does. It fails when opts
 // cannot work, naming the field.
 func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool, error) {
 	opts = opts.withDefaults()
@@ -69,7 +69,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		Dial:           p.dial,
 		Close:          p.closeConn,
 		MaxConns:       opts.MaxConns,
-		MinIdle:        opts.MinIdle,
+		MinConns:       max(opts.MinConns, opts.MinIdle),
 		MaxStreams:     opts.MaxStreams,
 		MaxLifetime:    opts.MaxLifetime,
 		LifetimeJitter: opts.LifetimeJitter,
@@ -90,8 +90,13 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 	if err != nil {
 		var ce *shoal.ConfigError
 		if errors.As(err, &ce) {
-			// The fields passed through keep their names in Options.
-			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: ce.Field, Reason: ce.Reason}
+			// The fields passed through keep their names in Options;
+			// MinConns may have come from MinIdle.
+			field := ce.Field
+			if field == "MinConns" && opts.MinIdle > opts.MinConns {
+				field = "MinIdle"
+			}
+			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: field, Reason: ce.Reason}
 		}
 		return nil, fmt.Errorf("shoalgrpc: %w", err)
 	}

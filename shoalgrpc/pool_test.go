@@ -492,6 +492,7 @@ func TestOptionsValidated(t *testing.T) {
 	}{
 		{Options{MaxConns: -1}, "MaxConns"},
 		{Options{MaxConns: 2, MinIdle: 3}, "MinIdle"},
+		{Options{MaxConns: 2, MinConns: 3}, "MinConns"},
 		{Options{MaxStreams: -5}, "MaxStreams"},
 		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},
 		{Options{DialTimeout: -time.Second}, "DialTimeout"},

@@ -29,7 +29,12 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 	b.seed.Store(seed)
 	opts := o.t.opts
 	cfg := poolConfig(opts, o.name, b.dial, (*h2Conn).close)
-	cfg.MinConns = opts.h2MinConns()
+	// One HTTP/2 connection carries many requests, and the least-loaded
+	// one takes the next, so an idle one does not stay idle: MinIdle is a
+	// floor on open connections here, as MinConns is (the core refuses
+	// MinIdle with MaxStreams > 1).
+	cfg.MinIdle = 0
+	cfg.MinConns = max(opts.h2MinConns(), opts.MinIdle)
 	// The first connection's limit stands for all: every new connection
 	// starts with it, and one whose server says less is lowered with
 	// SetStreamLimit after its first request.
@@ -80,7 +85,11 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	orig := req
 	for attempt := 0; ; attempt++ {
-		lease, err := b.acquire(ctx)
+		// The core dials one connection per MaxStreams waiters, and a
+		// dial that lands serving fewer (a server's lower limit) starts
+		// the next one, so a crowd that arrives at once is served as the
+		// dials land (the core's TestMuxCrowdDialsPerMaxStreams).
+		lease, err := b.pool.Acquire(ctx)
 		if err != nil {
 			return nil, acquireErr(req, attempt, err)
 		}
@@ -118,14 +127,6 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 // the answer to a HEAD, a 204 No Content or a 304 Not Modified.
 func bodiless(req *http.Request, resp *http.Response) bool {
 	return req.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
-}
-
-// acquire takes a stream. The core dials one connection per MaxStreams
-// waiters, and a dial that lands serving fewer (a server's lower limit)
-// starts the next one, so a crowd that arrives at once is served as the
-// dials land.
-func (b *h2Backend) acquire(ctx context.Context) (shoal.Lease[*h2Conn], error) {
-	return b.pool.Acquire(ctx)
 }
 
 func (b *h2Backend) warm(ctx context.Context) error {

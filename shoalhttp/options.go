@@ -22,7 +22,10 @@ type Options struct {
 	MaxConns int
 
 	// MinIdle connections per origin are kept open and idle in the
-	// background once the origin has been used or warmed. Default 0.
+	// background once the origin has been used or warmed. Default 0. For
+	// an HTTP/2 origin, where the least-loaded connection takes the next
+	// request and so never stays idle, it counts as MinConns: the pool
+	// keeps max(MinIdle, MinConns) connections open, busy or idle.
 	MinIdle int
 
 	// MinConns connections per origin are kept open, busy or idle, once

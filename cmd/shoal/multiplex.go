@@ -144,7 +144,7 @@ func h2PoolInstance(ctx context.Context, e *env, req *httpRequest, addr string, 
 		},
 		Close:       (*http.ClientConn).Close,
 		MaxConns:    conns,
-		MinIdle:     conns,
+		MinConns:    conns,
 		MaxStreams:  embedded.MaxStreams,
 		DialTimeout: e.dialTimeout,
 	})

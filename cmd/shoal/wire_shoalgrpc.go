@@ -59,7 +59,7 @@ func (c shoalGRPCClient) Close(ctx context.Context) error { return c.pool.Close(
 func openShoalGRPC(ctx context.Context, o grpcPoolOptions) (grpcClient, error) {
 	pool, err := shoalgrpc.NewClient(o.Target, shoalgrpc.Options{
 		MaxConns:    o.MaxConns,
-		MinIdle:     o.MaxConns,
+		MinConns:    o.MaxConns,
 		MaxStreams:  o.MaxStreams,
 		DialTimeout: o.DialTimeout,
 		Observer:    o.Observer,
