@@ -50,6 +50,40 @@ func BenchmarkAcquireReleaseParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkAcquireReleaseChecked is the exclusive path off the plain fast
+// path: a lifetime makes every acquire check the connection and every
+// release read the clock, through the engine interface (engine.go).
+func BenchmarkAcquireReleaseChecked(b *testing.B) {
+	p := benchPool(b, Config[*fakeConn]{MaxConns: 8, MaxLifetime: time.Hour})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := p.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Release()
+	}
+}
+
+// BenchmarkAcquireReleaseMultiplexed is the multiplexed engine's path: 256
+// goroutines on 2 connections of 4 streams.
+func BenchmarkAcquireReleaseMultiplexed(b *testing.B) {
+	p := benchPool(b, Config[*fakeConn]{MaxConns: 2, MaxStreams: 4})
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(128)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l, err := p.Acquire(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l.Release()
+		}
+	})
+}
+
 // BenchmarkCallersGoAway is the workload barging does not suit: every
 // caller holds its connection for a short wait (standing in for a round
 // trip), releases it and goes on to other work (a longer wait) before it

@@ -10,8 +10,20 @@ import (
 )
 
 // Config describes a pool. Dial and MaxConns are required; every other field
-// has a working zero value. New checks the whole Config and names the first
-// field that is wrong.
+// has a working zero value. New checks the whole Config (Validate) and names
+// the first field that is wrong.
+//
+// MaxStreams picks the mode. Exclusive connections (MaxStreams 0 or 1, a
+// database session) have four settings of their own: MinIdle, Partitions,
+// BargeWindow and HealthCheckPeriod. Multiplexed ones (MaxStreams > 1, an
+// HTTP/2 or gRPC connection) have Hooks.StreamLimit and Lease.SetStreamLimit.
+// A setting of the other mode is an error, never silently ignored; MinConns
+// is the floor that suits both.
+//
+// Close and Hooks.OnDisconnect both run when a connection closes, and stay
+// two on purpose: Close is the connection's own close and takes a method
+// value as it is (net.Conn.Close), while OnDisconnect is for code that wants
+// to know why, and a Close with a reason would make every user wrap theirs.
 type Config[T any] struct {
 	// Dial opens a connection. Required. It runs in a background goroutine
 	// under a context that ends when the pool is closed or DialTimeout
