@@ -130,7 +130,13 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 		// waiting acquire costs a maintenance pass each (BENCHMARKS.md).
 		p.kickMaintenance()
 	}
-	return p.queue(ctx)
+	if p.waitTracer == nil {
+		return p.queue(ctx)
+	}
+	start := time.Now()
+	l, err := p.queue(ctx)
+	p.waitTracer.TraceWait(ctx, start, time.Since(start), err)
+	return l, err
 }
 
 // queue waits in the wait queue (waitqueue.go) until a release or a dial

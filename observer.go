@@ -1,6 +1,9 @@
 package shoal
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Observer is told of every event in a pool's life that metrics care about.
 // Set it in Config.Observer; shoalprom and shoalotel provide ready ones.
@@ -36,6 +39,18 @@ type Observer interface {
 // that a user sets Config.Observer and nothing else.
 type StatsAttacher interface {
 	Attach(stats func() Stats) (detach func())
+}
+
+// WaitTracer is an optional interface of an Observer that records waits for
+// a connection under the caller's trace: shoalotel makes a span of each. The
+// pool calls TraceWait once for every acquire that joined the wait queue,
+// as the acquire returns, with the caller's context, when it began to wait,
+// how long it waited, and how it ended (nil, or the error Acquire returns).
+// An acquire served at once never reaches it, so the fast path pays nothing.
+// Like the Observer's methods it runs on the acquirer's goroutine and must
+// not block.
+type WaitTracer interface {
+	TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error)
 }
 
 // BaseObserver implements Observer with methods that do nothing; embed it
@@ -114,6 +129,16 @@ func (m multiObserver) ObserveTimeout(w time.Duration) {
 		o.ObserveTimeout(w)
 	}
 }
+
+// TraceWait forwards to every member that is a WaitTracer.
+func (m multiObserver) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
+	for _, o := range m {
+		if t, ok := o.(WaitTracer); ok {
+			t.TraceWait(ctx, start, wait, err)
+		}
+	}
+}
+
 func (m multiObserver) ObserveLeak(r LeakReport) {
 	for _, o := range m {
 		o.ObserveLeak(r)

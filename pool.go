@@ -48,6 +48,7 @@ type Pool[T any] struct {
 	trackHeld    bool  // leases record acquiredAt (observer or leaks)
 	ctxChecks    bool  // a check uses the caller's context (HealthCheck, BeforeAcquire)
 	obs          Observer
+	waitTracer   WaitTracer // obs, if it traces waits
 	epoch        time.Time
 
 	open    atomic.Int32 // connections open or being dialled; never above limit but after a shrink
@@ -135,6 +136,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.checkOnTake = cfg.MaxLifetime > 0 || cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
 	p.ctxChecks = cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil
 	p.obs = cfg.Observer
+	p.waitTracer, _ = cfg.Observer.(WaitTracer)
 	p.trackHeld = cfg.Observer != nil || cfg.LeakThreshold > 0
 	if cfg.QueueTarget > 0 {
 		interval := cfg.QueueInterval

@@ -1,5 +1,6 @@
 // Package shoalotel reports the metrics of shoal pools through an
-// OpenTelemetry MeterProvider.
+// OpenTelemetry MeterProvider, and their waits for a connection as spans
+// through a TracerProvider.
 //
 // The instruments are named, typed and described as the OpenTelemetry
 // semantic conventions for database client connection pools say
@@ -104,6 +105,32 @@
 // db_client_connection_wait_time_seconds and so on, as from shoalprom, but
 // with the label db_client_connection_pool_name where shoalprom says
 // pool_name.
+//
+// # Wait spans
+//
+// A request that is slow because it queued for a connection shows it in its
+// trace: for every acquire that waited at least a threshold (1ms by
+// default, [DefaultWaitSpanThreshold]) inside a trace, the pool's
+// PoolMetrics record a span named shoal.pool.wait, a child of the caller's
+// span, from when the acquire began to wait to when it got a connection or
+// gave up. It carries db.client.connection.pool.name, and for an acquire
+// that failed, error.type (timeout, canceled, closed, exhausted, dial) and
+// an error status. The pool hands the caller's context to the observer
+// (shoal.WaitTracer) only for acquires that joined the wait queue, so an
+// acquire served at once costs nothing more, and an acquire whose context
+// carries no span gets no span. shoalpgx, shoalhttp and shoalgrpc pass the
+// caller's context (the query's, the request's, the call's) to their pools,
+// so the spans appear under it for every adapter.
+//
+// Spans go to the global TracerProvider (otel.GetTracerProvider, a no-op
+// until the program sets one) unless [WithWaitSpans] names another or
+// turns them off:
+//
+//	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(tracers, 5*time.Millisecond))
+//	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(nil, -1)) // no spans
+//
+// OpenTelemetry's conventions name the pool's metrics but no span for a
+// wait; shoal.pool.wait follows their attribute names and nothing else.
 //
 // # Pool names
 //

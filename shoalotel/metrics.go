@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/shoalpool/shoal"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ScopeName is the instrumentation scope (meter name) of the metrics.
@@ -50,7 +52,10 @@ func DefaultBuckets() []float64 {
 type Option interface{ apply(*config) }
 
 type config struct {
-	buckets []float64
+	buckets          []float64
+	tracerProvider   trace.TracerProvider
+	spanThreshold    time.Duration
+	spanThresholdSet bool
 }
 
 type optionFunc func(*config)
@@ -84,10 +89,15 @@ type Metrics struct {
 	// bargeCarried is the barge-miss count of each name unregistered, for
 	// the name's next registration to continue (see PoolMetrics.bargeBase).
 	bargeCarried map[string]int64
+
+	// Wait spans (waitspan.go): nil tracer when they are off.
+	tracer        trace.Tracer
+	spanThreshold time.Duration
 }
 
 // New creates the instruments with a meter from provider (the global
-// MeterProvider when nil). The instruments are named, typed and described
+// MeterProvider when nil), and the tracer for wait spans (see
+// WithWaitSpans). The instruments are named, typed and described
 // as the OpenTelemetry semantic conventions for database connection pools
 // say; see the package documentation for the list.
 func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
@@ -160,6 +170,17 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("shoalotel: creating instruments: %w", err)
+	}
+	if !cfg.spanThresholdSet {
+		cfg.spanThreshold = DefaultWaitSpanThreshold
+	}
+	if cfg.spanThreshold >= 0 {
+		tp := cfg.tracerProvider
+		if tp == nil {
+			tp = otel.GetTracerProvider()
+		}
+		m.tracer = tp.Tracer(ScopeName, trace.WithSchemaURL(SchemaURL))
+		m.spanThreshold = cfg.spanThreshold
 	}
 	return m, nil
 }

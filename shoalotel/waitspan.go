@@ -1,0 +1,79 @@
+package shoalotel
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/shoalpool/shoal"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// WaitSpanName is the name of the span recorded for an acquire that waited
+// for a connection (see WithWaitSpans).
+const WaitSpanName = "shoal.pool.wait"
+
+// DefaultWaitSpanThreshold is the shortest wait that gets a span unless
+// WithWaitSpans says otherwise: well above an acquire served at once or
+// handed over by a release on a busy pool, and short enough to show a
+// request that queued behind a pool that is too small.
+const DefaultWaitSpanThreshold = time.Millisecond
+
+// AttrErrorType is on a wait span whose acquire failed: "timeout" (the
+// caller's deadline passed), "canceled", "closed" (the pool closed),
+// "exhausted" (MaxWaiters or load shedding), "dial" (a dial failed and the
+// pool gave up on the caller), or "_OTHER", as OpenTelemetry's error.type.
+const AttrErrorType = attribute.Key("error.type")
+
+// WithWaitSpans sets where wait spans go and the shortest wait that gets
+// one. provider nil means the global TracerProvider (otel.GetTracerProvider,
+// the default); a negative threshold turns wait spans off, and 0 records
+// every acquire that joined the queue.
+func WithWaitSpans(provider trace.TracerProvider, threshold time.Duration) Option {
+	return optionFunc(func(c *config) {
+		c.tracerProvider, c.spanThreshold, c.spanThresholdSet = provider, threshold, true
+	})
+}
+
+// TraceWait records a span, as a child of the caller's span, for an acquire
+// that waited at least the threshold (WithWaitSpans): from when it began
+// to wait to when it got a connection or gave up, with the pool's name and,
+// for a failed acquire, error.type and an error status. An acquire whose
+// context carries no span gets none: a wait is worth a span only inside a
+// trace. The pool calls it (it implements shoal.WaitTracer).
+func (p *PoolMetrics) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
+	m := p.metrics
+	if m.tracer == nil || wait < m.spanThreshold || !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	_, span := m.tracer.Start(ctx, WaitSpanName,
+		trace.WithTimestamp(start),
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(AttrPoolName.String(p.name)))
+	if err != nil {
+		span.SetAttributes(AttrErrorType.String(waitErrorType(err)))
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End(trace.WithTimestamp(start.Add(wait)))
+}
+
+var _ shoal.WaitTracer = (*PoolMetrics)(nil)
+
+// waitErrorType classifies why an acquire failed, in a few values.
+func waitErrorType(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, shoal.ErrClosed):
+		return "closed"
+	case errors.Is(err, shoal.ErrExhausted):
+		return "exhausted"
+	case errors.Is(err, shoal.ErrDial):
+		return "dial"
+	}
+	return "_OTHER"
+}

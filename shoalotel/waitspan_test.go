@@ -1,0 +1,220 @@
+package shoalotel_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalhttp"
+	"github.com/shoalpool/shoal/shoalotel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// newTraced returns a TracerProvider that records every span, and shoalotel
+// metrics whose wait spans go to it at threshold.
+func newTraced(t *testing.T, threshold time.Duration) (*shoalotel.Metrics, *tracetest.SpanRecorder, trace.Tracer) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	m, _ := newMetrics(t, shoalotel.WithWaitSpans(tp, threshold))
+	return m, rec, tp.Tracer("test")
+}
+
+// waitSpans returns the ended spans named WaitSpanName.
+func waitSpans(rec *tracetest.SpanRecorder) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == shoalotel.WaitSpanName {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func attr(s sdktrace.ReadOnlySpan, key attribute.Key) string {
+	for _, kv := range s.Attributes() {
+		if kv.Key == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// TestWaitSpanUnderTheCallersSpan: an acquire that waits past the threshold
+// inside a trace gets a span, a child of the caller's, as long as the wait,
+// with the pool's name; a timed-out one is marked as an error; a short wait,
+// a wait outside any trace, and an acquire served at once get none.
+func TestWaitSpanUnderTheCallersSpan(t *testing.T) {
+	m, rec, tracer := newTraced(t, 5*time.Millisecond)
+	obs, err := m.Pool("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	if err := p.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, parent := tracer.Start(context.Background(), "request")
+	held, err := p.Acquire(ctx) // served at once: no span
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hold = 30 * time.Millisecond
+	go func() {
+		time.Sleep(hold)
+		held.Release()
+	}()
+	l, err := p.Acquire(ctx) // waits about hold
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	if _, err := p.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquire with a 20ms deadline on a busy pool: %v", err)
+	}
+	cancel()
+	// Outside any trace: no span, however long the wait.
+	untraced, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	p.Acquire(untraced)
+	cancel()
+	l.Release()
+	// Below the threshold: the lease comes back at once.
+	held2, _ := p.Acquire(ctx)
+	go held2.Release()
+	if l, err := p.Acquire(ctx); err == nil {
+		l.Release()
+	}
+	parent.End()
+
+	spans := waitSpans(rec)
+	if len(spans) < 2 {
+		t.Fatalf("%d wait spans, want 2 (the %v wait and the timeout): %v", len(spans), hold, spans)
+	}
+	for _, s := range spans {
+		if s.Parent().SpanID() != parent.SpanContext().SpanID() || s.SpanContext().TraceID() != parent.SpanContext().TraceID() {
+			t.Errorf("wait span's parent is %v, want the caller's span %v", s.Parent().SpanID(), parent.SpanContext().SpanID())
+		}
+		if attr(s, shoalotel.AttrPoolName) != "orders" || s.SpanKind() != trace.SpanKindInternal {
+			t.Errorf("wait span has pool name %q and kind %v; want orders and internal", attr(s, shoalotel.AttrPoolName), s.SpanKind())
+		}
+	}
+	waited, timedOut := spans[0], spans[1]
+	if d := waited.EndTime().Sub(waited.StartTime()); d < hold-5*time.Millisecond || waited.Status().Code != codes.Unset {
+		t.Errorf("the waited acquire's span lasts %v with status %v; want about %v and no error", d, waited.Status(), hold)
+	}
+	if timedOut.Status().Code != codes.Error || attr(timedOut, shoalotel.AttrErrorType) != "timeout" {
+		t.Errorf("the timed-out acquire's span has status %v and error.type %q; want an error and timeout", timedOut.Status(), attr(timedOut, shoalotel.AttrErrorType))
+	}
+	// The below-threshold acquire can wait past 5ms on a loaded machine;
+	// anything beyond the two above must then be at least that long.
+	for _, s := range spans[2:] {
+		if d := s.EndTime().Sub(s.StartTime()); d < 5*time.Millisecond {
+			t.Errorf("a span for a %v wait, below the 5ms threshold", d)
+		}
+	}
+}
+
+// TestWaitSpansOff: a negative threshold records no span.
+func TestWaitSpansOff(t *testing.T) {
+	m, rec, tracer := newTraced(t, -1)
+	obs, _ := m.Pool("off")
+	p, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	ctx, parent := tracer.Start(context.Background(), "request")
+	held, _ := p.Acquire(ctx)
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	p.Acquire(short)
+	cancel()
+	held.Release()
+	parent.End()
+	if spans := waitSpans(rec); len(spans) != 0 {
+		t.Fatalf("%d wait spans with wait spans off", len(spans))
+	}
+}
+
+// TestWaitSpanThroughShoalhttp: shoalhttp passes the request's context to
+// the pool, so a request that waited for its origin's one connection shows
+// the wait under the request's span.
+func TestWaitSpanThroughShoalhttp(t *testing.T) {
+	m, rec, tracer := newTraced(t, 5*time.Millisecond)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+	}))
+	defer srv.Close()
+	tr, err := shoalhttp.NewTransport(shoalhttp.Options{
+		MaxConns: 1,
+		Observer: func(origin string) shoal.Observer {
+			obs, err := m.Pool(origin)
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			return obs
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close(context.Background())
+	client := &http.Client{Transport: tr}
+	get := func(ctx context.Context, path string) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := get(context.Background(), "/slow"); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx, parent := tracer.Start(context.Background(), "request")
+	time.AfterFunc(30*time.Millisecond, func() { close(release) })
+	// Wait until the slow request holds the one connection.
+	deadline := time.Now().Add(5 * time.Second)
+	for inUse(tr) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := get(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+	wg.Wait()
+	spans := waitSpans(rec)
+	if len(spans) != 1 || spans[0].Parent().SpanID() != parent.SpanContext().SpanID() {
+		t.Fatalf("wait spans %v; want one under the request's span", spans)
+	}
+}
+
+// inUse sums the connections in use over the transport's origins.
+func inUse(tr *shoalhttp.Transport) int {
+	n := 0
+	for _, s := range tr.Stats() {
+		n += s.InUseConns
+	}
+	return n
+}
