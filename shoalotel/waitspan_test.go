@@ -44,7 +44,7 @@ func waitSpans(rec *tracetest.SpanRecorder) []sdktrace.ReadOnlySpan {
 func attr(s sdktrace.ReadOnlySpan, key attribute.Key) string {
 	for _, kv := range s.Attributes() {
 		if kv.Key == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
