@@ -21,8 +21,8 @@ func benchPool(b *testing.B, cfg Config[*fakeConn]) *Pool[*fakeConn] {
 	return p
 }
 
-func BenchmarkAcquireReleaseSerial(b *testing.B) {
-	p := benchPool(b, Config[*fakeConn]{MaxConns: 8})
+// serialLoop acquires and releases on one goroutine.
+func serialLoop(b *testing.B, p *Pool[*fakeConn]) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -34,42 +34,8 @@ func BenchmarkAcquireReleaseSerial(b *testing.B) {
 	}
 }
 
-func BenchmarkAcquireReleaseParallel(b *testing.B) {
-	p := benchPool(b, Config[*fakeConn]{MaxConns: 8})
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.SetParallelism(128) // 256 goroutines on 2 cores
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			l, err := p.Acquire(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			l.Release()
-		}
-	})
-}
-
-// BenchmarkAcquireReleaseChecked is the exclusive path off the plain fast
-// path: a lifetime makes every acquire check the connection and every
-// release read the clock, through the engine interface (engine.go).
-func BenchmarkAcquireReleaseChecked(b *testing.B) {
-	p := benchPool(b, Config[*fakeConn]{MaxConns: 8, MaxLifetime: time.Hour})
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		l, err := p.Acquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		l.Release()
-	}
-}
-
-// BenchmarkAcquireReleaseMultiplexed is the multiplexed engine's path: 256
-// goroutines on 2 connections of 4 streams.
-func BenchmarkAcquireReleaseMultiplexed(b *testing.B) {
-	p := benchPool(b, Config[*fakeConn]{MaxConns: 2, MaxStreams: 4})
+// parallelLoop acquires and releases on 256 goroutines (2 cores).
+func parallelLoop(b *testing.B, p *Pool[*fakeConn]) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.SetParallelism(128)
@@ -82,6 +48,27 @@ func BenchmarkAcquireReleaseMultiplexed(b *testing.B) {
 			l.Release()
 		}
 	})
+}
+
+func BenchmarkAcquireReleaseSerial(b *testing.B) {
+	serialLoop(b, benchPool(b, Config[*fakeConn]{MaxConns: 8}))
+}
+
+func BenchmarkAcquireReleaseParallel(b *testing.B) {
+	parallelLoop(b, benchPool(b, Config[*fakeConn]{MaxConns: 8}))
+}
+
+// BenchmarkAcquireReleaseChecked is the exclusive path off the plain fast
+// path: a lifetime makes every acquire check the connection and every
+// release read the clock, through the engine interface (engine.go).
+func BenchmarkAcquireReleaseChecked(b *testing.B) {
+	serialLoop(b, benchPool(b, Config[*fakeConn]{MaxConns: 8, MaxLifetime: time.Hour}))
+}
+
+// BenchmarkAcquireReleaseMultiplexed is the multiplexed engine's path: 256
+// goroutines on 2 connections of 4 streams.
+func BenchmarkAcquireReleaseMultiplexed(b *testing.B) {
+	parallelLoop(b, benchPool(b, Config[*fakeConn]{MaxConns: 2, MaxStreams: 4}))
 }
 
 // BenchmarkCallersGoAway is the workload barging does not suit: every

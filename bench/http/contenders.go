@@ -72,4 +72,19 @@ var contenders = []contender{
 			})
 		},
 	},
+	{
+		// shoal pooling net/http's own connections (Transport.NewClientConn,
+		// Go 1.26): the alternative to shoalhttp's hand-written HTTP/1.1
+		// client and x/net HTTP/2 (clientconn.go). shoalhttp's defaults: 64
+		// connections per origin, 100 streams on an HTTP/2 one.
+		name: "shoal+clientconn",
+		open: func(_ int, tlsCfg *tls.Config) (func() (*http.Client, func()), func(), error) {
+			t := newCCTransport(tlsCfg, 64, 100)
+			return shared(&http.Client{Transport: t}, func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				t.close(ctx)
+			})
+		},
+	},
 }

@@ -12,6 +12,10 @@
 //     MaxIdleConnsPerHost set to the number of workers.
 //   - shoalhttp: shoalhttp.NewTransport(shoalhttp.Options{}), the zero
 //     options.
+//   - shoal+clientconn: shoal pools of net/http's own connections, made
+//     with Go 1.26's Transport.NewClientConn (clientconn.go), at
+//     shoalhttp's default sizes: the design weighed against shoalhttp's
+//     own HTTP/1.1 client and x/net HTTP/2 (ARCHITECTURE.md).
 //
 // Targets: ClickHouse over HTTP (GET of SELECT number FROM numbers(5), the
 // answer checked), InfluxDB 1.x (a POST of one point per request to
