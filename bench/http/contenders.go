@@ -32,6 +32,8 @@ func shared(c *http.Client, closeAll func()) (func() (*http.Client, func()), fun
 	return func() (*http.Client, func()) { return c, func() {} }, closeAll, nil
 }
 
+// contenders, shoalhttp last: the report gives its ratio to each of the
+// others (report.go).
 var contenders = []contender{
 	{
 		name: "new-client",
@@ -59,20 +61,6 @@ var contenders = []contender{
 		},
 	},
 	{
-		name: "shoalhttp",
-		open: func(_ int, tlsCfg *tls.Config) (func() (*http.Client, func()), func(), error) {
-			t, err := shoalhttp.NewTransport(shoalhttp.Options{TLSClientConfig: tlsCfg})
-			if err != nil {
-				return nil, nil, err
-			}
-			return shared(&http.Client{Transport: t}, func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				t.Close(ctx)
-			})
-		},
-	},
-	{
 		// shoal pooling net/http's own connections (Transport.NewClientConn,
 		// Go 1.26): the alternative to shoalhttp's hand-written HTTP/1.1
 		// client and x/net HTTP/2 (clientconn.go). shoalhttp's defaults: 64
@@ -84,6 +72,20 @@ var contenders = []contender{
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				t.close(ctx)
+			})
+		},
+	},
+	{
+		name: "shoalhttp",
+		open: func(_ int, tlsCfg *tls.Config) (func() (*http.Client, func()), func(), error) {
+			t, err := shoalhttp.NewTransport(shoalhttp.Options{TLSClientConfig: tlsCfg})
+			if err != nil {
+				return nil, nil, err
+			}
+			return shared(&http.Client{Transport: t}, func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				t.Close(ctx)
 			})
 		},
 	},

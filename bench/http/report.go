@@ -73,7 +73,7 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 		return cells
 	})
 	b.WriteString("\nnew-client: a new http.Client and Transport per request; default: a clone of http.DefaultTransport; " +
-		"tuned: the same with MaxIdleConnsPerHost = workers; shoalhttp: zero Options (see bench/http/doc.go).\n")
+		"tuned: the same with MaxIdleConnsPerHost = workers; shoal+clientconn: shoal pools of net/http's own connections (Transport.NewClientConn); shoalhttp: zero Options (see bench/http/doc.go).\n")
 	return b.String()
 }
 
