@@ -130,13 +130,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 		// waiting acquire costs a maintenance pass each (BENCHMARKS.md).
 		p.kickMaintenance()
 	}
-	if p.waitTracer == nil {
-		return p.queue(ctx)
-	}
-	start := time.Now()
-	l, err := p.queue(ctx)
-	p.waitTracer.TraceWait(ctx, start, time.Since(start), err)
-	return l, err
+	return p.queue(ctx)
 }
 
 // queue waits in the wait queue (waitqueue.go) until a release or a dial
@@ -155,6 +149,19 @@ func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 		return Lease[T]{}, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
 			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
 	}
+	if p.waitTracer == nil {
+		return p.await(ctx, w, start)
+	}
+	began := time.Now()
+	l, err := p.await(ctx, w, start)
+	p.waitTracer.TraceWait(ctx, began, time.Since(began), err)
+	return l, err
+}
+
+// await is a queued waiter's side: it takes the lease a release or a dial
+// hands it, checks it, and goes round again when the check fails, until
+// ctx ends. start is when it began to wait (pool clock).
+func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T], error) {
 	for {
 		p.maybeDial()
 		// A release may have pushed a connection between our last look

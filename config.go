@@ -15,10 +15,11 @@ import (
 //
 // MaxStreams picks the mode. Exclusive connections (MaxStreams 0 or 1, a
 // database session) have four settings of their own: MinIdle, Partitions,
-// BargeWindow and HealthCheckPeriod. Multiplexed ones (MaxStreams > 1, an
-// HTTP/2 or gRPC connection) have Hooks.StreamLimit and Lease.SetStreamLimit.
-// A setting of the other mode is an error, never silently ignored; MinConns
-// is the floor that suits both.
+// BargeWindow and HealthCheckPeriod, each an error with MaxStreams > 1
+// rather than silently ignored. Multiplexed ones (MaxStreams > 1, an HTTP/2
+// or gRPC connection) have Hooks.StreamLimit and Lease.SetStreamLimit, which
+// do nothing in exclusive mode, where a connection serves one lease anyway.
+// MinConns is the floor that suits both.
 //
 // Close and Hooks.OnDisconnect both run when a connection closes, and stay
 // two on purpose: Close is the connection's own close and takes a method
@@ -54,10 +55,9 @@ type Config[T any] struct {
 	// maintenance goroutine: it dials when fewer are open or being
 	// dialled, as after a lifetime expiry or a broken connection, and idle
 	// reaping never takes the pool below it. Default 0. It is the floor
-	// that suits multiplexed connections, where MinIdle counts only those
-	// carrying no stream at all: a MinConns of 2 keeps two connections to
-	// spread leases over even while both are busy. Warm waits for
-	// max(MinIdle, MinConns).
+	// for multiplexed connections (MinIdle is an error there): a MinConns
+	// of 2 keeps two connections to spread leases over even while both
+	// are busy. Warm waits for max(MinIdle, MinConns).
 	MinConns int
 
 	// MaxStreams is how many leases one connection serves at once: 0 or 1

@@ -5,14 +5,18 @@ import "context"
 // engine is one mode of the pool: what it does with the connections it
 // holds. The Pool keeps what both modes share (the limits, dials, the wait
 // queue, closes, counters, maintenance) and calls its engine for the rest,
-// through this interface and nowhere else. exclusiveEngine (exclusive.go)
+// through this interface: no Pool or Lease method asks which mode it is in.
+// exclusiveEngine (exclusive.go)
 // hands each connection to one holder at a time from lock-free idle stacks;
 // muxEngine (multiplexed.go) shares each connection between up to
 // MaxStreams holders under one mutex.
 //
 // The plain fast path (acquire.go, release.go) calls the exclusive engine's
 // stacks directly, without the interface: a dynamic call there would cost
-// a measurable share of an acquire.
+// a measurable share of an acquire. So do the exclusive engine's helpers
+// that work with the wait queue and barging, and live beside them
+// (repoolOrBarge, pushIdle and serveWaiters in release.go, shrinkIdle in
+// resize.go, checkIdle in idlecheck.go): they run in exclusive mode only.
 type engine[T any] interface {
 	// take returns a lease on a free connection that passed its checks,
 	// or the zero Lease. Connections that fail a check close on the way.
@@ -35,6 +39,9 @@ type engine[T any] interface {
 	hijack(l Lease[T]) error
 	// retire stops c taking new leases; it closes when its last ends.
 	retire(c *conn[T], reason Reason)
+	// setStreamLimit changes how many leases c serves at once
+	// (Lease.SetStreamLimit); exclusive connections serve one.
+	setStreamLimit(c *conn[T], n int)
 	// revoke closes c once no lease holds it (a budget took its permit).
 	revoke(c *conn[T])
 	// retireAll retires every connection (Pool.Reset): idle ones close

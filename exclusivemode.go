@@ -107,6 +107,9 @@ func (e *exclusiveEngine[T]) hijack(l Lease[T]) error {
 	return nil
 }
 
+// setStreamLimit does nothing: an exclusive connection serves one lease.
+func (e *exclusiveEngine[T]) setStreamLimit(*conn[T], int) {}
+
 // retire marks c; its release reads the mark (no lock: exclusive mode has
 // one holder to tell).
 func (e *exclusiveEngine[T]) retire(c *conn[T], reason Reason) { c.retired.Store(int32(reason)) }

@@ -141,8 +141,8 @@ func (l Lease[T]) Retire() {
 // limit. It has no effect in exclusive mode, with n < 1, or on a released
 // Lease.
 func (l Lease[T]) SetStreamLimit(n int) {
-	if l.held() && l.s.c.mux != nil {
-		l.s.c.pool.mx.setStreamLimit(l.s.c, n)
+	if l.held() {
+		l.s.c.pool.eng.setStreamLimit(l.s.c, n)
 	}
 }
 

@@ -72,13 +72,23 @@ func (BaseObserver) ObserveLeak(LeakReport)           {}
 // are skipped.
 func MultiObserver(observers ...Observer) Observer {
 	var list multiObserver
+	tracing := false
 	for _, o := range observers {
 		if o != nil {
 			list = append(list, o)
+			_, ok := o.(WaitTracer)
+			tracing = tracing || ok
 		}
+	}
+	if tracing {
+		return multiTracer{list}
 	}
 	return list
 }
+
+// multiTracer is a multiObserver with a WaitTracer among its members: only
+// then does the pool pay for tracing waits.
+type multiTracer struct{ multiObserver }
 
 type multiObserver []Observer
 
@@ -131,8 +141,8 @@ func (m multiObserver) ObserveTimeout(w time.Duration) {
 }
 
 // TraceWait forwards to every member that is a WaitTracer.
-func (m multiObserver) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
-	for _, o := range m {
+func (m multiTracer) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
+	for _, o := range m.multiObserver {
 		if t, ok := o.(WaitTracer); ok {
 			t.TraceWait(ctx, start, wait, err)
 		}

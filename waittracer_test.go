@@ -44,30 +44,43 @@ type traceKey struct{}
 // its start and its wait; one whose context ends is traced with the error
 // Acquire returned. Through MultiObserver too.
 func TestWaitTracerSeesEveryWaitWithTheCallersContext(t *testing.T) {
-	for _, multi := range []bool{false, true} {
+	for _, tc := range []struct {
+		multi   bool
+		streams int
+	}{{false, 1}, {true, 1}, {false, 2}} {
+		multi := tc.multi
 		tr := &recordingTracer{}
 		var obs Observer = tr
 		if multi {
 			obs = MultiObserver(&countingObserver{}, tr)
 		}
-		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Observer: obs})
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: tc.streams, MaxWaiters: 1, Observer: obs})
 
 		// The first acquire waits for the first dial, and is traced.
 		mustAcquire(t, p).Release()
 		if calls := tr.taken(); len(calls) != 1 {
-			t.Fatalf("multi=%v: %d traces of the acquire that waited for the first dial, want 1", multi, len(calls))
+			t.Fatalf("multi=%v streams=%d: %d traces of the acquire that waited for the first dial, want 1", multi, tc.streams, len(calls))
 		}
-		held := mustAcquire(t, p)
+		var held []Lease[*fakeConn]
+		for range tc.streams {
+			held = append(held, mustAcquire(t, p))
+		}
 		if calls := tr.taken(); len(calls) != 0 {
-			t.Fatalf("multi=%v: an acquire served at once was traced: %+v", multi, calls)
+			t.Fatalf("multi=%v streams=%d: an acquire served at once was traced: %+v", multi, tc.streams, calls)
 		}
 
 		const hold = 30 * time.Millisecond
 		ctx := context.WithValue(context.Background(), traceKey{}, "caller")
 		before := time.Now()
 		go func() {
+			waitForWaiters(t, p, 1)
+			// A second caller while one waits: refused by MaxWaiters
+			// without joining the queue, so not traced.
+			if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrExhausted) {
+				t.Errorf("a second waiter past MaxWaiters 1: %v, want ErrExhausted", err)
+			}
 			time.Sleep(hold)
-			held.Release()
+			held[0].Release()
 		}()
 		l, err := p.Acquire(ctx)
 		if err != nil {
@@ -93,5 +106,13 @@ func TestWaitTracerSeesEveryWaitWithTheCallersContext(t *testing.T) {
 			t.Errorf("multi=%v: timed-out acquire returned %v, traced %+v; want one trace with the same error", multi, aerr, calls)
 		}
 		l.Release()
+		for _, h := range held[1:] {
+			h.Release()
+		}
+	}
+	// A MultiObserver of observers that do not trace is no WaitTracer: the
+	// pool reads no clock for it.
+	if _, ok := MultiObserver(&countingObserver{}, BaseObserver{}).(WaitTracer); ok {
+		t.Error("MultiObserver without a WaitTracer member implements WaitTracer")
 	}
 }

@@ -65,6 +65,16 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		netDial:     netDial,
 	}
 	p.discoverLimit = !opts.IgnoreServerStreamLimit && !proxyConfigured()
+	// Both floors reach the core as one (MinConns), so each is checked
+	// here, where the field the user set can still be named.
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"MinConns", opts.MinConns}, {"MinIdle", opts.MinIdle}} {
+		if f.n < 0 {
+			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: f.name, Reason: fmt.Sprintf("must be >= 0, got %d", f.n)}
+		}
+	}
 	pool, err := shoal.New(shoal.Config[*conn]{
 		Dial:           p.dial,
 		Close:          p.closeConn,

@@ -108,10 +108,10 @@
 //
 // # Wait spans
 //
-// A request that is slow because it queued for a connection shows it in its
-// trace: for every acquire that waited at least a threshold (1ms by
-// default, [DefaultWaitSpanThreshold]) inside a trace, the pool's
-// PoolMetrics record a span named shoal.pool.wait, a child of the caller's
+// A request that is slow because it queued for a connection can show it in
+// its trace. With [WithWaitSpans], for every acquire that waited at least a
+// threshold inside a trace, the pool's PoolMetrics record a span named
+// shoal.pool.wait, a child of the caller's
 // span, from when the acquire began to wait to when it got a connection or
 // gave up. It carries db.client.connection.pool.name, and for an acquire
 // that failed, error.type (timeout, canceled, closed, exhausted, dial) and
@@ -122,12 +122,11 @@
 // caller's context (the query's, the request's, the call's) to their pools,
 // so the spans appear under it for every adapter.
 //
-// Spans go to the global TracerProvider (otel.GetTracerProvider, a no-op
-// until the program sets one) unless [WithWaitSpans] names another or
-// turns them off:
+// Wait spans are off unless asked for, so that a program that traces gets
+// no new spans on upgrade. A nil provider means the global one:
 //
-//	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(tracers, 5*time.Millisecond))
-//	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(nil, -1)) // no spans
+//	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(tracers, shoalotel.DefaultWaitSpanThreshold))
+//	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(nil, 5*time.Millisecond))
 //
 // OpenTelemetry's conventions name the pool's metrics but no span for a
 // wait; shoal.pool.wait follows their attribute names and nothing else.

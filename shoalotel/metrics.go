@@ -96,8 +96,8 @@ type Metrics struct {
 }
 
 // New creates the instruments with a meter from provider (the global
-// MeterProvider when nil), and the tracer for wait spans (see
-// WithWaitSpans). The instruments are named, typed and described
+// MeterProvider when nil), and, with WithWaitSpans, the tracer for wait
+// spans. The instruments are named, typed and described
 // as the OpenTelemetry semantic conventions for database connection pools
 // say; see the package documentation for the list.
 func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
@@ -171,10 +171,7 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("shoalotel: creating instruments: %w", err)
 	}
-	if !cfg.spanThresholdSet {
-		cfg.spanThreshold = DefaultWaitSpanThreshold
-	}
-	if cfg.spanThreshold >= 0 {
+	if cfg.spanThresholdSet && cfg.spanThreshold >= 0 {
 		tp := cfg.tracerProvider
 		if tp == nil {
 			tp = otel.GetTracerProvider()

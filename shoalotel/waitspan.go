@@ -15,10 +15,10 @@ import (
 // for a connection (see WithWaitSpans).
 const WaitSpanName = "shoal.pool.wait"
 
-// DefaultWaitSpanThreshold is the shortest wait that gets a span unless
-// WithWaitSpans says otherwise: well above an acquire served at once or
-// handed over by a release on a busy pool, and short enough to show a
-// request that queued behind a pool that is too small.
+// DefaultWaitSpanThreshold is a threshold for WithWaitSpans that suits
+// most programs: well above an acquire served at once or handed over by a
+// release on a busy pool, and short enough to show a request that queued
+// behind a pool that is too small.
 const DefaultWaitSpanThreshold = time.Millisecond
 
 // AttrErrorType is on a wait span whose acquire failed: "timeout" (the
@@ -27,10 +27,12 @@ const DefaultWaitSpanThreshold = time.Millisecond
 // pool gave up on the caller), or "_OTHER", as OpenTelemetry's error.type.
 const AttrErrorType = attribute.Key("error.type")
 
-// WithWaitSpans sets where wait spans go and the shortest wait that gets
-// one. provider nil means the global TracerProvider (otel.GetTracerProvider,
-// the default); a negative threshold turns wait spans off, and 0 records
-// every acquire that joined the queue.
+// WithWaitSpans turns wait spans on: a span for every acquire that waited
+// at least threshold inside a trace, to provider (nil: the global
+// TracerProvider, otel.GetTracerProvider). 0 records every acquire that
+// joined the wait queue; a negative threshold leaves spans off, which is
+// also the default without this option, so that a program that traces
+// gets no new spans until it asks for them.
 func WithWaitSpans(provider trace.TracerProvider, threshold time.Duration) Option {
 	return optionFunc(func(c *config) {
 		c.tracerProvider, c.spanThreshold, c.spanThresholdSet = provider, threshold, true

@@ -12,6 +12,7 @@ import (
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/shoalhttp"
 	"github.com/shoalpool/shoal/shoalotel"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -129,9 +130,34 @@ func TestWaitSpanUnderTheCallersSpan(t *testing.T) {
 	}
 }
 
-// TestWaitSpansOff: a negative threshold records no span.
+// TestWaitSpansOff: no span without WithWaitSpans, even with a global
+// TracerProvider, nor with a negative threshold.
 func TestWaitSpansOff(t *testing.T) {
-	m, rec, tracer := newTraced(t, -1)
+	for _, optIn := range []bool{false, true} {
+		testWaitSpansOff(t, optIn)
+	}
+}
+
+func testWaitSpansOff(t *testing.T, optIn bool) {
+	var (
+		m      *shoalotel.Metrics
+		rec    *tracetest.SpanRecorder
+		tracer trace.Tracer
+	)
+	if optIn {
+		m, rec, tracer = newTraced(t, -1)
+	} else {
+		rec = tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		prev := otel.GetTracerProvider()
+		otel.SetTracerProvider(tp)
+		t.Cleanup(func() {
+			otel.SetTracerProvider(prev)
+			tp.Shutdown(context.Background())
+		})
+		m, _ = newMetrics(t)
+		tracer = tp.Tracer("test")
+	}
 	obs, _ := m.Pool("off")
 	p, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, Observer: obs})
 	if err != nil {
@@ -193,12 +219,14 @@ func TestWaitSpanThroughShoalhttp(t *testing.T) {
 		}
 	})
 	ctx, parent := tracer.Start(context.Background(), "request")
-	time.AfterFunc(30*time.Millisecond, func() { close(release) })
-	// Wait until the slow request holds the one connection.
-	deadline := time.Now().Add(5 * time.Second)
-	for inUse(tr) == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	// Wait until the slow request holds the one connection, then let it
+	// go 30ms after the traced request starts waiting.
+	waitUntil(t, func() bool { return inUse(tr) == 1 })
+	go func() {
+		waitUntil(t, func() bool { return waiting(tr) == 1 })
+		time.Sleep(30 * time.Millisecond)
+		close(release)
+	}()
 	if err := get(ctx, "/"); err != nil {
 		t.Fatal(err)
 	}
@@ -210,11 +238,32 @@ func TestWaitSpanThroughShoalhttp(t *testing.T) {
 	}
 }
 
-// inUse sums the connections in use over the transport's origins.
+// inUse and waiting sum the connections in use and the callers waiting
+// over the transport's origins.
 func inUse(tr *shoalhttp.Transport) int {
 	n := 0
 	for _, s := range tr.Stats() {
 		n += s.InUseConns
 	}
 	return n
+}
+
+func waiting(tr *shoalhttp.Transport) int {
+	n := 0
+	for _, s := range tr.Stats() {
+		n += s.Waiting
+	}
+	return n
+}
+
+// waitUntil polls cond for up to 10 seconds.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
