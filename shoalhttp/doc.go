@@ -63,17 +63,31 @@
 // connection is used, with an error naming the method or the header's name,
 // never the value.
 //
+// # Proxies
+//
+// Options.Proxy has http.Transport.Proxy's meaning, and by default the
+// environment's HTTP_PROXY, HTTPS_PROXY and NO_PROXY are used as
+// http.DefaultTransport uses them (read when NewTransport runs; loopback
+// hosts always go direct). Options{Proxy: NoProxy} ignores them. A
+// plain-http origin's requests go to the proxy in absolute form; an https
+// origin is reached through a CONNECT tunnel, with TLS and HTTP/2 (by ALPN)
+// end to end through it. http and https proxy URLs are supported; the URL's
+// userinfo is sent as Proxy-Authorization and never logged or put in an
+// error. Each origin, proxy and set of credentials has a pool of its own,
+// named in Stats as "http://host:80 via http://proxy:3128"; two pools that
+// differ only in credentials share that name, and Stats shows one of them.
+// A proxy that refuses a tunnel gives a *ProxyConnectError with its status.
+//
 // # What it does not do
 //
-// Proxies are not supported: HTTP_PROXY, HTTPS_PROXY and NO_PROXY are
-// ignored and every request goes straight to its origin (Options.DialContext
-// can dial through a SOCKS dialer). Nor are protocol upgrades (101 Switching
-// Protocols), "Expect: 100-continue" waiting, or full-duplex HTTP/1.1, where
-// the server streams its response while still reading the request: the
-// request's body is written to the end before the response is read, so such
-// an exchange fills both directions' buffers and waits until the request's
-// context ends (HTTP/2 is full duplex). Use net/http's Transport for those.
-// Request URLs must be http or https.
+// SOCKS proxies are not supported by Options.Proxy (Options.DialContext
+// can dial through a SOCKS dialer). Nor are protocol upgrades (101
+// Switching Protocols), "Expect: 100-continue" waiting, or full-duplex
+// HTTP/1.1, where the server streams its response while still reading the
+// request: the request's body is written to the end before the response
+// is read, so such an exchange fills both directions' buffers and waits
+// until the request's context ends (HTTP/2 is full duplex). Use net/http's
+// Transport for those. Request URLs must be http or https.
 //
 // Errors name the origin and the method, never the path, the query string
 // (which may carry a password, as ClickHouse's does), the URL's userinfo or a

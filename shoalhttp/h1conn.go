@@ -39,6 +39,13 @@ type h1Conn struct {
 	body       recordingBody
 
 	peek peek.Peeker // the idle liveness check (alive.go)
+
+	// A connection to a forward proxy (a plain-http origin through a
+	// proxy) writes requests in absolute form, with the proxy's
+	// credentials when it has some.
+	forward        bool
+	proxyAuth      string   // the Proxy-Authorization value, "" for none
+	proxyAuthValue []string // proxyAuth as a header value
 }
 
 // Buffer sizes, as net/http's Transport uses.
@@ -47,8 +54,16 @@ const (
 	h1WriteBufferSize = 4 << 10
 )
 
-func newH1Conn(origin string, nc net.Conn) *h1Conn {
-	c := &h1Conn{nc: nc, info: newConnInfo(origin, protoHTTP1, nc)}
+// newH1Conn wraps nc, a connection to key's first hop (its proxy, or the
+// origin).
+func newH1Conn(key originKey, nc net.Conn) *h1Conn {
+	c := &h1Conn{nc: nc, info: newConnInfo(key.String(), protoHTTP1, nc)}
+	if key.forwardProxied() {
+		c.forward = true
+		if c.proxyAuth = key.proxy.auth; c.proxyAuth != "" {
+			c.proxyAuthValue = []string{c.proxyAuth}
+		}
+	}
 	c.br = bufio.NewReaderSize(countingReader{c}, h1ReadBufferSize)
 	c.bw = bufio.NewWriterSize(countingWriter{c}, h1WriteBufferSize)
 	c.peek.Init(nc)

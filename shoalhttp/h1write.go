@@ -60,12 +60,16 @@ func inMemoryBody(body io.ReadCloser) bool {
 }
 
 // wireRequest returns the request to write: req itself, or a copy in c's
-// scratch space that asks for gzip (askedGzip) or records the body's
-// errors. The copy costs no allocation; forgetWire drops it.
+// scratch space that asks for gzip (askedGzip), carries the proxy's
+// credentials or records the body's errors. The copy costs no allocation;
+// forgetWire drops it.
 func (c *h1Conn) wireRequest(req *http.Request, gzipOK bool) (wire *http.Request, askedGzip bool) {
 	wire = req
-	if gzipOK && wantsGzip(req) {
-		wire, askedGzip = c.withAcceptGzip(req), true
+	askedGzip = gzipOK && wantsGzip(req)
+	// The caller's own Proxy-Authorization, if any, wins, as in net/http.
+	proxyAuth := c.proxyAuth != "" && req.Header.Get("Proxy-Authorization") == ""
+	if askedGzip || proxyAuth {
+		wire = c.withHeaders(req, askedGzip, proxyAuth)
 	}
 	if req.Body != nil && req.Body != http.NoBody && !inMemoryBody(req.Body) {
 		if wire == req {
@@ -78,7 +82,41 @@ func (c *h1Conn) wireRequest(req *http.Request, gzipOK bool) (wire *http.Request
 	return wire, askedGzip
 }
 
-// writeRequest writes wire and flushes it. A panic in the caller's body
+// withHeaders returns a copy of req that asks for gzip and carries the
+// proxy's credentials as told, for writing only: it lives in c's scratch
+// space and its header in c's scratch map, so that adding headers costs no
+// allocation. The caller's request and header are left alone; header
+// values are shared, not copied, since writing only reads them.
+func (c *h1Conn) withHeaders(req *http.Request, gzip, proxyAuth bool) *http.Request {
+	if c.wireHeader == nil {
+		c.wireHeader = make(http.Header, len(req.Header)+2)
+	}
+	h := c.wireHeader
+	clear(h)
+	for k, v := range req.Header {
+		h[k] = v
+	}
+	if gzip {
+		h["Accept-Encoding"] = acceptGzip
+	}
+	if proxyAuth {
+		h["Proxy-Authorization"] = c.proxyAuthValue
+	}
+	c.wire = *req
+	c.wire.Header = h
+	return &c.wire
+}
+
+// forgetWire drops the scratch request's references to the caller's
+// request once it has been written.
+func (c *h1Conn) forgetWire() {
+	c.wire = http.Request{}
+	c.body = recordingBody{}
+	clear(c.wireHeader)
+}
+
+// writeRequest writes wire and flushes it; to a forward proxy, with the
+// request URI in absolute form. A panic in the caller's body
 // (which Write reads) closes the connection before it goes on up: the
 // request is half written, and a caller that recovers must not find the
 // lease still held.
@@ -89,7 +127,11 @@ func (c *h1Conn) writeRequest(wire *http.Request, abandon func()) (err error) {
 			panic(p)
 		}
 	}()
-	if err = wire.Write(c.bw); err == nil {
+	write := wire.Write
+	if c.forward {
+		write = wire.WriteProxy
+	}
+	if err = write(c.bw); err == nil {
 		err = c.bw.Flush()
 	}
 	return err

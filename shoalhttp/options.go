@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -115,8 +117,30 @@ type Options struct {
 	// http.Transport.DisableCompression does.
 	DisableCompression bool
 
-	// DialContext opens the TCP connection. nil means a net.Dialer with
-	// DialTimeout and a 30-second keep-alive. The address is host:port.
+	// Proxy returns the proxy a request goes through, with
+	// http.Transport.Proxy's meaning: a nil URL (and nil error) sends it
+	// straight to its origin, an error fails it. nil means the
+	// environment's settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY and their
+	// lower-case forms), as http.DefaultTransport's
+	// http.ProxyFromEnvironment: they are read when NewTransport runs, and
+	// loopback hosts ("localhost", 127.0.0.1, ::1) always go direct. Set it
+	// to NoProxy to ignore the environment, as an http.Transport with a
+	// nil Proxy does.
+	//
+	// http and https proxy URLs are supported. A plain-http origin's
+	// requests are sent to the proxy in absolute form (over HTTP/1.1, even
+	// with H2CPriorKnowledge); an https origin is reached through a CONNECT
+	// tunnel, with TLS (and HTTP/2, when ALPN picks it) end to end through
+	// it. The URL's userinfo becomes the Proxy-Authorization header (Basic)
+	// on the requests or the CONNECT; it is never logged or put in an
+	// error. Each (origin, proxy, credentials) has its own pool: connections
+	// through different proxies are never mixed. Proxy runs once per
+	// request, so it should be cheap.
+	Proxy func(*http.Request) (*url.URL, error)
+
+	// DialContext opens the TCP connection (to the proxy, when there is
+	// one). nil means a net.Dialer with DialTimeout and a 30-second
+	// keep-alive. The address is host:port.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// OnConnect, when set, is called after a connection is established

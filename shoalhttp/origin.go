@@ -60,12 +60,13 @@ type backendRef struct{ b backend }
 
 // newOrigin creates the origin. Plain-http origins speak HTTP/1.1 (or h2c,
 // when asked, which needs a first connection to learn the server's stream
-// limit); https origins learn their protocol from the first connection's
-// ALPN unless HTTP/2 is disabled.
+// limit; never through a proxy, which is spoken to in HTTP/1.1); https
+// origins learn their protocol from the first connection's ALPN unless
+// HTTP/2 is disabled.
 func newOrigin(t *Transport, key originKey) (*origin, error) {
 	o := &origin{t: t, key: key, name: key.String()}
 	o.d = newDialer(key, &t.opts)
-	plainH1 := key.scheme == "http" && !t.opts.H2CPriorKnowledge
+	plainH1 := key.scheme == "http" && (!t.opts.H2CPriorKnowledge || key.forwardProxied())
 	tlsH1 := key.scheme == "https" && t.opts.DisableHTTP2
 	if plainH1 || tlsH1 {
 		b, err := newH1Backend(o, nil, alpnHTTP1)
@@ -153,7 +154,7 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
 	}
 	if o.key.scheme == "https" && proto != "h2" {
-		return newH1Backend(o, newH1Conn(o.name, nc), alpnHTTP1)
+		return newH1Backend(o, newH1Conn(o.key, nc), alpnHTTP1)
 	}
 	hc, err := newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
 	if err != nil {
