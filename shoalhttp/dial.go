@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptrace"
 )
 
 // ALPN protocol lists. An https origin whose protocol is not known yet
@@ -85,12 +86,25 @@ func (d *dialer) dial(ctx context.Context, alpn []string) (net.Conn, string, err
 }
 
 // handshake runs a TLS client handshake on nc within TLSHandshakeTimeout,
-// closing nc when it fails.
+// closing nc when it fails. It fires the TLS hooks of a trace in ctx (the
+// request's whose wait caused the dial, see dialTraces).
 func (d *dialer) handshake(ctx context.Context, nc net.Conn, cfg *tls.Config) (net.Conn, error) {
+	trace := httptrace.ContextClientTrace(ctx)
+	if trace != nil && trace.TLSHandshakeStart != nil {
+		trace.TLSHandshakeStart()
+	}
 	tc := tls.Client(nc, cfg)
 	hctx, cancel := context.WithTimeout(ctx, d.opts.TLSHandshakeTimeout)
 	defer cancel()
-	if err := tc.HandshakeContext(hctx); err != nil {
+	err := tc.HandshakeContext(hctx)
+	if trace != nil && trace.TLSHandshakeDone != nil {
+		var cs tls.ConnectionState
+		if err == nil {
+			cs = tc.ConnectionState()
+		}
+		trace.TLSHandshakeDone(cs, err)
+	}
+	if err != nil {
 		nc.Close()
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("TLS handshake: no answer within TLSHandshakeTimeout (%s): %w", d.opts.TLSHandshakeTimeout, err)

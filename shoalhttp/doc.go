@@ -78,6 +78,24 @@
 // differ only in credentials share that name, and Stats shows one of them.
 // A proxy that refuses a tunnel gives a *ProxyConnectError with its status.
 //
+// # Tracing
+//
+// A request's httptrace.ClientTrace hears what net/http's Transport tells
+// it, in the same order, over HTTP/1.1 and HTTP/2: GetConn (with the
+// proxy's host:port when there is one), the dial's DNSStart/DNSDone (when
+// a name is resolved), ConnectStart/ConnectDone and
+// TLSHandshakeStart/TLSHandshakeDone, GotConn (Reused, WasIdle, IdleTime;
+// for HTTP/2 with x/net's meaning: idle when no stream is open on the
+// wire), WroteHeaders, WroteRequest, GotFirstResponseByte, Got1xxResponse
+// and, for HTTP/1.1, PutIdleConn when the connection goes back to the
+// pool. The pool dials in the background: a dial fires its hooks on the
+// oldest traced request waiting for a connection at the time, as net/http
+// fires them on the request whose wait started the dial, even if that
+// request is then served by another connection. An HTTP/1.1 connection
+// handed from one request straight to a waiting one reports WasIdle, with
+// a short IdleTime, where net/http reports it not idle. Got100Continue and
+// Wait100Continue never fire: shoalhttp does not wait for 100 Continue.
+//
 // # What it does not do
 //
 // SOCKS proxies are not supported by Options.Proxy (Options.DialContext

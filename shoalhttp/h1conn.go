@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"time"
 
@@ -23,8 +24,11 @@ type h1Conn struct {
 
 	// requests counts the requests this connection completed and returned
 	// to the pool; 0 means it was just dialled. Touched only by the lease
-	// holder (the pool's hand-over orders the accesses).
+	// holder (the pool's hand-over orders the accesses), as are idleAt and
+	// trace.
 	requests int
+	idleAt   int64                  // monoNow when it last went back to the pool
+	trace    *httptrace.ClientTrace // the current request's, nil for none
 
 	// Bytes that crossed the socket during the current request, to tell a
 	// connection that died before anything was exchanged from one that
@@ -113,8 +117,9 @@ var errUpgrade = errors.New("101 Switching Protocols is not supported by shoalht
 // roundTrip writes req and reads the response head. On success the
 // connection stays leased to the response body, which gives it back; on
 // error it has been discarded.
-func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK bool) (*http.Response, error) {
+func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK bool, trace *httptrace.ClientTrace) (*http.Response, error) {
 	ctx := req.Context()
+	c.trace = trace
 	reused := c.requests > 0
 	c.written, c.read = 0, 0
 	var stop func() bool
@@ -173,15 +178,34 @@ func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK
 }
 
 // finish ends the request: the connection goes back to the pool when reuse
-// holds and the context did not interrupt it, and is closed otherwise.
+// holds and the context did not interrupt it (firing the request's
+// PutIdleConn, as net/http does), and is closed otherwise.
 func (c *h1Conn) finish(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 	if stop != nil && !stop() {
 		reuse = false // the context fired and put the deadline in the past
 	}
+	trace := c.trace
+	c.trace = nil
 	if reuse {
 		c.requests++
-		lease.Release()
+		c.idleAt = monoNow()
+		lease.Release() // c is someone else's from here
+		if trace != nil && trace.PutIdleConn != nil {
+			trace.PutIdleConn(nil)
+		}
 		return
 	}
 	lease.Discard()
+}
+
+// gotConnInfo describes c to the GotConn of the request that just took it:
+// a connection that carried a request before was idle in the pool since
+// then.
+func (c *h1Conn) gotConnInfo() httptrace.GotConnInfo {
+	info := httptrace.GotConnInfo{Conn: c.nc, Reused: c.requests > 0}
+	if info.Reused {
+		info.WasIdle = true
+		info.IdleTime = idleSince(c.idleAt)
+	}
+	return info
 }

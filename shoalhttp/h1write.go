@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
 	"reflect"
 	"strings"
 	"time"
@@ -178,8 +179,16 @@ const max1xxResponses = 16
 var errTooMany1xx = fmt.Errorf("more than %d 1xx informational responses", max1xxResponses)
 
 // readFinalResponse reads the response to req, skipping 1xx answers. A 101
-// Switching Protocols is returned as it is, for the caller to refuse.
+// Switching Protocols is returned as it is, for the caller to refuse. It
+// fires the request's GotFirstResponseByte and Got1xxResponse hooks, as
+// net/http does (Got1xxResponse's error ends the request).
 func readFinalResponse(c *h1Conn, req *http.Request) (*http.Response, error) {
+	trace := c.trace
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		if b, err := c.br.Peek(1); err == nil && len(b) == 1 {
+			trace.GotFirstResponseByte()
+		}
+	}
 	for range max1xxResponses + 1 {
 		resp, err := http.ReadResponse(c.br, req)
 		if err != nil {
@@ -187,6 +196,11 @@ func readFinalResponse(c *h1Conn, req *http.Request) (*http.Response, error) {
 		}
 		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			return resp, nil
+		}
+		if trace != nil && trace.Got1xxResponse != nil {
+			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return nil, errTooMany1xx

@@ -15,9 +15,10 @@ import (
 // connection serves up to its stream limit at once, the least-loaded one
 // takes the next request, and a new one is dialled when all are full.
 type h2Backend struct {
-	o    *origin
-	pool *shoal.Pool[*h2Conn]
-	seed atomic.Pointer[h2Conn] // the probe's connection, for the first dial
+	o      *origin
+	pool   *shoal.Pool[*h2Conn]
+	seed   atomic.Pointer[h2Conn] // the probe's connection, for the first dial
+	traces dialTraces             // of the requests waiting for a stream
 }
 
 // errNotH2: a later connection to an origin that spoke HTTP/2 negotiated
@@ -63,6 +64,7 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 	if c := b.seed.Swap(nil); c != nil {
 		return c, nil
 	}
+	ctx = b.traces.dialContext(ctx)
 	nc, proto, err := b.o.d.dial(ctx, alpnBoth)
 	if err != nil {
 		return nil, err
@@ -76,16 +78,27 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 
 // roundTrip sends req on the least-loaded connection, retrying once on
 // another one when the server provably did not process it (see h2CanRetry).
-func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
+func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error) {
 	ctx := req.Context()
 	orig := req
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			tr.getConn(b.o.key.dialAddr()) // net/http looks for a connection again too
+			if tr != nil {
+				tr.dialed = false
+			}
+		}
+		w := b.traces.wait(tr)
 		lease, err := b.acquire(ctx)
+		b.traces.done(w)
 		if err != nil {
 			return nil, acquireErr(req, attempt, err)
 		}
 		c := lease.Value()
 		c.inFlight.Add(1)
+		if ct := tr.trace(); ct != nil && ct.GotConn != nil {
+			ct.GotConn(c.gotConnInfo())
+		}
 		c.markStarted()
 		resp, err := c.cc.RoundTrip(req)
 		if err != nil {

@@ -13,7 +13,8 @@ import (
 
 // backend serves one origin's requests over one protocol, on one pool.
 type backend interface {
-	roundTrip(req *http.Request) (*http.Response, error)
+	// roundTrip sends req; tr is its trace (nil for none).
+	roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error)
 	warm(ctx context.Context) error
 	stats() shoal.Stats
 	// setMaxConns resizes the pool (shoal.Pool.SetMaxConns).
@@ -88,31 +89,32 @@ func (o *origin) current() backend {
 
 // backend returns the origin's backend, probing the server with a first
 // connection when the protocol is not known yet. Concurrent callers wait
-// for one probe instead of each dialling.
-func (o *origin) backend(ctx context.Context) (backend, error) {
+// for one probe instead of each dialling. probed reports that this call
+// ran the probe, under ctx.
+func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) {
 	for {
 		if b := o.current(); b != nil {
-			return b, nil
+			return b, false, nil
 		}
 		o.mu.Lock()
 		if b := o.current(); b != nil {
 			o.mu.Unlock()
-			return b, nil
+			return b, false, nil
 		}
 		if o.shutDown {
 			o.mu.Unlock()
-			return nil, errOriginClosed
+			return nil, false, errOriginClosed
 		}
 		if pr := o.probing; pr != nil {
 			o.mu.Unlock()
 			select {
 			case <-pr.done:
 				if pr.err != nil {
-					return nil, pr.err
+					return nil, false, pr.err
 				}
 				continue
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, false, ctx.Err()
 			}
 		}
 		pr := &probe{done: make(chan struct{})}
@@ -140,7 +142,7 @@ func (o *origin) backend(ctx context.Context) (backend, error) {
 		}
 		o.mu.Unlock()
 		close(pr.done)
-		return b, err
+		return b, err == nil, err
 	}
 }
 
@@ -165,20 +167,25 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 
 // roundTrip sends req through the origin's backend.
 func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
-	b, err := o.backend(req.Context())
+	tr := newReqTrace(req)
+	tr.getConn(o.key.dialAddr())
+	b, probed, err := o.backend(req.Context())
 	if err != nil {
 		if !errors.Is(err, errOriginClosed) { // RoundTrip may send it elsewhere
 			closeRequestBody(req)
 		}
 		return nil, err
 	}
-	return b.roundTrip(req)
+	if probed && tr != nil {
+		tr.dialed = true // the probe's dial fired the dial hooks
+	}
+	return b.roundTrip(req, tr)
 }
 
 // warm opens max(MinIdle, MinConns, 1) connections (MinConns with its
 // HTTP/2 default).
 func (o *origin) warm(ctx context.Context) error {
-	b, err := o.backend(ctx)
+	b, _, err := o.backend(ctx)
 	if err != nil {
 		return err
 	}
