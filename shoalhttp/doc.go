@@ -96,12 +96,23 @@
 // a short IdleTime, where net/http reports it not idle. Got100Continue and
 // Wait100Continue never fire: shoalhttp does not wait for 100 Continue.
 //
+// # Protocol upgrades
+//
+// A 101 Switching Protocols answer (a WebSocket handshake, through
+// http.Client or not) gives a response whose Body is an io.ReadWriteCloser
+// on the connection, as with net/http: the connection leaves the pool (its
+// place in MaxConns is free again, and OnDisconnect is not called for it),
+// the request's context no longer applies to it, and closing the Body
+// closes it. A WebSocket handshake (Connection: Upgrade, Upgrade:
+// websocket) to an origin that may speak HTTP/2 goes over HTTP/1.1, on a
+// pool of its own for that origin, named "... (HTTP/1.1 upgrades)" in
+// Stats.
+//
 // # What it does not do
 //
 // SOCKS proxies are not supported by Options.Proxy (Options.DialContext
-// can dial through a SOCKS dialer). Nor are protocol upgrades (101
-// Switching Protocols), "Expect: 100-continue" waiting, or full-duplex
-// HTTP/1.1, where the server streams its response while still reading the
+// can dial through a SOCKS dialer). Nor are "Expect: 100-continue" waiting
+// or full-duplex HTTP/1.1, where the server streams its response while still reading the
 // request: the request's body is written to the end before the response
 // is read, so such an exchange fills both directions' buffers and waits
 // until the request's context ends (HTTP/2 is full duplex). Use net/http's

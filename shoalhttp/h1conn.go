@@ -3,7 +3,6 @@ package shoalhttp
 import (
 	"bufio"
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -112,8 +111,6 @@ type connError struct {
 func (e *connError) Error() string { return e.op + ": " + e.err.Error() }
 func (e *connError) Unwrap() error { return e.err }
 
-var errUpgrade = errors.New("101 Switching Protocols is not supported by shoalhttp")
-
 // roundTrip writes req and reads the response head. On success the
 // connection stays leased to the response body, which gives it back; on
 // error it has been discarded.
@@ -156,8 +153,7 @@ func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK
 		}
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
-		c.finish(lease, stop, false)
-		return nil, errUpgrade
+		return c.upgrade(ctx, lease, stop, resp)
 	}
 
 	reuse := !resp.Close && !req.Close

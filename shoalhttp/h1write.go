@@ -179,7 +179,7 @@ const max1xxResponses = 16
 var errTooMany1xx = fmt.Errorf("more than %d 1xx informational responses", max1xxResponses)
 
 // readFinalResponse reads the response to req, skipping 1xx answers. A 101
-// Switching Protocols is returned as it is, for the caller to refuse. It
+// Switching Protocols is returned as it is, for the caller to switch. It
 // fires the request's GotFirstResponseByte and Got1xxResponse hooks, as
 // net/http does (Got1xxResponse's error ends the request).
 func readFinalResponse(c *h1Conn, req *http.Request) (*http.Response, error) {

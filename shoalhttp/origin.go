@@ -61,14 +61,15 @@ type backendRef struct{ b backend }
 
 // newOrigin creates the origin. Plain-http origins speak HTTP/1.1 (or h2c,
 // when asked, which needs a first connection to learn the server's stream
-// limit; never through a proxy, which is spoken to in HTTP/1.1); https
-// origins learn their protocol from the first connection's ALPN unless
-// HTTP/2 is disabled.
+// limit; never through a proxy, which is spoken to in HTTP/1.1, nor for
+// the pool of WebSocket upgrades); https origins learn their protocol from
+// the first connection's ALPN unless HTTP/2 is disabled or the pool is
+// for upgrades.
 func newOrigin(t *Transport, key originKey) (*origin, error) {
 	o := &origin{t: t, key: key, name: key.String()}
 	o.d = newDialer(key, &t.opts)
-	plainH1 := key.scheme == "http" && (!t.opts.H2CPriorKnowledge || key.forwardProxied())
-	tlsH1 := key.scheme == "https" && t.opts.DisableHTTP2
+	plainH1 := key.scheme == "http" && (!t.opts.H2CPriorKnowledge || key.forwardProxied() || key.h1only)
+	tlsH1 := key.scheme == "https" && (t.opts.DisableHTTP2 || key.h1only)
 	if plainH1 || tlsH1 {
 		b, err := newH1Backend(o, nil, alpnHTTP1)
 		if err != nil {

@@ -17,14 +17,22 @@ type originKey struct {
 	host   string // host name or IP literal, lower case, without brackets
 	port   string
 	proxy  proxyKey // the zero proxyKey for a direct connection
+	// h1only: the pool for WebSocket upgrades to an origin that may speak
+	// HTTP/2, which offers only HTTP/1.1 (see wantsHTTP1).
+	h1only bool
 }
 
 // String returns scheme://host:port, the key of Transport.Stats, followed
-// by " via " and the proxy's scheme://host:port for a proxied origin.
+// by " via " and the proxy's scheme://host:port for a proxied origin, and
+// by " (HTTP/1.1 upgrades)" for the pool of WebSocket upgrades to an origin
+// that may speak HTTP/2.
 func (k originKey) String() string {
 	s := k.scheme + "://" + net.JoinHostPort(k.host, k.port)
 	if k.proxy.isSet() {
 		s += " via " + k.proxy.String()
+	}
+	if k.h1only {
+		s += " (HTTP/1.1 upgrades)"
 	}
 	return s
 }

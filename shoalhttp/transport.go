@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,9 @@ type Transport struct {
 	opts  Options                               // with defaults applied
 	h2    *http2.Transport                      // builds HTTP/2 client connections on pooled conns
 	proxy func(*http.Request) (*url.URL, error) // nil: every request goes direct (see proxyFunc)
+	// mayNegotiateH2: some origin may speak HTTP/2 (see speaksH2), so a
+	// WebSocket upgrade must be kept to an HTTP/1.1 pool of its own.
+	mayNegotiateH2 bool
 
 	mu      sync.RWMutex
 	origins map[hostKey]*origin // guarded by mu
@@ -41,6 +45,7 @@ type hostKey struct {
 	scheme string
 	host   string
 	proxy  string // may hold the proxy's password: a map key, never shown
+	h1only bool   // a WebSocket upgrade, which needs HTTP/1.1 (see wantsHTTP1)
 }
 
 // NewTransport checks opts and returns a Transport. It dials nothing itself
@@ -55,6 +60,7 @@ func NewTransport(opts Options) (*Transport, error) {
 		origins: make(map[hostKey]*origin),
 		proxy:   proxyFunc(opts),
 	}
+	t.mayNegotiateH2 = !t.opts.DisableHTTP2 || t.opts.H2CPriorKnowledge
 	t.h2 = &http2.Transport{
 		AllowHTTP:          true,
 		DisableCompression: t.opts.DisableCompression,
@@ -136,6 +142,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // for it, creating it on first use.
 func (t *Transport) origin(req *http.Request) (*origin, error) {
 	hk := hostKey{scheme: req.URL.Scheme, host: req.URL.Host}
+	if t.mayNegotiateH2 && wantsHTTP1(req) && t.speaksH2(req.URL.Scheme) {
+		hk.h1only = true
+	}
 	var px proxyKey
 	if t.proxy != nil {
 		var err error
@@ -156,7 +165,7 @@ func (t *Transport) origin(req *http.Request) (*origin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shoalhttp: %w", err)
 	}
-	key.proxy = px
+	key.proxy, key.h1only = px, hk.h1only
 	return t.originFor(hk, key)
 }
 
@@ -186,7 +195,7 @@ func (t *Transport) originFor(hk hostKey, key originKey) (*origin, error) {
 	if o := t.origins[hk]; o != nil {
 		return o, nil
 	}
-	canon := hostKey{scheme: key.scheme, host: key.addr(), proxy: key.proxy.id()}
+	canon := hostKey{scheme: key.scheme, host: key.addr(), proxy: key.proxy.id(), h1only: key.h1only}
 	o := t.origins[canon]
 	if o == nil {
 		var err error
@@ -197,6 +206,15 @@ func (t *Transport) originFor(hk hostKey, key originKey) (*origin, error) {
 	}
 	t.origins[hk] = o
 	return o, nil
+}
+
+// speaksH2 reports whether an origin of this scheme may speak HTTP/2: an
+// https one unless DisableHTTP2, a plain one with H2CPriorKnowledge.
+func (t *Transport) speaksH2(scheme string) bool {
+	if strings.EqualFold(scheme, "https") {
+		return !t.opts.DisableHTTP2
+	}
+	return t.opts.H2CPriorKnowledge
 }
 
 func (t *Transport) isClosed() bool {
