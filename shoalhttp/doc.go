@@ -108,15 +108,26 @@
 // pool of its own for that origin, named "... (HTTP/1.1 upgrades)" in
 // Stats.
 //
+// # Full duplex
+//
+// HTTP/1.1 is full duplex, as with net/http: a request whose body streams
+// (any body but a small one in memory) is written on a goroutine of its
+// own while the response is read, so a server that answers while still
+// reading the body gets its answer through, and RoundTrip returns the
+// response as soon as its head arrives, while the body is still being
+// written. The connection goes back to the pool once both the body and
+// the response are done; a response that ends the connection stops the
+// rest of the body. A body of up to 64 KiB in memory (bytes.Reader,
+// bytes.Buffer, strings.Reader) is written first, on the caller's
+// goroutine, which costs no goroutine and cannot wait on the server: it
+// fits in the sockets' buffers. HTTP/2 is full duplex too.
+//
 // # What it does not do
 //
 // SOCKS proxies are not supported by Options.Proxy (Options.DialContext
-// can dial through a SOCKS dialer). Nor are "Expect: 100-continue" waiting
-// or full-duplex HTTP/1.1, where the server streams its response while still reading the
-// request: the request's body is written to the end before the response
-// is read, so such an exchange fills both directions' buffers and waits
-// until the request's context ends (HTTP/2 is full duplex). Use net/http's
-// Transport for those. Request URLs must be http or https.
+// can dial through a SOCKS dialer). Nor is "Expect: 100-continue"
+// waiting: the body is sent at once, and Got100Continue never fires. Use
+// net/http's Transport for that. Request URLs must be http or https.
 //
 // Errors name the origin and the method, never the path, the query string
 // (which may carry a password, as ClickHouse's does), the URL's userinfo or a

@@ -48,7 +48,7 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	}
 	if b.done.CompareAndSwap(false, true) {
 		b.doneErr = err
-		b.c.finish(b.lease, b.stop, err == io.EOF && b.reuse)
+		b.c.end(b.lease, b.stop, err == io.EOF && b.reuse)
 	}
 	return n, err
 }
@@ -58,7 +58,7 @@ func (b *h1Body) Read(p []byte) (int, error) {
 func (b *h1Body) Close() error {
 	b.closed.Store(true)
 	if b.done.CompareAndSwap(false, true) {
-		b.c.finish(b.lease, b.stop, false)
+		b.c.end(b.lease, b.stop, false)
 	}
 	return nil
 }

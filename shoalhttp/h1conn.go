@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -31,8 +32,14 @@ type h1Conn struct {
 
 	// Bytes that crossed the socket during the current request, to tell a
 	// connection that died before anything was exchanged from one that
-	// died mid-request.
-	written, read int64
+	// died mid-request. written is counted by the body's writer, which may
+	// run beside the response's reader (see sendDuplex).
+	written atomic.Int64
+	read    int64
+
+	// dw is the current request's body writer when it runs beside the
+	// response's reader; nil when the body was written first.
+	dw *duplexWrite
 
 	// Scratch space for the request as written when the Transport adds a
 	// header (see withAcceptGzip) or records the body's errors (see
@@ -87,7 +94,7 @@ type countingWriter struct{ c *h1Conn }
 
 func (w countingWriter) Write(p []byte) (int, error) {
 	n, err := w.c.nc.Write(p)
-	w.c.written += int64(n)
+	w.c.written.Add(int64(n))
 	return n, err
 }
 
@@ -113,44 +120,30 @@ func (e *connError) Unwrap() error { return e.err }
 
 // roundTrip writes req and reads the response head. On success the
 // connection stays leased to the response body, which gives it back; on
-// error it has been discarded.
+// error it has been discarded (or will be, by a body writer still
+// stopping).
 func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK bool, trace *httptrace.ClientTrace) (*http.Response, error) {
 	ctx := req.Context()
 	c.trace = trace
+	c.dw = nil
 	reused := c.requests > 0
-	c.written, c.read = 0, 0
+	c.written.Store(0)
+	c.read = 0
 	var stop func() bool
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, c.interrupt)
 	}
 
-	wire, askedGzip := c.wireRequest(req, gzipOK)
-	err := c.writeRequest(wire, func() { c.forgetWire(); c.finish(lease, stop, false) })
-	bodyErr := c.bodyErr()
-	if wire != req {
-		c.forgetWire()
-	}
 	var resp *http.Response
-	if err != nil {
-		if bodyErr != nil {
-			c.finish(lease, stop, false)
-			return nil, bodyErr
-		}
-		if ctx.Err() == nil {
-			resp = c.earlyResponse(req)
-		}
-		if resp == nil {
-			c.finish(lease, stop, false)
-			return nil, &connError{op: "write request", err: err, reused: reused, sent: c.written > 0}
-		}
+	var askedGzip bool
+	var err error
+	if writesConcurrently(req) {
+		resp, askedGzip, err = c.sendDuplex(lease, stop, req, gzipOK, reused)
 	} else {
-		// 1xx answers (100 Continue, 103 Early Hints) come before the
-		// real one.
-		resp, err = readFinalResponse(c, req)
-		if err != nil {
-			c.finish(lease, stop, false)
-			return nil, &connError{op: "read response", err: err, reused: reused, sent: true, received: c.read > 0}
-		}
+		resp, askedGzip, err = c.sendThenRead(lease, stop, req, gzipOK, reused)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return c.upgrade(ctx, lease, stop, resp)
@@ -158,7 +151,7 @@ func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK
 
 	reuse := !resp.Close && !req.Close
 	if resp.Body == http.NoBody {
-		c.finish(lease, stop, reuse)
+		c.end(lease, stop, reuse)
 		return resp, nil
 	}
 	body := &h1Body{rc: resp.Body, c: c, lease: lease, stop: stop, ctx: ctx, reuse: reuse}
@@ -171,6 +164,42 @@ func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK
 		resp.Body = &gzipBody{body: body}
 	}
 	return resp, nil
+}
+
+// sendThenRead writes req to the end and then reads the response head, on
+// the calling goroutine: for requests without a body or with a small one
+// in memory (see writesConcurrently). On error the lease has ended.
+func (c *h1Conn) sendThenRead(lease shoal.Lease[*h1Conn], stop func() bool, req *http.Request, gzipOK, reused bool) (*http.Response, bool, error) {
+	ctx := req.Context()
+	wire, askedGzip := c.wireRequest(req, gzipOK, &c.body)
+	err := c.writeRequest(wire, func() { c.forgetWire(); c.finish(lease, stop, false) })
+	bodyErr := c.body.bodyErr()
+	if wire != req {
+		c.forgetWire()
+	}
+	var resp *http.Response
+	if err != nil {
+		if bodyErr != nil {
+			c.finish(lease, stop, false)
+			return nil, false, bodyErr
+		}
+		if ctx.Err() == nil {
+			resp = c.earlyResponse(req)
+		}
+		if resp == nil {
+			c.finish(lease, stop, false)
+			return nil, false, &connError{op: "write request", err: err, reused: reused, sent: c.written.Load() > 0}
+		}
+		return resp, askedGzip, nil
+	}
+	// 1xx answers (100 Continue, 103 Early Hints) come before the real
+	// one.
+	resp, err = readFinalResponse(c, req)
+	if err != nil {
+		c.finish(lease, stop, false)
+		return nil, false, &connError{op: "read response", err: err, reused: reused, sent: true, received: c.read > 0}
+	}
+	return resp, askedGzip, nil
 }
 
 // finish ends the request: the connection goes back to the pool when reuse

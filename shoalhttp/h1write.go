@@ -8,6 +8,7 @@ import (
 	"net/textproto"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,8 +24,9 @@ func (e *errRequestBody) Unwrap() error { return e.err }
 // keeps its first error, which Write wraps in a type of its own that hides
 // it.
 type recordingBody struct {
-	rc  io.ReadCloser
-	err error
+	rc     io.ReadCloser
+	err    error
+	closed atomic.Bool // Close has been called: the body is closed once
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
@@ -35,7 +37,30 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *recordingBody) Close() error { return b.rc.Close() }
+func (b *recordingBody) Close() error {
+	if b.closed.Swap(true) {
+		return nil
+	}
+	return b.rc.Close()
+}
+
+// closeOnce closes the caller's body, if one is recorded, unless it has
+// been closed already: to unblock a writer waiting in the body's Read (a
+// pipe) when the request has failed.
+func (b *recordingBody) closeOnce() {
+	if b.rc != nil {
+		b.Close()
+	}
+}
+
+// bodyErr returns the caller's body's error, if the body failed while
+// being written.
+func (b *recordingBody) bodyErr() error {
+	if b.err != nil {
+		return &errRequestBody{b.err}
+	}
+	return nil
+}
 
 // The types io.NopCloser returns, to see through them as net/http does.
 var (
@@ -62,9 +87,9 @@ func inMemoryBody(body io.ReadCloser) bool {
 
 // wireRequest returns the request to write: req itself, or a copy in c's
 // scratch space that asks for gzip (askedGzip), carries the proxy's
-// credentials or records the body's errors. The copy costs no allocation;
-// forgetWire drops it.
-func (c *h1Conn) wireRequest(req *http.Request, gzipOK bool) (wire *http.Request, askedGzip bool) {
+// credentials or records the body's errors in rec. The copy costs no
+// allocation; forgetWire drops it.
+func (c *h1Conn) wireRequest(req *http.Request, gzipOK bool, rec *recordingBody) (wire *http.Request, askedGzip bool) {
 	wire = req
 	askedGzip = gzipOK && wantsGzip(req)
 	// The caller's own Proxy-Authorization, if any, wins, as in net/http.
@@ -77,8 +102,8 @@ func (c *h1Conn) wireRequest(req *http.Request, gzipOK bool) (wire *http.Request
 			c.wire = *req
 			wire = &c.wire
 		}
-		c.body = recordingBody{rc: req.Body}
-		wire.Body = &c.body
+		*rec = recordingBody{rc: req.Body}
+		wire.Body = rec
 	}
 	return wire, askedGzip
 }
@@ -128,23 +153,21 @@ func (c *h1Conn) writeRequest(wire *http.Request, abandon func()) (err error) {
 			panic(p)
 		}
 	}()
+	return c.write(wire)
+}
+
+// write writes wire and flushes it; to a forward proxy, with the request
+// URI in absolute form.
+func (c *h1Conn) write(wire *http.Request) error {
 	write := wire.Write
 	if c.forward {
 		write = wire.WriteProxy
 	}
-	if err = write(c.bw); err == nil {
+	err := write(c.bw)
+	if err == nil {
 		err = c.bw.Flush()
 	}
 	return err
-}
-
-// bodyErr returns the caller's body's error, if the body failed while
-// being written.
-func (c *h1Conn) bodyErr() error {
-	if c.body.err != nil {
-		return &errRequestBody{c.body.err}
-	}
-	return nil
 }
 
 // earlyResponseWait bounds how long a request whose write failed looks for
@@ -156,7 +179,7 @@ const earlyResponseWait = 50 * time.Millisecond
 // Too Large, 401 before a large upload): that answer, not the failed
 // write, is the result. It gives up after earlyResponseWait.
 func (c *h1Conn) earlyResponse(req *http.Request) *http.Response {
-	if c.written == 0 {
+	if c.written.Load() == 0 {
 		return nil // nothing reached the server: there is no answer to it
 	}
 	c.nc.SetReadDeadline(time.Now().Add(earlyResponseWait))

@@ -35,9 +35,22 @@ func isProtocolSwitch(h http.Header) bool {
 // is returned with an empty body, the connection closed.
 func (c *h1Conn) upgrade(ctx context.Context, lease shoal.Lease[*h1Conn], stop func() bool, resp *http.Response) (*http.Response, error) {
 	if !isProtocolSwitch(resp.Header) {
-		c.finish(lease, stop, false)
+		c.end(lease, stop, false)
 		resp.Close = true
 		return resp, nil
+	}
+	if dw := c.dw; dw != nil {
+		// The request had a body still being written: the connection
+		// switches once it is all sent.
+		<-dw.done
+		if dw.err == errBodyPanicked {
+			c.end(lease, stop, false)
+			panic(dw.panicVal)
+		}
+		if dw.err != nil {
+			c.end(lease, stop, false)
+			return nil, &connError{op: "write request", err: dw.err, sent: true, received: true}
+		}
 	}
 	if stop != nil && !stop() {
 		// The context ended as the answer came and put the deadline in
