@@ -27,7 +27,8 @@ func writesConcurrently(req *http.Request) bool {
 	if req.Body == nil || req.Body == http.NoBody {
 		return false
 	}
-	return !inMemoryBody(req.Body) || req.ContentLength < 0 || req.ContentLength > maxSerialBody
+	n, inMemory := inMemoryLen(req.Body)
+	return !inMemory || n > maxSerialBody
 }
 
 // writerStopWait bounds how long a request whose response could not be

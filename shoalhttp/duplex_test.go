@@ -142,3 +142,32 @@ func TestHTTP1DuplexBodyFailure(t *testing.T) {
 		t.Errorf("server accepted %d connections, want 2 (the broken one not reused)", n)
 	}
 }
+
+// Which bodies are written beside the response's read: all but small ones
+// in memory, whatever ContentLength says (0 with a body means unknown).
+func TestWritesConcurrently(t *testing.T) {
+	big := strings.Repeat("x", maxSerialBody+1)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	for _, tc := range []struct {
+		name string
+		body io.Reader
+		want bool
+	}{
+		{"no body", nil, false},
+		{"small strings.Reader", strings.NewReader("hi"), false},
+		{"small bytes.Buffer", bytes.NewBufferString("hi"), false},
+		{"big bytes.Reader", bytes.NewReader([]byte(big)), true},
+		{"big strings.Reader behind NopCloser (length unknown)", io.NopCloser(strings.NewReader(big)), true},
+		{"small strings.Reader behind NopCloser", io.NopCloser(strings.NewReader("hi")), false},
+		{"pipe", pr, true},
+	} {
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", tc.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := writesConcurrently(req); got != tc.want {
+			t.Errorf("%s: writesConcurrently = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -74,15 +74,26 @@ var (
 // wrapped, net/http would no longer know them for in-memory and would
 // flush the request's head in a write of its own.
 func inMemoryBody(body io.ReadCloser) bool {
+	_, ok := inMemoryLen(body)
+	return ok
+}
+
+// inMemoryLen returns how many bytes an in-memory body (see inMemoryBody)
+// has left to read; ok is false for any other body.
+func inMemoryLen(body io.ReadCloser) (n int, ok bool) {
 	var r io.Reader = body
 	if t := reflect.TypeOf(body); t == nopCloserType || t == nopCloserWriterToType {
 		r = reflect.ValueOf(body).Field(0).Interface().(io.Reader)
 	}
-	switch r.(type) {
-	case *bytes.Reader, *bytes.Buffer, *strings.Reader:
-		return true
+	switch r := r.(type) {
+	case *bytes.Reader:
+		return r.Len(), true
+	case *bytes.Buffer:
+		return r.Len(), true
+	case *strings.Reader:
+		return r.Len(), true
 	}
-	return false
+	return 0, false
 }
 
 // wireRequest returns the request to write: req itself, or a copy in c's
