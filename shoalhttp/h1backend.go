@@ -82,7 +82,7 @@ func (b *h1Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 	gzipOK := !b.o.t.opts.DisableCompression
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			tr.getConn(b.o.key.dialAddr()) // net/http looks for a connection again too
+			tr.getConn(b.o.hop) // net/http looks for a connection again too
 			if tr != nil {
 				tr.dialed = false
 			}

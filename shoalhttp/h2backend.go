@@ -83,7 +83,7 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 	orig := req
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			tr.getConn(b.o.key.dialAddr()) // net/http looks for a connection again too
+			tr.getConn(b.o.hop) // net/http looks for a connection again too
 			if tr != nil {
 				tr.dialed = false
 			}

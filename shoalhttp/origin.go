@@ -36,6 +36,7 @@ type origin struct {
 	t    *Transport
 	key  originKey
 	name string // key.String(), the Stats key
+	hop  string // key.dialAddr(), what GetConn names
 	d    *dialer
 
 	be atomic.Pointer[backendRef] // nil until the protocol is known
@@ -66,7 +67,7 @@ type backendRef struct{ b backend }
 // the first connection's ALPN unless HTTP/2 is disabled or the pool is
 // for upgrades.
 func newOrigin(t *Transport, key originKey) (*origin, error) {
-	o := &origin{t: t, key: key, name: key.String()}
+	o := &origin{t: t, key: key, name: key.String(), hop: key.dialAddr()}
 	o.d = newDialer(key, &t.opts)
 	plainH1 := key.scheme == "http" && (!t.opts.H2CPriorKnowledge || key.forwardProxied() || key.h1only)
 	tlsH1 := key.scheme == "https" && (t.opts.DisableHTTP2 || key.h1only)
@@ -169,7 +170,7 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 // roundTrip sends req through the origin's backend.
 func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
 	tr := newReqTrace(req)
-	tr.getConn(o.key.dialAddr())
+	tr.getConn(o.hop)
 	b, probed, err := o.backend(req.Context())
 	if err != nil {
 		if !errors.Is(err, errOriginClosed) { // RoundTrip may send it elsewhere
