@@ -93,8 +93,9 @@
 // fires them on the request whose wait started the dial, even if that
 // request is then served by another connection. An HTTP/1.1 connection
 // handed from one request straight to a waiting one reports WasIdle, with
-// a short IdleTime, where net/http reports it not idle. Got100Continue and
-// Wait100Continue never fire: shoalhttp does not wait for 100 Continue.
+// a short IdleTime, where net/http reports it not idle. Wait100Continue and
+// Got100Continue fire over HTTP/1.1 (see Full duplex); over HTTP/2 the
+// body is not held back, and they do not.
 //
 // # Protocol upgrades
 //
@@ -122,12 +123,17 @@
 // goroutine, which costs no goroutine and cannot wait on the server: it
 // fits in the sockets' buffers. HTTP/2 is full duplex too.
 //
+// An HTTP/1.1 request with "Expect: 100-continue" and a body holds the
+// body back until the server's 100 Continue, its final answer, or
+// Options.ExpectContinueTimeout (1 second by default), as net/http does; a
+// final answer on a connection that closes means the body is not sent.
+//
 // # What it does not do
 //
 // SOCKS proxies are not supported by Options.Proxy (Options.DialContext
-// can dial through a SOCKS dialer). Nor is "Expect: 100-continue"
-// waiting: the body is sent at once, and Got100Continue never fires. Use
-// net/http's Transport for that. Request URLs must be http or https.
+// can dial through a SOCKS dialer). Over HTTP/2 "Expect: 100-continue" is
+// not waited for: the body is sent at once. Request URLs must be http or
+// https.
 //
 // Errors name the origin and the method, never the path, the query string
 // (which may carry a password, as ClickHouse's does), the URL's userinfo or a

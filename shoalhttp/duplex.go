@@ -27,6 +27,9 @@ func writesConcurrently(req *http.Request) bool {
 	if req.Body == nil || req.Body == http.NoBody {
 		return false
 	}
+	if expectsContinue(req) {
+		return true // the writer waits for 100 Continue while the reader reads it
+	}
 	n, inMemory := inMemoryLen(req.Body)
 	return !inMemory || n > maxSerialBody
 }
@@ -47,6 +50,7 @@ var errBodyPanicked = errors.New("request body panicked")
 type duplexWrite struct {
 	done chan struct{} // closed when the writer has ended
 	body recordingBody // the caller's body, when it is not in memory
+	gate *continueGate // holds the body back for "Expect: 100-continue"; nil without
 
 	mu          sync.Mutex
 	writerDone  bool
@@ -65,12 +69,25 @@ func (c *h1Conn) sendDuplex(lease shoal.Lease[*h1Conn], stop func() bool, req *h
 	ctx := req.Context()
 	dw := &duplexWrite{done: make(chan struct{})}
 	wire, askedGzip := c.wireRequest(req, gzipOK, &dw.body)
+	if expectsContinue(req) {
+		if wire == req {
+			c.wire = *req
+			wire = &c.wire
+		}
+		dw.gate = newContinueGate(wire.Body, c.trace, c.expectContinueTimeout)
+		wire.Body = dw.gate
+	}
 	c.dw = dw
 	go c.writeDuplex(ctx, lease, stop, wire, dw)
 
 	resp, err := readFinalResponse(c, req)
 	if err != nil {
 		return nil, false, c.duplexReadFailed(lease, stop, dw, err, reused)
+	}
+	if dw.gate != nil {
+		// Answered without a 100 Continue: the body goes only on a
+		// connection that lives on, as with net/http.
+		dw.gate.decide(!resp.Close && !req.Close)
 	}
 	dw.mu.Lock()
 	writerDone, werr := dw.writerDone, dw.err
@@ -195,6 +212,9 @@ func (c *h1Conn) end(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 	if !reuse {
 		c.interrupt()
 		dw.body.closeOnce()
+		if dw.gate != nil {
+			dw.gate.decide(false)
+		}
 		t := time.NewTimer(writerStopWait)
 		select {
 		case <-dw.done:

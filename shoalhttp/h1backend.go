@@ -63,7 +63,7 @@ func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newH1Conn(b.o.key, nc), nil
+	return newH1Conn(b.o, nc), nil
 }
 
 // h1BeforeAcquire keeps a connection that the server closed while it was

@@ -40,6 +40,9 @@ type h1Conn struct {
 	// dw is the current request's body writer when it runs beside the
 	// response's reader; nil when the body was written first.
 	dw *duplexWrite
+	// expectContinueTimeout is Options.ExpectContinueTimeout (negative:
+	// do not wait).
+	expectContinueTimeout time.Duration
 
 	// Scratch space for the request as written when the Transport adds a
 	// header (see withAcceptGzip) or records the body's errors (see
@@ -64,10 +67,11 @@ const (
 	h1WriteBufferSize = 4 << 10
 )
 
-// newH1Conn wraps nc, a connection to key's first hop (its proxy, or the
+// newH1Conn wraps nc, a connection to o's first hop (its proxy, or the
 // origin).
-func newH1Conn(key originKey, nc net.Conn) *h1Conn {
-	c := &h1Conn{nc: nc, info: newConnInfo(key.String(), protoHTTP1, nc)}
+func newH1Conn(o *origin, nc net.Conn) *h1Conn {
+	key := o.key
+	c := &h1Conn{nc: nc, info: newConnInfo(o.name, protoHTTP1, nc), expectContinueTimeout: o.t.opts.ExpectContinueTimeout}
 	if key.forwardProxied() {
 		c.forward = true
 		if c.proxyAuth = key.proxy.auth; c.proxyAuth != "" {

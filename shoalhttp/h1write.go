@@ -213,9 +213,11 @@ const max1xxResponses = 16
 var errTooMany1xx = fmt.Errorf("more than %d 1xx informational responses", max1xxResponses)
 
 // readFinalResponse reads the response to req, skipping 1xx answers. A 101
-// Switching Protocols is returned as it is, for the caller to switch. It
-// fires the request's GotFirstResponseByte and Got1xxResponse hooks, as
-// net/http does (Got1xxResponse's error ends the request).
+// Switching Protocols is returned as it is, for the caller to switch. A
+// 100 Continue lets a body held back for it go (see continueGate). It
+// fires the request's GotFirstResponseByte, Got100Continue and
+// Got1xxResponse hooks, as net/http does (Got1xxResponse's error ends the
+// request).
 func readFinalResponse(c *h1Conn, req *http.Request) (*http.Response, error) {
 	trace := c.trace
 	if trace != nil && trace.GotFirstResponseByte != nil {
@@ -230,6 +232,12 @@ func readFinalResponse(c *h1Conn, req *http.Request) (*http.Response, error) {
 		}
 		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			return resp, nil
+		}
+		if resp.StatusCode == http.StatusContinue && c.dw != nil && c.dw.gate != nil {
+			if trace != nil && trace.Got100Continue != nil {
+				trace.Got100Continue()
+			}
+			c.dw.gate.decide(true)
 		}
 		if trace != nil && trace.Got1xxResponse != nil {
 			if err := trace.Got1xxResponse(resp.StatusCode, textproto.MIMEHeader(resp.Header)); err != nil {

@@ -90,6 +90,16 @@ type Options struct {
 	// exchange of settings that follows it). 0 means 10 seconds.
 	TLSHandshakeTimeout time.Duration
 
+	// ExpectContinueTimeout is how long an HTTP/1.1 request with
+	// "Expect: 100-continue" and a body waits for the server's 100
+	// Continue (or its final answer) before it sends the body anyway, as
+	// http.Transport.ExpectContinueTimeout. 0 means 1 second, as
+	// http.DefaultTransport has; a negative value means no wait (the body
+	// follows the head at once, as with a zero http.Transport). A final
+	// answer that closes the connection means the body is not sent. Over
+	// HTTP/2 the body is sent at once.
+	ExpectContinueTimeout time.Duration
+
 	// TLSClientConfig is the TLS configuration for https origins. nil means
 	// the zero tls.Config. It is cloned; its ServerName (when empty) and
 	// NextProtos are set per origin.
@@ -255,6 +265,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TLSHandshakeTimeout <= 0 {
 		o.TLSHandshakeTimeout = defaultTLSHandshakeTimeout
+	}
+	if o.ExpectContinueTimeout == 0 {
+		o.ExpectContinueTimeout = defaultExpectContinueTimeout
 	}
 	return o
 }

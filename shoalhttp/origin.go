@@ -158,7 +158,7 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
 	}
 	if o.key.scheme == "https" && proto != "h2" {
-		return newH1Backend(o, newH1Conn(o.key, nc), alpnHTTP1)
+		return newH1Backend(o, newH1Conn(o, nc), alpnHTTP1)
 	}
 	hc, err := newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
 	if err != nil {

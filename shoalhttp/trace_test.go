@@ -85,15 +85,15 @@ func tracedGet(t *testing.T, rt http.RoundTripper, url string) []string {
 }
 
 // sameHooks reports whether two requests fired the same hooks in the same
-// order, where an order is defined. GotFirstResponseByte and
-// Got1xxResponse fire on the goroutine that reads the connection, and the
+// order, where an order is defined. GotFirstResponseByte, Got100Continue
+// and Got1xxResponse fire on the goroutine that reads the connection, and the
 // others on the one that writes it: the response can arrive before the
 // writer has called WroteHeaders and WroteRequest (net/http's HTTP/2 does
 // both ways). So each side's hooks are compared in order on their own, and
 // the reader's must come after GotConn and before PutIdleConn.
 func sameHooks(got, want []string) bool {
 	reader := func(e string) bool {
-		return e == "GotFirstResponseByte" || strings.HasPrefix(e, "Got1xxResponse")
+		return e == "GotFirstResponseByte" || e == "Got100Continue" || strings.HasPrefix(e, "Got1xxResponse")
 	}
 	split := func(events []string) (r, w []string, ok bool) {
 		gotConn := slices.IndexFunc(events, func(e string) bool { return strings.HasPrefix(e, "GotConn") })
