@@ -34,10 +34,10 @@ func writesConcurrently(req *http.Request) bool {
 	return !inMemory || n > maxSerialBody
 }
 
-// writerStopWait bounds how long a request whose response could not be
-// read waits for its body's writer to stop, after interrupting the socket
-// and closing the body, before it returns. Only a body whose Read ignores
-// Close takes that long; the writer then ends the lease when it returns.
+// writerStopWait bounds how long a request that ends its connection waits
+// for its body's writer to stop, after interrupting the socket and closing
+// the body (see end). Only a body whose Read ignores Close takes that
+// long; the writer then ends the lease when it returns.
 const writerStopWait = 100 * time.Millisecond
 
 // errBodyPanicked stands for the write's error when the caller's body
@@ -117,23 +117,13 @@ func (c *h1Conn) sendDuplex(lease shoal.Lease[*h1Conn], stop func() bool, req *h
 }
 
 // duplexReadFailed ends a request whose response could not be read: it
-// stops the writer and returns the body's own failure (or raises its
-// panic again) when that was the cause, the connection's otherwise.
+// stops the writer (see end) and returns the body's own failure (or raises
+// its panic again) when that was the cause, the connection's otherwise.
 func (c *h1Conn) duplexReadFailed(lease shoal.Lease[*h1Conn], stop func() bool, dw *duplexWrite, rerr error, reused bool) error {
-	c.interrupt()       // unblocks a write on the socket
-	dw.body.closeOnce() // and a body's Read waiting for its producer
-	t := time.NewTimer(writerStopWait)
-	select {
-	case <-dw.done:
-	case <-t.C:
-	}
-	t.Stop()
+	c.end(lease, stop, false)
 	dw.mu.Lock()
-	dw.returned = true
 	writerDone, werr := dw.writerDone, dw.err
 	dw.mu.Unlock()
-	sent := c.written.Load() > 0
-	c.end(lease, stop, false)
 	if writerDone {
 		if werr == errBodyPanicked {
 			panic(dw.panicVal)
@@ -142,7 +132,7 @@ func (c *h1Conn) duplexReadFailed(lease shoal.Lease[*h1Conn], stop func() bool, 
 			return be
 		}
 	}
-	return &connError{op: "read response", err: rerr, reused: reused, sent: sent, received: c.read > 0}
+	return &connError{op: "read response", err: rerr, reused: reused, sent: c.written.Load() > 0, received: c.read > 0}
 }
 
 // writeDuplex writes the request and flushes it, then ends the lease if the
@@ -191,10 +181,12 @@ func (c *h1Conn) writeDuplex(ctx context.Context, lease shoal.Lease[*h1Conn], st
 // end ends the response side of a request: with no body writer still
 // running, the connection goes back to the pool (or is closed) now;
 // otherwise the writer does it when it ends, if the write succeeded. A
-// connection that cannot be reused (the server said close, or the body
-// was closed early) has no use for the rest of the body: the writer is
-// stopped, and waited for up to writerStopWait, so that the connection is
-// closed by the time end returns, as without a writer.
+// connection that cannot be reused (the server said close, the body was
+// closed early, the response could not be read) has no use for the rest
+// of the body: the writer is stopped (the socket interrupted, the
+// caller's body closed, a body held for 100 Continue withheld) and waited
+// for up to writerStopWait, so that the connection is closed by the time
+// end returns, as without a writer.
 func (c *h1Conn) end(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 	dw := c.dw
 	if dw == nil {

@@ -171,3 +171,49 @@ func TestWritesConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A request whose streaming body is still being written when its context
+// ends returns the context's error, closes the body (unblocking a writer
+// waiting on its producer) and leaves no lease behind.
+func TestHTTP1DuplexCanceledMidBody(t *testing.T) {
+	gotFirst := make(chan struct{})
+	srv, _ := newH1Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b [1]byte
+		if _, err := io.ReadFull(r.Body, b[:]); err == nil {
+			close(gotFirst)
+		}
+		io.Copy(io.Discard, r.Body) // waits for a body that never ends
+	}))
+	tr := newTestTransport(t, Options{})
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, pr)
+	go func() {
+		io.WriteString(pw, "a first part, and then nothing")
+		// The server has it: the writer now waits in the pipe's Read,
+		// where no socket interrupt reaches.
+		<-gotFirst
+		cancel()
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.RoundTrip(req)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("RoundTrip: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RoundTrip still running 10s after its context ended")
+	}
+	if _, err := pw.Write([]byte("more")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("writing to the body after the request ended: %v, want io.ErrClosedPipe (the body closed)", err)
+	}
+	eventually(t, "no lease left", func() bool {
+		_, st := onlyStats(t, tr)
+		return st.Leases == 0 && st.TotalConns == 0
+	})
+}
