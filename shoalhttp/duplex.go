@@ -40,6 +40,13 @@ func writesConcurrently(req *http.Request) bool {
 // long; the writer then ends the lease when it returns.
 const writerStopWait = 100 * time.Millisecond
 
+// writeWaitBeforeReuse bounds how long a response that has ended waits
+// for its body's writer before it returns without the connection back in
+// the pool (net/http waits the same 50ms). A writer still waiting on a
+// caller who feeds the body only after the response, gives the connection
+// back when it ends.
+const writeWaitBeforeReuse = 50 * time.Millisecond
+
 // errBodyPanicked stands for the write's error when the caller's body
 // panicked; the panic itself is raised again on the caller's goroutine.
 var errBodyPanicked = errors.New("request body panicked")
@@ -180,7 +187,11 @@ func (c *h1Conn) writeDuplex(ctx context.Context, lease shoal.Lease[*h1Conn], st
 
 // end ends the response side of a request: with no body writer still
 // running, the connection goes back to the pool (or is closed) now;
-// otherwise the writer does it when it ends, if the write succeeded. A
+// otherwise the writer does it when it ends, if the write succeeded, and
+// end waits up to writeWaitBeforeReuse for that (the last bytes of a body
+// are usually on their way), so that the next request finds the
+// connection idle rather than dialling, as net/http's reader waits for
+// its writer before it pools a connection. A
 // connection that cannot be reused (the server said close, the body was
 // closed early, the response could not be read) has no use for the rest
 // of the body: the writer is stopped (the socket interrupted, the
@@ -201,17 +212,19 @@ func (c *h1Conn) end(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 		c.finish(lease, stop, reuse && werr == nil)
 		return
 	}
+	wait := writeWaitBeforeReuse
 	if !reuse {
+		wait = writerStopWait
 		c.interrupt()
 		dw.body.closeOnce()
 		if dw.gate != nil {
 			dw.gate.decide(false)
 		}
-		t := time.NewTimer(writerStopWait)
-		select {
-		case <-dw.done:
-		case <-t.C:
-		}
-		t.Stop()
 	}
+	t := time.NewTimer(wait)
+	select {
+	case <-dw.done:
+	case <-t.C:
+	}
+	t.Stop()
 }
