@@ -240,7 +240,8 @@ func (o *origin) drained() bool {
 // it: the path and query may hold secrets.
 func (o *origin) wrap(req *http.Request, err error) error {
 	if errors.Is(err, shoal.ErrClosed) && o.t.isClosed() {
-		return fmt.Errorf("shoalhttp: %s %s: transport closed: %w", req.Method, o.name, err)
+		return &requestError{msg: "shoalhttp: " + req.Method + " " + o.name + ": transport closed: " + err.Error(), err: err}
 	}
-	return fmt.Errorf("shoalhttp: %s %s: %w", req.Method, o.name, err)
+	awaitClientTimeout(req, err)
+	return &requestError{msg: "shoalhttp: " + req.Method + " " + o.name + ": " + err.Error(), err: err}
 }
