@@ -139,6 +139,40 @@
 // Options.ExpectContinueTimeout (1 second by default), as net/http does; a
 // final answer on a connection that closes means the body is not sent.
 //
+// # Coming from http.Transport
+//
+// http.Transport's fields and what stands for them here:
+//
+//   - Proxy: Options.Proxy (default the environment, as
+//     http.DefaultTransport; a nil Proxy there is NoProxy here).
+//     ProxyConnectHeader, GetProxyConnectHeader, OnProxyConnectResponse:
+//     none; credentials come from the proxy URL.
+//   - DialContext: Options.DialContext (Dial: use DialContext).
+//     DialTLSContext, DialTLS: none; TLS is always the Transport's own.
+//   - TLSClientConfig, TLSHandshakeTimeout, DisableCompression,
+//     ExpectContinueTimeout: the fields of the same name (a zero
+//     TLSHandshakeTimeout is 10 seconds, a zero ExpectContinueTimeout 1
+//     second, as in http.DefaultTransport).
+//   - MaxConnsPerHost: Options.MaxConns, per origin (0 means 64, not
+//     unlimited).
+//   - MaxIdleConnsPerHost, MaxIdleConns: none; idle connections are
+//     bounded by MaxConns and closed after MaxIdleTime, and MinIdle keeps
+//     some open.
+//   - IdleConnTimeout: Options.MaxIdleTime (90 seconds by default, as
+//     there). Options.MaxLifetime has no counterpart there.
+//   - DisableKeepAlives: none; set Request.Close, or a short MaxLifetime.
+//   - ResponseHeaderTimeout: none; use the request's context.
+//   - ForceAttemptHTTP2: always on: HTTP/2 is offered by ALPN with a custom
+//     DialContext or TLSClientConfig too, unless Options.DisableHTTP2.
+//   - TLSNextProto set to an empty map, Protocols without HTTP2:
+//     Options.DisableHTTP2. Protocols with UnencryptedHTTP2:
+//     Options.H2CPriorKnowledge.
+//   - HTTP2 (HTTP2Config): Options.MaxStreamsPerConn caps the server's
+//     MaxConcurrentStreams; pings are sent after 30 seconds of silence.
+//     The rest: none.
+//   - MaxResponseHeaderBytes, WriteBufferSize, ReadBufferSize: none
+//     (buffers are 4 KiB, as net/http's defaults).
+//
 // # What it does not do
 //
 // SOCKS proxies are not supported by Options.Proxy (Options.DialContext
