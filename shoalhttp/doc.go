@@ -150,9 +150,10 @@
 //   - DialContext: Options.DialContext (Dial: use DialContext).
 //     DialTLSContext, DialTLS: none; TLS is always the Transport's own.
 //   - TLSClientConfig, TLSHandshakeTimeout, DisableCompression,
-//     ExpectContinueTimeout: the fields of the same name (a zero
-//     TLSHandshakeTimeout is 10 seconds, a zero ExpectContinueTimeout 1
-//     second, as in http.DefaultTransport).
+//     ExpectContinueTimeout, MaxResponseHeaderBytes: the fields of the
+//     same name (a zero TLSHandshakeTimeout is 10 seconds, a zero
+//     ExpectContinueTimeout 1 second, as in http.DefaultTransport; a zero
+//     MaxResponseHeaderBytes 10 MiB, as in net/http).
 //   - MaxConnsPerHost: Options.MaxConns, per origin (0 means 64, not
 //     unlimited).
 //   - MaxIdleConnsPerHost, MaxIdleConns: none; idle connections are
@@ -170,8 +171,8 @@
 //   - HTTP2 (HTTP2Config): Options.MaxStreamsPerConn caps the server's
 //     MaxConcurrentStreams; pings are sent after 30 seconds of silence.
 //     The rest: none.
-//   - MaxResponseHeaderBytes, WriteBufferSize, ReadBufferSize: none
-//     (buffers are 4 KiB, as net/http's defaults).
+//   - WriteBufferSize, ReadBufferSize: none (buffers are 4 KiB, as
+//     net/http's defaults).
 //
 // # What it does not do
 //

@@ -3,6 +3,8 @@ package shoalhttp
 import (
 	"bufio"
 	"context"
+	"errors"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -36,6 +38,11 @@ type h1Conn struct {
 	// run beside the response's reader (see sendDuplex).
 	written atomic.Int64
 	read    int64
+	// readLimit is how many more bytes may be read from the socket:
+	// maxHead while a response head is read (see readFinalResponse),
+	// unlimited otherwise.
+	readLimit int64
+	maxHead   int64 // Options.MaxResponseHeaderBytes
 
 	// dw is the current request's body writer when it runs beside the
 	// response's reader; nil when the body was written first.
@@ -71,7 +78,8 @@ const (
 // origin).
 func newH1Conn(o *origin, nc net.Conn) *h1Conn {
 	key := o.key
-	c := &h1Conn{nc: nc, info: newConnInfo(o.name, protoHTTP1, nc), expectContinueTimeout: o.t.opts.ExpectContinueTimeout}
+	c := &h1Conn{nc: nc, info: newConnInfo(o.name, protoHTTP1, nc), expectContinueTimeout: o.t.opts.ExpectContinueTimeout,
+		readLimit: math.MaxInt64, maxHead: o.t.opts.MaxResponseHeaderBytes}
 	if key.forwardProxied() {
 		c.forward = true
 		if c.proxyAuth = key.proxy.auth; c.proxyAuth != "" {
@@ -89,10 +97,21 @@ func (c *h1Conn) close() error { return c.nc.Close() }
 type countingReader struct{ c *h1Conn }
 
 func (r countingReader) Read(p []byte) (int, error) {
-	n, err := r.c.nc.Read(p)
-	r.c.read += int64(n)
+	c := r.c
+	if c.readLimit <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > c.readLimit {
+		p = p[:c.readLimit]
+	}
+	n, err := c.nc.Read(p)
+	c.read += int64(n)
+	c.readLimit -= int64(n)
 	return n, err
 }
+
+// errHeadTooLarge: a response head went past MaxResponseHeaderBytes.
+var errHeadTooLarge = errors.New("server response head exceeded Options.MaxResponseHeaderBytes")
 
 type countingWriter struct{ c *h1Conn }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/textproto"
 	"reflect"
@@ -219,6 +220,19 @@ var errTooMany1xx = fmt.Errorf("more than %d 1xx informational responses", max1x
 // Got1xxResponse hooks, as net/http does (Got1xxResponse's error ends the
 // request).
 func readFinalResponse(c *h1Conn, req *http.Request) (*http.Response, error) {
+	// The head, 1xx answers included, may take at most maxHead bytes of
+	// the socket, as net/http bounds it; what the buffer holds past it
+	// (the body's first bytes) is already counted.
+	c.readLimit = c.maxHead
+	resp, err := readFinalResponseHead(c, req)
+	if err != nil && c.readLimit <= 0 {
+		err = fmt.Errorf("%w (%d bytes)", errHeadTooLarge, c.maxHead)
+	}
+	c.readLimit = math.MaxInt64
+	return resp, err
+}
+
+func readFinalResponseHead(c *h1Conn, req *http.Request) (*http.Response, error) {
 	trace := c.trace
 	if trace != nil && trace.GotFirstResponseByte != nil {
 		if b, err := c.br.Peek(1); err == nil && len(b) == 1 {

@@ -100,6 +100,13 @@ type Options struct {
 	// HTTP/2 the body is sent at once.
 	ExpectContinueTimeout time.Duration
 
+	// MaxResponseHeaderBytes bounds an HTTP/1.1 response's head (status
+	// line, header and any 1xx answers before it), as
+	// http.Transport.MaxResponseHeaderBytes: past it the request fails
+	// and the connection is closed. 0 means 10 MiB, net/http's default.
+	// HTTP/2 heads are bounded by x/net's MaxHeaderListSize (10 MiB).
+	MaxResponseHeaderBytes int64
+
 	// TLSClientConfig is the TLS configuration for https origins. nil means
 	// the zero tls.Config. It is cloned; its ServerName (when empty) and
 	// NextProtos are set per origin.
@@ -208,6 +215,8 @@ const (
 	defaultTLSHandshakeTimeout = 10 * time.Second
 	defaultKeepAlive           = 30 * time.Second
 	defaultHandoffAfter        = 4 * time.Millisecond // see Options.HandoffAfter
+	// defaultMaxResponseHeaderBytes is net/http's bound on a response head.
+	defaultMaxResponseHeaderBytes = 10 << 20
 	// maxH2Streams caps the streams per HTTP/2 connection when a server
 	// advertises more (or no limit at all): x/net's own default.
 	maxH2Streams = 1000
@@ -269,6 +278,9 @@ func (o Options) withDefaults() Options {
 	if o.ExpectContinueTimeout == 0 {
 		o.ExpectContinueTimeout = defaultExpectContinueTimeout
 	}
+	if o.MaxResponseHeaderBytes == 0 {
+		o.MaxResponseHeaderBytes = defaultMaxResponseHeaderBytes
+	}
 	return o
 }
 
@@ -288,6 +300,9 @@ func (o Options) validate() error {
 	}
 	if o.DialTimeout < 0 {
 		return bad("DialTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultDialTimeout, o.DialTimeout))
+	}
+	if o.MaxResponseHeaderBytes < 0 {
+		return bad("MaxResponseHeaderBytes", fmt.Sprintf("must be >= 0 (0 means %d), got %d", defaultMaxResponseHeaderBytes, o.MaxResponseHeaderBytes))
 	}
 	if o.TLSHandshakeTimeout < 0 {
 		return bad("TLSHandshakeTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultTLSHandshakeTimeout, o.TLSHandshakeTimeout))
