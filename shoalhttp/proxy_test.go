@@ -1,6 +1,7 @@
 package shoalhttp
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // originEcho answers with the protocol and request URI it saw, and fails
@@ -331,5 +333,34 @@ func TestProxyUnsupportedScheme(t *testing.T) {
 	_, err := (&http.Client{Transport: tr}).Get("http://127.0.0.1:1/")
 	if err == nil || !strings.Contains(err.Error(), `unsupported proxy scheme "socks5"`) || strings.Contains(err.Error(), "sockspw") {
 		t.Errorf("GET via a socks5 proxy: %v, want an error naming the scheme, not the password", err)
+	}
+}
+
+// Warm and SetMaxConns name an origin; with a proxy they act on the pool
+// its requests use, through the proxy the Proxy func picks for it.
+func TestProxyWarmAndSetMaxConns(t *testing.T) {
+	origin, originConns, tlsCfg := newTLSServer(t, http.HandlerFunc(originEcho), false)
+	px := newTestProxy(t, "", "")
+	tr := newTestTransport(t, Options{Proxy: fixedProxy(px.proxyURL("", "")), TLSClientConfig: tlsCfg, MinIdle: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Warm(ctx, origin.URL); err != nil {
+		t.Fatalf("Warm: %v", err)
+	}
+	if err := tr.SetMaxConns(origin.URL, 3); err != nil {
+		t.Fatalf("SetMaxConns: %v", err)
+	}
+	name, st := onlyStats(t, tr)
+	if !strings.Contains(name, " via "+px.url.String()) || st.TotalConns < 2 || st.MaxConns != 3 {
+		t.Errorf("after Warm and SetMaxConns: %s %+v, want the proxied pool with 2 connections and MaxConns 3", name, st)
+	}
+	if connects, _, _ := px.seen(); len(connects) < 2 {
+		t.Errorf("proxy saw CONNECTs %v, want the warmed connections' tunnels", connects)
+	}
+	// The first request uses the warmed pool: no new tunnel.
+	before := originConns.n.Load()
+	get(t, tr, origin.URL+"/")
+	if n := originConns.n.Load(); n != before {
+		t.Errorf("the request after Warm opened %d new connections", n-before)
 	}
 }
