@@ -102,11 +102,13 @@
 // A request that fails because a deadline passed (its context's, a dial's,
 // a TLS handshake's) returns an error whose Timeout method says so, so
 // os.IsTimeout holds for it and for the *url.Error http.Client wraps it
-// in; when the deadline is http.Client's Timeout, the Client's error says
-// "(Client.Timeout exceeded while awaiting headers)", over HTTP/1.1 and
-// HTTP/2, as with net/http's Transport. (The Client marks its timeout on a
-// timer of its own that fires at the same instant; a request failing on
-// that deadline waits up to 20ms for it.)
+// in, and for a response body's read that the deadline cut short; when the
+// deadline is http.Client's Timeout, the Client's error says
+// "(Client.Timeout exceeded while awaiting headers)" (or "... while
+// reading body"), over HTTP/1.1 and HTTP/2, as with net/http's Transport.
+// (The Client marks its timeout on a timer of its own that fires at the
+// same instant; a request or read failing on that deadline waits up to
+// 20ms for it.)
 //
 // # Protocol upgrades
 //

@@ -177,7 +177,8 @@ func (c *h1Conn) roundTrip(lease shoal.Lease[*h1Conn], req *http.Request, gzipOK
 		c.end(lease, stop, reuse)
 		return resp, nil
 	}
-	body := &h1Body{rc: resp.Body, c: c, lease: lease, stop: stop, ctx: ctx, reuse: reuse}
+	//lint:ignore SA1019 req.Cancel is how http.Client signals its Timeout (see timeout.go)
+	body := &h1Body{rc: resp.Body, c: c, lease: lease, stop: stop, ctx: ctx, cancel: req.Cancel, reuse: reuse}
 	resp.Body = body
 	if askedGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		resp.Header.Del("Content-Encoding")

@@ -122,7 +122,8 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 			c.settle(lease, true)
 			return resp, nil
 		}
-		resp.Body = &h2Body{rc: resp.Body, c: c, lease: lease}
+		//lint:ignore SA1019 req.Cancel is how http.Client signals its Timeout (see timeout.go)
+		resp.Body = &h2Body{rc: resp.Body, c: c, lease: lease, ctx: ctx, cancel: req.Cancel}
 		return resp, nil
 	}
 }
@@ -157,16 +158,21 @@ func (b *h2Backend) close(ctx context.Context) error {
 // h2Body is an HTTP/2 response body; the stream's lease ends with the first
 // of EOF, a read error or Close.
 type h2Body struct {
-	rc    io.ReadCloser
-	c     *h2Conn
-	lease shoal.Lease[*h2Conn]
-	done  atomic.Bool
+	rc     io.ReadCloser
+	c      *h2Conn
+	lease  shoal.Lease[*h2Conn]
+	ctx    context.Context
+	cancel <-chan struct{} // the request's Cancel (http.Client's Timeout), nil for none
+	done   atomic.Bool
 }
 
 func (b *h2Body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
 		b.finish(err == io.EOF)
+		if err != io.EOF && b.ctx.Err() != nil {
+			err = bodyError(b.cancel, b.ctx.Err())
+		}
 	}
 	return n, err
 }

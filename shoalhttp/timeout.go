@@ -45,13 +45,29 @@ const clientTimeoutWait = 20 * time.Millisecond
 // so it waits for req.Cancel, briefly (a caller's own earlier deadline
 // never closes it).
 func awaitClientTimeout(req *http.Request, err error) {
-	if req.Cancel == nil || !errors.Is(err, context.DeadlineExceeded) {
+	awaitCancel(req.Cancel, err)
+}
+
+// awaitCancel waits, as awaitClientTimeout, for cancel (a request's
+// Cancel, nil for none) when err is a deadline's.
+func awaitCancel(cancel <-chan struct{}, err error) {
+	if cancel == nil || !errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
 	t := time.NewTimer(clientTimeoutWait)
 	defer t.Stop()
 	select {
-	case <-req.Cancel:
+	case <-cancel:
 	case <-t.C:
 	}
+}
+
+// bodyError is a response body's read failure on its request's context:
+// a timeout when the deadline passed (os.IsTimeout), after http.Client has
+// had the moment it needs to mark its own Timeout (see awaitCancel), so
+// that its error says "(Client.Timeout or context cancellation while
+// reading body)" as with net/http's Transport.
+func bodyError(cancel <-chan struct{}, err error) error {
+	awaitCancel(cancel, err)
+	return &requestError{msg: "reading response body: " + err.Error(), err: err}
 }

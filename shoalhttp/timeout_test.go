@@ -3,6 +3,7 @@ package shoalhttp
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -73,5 +74,45 @@ func TestContextDeadlineIsATimeout(t *testing.T) {
 	req2, _ := http.NewRequestWithContext(ctx2, http.MethodGet, srv.URL, nil)
 	if _, err := tr.RoundTrip(req2); err == nil || os.IsTimeout(err) {
 		t.Errorf("canceled: %v, want an error that is not a timeout", err)
+	}
+}
+
+// A Client.Timeout that passes while the body is being read gives the
+// error net/http's Transport gives: os.IsTimeout holds and it says
+// "(Client.Timeout or context cancellation while reading body)".
+func TestClientTimeoutWhileReadingBody(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "h1", true: "h2"}[h2], func(t *testing.T) {
+			release := make(chan struct{})
+			srv, _, tlsCfg := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "the first part")
+				http.NewResponseController(w).Flush()
+				select { // the rest never comes in time
+				case <-release:
+				case <-time.After(10 * time.Second):
+				}
+			}), h2)
+			t.Cleanup(func() { close(release) })
+			tr := newTestTransport(t, Options{TLSClientConfig: tlsCfg})
+			base := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: h2}
+			defer base.CloseIdleConnections()
+			for _, rt := range []http.RoundTripper{base, tr} {
+				c := &http.Client{Transport: rt, Timeout: 100 * time.Millisecond}
+				for i := range 5 {
+					resp, err := c.Get(srv.URL)
+					if err != nil {
+						t.Fatalf("%T round %d: %v", rt, i, err)
+					}
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if !os.IsTimeout(err) {
+						t.Errorf("%T round %d: os.IsTimeout false for %v", rt, i, err)
+					}
+					if err == nil || !strings.Contains(err.Error(), "(Client.Timeout or context cancellation while reading body)") {
+						t.Errorf("%T round %d: %v does not say Client.Timeout", rt, i, err)
+					}
+				}
+			}
+		})
 	}
 }
