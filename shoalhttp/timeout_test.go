@@ -36,7 +36,7 @@ func TestClientTimeoutReadsAsNetHTTPs(t *testing.T) {
 			defer base.CloseIdleConnections()
 			for _, rt := range []http.RoundTripper{base, tr} {
 				c := &http.Client{Transport: rt, Timeout: 30 * time.Millisecond}
-				for i := range 10 {
+				for i := range 6 {
 					_, err := c.Get(srv.URL)
 					if err == nil {
 						t.Fatalf("%T round %d: no error", rt, i)
@@ -97,8 +97,8 @@ func TestClientTimeoutWhileReadingBody(t *testing.T) {
 			base := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: h2}
 			defer base.CloseIdleConnections()
 			for _, rt := range []http.RoundTripper{base, tr} {
-				c := &http.Client{Transport: rt, Timeout: 100 * time.Millisecond}
-				for i := range 5 {
+				c := &http.Client{Transport: rt, Timeout: 50 * time.Millisecond}
+				for i := range 4 {
 					resp, err := c.Get(srv.URL)
 					if err != nil {
 						t.Fatalf("%T round %d: %v", rt, i, err)
