@@ -63,17 +63,125 @@
 // connection is used, with an error naming the method or the header's name,
 // never the value.
 //
+// # Proxies
+//
+// Options.Proxy has http.Transport.Proxy's meaning, and by default the
+// environment's HTTP_PROXY, HTTPS_PROXY and NO_PROXY are used as
+// http.DefaultTransport uses them (read when NewTransport runs; loopback
+// hosts always go direct). Options{Proxy: NoProxy} ignores them. A
+// plain-http origin's requests go to the proxy in absolute form; an https
+// origin is reached through a CONNECT tunnel, with TLS and HTTP/2 (by ALPN)
+// end to end through it. http and https proxy URLs are supported; the URL's
+// userinfo is sent as Proxy-Authorization and never logged or put in an
+// error. Each origin, proxy and set of credentials has a pool of its own,
+// named in Stats as "http://host:80 via http://proxy:3128"; two pools that
+// differ only in credentials share that name, and Stats shows one of them.
+// A proxy that refuses a tunnel gives a *ProxyConnectError with its status.
+//
+// # Tracing
+//
+// A request's httptrace.ClientTrace hears what net/http's Transport tells
+// it, in the same order, over HTTP/1.1 and HTTP/2: GetConn (with the
+// proxy's host:port when there is one), the dial's DNSStart/DNSDone (when
+// a name is resolved), ConnectStart/ConnectDone and
+// TLSHandshakeStart/TLSHandshakeDone, GotConn (Reused, WasIdle, IdleTime;
+// for HTTP/2 with x/net's meaning: idle when no stream is open on the
+// wire), WroteHeaders, WroteRequest, GotFirstResponseByte, Got1xxResponse
+// and, for HTTP/1.1, PutIdleConn when the connection goes back to the
+// pool. The pool dials in the background: a dial fires its hooks on the
+// oldest traced request waiting for a connection at the time, as net/http
+// fires them on the request whose wait started the dial, even if that
+// request is then served by another connection. An HTTP/1.1 connection
+// handed from one request straight to a waiting one reports WasIdle, with
+// a short IdleTime, where net/http reports it not idle. Wait100Continue and
+// Got100Continue fire over HTTP/1.1 (see Full duplex); over HTTP/2 the
+// body is not held back, and they do not.
+//
+// # Timeouts
+//
+// A request that fails because a deadline passed (its context's, a dial's,
+// a TLS handshake's) returns an error whose Timeout method says so, so
+// os.IsTimeout holds for it and for the *url.Error http.Client wraps it
+// in, and for a response body's read that the deadline cut short; when the
+// deadline is http.Client's Timeout, the Client's error says
+// "(Client.Timeout exceeded while awaiting headers)" (or "... while
+// reading body"), over HTTP/1.1 and HTTP/2, as with net/http's Transport.
+// (The Client marks its timeout on a timer of its own that fires at the
+// same instant; a request or read failing on that deadline waits up to
+// 20ms for it.)
+//
+// # Protocol upgrades
+//
+// A 101 Switching Protocols answer (a WebSocket handshake, through
+// http.Client or not) gives a response whose Body is an io.ReadWriteCloser
+// on the connection, as with net/http: the connection leaves the pool (its
+// place in MaxConns is free again, and OnDisconnect is not called for it),
+// the request's context no longer applies to it, and closing the Body
+// closes it. A WebSocket handshake (Connection: Upgrade, Upgrade:
+// websocket) to an origin that may speak HTTP/2 goes over HTTP/1.1, on a
+// pool of its own for that origin, named "... (HTTP/1.1 upgrades)" in
+// Stats.
+//
+// # Full duplex
+//
+// HTTP/1.1 is full duplex, as with net/http: a request whose body streams
+// (any body but a small one in memory) is written on a goroutine of its
+// own while the response is read, so a server that answers while still
+// reading the body gets its answer through, and RoundTrip returns the
+// response as soon as its head arrives, while the body is still being
+// written. The connection goes back to the pool once both the body and
+// the response are done; a response that ends the connection stops the
+// rest of the body. A body of up to 64 KiB in memory (bytes.Reader,
+// bytes.Buffer, strings.Reader) is written first, on the caller's
+// goroutine, which costs no goroutine and cannot wait on the server: it
+// fits in the sockets' buffers. HTTP/2 is full duplex too.
+//
+// An HTTP/1.1 request with "Expect: 100-continue" and a body holds the
+// body back until the server's 100 Continue, its final answer, or
+// Options.ExpectContinueTimeout (1 second by default), as net/http does; a
+// final answer on a connection that closes means the body is not sent.
+//
+// # Coming from http.Transport
+//
+// http.Transport's fields and what stands for them here:
+//
+//   - Proxy: Options.Proxy (default the environment, as
+//     http.DefaultTransport; a nil Proxy there is NoProxy here).
+//     ProxyConnectHeader, GetProxyConnectHeader, OnProxyConnectResponse:
+//     none; credentials come from the proxy URL.
+//   - DialContext: Options.DialContext (Dial: use DialContext).
+//     DialTLSContext, DialTLS: none; TLS is always the Transport's own.
+//   - TLSClientConfig, TLSHandshakeTimeout, DisableCompression,
+//     ExpectContinueTimeout, MaxResponseHeaderBytes: the fields of the
+//     same name (a zero TLSHandshakeTimeout is 10 seconds, a zero
+//     ExpectContinueTimeout 1 second, as in http.DefaultTransport; a zero
+//     MaxResponseHeaderBytes 10 MiB, as in net/http).
+//   - MaxConnsPerHost: Options.MaxConns, per origin (0 means 64, not
+//     unlimited).
+//   - MaxIdleConnsPerHost, MaxIdleConns: none; idle connections are
+//     bounded by MaxConns and closed after MaxIdleTime, and MinIdle keeps
+//     some open.
+//   - IdleConnTimeout: Options.MaxIdleTime (90 seconds by default, as
+//     there). Options.MaxLifetime has no counterpart there.
+//   - DisableKeepAlives: none; set Request.Close, or a short MaxLifetime.
+//   - ResponseHeaderTimeout: none; use the request's context.
+//   - ForceAttemptHTTP2: always on: HTTP/2 is offered by ALPN with a custom
+//     DialContext or TLSClientConfig too, unless Options.DisableHTTP2.
+//   - TLSNextProto set to an empty map, Protocols without HTTP2:
+//     Options.DisableHTTP2. Protocols with UnencryptedHTTP2:
+//     Options.H2CPriorKnowledge.
+//   - HTTP2 (HTTP2Config): Options.MaxStreamsPerConn caps the server's
+//     MaxConcurrentStreams; pings are sent after 30 seconds of silence.
+//     The rest: none.
+//   - WriteBufferSize, ReadBufferSize: none (buffers are 4 KiB, as
+//     net/http's defaults).
+//
 // # What it does not do
 //
-// Proxies are not supported: HTTP_PROXY, HTTPS_PROXY and NO_PROXY are
-// ignored and every request goes straight to its origin (Options.DialContext
-// can dial through a SOCKS dialer). Nor are protocol upgrades (101 Switching
-// Protocols), "Expect: 100-continue" waiting, or full-duplex HTTP/1.1, where
-// the server streams its response while still reading the request: the
-// request's body is written to the end before the response is read, so such
-// an exchange fills both directions' buffers and waits until the request's
-// context ends (HTTP/2 is full duplex). Use net/http's Transport for those.
-// Request URLs must be http or https.
+// SOCKS proxies are not supported by Options.Proxy (Options.DialContext
+// can dial through a SOCKS dialer). Over HTTP/2 "Expect: 100-continue" is
+// not waited for: the body is sent at once. Request URLs must be http or
+// https.
 //
 // Errors name the origin and the method, never the path, the query string
 // (which may carry a password, as ClickHouse's does), the URL's userinfo or a

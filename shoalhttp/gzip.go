@@ -16,33 +16,6 @@ func wantsGzip(req *http.Request) bool {
 		req.Header.Get("Range") == ""
 }
 
-// withAcceptGzip returns a copy of req that asks for gzip, for writing
-// only: it lives in c's scratch space and its header in c's scratch map, so
-// that asking costs no allocation. The caller's request and header are left
-// alone; header values are shared, not copied, since writing only reads them.
-func (c *h1Conn) withAcceptGzip(req *http.Request) *http.Request {
-	if c.wireHeader == nil {
-		c.wireHeader = make(http.Header, len(req.Header)+1)
-	}
-	h := c.wireHeader
-	clear(h)
-	for k, v := range req.Header {
-		h[k] = v
-	}
-	h["Accept-Encoding"] = acceptGzip
-	c.wire = *req
-	c.wire.Header = h
-	return &c.wire
-}
-
-// forgetWire drops the scratch request's references to the caller's
-// request once it has been written.
-func (c *h1Conn) forgetWire() {
-	c.wire = http.Request{}
-	c.body = recordingBody{}
-	clear(c.wireHeader)
-}
-
 var acceptGzip = []string{"gzip"}
 
 // gzipBody decompresses a response the Transport asked to be gzipped. The

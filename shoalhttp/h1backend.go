@@ -17,7 +17,8 @@ type h1Backend struct {
 	pool *shoal.Pool[*h1Conn]
 	alpn []string // what https dials offer
 	// seed is the probe's connection, handed to the pool by its first dial.
-	seed atomic.Pointer[h1Conn]
+	seed   atomic.Pointer[h1Conn]
+	traces dialTraces // of the requests waiting for a connection
 }
 
 func newH1Backend(o *origin, seed *h1Conn, alpn []string) (*h1Backend, error) {
@@ -58,11 +59,11 @@ func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
 	if c := b.seed.Swap(nil); c != nil {
 		return c, nil
 	}
-	nc, _, err := b.o.d.dial(ctx, b.alpn)
+	nc, _, err := b.o.d.dial(b.traces.dialContext(ctx), b.alpn)
 	if err != nil {
 		return nil, err
 	}
-	return newH1Conn(b.o.name, nc), nil
+	return newH1Conn(b.o, nc), nil
 }
 
 // h1BeforeAcquire keeps a connection that the server closed while it was
@@ -75,16 +76,28 @@ func h1BeforeAcquire(_ context.Context, c *h1Conn) bool {
 // roundTrip sends req on a pooled connection, retrying once on another
 // connection when a reused one turns out dead before the server answered
 // and req can be replayed (see the package doc).
-func (b *h1Backend) roundTrip(req *http.Request) (*http.Response, error) {
+func (b *h1Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error) {
 	ctx := req.Context()
 	orig := req
 	gzipOK := !b.o.t.opts.DisableCompression
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			tr.getConn(b.o.hop) // net/http looks for a connection again too
+			if tr != nil {
+				tr.dialed = false
+			}
+		}
+		w := b.traces.wait(tr)
 		lease, err := b.pool.Acquire(ctx)
+		b.traces.done(w)
 		if err != nil {
 			return nil, acquireErr(req, attempt, err)
 		}
-		resp, err := lease.Value().roundTrip(lease, req, gzipOK)
+		c := lease.Value()
+		if tr != nil {
+			tr.gotConn(c.gotConnInfo())
+		}
+		resp, err := c.roundTrip(lease, req, gzipOK, tr.trace())
 		if err == nil {
 			resp.Request = orig
 			return resp, nil

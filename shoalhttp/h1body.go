@@ -3,7 +3,6 @@ package shoalhttp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync/atomic"
 
@@ -18,12 +17,13 @@ var errBodyClosed = errors.New("http: read on closed response body")
 // connection, since the rest of the body is still on the wire. Close may be
 // called while a Read is blocked, to abort it.
 type h1Body struct {
-	rc    io.ReadCloser // net/http's body reader over the connection's bufio.Reader
-	c     *h1Conn
-	lease shoal.Lease[*h1Conn]
-	stop  func() bool // stops the context's interrupt; nil without one
-	ctx   context.Context
-	reuse bool // the connection may carry another request after this one
+	rc     io.ReadCloser // net/http's body reader over the connection's bufio.Reader
+	c      *h1Conn
+	lease  shoal.Lease[*h1Conn]
+	stop   func() bool // stops the context's interrupt; nil without one
+	ctx    context.Context
+	cancel <-chan struct{} // the request's Cancel (http.Client's Timeout), nil for none
+	reuse  bool            // the connection may carry another request after this one
 
 	// done: the connection was given back or closed, by the first of EOF,
 	// a read error or Close. After it rc must not be touched.
@@ -44,11 +44,11 @@ func (b *h1Body) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if err != io.EOF && b.ctx.Err() != nil {
-		err = fmt.Errorf("reading response body: %w", b.ctx.Err())
+		err = bodyError(b.cancel, b.ctx.Err())
 	}
 	if b.done.CompareAndSwap(false, true) {
 		b.doneErr = err
-		b.c.finish(b.lease, b.stop, err == io.EOF && b.reuse)
+		b.c.end(b.lease, b.stop, err == io.EOF && b.reuse)
 	}
 	return n, err
 }
@@ -58,7 +58,7 @@ func (b *h1Body) Read(p []byte) (int, error) {
 func (b *h1Body) Close() error {
 	b.closed.Store(true)
 	if b.done.CompareAndSwap(false, true) {
-		b.c.finish(b.lease, b.stop, false)
+		b.c.end(b.lease, b.stop, false)
 	}
 	return nil
 }

@@ -15,9 +15,10 @@ import (
 // connection serves up to its stream limit at once, the least-loaded one
 // takes the next request, and a new one is dialled when all are full.
 type h2Backend struct {
-	o    *origin
-	pool *shoal.Pool[*h2Conn]
-	seed atomic.Pointer[h2Conn] // the probe's connection, for the first dial
+	o      *origin
+	pool   *shoal.Pool[*h2Conn]
+	seed   atomic.Pointer[h2Conn] // the probe's connection, for the first dial
+	traces dialTraces             // of the requests waiting for a stream
 }
 
 // errNotH2: a later connection to an origin that spoke HTTP/2 negotiated
@@ -68,6 +69,7 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 	if c := b.seed.Swap(nil); c != nil {
 		return c, nil
 	}
+	ctx = b.traces.dialContext(ctx)
 	nc, proto, err := b.o.d.dial(ctx, alpnBoth)
 	if err != nil {
 		return nil, err
@@ -81,20 +83,31 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 
 // roundTrip sends req on the least-loaded connection, retrying once on
 // another one when the server provably did not process it (see h2CanRetry).
-func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
+func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error) {
 	ctx := req.Context()
 	orig := req
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			tr.getConn(b.o.hop) // net/http looks for a connection again too
+			if tr != nil {
+				tr.dialed = false
+			}
+		}
+		w := b.traces.wait(tr)
 		// The core dials one connection per MaxStreams waiters, and a
 		// dial that lands serving fewer (a server's lower limit) starts
 		// the next one, so a crowd that arrives at once is served as the
 		// dials land (the core's TestMuxCrowdDialsPerMaxStreams).
 		lease, err := b.pool.Acquire(ctx)
+		b.traces.done(w)
 		if err != nil {
 			return nil, acquireErr(req, attempt, err)
 		}
 		c := lease.Value()
 		c.inFlight.Add(1)
+		if ct := tr.trace(); ct != nil && ct.GotConn != nil {
+			ct.GotConn(c.gotConnInfo())
+		}
 		c.markStarted()
 		resp, err := c.cc.RoundTrip(req)
 		if err != nil {
@@ -118,7 +131,8 @@ func (b *h2Backend) roundTrip(req *http.Request) (*http.Response, error) {
 			c.settle(lease, true)
 			return resp, nil
 		}
-		resp.Body = &h2Body{rc: resp.Body, c: c, lease: lease}
+		//lint:ignore SA1019 req.Cancel is how http.Client signals its Timeout (see timeout.go)
+		resp.Body = &h2Body{rc: resp.Body, c: c, lease: lease, ctx: ctx, cancel: req.Cancel}
 		return resp, nil
 	}
 }
@@ -145,16 +159,21 @@ func (b *h2Backend) close(ctx context.Context) error {
 // h2Body is an HTTP/2 response body; the stream's lease ends with the first
 // of EOF, a read error or Close.
 type h2Body struct {
-	rc    io.ReadCloser
-	c     *h2Conn
-	lease shoal.Lease[*h2Conn]
-	done  atomic.Bool
+	rc     io.ReadCloser
+	c      *h2Conn
+	lease  shoal.Lease[*h2Conn]
+	ctx    context.Context
+	cancel <-chan struct{} // the request's Cancel (http.Client's Timeout), nil for none
+	done   atomic.Bool
 }
 
 func (b *h2Body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
 		b.finish(err == io.EOF)
+		if err != io.EOF && b.ctx.Err() != nil {
+			err = bodyError(b.cancel, b.ctx.Err())
+		}
 	}
 	return n, err
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http/httptrace"
 	"sync/atomic"
 
 	"github.com/shoalpool/shoal"
@@ -16,6 +17,7 @@ import (
 // net.Conn, carrying many requests at once.
 type h2Conn struct {
 	cc   *http2.ClientConn
+	nc   net.Conn // what the pool dialled, for GotConn
 	info ConnInfo
 	// limit is the stream limit last given to the pool for this connection
 	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, capped).
@@ -24,6 +26,7 @@ type h2Conn struct {
 	requests   atomic.Int64 // requests settled, to pace the limit check
 	inFlight   atomic.Int64 // streams leased now
 	started    atomic.Bool  // a request has been sent (see usable)
+	lastDone   atomic.Int64 // monoNow when a stream last ended (see gotConnInfo)
 }
 
 // settleEvery is how often (in requests) a busy connection is checked for
@@ -35,7 +38,7 @@ const settleEvery = 64
 // out a single stream. A PING does it: the server sends its SETTINGS before
 // it answers anything, and frames are read in order.
 func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn, maxStreams int) (*h2Conn, error) {
-	c := &h2Conn{info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
+	c := &h2Conn{nc: nc, info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
 	cc, err := t2.NewClientConn(coalesce(nc, c.othersInFlight))
 	if err != nil {
 		nc.Close()
@@ -87,6 +90,7 @@ func (c *h2Conn) othersInFlight() bool { return c.inFlight.Load() > 4 }
 // use it is caught before its next request by BeforeAcquire (usable).
 func (c *h2Conn) settle(lease shoal.Lease[*h2Conn], ok bool) {
 	last := c.inFlight.Add(-1) == 0
+	c.lastDone.Store(monoNow())
 	if ok && !last && c.requests.Add(1)%settleEvery != 0 {
 		lease.Release()
 		return
@@ -126,6 +130,23 @@ func (c *h2Conn) usable() bool {
 	}
 	st := c.cc.State()
 	return !st.Closed && !st.Closing
+}
+
+// gotConnInfo describes c to the GotConn of a request that just took one
+// of its streams, with x/net's meaning: reused once a request has been
+// sent on it, idle when reused and no stream is open on the wire (a
+// response whose body has all arrived but is still being read does not
+// count), idle since the last stream ended. State takes the connection's
+// write lock, so this runs only for a request whose trace has GotConn.
+// (x/net's State reports the time the connection went idle only when it
+// has an idle timeout, which the pool's connections do not.)
+func (c *h2Conn) gotConnInfo() httptrace.GotConnInfo {
+	info := httptrace.GotConnInfo{Conn: c.nc, Reused: c.started.Load()}
+	if info.Reused && c.cc.State().StreamsActive == 0 {
+		info.WasIdle = true
+		info.IdleTime = idleSince(c.lastDone.Load())
+	}
+	return info
 }
 
 // markStarted records that a request is under way on the connection (see

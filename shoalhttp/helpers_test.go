@@ -162,3 +162,20 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.b.Write(p)
 }
+
+// newTLSServer starts a TLS test server running h that offers HTTP/2 by
+// ALPN when h2 is set and HTTP/1.1 only otherwise, and returns a TLS
+// config that trusts it.
+func newTLSServer(t *testing.T, h http.Handler, h2 bool) (*httptest.Server, *connCounter, *tls.Config) {
+	t.Helper()
+	if h2 {
+		return newH2TLSServer(t, h, 0)
+	}
+	cc := &connCounter{}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = cc.hook
+	srv.Config.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // no h2
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, cc, srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -91,6 +93,23 @@ type Options struct {
 	// exchange of settings that follows it). 0 means 10 seconds.
 	TLSHandshakeTimeout time.Duration
 
+	// ExpectContinueTimeout is how long an HTTP/1.1 request with
+	// "Expect: 100-continue" and a body waits for the server's 100
+	// Continue (or its final answer) before it sends the body anyway, as
+	// http.Transport.ExpectContinueTimeout. 0 means 1 second, as
+	// http.DefaultTransport has; a negative value means no wait (the body
+	// follows the head at once, as with a zero http.Transport). A final
+	// answer that closes the connection means the body is not sent. Over
+	// HTTP/2 the body is sent at once.
+	ExpectContinueTimeout time.Duration
+
+	// MaxResponseHeaderBytes bounds an HTTP/1.1 response's head (status
+	// line, header and any 1xx answers before it), as
+	// http.Transport.MaxResponseHeaderBytes: past it the request fails
+	// and the connection is closed. 0 means 10 MiB, net/http's default.
+	// HTTP/2 heads are bounded by x/net's MaxHeaderListSize (10 MiB).
+	MaxResponseHeaderBytes int64
+
 	// TLSClientConfig is the TLS configuration for https origins. nil means
 	// the zero tls.Config. It is cloned; its ServerName (when empty) and
 	// NextProtos are set per origin.
@@ -118,8 +137,30 @@ type Options struct {
 	// http.Transport.DisableCompression does.
 	DisableCompression bool
 
-	// DialContext opens the TCP connection. nil means a net.Dialer with
-	// DialTimeout and a 30-second keep-alive. The address is host:port.
+	// Proxy returns the proxy a request goes through, with
+	// http.Transport.Proxy's meaning: a nil URL (and nil error) sends it
+	// straight to its origin, an error fails it. nil means the
+	// environment's settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY and their
+	// lower-case forms), as http.DefaultTransport's
+	// http.ProxyFromEnvironment: they are read when NewTransport runs, and
+	// loopback hosts ("localhost", 127.0.0.1, ::1) always go direct. Set it
+	// to NoProxy to ignore the environment, as an http.Transport with a
+	// nil Proxy does.
+	//
+	// http and https proxy URLs are supported. A plain-http origin's
+	// requests are sent to the proxy in absolute form (over HTTP/1.1, even
+	// with H2CPriorKnowledge); an https origin is reached through a CONNECT
+	// tunnel, with TLS (and HTTP/2, when ALPN picks it) end to end through
+	// it. The URL's userinfo becomes the Proxy-Authorization header (Basic)
+	// on the requests or the CONNECT; it is never logged or put in an
+	// error. Each (origin, proxy, credentials) has its own pool: connections
+	// through different proxies are never mixed. Proxy runs once per
+	// request, so it should be cheap.
+	Proxy func(*http.Request) (*url.URL, error)
+
+	// DialContext opens the TCP connection (to the proxy, when there is
+	// one). nil means a net.Dialer with DialTimeout and a 30-second
+	// keep-alive. The address is host:port.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// OnConnect, when set, is called after a connection is established
@@ -177,6 +218,8 @@ const (
 	defaultTLSHandshakeTimeout = 10 * time.Second
 	defaultKeepAlive           = 30 * time.Second
 	defaultHandoffAfter        = 4 * time.Millisecond // see Options.HandoffAfter
+	// defaultMaxResponseHeaderBytes is net/http's bound on a response head.
+	defaultMaxResponseHeaderBytes = 10 << 20
 	// maxH2Streams caps the streams per HTTP/2 connection when a server
 	// advertises more (or no limit at all): x/net's own default.
 	maxH2Streams = 1000
@@ -235,6 +278,12 @@ func (o Options) withDefaults() Options {
 	if o.TLSHandshakeTimeout <= 0 {
 		o.TLSHandshakeTimeout = defaultTLSHandshakeTimeout
 	}
+	if o.ExpectContinueTimeout == 0 {
+		o.ExpectContinueTimeout = defaultExpectContinueTimeout
+	}
+	if o.MaxResponseHeaderBytes == 0 {
+		o.MaxResponseHeaderBytes = defaultMaxResponseHeaderBytes
+	}
 	return o
 }
 
@@ -254,6 +303,9 @@ func (o Options) validate() error {
 	}
 	if o.DialTimeout < 0 {
 		return bad("DialTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultDialTimeout, o.DialTimeout))
+	}
+	if o.MaxResponseHeaderBytes < 0 {
+		return bad("MaxResponseHeaderBytes", fmt.Sprintf("must be >= 0 (0 means %d), got %d", defaultMaxResponseHeaderBytes, o.MaxResponseHeaderBytes))
 	}
 	if o.TLSHandshakeTimeout < 0 {
 		return bad("TLSHandshakeTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultTLSHandshakeTimeout, o.TLSHandshakeTimeout))

@@ -13,7 +13,8 @@ import (
 
 // backend serves one origin's requests over one protocol, on one pool.
 type backend interface {
-	roundTrip(req *http.Request) (*http.Response, error)
+	// roundTrip sends req; tr is its trace (nil for none).
+	roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error)
 	warm(ctx context.Context) error
 	stats() shoal.Stats
 	// setMaxConns resizes the pool (shoal.Pool.SetMaxConns).
@@ -35,6 +36,7 @@ type origin struct {
 	t    *Transport
 	key  originKey
 	name string // key.String(), the Stats key
+	hop  string // key.dialAddr(), what GetConn names
 	d    *dialer
 
 	be atomic.Pointer[backendRef] // nil until the protocol is known
@@ -60,13 +62,15 @@ type backendRef struct{ b backend }
 
 // newOrigin creates the origin. Plain-http origins speak HTTP/1.1 (or h2c,
 // when asked, which needs a first connection to learn the server's stream
-// limit); https origins learn their protocol from the first connection's
-// ALPN unless HTTP/2 is disabled.
+// limit; never through a proxy, which is spoken to in HTTP/1.1, nor for
+// the pool of WebSocket upgrades); https origins learn their protocol from
+// the first connection's ALPN unless HTTP/2 is disabled or the pool is
+// for upgrades.
 func newOrigin(t *Transport, key originKey) (*origin, error) {
-	o := &origin{t: t, key: key, name: key.String()}
+	o := &origin{t: t, key: key, name: key.String(), hop: key.dialAddr()}
 	o.d = newDialer(key, &t.opts)
-	plainH1 := key.scheme == "http" && !t.opts.H2CPriorKnowledge
-	tlsH1 := key.scheme == "https" && t.opts.DisableHTTP2
+	plainH1 := key.scheme == "http" && (!t.opts.H2CPriorKnowledge || key.forwardProxied() || key.h1only)
+	tlsH1 := key.scheme == "https" && (t.opts.DisableHTTP2 || key.h1only)
 	if plainH1 || tlsH1 {
 		b, err := newH1Backend(o, nil, alpnHTTP1)
 		if err != nil {
@@ -87,31 +91,32 @@ func (o *origin) current() backend {
 
 // backend returns the origin's backend, probing the server with a first
 // connection when the protocol is not known yet. Concurrent callers wait
-// for one probe instead of each dialling.
-func (o *origin) backend(ctx context.Context) (backend, error) {
+// for one probe instead of each dialling. probed reports that this call
+// ran the probe, under ctx.
+func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) {
 	for {
 		if b := o.current(); b != nil {
-			return b, nil
+			return b, false, nil
 		}
 		o.mu.Lock()
 		if b := o.current(); b != nil {
 			o.mu.Unlock()
-			return b, nil
+			return b, false, nil
 		}
 		if o.shutDown {
 			o.mu.Unlock()
-			return nil, errOriginClosed
+			return nil, false, errOriginClosed
 		}
 		if pr := o.probing; pr != nil {
 			o.mu.Unlock()
 			select {
 			case <-pr.done:
 				if pr.err != nil {
-					return nil, pr.err
+					return nil, false, pr.err
 				}
 				continue
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, false, ctx.Err()
 			}
 		}
 		pr := &probe{done: make(chan struct{})}
@@ -139,7 +144,7 @@ func (o *origin) backend(ctx context.Context) (backend, error) {
 		}
 		o.mu.Unlock()
 		close(pr.done)
-		return b, err
+		return b, err == nil, err
 	}
 }
 
@@ -153,7 +158,7 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
 	}
 	if o.key.scheme == "https" && proto != "h2" {
-		return newH1Backend(o, newH1Conn(o.name, nc), alpnHTTP1)
+		return newH1Backend(o, newH1Conn(o, nc), alpnHTTP1)
 	}
 	hc, err := newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
 	if err != nil {
@@ -164,20 +169,25 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 
 // roundTrip sends req through the origin's backend.
 func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
-	b, err := o.backend(req.Context())
+	tr := newReqTrace(req)
+	tr.getConn(o.hop)
+	b, probed, err := o.backend(req.Context())
 	if err != nil {
 		if !errors.Is(err, errOriginClosed) { // RoundTrip may send it elsewhere
 			closeRequestBody(req)
 		}
 		return nil, err
 	}
-	return b.roundTrip(req)
+	if probed && tr != nil {
+		tr.dialed = true // the probe's dial fired the dial hooks
+	}
+	return b.roundTrip(req, tr)
 }
 
 // warm opens max(MinIdle, MinConns, 1) connections (MinConns with its
 // HTTP/2 default).
 func (o *origin) warm(ctx context.Context) error {
-	b, err := o.backend(ctx)
+	b, _, err := o.backend(ctx)
 	if err != nil {
 		return err
 	}
@@ -230,7 +240,8 @@ func (o *origin) drained() bool {
 // it: the path and query may hold secrets.
 func (o *origin) wrap(req *http.Request, err error) error {
 	if errors.Is(err, shoal.ErrClosed) && o.t.isClosed() {
-		return fmt.Errorf("shoalhttp: %s %s: transport closed: %w", req.Method, o.name, err)
+		return &requestError{msg: "shoalhttp: " + req.Method + " " + o.name + ": transport closed: " + err.Error(), err: err}
 	}
-	return fmt.Errorf("shoalhttp: %s %s: %w", req.Method, o.name, err)
+	awaitClientTimeout(req, err)
+	return &requestError{msg: "shoalhttp: " + req.Method + " " + o.name + ": " + err.Error(), err: err}
 }

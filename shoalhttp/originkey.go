@@ -9,16 +9,45 @@ import (
 )
 
 // originKey identifies where connections go: scheme, host and port, as in
-// "https://example.com:443". It never holds userinfo, a path or a query.
+// "https://example.com:443", and the proxy they go through, if any. It
+// never holds the origin's userinfo, a path or a query; the proxy's
+// credentials are in proxy.auth, which String leaves out.
 type originKey struct {
 	scheme string // "http" or "https"
 	host   string // host name or IP literal, lower case, without brackets
 	port   string
+	proxy  proxyKey // the zero proxyKey for a direct connection
+	// h1only: the pool for WebSocket upgrades to an origin that may speak
+	// HTTP/2, which offers only HTTP/1.1 (see wantsHTTP1).
+	h1only bool
 }
 
-// String returns scheme://host:port, the key of Transport.Stats.
+// String returns scheme://host:port, the key of Transport.Stats, followed
+// by " via " and the proxy's scheme://host:port for a proxied origin, and
+// by " (HTTP/1.1 upgrades)" for the pool of WebSocket upgrades to an origin
+// that may speak HTTP/2.
 func (k originKey) String() string {
-	return k.scheme + "://" + net.JoinHostPort(k.host, k.port)
+	s := k.scheme + "://" + net.JoinHostPort(k.host, k.port)
+	if k.proxy.isSet() {
+		s += " via " + k.proxy.String()
+	}
+	if k.h1only {
+		s += " (HTTP/1.1 upgrades)"
+	}
+	return s
+}
+
+// forwardProxied reports whether requests go to an HTTP proxy as they are
+// (absolute-form request URIs, plain http origins) rather than through a
+// CONNECT tunnel (https origins).
+func (k originKey) forwardProxied() bool { return k.proxy.isSet() && k.scheme == "http" }
+
+// dialAddr returns host:port of the first hop: the proxy, or the origin.
+func (k originKey) dialAddr() string {
+	if k.proxy.isSet() {
+		return k.proxy.addr()
+	}
+	return k.addr()
 }
 
 // addr returns host:port for dialing.

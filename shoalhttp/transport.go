@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,8 +20,12 @@ import (
 // connections per origin. It is safe for concurrent use; create it with
 // NewTransport and close it with Close.
 type Transport struct {
-	opts Options          // with defaults applied
-	h2   *http2.Transport // builds HTTP/2 client connections on pooled conns
+	opts  Options                               // with defaults applied
+	h2    *http2.Transport                      // builds HTTP/2 client connections on pooled conns
+	proxy func(*http.Request) (*url.URL, error) // nil: every request goes direct (see proxyFunc)
+	// mayNegotiateH2: some origin may speak HTTP/2 (see speaksH2), so a
+	// WebSocket upgrade must be kept to an HTTP/1.1 pool of its own.
+	mayNegotiateH2 bool
 
 	mu      sync.RWMutex
 	origins map[hostKey]*origin // guarded by mu
@@ -32,11 +38,14 @@ type Transport struct {
 }
 
 // hostKey is how a request names its origin before any parsing: the URL's
-// scheme and Host as written. Several hostKeys may share one origin
-// ("http://h" and "http://h:80").
+// scheme and Host as written, and the proxy URL as Options.Proxy returned
+// it ("" for none). Several hostKeys may share one origin ("http://h" and
+// "http://h:80").
 type hostKey struct {
 	scheme string
 	host   string
+	proxy  string // may hold the proxy's password: a map key, never shown
+	h1only bool   // a WebSocket upgrade, which needs HTTP/1.1 (see wantsHTTP1)
 }
 
 // NewTransport checks opts and returns a Transport. It dials nothing itself
@@ -49,7 +58,9 @@ func NewTransport(opts Options) (*Transport, error) {
 	t := &Transport{
 		opts:    opts.withDefaults(),
 		origins: make(map[hostKey]*origin),
+		proxy:   proxyFunc(opts),
 	}
+	t.mayNegotiateH2 = !t.opts.DisableHTTP2 || t.opts.H2CPriorKnowledge
 	t.h2 = &http2.Transport{
 		AllowHTTP:          true,
 		DisableCompression: t.opts.DisableCompression,
@@ -127,9 +138,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, fmt.Errorf("shoalhttp: %s %s: %w", req.Method, req.URL.Scheme+"://"+req.URL.Host, errOriginClosed)
 }
 
-// origin returns the origin of req, creating it on first use.
+// origin returns the origin of req, through the proxy Options.Proxy picks
+// for it, creating it on first use.
 func (t *Transport) origin(req *http.Request) (*origin, error) {
 	hk := hostKey{scheme: req.URL.Scheme, host: req.URL.Host}
+	if t.mayNegotiateH2 && wantsHTTP1(req) && t.speaksH2(req.URL.Scheme) {
+		hk.h1only = true
+	}
+	var px proxyKey
+	if t.proxy != nil {
+		var err error
+		if px, hk.proxy, err = t.resolveProxy(req); err != nil {
+			return nil, fmt.Errorf("shoalhttp: %s %s: %w", req.Method, req.URL.Scheme+"://"+req.URL.Host, err)
+		}
+	}
 	t.mu.RLock()
 	o, closed := t.origins[hk], t.closed
 	t.mu.RUnlock()
@@ -142,6 +164,23 @@ func (t *Transport) origin(req *http.Request) (*origin, error) {
 	key, err := originOf(req.URL)
 	if err != nil {
 		return nil, fmt.Errorf("shoalhttp: %w", err)
+	}
+	key.proxy, key.h1only = px, hk.h1only
+	return t.originFor(hk, key)
+}
+
+// namedOrigin returns the origin that requests to key (an origin named by
+// Warm or SetMaxConns) go to: through the proxy Options.Proxy picks for a
+// GET of its root.
+func (t *Transport) namedOrigin(key originKey) (*origin, error) {
+	hk := hostKey{scheme: key.scheme, host: key.addr()}
+	if t.proxy != nil {
+		u := &url.URL{Scheme: key.scheme, Host: key.addr(), Path: "/"}
+		req := &http.Request{Method: http.MethodGet, URL: u, Host: u.Host, Header: make(http.Header)}
+		var err error
+		if key.proxy, hk.proxy, err = t.resolveProxy(req); err != nil {
+			return nil, fmt.Errorf("shoalhttp: %s: %w", key, err)
+		}
 	}
 	return t.originFor(hk, key)
 }
@@ -156,7 +195,7 @@ func (t *Transport) originFor(hk hostKey, key originKey) (*origin, error) {
 	if o := t.origins[hk]; o != nil {
 		return o, nil
 	}
-	canon := hostKey{scheme: key.scheme, host: key.addr()}
+	canon := hostKey{scheme: key.scheme, host: key.addr(), proxy: key.proxy.id(), h1only: key.h1only}
 	o := t.origins[canon]
 	if o == nil {
 		var err error
@@ -167,6 +206,15 @@ func (t *Transport) originFor(hk hostKey, key originKey) (*origin, error) {
 	}
 	t.origins[hk] = o
 	return o, nil
+}
+
+// speaksH2 reports whether an origin of this scheme may speak HTTP/2: an
+// https one unless DisableHTTP2, a plain one with H2CPriorKnowledge.
+func (t *Transport) speaksH2(scheme string) bool {
+	if strings.EqualFold(scheme, "https") {
+		return !t.opts.DisableHTTP2
+	}
+	return t.opts.H2CPriorKnowledge
 }
 
 func (t *Transport) isClosed() bool {
@@ -202,7 +250,7 @@ func (t *Transport) SetMaxConns(origin string, n int) error {
 	if err != nil {
 		return fmt.Errorf("shoalhttp: SetMaxConns: %w", err)
 	}
-	o, err := t.originFor(hostKey{scheme: key.scheme, host: key.addr()}, key)
+	o, err := t.namedOrigin(key)
 	if err != nil {
 		return err
 	}
@@ -323,7 +371,7 @@ func (t *Transport) Warm(ctx context.Context, origins ...string) error {
 		if err != nil {
 			return fmt.Errorf("shoalhttp: warm: %w", err)
 		}
-		o, err := t.originFor(hostKey{scheme: key.scheme, host: key.addr()}, key)
+		o, err := t.namedOrigin(key)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,118 @@
+package shoalhttp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An http.Client Timeout that passes while the server thinks gives, over
+// HTTP/1.1 and HTTP/2, the error net/http's Transport gives: os.IsTimeout
+// holds, it says "(Client.Timeout exceeded while awaiting headers)" and
+// reaches context.DeadlineExceeded. Several rounds, since the Client's
+// timer and the context's deadline fire at the same instant and used to
+// race.
+func TestClientTimeoutReadsAsNetHTTPs(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "h1", true: "h2"}[h2], func(t *testing.T) {
+			// The handler thinks until the test ends, whatever happens to
+			// the request's context (net/http's server can end it early
+			// when it sees the connection close).
+			release := make(chan struct{})
+			srv, _, tlsCfg := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-release:
+				case <-time.After(10 * time.Second):
+				}
+			}), h2)
+			t.Cleanup(func() { close(release) }) // before the server's Close
+			tr := newTestTransport(t, Options{TLSClientConfig: tlsCfg})
+			base := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: h2}
+			defer base.CloseIdleConnections()
+			for _, rt := range []http.RoundTripper{base, tr} {
+				c := &http.Client{Transport: rt, Timeout: 30 * time.Millisecond}
+				for i := range 6 {
+					_, err := c.Get(srv.URL)
+					if err == nil {
+						t.Fatalf("%T round %d: no error", rt, i)
+					}
+					if !os.IsTimeout(err) {
+						t.Errorf("%T round %d: os.IsTimeout false for %v", rt, i, err)
+					}
+					if !strings.Contains(err.Error(), "(Client.Timeout exceeded while awaiting headers)") {
+						t.Errorf("%T round %d: %q does not say Client.Timeout exceeded", rt, i, err)
+					}
+					if _, ok := rt.(*Transport); ok && !errors.Is(err, context.DeadlineExceeded) {
+						t.Errorf("round %d: %v does not reach context.DeadlineExceeded", i, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Without http.Client, a request whose own context deadline passes fails
+// with an error that os.IsTimeout knows, and one canceled does not.
+func TestContextDeadlineIsATimeout(t *testing.T) {
+	srv, _, tlsCfg := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}), true)
+	tr := newTestTransport(t, Options{TLSClientConfig: tlsCfg})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if _, err := tr.RoundTrip(req); !os.IsTimeout(err) {
+		t.Errorf("deadline: os.IsTimeout false for %v", err)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel2)
+	req2, _ := http.NewRequestWithContext(ctx2, http.MethodGet, srv.URL, nil)
+	if _, err := tr.RoundTrip(req2); err == nil || os.IsTimeout(err) {
+		t.Errorf("canceled: %v, want an error that is not a timeout", err)
+	}
+}
+
+// A Client.Timeout that passes while the body is being read gives the
+// error net/http's Transport gives: os.IsTimeout holds and it says
+// "(Client.Timeout or context cancellation while reading body)".
+func TestClientTimeoutWhileReadingBody(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "h1", true: "h2"}[h2], func(t *testing.T) {
+			release := make(chan struct{})
+			srv, _, tlsCfg := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "the first part")
+				http.NewResponseController(w).Flush()
+				select { // the rest never comes in time
+				case <-release:
+				case <-time.After(10 * time.Second):
+				}
+			}), h2)
+			t.Cleanup(func() { close(release) })
+			tr := newTestTransport(t, Options{TLSClientConfig: tlsCfg})
+			base := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: h2}
+			defer base.CloseIdleConnections()
+			for _, rt := range []http.RoundTripper{base, tr} {
+				c := &http.Client{Transport: rt, Timeout: 50 * time.Millisecond}
+				for i := range 4 {
+					resp, err := c.Get(srv.URL)
+					if err != nil {
+						t.Fatalf("%T round %d: %v", rt, i, err)
+					}
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if !os.IsTimeout(err) {
+						t.Errorf("%T round %d: os.IsTimeout false for %v", rt, i, err)
+					}
+					if err == nil || !strings.Contains(err.Error(), "(Client.Timeout or context cancellation while reading body)") {
+						t.Errorf("%T round %d: %v does not say Client.Timeout", rt, i, err)
+					}
+				}
+			}
+		})
+	}
+}
