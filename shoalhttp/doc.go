@@ -35,7 +35,7 @@
 // with jitter (so a client does not stay pinned to one backend behind a load
 // balancer), wait for a connection in first-come, first-served order (an
 // HTTP/1.1 connection may go to a request arriving later while the oldest
-// waiter has waited less than HandoffAfter, 4ms by default), and can warm
+// waiter has waited less than BargeWindow, 4ms by default), and can warm
 // origins before the first request. Stats reports each origin's
 // pool.
 //

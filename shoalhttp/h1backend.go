@@ -28,7 +28,7 @@ func newH1Backend(o *origin, seed *h1Conn, alpn []string) (*h1Backend, error) {
 	}
 	opts := o.t.opts
 	cfg := poolConfig(opts, o.name, b.dial, (*h1Conn).close)
-	cfg.BargeWindow = opts.HandoffAfter // exclusive connections only: not in poolConfig
+	cfg.BargeWindow = opts.BargeWindow // exclusive connections only: not in poolConfig
 	cfg.Hooks.BeforeAcquire = h1BeforeAcquire
 	if opts.OnConnect != nil {
 		cfg.Hooks.OnConnect = func(_ context.Context, c *h1Conn) error {

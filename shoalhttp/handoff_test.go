@@ -77,9 +77,9 @@ func handoffOrder(t *testing.T, opts Options) string {
 }
 
 func TestHTTP1StrictHandoffServesTheWaiterFirst(t *testing.T) {
-	// HandoffAfter < 0: a's release goes straight to b, who waited.
+	// BargeWindow < 0: a's release goes straight to b, who waited.
 	for i := range 3 {
-		if got := handoffOrder(t, Options{HandoffAfter: -1}); got != "a b c" {
+		if got := handoffOrder(t, Options{BargeWindow: -1}); got != "a b c" {
 			t.Fatalf("attempt %d: server saw %q, want \"a b c\"", i, got)
 		}
 	}
@@ -95,7 +95,7 @@ func TestHTTP1BargingLetsTheReleaserGoFirst(t *testing.T) {
 	// lets c first.
 	var seen []string
 	for range 5 {
-		got := handoffOrder(t, Options{HandoffAfter: time.Hour})
+		got := handoffOrder(t, Options{BargeWindow: time.Hour})
 		if got == "a c b" {
 			return
 		}
@@ -104,14 +104,18 @@ func TestHTTP1BargingLetsTheReleaserGoFirst(t *testing.T) {
 	t.Fatalf("server saw %q in 5 attempts, want \"a c b\" at least once", seen)
 }
 
-func TestHandoffAfterDefaults(t *testing.T) {
-	for _, c := range []struct{ in, want time.Duration }{
-		{0, 4 * time.Millisecond},
-		{-1, 0},
-		{10 * time.Millisecond, 10 * time.Millisecond},
+func TestBargeWindowDefaults(t *testing.T) {
+	for _, c := range []struct{ in, old, want time.Duration }{
+		{0, 0, 4 * time.Millisecond},
+		{-1, 0, 0},
+		{10 * time.Millisecond, 0, 10 * time.Millisecond},
+		// The deprecated name, read when BargeWindow is unset.
+		{0, -1, 0},
+		{0, 7 * time.Millisecond, 7 * time.Millisecond},
+		{2 * time.Millisecond, 7 * time.Millisecond, 2 * time.Millisecond},
 	} {
-		if got := (Options{HandoffAfter: c.in}).withDefaults().HandoffAfter; got != c.want {
-			t.Errorf("HandoffAfter %s: withDefaults gives %s, want %s", c.in, got, c.want)
+		if got := (Options{BargeWindow: c.in, HandoffAfter: c.old}).withDefaults().BargeWindow; got != c.want {
+			t.Errorf("BargeWindow %s, HandoffAfter %s: withDefaults gives %s, want %s", c.in, c.old, got, c.want)
 		}
 	}
 }

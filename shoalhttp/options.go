@@ -53,7 +53,7 @@ type Options struct {
 	// with an error that matches shoal.ErrExhausted.
 	MaxWaiters int
 
-	// HandoffAfter is how long the oldest request waiting for an HTTP/1.1
+	// BargeWindow is how long the oldest request waiting for an HTTP/1.1
 	// connection (all MaxConns busy) may be passed over by requests
 	// arriving after it: while it has waited less, a connection whose
 	// response was read goes to whoever asks next, usually the goroutine
@@ -67,6 +67,12 @@ type Options struct {
 	// two alternations (InfluxDB, whose writes the server batches across
 	// connections, within the noise). It has no effect on HTTP/2, whose
 	// connections are shared.
+	BargeWindow time.Duration
+
+	// HandoffAfter is BargeWindow's old name, read when BargeWindow is 0.
+	//
+	// Deprecated: use BargeWindow, the name the core and shoalpgx give
+	// the same setting.
 	HandoffAfter time.Duration
 
 	// MaxLifetime closes a connection once it is this old (after its
@@ -217,7 +223,7 @@ const (
 	defaultDialTimeout         = 30 * time.Second
 	defaultTLSHandshakeTimeout = 10 * time.Second
 	defaultKeepAlive           = 30 * time.Second
-	defaultHandoffAfter        = 4 * time.Millisecond // see Options.HandoffAfter
+	defaultBargeWindow         = 4 * time.Millisecond // see Options.BargeWindow
 	// defaultMaxResponseHeaderBytes is net/http's bound on a response head.
 	defaultMaxResponseHeaderBytes = 10 << 20
 	// maxH2Streams caps the streams per HTTP/2 connection when a server
@@ -266,11 +272,15 @@ func (o Options) withDefaults() Options {
 	case o.MaxIdleTime < 0:
 		o.MaxIdleTime = 0
 	}
+	if o.BargeWindow == 0 {
+		o.BargeWindow = o.HandoffAfter
+	}
+	o.HandoffAfter = 0
 	switch {
-	case o.HandoffAfter == 0:
-		o.HandoffAfter = defaultHandoffAfter
-	case o.HandoffAfter < 0:
-		o.HandoffAfter = 0
+	case o.BargeWindow == 0:
+		o.BargeWindow = defaultBargeWindow
+	case o.BargeWindow < 0:
+		o.BargeWindow = 0
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = defaultDialTimeout
