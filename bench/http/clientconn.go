@@ -19,8 +19,9 @@ import (
 // reads every request (HTTP/1.1 or HTTP/2, TLS, proxies), and shoal only
 // decides which connection carries it. It is the smallest such transport
 // that is correct for the benchmark: a lease per request, held until the
-// body is closed or read to its end, and a connection whose Err is set
-// discarded. What a real one needs besides (learning an origin's protocol
+// body is closed or read to its end, a connection whose Err is set
+// discarded, and one retry on another connection for a request whose
+// connection died under it. What a real one needs besides (learning an origin's protocol
 // from its first connection, as shoalhttp's probe does, instead of taking
 // HTTP/2 for every https origin; retries; the stream limit the server
 // advertises) is left out; none of it is on a request's path.
@@ -74,27 +75,43 @@ func (c *ccTransport) pool(scheme, host string) (*shoal.Pool[*http.ClientConn], 
 }
 
 // RoundTrip sends req on a leased connection; the lease ends with the body.
+// A request that fails because its connection died under it (the server
+// closed an idle keep-alive connection as the request went out) is sent
+// once more on another, when its body can be sent again: net/http's
+// Transport does the same inside, and ClientConn leaves it to its owner.
 func (c *ccTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p, err := c.pool(req.URL.Scheme, req.URL.Host)
 	if err != nil {
 		return nil, err
 	}
-	l, err := p.Acquire(req.Context())
-	if err != nil {
-		return nil, err
-	}
-	cc := l.Value()
-	resp, err := cc.RoundTrip(req)
-	if err != nil {
-		if cc.Err() != nil {
-			l.Discard()
-		} else {
-			l.Release()
+	for attempt := 0; ; attempt++ {
+		l, err := p.Acquire(req.Context())
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		cc := l.Value()
+		resp, err := cc.RoundTrip(req)
+		if err == nil {
+			resp.Body = &leaseBody{rc: resp.Body, lease: l}
+			return resp, nil
+		}
+		if cc.Err() == nil {
+			l.Release()
+			return nil, err
+		}
+		l.Discard()
+		if attempt > 0 || req.Context().Err() != nil || (req.Body != nil && req.GetBody == nil) {
+			return nil, err
+		}
+		if req.GetBody != nil {
+			body, berr := req.GetBody()
+			if berr != nil {
+				return nil, err
+			}
+			req = req.Clone(req.Context())
+			req.Body = body
+		}
 	}
-	resp.Body = &leaseBody{rc: resp.Body, lease: l}
-	return resp, nil
 }
 
 // close closes every origin's pool.
