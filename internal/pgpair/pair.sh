@@ -11,6 +11,10 @@
 #   pair.sh rebuild   make 5441 the primary again (starting or promoting it)
 #                     and 5442 a fresh standby of it (pg_basebackup -R)
 #   pair.sh status    exit 0 when the pair is healthy, else say why
+#   pair.sh promote PORT        promote the standby on PORT, wait until it writes
+#   pair.sh stop PORT [MODE]    stop the server on PORT (pg_ctl's -m: fast,
+#                               immediate or smart; default fast)
+#   pair.sh start PORT          start the server on PORT, wait until it answers
 #
 # scripts/services.sh runs "ensure"; package internal/pgpair embeds this file
 # and runs "rebuild" after a test has promoted, stopped or demoted a server,
@@ -247,8 +251,29 @@ ensure() {
 	say "primary 127.0.0.1:$primary_port, synchronous standby 127.0.0.1:$standby_port"
 }
 
+# port_arg PORT: PORT must be one of the pair's.
+port_arg() {
+	[ "${1:-}" = "$primary_port" ] || [ "${1:-}" = "$standby_port" ] ||
+		die "no server of the pair on port '${1:-}' (the pair is $primary_port and $standby_port)"
+}
+
 case "${1:-}" in
 ensure) ensure ;;
+promote)
+	port_arg "${2:-}"
+	in_recovery "$2" || die "127.0.0.1:$2 is not a standby"
+	ctl "$2" promote >/dev/null
+	wait_for "127.0.0.1:$2 leaving recovery" "$2" out_of_recovery "$2"
+	;;
+stop)
+	port_arg "${2:-}"
+	case "${3:-fast}" in fast | immediate | smart) ;; *) die "stop mode '${3}' is not fast, immediate or smart" ;; esac
+	if running "$2"; then ctl "$2" stop -m "${3:-fast}"; fi
+	;;
+start)
+	port_arg "${2:-}"
+	start "$2"
+	;;
 rebuild)
 	rebuild
 	why="$(why_not)"
@@ -258,5 +283,5 @@ status)
 	why="$(why_not)"
 	[ -z "$why" ] || { echo "$why"; exit 1; }
 	;;
-*) die "usage: pair.sh ensure|rebuild|status" ;;
+*) die "usage: pair.sh ensure|rebuild|status|promote PORT|stop PORT [MODE]|start PORT" ;;
 esac
