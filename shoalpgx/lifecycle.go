@@ -27,6 +27,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
 		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
 		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0", c.HealthCheckPeriod},
+		{c.HostConnectTimeout < 0, "HostConnectTimeout", "must be >= 0", c.HostConnectTimeout},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -137,6 +138,11 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	cc := c.ConnConfig.Copy()
 	if cc.ConnectTimeout <= 0 {
 		cc.ConnectTimeout = defaultConnectTimeout
+		// pgconn applies ConnectTimeout to each host in turn; see
+		// Config.HostConnectTimeout.
+		if len(cc.Fallbacks) > 0 && c.HostConnectTimeout > 0 {
+			cc.ConnectTimeout = c.HostConnectTimeout
+		}
 	}
 	permit := shoal.PermitFromContext(ctx)
 	key, fenced := p.fenceKey()
