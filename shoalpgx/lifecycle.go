@@ -140,7 +140,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		cc.ConnectTimeout = defaultConnectTimeout
 		// pgconn applies ConnectTimeout to each host in turn; see
 		// Config.HostConnectTimeout.
-		if len(cc.Fallbacks) > 0 && c.HostConnectTimeout > 0 {
+		if c.HostConnectTimeout > 0 && severalHosts(cc) {
 			cc.ConnectTimeout = c.HostConnectTimeout
 		}
 	}
