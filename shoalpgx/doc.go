@@ -147,8 +147,23 @@
 // by default, before pgx tried the next host. With several hosts and no
 // connect_timeout in the string, each host gets HostConnectTimeout instead
 // (2s; pool_host_connect_timeout), so a dial passes a silent first host in
-// 2 seconds. bench/failover measures a failover through the pool; its
-// figures are in BENCHMARKS.md.
+// 2 seconds.
+//
+// A primary can also stop taking writes with its sessions still open (a
+// cluster manager fencing or demoting it). With several hosts and
+// target_session_attrs=read-write or primary, a write refused with
+// read_only_sql_transaction (SQLSTATE 25006) resets the pool, as
+// Pool.Reset does: the idle connections close now, the others when they
+// are released, and new ones are dialled through the host list to whichever
+// host qualifies now. The write itself fails with the server's error (it
+// did not happen); the ones after it reach the new primary. Errors of the
+// pool's Exec, Query, QueryRow, CopyFrom and of Conn's and Tx's Exec count,
+// not those of statements run on the *pgx.Conn itself. A connection that
+// breaks is replaced alone: one session the server ended says nothing of
+// the others.
+//
+// bench/failover measures a failover through the pool; its figures are in
+// BENCHMARKS.md.
 //
 // # Tracing
 //

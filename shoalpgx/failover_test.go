@@ -2,10 +2,12 @@ package shoalpgx
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgpair"
 )
 
@@ -52,5 +54,93 @@ func TestFailoverDialPassesSilentHost(t *testing.T) {
 	}
 	if strconv.Itoa(port) != pair.Standby.Port {
 		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+}
+
+// A primary fenced read-only while the pool holds connections to it (as a
+// cluster manager demoting it would), its standby promoted: the first write
+// fails with read_only_sql_transaction, and the pool resets, so the writes
+// after it reach the new primary. Without the reset they would go on
+// failing on the pool's other connections to the old primary, which are
+// healthy and would never be replaced.
+func TestFailoverReadOnlyResets(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	cfg, err := ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 4
+	pool, err := NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	// Open all four, on the primary, and leave them idle.
+	var held []*Conn
+	for range 4 {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
+
+	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = pool.Exec(wctx, "INSERT INTO shoalpgx_failover VALUES (1)")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "25006" {
+		t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
+	}
+	for i := range 8 {
+		var port int
+		err := pool.QueryRow(wctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port)
+		if err != nil {
+			t.Fatalf("write %d after the first failed: %v", i+2, err)
+		}
+		if strconv.Itoa(port) != pair.Standby.Port {
+			t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
+		}
+	}
+}
+
+// Only a pool that asks for a writable host among several resets on
+// SQLSTATE 25006: with one host there is nowhere else to go, and a pool
+// that asks for a standby (or any host) expects read-only sessions.
+func TestResetsOnReadOnly(t *testing.T) {
+	cases := []struct {
+		cs   string
+		want bool
+	}{
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=read-write", true},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=primary", true},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=any", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=read-only", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=standby", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=prefer-standby", false},
+		{"postgres://u:pw@h1:5432/db?target_session_attrs=read-write", false},
+	}
+	for _, c := range cases {
+		cfg, err := ParseConfig(c.cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resetsOnReadOnly(cfg.ConnConfig); got != c.want {
+			t.Errorf("%s: resets on 25006 = %v, want %v", c.cs, got, c.want)
+		}
 	}
 }

@@ -179,7 +179,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err)
 		}
 	}
-	pc := &pooledConn{conn: conn, pool: p}
+	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load()}
 	pc.initPeek()
 	return pc, nil
 }

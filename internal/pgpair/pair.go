@@ -143,6 +143,19 @@ func (p *Pair) Start(ctx context.Context, n Node) error {
 	return p.run(ctx, commandTimeout, "start", n.Port)
 }
 
+// SetReadOnly turns default_transaction_read_only on or off for every
+// session of the server n, the open ones too from their next statement: a
+// primary fenced (writes refused with SQLSTATE 25006) while its clients
+// stay connected, as a cluster manager demoting it would. Rebuild turns it
+// off again.
+func (p *Pair) SetReadOnly(ctx context.Context, n Node, on bool) error {
+	v := "off"
+	if on {
+		v = "on"
+	}
+	return p.run(ctx, commandTimeout, "readonly", n.Port, v)
+}
+
 // Healthy returns nil when Primary is a running primary with Standby
 // streaming from it synchronously, else what is wrong.
 func (p *Pair) Healthy(ctx context.Context) error {

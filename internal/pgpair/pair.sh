@@ -15,6 +15,11 @@
 #   pair.sh stop PORT [MODE]    stop the server on PORT (pg_ctl's -m: fast,
 #                               immediate or smart; default fast)
 #   pair.sh start PORT          start the server on PORT, wait until it answers
+#   pair.sh readonly PORT on|off
+#                               default_transaction_read_only for every
+#                               session of the server on PORT, open ones too
+#                               (from their next statement): a primary
+#                               fenced while its clients stay connected
 #
 # scripts/services.sh runs "ensure"; package internal/pgpair embeds this file
 # and runs "rebuild" after a test has promoted, stopped or demoted a server,
@@ -165,6 +170,22 @@ role_and_db() {
 	fi
 }
 
+# read_only PORT on|off: set default_transaction_read_only in the server's
+# postgresql.auto.conf and reload; returns once a new session sees it,
+# which means the postmaster has reloaded and signalled every session (each
+# applies it before its next statement).
+read_only() {
+	local port="$1" want="$2"
+	if [ "$want" = on ]; then
+		sql "$port" 'ALTER SYSTEM SET default_transaction_read_only = on' >/dev/null
+	else
+		sql "$port" 'ALTER SYSTEM RESET default_transaction_read_only' >/dev/null
+	fi
+	sql "$port" 'SELECT pg_reload_conf()' >/dev/null
+	wait_for "127.0.0.1:$port default_transaction_read_only = $want" "$port" read_only_is "$port" "$want"
+}
+read_only_is() { [ "$(sql "$1" 'SHOW default_transaction_read_only')" = "$2" ]; }
+
 # streaming: the primary has a synchronous standby streaming from it, and it
 # is the one on the standby port.
 streaming() {
@@ -181,6 +202,7 @@ why_not() {
 	done
 	in_recovery "$primary_port" && { echo "127.0.0.1:$primary_port is in recovery (a standby)"; return; }
 	in_recovery "$standby_port" || { echo "127.0.0.1:$standby_port is not in recovery (a primary)"; return; }
+	read_only_is "$primary_port" off || { echo "127.0.0.1:$primary_port has default_transaction_read_only on"; return; }
 	streaming || { echo "127.0.0.1:$standby_port is not streaming synchronously from 127.0.0.1:$primary_port"; return; }
 	[ "$(sql "$primary_port" "SELECT count(*) FROM pg_roles WHERE rolname = 'shoal'")" = 1 ] ||
 		{ echo "no role shoal on 127.0.0.1:$primary_port"; return; }
@@ -196,6 +218,8 @@ rebuild() {
 		ctl "$primary_port" promote >/dev/null
 		wait_for "127.0.0.1:$primary_port leaving recovery" "$primary_port" out_of_recovery "$primary_port"
 	fi
+	# A test may have fenced it; the standby copies this setting too.
+	read_only_is "$primary_port" off || read_only "$primary_port" off
 	role_and_db
 	# Then a fresh standby: whatever it was, its data goes.
 	if running "$standby_port"; then
@@ -274,6 +298,11 @@ start)
 	port_arg "${2:-}"
 	start "$2"
 	;;
+readonly)
+	port_arg "${2:-}"
+	case "${3:-}" in on | off) ;; *) die "readonly takes on or off, not '${3:-}'" ;; esac
+	read_only "$2" "$3"
+	;;
 rebuild)
 	rebuild
 	why="$(why_not)"
@@ -283,5 +312,5 @@ status)
 	why="$(why_not)"
 	[ -z "$why" ] || { echo "$why"; exit 1; }
 	;;
-*) die "usage: pair.sh ensure|rebuild|status|promote PORT|stop PORT [MODE]|start PORT" ;;
+*) die "usage: pair.sh ensure|rebuild|status|promote PORT|stop PORT [MODE]|start PORT|readonly PORT on|off" ;;
 esac

@@ -251,3 +251,27 @@ func TestNewProxyRefusesOtherHosts(t *testing.T) {
 		t.Fatal("a proxy to a non-loopback address")
 	}
 }
+
+// SetReadOnly fences the primary for the sessions it already has, from
+// their next statement, and Restore (through Healthy) lifts it.
+func TestSetReadOnly(t *testing.T) {
+	p := ForTest(t)
+	c := connect(t, p.Primary.ConnString)
+	mustExec(t, c, createMarks)
+	ctx := context.Background()
+	if err := p.SetReadOnly(ctx, p.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Exec(ctx, "INSERT INTO pgpair_marks VALUES ($1)", mark(t))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "25006" {
+		t.Fatalf("a write on an open session of the fenced primary: %v, want SQLSTATE 25006", err)
+	}
+	if p.Healthy(ctx) == nil {
+		t.Fatal("Healthy says nothing is wrong with a read-only primary")
+	}
+	if err := p.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c, "INSERT INTO pgpair_marks VALUES ($1)", mark(t))
+}
