@@ -144,3 +144,57 @@ func TestResetsOnReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// A query stuck on a host gone silent fails at its deadline; pgx then
+// closes the connection in the background, sending a cancel request to the
+// same silent host (up to 15s). The connection's place under MaxConns must
+// be free at once, so that a dial can pass the silent host and reach the
+// promoted standby while the next caller still has time: here 4s, against
+// HostConnectTimeout's 2s for the silent host. Waiting for pgx's cleanup
+// (up to 5s) would spend that caller's time with nothing dialling.
+func TestFailoverStuckConnFreesItsPlace(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	proxy, err := pgpair.NewProxy(pair.Primary.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	cs, err := pgpair.ReplaceHost(pair.HA, pair.Primary.Addr, proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg, err := ParseConfig(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Silence()
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = pool.Exec(qctx, "SELECT 1")
+	cancel()
+	if err == nil {
+		t.Fatal("a query through the silent proxy succeeded")
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	qctx, cancel = context.WithTimeout(ctx, 4*time.Second)
+	defer cancel()
+	var port int
+	if err := pool.QueryRow(qctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatalf("a query with 4s after the stuck one failed: %v", err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+}

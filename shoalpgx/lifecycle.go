@@ -35,7 +35,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		}
 	}
 
-	closer := closeConn
+	closer := p.closeOrLeave
 	if c.Budget != nil {
 		closer = closeAndWait
 	}
@@ -197,6 +197,32 @@ func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn)
 		}
 	}()
 	return hook(ctx, conn)
+}
+
+// closeOrLeave closes pc as closeConn does, except when pgx closed it
+// already, under a statement whose context ended: pgx is then cleaning up
+// in a goroutine of its own (a cancel request to the server, then a drain
+// of the socket, up to 15s), and waiting for that would keep the
+// connection's place under MaxConns while the server is silent, and with
+// it the dial that could reach another host. The place is freed at once;
+// Pool.Close still waits for the cleanup, closeTimeout at most, as it
+// waited for closeConn. A budgeted pool keeps waiting (closeAndWait): its
+// permit must not go back while the backend may still hold the slot.
+func (p *Pool) closeOrLeave(pc *pooledConn) error {
+	if !pc.conn.IsClosed() {
+		return closeConn(pc)
+	}
+	p.cleanups.Add(1)
+	go func() {
+		defer p.cleanups.Done()
+		t := time.NewTimer(closeTimeout)
+		defer t.Stop()
+		select {
+		case <-pc.conn.PgConn().CleanupDone():
+		case <-t.C:
+		}
+	}()
+	return nil
 }
 
 // closeConn closes one connection and waits for pgconn's cleanup, so that

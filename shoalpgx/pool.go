@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +31,8 @@ type Pool struct {
 	lookAfter       time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
 	resetOnReadOnly bool                                           // SQLSTATE 25006 resets the pool (failover.go)
 
-	resets atomic.Uint64 // Reset calls, for noteErr
+	resets   atomic.Uint64  // Reset calls, for noteErr
+	cleanups sync.WaitGroup // pgx's cleanups of connections it closed itself (closeOrLeave)
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -86,6 +88,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 // has been released and closed, as pgxpool's does.
 func (p *Pool) Close() {
 	_ = p.core.Close(context.Background())
+	p.cleanups.Wait()
 }
 
 // Stats returns a snapshot of the pool's state and counters. Stat gives
