@@ -146,8 +146,15 @@
 // partition) would hold each dial for the whole connect timeout, 2 minutes
 // by default, before pgx tried the next host. With several hosts and no
 // connect_timeout in the string, each host gets HostConnectTimeout instead
-// (2s; pool_host_connect_timeout), so a dial passes a silent first host in
-// 2 seconds.
+// (2s; pool_host_connect_timeout). And with target_session_attrs=read-write
+// or primary, where at most one host should qualify, a dial gives each host
+// 250ms before it tries the next one as well (at once when one fails): the
+// first to connect and qualify is used, the others are cancelled, or
+// closed if they connect too. So a silent first host delays a dial by a
+// quarter of a second, not by the connect timeout. Other
+// target_session_attrs (any, prefer-standby, ...) keep pgx's order, host
+// after host, which is their meaning. When no host qualifies, the dial's
+// error says what each host answered.
 //
 // A primary can also stop taking writes with its sessions still open (a
 // cluster manager fencing or demoting it). With several hosts and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +40,15 @@ func silentPrimary(t *testing.T) (*pgpair.Pair, string) {
 // writes; with only the connect timeout (2 minutes by default) the dial
 // would still be waiting on the first host when the caller's deadline
 // passed.
+//
+// target_session_attrs=any keeps pgx's dial in order, host after host
+// (read-write staggers them: TestFailoverDialStaggersHosts).
 func TestFailoverDialPassesSilentHost(t *testing.T) {
 	pair, cs := silentPrimary(t)
+	cs = strings.Replace(cs, "target_session_attrs=read-write", "target_session_attrs=any", 1)
+	if !strings.Contains(cs, "target_session_attrs=any") {
+		t.Fatalf("no target_session_attrs=read-write to replace in %s", pair.HA)
+	}
 	pool, err := New(context.Background(), cs)
 	if err != nil {
 		t.Fatal(err)
@@ -196,5 +204,58 @@ func TestFailoverStuckConnFreesItsPlace(t *testing.T) {
 	}
 	if strconv.Itoa(port) != pair.Standby.Port {
 		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+}
+
+// With target_session_attrs=read-write a dial does not wait for a silent
+// first host at all beyond hostStagger: it tries the next host too, and
+// the promoted standby answers, so a caller with 1.5s, less than
+// HostConnectTimeout, writes.
+func TestFailoverDialStaggersHosts(t *testing.T) {
+	pair, cs := silentPrimary(t)
+	pool, err := New(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var port int
+	if err := pool.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatalf("a query with 1.5s, the first host silent and the second promoted: %v", err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+}
+
+// With the primary stopped and the standby not promoted, no host
+// qualifies: the error names every host and what it answered, and not the
+// password.
+func TestFailoverNoHostQualifies(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	if err := pair.Stop(ctx, pair.Primary, pgpair.Fast); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := New(ctx, pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, err = pool.Exec(qctx, "SELECT 1")
+	if err == nil {
+		t.Fatal("a query succeeded with the primary stopped and the standby read-only")
+	}
+	msg := err.Error()
+	for _, want := range []string{pair.Primary.Addr, "connection refused", pair.Standby.Addr, "read only"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "shoal-secret") {
+		t.Errorf("the error holds the password: %s", msg)
 	}
 }

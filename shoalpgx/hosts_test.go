@@ -24,3 +24,31 @@ func TestSeveralHosts(t *testing.T) {
 		}
 	}
 }
+
+// hostConfigs makes one config per host, in order, each with its own
+// attempts only.
+func TestHostConfigs(t *testing.T) {
+	cfg, err := ParseConfig("postgres://u:pw@h1:5432,h2:5433/db?sslmode=prefer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hostConfigs(cfg.ConnConfig)
+	if len(got) != 2 {
+		t.Fatalf("%d configs, want 2", len(got))
+	}
+	for i, want := range []struct {
+		host string
+		port uint16
+	}{{"h1", 5432}, {"h2", 5433}} {
+		c := got[i]
+		if c.Host != want.host || c.Port != want.port || c.TLSConfig == nil {
+			t.Errorf("config %d: %s:%d (TLS %v), want %s:%d with TLS first", i, c.Host, c.Port, c.TLSConfig != nil, want.host, want.port)
+		}
+		if len(c.Fallbacks) != 1 || c.Fallbacks[0].Host != want.host || c.Fallbacks[0].TLSConfig != nil {
+			t.Errorf("config %d: fallbacks %+v, want the same host without TLS", i, c.Fallbacks)
+		}
+	}
+	if staggers(cfg.ConnConfig) {
+		t.Error("a string without target_session_attrs staggers its hosts")
+	}
+}

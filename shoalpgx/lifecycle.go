@@ -156,7 +156,13 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err)
 		}
 	}
-	conn, err := pgx.ConnectConfig(ctx, cc)
+	var conn *pgx.Conn
+	var err error
+	if staggers(cc) {
+		conn, err = connectStaggered(ctx, cc)
+	} else {
+		conn, err = pgx.ConnectConfig(ctx, cc)
+	}
 	if err != nil {
 		return nil, scrubConnectError(err)
 	}
