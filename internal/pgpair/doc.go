@@ -10,9 +10,12 @@
 // hurts the pair, and puts the pair back when the test ends: every server a
 // test stopped is started again, a promoted standby is made a fresh standby
 // of 5441 (pg_basebackup), so the next test starts on a healthy pair. The
-// test may promote the standby, stop and start either server, and make a
-// server silent with a Proxy (accepts connections, then neither forwards
-// nor closes them: a crashed machine or a partition, as a client sees it).
+// test may promote the standby, stop and start either server, bring an old
+// primary back as a standby of the promoted one (Rejoin, with pg_rewind),
+// fence a running primary read-only with its sessions open (SetReadOnly),
+// and make a server silent with a Proxy (accepts connections, then neither
+// forwards nor closes them: a crashed machine or a partition, as a client
+// sees it).
 //
 // Controlling the servers takes root (the servers run as postgres) or the
 // postgres user; the commands run bounded by their context and fail with

@@ -143,6 +143,15 @@ func (p *Pair) Start(ctx context.Context, n Node) error {
 	return p.run(ctx, commandTimeout, "start", n.Port)
 }
 
+// Rejoin brings the server n, an old primary, back as a standby of the
+// other server, which a test has promoted: n is stopped, rewound onto the
+// new primary's timeline (pg_rewind, which drops what n wrote after the
+// two diverged) and started as its streaming standby; Rejoin returns once
+// it streams. Rebuild makes Primary the primary again.
+func (p *Pair) Rejoin(ctx context.Context, n Node) error {
+	return p.run(ctx, rebuildTimeout, "rejoin", n.Port)
+}
+
 // SetReadOnly turns default_transaction_read_only on or off for every
 // session of the server n, the open ones too from their next statement: a
 // primary fenced (writes refused with SQLSTATE 25006) while its clients

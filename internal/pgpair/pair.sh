@@ -15,6 +15,8 @@
 #   pair.sh stop PORT [MODE]    stop the server on PORT (pg_ctl's -m: fast,
 #                               immediate or smart; default fast)
 #   pair.sh start PORT          start the server on PORT, wait until it answers
+#   pair.sh rejoin PORT         bring the server on PORT back as a standby of the
+#                               other one, the promoted standby (pg_rewind -R)
 #   pair.sh readonly PORT on|off
 #                               default_transaction_read_only for every
 #                               session of the server on PORT, open ones too
@@ -97,8 +99,9 @@ start() {
 }
 
 # The settings both servers share. wal_log_hints lets pg_rewind bring a
-# demoted primary back as a standby; the rest keeps two extra servers
-# small. synchronous_standby_names is in the primary's file only: a promoted
+# demoted primary back as a standby, and wal_keep_size keeps the WAL it
+# reads back to the last checkpoint before the two diverged; the rest
+# keeps two extra servers small. synchronous_standby_names is in the primary's file only: a promoted
 # standby must not wait for a standby it does not have.
 settings() {
 	cat <<EOF
@@ -109,6 +112,7 @@ max_connections = 200
 shared_buffers = 32MB
 wal_level = replica
 wal_log_hints = on
+wal_keep_size = 256MB
 max_wal_senders = 4
 max_replication_slots = 4
 hot_standby = on
@@ -168,6 +172,37 @@ role_and_db() {
 	if [ "$(sql "$primary_port" "SELECT count(*) FROM pg_database WHERE datname = 'shoal_test'")" = 0 ]; then
 		sql "$primary_port" 'CREATE DATABASE shoal_test OWNER shoal' >/dev/null
 	fi
+}
+
+# rejoin PORT: stop the server on PORT (an old primary), rewind it onto the
+# timeline of the other server (which must be a primary by now) and start
+# it as that server's standby; returns once it streams.
+rejoin() {
+	local port="$1" other
+	if [ "$port" = "$primary_port" ]; then other="$standby_port"; else other="$primary_port"; fi
+	out_of_recovery "$other" || die "127.0.0.1:$other is not a primary: nothing to rejoin"
+	if running "$port"; then ctl "$port" stop -m fast; fi
+	# Debian puts no pg_rewind wrapper on PATH.
+	as_pg "/usr/lib/postgresql/$ver/bin/pg_rewind" --target-pgdata="$(data_of "$port")" \
+		--source-server="host=$socket_dir port=$other user=postgres dbname=postgres" \
+		--write-recovery-conf >/dev/null
+	# A server that had not diverged needs no rewind, and pg_rewind then
+	# may leave it as it was; it must follow the other server all the same.
+	local data
+	data="$(data_of "$port")"
+	as_pg touch "$data/standby.signal"
+	if ! grep -q "port=$other" "$data/postgresql.auto.conf" 2>/dev/null; then
+		printf "primary_conninfo = 'host=%s port=%s user=postgres'\n" "$socket_dir" "$other" |
+			as_pg tee -a "$data/postgresql.auto.conf" >/dev/null
+	fi
+	start "$port"
+	wait_for "127.0.0.1:$port streaming from 127.0.0.1:$other" "$port" follows "$port" "$other"
+}
+
+# follows PORT OTHER: the server on PORT is in recovery and streams from OTHER.
+follows() {
+	in_recovery "$1" &&
+		sql "$1" "SELECT conninfo FROM pg_stat_wal_receiver WHERE status = 'streaming'" | grep -q "port=$2"
 }
 
 # read_only PORT on|off: set default_transaction_read_only in the server's
@@ -298,6 +333,10 @@ start)
 	port_arg "${2:-}"
 	start "$2"
 	;;
+rejoin)
+	port_arg "${2:-}"
+	rejoin "$2"
+	;;
 readonly)
 	port_arg "${2:-}"
 	case "${3:-}" in on | off) ;; *) die "readonly takes on or off, not '${3:-}'" ;; esac
@@ -312,5 +351,5 @@ status)
 	why="$(why_not)"
 	[ -z "$why" ] || { echo "$why"; exit 1; }
 	;;
-*) die "usage: pair.sh ensure|rebuild|status|promote PORT|stop PORT [MODE]|start PORT|readonly PORT on|off" ;;
+*) die "usage: pair.sh ensure|rebuild|status|promote PORT|stop PORT [MODE]|start PORT|rejoin PORT|readonly PORT on|off" ;;
 esac

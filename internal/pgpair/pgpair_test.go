@@ -275,3 +275,35 @@ func TestSetReadOnly(t *testing.T) {
 	}
 	mustExec(t, c, "INSERT INTO pgpair_marks VALUES ($1)", mark(t))
 }
+
+// After a failover the old primary comes back as a standby of the new one:
+// it has what the new primary wrote and refuses writes.
+func TestPromoteThenRejoin(t *testing.T) {
+	p := ForTest(t)
+	ctx := context.Background()
+	mustExec(t, connect(t, p.Primary.ConnString), createMarks)
+	if err := p.Promote(ctx, p.Standby); err != nil {
+		t.Fatal(err)
+	}
+	m := mark(t)
+	mustExec(t, connect(t, p.Standby.ConnString), "INSERT INTO pgpair_marks VALUES ($1)", m)
+	if err := p.Rejoin(ctx, p.Primary); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := InRecovery(ctx, p.Primary); err != nil || !r {
+		t.Fatalf("after Rejoin the old primary is not in recovery: %v, %v", r, err)
+	}
+	old := connect(t, p.Primary.ConnString)
+	deadline := time.Now().Add(10 * time.Second)
+	for count(t, old, m) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the rejoined standby does not have the new primary's write after 10s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, err := old.Exec(ctx, "INSERT INTO pgpair_marks VALUES ($1)", m)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "25006" {
+		t.Fatalf("a write on the rejoined standby: %v, want SQLSTATE 25006", err)
+	}
+}
