@@ -156,13 +156,13 @@
 // after host, which is their meaning. When no host qualifies, the dial's
 // error says what each host answered.
 //
-// A primary can also stop taking writes with its sessions still open (a
-// cluster manager fencing or demoting it). With several hosts and
-// target_session_attrs=read-write or primary, a write refused with
-// read_only_sql_transaction (SQLSTATE 25006) resets the pool, as
-// Pool.Reset does: the idle connections close now, the others when they
-// are released, and new ones are dialled through the host list to whichever
-// host qualifies now. The write itself fails with the server's error (it
+// With target_session_attrs=read-write or primary the pool also notices
+// that the primary has moved, and resets itself as Pool.Reset does (the
+// idle connections close now, the others when they are released, and new
+// ones are dialled through the host list to whichever host qualifies now)
+// when a new connection lands on another host than the one before it, or
+// when a write is refused with read_only_sql_transaction (SQLSTATE 25006):
+// a primary fenced or demoted with its sessions still open. The write itself fails with the server's error (it
 // did not happen); the ones after it reach the new primary. Errors of the
 // pool's Exec, Query, QueryRow, CopyFrom and of Conn's and Tx's Exec count,
 // not those of statements run on the *pgx.Conn itself. A connection that

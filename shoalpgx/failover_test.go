@@ -259,3 +259,75 @@ func TestFailoverNoHostQualifies(t *testing.T) {
 		t.Errorf("the error holds the password: %s", msg)
 	}
 }
+
+// A new connection that lands on another host than the pool's last one
+// says the primary has moved (with read-write at most one host qualifies),
+// so the pool resets before any write fails: here the old primary is
+// fenced read-only with two of the pool's connections idle on it, and a
+// third, dialled while those two are held, reaches the promoted standby.
+// Without the reset the writes after it would take the two idle
+// connections to the old primary and the first would fail with 25006.
+func TestFailoverNewHostResets(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	cfg, err := ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 4
+	pool, err := NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	acquire := func() *Conn {
+		t.Helper()
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := acquire(), acquire()
+	a.Release()
+	b.Release()
+
+	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	a, b = acquire(), acquire() // the two idle ones, on the old primary
+	c := acquire()              // a new one
+	var port int
+	if err := c.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatal(err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the new connection is on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+	a.Release()
+	b.Release()
+	c.Release()
+
+	// Three at once, so that the pool cannot serve them all from the one
+	// connection released last.
+	held := []*Conn{acquire(), acquire(), acquire()}
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for i, c := range held {
+		if err := c.QueryRow(ctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port); err != nil {
+			t.Fatalf("write %d after the new connection: %v", i+1, err)
+		}
+		if strconv.Itoa(port) != pair.Standby.Port {
+			t.Fatalf("write %d went to port %d, want the new primary's %s", i+1, port, pair.Standby.Port)
+		}
+	}
+}

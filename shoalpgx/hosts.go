@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,10 +79,12 @@ func staggers(cc *pgx.ConnConfig) bool {
 // each host hostStagger before starting on the next as well (and starting
 // on the next at once when one fails): the first connection to succeed
 // wins, and the others are cancelled, or closed if they succeed too.
-func connectStaggered(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error) {
+// It returns the winner's host:port as the connection string names it.
+func connectStaggered(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, string, error) {
 	cfgs := hostConfigs(cc)
 	type result struct {
 		conn *pgx.Conn
+		host string
 		err  error
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -93,7 +97,7 @@ func connectStaggered(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error
 		pending++
 		go func() {
 			conn, err := pgx.ConnectConfig(ctx, c)
-			results <- result{conn, err}
+			results <- result{conn, net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), err}
 		}()
 	}
 	startNext()
@@ -116,7 +120,7 @@ func connectStaggered(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error
 						}
 					}
 				}(pending)
-				return r.conn, nil
+				return r.conn, r.host, nil
 			}
 			errs = append(errs, scrubConnectError(r.err))
 			if fatalForAllHosts(r.err) {
@@ -127,13 +131,13 @@ func connectStaggered(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error
 						}
 					}
 				}(pending)
-				return nil, errors.Join(errs...)
+				return nil, "", errors.Join(errs...)
 			}
 			if started < len(cfgs) {
 				startNext()
 				timer.Reset(hostStagger)
 			} else if pending == 0 {
-				return nil, errors.Join(errs...)
+				return nil, "", errors.Join(errs...)
 			}
 		case <-timer.C:
 			if started < len(cfgs) {
@@ -149,4 +153,17 @@ func connectStaggered(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, error
 func fatalForAllHosts(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "3D000" || pe.Code == "42501")
+}
+
+// noteHost resets the pool when a staggered dial lands on another host
+// than the one before it: with read-write or primary at most one host
+// qualifies, so the primary has moved, and the pool's connections to the
+// old one (fenced, demoted, or silent) would take callers' statements
+// until each failed on its own. The new connection, not in the pool yet,
+// is kept. A dial that started before the move and still lands on the old
+// host moves it back; with one primary at a time that cannot happen.
+func (p *Pool) noteHost(host string) {
+	if prev := p.lastHost.Swap(&host); prev != nil && *prev != host {
+		p.Reset()
+	}
 }

@@ -159,7 +159,11 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	var conn *pgx.Conn
 	var err error
 	if staggers(cc) {
-		conn, err = connectStaggered(ctx, cc)
+		var host string
+		conn, host, err = connectStaggered(ctx, cc)
+		if err == nil {
+			p.noteHost(host)
+		}
 	} else {
 		conn, err = pgx.ConnectConfig(ctx, cc)
 	}

@@ -31,8 +31,9 @@ type Pool struct {
 	lookAfter       time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
 	resetOnReadOnly bool                                           // SQLSTATE 25006 resets the pool (failover.go)
 
-	resets   atomic.Uint64  // Reset calls, for noteErr
-	cleanups sync.WaitGroup // pgx's cleanups of connections it closed itself (closeOrLeave)
+	resets   atomic.Uint64          // Reset calls, for noteErr
+	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
+	cleanups sync.WaitGroup         // pgx's cleanups of connections it closed itself (closeOrLeave)
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
