@@ -3,6 +3,9 @@
 # integration tests talk to, then prints the environment the tests read:
 #
 #   PostgreSQL  127.0.0.1:5432  role shoal / db shoal_test, password auth (SCRAM)
+#   PostgreSQL  127.0.0.1:5441  primary of the HA pair, same role and db
+#   PostgreSQL  127.0.0.1:5442  its synchronous streaming standby
+#                               (internal/pgpair/pair.sh; tests fail it over)
 #   ClickHouse  127.0.0.1:8123  HTTP interface (native protocol on 127.0.0.1:9000)
 #   InfluxDB    127.0.0.1:8086  HTTP API, database shoal_test
 #   etcd        127.0.0.1:2379  client URL (peer URL 127.0.0.1:2380)
@@ -15,7 +18,7 @@
 # number of times: it installs only what is missing, starts only servers that
 # do not answer yet and changes PostgreSQL's configuration only when needed.
 #
-# Logs: PostgreSQL /var/log/postgresql/, ClickHouse /var/log/clickhouse-server/,
+# Logs: PostgreSQL /var/log/postgresql/ (the pair's too), ClickHouse /var/log/clickhouse-server/,
 # InfluxDB /var/log/influxdb/influxd.log, etcd /var/log/shoal-etcd.log, the
 # etcd cluster /var/log/shoal-etcd-cluster-N.log, PgBouncer
 # /var/log/shoal-pgbouncer.log.
@@ -178,6 +181,19 @@ if pg_try not-the-password >/dev/null 2>&1; then
 	die "a wrong password was accepted for shoal@127.0.0.1/shoal_test: the scram-sha-256 rule is not in effect"
 fi
 echo "    role shoal can log in to shoal_test with its password (SCRAM); a wrong password is refused"
+
+# ---------------------------------------------------------------------------
+step "PostgreSQL HA pair"
+# Two more clusters of the same version: a primary and a synchronous
+# streaming standby of it, for the failover tests. The script that creates
+# and repairs them is the one internal/pgpair runs to rebuild the pair after
+# a test, so it lives beside that package.
+SHOAL_PAIR_PG_VERSION="$pg_ver" SHOAL_PAIR_WAIT="$wait_secs" \
+	bash "$here/../internal/pgpair/pair.sh" ensure
+pair_try() { PGPASSWORD=shoal-secret PGCONNECT_TIMEOUT=5 psql -X -q -At -w -h 127.0.0.1 -p "$1" -U shoal -d shoal_test -c 'SELECT pg_is_in_recovery()'; }
+[ "$(pair_try 5441 2>&1)" = f ] || die "shoal cannot log in to the primary 127.0.0.1:5441: $(pair_try 5441 2>&1)"
+[ "$(pair_try 5442 2>&1)" = t ] || die "shoal cannot log in to the standby 127.0.0.1:5442: $(pair_try 5442 2>&1)"
+echo "    role shoal can log in to shoal_test on both; 5441 writes, 5442 is in recovery"
 
 # ---------------------------------------------------------------------------
 step "ClickHouse"

@@ -6,3 +6,8 @@ export SHOAL_TEST_INFLUXDB='http://127.0.0.1:8086'
 export SHOAL_TEST_ETCD='127.0.0.1:2379'
 export SHOAL_TEST_ETCD_CLUSTER='127.0.0.1:2381,127.0.0.1:2382,127.0.0.1:2383'
 export SHOAL_TEST_PGBOUNCER='postgres://shoal:shoal-secret@127.0.0.1:6432/shoal_test?sslmode=disable'
+# The HA pair: a primary, its synchronous standby, and both as one multi-host
+# string that asks for the writable one (libpq's and pgx's syntax).
+export SHOAL_TEST_PG_PRIMARY='postgres://shoal:shoal-secret@127.0.0.1:5441/shoal_test?sslmode=disable'
+export SHOAL_TEST_PG_STANDBY='postgres://shoal:shoal-secret@127.0.0.1:5442/shoal_test?sslmode=disable'
+export SHOAL_TEST_PG_HA='postgres://shoal:shoal-secret@127.0.0.1:5441,127.0.0.1:5442/shoal_test?sslmode=disable&target_session_attrs=read-write'

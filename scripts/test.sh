@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs all of shoal's tests, on a fresh machine too: it first installs and
-# starts the real servers the integration tests use (PostgreSQL, ClickHouse,
+# starts the real servers the integration tests use (PostgreSQL alone and as
+# a primary/standby pair, ClickHouse,
 # InfluxDB, etcd alone and as a 3-member cluster, PgBouncer; needs root and
 # Debian's packages), then runs the tests
 # with the race detector, and last pgx's pgxpool tests against shoalpgx
@@ -25,8 +26,12 @@ if [ "${SHOAL_SKIP_SERVICES:-0}" != 1 ]; then
 	: "${SHOAL_TEST_ETCD:=127.0.0.1:2379}"
 	: "${SHOAL_TEST_ETCD_CLUSTER:=127.0.0.1:2381,127.0.0.1:2382,127.0.0.1:2383}"
 	: "${SHOAL_TEST_PGBOUNCER:=postgres://shoal:shoal-secret@127.0.0.1:6432/shoal_test?sslmode=disable}"
+	: "${SHOAL_TEST_PG_PRIMARY:=postgres://shoal:shoal-secret@127.0.0.1:5441/shoal_test?sslmode=disable}"
+	: "${SHOAL_TEST_PG_STANDBY:=postgres://shoal:shoal-secret@127.0.0.1:5442/shoal_test?sslmode=disable}"
+	: "${SHOAL_TEST_PG_HA:=postgres://shoal:shoal-secret@127.0.0.1:5441,127.0.0.1:5442/shoal_test?sslmode=disable&target_session_attrs=read-write}"
 	export SHOAL_TEST_POSTGRES SHOAL_TEST_CLICKHOUSE SHOAL_TEST_INFLUXDB SHOAL_TEST_ETCD \
-		SHOAL_TEST_ETCD_CLUSTER SHOAL_TEST_PGBOUNCER
+		SHOAL_TEST_ETCD_CLUSTER SHOAL_TEST_PGBOUNCER \
+		SHOAL_TEST_PG_PRIMARY SHOAL_TEST_PG_STANDBY SHOAL_TEST_PG_HA
 fi
 
 if [ "$#" -gt 0 ]; then

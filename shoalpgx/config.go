@@ -24,6 +24,13 @@ const (
 	// stop one that hangs (pgxpool uses the same bound).
 	defaultConnectTimeout = 2 * time.Minute
 
+	// defaultHostConnectTimeout bounds each host's part of a multi-host
+	// dial (see Config.HostConnectTimeout): far above a healthy connect's
+	// time, even with TLS and SCRAM over a WAN, and short enough that a
+	// silent first host costs a failover about as much as the callers'
+	// usual deadlines.
+	defaultHostConnectTimeout = 2 * time.Second
+
 	// closeTimeout bounds closing one connection: sending Terminate and
 	// waiting for pgconn's cleanup.
 	closeTimeout = 5 * time.Second
@@ -213,6 +220,18 @@ type Config struct {
 	// default, min(MaxConns, 4).
 	MaxDialing int
 
+	// HostConnectTimeout bounds each host's attempt within a dial when the
+	// connection string names several hosts (libpq's multi-host form,
+	// host1:port1,host2:port2) and sets no connect_timeout. pgx tries the
+	// hosts in order, and a host that accepts and never answers (a crashed
+	// machine, a partition) would otherwise hold every dial for the whole
+	// connect timeout, 2 minutes by default, before the next host is
+	// tried: after a failover, the pool would not reach the new primary.
+	// A connect_timeout in the string, which pgx (like libpq) applies to
+	// each host, takes precedence. Default 2s; 0 leaves multi-host dials
+	// to the connect timeout. Connection string: pool_host_connect_timeout.
+	HostConnectTimeout time.Duration
+
 	// Logger receives the core's connection opens and closes (Debug), dial
 	// failures and failed checks (Warn), and failed pings before a
 	// connection is handed out (Warn). nil means no logging. Passwords
@@ -257,14 +276,15 @@ type ShouldPingParams struct {
 // defaultConfig returns a Config with pgxpool's defaults.
 func defaultConfig(cc *pgx.ConnConfig) *Config {
 	return &Config{
-		ConnConfig:        cc,
-		MaxConns:          int32(max(defaultMinMaxConns, runtime.NumCPU())),
-		MaxConnLifetime:   defaultMaxConnLifetime,
-		MaxConnIdleTime:   defaultMaxConnIdleTime,
-		HealthCheckAfter:  defaultHealthCheckAfter,
-		HealthCheckPeriod: defaultHealthCheckPeriod,
-		HandoffAfter:      defaultHandoffAfter,
-		parsed:            true,
+		ConnConfig:         cc,
+		MaxConns:           int32(max(defaultMinMaxConns, runtime.NumCPU())),
+		MaxConnLifetime:    defaultMaxConnLifetime,
+		MaxConnIdleTime:    defaultMaxConnIdleTime,
+		HealthCheckAfter:   defaultHealthCheckAfter,
+		HealthCheckPeriod:  defaultHealthCheckPeriod,
+		HandoffAfter:       defaultHandoffAfter,
+		HostConnectTimeout: defaultHostConnectTimeout,
+		parsed:             true,
 	}
 }
 

@@ -27,6 +27,9 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.HandoffAfter != 4*time.Millisecond {
 		t.Errorf("HandoffAfter = %s, want the default 4ms", cfg.HandoffAfter)
 	}
+	if cfg.HostConnectTimeout != 2*time.Second {
+		t.Errorf("HostConnectTimeout = %s, want the default 2s", cfg.HostConnectTimeout)
+	}
 	if cfg.MinIdleConns != 0 || cfg.MinConns != 0 || cfg.Partitions != 0 || cfg.MaxWaiters != 0 {
 		t.Errorf("counts = %+v, want zeros", cfg)
 	}
@@ -129,7 +132,7 @@ func TestParseConfigPoolKeys(t *testing.T) {
 				"pool_max_conns=12", "pool_min_idle=3", "pool_min_conns=2", "pool_partitions=4",
 				"pool_max_waiters=100", "pool_max_conn_lifetime=90m", "pool_max_conn_lifetime_jitter=5m",
 				"pool_max_conn_idle_time=2m", "pool_health_check_after=250ms", "pool_ping_timeout=3s",
-				"pool_health_check_period=10s", "pool_handoff_after=2ms",
+				"pool_health_check_period=10s", "pool_handoff_after=2ms", "pool_host_connect_timeout=750ms",
 			}
 			var cs string
 			if form == "url" {
@@ -143,9 +146,10 @@ func TestParseConfigPoolKeys(t *testing.T) {
 			}
 			got := []any{cfg.MaxConns, cfg.MinIdleConns, cfg.MinConns, cfg.Partitions, cfg.MaxWaiters,
 				cfg.MaxConnLifetime, cfg.MaxConnLifetimeJitter, cfg.MaxConnIdleTime, cfg.HealthCheckAfter,
-				cfg.PingTimeout, cfg.HealthCheckPeriod, cfg.HandoffAfter}
+				cfg.PingTimeout, cfg.HealthCheckPeriod, cfg.HandoffAfter, cfg.HostConnectTimeout}
 			want := []any{int32(12), int32(3), int32(2), 4, 100, 90 * time.Minute, 5 * time.Minute,
-				2 * time.Minute, 250 * time.Millisecond, 3 * time.Second, 10 * time.Second, 2 * time.Millisecond}
+				2 * time.Minute, 250 * time.Millisecond, 3 * time.Second, 10 * time.Second, 2 * time.Millisecond,
+				750 * time.Millisecond}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("parsed %v, want %v", got, want)
 			}
@@ -187,6 +191,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{"pool_health_check_period=often", "pool_health_check_period"},
 		{"pool_ping_timeout=x", "pool_ping_timeout"},
 		{"pool_handoff_after=-1ms", "pool_handoff_after"},
+		{"pool_host_connect_timeout=-2s", "pool_host_connect_timeout"},
 		{"pool_max_conn=8", "pool_max_conn"},
 		{"pool_maxconns=8", "pool_maxconns"},
 	}
@@ -265,6 +270,7 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }, "must be >= 0, got -1s"},
 		{"HealthCheckPeriod", func(c *Config) { c.HealthCheckPeriod, c.HealthCheckAfter = -time.Second, 0 }, "must be >= 0, got -1s"},
 		{"HandoffAfter", func(c *Config) { c.HandoffAfter = -time.Millisecond }, "must be >= 0, got -1ms"},
+		{"HostConnectTimeout", func(c *Config) { c.HostConnectTimeout = -time.Second }, "must be >= 0, got -1s"},
 		{"Partitions", func(c *Config) { c.Partitions = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetimeJitter", func(c *Config) { c.MaxConnLifetime, c.MaxConnLifetimeJitter = 2562047*time.Hour, time.Hour },
 			"plus MaxConnLifetime (2562047h0m0s) must fit in a time.Duration, got 1h0m0s"},

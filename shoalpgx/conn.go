@@ -149,7 +149,9 @@ func (c *Conn) Conn() *pgx.Conn { return c.pc.conn }
 
 // Exec runs sql on the connection. See pgx.Conn.Exec.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return c.pc.conn.Exec(ctx, sql, args...)
+	tag, err := c.pc.conn.Exec(ctx, sql, args...)
+	c.pc.noteErr(err)
+	return tag, err
 }
 
 // Query runs sql on the connection. See pgx.Conn.Query.
@@ -169,7 +171,9 @@ func (c *Conn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 
 // CopyFrom copies rows into a table on the connection. See pgx.Conn.CopyFrom.
 func (c *Conn) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	return c.pc.conn.CopyFrom(ctx, table, columns, src)
+	n, err := c.pc.conn.CopyFrom(ctx, table, columns, src)
+	c.pc.noteErr(err)
+	return n, err
 }
 
 // Begin starts a transaction on the connection. See pgx.Conn.Begin.

@@ -133,6 +133,45 @@
 //     transaction) stays with the connection, as in pgxpool.
 //   - Close waits for every acquired connection to be released.
 //
+// # Several hosts and failover
+//
+// A connection string may name several hosts, as libpq's does. pgx tries
+// them in order on every dial, and target_session_attrs=read-write (or
+// primary) makes it pass over a standby, so that once a standby has been
+// promoted new connections go to it:
+//
+//	postgres://app:secret@db1.internal:5432,db2.internal:5432/app?target_session_attrs=read-write
+//
+// A host that accepts connections and never answers (a crashed machine, a
+// partition) would hold each dial for the whole connect timeout, 2 minutes
+// by default, before pgx tried the next host. With several hosts and no
+// connect_timeout in the string, each host gets HostConnectTimeout instead
+// (2s; pool_host_connect_timeout). And with target_session_attrs=read-write
+// or primary, where at most one host should qualify, a dial gives each host
+// 250ms before it tries the next one as well (at once when one fails): the
+// first to connect and qualify is used, the others are cancelled, or
+// closed if they connect too. So a silent first host delays a dial by a
+// quarter of a second, not by the connect timeout. Other
+// target_session_attrs (any, prefer-standby, ...) keep pgx's order, host
+// after host, which is their meaning. When no host qualifies, the dial's
+// error says what each host answered.
+//
+// With target_session_attrs=read-write or primary the pool also notices
+// that the primary has moved, and resets itself as Pool.Reset does (the
+// idle connections close now, the others when they are released, and new
+// ones are dialled through the host list to whichever host qualifies now)
+// when a new connection lands on another host than the one before it, or
+// when a write is refused with read_only_sql_transaction (SQLSTATE 25006):
+// a primary fenced or demoted with its sessions still open. The write itself fails with the server's error (it
+// did not happen); the ones after it reach the new primary. Errors of the
+// pool's Exec, Query, QueryRow, CopyFrom and of Conn's and Tx's Exec count,
+// not those of statements run on the *pgx.Conn itself. A connection that
+// breaks is replaced alone: one session the server ended says nothing of
+// the others.
+//
+// bench/failover measures a failover through the pool; its figures are in
+// BENCHMARKS.md.
+//
 // # Tracing
 //
 // As in pgxpool, the pool traces its acquires and releases through

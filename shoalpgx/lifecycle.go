@@ -27,6 +27,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
 		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
 		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0", c.HealthCheckPeriod},
+		{c.HostConnectTimeout < 0, "HostConnectTimeout", "must be >= 0", c.HostConnectTimeout},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -34,7 +35,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		}
 	}
 
-	closer := closeConn
+	closer := p.closeOrLeave
 	if c.Budget != nil {
 		closer = closeAndWait
 	}
@@ -137,6 +138,11 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	cc := c.ConnConfig.Copy()
 	if cc.ConnectTimeout <= 0 {
 		cc.ConnectTimeout = defaultConnectTimeout
+		// pgconn applies ConnectTimeout to each host in turn; see
+		// Config.HostConnectTimeout.
+		if c.HostConnectTimeout > 0 && severalHosts(cc) {
+			cc.ConnectTimeout = c.HostConnectTimeout
+		}
 	}
 	permit := shoal.PermitFromContext(ctx)
 	key, fenced := p.fenceKey()
@@ -150,7 +156,17 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err)
 		}
 	}
-	conn, err := pgx.ConnectConfig(ctx, cc)
+	var conn *pgx.Conn
+	var err error
+	if staggers(cc) {
+		var host string
+		conn, host, err = connectStaggered(ctx, cc)
+		if err == nil {
+			p.noteHost(host)
+		}
+	} else {
+		conn, err = pgx.ConnectConfig(ctx, cc)
+	}
 	if err != nil {
 		return nil, scrubConnectError(err)
 	}
@@ -173,7 +189,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err)
 		}
 	}
-	pc := &pooledConn{conn: conn, pool: p}
+	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load()}
 	pc.initPeek()
 	return pc, nil
 }
@@ -191,6 +207,32 @@ func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn)
 		}
 	}()
 	return hook(ctx, conn)
+}
+
+// closeOrLeave closes pc as closeConn does, except when pgx closed it
+// already, under a statement whose context ended: pgx is then cleaning up
+// in a goroutine of its own (a cancel request to the server, then a drain
+// of the socket, up to 15s), and waiting for that would keep the
+// connection's place under MaxConns while the server is silent, and with
+// it the dial that could reach another host. The place is freed at once;
+// Pool.Close still waits for the cleanup, closeTimeout at most, as it
+// waited for closeConn. A budgeted pool keeps waiting (closeAndWait): its
+// permit must not go back while the backend may still hold the slot.
+func (p *Pool) closeOrLeave(pc *pooledConn) error {
+	if !pc.conn.IsClosed() {
+		return closeConn(pc)
+	}
+	p.cleanups.Add(1)
+	go func() {
+		defer p.cleanups.Done()
+		t := time.NewTimer(closeTimeout)
+		defer t.Stop()
+		select {
+		case <-pc.conn.PgConn().CleanupDone():
+		case <-t.C:
+		}
+	}()
+	return nil
 }
 
 // closeConn closes one connection and waits for pgconn's cleanup, so that

@@ -39,6 +39,7 @@ var poolKeys = []poolKey{
 	{"pool_health_check_period", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckPeriod) }},
 	{"pool_ping_timeout", func(c *Config, v string) error { return parseDuration(v, &c.PingTimeout) }},
 	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.HandoffAfter) }},
+	{"pool_host_connect_timeout", func(c *Config, v string) error { return parseDuration(v, &c.HostConnectTimeout) }},
 }
 
 // ParseConfig parses a connection string as pgx.ParseConfig does (URL or
@@ -59,6 +60,10 @@ var poolKeys = []poolKey{
 //	                               look at idle connections; see Config)
 //	pool_ping_timeout              duration (default 0: no own bound)
 //	pool_handoff_after             duration (default 4ms; 0 = strict FIFO)
+//	pool_host_connect_timeout      duration (default 2s; 0 = the connect
+//	                               timeout): each host's bound in a dial
+//	                               when the string names several hosts
+//	                               and no connect_timeout
 //
 // Any other key that starts with pool_, a bad value, or pool_min_idle given
 // together with pool_min_idle_conns is an error that names the key. A

@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,11 +24,16 @@ type Pool struct {
 	destroys destroyCounts // for Stat
 
 	// Set by NewWithConfig from config, read on every acquire and release.
-	prepareConn   func(context.Context, *pgx.Conn) (bool, error) // PrepareConn, or BeforeAcquire wrapped; nil for none
-	acquireTracer AcquireTracer                                  // from ConnConfig.Tracer; nil for none
-	releaseTracer ReleaseTracer                                  // likewise
-	attempts      int                                            // connections one acquire tries: MaxConns+1, as pgxpool
-	lookAfter     time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
+	prepareConn     func(context.Context, *pgx.Conn) (bool, error) // PrepareConn, or BeforeAcquire wrapped; nil for none
+	acquireTracer   AcquireTracer                                  // from ConnConfig.Tracer; nil for none
+	releaseTracer   ReleaseTracer                                  // likewise
+	attempts        int                                            // connections one acquire tries: MaxConns+1, as pgxpool
+	lookAfter       time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
+	resetOnReadOnly bool                                           // SQLSTATE 25006 resets the pool (failover.go)
+
+	resets   atomic.Uint64          // Reset calls, for noteErr
+	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
+	cleanups sync.WaitGroup         // pgx's cleanups of connections it closed itself (closeOrLeave)
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -57,7 +63,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, err
 	}
 	cfg = cfg.Copy()
-	p := &Pool{config: cfg, attempts: int(cfg.MaxConns) + 1}
+	p := &Pool{config: cfg, attempts: int(cfg.MaxConns) + 1, resetOnReadOnly: resetsOnReadOnly(cfg.ConnConfig)}
 	p.prepareConn = cfg.PrepareConn
 	if p.prepareConn == nil && cfg.BeforeAcquire != nil {
 		hook := cfg.BeforeAcquire
@@ -83,6 +89,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 // has been released and closed, as pgxpool's does.
 func (p *Pool) Close() {
 	_ = p.core.Close(context.Background())
+	p.cleanups.Wait()
 }
 
 // Stats returns a snapshot of the pool's state and counters. Stat gives
@@ -91,8 +98,14 @@ func (p *Pool) Stats() shoal.Stats { return p.core.Stats() }
 
 // Reset closes every connection: idle ones now, acquired ones when they
 // are released. The pool stays open and dials anew, as pgxpool's Reset
-// does (after a failover or a credential rotation, say).
-func (p *Pool) Reset() { p.core.Reset() }
+// does (after a failover or a credential rotation, say). With several
+// hosts in the connection string the pool resets itself on a sign that
+// the primary has moved (see the package doc, "Several hosts and
+// failover").
+func (p *Pool) Reset() {
+	p.resets.Add(1)
+	p.core.Reset()
+}
 
 // Config returns a copy of the config the pool was created with.
 func (p *Pool) Config() *Config { return p.config.Copy() }
@@ -104,6 +117,10 @@ type pooledConn struct {
 	conn  *pgx.Conn
 	pool  *Pool
 	lease shoal.Lease[*pooledConn] // the core's lease on this connection, set at each acquire
+
+	// resetGen is the pool's count of resets when the connection was
+	// dialled; see noteErr.
+	resetGen uint64
 
 	// The idle check (health.go): a non-blocking look at the socket, and
 	// what it found for the acquire to act on (acquire.go), which clears

@@ -15,7 +15,9 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 		return pgconn.CommandTag{}, err
 	}
 	defer pc.release()
-	return pc.conn.Exec(ctx, sql, args...)
+	tag, err := pc.conn.Exec(ctx, sql, args...)
+	pc.noteErr(err)
+	return tag, err
 }
 
 // Query acquires a connection and runs sql on it. The connection is held
@@ -29,6 +31,7 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	}
 	rows, err := pc.conn.Query(ctx, sql, args...)
 	if err != nil {
+		pc.noteErr(err)
 		pc.release()
 		return errRows{err: err}, err
 	}
@@ -54,7 +57,9 @@ func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []str
 		return 0, err
 	}
 	defer pc.release()
-	return pc.conn.CopyFrom(ctx, table, columns, src)
+	n, err := pc.conn.CopyFrom(ctx, table, columns, src)
+	pc.noteErr(err)
+	return n, err
 }
 
 // Ping acquires a connection, checks that it and the server answer, and

@@ -30,6 +30,7 @@ func (rows *poolRows) Close() {
 	rows.r.Close()
 	if pc := rows.pc; pc != nil {
 		rows.pc = nil
+		pc.noteErr(rows.r.Err())
 		pc.release()
 	}
 }
@@ -109,7 +110,11 @@ func (row *poolRow) Scan(dest ...any) error {
 	}
 	row.pc = nil
 	defer pc.release()
-	return row.r.Scan(dest...)
+	err := row.r.Scan(dest...)
+	if err != pgx.ErrNoRows {
+		pc.noteErr(err)
+	}
+	return err
 }
 
 // errRows are the rows of a Query that failed before it had any.

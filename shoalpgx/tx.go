@@ -101,7 +101,11 @@ func (tx *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementD
 
 // Exec runs sql inside the transaction.
 func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return tx.t.Exec(ctx, sql, args...)
+	tag, err := tx.t.Exec(ctx, sql, args...)
+	if pc := tx.pc; pc != nil {
+		pc.noteErr(err)
+	}
+	return tag, err
 }
 
 // Query runs sql inside the transaction.

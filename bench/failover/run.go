@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/pgpair"
+)
+
+// A fault is what happens to the primary at -fault-at.
+type fault string
+
+const (
+	silent  fault = "silent"
+	stopped fault = "stopped"
+)
+
+// spec is one run's shape.
+type spec struct {
+	workers  int
+	duration time.Duration
+	faultAt  time.Duration
+	deadline time.Duration
+}
+
+// write is one INSERT as its worker saw it.
+type write struct {
+	seq   int
+	start time.Duration // since the run began
+	end   time.Duration
+	err   error
+}
+
+// outcome is one run: every write, and when the fault and promotion were.
+type outcome struct {
+	fault      fault
+	contender  string
+	run        string
+	writes     [][]write     // by worker
+	faultAt    time.Duration // when the fault began
+	downAt     time.Duration // when the primary had gone: silenced, or stopped
+	promotedAt time.Duration // when the promotion had completed
+	closeTook  time.Duration // the pool's Close after the run
+	closeStuck bool          // Close had not returned after closeWait
+}
+
+// closeWait bounds the wait for a pool's Close after a run, so that a pool
+// stuck on a silent server cannot stall the benchmark; the figure says so.
+const closeWait = 15 * time.Second
+
+const insertSQL = "INSERT INTO failover_writes (run, worker, seq) VALUES ($1, $2, $3)"
+
+// runOnce runs one contender through one fault on a healthy pair.
+func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spec, run string) (*outcome, error) {
+	cs := pair.HA
+	var proxy *pgpair.Proxy
+	if f == silent {
+		var err error
+		if proxy, err = pgpair.NewProxy(pair.Primary.Addr); err != nil {
+			return nil, err
+		}
+		defer proxy.Close()
+		if cs, err = pgpair.ReplaceHost(pair.HA, pair.Primary.Addr, proxy.Addr()); err != nil {
+			return nil, err
+		}
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	p, err := c.open(octx, cs)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", c.name, err)
+	}
+	o := &outcome{fault: f, contender: c.name, run: run, writes: make([][]write, s.workers)}
+
+	begin := time.Now()
+	stop := begin.Add(s.duration)
+	var wg sync.WaitGroup
+	for w := range s.workers {
+		wg.Go(func() {
+			for seq := 1; time.Now().Before(stop); seq++ {
+				start := time.Since(begin)
+				wctx, cancel := context.WithTimeout(ctx, s.deadline)
+				_, err := p.Exec(wctx, insertSQL, run, w, seq)
+				cancel()
+				o.writes[w] = append(o.writes[w], write{seq: seq, start: start, end: time.Since(begin), err: err})
+			}
+		})
+	}
+
+	var faultErr error
+	time.Sleep(time.Until(begin.Add(s.faultAt)))
+	o.faultAt = time.Since(begin)
+	switch f {
+	case silent:
+		proxy.Silence()
+	case stopped:
+		faultErr = pair.Stop(ctx, pair.Primary, pgpair.Fast)
+	}
+	o.downAt = time.Since(begin)
+	if faultErr == nil {
+		faultErr = pair.Promote(ctx, pair.Standby)
+	}
+	o.promotedAt = time.Since(begin)
+	wg.Wait()
+
+	// The proxy first: a pool closing connections to a silent server would
+	// otherwise wait on it.
+	if proxy != nil {
+		proxy.Close()
+	}
+	closed := make(chan struct{})
+	cstart := time.Now()
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+		o.closeTook = time.Since(cstart)
+	case <-time.After(closeWait):
+		o.closeStuck = true
+	}
+	if faultErr != nil {
+		return nil, fmt.Errorf("%s fault: %w", f, faultErr)
+	}
+	return o, nil
+}

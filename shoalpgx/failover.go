@@ -1,0 +1,61 @@
+package shoalpgx
+
+import (
+	"errors"
+	"reflect"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The pool's part in a failover. With several hosts in the connection
+// string and target_session_attrs asking for a writable one, a write
+// refused with read_only_sql_transaction (SQLSTATE 25006) says that the
+// connection's host is no longer the primary (fenced or demoted with its
+// sessions still open): the pool resets (Pool.Reset), so that its other
+// connections to that host, healthy as they look, are closed too, and new
+// ones are dialled through the host list to whichever host qualifies now.
+//
+// A broken connection is not a sign of its own: it is replaced, and the
+// look at the socket before each acquire already keeps the pool from
+// handing out the others a stopped server closed, while one session that
+// the server ended (pg_terminate_backend, idle_session_timeout) must not
+// cost the pool all its healthy connections.
+
+// resetsOnReadOnly reports whether a pool on cc resets on SQLSTATE 25006:
+// with several hosts, and target_session_attrs read-write or primary.
+func resetsOnReadOnly(cc *pgx.ConnConfig) bool {
+	return cc != nil && severalHosts(cc) && wantsWritable(cc.ValidateConnect)
+}
+
+// wantsWritable reports whether validate is pgconn's check for
+// target_session_attrs=read-write or primary. Functions cannot be compared
+// in Go; their code pointers can, and ParseConfig sets these exact ones.
+func wantsWritable(validate pgconn.ValidateConnectFunc) bool {
+	if validate == nil {
+		return false
+	}
+	ptr := reflect.ValueOf(validate).Pointer()
+	return ptr == reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsReadWrite).Pointer() ||
+		ptr == reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsPrimary).Pointer()
+}
+
+// noteErr resets the pool when err, returned by a statement on pc, says
+// pc's host is no longer the primary. Only a connection dialled since the
+// pool's last reset can reset it again: the older ones are retired
+// already, and each of their errors would otherwise close the new
+// primary's fresh connections too.
+func (pc *pooledConn) noteErr(err error) {
+	if err == nil || !pc.pool.resetOnReadOnly {
+		return
+	}
+	if pc.resetGen == pc.pool.resets.Load() && isReadOnlyErr(err) {
+		pc.pool.Reset()
+	}
+}
+
+// isReadOnlyErr: SQLSTATE 25006, read_only_sql_transaction.
+func isReadOnlyErr(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25006"
+}

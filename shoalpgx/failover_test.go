@@ -1,0 +1,333 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/internal/pgpair"
+)
+
+// silentPrimary returns the pair, promoted, and the read-write multi-host
+// string whose first host is a proxy in front of the old primary that has
+// gone silent: a dial that tries the hosts in order meets a host that
+// accepts and never answers before one that would serve it.
+func silentPrimary(t *testing.T) (*pgpair.Pair, string) {
+	t.Helper()
+	pair := pgpair.ForTest(t)
+	proxy, err := pgpair.NewProxy(pair.Primary.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	cs, err := pgpair.ReplaceHost(pair.HA, pair.Primary.Addr, proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Silence()
+	if err := pair.Promote(context.Background(), pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	return pair, cs
+}
+
+// A dial whose first host is silent gives up on it after
+// HostConnectTimeout and reaches the promoted standby, so a caller with 5s
+// writes; with only the connect timeout (2 minutes by default) the dial
+// would still be waiting on the first host when the caller's deadline
+// passed.
+//
+// target_session_attrs=any keeps pgx's dial in order, host after host
+// (read-write staggers them: TestFailoverDialStaggersHosts).
+func TestFailoverDialPassesSilentHost(t *testing.T) {
+	pair, cs := silentPrimary(t)
+	cs = strings.Replace(cs, "target_session_attrs=read-write", "target_session_attrs=any", 1)
+	if !strings.Contains(cs, "target_session_attrs=any") {
+		t.Fatalf("no target_session_attrs=read-write to replace in %s", pair.HA)
+	}
+	pool, err := New(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var port int
+	if err := pool.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatalf("a query with 5s, the first host silent and the second promoted: %v", err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+}
+
+// A primary fenced read-only while the pool holds connections to it (as a
+// cluster manager demoting it would), its standby promoted: the first write
+// fails with read_only_sql_transaction, and the pool resets, so the writes
+// after it reach the new primary. Without the reset they would go on
+// failing on the pool's other connections to the old primary, which are
+// healthy and would never be replaced.
+func TestFailoverReadOnlyResets(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	cfg, err := ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 4
+	pool, err := NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	// Open all four, on the primary, and leave them idle.
+	var held []*Conn
+	for range 4 {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
+
+	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = pool.Exec(wctx, "INSERT INTO shoalpgx_failover VALUES (1)")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "25006" {
+		t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
+	}
+	for i := range 8 {
+		var port int
+		err := pool.QueryRow(wctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port)
+		if err != nil {
+			t.Fatalf("write %d after the first failed: %v", i+2, err)
+		}
+		if strconv.Itoa(port) != pair.Standby.Port {
+			t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
+		}
+	}
+}
+
+// Only a pool that asks for a writable host among several resets on
+// SQLSTATE 25006: with one host there is nowhere else to go, and a pool
+// that asks for a standby (or any host) expects read-only sessions.
+func TestResetsOnReadOnly(t *testing.T) {
+	cases := []struct {
+		cs   string
+		want bool
+	}{
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=read-write", true},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=primary", true},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=any", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=read-only", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=standby", false},
+		{"postgres://u:pw@h1:5432,h2:5432/db?target_session_attrs=prefer-standby", false},
+		{"postgres://u:pw@h1:5432/db?target_session_attrs=read-write", false},
+	}
+	for _, c := range cases {
+		cfg, err := ParseConfig(c.cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resetsOnReadOnly(cfg.ConnConfig); got != c.want {
+			t.Errorf("%s: resets on 25006 = %v, want %v", c.cs, got, c.want)
+		}
+	}
+}
+
+// A query stuck on a host gone silent fails at its deadline; pgx then
+// closes the connection in the background, sending a cancel request to the
+// same silent host (up to 15s). The connection's place under MaxConns must
+// be free at once, so that a dial can pass the silent host and reach the
+// promoted standby while the next caller still has time: here 4s, against
+// HostConnectTimeout's 2s for the silent host. Waiting for pgx's cleanup
+// (up to 5s) would spend that caller's time with nothing dialling.
+func TestFailoverStuckConnFreesItsPlace(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	proxy, err := pgpair.NewProxy(pair.Primary.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	cs, err := pgpair.ReplaceHost(pair.HA, pair.Primary.Addr, proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg, err := ParseConfig(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Silence()
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = pool.Exec(qctx, "SELECT 1")
+	cancel()
+	if err == nil {
+		t.Fatal("a query through the silent proxy succeeded")
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	qctx, cancel = context.WithTimeout(ctx, 4*time.Second)
+	defer cancel()
+	var port int
+	if err := pool.QueryRow(qctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatalf("a query with 4s after the stuck one failed: %v", err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+}
+
+// With target_session_attrs=read-write a dial does not wait for a silent
+// first host at all beyond hostStagger: it tries the next host too, and
+// the promoted standby answers, so a caller with 1.5s, less than
+// HostConnectTimeout, writes.
+func TestFailoverDialStaggersHosts(t *testing.T) {
+	pair, cs := silentPrimary(t)
+	pool, err := New(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var port int
+	if err := pool.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatalf("a query with 1.5s, the first host silent and the second promoted: %v", err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+}
+
+// With the primary stopped and the standby not promoted, no host
+// qualifies: the error names every host and what it answered, and not the
+// password.
+func TestFailoverNoHostQualifies(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	if err := pair.Stop(ctx, pair.Primary, pgpair.Fast); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := New(ctx, pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, err = pool.Exec(qctx, "SELECT 1")
+	if err == nil {
+		t.Fatal("a query succeeded with the primary stopped and the standby read-only")
+	}
+	msg := err.Error()
+	for _, want := range []string{pair.Primary.Addr, "connection refused", pair.Standby.Addr, "read only"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "shoal-secret") {
+		t.Errorf("the error holds the password: %s", msg)
+	}
+}
+
+// A new connection that lands on another host than the pool's last one
+// says the primary has moved (with read-write at most one host qualifies),
+// so the pool resets before any write fails: here the old primary is
+// fenced read-only with two of the pool's connections idle on it, and a
+// third, dialled while those two are held, reaches the promoted standby.
+// Without the reset the writes after it would take the two idle
+// connections to the old primary and the first would fail with 25006.
+func TestFailoverNewHostResets(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	cfg, err := ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 4
+	pool, err := NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	acquire := func() *Conn {
+		t.Helper()
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := acquire(), acquire()
+	a.Release()
+	b.Release()
+
+	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	a, b = acquire(), acquire() // the two idle ones, on the old primary
+	c := acquire()              // a new one
+	var port int
+	if err := c.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatal(err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the new connection is on port %d, want the promoted standby's %s", port, pair.Standby.Port)
+	}
+	a.Release()
+	b.Release()
+	c.Release()
+
+	// Three at once, so that the pool cannot serve them all from the one
+	// connection released last.
+	held := []*Conn{acquire(), acquire(), acquire()}
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for i, c := range held {
+		if err := c.QueryRow(ctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port); err != nil {
+			t.Fatalf("write %d after the new connection: %v", i+1, err)
+		}
+		if strconv.Itoa(port) != pair.Standby.Port {
+			t.Fatalf("write %d went to port %d, want the new primary's %s", i+1, port, pair.Standby.Port)
+		}
+	}
+}
