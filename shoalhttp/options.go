@@ -62,10 +62,8 @@ type Options struct {
 	// stretches when more than 8 requests wait per connection). After that,
 	// released connections go to the waiting requests in order. Default 4ms, as in
 	// shoalpgx; a negative value means strict first-come, first-served
-	// hand-off. Measured in bench/http with MaxConns 8 and 32 workers on
-	// ClickHouse: 1.13-1.30x the requests per second of strict hand-off in
-	// two alternations (InfluxDB, whose writes the server batches across
-	// connections, within the noise). It has no effect on HTTP/2, whose
+	// hand-off. It pays where requests outnumber connections (figures in
+	// BENCHMARKS.md, "Barging"). It has no effect on HTTP/2, whose
 	// connections are shared.
 	BargeWindow time.Duration
 

@@ -17,7 +17,7 @@ const (
 	defaultMaxConnIdleTime   = 30 * time.Minute
 	defaultHealthCheckPeriod = time.Minute
 	defaultHealthCheckAfter  = time.Second
-	defaultHandoffAfter      = 4 * time.Millisecond // see Config.HandoffAfter
+	defaultBargeWindow       = 4 * time.Millisecond // see Config.BargeWindow
 
 	// defaultConnectTimeout bounds a dial when the connection string sets no
 	// connect_timeout: dials run in the background, so nothing else would
@@ -193,28 +193,18 @@ type Config struct {
 	// string: pool_max_waiters.
 	MaxWaiters int
 
-	// HandoffAfter is how long the oldest caller waiting in Acquire may be
-	// passed over by callers arriving after it (see shoal.Config's field of
-	// the same name). Default 4ms: while the oldest waiter has waited less,
-	// a released connection goes to whoever asks next, usually the
-	// releasing goroutine coming straight back, with no wake-up; after
-	// that, releases go to the waiters in order (when more than 8 callers
-	// wait per connection the window stretches in proportion, up to 16ms
-	// at the default; see shoal.Config.BargeWindow). With more callers than
-	// connections it buys throughput and a far lower median wait for a
-	// longer tail. On the project's 2-core machine, bench/pgx, 8
-	// connections, paired against dedicated connections (SELECT 1 / small
-	// row): 0.88 / 0.97 at 32 workers and 0.87 / 0.90 at 128 with 4ms,
-	// against 0.73 / 0.81 and 0.84 / 0.80 with strict hand-off; p99 7.0ms
-	// against 4.3ms at 32 workers, median 29µs against 465µs. A window
-	// shorter than the usual wait hardly ever barges (1ms read 0.81-0.92).
-	// 0 is strict first-come, first-served hand-off. Whatever the window, a
-	// released connection sits idle while someone waits for 200µs at most
-	// (up to a millisecond on an otherwise idle process, whose timers fire
-	// late), and when one did (its releaser went on to other work),
-	// releases go to the waiters in order for the next 100ms. Connection
-	// string: pool_handoff_after.
-	HandoffAfter time.Duration
+	// BargeWindow is how long the oldest caller waiting in Acquire may be
+	// passed over by callers arriving after it (shoal.Config.BargeWindow,
+	// which says how the window stretches when many wait). Default 4ms:
+	// while the oldest waiter has waited less, a released connection goes
+	// to whoever asks next, usually the releasing goroutine coming straight
+	// back, with no wake-up; after that, releases go to the waiters in
+	// order. With more callers than connections it buys throughput and a
+	// far lower median wait for a longer tail (figures in BENCHMARKS.md,
+	// "Barging"). 0 is strict first-come, first-served hand-off.
+	// Connection string: pool_barge_window (pool_handoff_after, its old
+	// name, is still read).
+	BargeWindow time.Duration
 
 	// MaxDialing bounds the dials in flight at once. 0 means the core's
 	// default, min(MaxConns, 4).
@@ -282,7 +272,7 @@ func defaultConfig(cc *pgx.ConnConfig) *Config {
 		MaxConnIdleTime:    defaultMaxConnIdleTime,
 		HealthCheckAfter:   defaultHealthCheckAfter,
 		HealthCheckPeriod:  defaultHealthCheckPeriod,
-		HandoffAfter:       defaultHandoffAfter,
+		BargeWindow:        defaultBargeWindow,
 		HostConnectTimeout: defaultHostConnectTimeout,
 		parsed:             true,
 	}

@@ -24,8 +24,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.MaxConnLifetime != time.Hour || cfg.MaxConnIdleTime != 30*time.Minute || cfg.HealthCheckAfter != time.Second {
 		t.Errorf("durations = %s %s %s, want pgxpool's defaults 1h 30m 1s", cfg.MaxConnLifetime, cfg.MaxConnIdleTime, cfg.HealthCheckAfter)
 	}
-	if cfg.HandoffAfter != 4*time.Millisecond {
-		t.Errorf("HandoffAfter = %s, want the default 4ms", cfg.HandoffAfter)
+	if cfg.BargeWindow != 4*time.Millisecond {
+		t.Errorf("BargeWindow = %s, want the default 4ms", cfg.BargeWindow)
 	}
 	if cfg.HostConnectTimeout != 2*time.Second {
 		t.Errorf("HostConnectTimeout = %s, want the default 2s", cfg.HostConnectTimeout)
@@ -116,12 +116,12 @@ func TestHealthCheckPeriodMapsToTheCore(t *testing.T) {
 
 func TestParseConfigStrictHandoff(t *testing.T) {
 	// 0 turns the default barging window off: strict FIFO hand-off.
-	cfg, err := ParseConfig(testBase + "&pool_handoff_after=0")
+	cfg, err := ParseConfig(testBase + "&pool_handoff_after=0") // the old name still works
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HandoffAfter != 0 {
-		t.Fatalf("HandoffAfter = %s after pool_handoff_after=0, want 0", cfg.HandoffAfter)
+	if cfg.BargeWindow != 0 {
+		t.Fatalf("BargeWindow = %s after pool_handoff_after=0, want 0", cfg.BargeWindow)
 	}
 }
 
@@ -132,7 +132,7 @@ func TestParseConfigPoolKeys(t *testing.T) {
 				"pool_max_conns=12", "pool_min_idle=3", "pool_min_conns=2", "pool_partitions=4",
 				"pool_max_waiters=100", "pool_max_conn_lifetime=90m", "pool_max_conn_lifetime_jitter=5m",
 				"pool_max_conn_idle_time=2m", "pool_health_check_after=250ms", "pool_ping_timeout=3s",
-				"pool_health_check_period=10s", "pool_handoff_after=2ms", "pool_host_connect_timeout=750ms",
+				"pool_health_check_period=10s", "pool_barge_window=2ms", "pool_host_connect_timeout=750ms",
 			}
 			var cs string
 			if form == "url" {
@@ -146,7 +146,7 @@ func TestParseConfigPoolKeys(t *testing.T) {
 			}
 			got := []any{cfg.MaxConns, cfg.MinIdleConns, cfg.MinConns, cfg.Partitions, cfg.MaxWaiters,
 				cfg.MaxConnLifetime, cfg.MaxConnLifetimeJitter, cfg.MaxConnIdleTime, cfg.HealthCheckAfter,
-				cfg.PingTimeout, cfg.HealthCheckPeriod, cfg.HandoffAfter, cfg.HostConnectTimeout}
+				cfg.PingTimeout, cfg.HealthCheckPeriod, cfg.BargeWindow, cfg.HostConnectTimeout}
 			want := []any{int32(12), int32(3), int32(2), 4, 100, 90 * time.Minute, 5 * time.Minute,
 				2 * time.Minute, 250 * time.Millisecond, 3 * time.Second, 10 * time.Second, 2 * time.Millisecond,
 				750 * time.Millisecond}
@@ -190,6 +190,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{"pool_health_check_after=soon", "pool_health_check_after"},
 		{"pool_health_check_period=often", "pool_health_check_period"},
 		{"pool_ping_timeout=x", "pool_ping_timeout"},
+		{"pool_barge_window=-1ms", "pool_barge_window"},
 		{"pool_handoff_after=-1ms", "pool_handoff_after"},
 		{"pool_host_connect_timeout=-2s", "pool_host_connect_timeout"},
 		{"pool_max_conn=8", "pool_max_conn"},
@@ -269,7 +270,7 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		{"MaxConnLifetime", func(c *Config) { c.MaxConnLifetime = -time.Second }, "must be >= 0, got -1s"},
 		{"PingTimeout", func(c *Config) { c.PingTimeout = -time.Second }, "must be >= 0, got -1s"},
 		{"HealthCheckPeriod", func(c *Config) { c.HealthCheckPeriod, c.HealthCheckAfter = -time.Second, 0 }, "must be >= 0, got -1s"},
-		{"HandoffAfter", func(c *Config) { c.HandoffAfter = -time.Millisecond }, "must be >= 0, got -1ms"},
+		{"BargeWindow", func(c *Config) { c.BargeWindow = -time.Millisecond }, "must be >= 0, got -1ms"},
 		{"HostConnectTimeout", func(c *Config) { c.HostConnectTimeout = -time.Second }, "must be >= 0, got -1s"},
 		{"Partitions", func(c *Config) { c.Partitions = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetimeJitter", func(c *Config) { c.MaxConnLifetime, c.MaxConnLifetimeJitter = 2562047*time.Hour, time.Hour },

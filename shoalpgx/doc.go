@@ -72,13 +72,13 @@
 //     during the ping, which returns ctx.Err() itself as pgxpool does.
 //     errors.Is finds each.
 //   - Checkout goes through shoal's partitioned lock-free idle stacks and a
-//     first-come, first-served queue with bounded barging (HandoffAfter,
+//     first-come, first-served queue with bounded barging (BargeWindow,
 //     4ms by default): a released connection goes to whoever asks next,
 //     usually its releaser coming back, until the oldest waiter has waited
 //     4ms (up to 16ms when more than 8 callers wait per connection), and
 //     to the waiters in order after that. That keeps throughput
 //     close to that of dedicated connections when goroutines outnumber
-//     connections; pool_handoff_after=0 gives strict FIFO hand-off.
+//     connections; pool_barge_window=0 gives strict FIFO hand-off.
 //   - A connection is never handed out again in a state a new holder would
 //     not expect. On release it is checked: idle and ready goes back to the
 //     pool; released by its holder inside a transaction, it is closed, as in

@@ -49,7 +49,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		MaxWaiters:  c.MaxWaiters,
 		MaxIdleTime: c.MaxConnIdleTime,
 		MaxDialing:  c.MaxDialing,
-		BargeWindow: c.HandoffAfter,
+		BargeWindow: c.BargeWindow,
 		Logger:      c.Logger,
 
 		Observer:      c.Observer,
@@ -119,8 +119,6 @@ func pgxField(core string) string {
 		return "MinIdleConns"
 	case "MaxIdleTime":
 		return "MaxConnIdleTime"
-	case "BargeWindow":
-		return "HandoffAfter"
 	case "MaxLifetime":
 		return "MaxConnLifetime"
 	case "LifetimeJitter":

@@ -38,7 +38,8 @@ var poolKeys = []poolKey{
 	{"pool_health_check_after", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckAfter) }},
 	{"pool_health_check_period", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckPeriod) }},
 	{"pool_ping_timeout", func(c *Config, v string) error { return parseDuration(v, &c.PingTimeout) }},
-	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.HandoffAfter) }},
+	{"pool_barge_window", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }},
+	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }}, // the old name
 	{"pool_host_connect_timeout", func(c *Config, v string) error { return parseDuration(v, &c.HostConnectTimeout) }},
 }
 
@@ -59,7 +60,7 @@ var poolKeys = []poolKey{
 //	pool_health_check_period       duration (default 1m; 0 = no background
 //	                               look at idle connections; see Config)
 //	pool_ping_timeout              duration (default 0: no own bound)
-//	pool_handoff_after             duration (default 4ms; 0 = strict FIFO)
+//	pool_barge_window              duration (default 4ms; 0 = strict FIFO; pool_handoff_after is its old name)
 //	pool_host_connect_timeout      duration (default 2s; 0 = the connect
 //	                               timeout): each host's bound in a dial
 //	                               when the string names several hosts

@@ -62,10 +62,10 @@ func (c *Config) String() string {
 	}
 	fmt.Fprintf(&b, "pool_max_conns=%d pool_min_idle=%d pool_min_conns=%d pool_partitions=%d pool_max_waiters=%d "+
 		"pool_max_conn_lifetime=%s pool_max_conn_lifetime_jitter=%s pool_max_conn_idle_time=%s "+
-		"pool_health_check_after=%s pool_health_check_period=%s pool_ping_timeout=%s pool_handoff_after=%s}",
+		"pool_health_check_after=%s pool_health_check_period=%s pool_ping_timeout=%s pool_barge_window=%s}",
 		c.MaxConns, c.MinIdleConns, c.MinConns, c.Partitions, c.MaxWaiters,
 		c.MaxConnLifetime, c.MaxConnLifetimeJitter, c.MaxConnIdleTime,
-		c.HealthCheckAfter, c.HealthCheckPeriod, c.PingTimeout, c.HandoffAfter)
+		c.HealthCheckAfter, c.HealthCheckPeriod, c.PingTimeout, c.BargeWindow)
 	return b.String()
 }
 

@@ -30,7 +30,7 @@ type opened struct {
 var contenders = []contender{
 	{name: "dedicated", fixedWorkers: true, open: openDedicated},
 	{name: "shoalpgx", open: openShoalpgx(nil)},
-	{name: "shoalpgx-fifo", open: openShoalpgx(func(c *shoalpgx.Config) { c.HandoffAfter = 0 })},
+	{name: "shoalpgx-fifo", open: openShoalpgx(func(c *shoalpgx.Config) { c.BargeWindow = 0 })},
 	{name: "pgxpool", open: openPgxpool},
 	{name: "sql", open: openSQL},
 	{name: "channel", open: openChannel},

@@ -13,12 +13,12 @@
 //     between workers under a mutex would measure a naive pool, not a
 //     ceiling.)
 //   - shoalpgx: shoalpgx.Pool, with pool_max_conns connections and its
-//     defaults, among them a barging window of 4ms (HandoffAfter): while
+//     defaults, among them a barging window of 4ms (BargeWindow): while
 //     the oldest waiter has waited less than that (more, up to 16ms, when
 //     more than 8 workers wait per connection, as at 128 workers), a
 //     released connection goes to whoever asks next rather than to the
 //     queue.
-//   - shoalpgx-fifo: the same with HandoffAfter 0, strict FIFO hand-off to
+//   - shoalpgx-fifo: the same with BargeWindow 0, strict FIFO hand-off to
 //     the oldest waiter on every release; the difference between the two
 //     is what barging buys, or costs, on this machine.
 //   - pgxpool: github.com/jackc/pgx/v5/pgxpool with the same MaxConns.

@@ -72,7 +72,7 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	})
 	b.WriteString("\nMedian over the rounds of each round's ratio to the dedicated run that opened the round (pairs cancel the machine's slow swings in load; the best-of table above can pair a lucky round with an unlucky one):\n\n")
 	r.table(&b, 1, func(row row, i int) string { return fmt.Sprintf("%.2f", row.medianRatio[i]) })
-	b.WriteString("\nQuery latency as the workers saw it, a wait for a connection included: p50 / p99 of each round, median over the rounds. With more workers than connections the pools' latencies hold the queueing that dedicated's fixed 8 workers never see; barging (shoalpgx, HandoffAfter 4ms by default, against shoalpgx-fifo's strict hand-off) moves it from the median to the tail.\n\n")
+	b.WriteString("\nQuery latency as the workers saw it, a wait for a connection included: p50 / p99 of each round, median over the rounds. With more workers than connections the pools' latencies hold the queueing that dedicated's fixed 8 workers never see; barging (shoalpgx, BargeWindow 4ms by default, against shoalpgx-fifo's strict hand-off) moves it from the median to the tail.\n\n")
 	r.table(&b, 0, func(row row, i int) string { return latency(row.p50[i]) + " / " + latency(row.p99[i]) })
 	b.WriteString("\nShare of the whole machine's CPU time left idle during the run, median over the rounds (client and server share the machine; from /proc/stat). Where a pool is below dedicated while the machine sat idle, CPU was not what it lacked: its connections spent time between queries on the client side, waiting for a goroutine to be handed them or to run.\n\n")
 	r.table(&b, 0, func(row row, i int) string { return fmt.Sprintf("%.0f%%", 100*row.idle[i]) })
