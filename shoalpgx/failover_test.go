@@ -49,16 +49,23 @@ func TestFailoverDialPassesSilentHost(t *testing.T) {
 	if !strings.Contains(cs, "target_session_attrs=any") {
 		t.Fatalf("no target_session_attrs=read-write to replace in %s", pair.HA)
 	}
+	queryReachesStandby(t, pair, cs, 5*time.Second)
+}
+
+// queryReachesStandby opens a pool on cs and checks that a query given
+// within runs on the (promoted) standby.
+func queryReachesStandby(t *testing.T, pair *pgpair.Pair, cs string, within time.Duration) {
+	t.Helper()
 	pool, err := New(context.Background(), cs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	var port int
 	if err := pool.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
-		t.Fatalf("a query with 5s, the first host silent and the second promoted: %v", err)
+		t.Fatalf("a query with %v, the first host silent and the second promoted: %v", within, err)
 	}
 	if strconv.Itoa(port) != pair.Standby.Port {
 		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
@@ -213,20 +220,7 @@ func TestFailoverStuckConnFreesItsPlace(t *testing.T) {
 // HostConnectTimeout, writes.
 func TestFailoverDialStaggersHosts(t *testing.T) {
 	pair, cs := silentPrimary(t)
-	pool, err := New(context.Background(), cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	defer cancel()
-	var port int
-	if err := pool.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
-		t.Fatalf("a query with 1.5s, the first host silent and the second promoted: %v", err)
-	}
-	if strconv.Itoa(port) != pair.Standby.Port {
-		t.Fatalf("the query ran on port %d, want the promoted standby's %s", port, pair.Standby.Port)
-	}
+	queryReachesStandby(t, pair, cs, 1500*time.Millisecond)
 }
 
 // With the primary stopped and the standby not promoted, no host
