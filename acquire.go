@@ -44,16 +44,11 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 // otherwise; it never waits. When it finds nothing and MaxConns allows, it
 // starts a dial in the background so that a later try can succeed.
 func (p *Pool[T]) TryAcquire() (Lease[T], error) {
-	if p.closed.Load() {
-		return Lease[T]{}, ErrClosed
-	}
-	if l := p.eng.take(context.Background()); l.s != nil {
-		return p.acquired(l, 0, false), nil
-	}
-	if p.dialing.Load() == 0 {
+	l, err := p.TryAcquireIdle()
+	if err == ErrWouldBlock && p.dialing.Load() == 0 {
 		p.startDialIf(nil)
 	}
-	return Lease[T]{}, ErrWouldBlock
+	return l, err
 }
 
 // Do acquires a connection, calls fn with it and releases it. When fn

@@ -158,3 +158,29 @@ func TestHealthCheckPeriodHonoursAResetDuringTheCheck(t *testing.T) {
 	}
 	l.Release()
 }
+
+// TryAcquireIdle hands out an idle connection, and with none idle says
+// ErrWouldBlock without dialling, where TryAcquire would start a dial.
+func TestTryAcquireIdleNeverDials(t *testing.T) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4})
+	if _, err := p.TryAcquireIdle(); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("TryAcquireIdle on an empty pool: %v, want ErrWouldBlock", err)
+	}
+	time.Sleep(20 * time.Millisecond) // room for a dial it must not have started
+	if n := d.dials.Load(); n != 0 {
+		t.Fatalf("TryAcquireIdle dialled %d connections, want none", n)
+	}
+	mustAcquire(t, p).Release()
+	l, err := p.TryAcquireIdle()
+	if err != nil {
+		t.Fatalf("TryAcquireIdle with one idle connection: %v", err)
+	}
+	if _, err := p.TryAcquireIdle(); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("TryAcquireIdle with the one connection leased: %v, want ErrWouldBlock", err)
+	}
+	l.Release()
+	settle(t, p)
+	if n := d.dials.Load(); n != 1 {
+		t.Fatalf("%d dials, want the one Acquire made", n)
+	}
+}

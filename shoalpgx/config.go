@@ -30,6 +30,9 @@ const (
 	// silent first host costs a failover about as much as the callers'
 	// usual deadlines.
 	defaultHostConnectTimeout = 2 * time.Second
+	// defaultRoleCheckPeriod: see Config.RoleCheckPeriod. A query a second
+	// on one idle connection costs the server nothing it would notice.
+	defaultRoleCheckPeriod = time.Second
 
 	// closeTimeout bounds closing one connection: sending Terminate and
 	// waiting for pgconn's cleanup.
@@ -222,6 +225,17 @@ type Config struct {
 	// to the connect timeout. Connection string: pool_host_connect_timeout.
 	HostConnectTimeout time.Duration
 
+	// RoleCheckPeriod is how often, when the connection string names
+	// several hosts and target_session_attrs asks for a writable one
+	// (read-write or primary), the pool asks the server behind one idle
+	// connection whether it still takes writes: a standby, or a primary
+	// fenced read-only while its sessions stay open, makes the pool reset
+	// (Reset) before a caller's write is refused. A busy pool, with no
+	// idle connection, skips the look and learns from its first refused
+	// write instead. Default 1s; 0 turns it off. Connection string:
+	// pool_role_check_period.
+	RoleCheckPeriod time.Duration
+
 	// Logger receives the core's connection opens and closes (Debug), dial
 	// failures and failed checks (Warn), and failed pings before a
 	// connection is handed out (Warn). nil means no logging. Passwords
@@ -274,6 +288,7 @@ func defaultConfig(cc *pgx.ConnConfig) *Config {
 		HealthCheckPeriod:  defaultHealthCheckPeriod,
 		BargeWindow:        defaultBargeWindow,
 		HostConnectTimeout: defaultHostConnectTimeout,
+		RoleCheckPeriod:    defaultRoleCheckPeriod,
 		parsed:             true,
 	}
 }

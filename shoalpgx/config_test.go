@@ -133,6 +133,7 @@ func TestParseConfigPoolKeys(t *testing.T) {
 				"pool_max_waiters=100", "pool_max_conn_lifetime=90m", "pool_max_conn_lifetime_jitter=5m",
 				"pool_max_conn_idle_time=2m", "pool_health_check_after=250ms", "pool_ping_timeout=3s",
 				"pool_health_check_period=10s", "pool_barge_window=2ms", "pool_host_connect_timeout=750ms",
+				"pool_role_check_period=300ms",
 			}
 			var cs string
 			if form == "url" {
@@ -146,10 +147,10 @@ func TestParseConfigPoolKeys(t *testing.T) {
 			}
 			got := []any{cfg.MaxConns, cfg.MinIdleConns, cfg.MinConns, cfg.Partitions, cfg.MaxWaiters,
 				cfg.MaxConnLifetime, cfg.MaxConnLifetimeJitter, cfg.MaxConnIdleTime, cfg.HealthCheckAfter,
-				cfg.PingTimeout, cfg.HealthCheckPeriod, cfg.BargeWindow, cfg.HostConnectTimeout}
+				cfg.PingTimeout, cfg.HealthCheckPeriod, cfg.BargeWindow, cfg.HostConnectTimeout, cfg.RoleCheckPeriod}
 			want := []any{int32(12), int32(3), int32(2), 4, 100, 90 * time.Minute, 5 * time.Minute,
 				2 * time.Minute, 250 * time.Millisecond, 3 * time.Second, 10 * time.Second, 2 * time.Millisecond,
-				750 * time.Millisecond}
+				750 * time.Millisecond, 300 * time.Millisecond}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("parsed %v, want %v", got, want)
 			}
@@ -193,6 +194,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{"pool_barge_window=-1ms", "pool_barge_window"},
 		{"pool_handoff_after=-1ms", "pool_handoff_after"},
 		{"pool_host_connect_timeout=-2s", "pool_host_connect_timeout"},
+		{"pool_role_check_period=-1s", "pool_role_check_period"},
 		{"pool_max_conn=8", "pool_max_conn"},
 		{"pool_maxconns=8", "pool_maxconns"},
 	}
@@ -272,6 +274,7 @@ func TestNewWithConfigChecksSettings(t *testing.T) {
 		{"HealthCheckPeriod", func(c *Config) { c.HealthCheckPeriod, c.HealthCheckAfter = -time.Second, 0 }, "must be >= 0, got -1s"},
 		{"BargeWindow", func(c *Config) { c.BargeWindow = -time.Millisecond }, "must be >= 0, got -1ms"},
 		{"HostConnectTimeout", func(c *Config) { c.HostConnectTimeout = -time.Second }, "must be >= 0, got -1s"},
+		{"RoleCheckPeriod", func(c *Config) { c.RoleCheckPeriod = -time.Second }, "must be >= 0, got -1s"},
 		{"Partitions", func(c *Config) { c.Partitions = -1 }, "must be >= 0, got -1"},
 		{"MaxConnLifetimeJitter", func(c *Config) { c.MaxConnLifetime, c.MaxConnLifetimeJitter = 2562047*time.Hour, time.Hour },
 			"plus MaxConnLifetime (2562047h0m0s) must fit in a time.Duration, got 1h0m0s"},

@@ -162,8 +162,14 @@
 // ones are dialled through the host list to whichever host qualifies now)
 // when a new connection lands on another host than the one before it, or
 // when a write is refused with read_only_sql_transaction (SQLSTATE 25006):
-// a primary fenced or demoted with its sessions still open. The write itself fails with the server's error (it
-// did not happen); the ones after it reach the new primary. Errors of the
+// a primary fenced or demoted with its sessions still open. The write
+// itself fails with the server's error (it did not happen); the ones after
+// it reach the new primary. So that an idle pool learns of a fence before
+// any write is refused, it also asks the server behind one idle
+// connection, every RoleCheckPeriod (1s; pool_role_check_period), whether
+// it still takes writes (pg_is_in_recovery, transaction_read_only), and
+// resets when it does not; each look counts in Stats as an acquire that did
+// not wait. Errors of the
 // pool's Exec, Query, QueryRow, CopyFrom and of Conn's and Tx's Exec count,
 // not those of statements run on the *pgx.Conn itself. A connection that
 // breaks is replaced alone: one session the server ended says nothing of

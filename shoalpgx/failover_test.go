@@ -86,6 +86,7 @@ func TestFailoverReadOnlyResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 4
+	cfg.RoleCheckPeriod = 0 // this test is of the reset on a refused write
 	pool, err := NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -269,6 +270,7 @@ func TestFailoverNewHostResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 4
+	cfg.RoleCheckPeriod = 0 // this test is of the reset on a new host
 	pool, err := NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -323,5 +325,66 @@ func TestFailoverNewHostResets(t *testing.T) {
 		if strconv.Itoa(port) != pair.Standby.Port {
 			t.Fatalf("write %d went to port %d, want the new primary's %s", i+1, port, pair.Standby.Port)
 		}
+	}
+}
+
+// A primary fenced read-only while the pool's connections to it sit idle,
+// its standby promoted: the role check sees the fence and resets the pool
+// before any write, so that not even the first write is refused. With the
+// check off (RoleCheckPeriod 0), the first write fails with SQLSTATE 25006,
+// as TestFailoverReadOnlyResets shows.
+func TestFailoverRoleCheckResetsBeforeAWriteFails(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	cfg, err := ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 2
+	cfg.RoleCheckPeriod = 100 * time.Millisecond
+	pool, err := NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	// Two connections on the primary, idle.
+	a, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	b.Release()
+	if n := pool.resets.Load(); n != 0 {
+		t.Fatalf("%d resets before the fence, want 0", n)
+	}
+
+	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for pool.resets.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no reset 5s after the fence: the role check did not see it")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var port int
+	if err := pool.QueryRow(wctx, "INSERT INTO shoalpgx_failover VALUES (1) RETURNING inet_server_port()").Scan(&port); err != nil {
+		t.Fatalf("the first write after the fence and the reset: %v", err)
+	}
+	if strconv.Itoa(port) != pair.Standby.Port {
+		t.Fatalf("the first write went to port %d, want the new primary's %s", port, pair.Standby.Port)
 	}
 }

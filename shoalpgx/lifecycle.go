@@ -28,6 +28,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
 		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0", c.HealthCheckPeriod},
 		{c.HostConnectTimeout < 0, "HostConnectTimeout", "must be >= 0", c.HostConnectTimeout},
+		{c.RoleCheckPeriod < 0, "RoleCheckPeriod", "must be >= 0", c.RoleCheckPeriod},
 	}
 	for _, ch := range checks {
 		if ch.bad {

@@ -41,6 +41,7 @@ var poolKeys = []poolKey{
 	{"pool_barge_window", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }},
 	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }}, // the old name
 	{"pool_host_connect_timeout", func(c *Config, v string) error { return parseDuration(v, &c.HostConnectTimeout) }},
+	{"pool_role_check_period", func(c *Config, v string) error { return parseDuration(v, &c.RoleCheckPeriod) }},
 }
 
 // ParseConfig parses a connection string as pgx.ParseConfig does (URL or
@@ -65,6 +66,9 @@ var poolKeys = []poolKey{
 //	                               timeout): each host's bound in a dial
 //	                               when the string names several hosts
 //	                               and no connect_timeout
+//	pool_role_check_period         duration (default 1s; 0 = off): the look
+//	                               at an idle connection's server role,
+//	                               with several hosts and read-write
 //
 // Any other key that starts with pool_, a bad value, or pool_min_idle given
 // together with pool_min_idle_conns is an error that names the key. A

@@ -34,6 +34,9 @@ type Pool struct {
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
 	cleanups sync.WaitGroup         // pgx's cleanups of connections it closed itself (closeOrLeave)
+	roleStop chan struct{}          // closed by Close: watchRole stops (nil without it)
+	roleDone chan struct{}          // closed when watchRole has returned
+	roleOnce sync.Once              // Close may be called more than once
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -81,6 +84,10 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	}
 	p.core = core
 	p.ready.Store(core)
+	if p.resetOnReadOnly && cfg.RoleCheckPeriod > 0 {
+		p.roleStop, p.roleDone = make(chan struct{}), make(chan struct{})
+		go p.watchRole(cfg.RoleCheckPeriod)
+	}
 	return p, nil
 }
 
@@ -88,6 +95,10 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 // connections close now, and Close blocks until every acquired connection
 // has been released and closed, as pgxpool's does.
 func (p *Pool) Close() {
+	if p.roleStop != nil {
+		p.roleOnce.Do(func() { close(p.roleStop) })
+		<-p.roleDone
+	}
 	_ = p.core.Close(context.Background())
 	p.cleanups.Wait()
 }
