@@ -81,20 +81,7 @@ func queryReachesStandby(t *testing.T, pair *pgpair.Pair, cs string, within time
 func TestFailoverReadOnlyResets(t *testing.T) {
 	pair := pgpair.ForTest(t)
 	ctx := context.Background()
-	cfg, err := ParseConfig(pair.HA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 4
-	cfg.RoleCheckPeriod = 0 // this test is of the reset on a refused write
-	pool, err := NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
-		t.Fatal(err)
-	}
+	pool := writersPool(t, pair, 4, 0) // no role check: this test is of the reset on a refused write
 	// Open all four, on the primary, and leave them idle.
 	var held []*Conn
 	for range 4 {
@@ -116,7 +103,7 @@ func TestFailoverReadOnlyResets(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err = pool.Exec(wctx, "INSERT INTO shoalpgx_failover VALUES (1)")
+	_, err := pool.Exec(wctx, "INSERT INTO shoalpgx_failover VALUES (1)")
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "25006" {
 		t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
@@ -265,20 +252,7 @@ func TestFailoverNoHostQualifies(t *testing.T) {
 func TestFailoverNewHostResets(t *testing.T) {
 	pair := pgpair.ForTest(t)
 	ctx := context.Background()
-	cfg, err := ParseConfig(pair.HA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 4
-	cfg.RoleCheckPeriod = 0 // this test is of the reset on a new host
-	pool, err := NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
-		t.Fatal(err)
-	}
+	pool := writersPool(t, pair, 4, 0) // no role check: this test is of the reset on a new host
 	acquire := func() *Conn {
 		t.Helper()
 		c, err := pool.Acquire(ctx)
@@ -336,20 +310,7 @@ func TestFailoverNewHostResets(t *testing.T) {
 func TestFailoverRoleCheckResetsBeforeAWriteFails(t *testing.T) {
 	pair := pgpair.ForTest(t)
 	ctx := context.Background()
-	cfg, err := ParseConfig(pair.HA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 2
-	cfg.RoleCheckPeriod = 100 * time.Millisecond
-	pool, err := NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
-		t.Fatal(err)
-	}
+	pool := writersPool(t, pair, 2, 100*time.Millisecond)
 	// Two connections on the primary, idle.
 	a, err := pool.Acquire(ctx)
 	if err != nil {
@@ -387,4 +348,26 @@ func TestFailoverRoleCheckResetsBeforeAWriteFails(t *testing.T) {
 	if strconv.Itoa(port) != pair.Standby.Port {
 		t.Fatalf("the first write went to port %d, want the new primary's %s", port, pair.Standby.Port)
 	}
+}
+
+// writersPool opens a pool on the pair's multi-host string with maxConns
+// connections and the role check every roleCheck (0: off), closed when
+// the test ends, and makes sure the table the failover tests write exists.
+func writersPool(t *testing.T, pair *pgpair.Pair, maxConns int32, roleCheck time.Duration) *Pool {
+	t.Helper()
+	cfg, err := ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = maxConns
+	cfg.RoleCheckPeriod = roleCheck
+	pool, err := NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(context.Background(), "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }
