@@ -81,15 +81,7 @@ func (b *h1Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 	orig := req
 	gzipOK := !b.o.t.opts.DisableCompression
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			tr.getConn(b.o.hop) // net/http looks for a connection again too
-			if tr != nil {
-				tr.dialed = false
-			}
-		}
-		w := b.traces.wait(tr)
-		lease, err := b.pool.Acquire(ctx)
-		b.traces.done(w)
+		lease, err := acquireTraced(ctx, b.pool, &b.traces, tr, b.o.hop, attempt)
 		if err != nil {
 			return nil, acquireErr(req, attempt, err)
 		}

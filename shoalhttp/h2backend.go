@@ -87,19 +87,11 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 	ctx := req.Context()
 	orig := req
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			tr.getConn(b.o.hop) // net/http looks for a connection again too
-			if tr != nil {
-				tr.dialed = false
-			}
-		}
-		w := b.traces.wait(tr)
 		// The core dials one connection per MaxStreams waiters, and a
 		// dial that lands serving fewer (a server's lower limit) starts
 		// the next one, so a crowd that arrives at once is served as the
 		// dials land (the core's TestMuxCrowdDialsPerMaxStreams).
-		lease, err := b.pool.Acquire(ctx)
-		b.traces.done(w)
+		lease, err := acquireTraced(ctx, b.pool, &b.traces, tr, b.o.hop, attempt)
 		if err != nil {
 			return nil, acquireErr(req, attempt, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"net/http/httptrace"
 	"sync"
 	"time"
+
+	"github.com/shoalpool/shoal"
 )
 
 // reqTrace is one request's httptrace.ClientTrace, with what the
@@ -127,3 +129,19 @@ func monoNow() int64 { return int64(time.Since(clockBase)) }
 
 // idleSince returns how long ago monoNow gave at.
 func idleSince(at int64) time.Duration { return time.Duration(monoNow() - at) }
+
+// acquireTraced takes a lease from pool for one attempt at a request: a
+// retry first fires GetConn again, as net/http does when it looks for a
+// connection once more, and while the request waits its trace is the one a
+// dial the pool starts for it fires its hooks on.
+func acquireTraced[T any](ctx context.Context, pool *shoal.Pool[T], traces *dialTraces, tr *reqTrace, hop string, attempt int) (shoal.Lease[T], error) {
+	if attempt > 0 {
+		tr.getConn(hop)
+		if tr != nil {
+			tr.dialed = false
+		}
+	}
+	w := traces.wait(tr)
+	defer traces.done(w)
+	return pool.Acquire(ctx)
+}
