@@ -1,0 +1,140 @@
+package shoalpgx
+
+import (
+	"github.com/shoalpool/shoal"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// hostState is what one pool knows of one host:port of its connection
+// string: how many of its connections are open there, what the host was
+// found to be the last time the pool looked, and an epoch that retires the
+// pool's connections to it at once when the host stops qualifying.
+type hostState struct {
+	addr string // host:port as the connection string names it
+
+	open atomic.Int64
+	// epoch counts the times the host stopped qualifying for the pool; a
+	// connection dialled under an older epoch is closed at its next acquire
+	// or release (retired).
+	epoch atomic.Uint64
+	// checking is held by the one acquire that looks at the host's role
+	// again (hostcheck.go).
+	checking atomic.Bool
+
+	mu      sync.Mutex
+	role    string
+	lag     time.Duration
+	checked time.Time // when role and lag were read
+	lastErr string    // why the last dial to the host failed, "" after one that worked
+}
+
+// noteRole records what a look at the host found.
+func (h *hostState) noteRole(r role, at time.Time) {
+	h.mu.Lock()
+	h.role, h.lag, h.checked, h.lastErr = r.name(), r.lag, at, ""
+	h.mu.Unlock()
+}
+
+// noteErr records why a dial to the host failed.
+func (h *hostState) noteErr(err error) {
+	h.mu.Lock()
+	h.lastErr = err.Error()
+	h.mu.Unlock()
+}
+
+// lastChecked is when the host's role was read, zero for never.
+func (h *hostState) lastChecked() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.checked
+}
+
+// retire closes the pool's connections to the host: idle ones at their next
+// acquire, the others on release.
+func (h *hostState) retire() { h.epoch.Add(1) }
+
+// hostSet is one pool's hostStates, one per host:port of its connection
+// string, in the string's order; a BeforeConnect hook that dials elsewhere
+// adds one.
+type hostSet struct {
+	mu    sync.Mutex
+	hosts []*hostState
+}
+
+// newHostSet returns the states of addrs, in order.
+func newHostSet(addrs []string) *hostSet {
+	s := &hostSet{}
+	for _, a := range addrs {
+		s.get(a)
+	}
+	return s
+}
+
+// get returns addr's state, adding one for an address not seen before.
+func (s *hostSet) get(addr string) *hostState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.IndexFunc(s.hosts, func(h *hostState) bool { return h.addr == addr }); i >= 0 {
+		return s.hosts[i]
+	}
+	h := &hostState{addr: addr, role: RoleUnknown}
+	s.hosts = append(s.hosts, h)
+	return h
+}
+
+// all returns the states in order.
+func (s *hostSet) all() []*hostState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.hosts)
+}
+
+// HostStat is what a pool knows of one host of its connection string:
+// Addr is host:port as the string names it; Open counts the connections of
+// the pool and of its read pool (Pool.Reads); Role is RolePrimary,
+// RoleReadOnly, RoleStandby, or RoleUnknown when the pool never asked (a
+// single host with target_session_attrs unset or any); Lag is a standby's
+// replay lag (see Config.MaxStandbyLag for how it is measured); LastCheck
+// is when Role and Lag were read, at a dial or a later look
+// (Config.RoleCheckPeriod); LastError is why the last dial to the host
+// failed, without the password.
+type HostStat = shoal.HostStat
+
+// stat is h's HostStat.
+func (h *hostState) stat() HostStat {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return HostStat{Addr: h.addr, Open: int(h.open.Load()), Role: h.role, Lag: h.lag, LastCheck: h.checked, LastError: h.lastErr}
+}
+
+// Hosts returns what the pool knows of each host of its connection string,
+// in the string's order: the connections open to it (the read pool's
+// included), and its role, lag and dial error as last seen. shoalprom and
+// shoalotel export them per host (shoal.HostReporter).
+func (p *Pool) Hosts() []HostStat {
+	out := make([]HostStat, 0, 2)
+	for _, h := range p.hosts.all() {
+		out = append(out, h.stat())
+	}
+	if r := p.readsIfOpen(); r != nil {
+		for _, h := range r.p.hosts.all() {
+			s := h.stat()
+			i := slices.IndexFunc(out, func(o HostStat) bool { return o.Addr == s.Addr })
+			if i < 0 {
+				out = append(out, s)
+				continue
+			}
+			out[i].Open += s.Open
+			if s.LastCheck.After(out[i].LastCheck) {
+				out[i].Role, out[i].Lag, out[i].LastCheck = s.Role, s.Lag, s.LastCheck
+			}
+			if out[i].LastError == "" {
+				out[i].LastError = s.LastError
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package shoalpgx
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// target is what a server must be for a connection of the pool:
+// target_session_attrs, as libpq defines its values, or the read pool's
+// own rule (Pool.Reads).
+type target int
+
+const (
+	targetAny target = iota
+	targetReadWrite
+	targetReadOnly
+	targetPrimary
+	targetStandby
+	targetPreferStandby
+	targetReads  // Reads: a standby within the lag bound, else the primary
+	targetCustom // a ValidateConnect of the caller's own: pgx runs it
+)
+
+// targetOf names the target that validate, pgconn's check for a
+// target_session_attrs value, stands for. Functions cannot be compared in
+// Go; their code pointers can, and pgx's ParseConfig sets these exact ones.
+func targetOf(validate pgconn.ValidateConnectFunc) target {
+	if validate == nil {
+		return targetAny
+	}
+	switch reflect.ValueOf(validate).Pointer() {
+	case reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsReadWrite).Pointer():
+		return targetReadWrite
+	case reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsReadOnly).Pointer():
+		return targetReadOnly
+	case reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsPrimary).Pointer():
+		return targetPrimary
+	case reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsStandby).Pointer():
+		return targetStandby
+	case reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsPreferStandby).Pointer():
+		return targetPreferStandby
+	}
+	return targetCustom
+}
+
+// writable reports whether at most one host qualifies at a time (the
+// primary), which is what lets a dial that lands elsewhere, or a refused
+// write, say that the primary has moved (failover.go).
+func (t target) writable() bool { return t == targetReadWrite || t == targetPrimary }
+
+// fallsBack reports whether a host that does not qualify may still be used
+// when none does: prefer-standby's primary, and the read pool's.
+func (t target) fallsBack() bool { return t == targetPreferStandby || t == targetReads }
+
+// checksRole reports whether the pool looks again at a host's role after
+// its connections were opened (Config.RoleCheckPeriod): a writable pool
+// on an idle connection (rolecheck.go), the others at acquire
+// (hostcheck.go).
+func (t target) checksRole() bool { return t != targetAny && t != targetCustom }
+
+// role is what one look at a server found (roleQuery).
+type role struct {
+	inRecovery bool          // a standby
+	readOnly   bool          // transaction_read_only: a standby, or a fenced primary
+	lag        time.Duration // a standby's replay lag (see roleQuery); 0 on a primary
+}
+
+// The roles a host can have in HostStat.Role.
+const (
+	RoleUnknown  = "unknown"   // never looked at (a single host, target_session_attrs unset or any)
+	RolePrimary  = "primary"   // takes writes
+	RoleReadOnly = "read-only" // a primary whose sessions refuse writes (default_transaction_read_only, a fence)
+	RoleStandby  = "standby"   // in recovery: a hot standby
+)
+
+// name is r's HostStat.Role.
+func (r role) name() string {
+	switch {
+	case r.inRecovery:
+		return RoleStandby
+	case r.readOnly:
+		return RoleReadOnly
+	}
+	return RolePrimary
+}
+
+// judge says whether a server with role r qualifies for t. It returns nil
+// when it does, errFallback when it may be used only when no host
+// qualifies, and otherwise the reason it does not, which a dial's error
+// shows for its host. maxLag bounds a standby's lag for targetReads (0: no
+// bound).
+func (t target) judge(r role, maxLag time.Duration) error {
+	switch t {
+	case targetReadWrite:
+		if r.readOnly {
+			return errNotWritable(r)
+		}
+	case targetReadOnly:
+		if !r.readOnly {
+			return errHostWritable
+		}
+	case targetPrimary:
+		if r.inRecovery {
+			return errHostStandby
+		}
+	case targetStandby:
+		if !r.inRecovery {
+			return errHostNotStandby
+		}
+	case targetPreferStandby:
+		if !r.inRecovery {
+			return errFallback
+		}
+	case targetReads:
+		if !r.inRecovery {
+			return errFallback
+		}
+		if maxLag > 0 && r.lag > maxLag {
+			return fmt.Errorf("standby is %s behind its primary, more than MaxStandbyLag (%s)", r.lag.Round(time.Millisecond), maxLag)
+		}
+	}
+	return nil
+}
+
+// The reasons judge gives, as a dial's error shows them for each host.
+var (
+	errHostStandby    = fmt.Errorf("server is a standby (in recovery)")
+	errHostNotStandby = fmt.Errorf("server is not a standby (not in recovery)")
+	errHostWritable   = fmt.Errorf("server takes writes (transaction_read_only is off)")
+	errFallback       = fmt.Errorf("server is the primary, used only when no standby qualifies")
+)
+
+// errNotWritable is read-write's reason for a server whose sessions refuse
+// writes, which says why.
+func errNotWritable(r role) error {
+	if r.inRecovery {
+		return errHostStandby
+	}
+	return fmt.Errorf("server refuses writes (transaction_read_only is on)")
+}
+
+// roleQuery asks what the session's server is: a standby (in recovery),
+// whether its sessions refuse writes (a standby, or a primary fenced with
+// default_transaction_read_only, as a cluster manager demoting it would),
+// and, on a standby, how far its replay is behind. The lag is the age of
+// the last transaction replayed while WAL received is still waiting to be
+// replayed, and 0 once everything received is replayed: on an idle primary
+// the last transaction's age grows with nothing to catch up on. What the
+// standby has not received yet it cannot see, so a standby cut off from
+// its primary reads 0 until it learns of more WAL.
+const roleQuery = `SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
+	CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+	ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END::float8`
+
+// readRole runs roleQuery on pg, which may be a connection still being
+// set up (pgconn's ValidateConnect runs before pgx wraps it).
+func readRole(ctx context.Context, pg *pgconn.PgConn) (role, error) {
+	res, err := pg.Exec(ctx, roleQuery).ReadAll()
+	if err != nil {
+		return role{}, err
+	}
+	if len(res) != 1 || len(res[0].Rows) != 1 || len(res[0].Rows[0]) != 3 {
+		return role{}, fmt.Errorf("shoalpgx: the role query returned an unexpected shape")
+	}
+	row := res[0].Rows[0]
+	var lag float64
+	if _, err := fmt.Sscan(string(row[2]), &lag); err != nil {
+		return role{}, fmt.Errorf("shoalpgx: the role query's lag %q: %w", row[2], err)
+	}
+	return role{
+		inRecovery: string(row[0]) == "t",
+		readOnly:   string(row[1]) == "t",
+		lag:        time.Duration(lag * float64(time.Second)),
+	}, nil
+}
