@@ -100,6 +100,9 @@ func (p *Pool) acquireReady(ctx context.Context) (*pooledConn, error) {
 func (p *Pool) admit(ctx context.Context, pc *pooledConn) (bool, error) {
 	idle, mustPing := pc.idle, pc.mustPing
 	pc.idle, pc.mustPing = 0, false
+	if !p.admitHost(ctx, pc) {
+		return false, nil
+	}
 	if mustPing || p.pingDue(ctx, pc, idle) {
 		alive, err := p.pingForAcquire(ctx, pc)
 		if !alive {

@@ -236,6 +236,32 @@ type Config struct {
 	// pool_role_check_period.
 	RoleCheckPeriod time.Duration
 
+	// LoadBalanceHosts is libpq's load_balance_hosts (PostgreSQL 16):
+	// LoadBalanceDisable (the default, "") tries the hosts of the
+	// connection string in order on every dial; LoadBalanceRandom tries
+	// them in a random order on each dial, which spreads the pool's
+	// connections over the hosts that qualify for target_session_attrs.
+	// Connection string: load_balance_hosts=disable|random.
+	LoadBalanceHosts string
+
+	// MaxStandbyLag bounds how far behind its primary a standby may be for
+	// the read pool (Reads) to use it: a standby further behind takes no
+	// new connections, and its connections close at their next acquire,
+	// until it catches up; reads go to another standby, or to the primary.
+	// The lag is the age of the last transaction the standby replayed
+	// while it still has WAL received and not replayed, and 0 once it has
+	// replayed all it received (an idle primary sends nothing to catch up
+	// on); WAL the standby has not received it cannot count. It is read at
+	// each dial and, for a host with connections, at most once per
+	// RoleCheckPeriod by an acquire. 0, the default, is no bound.
+	// Connection string: pool_max_standby_lag.
+	MaxStandbyLag time.Duration
+
+	// ReadMaxConns is the read pool's MaxConns (Reads); its other settings
+	// are the pool's. Default 0: the pool's MaxConns. Connection string:
+	// pool_read_max_conns.
+	ReadMaxConns int32
+
 	// Logger receives the core's connection opens and closes (Debug), dial
 	// failures and failed checks (Warn), and failed pings before a
 	// connection is handed out (Warn). nil means no logging. Passwords
@@ -246,6 +272,11 @@ type Config struct {
 	// timeout and leak, for metrics: pass a shoalprom or shoalotel pool's
 	// metrics here. nil costs nothing.
 	Observer shoal.Observer
+
+	// ReadObserver is the read pool's Observer (Reads): give it a metrics
+	// pool of its own name, so that reads and writes count apart. nil
+	// means none.
+	ReadObserver shoal.Observer
 
 	// Budget, when set, is a limit on connections shared with pools in
 	// other processes (shoaletcd.Budget keeps one in etcd): the pool asks
@@ -268,6 +299,12 @@ type Config struct {
 	// MaxConns would mean something else.
 	parsed bool
 }
+
+// The values of Config.LoadBalanceHosts.
+const (
+	LoadBalanceDisable = "disable" // the hosts in order, as "" does
+	LoadBalanceRandom  = "random"  // the hosts in a random order on each dial
+)
 
 // ShouldPingParams are what Config.ShouldPing decides on: the connection
 // about to be handed out and how long it sat idle in the pool (0 for one

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal"
 )
 
 // release gives pc back to the pool at the end of a pool operation (Exec,
@@ -35,6 +36,10 @@ func (pc *pooledConn) giveBack() {
 	conn := pc.conn
 	if conn.IsClosed() {
 		pc.lease.Discard()
+		return
+	}
+	if pc.retiredOnRelease() {
+		pc.lease.DiscardFor(shoal.ReasonRetired)
 		return
 	}
 	pg := conn.PgConn()

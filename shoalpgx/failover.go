@@ -2,9 +2,8 @@ package shoalpgx
 
 import (
 	"errors"
-	"reflect"
-
 	"github.com/jackc/pgx/v5"
+
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -22,22 +21,11 @@ import (
 // the server ended (pg_terminate_backend, idle_session_timeout) must not
 // cost the pool all its healthy connections.
 
-// resetsOnReadOnly reports whether a pool on cc resets on SQLSTATE 25006:
-// with several hosts, and target_session_attrs read-write or primary.
-func resetsOnReadOnly(cc *pgx.ConnConfig) bool {
-	return cc != nil && severalHosts(cc) && wantsWritable(cc.ValidateConnect)
-}
-
-// wantsWritable reports whether validate is pgconn's check for
-// target_session_attrs=read-write or primary. Functions cannot be compared
-// in Go; their code pointers can, and ParseConfig sets these exact ones.
-func wantsWritable(validate pgconn.ValidateConnectFunc) bool {
-	if validate == nil {
-		return false
-	}
-	ptr := reflect.ValueOf(validate).Pointer()
-	return ptr == reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsReadWrite).Pointer() ||
-		ptr == reflect.ValueOf(pgconn.ValidateConnectTargetSessionAttrsPrimary).Pointer()
+// resetsOnReadOnly reports whether a pool with target t on cc resets on
+// SQLSTATE 25006: with several hosts, and target_session_attrs read-write
+// or primary.
+func resetsOnReadOnly(t target, cc *pgx.ConnConfig) bool {
+	return cc != nil && t.writable() && severalHosts(cc)
 }
 
 // noteErr resets the pool when err, returned by a statement on pc, says

@@ -142,7 +142,7 @@ func TestResetsOnReadOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := resetsOnReadOnly(cfg.ConnConfig); got != c.want {
+		if got := resetsOnReadOnly(targetOf(cfg.ConnConfig.ValidateConnect), cfg.ConnConfig); got != c.want {
 			t.Errorf("%s: resets on 25006 = %v, want %v", c.cs, got, c.want)
 		}
 	}
@@ -232,7 +232,7 @@ func TestFailoverNoHostQualifies(t *testing.T) {
 		t.Fatal("a query succeeded with the primary stopped and the standby read-only")
 	}
 	msg := err.Error()
-	for _, want := range []string{pair.Primary.Addr, "connection refused", pair.Standby.Addr, "read only"} {
+	for _, want := range []string{pair.Primary.Addr, "connection refused", pair.Standby.Addr, "server is a standby"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the error does not say %q: %s", want, msg)
 		}

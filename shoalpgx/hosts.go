@@ -1,12 +1,9 @@
 package shoalpgx
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
-	"net"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,88 +63,6 @@ func hostConfigs(cc *pgx.ConnConfig) []*pgx.ConnConfig {
 	return out
 }
 
-// staggers reports whether a dial on cc tries its hosts staggered rather
-// than one after the other: with several hosts, when at most one of them
-// should qualify (target_session_attrs read-write or primary), so that
-// which answers first does not change which is used. prefer-standby and
-// any keep pgx's order, which is their meaning.
-func staggers(cc *pgx.ConnConfig) bool {
-	return severalHosts(cc) && wantsWritable(cc.ValidateConnect)
-}
-
-// connectStaggered connects to the first host of cc that qualifies, giving
-// each host hostStagger before starting on the next as well (and starting
-// on the next at once when one fails): the first connection to succeed
-// wins, and the others are cancelled, or closed if they succeed too.
-// It returns the winner's host:port as the connection string names it.
-func connectStaggered(ctx context.Context, cc *pgx.ConnConfig) (*pgx.Conn, string, error) {
-	cfgs := hostConfigs(cc)
-	type result struct {
-		conn *pgx.Conn
-		host string
-		err  error
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	results := make(chan result, len(cfgs))
-	started, pending := 0, 0
-	startNext := func() {
-		c := cfgs[started]
-		started++
-		pending++
-		go func() {
-			conn, err := pgx.ConnectConfig(ctx, c)
-			results <- result{conn, net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), err}
-		}()
-	}
-	startNext()
-	timer := time.NewTimer(hostStagger)
-	defer timer.Stop()
-	var errs []error
-	for {
-		select {
-		case r := <-results:
-			pending--
-			if r.err == nil {
-				// The others: cancelled by the deferred cancel; one that
-				// connected all the same is closed.
-				go func(left int) {
-					for range left {
-						if late := <-results; late.conn != nil {
-							closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-							_ = late.conn.Close(closeCtx)
-							cancel()
-						}
-					}
-				}(pending)
-				return r.conn, r.host, nil
-			}
-			errs = append(errs, scrubConnectError(r.err))
-			if fatalForAllHosts(r.err) {
-				go func(left int) {
-					for range left {
-						if late := <-results; late.conn != nil {
-							_ = late.conn.Close(context.Background())
-						}
-					}
-				}(pending)
-				return nil, "", errors.Join(errs...)
-			}
-			if started < len(cfgs) {
-				startNext()
-				timer.Reset(hostStagger)
-			} else if pending == 0 {
-				return nil, "", errors.Join(errs...)
-			}
-		case <-timer.C:
-			if started < len(cfgs) {
-				startNext()
-				timer.Reset(hostStagger)
-			}
-		}
-	}
-}
-
 // fatalForAllHosts reports the errors after which pgx tries no other host:
 // a wrong password, a database that does not exist, no right to connect.
 func fatalForAllHosts(err error) bool {
@@ -166,4 +81,14 @@ func (p *Pool) noteHost(host string) {
 	if prev := p.lastHost.Swap(&host); prev != nil && *prev != host {
 		p.Reset()
 	}
+}
+
+// hostAddrs lists the host:port of each host of cc, in order.
+func hostAddrs(cc *pgx.ConnConfig) []string {
+	cfgs := hostConfigs(cc)
+	out := make([]string, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = hostAddr(c)
+	}
+	return out
 }

@@ -48,7 +48,4 @@ func TestHostConfigs(t *testing.T) {
 			t.Errorf("config %d: fallbacks %+v, want the same host without TLS", i, c.Fallbacks)
 		}
 	}
-	if staggers(cfg.ConnConfig) {
-		t.Error("a string without target_session_attrs staggers its hosts")
-	}
 }

@@ -21,10 +21,13 @@ type hostState struct {
 	// or release (retired).
 	epoch atomic.Uint64
 	// checking is held by the one acquire that looks at the host's role
-	// again (hostcheck.go).
-	checking atomic.Bool
+	// again (hostcheck.go); checkedAt is when the last look was, in Unix
+	// nanoseconds, for acquires to read without the lock.
+	checking  atomic.Bool
+	checkedAt atomic.Int64
 
 	mu      sync.Mutex
+	last    role // what the last look found, when checked is set
 	role    string
 	lag     time.Duration
 	checked time.Time // when role and lag were read
@@ -34,8 +37,9 @@ type hostState struct {
 // noteRole records what a look at the host found.
 func (h *hostState) noteRole(r role, at time.Time) {
 	h.mu.Lock()
-	h.role, h.lag, h.checked, h.lastErr = r.name(), r.lag, at, ""
+	h.last, h.role, h.lag, h.checked, h.lastErr = r, r.name(), r.lag, at, ""
 	h.mu.Unlock()
+	h.checkedAt.Store(at.UnixNano())
 }
 
 // noteErr records why a dial to the host failed.
@@ -45,11 +49,11 @@ func (h *hostState) noteErr(err error) {
 	h.mu.Unlock()
 }
 
-// lastChecked is when the host's role was read, zero for never.
-func (h *hostState) lastChecked() time.Time {
+// lastRole is what the last look at the host found; false for never.
+func (h *hostState) lastRole() (role, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.checked
+	return h.last, !h.checked.IsZero()
 }
 
 // retire closes the pool's connections to the host: idle ones at their next

@@ -29,6 +29,10 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0", c.HealthCheckPeriod},
 		{c.HostConnectTimeout < 0, "HostConnectTimeout", "must be >= 0", c.HostConnectTimeout},
 		{c.RoleCheckPeriod < 0, "RoleCheckPeriod", "must be >= 0", c.RoleCheckPeriod},
+		{c.MaxStandbyLag < 0, "MaxStandbyLag", "must be >= 0", c.MaxStandbyLag},
+		{c.ReadMaxConns < 0, "ReadMaxConns", "must be >= 0", c.ReadMaxConns},
+		{c.LoadBalanceHosts != "" && c.LoadBalanceHosts != LoadBalanceDisable && c.LoadBalanceHosts != LoadBalanceRandom,
+			"LoadBalanceHosts", `must be "", "disable" or "random"`, fmt.Sprintf("%q", c.LoadBalanceHosts)},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -99,6 +103,10 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	hook := c.BeforeClose
 	cfg.Hooks.OnDisconnect = func(pc *pooledConn, r shoal.Reason) {
 		p.destroys.count(r)
+		pc.host.open.Add(-1)
+		if pc.fallback {
+			p.fallbackOpen.Add(-1)
+		}
 		if hook != nil {
 			hook(pc.conn)
 		}
@@ -134,15 +142,7 @@ func pgxField(core string) string {
 // to them, since it holds the password.
 func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	c := p.config
-	cc := c.ConnConfig.Copy()
-	if cc.ConnectTimeout <= 0 {
-		cc.ConnectTimeout = defaultConnectTimeout
-		// pgconn applies ConnectTimeout to each host in turn; see
-		// Config.HostConnectTimeout.
-		if c.HostConnectTimeout > 0 && severalHosts(cc) {
-			cc.ConnectTimeout = c.HostConnectTimeout
-		}
-	}
+	cc := p.timedConnConfig()
 	permit := shoal.PermitFromContext(ctx)
 	key, fenced := p.fenceKey()
 	fenced = fenced && permit != nil
@@ -150,30 +150,38 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		refuseSlot(permit)
 		return nil, fmt.Errorf("%w (slot %d)", ErrSlotFenced, permit.Slot())
 	}
-	if c.BeforeConnect != nil {
-		if err := c.BeforeConnect(ctx, cc); err != nil {
-			return nil, scrubConnectError(err)
-		}
+	if err := p.beforeConnect(ctx, cc); err != nil {
+		return nil, err
 	}
-	var conn *pgx.Conn
+	var d dialed
 	var err error
-	if staggers(cc) {
-		var host string
-		conn, host, err = connectStaggered(ctx, cc)
-		if err == nil {
-			p.noteHost(host)
+	if p.dialsHosts(cc) {
+		d, err = p.connectHosts(ctx, cc)
+		if err == nil && p.target.writable() {
+			p.noteHost(d.host.addr)
 		}
 	} else {
-		conn, err = pgx.ConnectConfig(ctx, cc)
+		d.conn, err = pgx.ConnectConfig(ctx, cc)
+		if err == nil {
+			d.host = p.hosts.get(hostAddr(cc))
+			d.host.open.Add(1)
+		}
 	}
 	if err != nil {
 		return nil, scrubConnectError(err)
 	}
+	conn := d.conn
+	// closeNew closes the new connection when what follows the connect
+	// refuses it.
+	closeNew := func() {
+		d.host.open.Add(-1)
+		closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		_ = conn.Close(closeCtx)
+		cancel()
+	}
 	if fenced {
 		if err := takeFence(ctx, conn, key, permit.Slot()); err != nil {
-			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-			_ = conn.Close(closeCtx)
-			cancel()
+			closeNew()
 			if errors.Is(err, ErrSlotFenced) {
 				refuseSlot(permit)
 			}
@@ -181,24 +189,59 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		}
 	}
 	if c.AfterConnect != nil {
-		if err := callAfterConnect(ctx, c.AfterConnect, conn); err != nil {
-			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-			_ = conn.Close(closeCtx)
-			cancel()
+		if err := callAfterConnect(ctx, c.AfterConnect, conn, d.host); err != nil {
+			closeNew()
 			return nil, scrubConnectError(err)
 		}
 	}
-	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load()}
+	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.host.epoch.Load(), role: d.role}
+	if p.dialsHosts(cc) && p.isFallback(d.role) {
+		pc.fallback = true
+		p.fallbackOpen.Add(1)
+	}
 	pc.initPeek()
 	return pc, nil
+}
+
+// timedConnConfig is a copy of the pool's ConnConfig with its connect
+// timeout set: the default one when the string sets none, and with several
+// hosts HostConnectTimeout, since pgconn applies the timeout to each host
+// in turn.
+func (p *Pool) timedConnConfig() *pgx.ConnConfig {
+	cc := p.config.ConnConfig.Copy()
+	if cc.ConnectTimeout <= 0 {
+		cc.ConnectTimeout = defaultConnectTimeout
+		if p.config.HostConnectTimeout > 0 && severalHosts(cc) {
+			cc.ConnectTimeout = p.config.HostConnectTimeout
+		}
+	}
+	return cc
+}
+
+// beforeConnect runs the BeforeConnect hook, if any, on cc.
+func (p *Pool) beforeConnect(ctx context.Context, cc *pgx.ConnConfig) error {
+	if hook := p.config.BeforeConnect; hook != nil {
+		if err := hook(ctx, cc); err != nil {
+			return scrubConnectError(err)
+		}
+	}
+	return nil
+}
+
+// connConfig is what a connection outside the pool's dials (the fallback
+// probe) connects with: timedConnConfig after BeforeConnect.
+func (p *Pool) connConfig(ctx context.Context) (*pgx.ConnConfig, error) {
+	cc := p.timedConnConfig()
+	return cc, p.beforeConnect(ctx, cc)
 }
 
 // callAfterConnect runs the AfterConnect hook; if it panics, the new
 // connection is closed before the panic goes on (the core recovers it and
 // counts a failed dial), or the server would keep a session nobody holds.
-func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn) error, conn *pgx.Conn) error {
+func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn) error, conn *pgx.Conn, host *hostState) error {
 	defer func() {
 		if p := recover(); p != nil {
+			host.open.Add(-1)
 			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 			_ = conn.Close(closeCtx)
 			cancel()

@@ -42,6 +42,8 @@ var poolKeys = []poolKey{
 	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }}, // the old name
 	{"pool_host_connect_timeout", func(c *Config, v string) error { return parseDuration(v, &c.HostConnectTimeout) }},
 	{"pool_role_check_period", func(c *Config, v string) error { return parseDuration(v, &c.RoleCheckPeriod) }},
+	{"pool_max_standby_lag", func(c *Config, v string) error { return parseDuration(v, &c.MaxStandbyLag) }},
+	{"pool_read_max_conns", func(c *Config, v string) error { return parseInt32(v, 1, &c.ReadMaxConns) }},
 }
 
 // ParseConfig parses a connection string as pgx.ParseConfig does (URL or
@@ -66,9 +68,15 @@ var poolKeys = []poolKey{
 //	                               timeout): each host's bound in a dial
 //	                               when the string names several hosts
 //	                               and no connect_timeout
-//	pool_role_check_period         duration (default 1s; 0 = off): the look
-//	                               at an idle connection's server role,
-//	                               with several hosts and read-write
+//	pool_role_check_period         duration (default 1s; 0 = off): the
+//	                               look again at a host's role (see Config)
+//	pool_max_standby_lag           duration (default 0: no bound): the read
+//	                               pool's bound on a standby's lag
+//	pool_read_max_conns            integer >= 1 (default pool_max_conns):
+//	                               the read pool's MaxConns
+//
+// It also reads libpq's load_balance_hosts (disable or random), which pgx
+// does not know and would send to the server as a run-time parameter.
 //
 // Any other key that starts with pool_, a bad value, or pool_min_idle given
 // together with pool_min_idle_conns is an error that names the key. A
@@ -111,6 +119,13 @@ func ParseConfig(connString string) (*Config, error) {
 		if _, b := params["pool_min_idle_conns"]; b {
 			return nil, &ConfigError{Key: "pool_min_idle_conns", Reason: "is pgxpool's name for pool_min_idle; give one of them"}
 		}
+	}
+	if v, ok := params["load_balance_hosts"]; ok {
+		delete(params, "load_balance_hosts")
+		if v != LoadBalanceDisable && v != LoadBalanceRandom {
+			return nil, &ConfigError{Key: "load_balance_hosts", Reason: fmt.Sprintf("must be disable or random, got %q", v)}
+		}
+		cfg.LoadBalanceHosts = v
 	}
 	for _, k := range poolKeys {
 		value, ok := params[k.name]

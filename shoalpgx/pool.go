@@ -30,6 +30,11 @@ type Pool struct {
 	attempts        int                                            // connections one acquire tries: MaxConns+1, as pgxpool
 	lookAfter       time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
 	resetOnReadOnly bool                                           // SQLSTATE 25006 resets the pool (failover.go)
+	target          target                                         // what a host must be (target.go)
+	maxLag          time.Duration                                  // the read pool's bound on a standby's lag; 0: none
+	loadBalance     bool                                           // load_balance_hosts=random
+	hosts           *hostSet                                       // per host: open connections, role (hoststate.go)
+	recheck         bool                                           // acquires look at a host's role again (hostcheck.go)
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
@@ -37,6 +42,12 @@ type Pool struct {
 	roleStop chan struct{}          // closed by Close: watchRole stops (nil without it)
 	roleDone chan struct{}          // closed when watchRole has returned
 	roleOnce sync.Once              // Close may be called more than once
+
+	fallbackOpen atomic.Int64 // connections on a host used only as a fallback (fallback.go)
+
+	readsMu     sync.Mutex
+	reads       *ReadPool // made by the first Reads
+	readsClosed bool      // set by Close: Reads makes no pool after it
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
@@ -66,7 +77,20 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, err
 	}
 	cfg = cfg.Copy()
-	p := &Pool{config: cfg, attempts: int(cfg.MaxConns) + 1, resetOnReadOnly: resetsOnReadOnly(cfg.ConnConfig)}
+	return newPool(cfg, targetOf(cfg.ConnConfig.ValidateConnect))
+}
+
+// newPool is NewWithConfig for a checked copy of a config, with the target
+// its hosts must meet: the connection string's, or the read pool's.
+func newPool(cfg *Config, t target) (*Pool, error) {
+	p := &Pool{config: cfg, attempts: int(cfg.MaxConns) + 1, target: t}
+	p.resetOnReadOnly = resetsOnReadOnly(t, cfg.ConnConfig)
+	if t == targetReads {
+		p.maxLag = cfg.MaxStandbyLag
+	}
+	p.loadBalance = cfg.LoadBalanceHosts == LoadBalanceRandom
+	p.hosts = newHostSet(hostAddrs(cfg.ConnConfig))
+	p.recheck = rechecks(p.target, cfg.RoleCheckPeriod)
 	p.prepareConn = cfg.PrepareConn
 	if p.prepareConn == nil && cfg.BeforeAcquire != nil {
 		hook := cfg.BeforeAcquire
@@ -84,7 +108,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	}
 	p.core = core
 	p.ready.Store(core)
-	if p.resetOnReadOnly && cfg.RoleCheckPeriod > 0 {
+	if cfg.RoleCheckPeriod > 0 && (p.resetOnReadOnly || t.fallsBack()) {
 		p.roleStop, p.roleDone = make(chan struct{}), make(chan struct{})
 		go p.watchRole(cfg.RoleCheckPeriod)
 	}
@@ -95,6 +119,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 // connections close now, and Close blocks until every acquired connection
 // has been released and closed, as pgxpool's does.
 func (p *Pool) Close() {
+	p.closeReads()
 	if p.roleStop != nil {
 		p.roleOnce.Do(func() { close(p.roleStop) })
 		<-p.roleDone
@@ -132,6 +157,14 @@ type pooledConn struct {
 	// resetGen is the pool's count of resets when the connection was
 	// dialled; see noteErr.
 	resetGen uint64
+
+	// Where the connection is: its host, that host's epoch when it was
+	// dialled (a later one retires it: hostState.retire), and what the
+	// host was then.
+	host      *hostState
+	hostEpoch uint64
+	role      role
+	fallback  bool // on a host the target uses only when none qualifies (fallback.go)
 
 	// The idle check (health.go): a non-blocking look at the socket, and
 	// what it found for the acquire to act on (acquire.go), which clears

@@ -3,23 +3,17 @@ package shoalpgx
 import (
 	"context"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
-
-// roleQuery asks whether the session's server would refuse a write: a
-// standby (in recovery), or a primary fenced with default_transaction_read_only,
-// as a cluster manager demoting it would. It is the question libpq's
-// target_session_attrs=read-write asks when it connects.
-const roleQuery = "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'"
 
 // roleCheckTimeout bounds one look: a server too slow to answer this is one
 // the stuck callers and the dial's stagger deal with.
 const roleCheckTimeout = 2 * time.Second
 
 // watchRole looks, every RoleCheckPeriod, at the role of the server behind
-// one idle connection, for a pool whose connection string asks for a
-// writable host among several. When the host has stopped taking writes the
+// one idle connection (roleQuery, target.go), for a pool whose connection
+// string asks for a writable host among several; and for a pool that fell
+// back to the primary for want of a standby, whether one qualifies again
+// (probeFallback, fallback.go). When the host has stopped taking writes the
 // pool resets before any caller's write is refused with SQLSTATE 25006 (a
 // write is what noteErr, in failover.go, waits for). Only an idle
 // connection is looked at, and only one, taken without a dial
@@ -34,7 +28,12 @@ func (p *Pool) watchRole(period time.Duration) {
 		case <-p.roleStop:
 			return
 		case <-t.C:
-			p.checkRole()
+			if p.resetOnReadOnly {
+				p.checkRole()
+			}
+			if p.target.fallsBack() {
+				p.probeFallback()
+			}
 		}
 	}
 }
@@ -54,11 +53,13 @@ func (p *Pool) checkRole() {
 	pc.idle, pc.mustPing = 0, false
 	gen := pc.resetGen
 	ctx, cancel := context.WithTimeout(context.Background(), roleCheckTimeout)
-	var readOnly bool
-	err = pc.conn.QueryRow(ctx, roleQuery, pgx.QueryExecModeSimpleProtocol).Scan(&readOnly)
+	r, err := readRole(ctx, pc.conn.PgConn())
 	cancel()
+	if err == nil {
+		pc.host.noteRole(r, time.Now())
+	}
 	pc.releaseUnused() // closes it if the query left it unusable
-	if err == nil && readOnly && gen == p.resets.Load() {
+	if err == nil && r.readOnly && gen == p.resets.Load() {
 		p.Reset()
 	}
 }

@@ -1,0 +1,171 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// hostAddr is cc's host:port as the connection string names it.
+func hostAddr(cc *pgx.ConnConfig) string {
+	return net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))
+}
+
+// dialsHosts reports whether the pool dials host by host itself
+// (connectHosts) rather than leaving the hosts to pgx: with several hosts,
+// with a target_session_attrs other than any, and in the read pool. The
+// pool then knows which host each connection is on and what role it had.
+func (p *Pool) dialsHosts(cc *pgx.ConnConfig) bool {
+	return severalHosts(cc) || (p.target != targetAny && p.target != targetCustom)
+}
+
+// dialed is one connection a host-by-host dial opened, with where it is.
+type dialed struct {
+	conn *pgx.Conn
+	host *hostState
+	role role
+}
+
+// connectHosts connects to a host of cc that qualifies for the pool's
+// target: in the string's order, or shuffled for load_balance_hosts=random,
+// each host given hostStagger before the next is tried as well (at once
+// when one fails), so that a host that never answers holds a dial up by a
+// quarter of a second and not by its connect timeout. The first connection
+// to qualify wins. When none qualifies and the target falls back
+// (prefer-standby, the read pool), the hosts that could serve as the
+// fallback are tried again, accepting them, as libpq does. The error says
+// what each host answered.
+func (p *Pool) connectHosts(ctx context.Context, cc *pgx.ConnConfig) (dialed, error) {
+	cfgs := hostConfigs(cc)
+	if p.loadBalance {
+		rand.Shuffle(len(cfgs), func(i, j int) { cfgs[i], cfgs[j] = cfgs[j], cfgs[i] })
+	}
+	d, fallbacks, err := p.connectFirst(ctx, cfgs, false)
+	if err == nil || len(fallbacks) == 0 || ctx.Err() != nil {
+		return d, err
+	}
+	d, _, err2 := p.connectFirst(ctx, fallbacks, true)
+	if err2 != nil {
+		return d, errors.Join(err, err2)
+	}
+	return d, nil
+}
+
+// connectFirst is one round of connectHosts over cfgs. It returns the
+// winner, or every host's error and the configs of the hosts that answered
+// as a fallback would (errFallback). With fallback set such hosts qualify.
+func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallback bool) (dialed, []*pgx.ConnConfig, error) {
+	type result struct {
+		d   dialed
+		cfg *pgx.ConnConfig
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan result, len(cfgs))
+	started, pending := 0, 0
+	startNext := func() {
+		c := cfgs[started]
+		started++
+		pending++
+		go func() {
+			d, err := p.connectOne(ctx, c, fallback)
+			results <- result{d, c, err}
+		}()
+	}
+	// closeLate closes the connections of the attempts still under way
+	// once they end: cancelled by the deferred cancel, or connected all the
+	// same.
+	closeLate := func(left int) {
+		go func() {
+			for range left {
+				if late := <-results; late.d.conn != nil {
+					late.d.host.open.Add(-1)
+					closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+					_ = late.d.conn.Close(closeCtx)
+					cancel()
+				}
+			}
+		}()
+	}
+	startNext()
+	timer := time.NewTimer(hostStagger)
+	defer timer.Stop()
+	var errs []error
+	var fallbacks []*pgx.ConnConfig
+	for {
+		select {
+		case r := <-results:
+			pending--
+			if r.err == nil {
+				closeLate(pending)
+				return r.d, nil, nil
+			}
+			if errors.Is(r.err, errFallback) {
+				fallbacks = append(fallbacks, r.cfg)
+			}
+			errs = append(errs, scrubConnectError(r.err))
+			if fatalForAllHosts(r.err) {
+				closeLate(pending)
+				return dialed{}, nil, errors.Join(errs...)
+			}
+			if started < len(cfgs) {
+				startNext()
+				timer.Reset(hostStagger)
+			} else if pending == 0 {
+				return dialed{}, fallbacks, errors.Join(errs...)
+			}
+		case <-timer.C:
+			if started < len(cfgs) {
+				startNext()
+				timer.Reset(hostStagger)
+			}
+		}
+	}
+}
+
+// connectOne connects to the one host of c and checks it as pgconn's
+// target_session_attrs check would, with roleQuery in its place (one round
+// trip either way), so that the pool learns the host's role and lag too.
+// A ValidateConnect of the caller's own still runs, first. The connection
+// counts in its host's Open from here.
+func (p *Pool) connectOne(ctx context.Context, c *pgx.ConnConfig, fallback bool) (dialed, error) {
+	host := p.hosts.get(hostAddr(c))
+	var r role
+	own := c.ValidateConnect
+	if p.target != targetCustom {
+		own = nil // pgx's check for target_session_attrs, which roleQuery replaces
+	}
+	c.ValidateConnect = func(ctx context.Context, pg *pgconn.PgConn) error {
+		if own != nil {
+			if err := own(ctx, pg); err != nil {
+				return err
+			}
+		}
+		var err error
+		if r, err = readRole(ctx, pg); err != nil {
+			return err
+		}
+		host.noteRole(r, time.Now())
+		err = p.target.judge(r, p.maxLag)
+		if fallback && errors.Is(err, errFallback) {
+			return nil
+		}
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, c)
+	if err != nil {
+		if ctx.Err() == nil {
+			host.noteErr(scrubConnectError(err))
+		}
+		return dialed{}, err
+	}
+	host.open.Add(1)
+	return dialed{conn: conn, host: host, role: r}, nil
+}
