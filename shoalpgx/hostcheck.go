@@ -39,7 +39,7 @@ func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 	}
 	defer h.checking.Store(false)
 	ctx, cancel := context.WithTimeout(ctx, roleCheckTimeout)
-	r, err := readRole(ctx, pc.conn.PgConn())
+	r, err := p.readRole(ctx, pc.conn.PgConn())
 	cancel()
 	if err != nil {
 		// A connection that cannot answer this cannot serve the caller

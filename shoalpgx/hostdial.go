@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -46,6 +47,7 @@ func (p *Pool) connectHosts(ctx context.Context, cc *pgx.ConnConfig) (dialed, er
 	if p.loadBalance {
 		rand.Shuffle(len(cfgs), func(i, j int) { cfgs[i], cfgs[j] = cfgs[j], cfgs[i] })
 	}
+	p.unlikelyLast(cfgs)
 	d, fallbacks, err := p.connectFirst(ctx, cfgs, false)
 	if err == nil || len(fallbacks) == 0 || ctx.Err() != nil {
 		return d, err
@@ -55,6 +57,33 @@ func (p *Pool) connectHosts(ctx context.Context, cc *pgx.ConnConfig) (dialed, er
 		return d, errors.Join(err, err2)
 	}
 	return d, nil
+}
+
+// unlikelyLast moves to the end, keeping their order, the hosts that did
+// not qualify when last looked at or whose last dial failed: after a
+// failover the old primary, refusing or now a standby, costs a dial to the
+// new one nothing, and the read pool does not connect to the primary each
+// time before it reaches a standby. Their turn still comes, in the same
+// dial, when the others fail.
+func (p *Pool) unlikelyLast(cfgs []*pgx.ConnConfig) {
+	if len(cfgs) < 2 {
+		return
+	}
+	unlikely := func(c *pgx.ConnConfig) bool {
+		h := p.hosts.get(hostAddr(c))
+		r, seen, failed := h.lastLook()
+		return failed || (seen && p.target.judge(r, p.maxLag) != nil)
+	}
+	slices.SortStableFunc(cfgs, func(a, b *pgx.ConnConfig) int {
+		ua, ub := unlikely(a), unlikely(b)
+		switch {
+		case ua == ub:
+			return 0
+		case ua:
+			return 1
+		}
+		return -1
+	})
 }
 
 // connectFirst is one round of connectHosts over cfgs. It returns the
@@ -149,7 +178,7 @@ func (p *Pool) connectOne(ctx context.Context, c *pgx.ConnConfig, fallback bool)
 			}
 		}
 		var err error
-		if r, err = readRole(ctx, pg); err != nil {
+		if r, err = p.readRole(ctx, pg); err != nil {
 			return err
 		}
 		host.noteRole(r, time.Now())
@@ -161,7 +190,7 @@ func (p *Pool) connectOne(ctx context.Context, c *pgx.ConnConfig, fallback bool)
 	}
 	conn, err := pgx.ConnectConfig(ctx, c)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.Is(err, errFallback) {
 			host.noteErr(scrubConnectError(err))
 		}
 		return dialed{}, err

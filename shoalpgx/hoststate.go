@@ -51,9 +51,16 @@ func (h *hostState) noteErr(err error) {
 
 // lastRole is what the last look at the host found; false for never.
 func (h *hostState) lastRole() (role, bool) {
+	r, seen, _ := h.lastLook()
+	return r, seen
+}
+
+// lastLook is what the last look at the host found (seen false for
+// never), and whether its last dial failed.
+func (h *hostState) lastLook() (r role, seen, failed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.last, !h.checked.IsZero()
+	return h.last, !h.checked.IsZero(), h.lastErr != ""
 }
 
 // retire closes the pool's connections to the host: idle ones at their next

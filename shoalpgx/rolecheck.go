@@ -53,7 +53,7 @@ func (p *Pool) checkRole() {
 	pc.idle, pc.mustPing = 0, false
 	gen := pc.resetGen
 	ctx, cancel := context.WithTimeout(context.Background(), roleCheckTimeout)
-	r, err := readRole(ctx, pc.conn.PgConn())
+	r, err := p.readRole(ctx, pc.conn.PgConn())
 	cancel()
 	if err == nil {
 		pc.host.noteRole(r, time.Now())

@@ -165,6 +165,17 @@ func (p *Pair) SetReadOnly(ctx context.Context, n Node, on bool) error {
 	return p.run(ctx, commandTimeout, "readonly", n.Port, v)
 }
 
+// PauseReplay pauses WAL replay on the standby n, or resumes it: paused,
+// it goes on receiving WAL (synchronous commits on the primary still
+// return) and falls behind in what its sessions see. A rebuild resumes it.
+func (p *Pair) PauseReplay(ctx context.Context, n Node, pause bool) error {
+	v := "resume"
+	if pause {
+		v = "pause"
+	}
+	return p.run(ctx, commandTimeout, "replay", n.Port, v)
+}
+
 // Healthy returns nil when Primary is a running primary with Standby
 // streaming from it synchronously, else what is wrong.
 func (p *Pair) Healthy(ctx context.Context) error {

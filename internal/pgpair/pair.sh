@@ -22,6 +22,9 @@
 #                               session of the server on PORT, open ones too
 #                               (from their next statement): a primary
 #                               fenced while its clients stay connected
+#   pair.sh replay PORT pause|resume
+#                               pause or resume WAL replay on the standby on
+#                               PORT: it goes on receiving and falls behind
 #
 # scripts/services.sh runs "ensure"; package internal/pgpair embeds this file
 # and runs "rebuild" after a test has promoted, stopped or demoted a server,
@@ -237,6 +240,8 @@ why_not() {
 	done
 	in_recovery "$primary_port" && { echo "127.0.0.1:$primary_port is in recovery (a standby)"; return; }
 	in_recovery "$standby_port" || { echo "127.0.0.1:$standby_port is not in recovery (a primary)"; return; }
+	[ "$(sql "$standby_port" 'SELECT pg_is_wal_replay_paused()')" = f ] ||
+		{ echo "127.0.0.1:$standby_port has its replay paused"; return; }
 	read_only_is "$primary_port" off || { echo "127.0.0.1:$primary_port has default_transaction_read_only on"; return; }
 	streaming || { echo "127.0.0.1:$standby_port is not streaming synchronously from 127.0.0.1:$primary_port"; return; }
 	[ "$(sql "$primary_port" "SELECT count(*) FROM pg_roles WHERE rolname = 'shoal'")" = 1 ] ||
@@ -342,6 +347,14 @@ readonly)
 	case "${3:-}" in on | off) ;; *) die "readonly takes on or off, not '${3:-}'" ;; esac
 	read_only "$2" "$3"
 	;;
+replay)
+	port_arg "${2:-}"
+	case "${3:-}" in
+	pause) sql "$2" 'SELECT pg_wal_replay_pause()' >/dev/null ;;
+	resume) sql "$2" 'SELECT pg_wal_replay_resume()' >/dev/null ;;
+	*) die "replay takes pause or resume, not '${3:-}'" ;;
+	esac
+	;;
 rebuild)
 	rebuild
 	why="$(why_not)"
@@ -351,5 +364,5 @@ status)
 	why="$(why_not)"
 	[ -z "$why" ] || { echo "$why"; exit 1; }
 	;;
-*) die "usage: pair.sh ensure|rebuild|status|promote PORT|stop PORT [MODE]|start PORT|rejoin PORT|readonly PORT on|off" ;;
+*) die "usage: pair.sh ensure|rebuild|status|promote PORT|stop PORT [MODE]|start PORT|rejoin PORT|readonly PORT on|off|replay PORT pause|resume" ;;
 esac

@@ -1,0 +1,192 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/internal/pgpair"
+)
+
+// readsPool opens a pool on the pair's read-write string, with the role
+// look every period and the extra settings, and returns it with its read
+// pool.
+func readsPool(t *testing.T, pair *pgpair.Pair, period time.Duration, extra ...string) (*Pool, *ReadPool) {
+	t.Helper()
+	cfg, err := ParseConfig(haString(t, pair, "read-write", extra...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RoleCheckPeriod = period
+	pool, err := NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(context.Background(), "CREATE TABLE IF NOT EXISTS shoalpgx_reads (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	return pool, pool.Reads()
+}
+
+// eventually polls cond every 20ms for up to d and fails with what when it
+// never holds.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// isReadOnlyRefusal reports whether err is SQLSTATE 25006.
+func isReadOnlyRefusal(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25006"
+}
+
+// Reads go to the standby, writes through the read pool are refused, by
+// the API for a read-write transaction and by the server for the rest, and
+// the pool's own statements still go to the primary.
+func TestReadsGoToStandby(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	pool, reads := readsPool(t, pair, time.Second)
+	ctx := context.Background()
+	if got := serverPort(t, reads); got != pair.Standby.Port {
+		t.Fatalf("a read ran on port %s, want the standby's %s", got, pair.Standby.Port)
+	}
+	if got := serverPort(t, pool); got != pair.Primary.Port {
+		t.Fatalf("the pool's query ran on port %s, want the primary's %s", got, pair.Primary.Port)
+	}
+	if _, err := reads.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadWrite}); !errors.Is(err, errReadWriteTx) {
+		t.Fatalf("BeginTx read-write on the read pool: %v", err)
+	}
+	tx, err := reads.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.Exec(ctx, "INSERT INTO shoalpgx_reads VALUES (1)")
+	_ = tx.Rollback(ctx)
+	if !isReadOnlyRefusal(err) {
+		t.Fatalf("a write in the read pool's transaction: %v, want SQLSTATE 25006", err)
+	}
+	hosts := pool.Hosts()
+	if p, s := hostStat(t, hosts, pair.Primary.Addr), hostStat(t, hosts, pair.Standby.Addr); p.Open < 1 || s.Open < 1 ||
+		p.Role != RolePrimary || s.Role != RoleStandby {
+		t.Fatalf("hosts %+v: want a connection on each, the primary's role primary and the standby's standby", hosts)
+	}
+}
+
+// With the standby stopped reads go to the primary, still read-only; once
+// it runs again the read pool moves back to it within a few role looks.
+func TestReadsFallBackToPrimary(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	_, reads := readsPool(t, pair, 100*time.Millisecond)
+	ctx := context.Background()
+	if got := serverPort(t, reads); got != pair.Standby.Port {
+		t.Fatalf("a read ran on port %s, want the standby's %s", got, pair.Standby.Port)
+	}
+	if err := pair.Stop(ctx, pair.Standby, pgpair.Fast); err != nil {
+		t.Fatal(err)
+	}
+	if got := serverPort(t, reads); got != pair.Primary.Port {
+		t.Fatalf("with the standby stopped a read ran on port %s, want the primary's %s", got, pair.Primary.Port)
+	}
+	err := reads.QueryRow(ctx, "INSERT INTO shoalpgx_reads VALUES (2) RETURNING n").Scan(new(int))
+	if !isReadOnlyRefusal(err) {
+		t.Fatalf("a write through the read pool on the primary: %v, want SQLSTATE 25006", err)
+	}
+	if err := pair.Start(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "reads back on the restarted standby", func() bool {
+		port, err := tryPort(reads)
+		return err == nil && port == pair.Standby.Port
+	})
+}
+
+// A standby further behind than MaxStandbyLag takes no reads until it has
+// caught up: its replay paused while the primary writes, reads move to the
+// primary within a role look; resumed, they come back.
+func TestReadsMaxStandbyLag(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	pool, reads := readsPool(t, pair, 100*time.Millisecond, "pool_max_standby_lag=300ms")
+	ctx := context.Background()
+	if got := serverPort(t, reads); got != pair.Standby.Port {
+		t.Fatalf("a read ran on port %s, want the standby's %s; hosts %+v", got, pair.Standby.Port, pool.Hosts())
+	}
+	if err := pair.PauseReplay(ctx, pair.Standby, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pair.PauseReplay(context.Background(), pair.Standby, false) })
+	// A write the paused standby receives and does not replay; the age of
+	// its last replayed transaction then counts as its lag.
+	if _, err := pool.Exec(ctx, "INSERT INTO shoalpgx_reads VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "reads off the lagging standby", func() bool {
+		return serverPort(t, reads) == pair.Primary.Port
+	})
+	if s := hostStat(t, pool.Hosts(), pair.Standby.Addr); s.Lag <= 300*time.Millisecond {
+		t.Errorf("the standby's lag reads %v, want more than the 300ms bound", s.Lag)
+	}
+	if err := pair.PauseReplay(ctx, pair.Standby, false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "reads back on the standby once it caught up", func() bool {
+		return serverPort(t, reads) == pair.Standby.Port
+	})
+}
+
+// The standby promoted and the old primary rejoined as its standby: the
+// pool writes to the new primary, the read pool reads from the old one,
+// and a write through the read pool is refused there; a pool that asks for
+// target_session_attrs=standby moves to the rejoined host too.
+func TestReadsAfterOldPrimaryRejoins(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	pool, reads := readsPool(t, pair, 100*time.Millisecond)
+	standbys, err := New(context.Background(), haString(t, pair, "standby", "pool_role_check_period=100ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standbys.Close()
+	ctx := context.Background()
+	if got := serverPort(t, standbys); got != pair.Standby.Port {
+		t.Fatalf("target_session_attrs=standby ran on port %s, want %s", got, pair.Standby.Port)
+	}
+	if err := pair.Stop(ctx, pair.Primary, pgpair.Fast); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Rejoin(ctx, pair.Primary); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "writes on the new primary", func() bool {
+		var port int
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		err := pool.QueryRow(wctx, "INSERT INTO shoalpgx_reads VALUES (4) RETURNING inet_server_port()").Scan(&port)
+		return err == nil && strconv.Itoa(port) == pair.Standby.Port
+	})
+	eventually(t, 10*time.Second, "reads on the rejoined old primary", func() bool {
+		port, err := tryPort(reads)
+		return err == nil && port == pair.Primary.Port
+	})
+	err = reads.QueryRow(ctx, "INSERT INTO shoalpgx_reads VALUES (5) RETURNING n").Scan(new(int))
+	if !isReadOnlyRefusal(err) {
+		t.Fatalf("a write through the read pool: %v, want SQLSTATE 25006", err)
+	}
+	eventually(t, 10*time.Second, "target_session_attrs=standby on the rejoined old primary", func() bool {
+		port, err := tryPort(standbys)
+		return err == nil && port == pair.Primary.Port
+	})
+}
