@@ -225,14 +225,20 @@ type Config struct {
 	// to the connect timeout. Connection string: pool_host_connect_timeout.
 	HostConnectTimeout time.Duration
 
-	// RoleCheckPeriod is how often, when the connection string names
-	// several hosts and target_session_attrs asks for a writable one
-	// (read-write or primary), the pool asks the server behind one idle
-	// connection whether it still takes writes: a standby, or a primary
-	// fenced read-only while its sessions stay open, makes the pool reset
-	// (Reset) before a caller's write is refused. A busy pool, with no
-	// idle connection, skips the look and learns from its first refused
-	// write instead. Default 1s; 0 turns it off. Connection string:
+	// RoleCheckPeriod is how often the pool looks again at the role of a
+	// host it holds connections to, when the connection string names
+	// several hosts or a target_session_attrs (see the package doc,
+	// "Several hosts and failover"). For read-write or primary it asks the
+	// server behind one idle connection whether it still takes writes: a
+	// standby, or a primary fenced read-only while its sessions stay open,
+	// makes the pool reset (Reset) before a caller's write is refused; a
+	// busy pool, with no idle connection, skips the look and learns from
+	// its first refused write instead. For read-only, standby,
+	// prefer-standby and the read pool (Reads), one acquire per host and
+	// period asks its connection's server, and a host that no longer
+	// qualifies (promoted, or behind MaxStandbyLag) has its connections
+	// closed; a pool that fell back to the primary looks for a standby
+	// that qualifies again. Default 1s; 0 turns it off. Connection string:
 	// pool_role_check_period.
 	RoleCheckPeriod time.Duration
 

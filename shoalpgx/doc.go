@@ -135,45 +135,90 @@
 //
 // # Several hosts and failover
 //
-// A connection string may name several hosts, as libpq's does. pgx tries
-// them in order on every dial, and target_session_attrs=read-write (or
-// primary) makes it pass over a standby, so that once a standby has been
-// promoted new connections go to it:
+// A connection string may name several hosts, as libpq's does, and
+// target_session_attrs and load_balance_hosts mean what libpq says, for the
+// whole pool:
 //
 //	postgres://app:secret@db1.internal:5432,db2.internal:5432/app?target_session_attrs=read-write
 //
+// With several hosts (or any target_session_attrs but any) the pool dials
+// host by host itself rather than leaving the list to pgx, and asks each
+// server one question in place of pgx's check (pg_is_in_recovery,
+// transaction_read_only, and a standby's replay lag), so that it knows
+// which host each connection is on and what the host was. The targets:
+// any (the first host that answers), read-write (takes writes), read-only
+// (refuses them: a standby, or a primary set read-only), primary (not in
+// recovery), standby (in recovery), and prefer-standby (a standby, else
+// any host). load_balance_hosts=random tries the hosts in a random order
+// on each dial, spreading the pool's connections over the hosts that
+// qualify; by default they are tried in the string's order, except that
+// hosts which did not qualify or failed at the last look go last, so that
+// after a failover a dial does not start with the old primary.
+//
 // A host that accepts connections and never answers (a crashed machine, a
 // partition) would hold each dial for the whole connect timeout, 2 minutes
-// by default, before pgx tried the next host. With several hosts and no
-// connect_timeout in the string, each host gets HostConnectTimeout instead
-// (2s; pool_host_connect_timeout). And with target_session_attrs=read-write
-// or primary, where at most one host should qualify, a dial gives each host
-// 250ms before it tries the next one as well (at once when one fails): the
-// first to connect and qualify is used, the others are cancelled, or
-// closed if they connect too. So a silent first host delays a dial by a
-// quarter of a second, not by the connect timeout. Other
-// target_session_attrs (any, prefer-standby, ...) keep pgx's order, host
-// after host, which is their meaning. When no host qualifies, the dial's
-// error says what each host answered.
+// by default. With several hosts and no connect_timeout in the string,
+// each host gets HostConnectTimeout instead (2s; pool_host_connect_timeout),
+// and a dial gives each host 250ms before it tries the next one as well (at
+// once when one fails): the first to connect and qualify is used, the
+// others are cancelled, or closed if they connect too. So a silent first
+// host delays a dial by a quarter of a second, not by the connect timeout;
+// and a host slower than that to connect can lose to the next one, where
+// libpq would wait for it. When no host qualifies, the dial's error names
+// each host and what it answered (refused, did not resolve, "server is a
+// standby", ...), without the password.
 //
-// With target_session_attrs=read-write or primary the pool also notices
-// that the primary has moved, and resets itself as Pool.Reset does (the
-// idle connections close now, the others when they are released, and new
-// ones are dialled through the host list to whichever host qualifies now)
-// when a new connection lands on another host than the one before it, or
-// when a write is refused with read_only_sql_transaction (SQLSTATE 25006):
-// a primary fenced or demoted with its sessions still open. The write
-// itself fails with the server's error (it did not happen); the ones after
-// it reach the new primary. So that an idle pool learns of a fence before
-// any write is refused, it also asks the server behind one idle
-// connection, every RoleCheckPeriod (1s; pool_role_check_period), whether
-// it still takes writes (pg_is_in_recovery, transaction_read_only), and
-// resets when it does not; each look counts in Stats as an acquire that did
-// not wait. Errors of the
-// pool's Exec, Query, QueryRow, CopyFrom and of Conn's and Tx's Exec count,
-// not those of statements run on the *pgx.Conn itself. A connection that
-// breaks is replaced alone: one session the server ended says nothing of
-// the others.
+// The pool notices when a host stops qualifying while it holds
+// connections there. With read-write or primary (one host qualifies at a
+// time) it resets itself as Pool.Reset does (idle connections close now,
+// the others when they are released, and new ones are dialled through the
+// host list) when a new connection lands on another host than the one
+// before it, or when a write is refused with read_only_sql_transaction
+// (SQLSTATE 25006): a primary fenced or demoted with its sessions still
+// open. The write itself fails with the server's error (it did not
+// happen); the ones after it reach the new primary. So that an idle pool
+// learns of a fence before any write is refused, it also asks the server
+// behind one idle connection, every RoleCheckPeriod (1s;
+// pool_role_check_period), whether it still takes writes; each look counts
+// in Stats as an acquire that did not wait. Errors of the pool's Exec,
+// Query, QueryRow, CopyFrom and of Conn's and Tx's Exec count, not those
+// of statements run on the *pgx.Conn itself. With read-only, standby or
+// prefer-standby, an acquire asks a host again once it was last looked at
+// more than RoleCheckPeriod ago (one acquire per host and period, one
+// round trip), and a host that no longer qualifies (a standby promoted) has
+// its connections closed, idle ones at once and the others on release. A
+// prefer-standby pool that fell back to the primary looks for a standby
+// every RoleCheckPeriod and moves back to it when one qualifies. A
+// connection that breaks is replaced alone: one session the server ended
+// says nothing of the others.
+//
+// Hosts reports, per host, the pool's open connections, the role and lag
+// at the last look, and the last dial error; shoalprom and shoalotel
+// export them (AttachHosts).
+//
+// # Reads on standbys
+//
+// Reads returns a ReadPool, a pool of its own on the same hosts, for the
+// queries that may run on a standby:
+//
+//	pool, err := shoalpgx.New(ctx, "postgres://app:secret@db1:5432,db2:5432/app?target_session_attrs=read-write&pool_max_standby_lag=1s")
+//	...
+//	var n int
+//	err = pool.Reads().QueryRow(ctx, "select count(*) from orders").Scan(&n) // on a standby
+//	_, err = pool.Exec(ctx, "insert into orders ...")                        // on the primary
+//
+// Its connections go to a standby within MaxStandbyLag of its primary
+// (pool_max_standby_lag; no bound by default), and to the primary while no
+// standby qualifies, back to a standby within a RoleCheckPeriod once one
+// does. A standby that falls further behind has its read connections
+// closed at their next acquire. Writes cannot go through it by mistake:
+// its sessions are read-only (default_transaction_read_only=on, so the
+// primary refuses them too, with SQLSTATE 25006), Begin starts read-only
+// transactions, BeginTx refuses read-write ones, and it has no Exec or
+// CopyFrom. A read on a standby can miss what was just written on the
+// primary: read your own writes through the Pool. The read pool is not
+// counted in Config.Budget; ReadMaxConns (pool_read_max_conns) bounds it,
+// and ReadObserver gives it metrics of its own.
 //
 // bench/failover measures a failover through the pool; its figures are in
 // BENCHMARKS.md.
