@@ -95,6 +95,15 @@
 //	shoal.pool.leaks          counter                     {lease}       leases reported held past Config.LeakThreshold
 //	shoal.pool.barge_misses   observable counter          {connection}  Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.BargeWindow)
 //
+// Per host, with db.client.connection.pool.name, server.address and
+// server.port, for a pool given a hosts function with
+// [PoolMetrics.AttachHosts]:
+//
+//	shoal.pool.host.connection.open       observable up-down counter  {connection}  HostStat.Open: connections open to the host
+//	shoal.pool.host.role                  observable up-down counter  {host}        1, with shoal.host.role = HostStat.Role, the host's current role
+//	shoal.pool.host.last_check.timestamp  observable gauge            s             HostStat.LastCheck in Unix seconds (none before the first check)
+//	shoal.pool.host.lag                   observable gauge            s             HostStat.Lag, replication lag at the last check (none before the first check)
+//
 // "used" counts connections with at least one lease. A timed-out acquire
 // counts in timeouts, not in wait_time (it obtained no connection), and a
 // failed dial counts in dial_errors, not in create_time. The histograms'
@@ -105,6 +114,23 @@
 // db_client_connection_wait_time_seconds and so on, as from shoalprom, but
 // with the label db_client_connection_pool_name where shoalprom says
 // pool_name.
+//
+// # Several servers behind one pool
+//
+// A pool whose connections go to several servers, such as shoalpgx's with
+// several hosts in its connection string, can report each server
+// separately: pass its hosts function (shoalpgx's Pool.Hosts) to
+// [PoolMetrics.AttachHosts], which, unlike Attach, no pool calls itself.
+// The pool's callback calls it at each collection for the per-host
+// instruments above. HostStat.Addr is split into the conventions'
+// server.address and server.port (an int); an address that is not
+// host:port, such as a socket path, goes whole into server.address. The
+// role instrument has one point per host, for its current role, so a
+// failover shows as a host's point moving from shoal.host.role=standby to
+// primary, and summed over hosts it counts the hosts in each role. The
+// conventions name no role of a server, so its attribute is shoal's own,
+// like shoal.close.reason. Every host adds four points, so the number of
+// hosts, like that of pool names, should stay bounded.
 //
 // # Wait spans
 //

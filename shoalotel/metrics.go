@@ -79,6 +79,8 @@ type Metrics struct {
 	share, demand, members                                      metric.Int64ObservableUpDownCounter // with a Budget only
 	// An observable counter, read from the same Stats.
 	bargeMisses metric.Int64ObservableCounter
+	// Per host, read from each pool's hosts function (AttachHosts).
+	hosts hostInstruments
 
 	// Fed by the pools' observers.
 	createTime, waitTime, useTime                   metric.Float64Histogram
@@ -165,6 +167,8 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		leaks:      counter("shoal.pool.leaks", "{lease}", "The number of leases reported as held past Config.LeakThreshold."),
 		closes:     counter("shoal.pool.closes", "{connection}", "The number of connections the pool closed, by reason."),
 
+		hosts: newHostInstruments(meter, check),
+
 		pools:        make(map[string]*PoolMetrics),
 		bargeCarried: make(map[string]int64),
 	}
@@ -234,9 +238,11 @@ func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
 
 // meterRegister registers p's callback for the observable instruments.
 func (m *Metrics) meterRegister(p *PoolMetrics) (metric.Registration, error) {
-	return m.meter.RegisterCallback(p.observe,
+	observables := append([]metric.Observable{
 		m.count, m.idleMax, m.idleMin, m.maxConns, m.pending, m.leases, m.dialing,
-		m.share, m.demand, m.members, m.bargeMisses)
+		m.share, m.demand, m.members, m.bargeMisses,
+	}, m.hosts.observables()...)
+	return m.meter.RegisterCallback(p.observe, observables...)
 }
 
 // unregister forgets p, if it is still the pool registered under its name.

@@ -29,6 +29,7 @@ type PoolMetrics struct {
 	usedOpts    []metric.ObserveOption // with state=used
 
 	sources poolmetrics.Sources // the pools' Stats, for the observable instruments
+	hosts   poolmetrics.Hosts   // the pool's hosts, for the per-host instruments
 
 	// bargeBase is what earlier registrations of the name counted in
 	// shoal.pool.barge_misses, so that registering the name again
@@ -103,6 +104,7 @@ func (p *PoolMetrics) Unregister() error {
 
 // observe is the pool's callback for the observable instruments.
 func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
+	p.observeHosts(o)
 	s, ok := p.sources.Gauges()
 	m := p.metrics
 	// After Gauges, which notes each attached pool's count; reported from

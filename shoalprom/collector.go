@@ -56,6 +56,8 @@ type Collector struct {
 	share, demand, members                                      *prometheus.Desc // with a Budget only
 	// A counter, made at scrape time from the same Stats.
 	bargeMisses *prometheus.Desc
+	// Gauges per host, made at scrape time from each pool's hosts function.
+	hosts hostDescs
 
 	// Fed by the pools' observers; each pool binds its children once.
 	waitTime, useTime, createTime           *prometheus.HistogramVec
@@ -119,6 +121,8 @@ func NewCollector(opts Options) *Collector {
 		rejections: counter("shoal_pool_rejections_total", "The number of acquires refused by MaxWaiters or dropped by load shedding."),
 		leaks:      counter("shoal_pool_leaks_total", "The number of leases reported as held past Config.LeakThreshold."),
 		closes:     counter("shoal_pool_closes_total", "The number of connections the pool closed, by reason.", LabelReason),
+
+		hosts: newHostDescs(opts),
 
 		pools: make(map[string]*PoolMetrics),
 	}
@@ -196,14 +200,16 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.count, c.maxConns, c.idleMax, c.idleMin, c.pending, c.leases, c.dialing, c.share, c.demand, c.members, c.bargeMisses} {
 		ch <- d
 	}
+	c.hosts.describe(ch)
 	for _, v := range c.vecs() {
 		v.Describe(ch)
 	}
 }
 
 // Collect reports every registered pool: the counters and histograms as
-// observed so far, and the gauges and shoal_pool_barge_misses_total from a
-// fresh call of each attached pool's Stats. It implements
+// observed so far, the gauges and shoal_pool_barge_misses_total from a
+// fresh call of each attached pool's Stats, and the per-host gauges from a
+// fresh call of its hosts function (AttachHosts). It implements
 // prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, v := range c.vecs() {
@@ -216,8 +222,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.mu.Unlock()
 	// Stats runs outside the lock: it walks the pool, and a slow one must
-	// not hold up Pool or Unregister.
+	// not hold up Pool or Unregister. So do the hosts functions.
 	for _, m := range pools {
+		c.hosts.collect(ch, m)
 		s, ok := m.sources.Gauges()
 		// After Gauges, which notes each attached pool's count; reported
 		// for every registered pool, at zero until one is attached.

@@ -82,6 +82,14 @@
 //	shoal_pool_leaks_total                           counter    leases reported held past Config.LeakThreshold
 //	shoal_pool_barge_misses_total                    counter    Stats.BargeMisses: connections a barging release left idle while someone waited (0 without Config.BargeWindow)
 //
+// Per host, with the labels pool_name and host, for a pool given a hosts
+// function with [PoolMetrics.AttachHosts]:
+//
+//	shoal_pool_host_connection_open                  gauge      HostStat.Open: connections open to the host
+//	shoal_pool_host_role{role}                       gauge      1, with HostStat.Role, the host's current role, in the role label
+//	shoal_pool_host_last_check_timestamp_seconds     gauge      HostStat.LastCheck in Unix seconds (none before the first check)
+//	shoal_pool_host_lag_seconds                      gauge      HostStat.Lag, replication lag at the last check (none before the first check)
+//
 // Options.Namespace, when set, is put in front of every name
 // ("myapp_db_client_connection_count").
 //
@@ -89,6 +97,19 @@
 // connection), and a failed dial counts in dial_errors, not in create_time.
 // When Config.LeakReclaim takes a lease back, the lease's use time is
 // recorded then.
+//
+// # Several servers behind one pool
+//
+// A pool whose connections go to several servers, such as shoalpgx's with
+// several hosts in its connection string, can report each server
+// separately: pass its hosts function (shoalpgx's Pool.Hosts) to
+// [PoolMetrics.AttachHosts], which, unlike Attach, no pool calls itself.
+// At each scrape it is called for the per-host gauges above. The role
+// gauge has one series per host, for its current role, so a failover
+// shows as a host's series moving from role="standby" to role="primary";
+// a query such as shoal_pool_host_role{role="primary"} names the
+// primary. Every host adds four series, so the number of hosts, like that
+// of pool names, should stay bounded.
 //
 // # Pool names
 //

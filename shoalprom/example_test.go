@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -123,4 +124,40 @@ func ExamplePoolMetrics_multiObserver() {
 	defer pool.Close(context.Background())
 	fmt.Println(metrics.Name())
 	// Output: cache
+}
+
+// Per-host gauges for a pool whose connections go to several servers. With
+// shoalpgx and several hosts in the connection string, pass the pool's
+// Hosts method; here a function stands in for it.
+func ExamplePoolMetrics_AttachHosts() {
+	reg := prometheus.NewRegistry()
+	collector := shoalprom.NewCollector(shoalprom.Options{})
+	reg.MustRegister(collector)
+	metrics, err := collector.Pool("orders-db")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer metrics.Unregister()
+
+	checked := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	hosts := func() []shoal.HostStat { // in a program: pool.Hosts
+		return []shoal.HostStat{
+			{Addr: "db-a:5432", Open: 4, Role: "primary", LastCheck: checked},
+			{Addr: "db-b:5432", Open: 1, Role: "standby", Lag: 250 * time.Millisecond, LastCheck: checked},
+		}
+	}
+	detach := metrics.AttachHosts(hosts)
+	defer detach()
+
+	printMetrics(reg, "shoal_pool_host_connection_open", "shoal_pool_host_role",
+		"shoal_pool_host_last_check_timestamp_seconds", "shoal_pool_host_lag_seconds")
+	// Output:
+	// shoal_pool_host_connection_open{host="db-a:5432",pool_name="orders-db"} 4
+	// shoal_pool_host_connection_open{host="db-b:5432",pool_name="orders-db"} 1
+	// shoal_pool_host_lag_seconds{host="db-a:5432",pool_name="orders-db"} 0
+	// shoal_pool_host_lag_seconds{host="db-b:5432",pool_name="orders-db"} 0.25
+	// shoal_pool_host_last_check_timestamp_seconds{host="db-a:5432",pool_name="orders-db"} 1.767323045e+09
+	// shoal_pool_host_last_check_timestamp_seconds{host="db-b:5432",pool_name="orders-db"} 1.767323045e+09
+	// shoal_pool_host_role{host="db-a:5432",pool_name="orders-db",role="primary"} 1
+	// shoal_pool_host_role{host="db-b:5432",pool_name="orders-db",role="standby"} 1
 }

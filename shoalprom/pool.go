@@ -23,6 +23,7 @@ type PoolMetrics struct {
 	closes                                  []prometheus.Counter // by shoal.Reason
 
 	sources poolmetrics.Sources // the pools' Stats, for the gauges
+	hosts   poolmetrics.Hosts   // the pool's hosts, for the per-host gauges
 	removed atomic.Bool         // Unregister was called
 }
 
