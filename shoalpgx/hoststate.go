@@ -124,7 +124,7 @@ func (h *hostState) stat() HostStat {
 // Hosts returns what the pool knows of each host of its connection string,
 // in the string's order: the connections open to it (the read pool's
 // included), and its role, lag and dial error as last seen. shoalprom and
-// shoalotel export them per host (shoal.HostReporter).
+// shoalotel export them per host: metrics.AttachHosts(pool.Hosts).
 func (p *Pool) Hosts() []HostStat {
 	out := make([]HostStat, 0, 2)
 	for _, h := range p.hosts.all() {
