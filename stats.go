@@ -32,6 +32,10 @@ type Stats struct {
 	// that let the connection go). They still count against MaxConns and
 	// a budget until Close returns.
 	Closing int
+	// Hosts is what an adapter whose connections go to several servers
+	// knows of each (shoalpgx with several hosts in its connection
+	// string: see its Pool.Hosts); nil from the core pool itself.
+	Hosts []HostStat
 
 	Acquires         int64         // successful acquires
 	WaitedAcquires   int64         // successful acquires that had to wait

@@ -18,6 +18,12 @@ func (s Stats) String() string {
 	if s.BudgetMembers > 0 {
 		fmt.Fprintf(&b, ", budget share %d (demand %d, %d pools)", s.Share, s.Demand, s.BudgetMembers)
 	}
+	for _, h := range s.Hosts {
+		fmt.Fprintf(&b, ", host %s %s open %d", h.Addr, h.Role, h.Open)
+		if h.Lag > 0 {
+			fmt.Fprintf(&b, " lag %s", h.Lag)
+		}
+	}
 	fmt.Fprintf(&b, "; acquires %d (waited %d, %s in all, canceled %d, rejected %d), dials %d (errors %d), closed %d, leaked %d, barge misses %d",
 		s.Acquires, s.WaitedAcquires, s.WaitTime, s.CanceledAcquires, s.RejectedAcquires,
 		s.Dials, s.DialErrors, s.Closed, s.Leaked, s.BargeMisses)

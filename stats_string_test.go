@@ -22,4 +22,11 @@ func TestStatsString(t *testing.T) {
 	if got := s.String(); !strings.Contains(got, "budget share 4 (demand 6, 3 pools)") {
 		t.Errorf("String() = %s, want the budget", got)
 	}
+	if strings.Contains(got, "host") {
+		t.Errorf("String() shows hosts without any: %s", got)
+	}
+	s.Hosts = []HostStat{{Addr: "db1:5432", Role: "primary", Open: 3}, {Addr: "db2:5432", Role: "standby", Open: 2, Lag: 1500 * time.Millisecond}}
+	if got := s.String(); !strings.Contains(got, "host db1:5432 primary open 3, host db2:5432 standby open 2 lag 1.5s;") {
+		t.Errorf("String() = %s, want the hosts", got)
+	}
 }

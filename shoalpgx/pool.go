@@ -128,9 +128,16 @@ func (p *Pool) Close() {
 	p.cleanups.Wait()
 }
 
-// Stats returns a snapshot of the pool's state and counters. Stat gives
-// the same in pgxpool's shape.
-func (p *Pool) Stats() shoal.Stats { return p.core.Stats() }
+// Stats returns a snapshot of the pool's state and counters, with Hosts
+// set when the connection string names several hosts. Stat gives the same
+// in pgxpool's shape.
+func (p *Pool) Stats() shoal.Stats {
+	s := p.core.Stats()
+	if severalHosts(p.config.ConnConfig) {
+		s.Hosts = p.Hosts()
+	}
+	return s
+}
 
 // Reset closes every connection: idle ones now, acquired ones when they
 // are released. The pool stays open and dials anew, as pgxpool's Reset
