@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -126,26 +127,15 @@ func (h *hostState) stat() HostStat {
 // included), and its role, lag and dial error as last seen. shoalprom and
 // shoalotel export them per host: metrics.AttachHosts(pool.Hosts).
 func (p *Pool) Hosts() []HostStat {
-	out := make([]HostStat, 0, 2)
+	var out []HostStat
 	for _, h := range p.hosts.all() {
 		out = append(out, h.stat())
 	}
 	if r := p.readsIfOpen(); r != nil {
 		for _, h := range r.p.hosts.all() {
-			s := h.stat()
-			i := slices.IndexFunc(out, func(o HostStat) bool { return o.Addr == s.Addr })
-			if i < 0 {
-				out = append(out, s)
-				continue
-			}
-			out[i].Open += s.Open
-			if s.LastCheck.After(out[i].LastCheck) {
-				out[i].Role, out[i].Lag, out[i].LastCheck = s.Role, s.Lag, s.LastCheck
-			}
-			if out[i].LastError == "" {
-				out[i].LastError = s.LastError
-			}
+			out = append(out, h.stat())
 		}
+		out = poolmetrics.MergeHosts(out) // one entry per host, the latest look's role
 	}
 	return out
 }
