@@ -55,6 +55,6 @@
 //
 //	go run ./failover -out results/failover.md
 //
-// It prints the tables and writes them, with the machine and the command, as a
-// markdown fragment to -out.
+// It prints the tables and writes them, with the machine and the command,
+// as a markdown fragment to -out.
 package main
