@@ -14,6 +14,14 @@
 //     from then on accepts and neither forwards nor closes (a crashed
 //     machine or a partition), and stopped, where the primary shuts down
 //     (pg_ctl -m fast) and refuses connections.
+//   - 8 readers (-readers; 0 runs none) each read, for the whole run, one
+//     SELECT inet_server_port(), pg_is_in_recovery() at a time with the
+//     writes' deadline and a 10ms pause after each (-read-pause; it keeps
+//     them from taking the writers' CPU on a small machine). shoalpgx's
+//     readers use pool.Reads(), its read pool. pgxpool routes no reads;
+//     the fair comparison is a second pgxpool on the same string with
+//     target_session_attrs=prefer-standby, which picks a standby when it
+//     dials and keeps each connection whatever its server becomes.
 //   - After the run every write is checked against the table on the new
 //     primary: an acknowledged write that is missing is lost, a (worker,
 //     seq) found twice is duplicated; both must be 0. A failed write found
@@ -25,14 +33,28 @@
 // when nothing can acknowledge a write), counting only writes begun after
 // it: the time to the first acknowledged write, and to full throughput
 // (the end of the first 500ms window whose write rate is at least 90% of
-// that from second 1 to the fault); and the failed writes. Between runs the pair is rebuilt (internal/pgpair), so
-// every run starts on a healthy primary 5441 with its standby 5442.
+// that from second 1 to the fault); and the failed writes.
+//
+// Of the reads it reports how many were answered before the fault, during
+// the failover and after the promotion (begun once it had completed), the
+// share of each answered by a standby and after the promotion by the
+// primary, and the failed reads of each. The answering server names itself
+// by its port and says whether it is in recovery as it answers, so a read
+// answered mid-promotion counts as what the server was then. After the
+// promotion the pair has no standby, since the old primary does not rejoin
+// within the run, and every read can only be answered by the new primary:
+// the figure that matters then is whether reads are answered at all. An
+// answer the pair's roles rule out (the old primary's after the promotion)
+// is counted and noted.
+//
+// Between runs the pair is rebuilt (internal/pgpair), so every run starts on
+// a healthy primary 5441 with its standby 5442.
 //
 // Run it from bench/ as root, with the pair's addresses in the environment
 // (scripts/test-env.sh):
 //
 //	go run ./failover -out results/failover.md
 //
-// It prints the table and writes it, with the machine and the command, as a
-// markdown fragment to -out.
+// It prints the tables and writes them, with the machine and the command,
+// as a markdown fragment to -out.
 package main

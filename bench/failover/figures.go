@@ -98,9 +98,17 @@ func measure(o *outcome, s spec) figures {
 			break
 		}
 	}
-	for m, n := range byMsg {
-		f.errs = append(f.errs, errCount{m, n})
-	}
-	slices.SortFunc(f.errs, func(a, b errCount) int { return cmp.Or(b.n-a.n, cmp.Compare(a.msg, b.msg)) })
+	f.errs = sortedErrs(byMsg)
 	return f
+}
+
+// sortedErrs lists the messages of byMsg with their counts, most common
+// first.
+func sortedErrs(byMsg map[string]int) []errCount {
+	var errs []errCount
+	for m, n := range byMsg {
+		errs = append(errs, errCount{m, n})
+	}
+	slices.SortFunc(errs, func(a, b errCount) int { return cmp.Or(b.n-a.n, cmp.Compare(a.msg, b.msg)) })
+	return errs
 }

@@ -20,15 +20,20 @@ func main() {
 		workers  = flag.Int("workers", 32, "writing goroutines")
 		duration = flag.Duration("duration", 10*time.Second, "length of a run")
 		faultAt  = flag.Duration("fault-at", 3*time.Second, "when the primary fails, from the start of the run")
-		deadline = flag.Duration("deadline", 2*time.Second, "deadline of each write")
+		deadline = flag.Duration("deadline", 2*time.Second, "deadline of each write and each read")
+		readers  = flag.Int("readers", 8, "reading goroutines, through each pool's reads (0: none)")
+		pause    = flag.Duration("read-pause", 10*time.Millisecond, "pause after each read")
 		cases    = flag.String("cases", "silent,stopped", "faults to run, comma-separated: silent, stopped")
 		only     = flag.String("pools", "shoalpgx,pgxpool", "pools to run, comma-separated")
 		out      = flag.String("out", "", "write the markdown fragment here")
 	)
 	flag.Parse()
-	s := spec{workers: *workers, duration: *duration, faultAt: *faultAt, deadline: *deadline}
+	s := spec{workers: *workers, duration: *duration, faultAt: *faultAt, deadline: *deadline, readers: *readers, readPause: *pause}
 	if s.workers < 1 || s.faultAt <= warmup || s.faultAt >= s.duration {
 		log.Fatalf("need -workers >= 1 and %v < -fault-at < -duration", warmup)
+	}
+	if s.readers < 0 || s.readPause < 0 {
+		log.Fatal("need -readers >= 0 and -read-pause >= 0")
 	}
 	var faults []fault
 	for _, c := range strings.Split(*cases, ",") {
@@ -94,9 +99,15 @@ func main() {
 			if err != nil {
 				log.Panic(err)
 			}
-			r := result{o: o, f: measure(o, s), ch: ch}
+			r := result{o: o, f: measure(o, s), ch: ch, rf: measureReads(o)}
 			fmt.Fprintf(os.Stderr, "%-7s %-8s acked %6d  failed %5d  lost %d  duplicated %d  first ack %s  full %s\n",
 				f, c.name, r.f.acked, r.f.failed, ch.lost, ch.duplicated, ms(r.f.firstAck), ms(r.f.full))
+			if s.readers > 0 {
+				fmt.Fprintf(os.Stderr, "%-7s %-8s reads before %d (standby %s)  during %d  after %d (standby %s)  failed %d/%d/%d\n",
+					f, c.name, r.rf.before.answered, share(r.rf.before.byStandby, r.rf.before.answered), r.rf.during.answered,
+					r.rf.after.answered, share(r.rf.after.byStandby, r.rf.after.answered),
+					r.rf.before.failed, r.rf.during.failed, r.rf.after.failed)
+			}
 			rs = append(rs, r)
 		}
 	}

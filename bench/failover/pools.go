@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/url"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,17 +17,53 @@ type pool interface {
 	Close()
 }
 
-// A contender opens a pool on a connection string with its own defaults.
+// A contender opens a pool on a connection string with its own defaults,
+// and the pool its readers read through.
 type contender struct {
-	name string
-	open func(ctx context.Context, cs string) (pool, error)
+	name  string
+	open  func(ctx context.Context, cs string) (pool, error)
+	reads func(ctx context.Context, p pool, cs string) (readPool, error)
 }
 
 var contenders = []contender{
 	{name: "shoalpgx", open: func(ctx context.Context, cs string) (pool, error) {
 		return shoalpgx.New(ctx, cs)
+	}, reads: func(_ context.Context, p pool, _ string) (readPool, error) {
+		return shoalReads{p.(*shoalpgx.Pool).Reads()}, nil
 	}},
 	{name: "pgxpool", open: func(ctx context.Context, cs string) (pool, error) {
 		return pgxpool.New(ctx, cs)
+	}, reads: func(ctx context.Context, _ pool, cs string) (readPool, error) {
+		// pgxpool routes no reads: the nearest it comes is a pool of its
+		// own that prefers a standby when it dials.
+		rcs, err := withSessionAttrs(cs, "prefer-standby")
+		if err != nil {
+			return nil, err
+		}
+		return pgxpool.New(ctx, rcs)
 	}},
+}
+
+// shoalReads is a shoalpgx pool's read pool, which that pool's Close
+// closes.
+type shoalReads struct{ *shoalpgx.ReadPool }
+
+func (shoalReads) Close() {}
+
+// withSessionAttrs returns the URL connection string cs with its
+// target_session_attrs set to v. Its errors never quote cs, which holds a
+// password.
+func withSessionAttrs(cs, v string) (string, error) {
+	u, err := url.Parse(cs)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("not a URL connection string: %v", err)
+	}
+	q := u.Query()
+	q.Set("target_session_attrs", v)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }

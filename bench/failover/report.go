@@ -13,6 +13,7 @@ type result struct {
 	o  *outcome
 	f  figures
 	ch check
+	rf readFigures
 }
 
 func ms(d time.Duration) string {
@@ -36,8 +37,9 @@ func markdown(cmd, machine string, s spec, rs []result) string {
 		"Lost: acknowledged, not in the table on the new primary; duplicated: a (worker, seq) there twice; both must be 0. "+
 		"Failed yet committed: the caller was told the write failed and it is in the table: its deadline passed with the outcome unknown "+
 		"(silent), or PostgreSQL's fast shutdown ended a session waiting for its standby's ack after committing locally (stopped); the pools pass on what they were told. "+
-		"The new primary writes without a synchronous standby, so its rate can exceed the one before the fault.\n\n",
-		s.workers, s.deadline, s.duration, s.faultAt.Seconds(), fullWindow, 100*fullShare, warmup.Seconds())
+		"The new primary writes without a synchronous standby, so its rate can exceed the one before the fault. "+
+		"%s; Close after the run is the time to close every pool the run opened.\n\n",
+		s.workers, s.deadline, s.duration, s.faultAt.Seconds(), fullWindow, 100*fullShare, warmup.Seconds(), alongside(s))
 	mdtable.Header(&b, "case", "pool", "acked", "failed", "failed yet committed", "lost", "duplicated",
 		"first ack", "full throughput", "writes/s before", "writes/s last 2s", "stop took", "promotion took", "Close after the run")
 	for _, r := range rs {
@@ -56,17 +58,69 @@ func markdown(cmd, machine string, s spec, rs []result) string {
 			continue
 		}
 		fmt.Fprintf(&b, "- %s, %s (%d before the fault):", r.o.fault, r.o.contender, r.f.failedBeforeFault)
-		for i, e := range r.f.errs {
-			if i == 3 {
-				fmt.Fprintf(&b, " and %d other messages", len(r.f.errs)-3)
-				break
-			}
-			fmt.Fprintf(&b, " %d × `%s`;", e.n, strings.ReplaceAll(e.msg, "`", "'"))
-		}
-		b.WriteString("\n")
+		writeErrs(&b, r.f.errs)
 		if r.ch.unknownRows > 0 {
 			fmt.Fprintf(&b, "  %d rows in the table were never written by a worker of this run.\n", r.ch.unknownRows)
 		}
 	}
+	if s.readers > 0 {
+		readsMarkdown(&b, s, rs)
+	}
 	return b.String()
+}
+
+// alongside says what ran beside the writers.
+func alongside(s spec) string {
+	if s.readers == 0 {
+		return "No readers ran beside the writers (-readers 0)"
+	}
+	return fmt.Sprintf("%d readers ran beside the writers, in pools of their own (below)", s.readers)
+}
+
+// writeErrs ends a list item with the first messages of errs.
+func writeErrs(b *strings.Builder, errs []errCount) {
+	for i, e := range errs {
+		if i == 3 {
+			fmt.Fprintf(b, " and %d other messages", len(errs)-3)
+			break
+		}
+		fmt.Fprintf(b, " %d × `%s`;", e.n, strings.ReplaceAll(e.msg, "`", "'"))
+	}
+	b.WriteString("\n")
+}
+
+// readsMarkdown writes the readers' table and errors.
+func readsMarkdown(b *strings.Builder, s spec, rs []result) {
+	fmt.Fprintf(b, "\n#### Reads through the failover\n\n")
+	fmt.Fprintf(b, "In the same runs, %d readers each ran `%s`, one at a time with the writes' %v deadline and a %v pause after each, for the whole run. "+
+		"shoalpgx: through `pool.Reads()`, its read pool on the writers' connection string (no pool_max_standby_lag: any standby that answers qualifies). "+
+		"pgxpool routes no reads, so its readers use a second pgxpool on the same string with target_session_attrs=prefer-standby instead of read-write: "+
+		"it picks a standby when it dials and keeps the connection whatever the server becomes, the nearest pgxpool comes to a read pool. "+
+		"The server that answers names itself by its port (127.0.0.1:5441 the old primary, 127.0.0.1:5442 the standby, promoted) and says whether it is in recovery as it answers, so a read answered in the middle of the promotion is counted by what it was then. "+
+		"Before the fault: reads answered before it; after the promotion: reads begun once it had completed; during the failover: the rest (the stop, and the promotion itself). "+
+		"After the promotion the pair has no standby, since the old primary does not rejoin within the run: every read then can only be answered by the new primary, 5442, so \"by a standby\" after is 0%% by construction and \"by the primary\" is the point. "+
+		"Failed reads are counted apart from the answered ones the shares are of.\n\n",
+		s.readers, readSQL, s.deadline, s.readPause)
+	mdtable.Header(b, "case", "pool", "reads before the fault", "by a standby", "reads during the failover", "by a standby",
+		"reads after the promotion", "by a standby", "by the primary", "failed reads (before / during / after)")
+	for _, r := range rs {
+		f := r.rf
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %d | %s | %d | %s | %s | %d / %d / %d |\n",
+			r.o.fault, r.o.contender, f.before.answered, share(f.before.byStandby, f.before.answered),
+			f.during.answered, share(f.during.byStandby, f.during.answered),
+			f.after.answered, share(f.after.byStandby, f.after.answered), share(f.after.answered-f.after.byStandby, f.after.answered),
+			f.before.failed, f.during.failed, f.after.failed)
+	}
+	b.WriteString("\nThe most common read errors of each run:\n\n")
+	for _, r := range rs {
+		if len(r.rf.errs) == 0 {
+			fmt.Fprintf(b, "- %s, %s: none\n", r.o.fault, r.o.contender)
+		} else {
+			fmt.Fprintf(b, "- %s, %s:", r.o.fault, r.o.contender)
+			writeErrs(b, r.rf.errs)
+		}
+		if r.rf.unexpected > 0 {
+			fmt.Fprintf(b, "  %d reads were answered by a server in a role the pair did not have then (the old primary after the promotion, say).\n", r.rf.unexpected)
+		}
+	}
 }

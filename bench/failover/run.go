@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,6 +24,10 @@ type spec struct {
 	duration time.Duration
 	faultAt  time.Duration
 	deadline time.Duration
+	// readers read through the contender's reads alongside the workers,
+	// each with deadline and readPause after each read; 0 runs none.
+	readers   int
+	readPause time.Duration
 }
 
 // write is one INSERT as its worker saw it.
@@ -39,10 +44,13 @@ type outcome struct {
 	contender  string
 	run        string
 	writes     [][]write     // by worker
+	reads      [][]read      // by reader
+	primary    int           // the port of the primary when the run began
+	standby    int           // and of its standby, promoted in the run
 	faultAt    time.Duration // when the fault began
 	downAt     time.Duration // when the primary had gone: silenced, or stopped
 	promotedAt time.Duration // when the promotion had completed
-	closeTook  time.Duration // the pool's Close after the run
+	closeTook  time.Duration // the pools' Close after the run
 	closeStuck bool          // Close had not returned after closeWait
 }
 
@@ -54,10 +62,17 @@ const insertSQL = "INSERT INTO failover_writes (run, worker, seq) VALUES ($1, $2
 
 // runOnce runs one contender through one fault on a healthy pair.
 func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spec, run string) (*outcome, error) {
+	primaryPort, err := strconv.Atoi(pair.Primary.Port)
+	if err != nil {
+		return nil, fmt.Errorf("the primary's port %q: %w", pair.Primary.Port, err)
+	}
+	standbyPort, err := strconv.Atoi(pair.Standby.Port)
+	if err != nil {
+		return nil, fmt.Errorf("the standby's port %q: %w", pair.Standby.Port, err)
+	}
 	cs := pair.HA
 	var proxy *pgpair.Proxy
 	if f == silent {
-		var err error
 		if proxy, err = pgpair.NewProxy(pair.Primary.Addr); err != nil {
 			return nil, err
 		}
@@ -72,7 +87,18 @@ func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spe
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", c.name, err)
 	}
-	o := &outcome{fault: f, contender: c.name, run: run, writes: make([][]write, s.workers)}
+	o := &outcome{fault: f, contender: c.name, run: run, writes: make([][]write, s.workers), reads: make([][]read, s.readers),
+		primary: primaryPort, standby: standbyPort}
+	var rp readPool
+	if s.readers > 0 {
+		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		rp, err = c.reads(octx, p, cs)
+		cancel()
+		if err != nil {
+			p.Close()
+			return nil, fmt.Errorf("open %s's reads: %w", c.name, err)
+		}
+	}
 
 	begin := time.Now()
 	stop := begin.Add(s.duration)
@@ -86,6 +112,11 @@ func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spe
 				cancel()
 				o.writes[w] = append(o.writes[w], write{seq: seq, start: start, end: time.Since(begin), err: err})
 			}
+		})
+	}
+	for r := range s.readers {
+		wg.Go(func() {
+			o.reads[r] = readLoop(ctx, rp, begin, stop, s.deadline, s.readPause)
 		})
 	}
 
@@ -112,7 +143,13 @@ func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spe
 	}
 	closed := make(chan struct{})
 	cstart := time.Now()
-	go func() { p.Close(); close(closed) }()
+	go func() {
+		if rp != nil {
+			rp.Close()
+		}
+		p.Close()
+		close(closed)
+	}()
 	select {
 	case <-closed:
 		o.closeTook = time.Since(cstart)

@@ -1,0 +1,69 @@
+package main
+
+import "fmt"
+
+// phaseReads counts the reads of one phase of a run.
+type phaseReads struct {
+	answered  int
+	byStandby int // answered by a server in recovery; the rest by a primary
+	failed    int
+}
+
+// readFigures are what the report shows of a run's reads, in three phases:
+// before the fault (answered before it), after the promotion (begun once it
+// had completed), and during the failover (the rest).
+type readFigures struct {
+	before, during, after phaseReads
+	// unexpected counts the answers the run's own account of the pair does
+	// not allow: before the fault the primary's port answering as a
+	// standby or the standby's as a primary, any other port at all, or
+	// after the promotion anything but the promoted standby as a primary
+	// (the old primary has gone and nothing has rejoined).
+	unexpected int
+	errs       []errCount // most common first
+}
+
+// measureReads sorts a run's reads into the phases and counts who answered.
+func measureReads(o *outcome) readFigures {
+	var f readFigures
+	byMsg := make(map[string]int)
+	for _, rs := range o.reads {
+		for _, r := range rs {
+			ph, ok := &f.during, true
+			switch {
+			case r.end < o.faultAt:
+				ph = &f.before
+				ok = r.port == o.primary && !r.standby || r.port == o.standby && r.standby
+			case r.start >= o.promotedAt:
+				ph = &f.after
+				ok = r.port == o.standby && !r.standby
+			default:
+				// The old primary may answer until it has gone, and the
+				// standby in either role while it is promoted.
+				ok = r.port == o.primary && !r.standby || r.port == o.standby
+			}
+			if r.err != nil {
+				ph.failed++
+				byMsg[oneLine(r.err)]++
+				continue
+			}
+			ph.answered++
+			if r.standby {
+				ph.byStandby++
+			}
+			if !ok {
+				f.unexpected++
+			}
+		}
+	}
+	f.errs = sortedErrs(byMsg)
+	return f
+}
+
+// share is n as a percentage of all, or n/a when there is nothing to share.
+func share(n, all int) string {
+	if all == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(all))
+}
