@@ -42,6 +42,12 @@ func (pc *pooledConn) giveBack() {
 		pc.lease.DiscardFor(shoal.ReasonRetired)
 		return
 	}
+	if pc.pool.target == targetReads && !pc.stillReadOnly() {
+		// Its holder turned default_transaction_read_only off: the next
+		// holder's writes would reach a primary through the read pool.
+		pc.lease.DiscardFor(shoal.ReasonRejected)
+		return
+	}
 	pg := conn.PgConn()
 	if pg.IsBusy() {
 		pc.lease.Discard()
@@ -146,6 +152,7 @@ func (c *Conn) Hijack() *pgx.Conn {
 	if _, err := pc.lease.Hijack(); err != nil {
 		panic("shoalpgx: Hijack: " + err.Error())
 	}
+	pc.forget()
 	return pc.conn
 }
 

@@ -186,9 +186,11 @@
 // prefer-standby, an acquire asks a host again once it was last looked at
 // more than RoleCheckPeriod ago (one acquire per host and period, one
 // round trip), and a host that no longer qualifies (a standby promoted) has
-// its connections closed, idle ones at once and the others on release. A
-// prefer-standby pool that fell back to the primary looks for a standby
-// every RoleCheckPeriod and moves back to it when one qualifies. A
+// its connections closed, idle ones at their next acquire and the others
+// on release. A prefer-standby pool that fell back to the primary (or whose
+// standby was promoted under it) looks for a standby every RoleCheckPeriod,
+// a dial round each time, and moves back to it when one qualifies; under a
+// Budget it does not look, and moves back as its connections end. A
 // connection that breaks is replaced alone: one session the server ended
 // says nothing of the others.
 //
@@ -215,7 +217,11 @@
 // its sessions are read-only (default_transaction_read_only=on, so the
 // primary refuses them too, with SQLSTATE 25006), Begin starts read-only
 // transactions, BeginTx refuses read-write ones, and it has no Exec or
-// CopyFrom. A read on a standby can miss what was just written on the
+// CopyFrom. (A Conn from its Acquire is a session like any other, and a
+// holder who asks for writes explicitly, with BeginTx read-write or SET
+// default_transaction_read_only = off, gets them where the server allows;
+// such a connection is closed when released, never handed out again.) A
+// read on a standby can miss what was just written on the
 // primary: read your own writes through the Pool. The read pool is not
 // counted in Config.Budget; ReadMaxConns (pool_read_max_conns) bounds it,
 // and ReadObserver gives it metrics of its own.

@@ -19,12 +19,14 @@ func (p *Pool) isFallback(r role) bool {
 }
 
 // probeFallback, run every RoleCheckPeriod while the pool holds fallback
-// connections, connects once to the hosts as a dial would, accepting only
-// a host that qualifies. When one does, the connection is closed and every
-// host the pool uses as a fallback is retired. The probe costs one
-// connection per period, and only while the pool is on its fallback.
+// connections, connects to the hosts as a dial would, accepting only a
+// host that qualifies. When one does, the connection is closed and every
+// host the pool uses as a fallback is retired. Each probe costs a dial
+// round (a connection to each host tried, at most), and only while the
+// pool is on its fallback. A pool under a Budget does not probe: the
+// probe's connection would be one the budget never granted.
 func (p *Pool) probeFallback() {
-	if p.fallbackOpen.Load() == 0 {
+	if p.fallbackOpen.Load() == 0 || p.config.Budget != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), roleCheckTimeout)

@@ -42,6 +42,12 @@ func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 	r, err := p.readRole(ctx, pc.conn.PgConn())
 	cancel()
 	if err != nil {
+		if !pc.conn.IsClosed() && !pc.conn.PgConn().IsBusy() {
+			// The caller gave up between the two readings of a lag check:
+			// the connection is fine, and its host is judged later.
+			pc.releaseUnused()
+			return false
+		}
 		// A connection that cannot answer this cannot serve the caller
 		// either; its host is judged by the next one.
 		pc.lease.DiscardFor(shoal.ReasonHealth)
@@ -49,6 +55,7 @@ func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 	}
 	h.noteRole(r, time.Now())
 	pc.role = r
+	pc.setFallback(p.isFallback(r)) // a standby promoted becomes a fallback, a primary demoted stops being one
 	if err := p.target.judge(r, p.maxLag); err != nil && !(p.target.fallsBack() && errors.Is(err, errFallback)) {
 		h.retire()
 		pc.lease.DiscardFor(shoal.ReasonRetired)

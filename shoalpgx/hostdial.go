@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -26,11 +27,15 @@ func (p *Pool) dialsHosts(cc *pgx.ConnConfig) bool {
 	return severalHosts(cc) || (p.target != targetAny && p.target != targetCustom)
 }
 
-// dialed is one connection a host-by-host dial opened, with where it is.
+// dialed is one connection a dial opened, with where it is: its host, the
+// host's epoch before its role was read (a retire after that retires the
+// connection too), and, when judged, the role it was judged on.
 type dialed struct {
-	conn *pgx.Conn
-	host *hostState
-	role role
+	conn   *pgx.Conn
+	host   *hostState
+	epoch  uint64
+	role   role
+	judged bool
 }
 
 // connectHosts connects to a host of cc that qualifies for the pool's
@@ -104,7 +109,7 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 		started++
 		pending++
 		go func() {
-			d, err := p.connectOne(ctx, c, fallback)
+			d, err := p.connectOneRecovered(ctx, c, fallback)
 			results <- result{d, c, err}
 		}()
 	}
@@ -112,7 +117,9 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 	// once they end: cancelled by the deferred cancel, or connected all the
 	// same.
 	closeLate := func(left int) {
+		p.cleanups.Add(1)
 		go func() {
+			defer p.cleanups.Done()
 			for range left {
 				if late := <-results; late.d.conn != nil {
 					late.d.host.open.Add(-1)
@@ -159,6 +166,19 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 	}
 }
 
+// connectOneRecovered is connectOne, in a goroutine of its own, with a
+// panic in one of pgx's hooks under it (DialFunc, ValidateConnect, a
+// tracer's, ...) made its error: the core, which recovers a dial's panic,
+// does not see this goroutine.
+func (p *Pool) connectOneRecovered(ctx context.Context, c *pgx.ConnConfig, fallback bool) (d dialed, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = dialed{}, fmt.Errorf("shoalpgx: a connect hook panicked dialling %s: %v", hostAddr(c), r)
+		}
+	}()
+	return p.connectOne(ctx, c, fallback)
+}
+
 // connectOne connects to the one host of c and checks it as pgconn's
 // target_session_attrs check would, with roleQuery in its place (one round
 // trip either way), so that the pool learns the host's role and lag too.
@@ -166,6 +186,7 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 // counts in its host's Open from here.
 func (p *Pool) connectOne(ctx context.Context, c *pgx.ConnConfig, fallback bool) (dialed, error) {
 	host := p.hosts.get(hostAddr(c))
+	epoch := host.epoch.Load()
 	var r role
 	own := c.ValidateConnect
 	if p.target != targetCustom {
@@ -196,5 +217,5 @@ func (p *Pool) connectOne(ctx context.Context, c *pgx.ConnConfig, fallback bool)
 		return dialed{}, err
 	}
 	host.open.Add(1)
-	return dialed{conn: conn, host: host, role: r}, nil
+	return dialed{conn: conn, host: host, epoch: epoch, role: r, judged: true}, nil
 }

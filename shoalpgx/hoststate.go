@@ -64,6 +64,27 @@ func (h *hostState) lastLook() (r role, seen, failed bool) {
 	return h.last, !h.checked.IsZero(), h.lastErr != ""
 }
 
+// forget takes pc out of its host's count, and the pool's count of
+// fallback connections, when it closes or is hijacked.
+func (pc *pooledConn) forget() {
+	pc.host.open.Add(-1)
+	pc.setFallback(false)
+}
+
+// setFallback records whether pc is on a host its pool uses only as a
+// fallback (fallback.go), keeping the pool's count of them.
+func (pc *pooledConn) setFallback(on bool) {
+	if pc.fallback == on {
+		return
+	}
+	pc.fallback = on
+	if on {
+		pc.pool.fallbackOpen.Add(1)
+	} else {
+		pc.pool.fallbackOpen.Add(-1)
+	}
+}
+
 // retire closes the pool's connections to the host: idle ones at their next
 // acquire, the others on release.
 func (h *hostState) retire() { h.epoch.Add(1) }

@@ -103,10 +103,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	hook := c.BeforeClose
 	cfg.Hooks.OnDisconnect = func(pc *pooledConn, r shoal.Reason) {
 		p.destroys.count(r)
-		pc.host.open.Add(-1)
-		if pc.fallback {
-			p.fallbackOpen.Add(-1)
-		}
+		pc.forget()
 		if hook != nil {
 			hook(pc.conn)
 		}
@@ -153,6 +150,9 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	if err := p.beforeConnect(ctx, cc); err != nil {
 		return nil, err
 	}
+	if p.target == targetReads {
+		readOnlySession(cc) // after BeforeConnect, which may have replaced the parameters
+	}
 	var d dialed
 	var err error
 	if p.dialsHosts(cc) {
@@ -161,9 +161,11 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			p.noteHost(d.host.addr)
 		}
 	} else {
+		host := p.hosts.get(hostAddr(cc))
+		epoch := host.epoch.Load()
 		d.conn, err = pgx.ConnectConfig(ctx, cc)
 		if err == nil {
-			d.host = p.hosts.get(hostAddr(cc))
+			d.host, d.epoch = host, epoch
 			d.host.open.Add(1)
 		}
 	}
@@ -194,11 +196,8 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err)
 		}
 	}
-	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.host.epoch.Load(), role: d.role}
-	if p.dialsHosts(cc) && p.isFallback(d.role) {
-		pc.fallback = true
-		p.fallbackOpen.Add(1)
-	}
+	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.epoch, role: d.role}
+	pc.setFallback(d.judged && p.isFallback(d.role))
 	pc.initPeek()
 	return pc, nil
 }

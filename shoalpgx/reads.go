@@ -46,12 +46,7 @@ func (p *Pool) Reads() *ReadPool {
 	cfg.MinConns, cfg.MinIdleConns = 0, 0
 	cfg.Budget = nil
 	cfg.Observer, cfg.ReadObserver = cfg.ReadObserver, nil
-	cc := cfg.ConnConfig
-	cc.ValidateConnect = nil // the read pool's own target decides (target.go)
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["default_transaction_read_only"] = "on"
+	cfg.ConnConfig.ValidateConnect = nil // the read pool's own target decides (target.go)
 	rp, err := newPool(cfg, targetReads)
 	if err != nil {
 		// The settings are the pool's, checked already; the one that
@@ -63,6 +58,24 @@ func (p *Pool) Reads() *ReadPool {
 	}
 	p.reads = &ReadPool{p: rp}
 	return p.reads
+}
+
+// readOnlySession makes the sessions opened with cc refuse writes until
+// they say otherwise, on a standby and on the primary alike.
+func readOnlySession(cc *pgx.ConnConfig) {
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["default_transaction_read_only"] = "on"
+}
+
+// stillReadOnly reports whether pc's session still refuses writes by
+// default, as the server reports it (PostgreSQL 14 and later report
+// default_transaction_read_only on every change; an older server reports
+// nothing, and its sessions are taken at their word).
+func (pc *pooledConn) stillReadOnly() bool {
+	v := pc.conn.PgConn().ParameterStatus("default_transaction_read_only")
+	return v == "" || v == "on"
 }
 
 // readsIfOpen returns the read pool if Reads has made it.

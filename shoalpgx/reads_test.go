@@ -190,3 +190,58 @@ func TestReadsAfterOldPrimaryRejoins(t *testing.T) {
 		return err == nil && port == pair.Primary.Port
 	})
 }
+
+// A read connection whose holder turned default_transaction_read_only off
+// is closed when released: the next holder's write is refused again.
+func TestReadsSessionTurnedWritableIsClosed(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	_, reads := readsPool(t, pair, time.Second)
+	ctx := context.Background()
+	c, err := reads.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := c.Conn().PgConn().PID()
+	if _, err := c.Exec(ctx, "SET default_transaction_read_only = off"); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	c, err = reads.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if c.Conn().PgConn().PID() == pid {
+		t.Fatal("the connection made writable was handed out again")
+	}
+	var ro string
+	if err := c.QueryRow(ctx, "SHOW default_transaction_read_only").Scan(&ro); err != nil || ro != "on" {
+		t.Fatalf("the next read connection: default_transaction_read_only %q, %v", ro, err)
+	}
+}
+
+// The standby promoted under the read pool: its connections there become
+// fallback ones (the host is the primary now), so the pool looks for a
+// standby every period, and none being left, keeps reading from the new
+// primary without an error.
+func TestReadsStandbyPromotedUnderThem(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	pool, reads := readsPool(t, pair, 100*time.Millisecond)
+	ctx := context.Background()
+	if got := serverPort(t, reads); got != pair.Standby.Port {
+		t.Fatalf("a read ran on port %s, want the standby's %s", got, pair.Standby.Port)
+	}
+	if err := pair.Stop(ctx, pair.Primary, pgpair.Fast); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the read pool counts its connection on the promoted standby as a fallback", func() bool {
+		port, err := tryPort(reads)
+		return err == nil && port == pair.Standby.Port && reads.p.fallbackOpen.Load() > 0
+	})
+	if s := hostStat(t, pool.Hosts(), pair.Standby.Addr); s.Role != RolePrimary {
+		t.Errorf("the promoted standby's role reads %q, want %q", s.Role, RolePrimary)
+	}
+}

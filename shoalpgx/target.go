@@ -179,6 +179,7 @@ func (p *Pool) readRole(ctx context.Context, pg *pgconn.PgConn) (role, error) {
 			r, err = readRole(ctx, pg)
 		case <-ctx.Done():
 			t.Stop()
+			return role{}, ctx.Err() // a reading the pool does not trust is no answer
 		}
 	}
 	if p.target == targetReads {
