@@ -1,0 +1,58 @@
+package shoalpgx
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shoalpool/shoal/internal/pgpair"
+	"github.com/shoalpool/shoal/shoalprom"
+)
+
+// A pool's Hosts, attached to shoalprom, show per host: the primary with
+// the pool's connection and the standby with the read pool's, each under
+// its role.
+func TestHostsExportedByShoalprom(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	pool, reads := readsPool(t, pair, 0)
+	serverPort(t, pool)
+	serverPort(t, reads)
+
+	reg := prometheus.NewPedanticRegistry()
+	collector := shoalprom.NewCollector(shoalprom.Options{})
+	reg.MustRegister(collector)
+	metrics, err := collector.Pool("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer metrics.Unregister()
+	defer metrics.AttachHosts(pool.Hosts)()
+
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]float64{}
+	role := map[string]string{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch f.GetName() {
+			case "shoal_pool_host_connection_open":
+				open[labels["host"]] = m.GetGauge().GetValue()
+			case "shoal_pool_host_role":
+				role[labels["host"]] = labels["role"]
+			}
+		}
+	}
+	for _, c := range []struct {
+		node pgpair.Node
+		role string
+	}{{pair.Primary, RolePrimary}, {pair.Standby, RoleStandby}} {
+		if open[c.node.Addr] < 1 || role[c.node.Addr] != c.role {
+			t.Errorf("%s: open %v, role %q; want at least 1 and %q (all: %v, %v)", c.node.Addr, open[c.node.Addr], role[c.node.Addr], c.role, open, role)
+		}
+	}
+}
