@@ -23,25 +23,27 @@ func main() {
 		deadline = flag.Duration("deadline", 2*time.Second, "deadline of each write and each read")
 		readers  = flag.Int("readers", 8, "reading goroutines, through each pool's reads (0: none)")
 		pause    = flag.Duration("read-pause", 10*time.Millisecond, "pause after each read")
-		cases    = flag.String("cases", "silent,stopped", "faults to run, comma-separated: silent, stopped")
+		cases    = flag.String("cases", "silent,stopped", "faults to run, comma-separated: silent, stopped, rejoin")
+		after    = flag.Duration("after-rejoin", 5*time.Second, "how long a rejoin run goes on at least after the rejoin returned")
 		only     = flag.String("pools", "shoalpgx,pgxpool", "pools to run, comma-separated")
 		out      = flag.String("out", "", "write the markdown fragment here")
 	)
 	flag.Parse()
-	s := spec{workers: *workers, duration: *duration, faultAt: *faultAt, deadline: *deadline, readers: *readers, readPause: *pause}
+	s := spec{workers: *workers, duration: *duration, faultAt: *faultAt, deadline: *deadline, readers: *readers, readPause: *pause,
+		afterRejoin: *after}
 	if s.workers < 1 || s.faultAt <= warmup || s.faultAt >= s.duration {
 		log.Fatalf("need -workers >= 1 and %v < -fault-at < -duration", warmup)
 	}
-	if s.readers < 0 || s.readPause < 0 {
-		log.Fatal("need -readers >= 0 and -read-pause >= 0")
+	if s.readers < 0 || s.readPause < 0 || s.afterRejoin <= 0 {
+		log.Fatal("need -readers >= 0, -read-pause >= 0 and -after-rejoin > 0")
 	}
 	var faults []fault
 	for _, c := range strings.Split(*cases, ",") {
 		switch f := fault(strings.TrimSpace(c)); f {
-		case silent, stopped:
+		case silent, stopped, rejoin:
 			faults = append(faults, f)
 		default:
-			log.Fatalf("unknown case %q: want silent or stopped", c)
+			log.Fatalf("unknown case %q: want silent, stopped or rejoin", c)
 		}
 	}
 	var pools []contender

@@ -28,12 +28,13 @@ type readPool interface {
 	Close()
 }
 
-// readLoop reads through rp until stop, one query at a time, each with
-// deadline and pause after it, and returns what it saw. The pause keeps the
-// readers from taking the writers' CPU on a small machine.
-func readLoop(ctx context.Context, rp readPool, begin, stop time.Time, deadline, pause time.Duration) []read {
+// readLoop reads through rp until the run's end, one query at a time, each
+// with deadline and pause after it, and returns what it saw. The pause
+// keeps the readers from taking the writers' CPU on a small machine.
+func readLoop(ctx context.Context, rp readPool, end *runEnd, deadline, pause time.Duration) []read {
 	var rs []read
-	for time.Now().Before(stop) {
+	begin := end.begin
+	for end.running() {
 		r := read{start: time.Since(begin)}
 		rctx, cancel := context.WithTimeout(ctx, deadline)
 		r.err = rp.QueryRow(rctx, readSQL).Scan(&r.port, &r.standby)
@@ -43,7 +44,7 @@ func readLoop(ctx context.Context, rp readPool, begin, stop time.Time, deadline,
 			r.port, r.standby = 0, false
 		}
 		rs = append(rs, r)
-		time.Sleep(min(pause, time.Until(stop)))
+		time.Sleep(min(pause, end.left()))
 	}
 	return rs
 }

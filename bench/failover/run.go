@@ -16,6 +16,11 @@ type fault string
 const (
 	silent  fault = "silent"
 	stopped fault = "stopped"
+	// rejoin is stopped followed, once the promotion has completed, by the
+	// old primary brought back as a standby of the new one while the run
+	// goes on: the pair has a standby again, and a read pool can return to
+	// it.
+	rejoin fault = "rejoin"
 )
 
 // spec is one run's shape.
@@ -28,6 +33,9 @@ type spec struct {
 	// each with deadline and readPause after each read; 0 runs none.
 	readers   int
 	readPause time.Duration
+	// afterRejoin is how long a rejoin run goes on at least after the
+	// rejoin returned; the run is extended past duration for it.
+	afterRejoin time.Duration
 }
 
 // write is one INSERT as its worker saw it.
@@ -50,6 +58,8 @@ type outcome struct {
 	faultAt    time.Duration // when the fault began
 	downAt     time.Duration // when the primary had gone: silenced, or stopped
 	promotedAt time.Duration // when the promotion had completed
+	rejoinedAt time.Duration // rejoin: when Rejoin returned (it began at promotedAt)
+	length     time.Duration // when the workers and readers were told to stop
 	closeTook  time.Duration // the pools' Close after the run
 	closeStuck bool          // Close had not returned after closeWait
 }
@@ -101,11 +111,16 @@ func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spe
 	}
 
 	begin := time.Now()
-	stop := begin.Add(s.duration)
+	// A rejoin run's end is open until the rejoin has returned, however
+	// long that takes (Rejoin is bounded).
+	end := newRunEnd(begin, s.duration)
+	if f == rejoin {
+		end = newRunEnd(begin, 0)
+	}
 	var wg sync.WaitGroup
 	for w := range s.workers {
 		wg.Go(func() {
-			for seq := 1; time.Now().Before(stop); seq++ {
+			for seq := 1; end.running(); seq++ {
 				start := time.Since(begin)
 				wctx, cancel := context.WithTimeout(ctx, s.deadline)
 				_, err := p.Exec(wctx, insertSQL, run, w, seq)
@@ -116,7 +131,7 @@ func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spe
 	}
 	for r := range s.readers {
 		wg.Go(func() {
-			o.reads[r] = readLoop(ctx, rp, begin, stop, s.deadline, s.readPause)
+			o.reads[r] = readLoop(ctx, rp, end, s.deadline, s.readPause)
 		})
 	}
 
@@ -126,7 +141,7 @@ func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spe
 	switch f {
 	case silent:
 		proxy.Silence()
-	case stopped:
+	case stopped, rejoin:
 		faultErr = pair.Stop(ctx, pair.Primary, pgpair.Fast)
 	}
 	o.downAt = time.Since(begin)
@@ -134,6 +149,14 @@ func runOnce(ctx context.Context, pair *pgpair.Pair, c contender, f fault, s spe
 		faultErr = pair.Promote(ctx, pair.Standby)
 	}
 	o.promotedAt = time.Since(begin)
+	if f == rejoin {
+		if faultErr == nil {
+			faultErr = pair.Rejoin(ctx, pair.Primary)
+		}
+		o.rejoinedAt = time.Since(begin)
+		end.set(rejoinLength(s.duration, s.afterRejoin, o.rejoinedAt))
+	}
+	o.length = end.length()
 	wg.Wait()
 
 	// The proxy first: a pool closing connections to a silent server would
