@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // phaseReads counts the reads of one phase of a run.
 type phaseReads struct {
@@ -9,34 +12,49 @@ type phaseReads struct {
 	failed    int
 }
 
-// readFigures are what the report shows of a run's reads, in three phases:
-// before the fault (answered before it), after the promotion (begun once it
-// had completed), and during the failover (the rest).
+// readFigures are what the report shows of a run's reads, in phases: before
+// the fault (answered before it), after the promotion (begun once it had
+// completed; in a rejoin run, and before Rejoin returned), after the rejoin
+// (a rejoin run's reads begun once Rejoin had returned), and during the
+// failover (the rest).
 type readFigures struct {
-	before, during, after phaseReads
+	before, during, after, rejoined phaseReads
+	// firstStandby is the time from Rejoin's return to the end of the
+	// first read answered by a standby of those begun after it; never when
+	// none was, or the run had no rejoin.
+	firstStandby time.Duration
 	// unexpected counts the answers the run's own account of the pair does
 	// not allow: before the fault the primary's port answering as a
-	// standby or the standby's as a primary, any other port at all, or
-	// after the promotion anything but the promoted standby as a primary
-	// (the old primary has gone and nothing has rejoined).
+	// standby or the standby's as a primary, any other port at all; after
+	// the promotion anything but the promoted standby as a primary, or in
+	// a rejoin run the old primary as a standby (it starts as one before
+	// Rejoin returns, and never as a primary).
 	unexpected int
 	errs       []errCount // most common first
 }
 
 // measureReads sorts a run's reads into the phases and counts who answered.
 func measureReads(o *outcome) readFigures {
-	var f readFigures
+	f := readFigures{firstStandby: never}
 	byMsg := make(map[string]int)
+	rejoins := o.fault == rejoin
 	for _, rs := range o.reads {
 		for _, r := range rs {
 			ph, ok := &f.during, true
+			newPrimary := r.port == o.standby && !r.standby
 			switch {
 			case r.end < o.faultAt:
 				ph = &f.before
 				ok = r.port == o.primary && !r.standby || r.port == o.standby && r.standby
+			case rejoins && r.start >= o.rejoinedAt:
+				ph = &f.rejoined
+				ok = newPrimary || r.port == o.primary && r.standby
+				if r.err == nil && r.standby && (f.firstStandby == never || r.end-o.rejoinedAt < f.firstStandby) {
+					f.firstStandby = r.end - o.rejoinedAt
+				}
 			case r.start >= o.promotedAt:
 				ph = &f.after
-				ok = r.port == o.standby && !r.standby
+				ok = newPrimary || rejoins && r.port == o.primary && r.standby
 			default:
 				// The old primary may answer until it has gone, and the
 				// standby in either role while it is promoted.

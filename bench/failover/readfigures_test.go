@@ -71,6 +71,64 @@ func TestMeasureReadsUnexpectedBefore(t *testing.T) {
 	}
 }
 
+// In a rejoin run the reads begun once Rejoin had returned are a phase of
+// their own, the old primary may answer as a standby from when it has
+// started (before Rejoin returns), and the first read a standby answered
+// after the rejoin is timed from Rejoin's return.
+func TestMeasureReadsRejoin(t *testing.T) {
+	ms := time.Millisecond
+	o := &outcome{fault: rejoin, faultAt: 3000 * ms, downAt: 3100 * ms, promotedAt: 3300 * ms, rejoinedAt: 7000 * ms,
+		primary: 5441, standby: 5442, reads: make([][]read, 2)}
+	add := func(r int, start, end time.Duration, port int, standby bool, err error) {
+		o.reads[r] = append(o.reads[r], read{start: start, end: end, port: port, standby: standby, err: err})
+	}
+	// After the promotion, before Rejoin returned: the new primary, then
+	// the old primary started as a standby, then a read begun before the
+	// return and answered after it (still this phase), and the old
+	// primary as a primary, which cannot be.
+	add(0, 3400*ms, 3401*ms, 5442, false, nil)
+	add(0, 6500*ms, 6501*ms, 5441, true, nil)
+	add(1, 6999*ms, 7300*ms, 5441, true, nil)
+	add(1, 6000*ms, 6001*ms, 5441, false, nil)
+	// After the rejoin: two on the new primary, one failure, then the
+	// rejoined standby; reader 1's standby read ends first.
+	add(0, 7000*ms, 7001*ms, 5442, false, nil)
+	add(0, 7100*ms, 7101*ms, 5442, false, nil)
+	add(0, 7200*ms, 9200*ms, 0, false, errors.New("timeout"))
+	add(0, 9300*ms, 9301*ms, 5441, true, nil)
+	add(1, 7400*ms, 8250*ms, 5441, true, nil)
+	// The old primary answering as a primary after the rejoin cannot be.
+	add(1, 9500*ms, 9501*ms, 5441, false, nil)
+
+	f := measureReads(o)
+	if want := (phaseReads{answered: 4, byStandby: 2}); f.after != want {
+		t.Errorf("after the promotion %+v, want %+v", f.after, want)
+	}
+	if want := (phaseReads{answered: 5, byStandby: 2, failed: 1}); f.rejoined != want {
+		t.Errorf("after the rejoin %+v, want %+v", f.rejoined, want)
+	}
+	if f.firstStandby != 1250*ms {
+		t.Errorf("first read by a standby %v after the rejoin, want 1.25s", f.firstStandby)
+	}
+	if f.unexpected != 2 {
+		t.Errorf("unexpected answers %d, want 2 (the old primary as a primary, before and after the rejoin)", f.unexpected)
+	}
+}
+
+// Outside a rejoin run nothing is counted after the rejoin, the old
+// primary answering as a standby after the promotion cannot be, and no
+// standby read is timed.
+func TestMeasureReadsNoRejoin(t *testing.T) {
+	o := &outcome{fault: stopped, faultAt: time.Second, promotedAt: 2 * time.Second, primary: 5441, standby: 5442, reads: [][]read{{
+		{start: 3 * time.Second, end: 3 * time.Second, port: 5441, standby: true},
+		{start: 3 * time.Second, end: 3 * time.Second, port: 5442, standby: false},
+	}}}
+	f := measureReads(o)
+	if f.rejoined != (phaseReads{}) || f.after.answered != 2 || f.unexpected != 1 || f.firstStandby != never {
+		t.Fatalf("%+v: want 2 after the promotion, 1 unexpected, none after a rejoin", f)
+	}
+}
+
 func TestShare(t *testing.T) {
 	for _, c := range []struct {
 		n, all int
