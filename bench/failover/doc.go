@@ -13,7 +13,12 @@
 //     where the pools reach the primary through an in-process proxy that
 //     from then on accepts and neither forwards nor closes (a crashed
 //     machine or a partition), and stopped, where the primary shuts down
-//     (pg_ctl -m fast) and refuses connections.
+//     (pg_ctl -m fast) and refuses connections. A third, rejoin, not run
+//     unless asked for (-cases rejoin): as stopped, and once the promotion
+//     has completed the old primary is brought back as a standby of the
+//     new one (pgpair's Rejoin: pg_rewind, then started as its streaming
+//     standby) while the workers and readers go on; the run lasts until
+//     -after-rejoin (5s) after Rejoin returned, or -duration when later.
 //   - 8 readers (-readers; 0 runs none) each read, for the whole run, one
 //     SELECT inet_server_port(), pg_is_in_recovery() at a time with the
 //     writes' deadline and a 10ms pause after each (-read-pause; it keeps
@@ -43,9 +48,13 @@
 // answered mid-promotion counts as what the server was then. After the
 // promotion the pair has no standby, since the old primary does not rejoin
 // within the run, and every read can only be answered by the new primary:
-// the figure that matters then is whether reads are answered at all. An
-// answer the pair's roles rule out (the old primary's after the promotion)
-// is counted and noted.
+// the figure that matters then is whether reads are answered at all. The
+// rejoin case gives the pair a standby again: its reads begun after Rejoin
+// returned are a phase of their own, with the share a standby answered and
+// the time to the first such read, which shows whether a pool's reads move
+// back to a standby once one exists. An answer the pair's roles rule out
+// (the old primary's after the promotion, other than as a standby in the
+// rejoin case) is counted and noted.
 //
 // Between runs the pair is rebuilt (internal/pgpair), so every run starts on
 // a healthy primary 5441 with its standby 5442.

@@ -110,6 +110,11 @@ func main() {
 					r.rf.after.answered, share(r.rf.after.byStandby, r.rf.after.answered),
 					r.rf.before.failed, r.rf.during.failed, r.rf.after.failed)
 			}
+			if f == rejoin {
+				fmt.Fprintf(os.Stderr, "%-7s %-8s Rejoin took %s, run length %s; reads after it %d (standby %s), first by a standby %s, failed %d\n",
+					f, c.name, ms(o.rejoinedAt-o.promotedAt), ms(o.length), r.rf.rejoined.answered,
+					share(r.rf.rejoined.byStandby, r.rf.rejoined.answered), ms(r.rf.firstStandby), r.rf.rejoined.failed)
+			}
 			rs = append(rs, r)
 		}
 	}

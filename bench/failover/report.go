@@ -38,8 +38,8 @@ func markdown(cmd, machine string, s spec, rs []result) string {
 		"Failed yet committed: the caller was told the write failed and it is in the table: its deadline passed with the outcome unknown "+
 		"(silent), or PostgreSQL's fast shutdown ended a session waiting for its standby's ack after committing locally (stopped); the pools pass on what they were told. "+
 		"The new primary writes without a synchronous standby, so its rate can exceed the one before the fault. "+
-		"%s; Close after the run is the time to close every pool the run opened.\n\n",
-		s.workers, s.deadline, s.duration, s.faultAt.Seconds(), fullWindow, 100*fullShare, warmup.Seconds(), alongside(s))
+		"%s; Close after the run is the time to close every pool the run opened.%s\n\n",
+		s.workers, s.deadline, s.duration, s.faultAt.Seconds(), fullWindow, 100*fullShare, warmup.Seconds(), alongside(s), rejoinCase(s, rs))
 	mdtable.Header(&b, "case", "pool", "acked", "failed", "failed yet committed", "lost", "duplicated",
 		"first ack", "full throughput", "writes/s before", "writes/s last 2s", "stop took", "promotion took", "Close after the run")
 	for _, r := range rs {
@@ -63,10 +63,49 @@ func markdown(cmd, machine string, s spec, rs []result) string {
 			fmt.Fprintf(&b, "  %d rows in the table were never written by a worker of this run.\n", r.ch.unknownRows)
 		}
 	}
+	rejoinsMarkdown(&b, rs)
 	if s.readers > 0 {
 		readsMarkdown(&b, s, rs)
 	}
 	return b.String()
+}
+
+// hasRejoin reports whether any of rs is a rejoin run.
+func hasRejoin(rs []result) bool {
+	for _, r := range rs {
+		if r.o.fault == rejoin {
+			return true
+		}
+	}
+	return false
+}
+
+// rejoinCase describes the rejoin case when the report has it.
+func rejoinCase(s spec, rs []result) string {
+	if !hasRejoin(rs) {
+		return ""
+	}
+	return fmt.Sprintf(" rejoin: as stopped, and once the promotion has completed the old primary is brought back as a standby of the new one "+
+		"(internal/pgpair's Rejoin: pg_rewind onto the new primary's timeline, then started as its streaming standby; it returns once the standby streams) "+
+		"while the workers and readers go on; a rejoin run lasts until %v after Rejoin returned (-after-rejoin), %v at least, "+
+		"so its length is its own (below) and its writes/s in the last 2s are the new primary's with an asynchronous standby.", s.afterRejoin, s.duration)
+}
+
+// rejoinsMarkdown writes when each rejoin run's Rejoin began and returned,
+// and how long the run lasted.
+func rejoinsMarkdown(b *strings.Builder, rs []result) {
+	if !hasRejoin(rs) {
+		return
+	}
+	b.WriteString("\nThe rejoins, timed from the start of the run:\n\n")
+	mdtable.Header(b, "case", "pool", "Rejoin began", "Rejoin took", "run length")
+	for _, r := range rs {
+		if r.o.fault != rejoin {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.o.fault, r.o.contender,
+			ms(r.o.promotedAt), ms(r.o.rejoinedAt-r.o.promotedAt), ms(r.o.length))
+	}
 }
 
 // alongside says what ran beside the writers.
@@ -99,8 +138,9 @@ func readsMarkdown(b *strings.Builder, s spec, rs []result) {
 		"The server that answers names itself by its port (127.0.0.1:5441 the old primary, 127.0.0.1:5442 the standby, promoted) and says whether it is in recovery as it answers, so a read answered in the middle of the promotion is counted by what it was then. "+
 		"Before the fault: reads answered before it; after the promotion: reads begun once it had completed; during the failover: the rest (the stop, and the promotion itself). "+
 		"After the promotion the pair has no standby, since the old primary does not rejoin within the run: every read then can only be answered by the new primary, 5442, so \"by a standby\" after is 0%% by construction and \"by the primary\" is the point. "+
+		"%s"+
 		"Failed reads are counted apart from the answered ones the shares are of.\n\n",
-		s.readers, readSQL, s.deadline, s.readPause)
+		s.readers, readSQL, s.deadline, s.readPause, rejoinReadsNote(rs))
 	mdtable.Header(b, "case", "pool", "reads before the fault", "by a standby", "reads during the failover", "by a standby",
 		"reads after the promotion", "by a standby", "by the primary", "failed reads (before / during / after)")
 	for _, r := range rs {
@@ -122,5 +162,38 @@ func readsMarkdown(b *strings.Builder, s spec, rs []result) {
 		if r.rf.unexpected > 0 {
 			fmt.Fprintf(b, "  %d reads were answered by a server in a role the pair did not have then (the old primary after the promotion, say).\n", r.rf.unexpected)
 		}
+	}
+	rejoinReadsMarkdown(b, rs)
+}
+
+// rejoinReadsNote says how the reads table counts a rejoin run, when the
+// report has one.
+func rejoinReadsNote(rs []result) string {
+	if !hasRejoin(rs) {
+		return ""
+	}
+	return "The rejoin case is the exception: there \"after the promotion\" counts the reads begun before Rejoin returned, when the old primary may answer already, as a standby, once it has started; " +
+		"the reads begun after Rejoin returned, with a standby in the pair again, are the last table's. "
+}
+
+// rejoinReadsMarkdown writes the table of the reads begun after Rejoin
+// returned, when the report has a rejoin run.
+func rejoinReadsMarkdown(b *strings.Builder, rs []result) {
+	if !hasRejoin(rs) {
+		return
+	}
+	b.WriteString("\n#### Reads after the old primary rejoined as a standby\n\n")
+	b.WriteString("In the rejoin runs, the reads begun once Rejoin had returned: the old primary, 5441, is then a streaming standby of the new primary, 5442, " +
+		"and a read pool that moves its reads back to a standby answers them from 5441. " +
+		"First read by a standby: from Rejoin's return to the end of the first read a standby answered of those begun after it. " +
+		"Failed reads are counted apart from the answered ones the shares are of.\n\n")
+	mdtable.Header(b, "case", "pool", "reads after the rejoin", "by a standby", "by the primary", "first read by a standby", "failed reads")
+	for _, r := range rs {
+		if r.o.fault != rejoin {
+			continue
+		}
+		f := r.rf.rejoined
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %d |\n", r.o.fault, r.o.contender, f.answered,
+			share(f.byStandby, f.answered), share(f.answered-f.byStandby, f.answered), ms(r.rf.firstStandby), f.failed)
 	}
 }

@@ -31,3 +31,35 @@ func TestMarkdownReads(t *testing.T) {
 		t.Errorf("with no readers the report has a readers' table or does not say none ran:\n%s", md)
 	}
 }
+
+// A rejoin run adds the rejoin's timing and a table of the reads begun
+// after it; a report without one has neither.
+func TestMarkdownRejoin(t *testing.T) {
+	sec := time.Second
+	o := &outcome{fault: rejoin, contender: "pgxpool", promotedAt: 3300 * time.Millisecond, rejoinedAt: 7500 * time.Millisecond, length: 12500 * time.Millisecond}
+	r := result{o: o, rf: readFigures{
+		after:        phaseReads{answered: 8, byStandby: 2},
+		rejoined:     phaseReads{answered: 4, byStandby: 3, failed: 2},
+		firstStandby: 40 * time.Millisecond,
+	}}
+	s := spec{workers: 1, duration: 10 * sec, faultAt: 3 * sec, deadline: sec, readers: 2, readPause: time.Millisecond, afterRejoin: 5 * sec}
+	md := markdown("cmd", "machine", s, []result{r})
+	for _, want := range []string{
+		"rejoin: as stopped",
+		"| rejoin | pgxpool | 3300 ms | 4200 ms | 12500 ms |",
+		"| rejoin | pgxpool | 0 | n/a | 0 | n/a | 8 | 25.0% | 75.0% | 0 / 0 / 0 |",
+		"#### Reads after the old primary rejoined as a standby",
+		"| rejoin | pgxpool | 4 | 75.0% | 25.0% | 40 ms | 2 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	o.fault = stopped
+	md = markdown("cmd", "machine", s, []result{r})
+	for _, absent := range []string{"rejoin: as stopped", "Rejoin took", "rejoined as a standby", "The rejoin case is the exception"} {
+		if strings.Contains(md, absent) {
+			t.Errorf("a report without a rejoin run has %q:\n%s", absent, md)
+		}
+	}
+}
