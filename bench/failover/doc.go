@@ -50,9 +50,11 @@
 // within the run, and every read can only be answered by the new primary:
 // the figure that matters then is whether reads are answered at all. The
 // rejoin case gives the pair a standby again: its reads begun after Rejoin
-// returned are a phase of their own, with the share a standby answered and
-// the time to the first such read, which shows whether a pool's reads move
-// back to a standby once one exists. An answer the pair's roles rule out
+// returned are a phase of their own, with the share a standby answered,
+// and the time from Rejoin's start to the first read a standby answered
+// (the old primary takes reads once it has started, before Rejoin
+// returns): whether, and how soon, a pool's reads move back to a standby
+// once one exists. An answer the pair's roles rule out
 // (the old primary's after the promotion, other than as a standby in the
 // rejoin case) is counted and noted.
 //

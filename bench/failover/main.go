@@ -111,7 +111,7 @@ func main() {
 					r.rf.before.failed, r.rf.during.failed, r.rf.after.failed)
 			}
 			if f == rejoin {
-				fmt.Fprintf(os.Stderr, "%-7s %-8s Rejoin took %s, run length %s; reads after it %d (standby %s), first by a standby %s, failed %d\n",
+				fmt.Fprintf(os.Stderr, "%-7s %-8s Rejoin took %s, run length %s; reads after it %d (standby %s), first by a standby %s after Rejoin began, failed %d\n",
 					f, c.name, ms(o.rejoinedAt-o.promotedAt), ms(o.length), r.rf.rejoined.answered,
 					share(r.rf.rejoined.byStandby, r.rf.rejoined.answered), ms(r.rf.firstStandby), r.rf.rejoined.failed)
 			}

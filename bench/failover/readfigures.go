@@ -19,9 +19,11 @@ type phaseReads struct {
 // failover (the rest).
 type readFigures struct {
 	before, during, after, rejoined phaseReads
-	// firstStandby is the time from Rejoin's return to the end of the
-	// first read answered by a standby of those begun after it; never when
-	// none was, or the run had no rejoin.
+	// firstStandby is the time from Rejoin's start (the promotion's end) to
+	// the end of the first read answered by a standby of those begun after
+	// it; never when none was, or the run had no rejoin. The old primary
+	// takes reads once it has started, before Rejoin returns, so a time
+	// from the return would hide how soon a pool moved.
 	firstStandby time.Duration
 	// unexpected counts the answers the run's own account of the pair does
 	// not allow: before the fault the primary's port answering as a
@@ -49,9 +51,6 @@ func measureReads(o *outcome) readFigures {
 			case rejoins && r.start >= o.rejoinedAt:
 				ph = &f.rejoined
 				ok = newPrimary || r.port == o.primary && r.standby
-				if r.err == nil && r.standby && (f.firstStandby == never || r.end-o.rejoinedAt < f.firstStandby) {
-					f.firstStandby = r.end - o.rejoinedAt
-				}
 			case r.start >= o.promotedAt:
 				ph = &f.after
 				ok = newPrimary || rejoins && r.port == o.primary && r.standby
@@ -59,6 +58,10 @@ func measureReads(o *outcome) readFigures {
 				// The old primary may answer until it has gone, and the
 				// standby in either role while it is promoted.
 				ok = r.port == o.primary && !r.standby || r.port == o.standby
+			}
+			if rejoins && r.start >= o.promotedAt && r.err == nil && r.standby &&
+				(f.firstStandby == never || r.end-o.promotedAt < f.firstStandby) {
+				f.firstStandby = r.end - o.promotedAt
 			}
 			if r.err != nil {
 				ph.failed++

@@ -74,7 +74,7 @@ func TestMeasureReadsUnexpectedBefore(t *testing.T) {
 // In a rejoin run the reads begun once Rejoin had returned are a phase of
 // their own, the old primary may answer as a standby from when it has
 // started (before Rejoin returns), and the first read a standby answered
-// after the rejoin is timed from Rejoin's return.
+// after the promotion is timed from Rejoin's start, the promotion's end.
 func TestMeasureReadsRejoin(t *testing.T) {
 	ms := time.Millisecond
 	o := &outcome{fault: rejoin, faultAt: 3000 * ms, downAt: 3100 * ms, promotedAt: 3300 * ms, rejoinedAt: 7000 * ms,
@@ -87,11 +87,13 @@ func TestMeasureReadsRejoin(t *testing.T) {
 	// return and answered after it (still this phase), and the old
 	// primary as a primary, which cannot be.
 	add(0, 3400*ms, 3401*ms, 5442, false, nil)
+	add(1, 3000*ms, 3200*ms, 5442, true, nil) // during the failover: not timed
 	add(0, 6500*ms, 6501*ms, 5441, true, nil)
+	add(1, 6400*ms, 6600*ms, 5441, true, nil) // begun first, ended later
 	add(1, 6999*ms, 7300*ms, 5441, true, nil)
 	add(1, 6000*ms, 6001*ms, 5441, false, nil)
 	// After the rejoin: two on the new primary, one failure, then the
-	// rejoined standby; reader 1's standby read ends first.
+	// rejoined standby.
 	add(0, 7000*ms, 7001*ms, 5442, false, nil)
 	add(0, 7100*ms, 7101*ms, 5442, false, nil)
 	add(0, 7200*ms, 9200*ms, 0, false, errors.New("timeout"))
@@ -101,14 +103,17 @@ func TestMeasureReadsRejoin(t *testing.T) {
 	add(1, 9500*ms, 9501*ms, 5441, false, nil)
 
 	f := measureReads(o)
-	if want := (phaseReads{answered: 4, byStandby: 2}); f.after != want {
+	if want := (phaseReads{answered: 5, byStandby: 3}); f.after != want {
 		t.Errorf("after the promotion %+v, want %+v", f.after, want)
 	}
 	if want := (phaseReads{answered: 5, byStandby: 2, failed: 1}); f.rejoined != want {
 		t.Errorf("after the rejoin %+v, want %+v", f.rejoined, want)
 	}
-	if f.firstStandby != 1250*ms {
-		t.Errorf("first read by a standby %v after the rejoin, want 1.25s", f.firstStandby)
+	if f.firstStandby != 3201*ms {
+		t.Errorf("first read by a standby %v after the rejoin began, want 3201ms", f.firstStandby)
+	}
+	if want := (phaseReads{answered: 1, byStandby: 1}); f.during != want {
+		t.Errorf("during the failover %+v, want %+v", f.during, want)
 	}
 	if f.unexpected != 2 {
 		t.Errorf("unexpected answers %d, want 2 (the old primary as a primary, before and after the rejoin)", f.unexpected)

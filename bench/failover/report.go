@@ -185,9 +185,10 @@ func rejoinReadsMarkdown(b *strings.Builder, rs []result) {
 	b.WriteString("\n#### Reads after the old primary rejoined as a standby\n\n")
 	b.WriteString("In the rejoin runs, the reads begun once Rejoin had returned: the old primary, 5441, is then a streaming standby of the new primary, 5442, " +
 		"and a read pool that moves its reads back to a standby answers them from 5441. " +
-		"First read by a standby: from Rejoin's return to the end of the first read a standby answered of those begun after it. " +
+		"First read by a standby: from Rejoin's start (the promotion's end; the rejoins table has how long Rejoin took) to the end of the first read a standby answered of those begun after it, " +
+		"which may come before Rejoin returns, the old primary taking reads once it has started. " +
 		"Failed reads are counted apart from the answered ones the shares are of.\n\n")
-	mdtable.Header(b, "case", "pool", "reads after the rejoin", "by a standby", "by the primary", "first read by a standby", "failed reads")
+	mdtable.Header(b, "case", "pool", "reads after the rejoin", "by a standby", "by the primary", "first read by a standby, from Rejoin's start", "failed reads")
 	for _, r := range rs {
 		if r.o.fault != rejoin {
 			continue
