@@ -257,7 +257,11 @@ type Config struct {
 	// The lag is the age of the last transaction the standby replayed
 	// while it still has WAL received and not replayed, and 0 once it has
 	// replayed all it received (an idle primary sends nothing to catch up
-	// on); WAL the standby has not received it cannot count. It is read at
+	// on); WAL the standby has not received it cannot count, so a standby
+	// cut off from its primary (a partition, the primary gone) reads as
+	// caught up with what it last received. (pg_stat_wal_receiver, which
+	// would tell, shows its columns only to superusers and members of
+	// pg_read_all_stats.) It is read at
 	// each dial and, for a host with connections, at most once per
 	// RoleCheckPeriod by an acquire. 0, the default, is no bound.
 	// Connection string: pool_max_standby_lag.
