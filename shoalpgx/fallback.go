@@ -44,7 +44,7 @@ func (p *Pool) probeFallback() {
 	_ = d.conn.Close(closeCtx)
 	cancelClose()
 	for _, h := range p.hosts.all() {
-		if r, ok := h.lastRole(); ok && p.isFallback(r) {
+		if r, seen, _ := h.lastLook(); seen && p.isFallback(r) {
 			h.retire()
 		}
 	}

@@ -50,12 +50,6 @@ func (h *hostState) noteErr(err error) {
 	h.mu.Unlock()
 }
 
-// lastRole is what the last look at the host found; false for never.
-func (h *hostState) lastRole() (role, bool) {
-	r, seen, _ := h.lastLook()
-	return r, seen
-}
-
 // lastLook is what the last look at the host found (seen false for
 // never), and whether its last dial failed.
 func (h *hostState) lastLook() (r role, seen, failed bool) {
