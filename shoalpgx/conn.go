@@ -156,6 +156,18 @@ func (c *Conn) Hijack() *pgx.Conn {
 	return pc.conn
 }
 
+// Host returns where the connection is: the host:port of the connection
+// string it was dialled to, and the role its server had when the pool last
+// looked (RolePrimary, RoleReadOnly, RoleStandby; RoleUnknown when the pool
+// never asked, as with a single host and no target_session_attrs).
+func (c *Conn) Host() (addr, role string) {
+	addr, role = c.pc.host.addr, RoleUnknown
+	if c.pc.judged {
+		role = c.pc.role.name()
+	}
+	return addr, role
+}
+
 // Conn returns the underlying pgx connection.
 func (c *Conn) Conn() *pgx.Conn { return c.pc.conn }
 

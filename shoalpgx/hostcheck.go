@@ -54,7 +54,7 @@ func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 		return false
 	}
 	h.noteRole(r, time.Now())
-	pc.role = r
+	pc.role, pc.judged = r, true
 	pc.setFallback(p.isFallback(r)) // a standby promoted becomes a fallback, a primary demoted stops being one
 	if err := p.target.judge(r, p.maxLag); err != nil && !(p.target.fallsBack() && errors.Is(err, errFallback)) {
 		h.retire()

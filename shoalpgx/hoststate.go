@@ -29,7 +29,6 @@ type hostState struct {
 
 	mu      sync.Mutex
 	last    role // what the last look found, when checked is set
-	role    string
 	lag     time.Duration
 	checked time.Time // when role and lag were read
 	lastErr string    // why the last dial to the host failed, "" after one that worked
@@ -38,7 +37,7 @@ type hostState struct {
 // noteRole records what a look at the host found.
 func (h *hostState) noteRole(r role, at time.Time) {
 	h.mu.Lock()
-	h.last, h.role, h.lag, h.checked, h.lastErr = r, r.name(), r.lag, at, ""
+	h.last, h.lag, h.checked, h.lastErr = r, r.lag, at, ""
 	h.mu.Unlock()
 	h.checkedAt.Store(at.UnixNano())
 }
@@ -107,7 +106,7 @@ func (s *hostSet) get(addr string) *hostState {
 	if i := slices.IndexFunc(s.hosts, func(h *hostState) bool { return h.addr == addr }); i >= 0 {
 		return s.hosts[i]
 	}
-	h := &hostState{addr: addr, role: RoleUnknown}
+	h := &hostState{addr: addr}
 	s.hosts = append(s.hosts, h)
 	return h
 }
@@ -134,7 +133,11 @@ type HostStat = shoal.HostStat
 func (h *hostState) stat() HostStat {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return HostStat{Addr: h.addr, Open: int(h.open.Load()), Role: h.role, Lag: h.lag, LastCheck: h.checked, LastError: h.lastErr}
+	s := HostStat{Addr: h.addr, Open: int(h.open.Load()), Role: RoleUnknown, Lag: h.lag, LastCheck: h.checked, LastError: h.lastErr}
+	if !h.checked.IsZero() {
+		s.Role = h.last.name()
+	}
+	return s
 }
 
 // Hosts returns what the pool knows of each host of its connection string,

@@ -196,7 +196,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 			return nil, scrubConnectError(err)
 		}
 	}
-	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.epoch, role: d.role}
+	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.epoch, role: d.role, judged: d.judged}
 	pc.setFallback(d.judged && p.isFallback(d.role))
 	pc.initPeek()
 	return pc, nil

@@ -170,7 +170,8 @@ type pooledConn struct {
 	// host was then.
 	host      *hostState
 	hostEpoch uint64
-	role      role
+	role      role // as judged at the dial or the last look; see judged
+	judged    bool // role was read (hostdial.go, hostcheck.go)
 	fallback  bool // on a host the target uses only when none qualifies (fallback.go)
 
 	// The idle check (health.go): a non-blocking look at the socket, and

@@ -131,8 +131,8 @@ func (r *ReadPool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, err
 }
 
 // Acquire returns a read connection, as Pool.Acquire does. Its session is
-// read-only (default_transaction_read_only=on); the connection string's
-// host it is on shows in Conn.Conn().PgConn().Conn().RemoteAddr.
+// read-only (default_transaction_read_only=on); Conn.Host says which host
+// it is on and whether that is a standby.
 func (r *ReadPool) Acquire(ctx context.Context) (*Conn, error) {
 	return r.p.Acquire(ctx)
 }

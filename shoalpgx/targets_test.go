@@ -89,6 +89,12 @@ func TestTargetSessionAttrs(t *testing.T) {
 			if got := serverPort(t, pool); got != c.want.Port {
 				t.Fatalf("target_session_attrs=%s ran on port %s, want %s", c.attrs, got, c.want.Port)
 			}
+			conn, err := pool.Acquire(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr, role := conn.Host()
+			conn.Release()
 			h := hostStat(t, pool.Hosts(), c.want.Addr)
 			if h.Open != 1 {
 				t.Errorf("%s: Open %d, want 1", h.Addr, h.Open)
@@ -99,6 +105,9 @@ func TestTargetSessionAttrs(t *testing.T) {
 			}
 			if h.Role != wantRole || h.LastCheck.IsZero() {
 				t.Errorf("%s: role %q checked at %v, want %q and a time", h.Addr, h.Role, h.LastCheck, wantRole)
+			}
+			if addr != c.want.Addr || role != wantRole {
+				t.Errorf("Conn.Host() = %s, %s; want %s, %s", addr, role, c.want.Addr, wantRole)
 			}
 			pool.Close()
 			for _, h := range pool.Hosts() {
