@@ -77,6 +77,7 @@ func (cfg config) goroutinesFor(load string, w int) int {
 // cell is one contender under one load.
 type cell struct {
 	load, contender string
+	round           int    // from 1; every load runs its contenders once a round
 	skipped         string // why it did not run, or ""
 	queries         uint64
 	errors          uint64
