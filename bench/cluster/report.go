@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -155,36 +156,22 @@ func percent(f float64) string {
 // at least PgBouncer. On a shared machine one run's ratios are one sample;
 // BENCHMARKS.md sets several side by side.
 func targetsTable(b *strings.Builder, cfg config, cells []cell) {
-	find := func(load, name string) (cell, bool) {
-		for _, c := range cells {
-			if c.load == load && c.contender == name && c.skipped == "" {
-				return c, true
-			}
-		}
-		return cell{}, false
-	}
 	var rows []string
 	for _, load := range cfg.loads {
-		e, ok := find(load, "etcd")
+		j, ok := judge(cells, load, cfg.budget)
 		if !ok {
 			continue
 		}
-		want := 1.0
-		if load == loadSkewed || load == loadIssueSkewed {
-			want = 1.3
-		}
-		safe := e.errors == 0 && e.server.Max <= cfg.budget
-		row := fmt.Sprintf("| %s | %d errors, at most %d of %d: %s |", load, e.errors, e.server.Max, cfg.budget, met(safe))
+		r := j.rounds[0]
+		row := fmt.Sprintf("| %s | %d errors, at most %d of %d: %s |", load, r.errors, r.most, cfg.budget, met(r.safe))
 		for _, vs := range []struct {
-			name string
-			want float64
-		}{{"static", want}, {"pgbouncer", 1.0}} {
-			if o, ok := find(load, vs.name); ok && o.qps > 0 {
-				r := e.qps / o.qps
-				row += fmt.Sprintf(" %.2fx (target %.1fx): %s |", r, vs.want, met(r >= vs.want))
-			} else {
+			ratio, want float64
+		}{{r.vsStatic, staticTarget(load)}, {r.vsBouncer, bouncerTarget}} {
+			if math.IsNaN(vs.ratio) {
 				row += " - |"
+				continue
 			}
+			row += fmt.Sprintf(" %.2fx (target %.1fx): %s |", vs.ratio, vs.want, met(vs.ratio >= vs.want))
 		}
 		rows = append(rows, row)
 	}
