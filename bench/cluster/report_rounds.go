@@ -16,7 +16,8 @@ import (
 func roundsSummary(b *strings.Builder, cfg config, cells []cell, rounds int) {
 	fmt.Fprintf(b, "#### Over the %d rounds\n\n", rounds)
 	b.WriteString("Per load, each round's throughput and the etcd contender's ratios, their median and their spread " +
-		"(least to most). The ratio targets are judged on the medians; the errors and connections at the server on every " +
+		"(least to most), each column's on its own: a ratio's median is the median of the rounds' ratios, not the ratio of " +
+		"the q/s medians. The ratio targets are judged on the medians; the errors and connections at the server on every " +
 		"round, so that one round with an error or above the budget misses it.\n\n")
 	var judged []judgement
 	for _, load := range cfg.loads {
