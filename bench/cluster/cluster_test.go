@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -113,5 +115,54 @@ func TestTinyRun(t *testing.T) {
 	}
 	if md := markdown(cfg, cells, "go test", "test"); len(md) == 0 {
 		t.Error("empty report")
+	}
+}
+
+// Two tiny rounds of one load in real worker processes: the second round
+// runs the contenders in reverse, every cell says its round, and the
+// report and the trace carry both rounds.
+func TestTinyRounds(t *testing.T) {
+	dsn := server(t, "SHOAL_TEST_POSTGRES")
+	cfg := config{
+		dsn:     dsn,
+		etcd:    split(os.Getenv("SHOAL_TEST_ETCD")),
+		etcdMin: 1,
+		workers: 2, goroutines: 2, skew: 1, hot: 2, cold: 1, maxConns: 2, budget: 4,
+		duration: 200 * time.Millisecond, warmup: 100 * time.Millisecond, sleepShare: 0.5, pause: time.Millisecond,
+		loads:      []string{loadUniform},
+		contenders: []string{"static", "etcd"},
+		appName:    fmt.Sprintf("shoal-bench-cluster-test-%d", os.Getpid()),
+		rounds:     2,
+	}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cells, err := run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%d %s", c.round, c.contender))
+		if c.skipped == "" && c.errors != 0 {
+			t.Errorf("round %d %s: %d errors, the first: %s", c.round, c.contender, c.errors, c.firstError)
+		}
+	}
+	if want := []string{"1 static", "1 etcd", "2 etcd", "2 static"}; !slices.Equal(got, want) {
+		t.Fatalf("cells ran as %v, want %v", got, want)
+	}
+	md := markdown(cfg, cells, "go test", "test")
+	for _, want := range []string{"#### Round 1 (static, etcd)", "#### Round 2 (etcd, static)", "#### Over the 2 rounds"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if j, ok := judge(cells, loadUniform, cfg.budget); ok && (len(j.rounds) != 2 || j.vsStatic.n != 2) {
+		t.Errorf("judged %d rounds with %d etcd / static ratios, want 2 and 2", len(j.rounds), j.vsStatic.n)
+	}
+	if head, _, _ := strings.Cut(traceCSV(cells), "\n"); !strings.HasSuffix(head, ",round") {
+		t.Errorf("the trace's header %q has no round column", head)
 	}
 }

@@ -55,12 +55,27 @@
 // PgBouncer connect, because PgBouncer hands each server connection the
 // application_name of whichever client it serves last.
 //
+// On a small shared machine one run's etcd / static ratio wanders from run
+// to run, and a cell can gain or lose by the one run before it, so one run
+// cannot judge a ratio near its target. -rounds N (default 1) runs
+// every load's cells N times: each round runs every load in turn, the
+// contenders in the -contenders order in odd rounds and reversed in even
+// ones, so that of any two each runs first in alternate rounds (with three,
+// the middle one stays in the middle). The report then gives each round's
+// cells and Stats, and per load a table of each round's q/s and ratios
+// with their median and spread (least to most); the ratio targets are
+// judged on the medians, and the errors and connections at the server on
+// every round, one round with an error or above the budget missing it.
+// Over several rounds the profiles' names and the -trace lines carry the
+// round too.
+//
 // Run it from bench/ with the servers in the environment
 // (scripts/test-env.sh sets them):
 //
 //	go run ./cluster                              # about 2 minutes
 //	go run ./cluster -duration 5s -loads skewed -contenders static,pgbouncer
 //	go run ./cluster -loads issue-skewed                 # the issue's literal skewed load
+//	go run ./cluster -rounds 3                    # about 6 minutes; targets on the medians
 //	go run ./cluster -workers 8 -budget 80 -pgbouncer-pool 40 -out results/cluster.md
 //
 // Every worker is ended with the run: the runner kills them when it is

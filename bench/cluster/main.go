@@ -44,6 +44,7 @@ func main() {
 		app        = flag.String("appname", defaultAppName, "application_name of the workers' connections, the one counted")
 		out        = flag.String("out", "", "write the markdown fragment here")
 		profile    = flag.String("cpuprofile", "", "write each worker's CPU profile into this directory, one file per load, contender and worker")
+		rounds     = flag.Int("rounds", 1, "run every load's cells this many times, the contenders in the given order in odd rounds and reversed in even ones, and judge the targets on the rounds' median ratios")
 		trace      = flag.String("trace", "", "write every worker's pool samples (share, demand, connections, every 100ms) here, as CSV")
 	)
 	flag.Parse()
@@ -52,7 +53,7 @@ func main() {
 		etcdMin: *etcdMin, etcdIdle: *etcdIdle, profileDir: *profile,
 		workers: *workers, goroutines: *goroutines, skew: *skew, hot: *hot, cold: *cold, maxConns: *maxConns, budget: *budget,
 		duration: *duration, warmup: *warmup, sleepShare: *sleepShare, pause: *pause,
-		loads: split(*loads), contenders: split(*only), appName: *app,
+		loads: split(*loads), contenders: split(*only), appName: *app, rounds: *rounds,
 	}
 	if err := cfg.check(); err != nil {
 		log.Fatal(err)
@@ -93,6 +94,12 @@ func main() {
 func (cfg *config) check() error {
 	if cfg.appName == "" {
 		cfg.appName = defaultAppName
+	}
+	if cfg.rounds == 0 {
+		cfg.rounds = 1
+	}
+	if cfg.rounds < 0 {
+		return fmt.Errorf("-rounds must be >= 1")
 	}
 	if cfg.workers < 1 || cfg.goroutines < 1 || cfg.skew < 1 || cfg.hot < 1 || cfg.cold < 1 || cfg.maxConns < 1 {
 		return fmt.Errorf("-workers, -goroutines, -skew, -hot, -cold and -maxconns must be >= 1")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -22,28 +23,23 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		"from before the first worker started until the last had exited.\n\n",
 		cfg.workers, cfg.maxConns, cfg.budget/cfg.workers, loadsAbout(cfg),
 		100*cfg.sleepShare, querySleep(cfg.pause), querySelect, cfg.warmup, cfg.duration, pgcount.DefaultInterval)
-	mdtable.Header(&b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
-		"most at server (limit)", "samples over the limit", "CPU idle", "workers' CPU")
-	for _, c := range cells {
-		if c.skipped != "" {
-			fmt.Fprintf(&b, "| %s | %s | skipped: %s | | | | | | | | | |\n", c.load, c.contender, c.skipped)
-			continue
+	if rounds := byRound(cells); len(rounds) > 1 {
+		fmt.Fprintf(&b, "%d rounds, each running every load in turn and, under each load, its contenders one after the other: "+
+			"in the order given in odd rounds, reversed in even ones (so that of any two contenders each runs first in alternate "+
+			"rounds; a middle one stays in the middle). Each round's cells, then the rounds summed up.\n\n", len(rounds))
+		explained := false
+		for _, rc := range rounds {
+			r := rc[0].round
+			fmt.Fprintf(&b, "#### Round %d (%s)\n\n", r, strings.Join(roundOrder(cfg.contenders, r), ", "))
+			cellsTable(&b, rc)
+			explained = sharesTable(&b, cfg, rc, !explained) || explained
 		}
-		per := make([]string, len(c.perWorker))
-		for i, q := range c.perWorker {
-			per[i] = fmt.Sprintf("%.0f", q)
-		}
-		p99s := make([]string, len(c.perWorkerP99))
-		for i, d := range c.perWorkerP99 {
-			p99s[i] = fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s ms | %d | %d (%d) | %d of %d | %s | %s |\n",
-			c.load, c.contender, c.qps, strings.Join(per, " / "), ms(c.p50), ms(c.p99), strings.Join(p99s, " / "), c.errors,
-			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples), percent(c.idle), c.cpuPerQuery())
+		roundsSummary(&b, cfg, cells, len(rounds))
+	} else {
+		cellsTable(&b, cells)
+		targetsTable(&b, cfg, cells)
+		sharesTable(&b, cfg, cells, true)
 	}
-	b.WriteString("\n")
-	targetsTable(&b, cfg, cells)
-	sharesTable(&b, cfg, cells)
 	for _, name := range cfg.contenders {
 		if c, ok := contenderByName(name); ok {
 			fmt.Fprintf(&b, "- %s: %s.\n", c.name, c.about)
@@ -65,16 +61,41 @@ func markdown(cfg config, cells []cell, cmd, machine string) string {
 		"time would be counted too).\n")
 	for _, c := range cells {
 		if c.firstError != "" {
-			fmt.Fprintf(&b, "\nFirst error, %s, %s load: `%s`\n", c.contender, c.load, c.firstError)
+			fmt.Fprintf(&b, "\nFirst error, %s%s, %s load: `%s`\n", cfg.roundLabel(c.round), c.contender, c.load, c.firstError)
 		}
 		if c.etcdLeftover > 0 {
-			fmt.Fprintf(&b, "\n%d etcd keys left by the workers (deleted by the runner), %s load: a Close did not revoke its lease\n", c.etcdLeftover, c.load)
+			fmt.Fprintf(&b, "\n%d etcd keys left by the workers (deleted by the runner), %s%s load: a Close did not revoke its lease\n", c.etcdLeftover, cfg.roundLabel(c.round), c.load)
 		}
 		if c.server.Errors > 0 {
-			fmt.Fprintf(&b, "\n%d samples failed, %s, %s load: %v\n", c.server.Errors, c.contender, c.load, c.server.LastErr)
+			fmt.Fprintf(&b, "\n%d samples failed, %s%s, %s load: %v\n", c.server.Errors, cfg.roundLabel(c.round), c.contender, c.load, c.server.LastErr)
 		}
 	}
 	return b.String()
+}
+
+// cellsTable writes a row per cell: its throughput, latency, errors and
+// connections at the server.
+func cellsTable(b *strings.Builder, cells []cell) {
+	mdtable.Header(b, "load", "contender", "q/s", "q/s per worker", "p50", "p99", "p99 per worker", "errors",
+		"most at server (limit)", "samples over the limit", "CPU idle", "workers' CPU")
+	for _, c := range cells {
+		if c.skipped != "" {
+			fmt.Fprintf(b, "| %s | %s | skipped: %s | | | | | | | | | |\n", c.load, c.contender, c.skipped)
+			continue
+		}
+		per := make([]string, len(c.perWorker))
+		for i, q := range c.perWorker {
+			per[i] = fmt.Sprintf("%.0f", q)
+		}
+		p99s := make([]string, len(c.perWorkerP99))
+		for i, d := range c.perWorkerP99 {
+			p99s[i] = fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond))
+		}
+		fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %s | %s ms | %d | %d (%d) | %d of %d | %s | %s |\n",
+			c.load, c.contender, c.qps, strings.Join(per, " / "), ms(c.p50), ms(c.p99), strings.Join(p99s, " / "), c.errors,
+			c.server.Max, c.limit, len(c.server.Over), len(c.server.Samples), percent(c.idle), c.cpuPerQuery())
+	}
+	b.WriteString("\n")
 }
 
 // loadsAbout says what each of the run's loads is.
@@ -104,7 +125,9 @@ func ms(d time.Duration) string {
 // sharesTable writes, for the shoal contenders, what the pools' own Stats
 // said over the measured window: the share the budget gave each worker
 // against what it asked for, and how soon after go the shares settled.
-func sharesTable(b *strings.Builder, cfg config, cells []cell) {
+// explain says what the columns are, once in a report of several rounds;
+// it returns whether it wrote a table.
+func sharesTable(b *strings.Builder, cfg config, cells []cell, explain bool) bool {
 	var rows []cell
 	for _, c := range cells {
 		if c.skipped == "" && c.contender != "pgbouncer" && len(c.timelines) > 0 {
@@ -112,12 +135,14 @@ func sharesTable(b *strings.Builder, cfg config, cells []cell) {
 		}
 	}
 	if len(rows) == 0 {
-		return
+		return false
 	}
-	fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window "+
-		"less its last %v (where the first worker to finish has left and the others grow into its share). "+
-		"\"connections filled\" is when every pool first held its share (or its demand, if smaller), less one, in connections:\n\n",
-		sampleEvery, windowTail)
+	if explain {
+		fmt.Fprintf(b, "The pools' own Stats, sampled every %v in every worker; means over the measured window "+
+			"less its last %v (where the first worker to finish has left and the others grow into its share). "+
+			"\"connections filled\" is when every pool first held its share (or its demand, if smaller), less one, in connections:\n\n",
+			sampleEvery, windowTail)
+	}
 	mdtable.Header(b, "load", "contender", "share per worker", "demand per worker", "connections per worker",
 		"dials in the window", "shares settled after go", "connections filled after go")
 	for _, c := range rows {
@@ -138,6 +163,7 @@ func sharesTable(b *strings.Builder, cfg config, cells []cell) {
 			settled, filled)
 	}
 	b.WriteString("\n")
+	return true
 }
 
 // percent formats a share as a percentage, or "-" for -1 (not measured).
@@ -152,39 +178,25 @@ func percent(f float64) string {
 // multiple of the static split's and PgBouncer's, beside the targets of
 // the issue: no error and never above the budget at the server, at least
 // the static split on the uniform load and 1.3 times it on the skewed one,
-// at least PgBouncer. On a shared machine one run's ratios are one sample;
-// BENCHMARKS.md sets several side by side.
+// at least PgBouncer. It is for a run of one round, whose ratios are one
+// sample; roundsSummary judges several rounds on their medians.
 func targetsTable(b *strings.Builder, cfg config, cells []cell) {
-	find := func(load, name string) (cell, bool) {
-		for _, c := range cells {
-			if c.load == load && c.contender == name && c.skipped == "" {
-				return c, true
-			}
-		}
-		return cell{}, false
-	}
 	var rows []string
 	for _, load := range cfg.loads {
-		e, ok := find(load, "etcd")
+		j, ok := judge(cells, load, cfg.budget)
 		if !ok {
 			continue
 		}
-		want := 1.0
-		if load == loadSkewed || load == loadIssueSkewed {
-			want = 1.3
-		}
-		safe := e.errors == 0 && e.server.Max <= cfg.budget
-		row := fmt.Sprintf("| %s | %d errors, at most %d of %d: %s |", load, e.errors, e.server.Max, cfg.budget, met(safe))
+		r := j.rounds[0]
+		row := fmt.Sprintf("| %s | %d errors, at most %d of %d: %s |", load, r.errors, r.most, cfg.budget, met(r.safe))
 		for _, vs := range []struct {
-			name string
-			want float64
-		}{{"static", want}, {"pgbouncer", 1.0}} {
-			if o, ok := find(load, vs.name); ok && o.qps > 0 {
-				r := e.qps / o.qps
-				row += fmt.Sprintf(" %.2fx (target %.1fx): %s |", r, vs.want, met(r >= vs.want))
-			} else {
+			ratio, want float64
+		}{{r.vsStatic, staticTarget(load)}, {r.vsBouncer, bouncerTarget}} {
+			if math.IsNaN(vs.ratio) {
 				row += " - |"
+				continue
 			}
+			row += fmt.Sprintf(" %.2fx (target %.1fx): %s |", vs.ratio, vs.want, met(vs.ratio >= vs.want))
 		}
 		rows = append(rows, row)
 	}

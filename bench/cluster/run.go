@@ -36,14 +36,31 @@ type config struct {
 	contenders    []string
 	appName       string // of the workers' connections
 	profileDir    string // where workers write CPU profiles, or ""
+	// rounds is how many times every load runs its contenders, their
+	// order reversed in every other round (roundOrder).
+	rounds int
 }
 
 // profilePath is where worker w of a cell writes its CPU profile, or "".
-func (cfg config) profilePath(load, contender string, w int) string {
+// Over several rounds the name carries the round, so that one round's
+// profiles do not overwrite another's.
+func (cfg config) profilePath(load, contender string, round, w int) string {
 	if cfg.profileDir == "" {
 		return ""
 	}
+	if cfg.rounds > 1 {
+		return filepath.Join(cfg.profileDir, fmt.Sprintf("%s-%s-r%d-w%d.pprof", load, contender, round, w))
+	}
 	return filepath.Join(cfg.profileDir, fmt.Sprintf("%s-%s-w%d.pprof", load, contender, w))
+}
+
+// roundLabel names round r in the runner's messages: "" when there is one
+// round, so that a single run's read as they always have.
+func (cfg config) roundLabel(r int) string {
+	if cfg.rounds > 1 {
+		return fmt.Sprintf("round %d, ", r)
+	}
+	return ""
 }
 
 // The loads. uniform: every worker runs goroutines. skewed: worker 0 runs
@@ -77,6 +94,7 @@ func (cfg config) goroutinesFor(load string, w int) int {
 // cell is one contender under one load.
 type cell struct {
 	load, contender string
+	round           int    // from 1; every load runs its contenders once a round
 	skipped         string // why it did not run, or ""
 	queries         uint64
 	errors          uint64
@@ -97,34 +115,40 @@ type cell struct {
 	allQueries uint64 // the workers' queries, warm-up included
 }
 
-// run runs every load with every contender, one cell after the other.
+// run runs every load with every contender, one cell after the other,
+// cfg.rounds times: each round runs every load, the contenders in
+// roundOrder. Rounds go over all the loads in turn, rather than repeat one
+// load before the next, so that a stretch of the shared machine's load
+// falls on one round of every load and not on all of one load's.
 func run(ctx context.Context, cfg config) ([]cell, error) {
 	var cells []cell
-	for _, load := range cfg.loads {
-		for _, name := range cfg.contenders {
-			c, ok := contenderByName(name)
-			if !ok {
-				return cells, fmt.Errorf("no contender %q", name)
+	for r := 1; r <= max(cfg.rounds, 1); r++ {
+		for _, load := range cfg.loads {
+			for _, name := range roundOrder(cfg.contenders, r) {
+				c, ok := contenderByName(name)
+				if !ok {
+					return cells, fmt.Errorf("no contender %q", name)
+				}
+				if why := c.missing(cfg); why != "" {
+					fmt.Fprintf(os.Stderr, "%s%-12s %-10s skipped: %s\n", cfg.roundLabel(r), load, name, why)
+					cells = append(cells, cell{round: r, load: load, contender: name, skipped: why})
+					continue
+				}
+				res, err := runCell(ctx, cfg, c, load, r)
+				if ctx.Err() != nil { // the workers died of it; say so, not how
+					return cells, fmt.Errorf("%s%s, %s load: %w", cfg.roundLabel(r), name, load, ctx.Err())
+				}
+				if err != nil {
+					return cells, fmt.Errorf("%s%s, %s load: %w", cfg.roundLabel(r), name, load, err)
+				}
+				shares := ""
+				if name != "pgbouncer" {
+					shares = "  shares " + perWorker(summarize(res, cfg.warmup, cfg.duration), func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) })
+				}
+				fmt.Fprintf(os.Stderr, "%s%-12s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)  CPU idle %s  workers' CPU %s%s\n",
+					cfg.roundLabel(r), load, name, res.qps, ms(res.p50), ms(res.p99), res.errors, res.server.Max, res.limit, percent(res.idle), res.cpuPerQuery(), shares)
+				cells = append(cells, res)
 			}
-			if why := c.missing(cfg); why != "" {
-				fmt.Fprintf(os.Stderr, "%-12s %-10s skipped: %s\n", load, name, why)
-				cells = append(cells, cell{load: load, contender: name, skipped: why})
-				continue
-			}
-			res, err := runCell(ctx, cfg, c, load)
-			if ctx.Err() != nil { // the workers died of it; say so, not how
-				return cells, fmt.Errorf("%s, %s load: %w", name, load, ctx.Err())
-			}
-			if err != nil {
-				return cells, fmt.Errorf("%s, %s load: %w", name, load, err)
-			}
-			shares := ""
-			if name != "pgbouncer" {
-				shares = "  shares " + perWorker(summarize(res, cfg.warmup, cfg.duration), func(s shareSummary) string { return fmt.Sprintf("%.1f", s.share) })
-			}
-			fmt.Fprintf(os.Stderr, "%-12s %-10s %8.0f q/s  p50 %s  p99 %s  errors %d  most at server %d (limit %d)  CPU idle %s  workers' CPU %s%s\n",
-				load, name, res.qps, ms(res.p50), ms(res.p99), res.errors, res.server.Max, res.limit, percent(res.idle), res.cpuPerQuery(), shares)
-			cells = append(cells, res)
 		}
 	}
 	return cells, nil
@@ -144,11 +168,11 @@ func settle(ctx context.Context, cfg config, query, arg string) {
 	}
 }
 
-// runCell runs the workers of one contender under one load, counting the
-// connections at the server from before the first worker starts until the
-// last has exited.
-func runCell(ctx context.Context, cfg config, c contender, load string) (res cell, err error) {
-	res = cell{load: load, contender: c.name, idle: -1}
+// runCell runs the workers of one contender under one load in round r,
+// counting the connections at the server from before the first worker
+// starts until the last has exited.
+func runCell(ctx context.Context, cfg config, c contender, load string, r int) (res cell, err error) {
+	res = cell{round: r, load: load, contender: c.name, idle: -1}
 	query, arg := c.count(cfg)
 	res.limit = c.limit(cfg)
 	if query == countDirect {
@@ -194,7 +218,7 @@ func runCell(ctx context.Context, cfg config, c contender, load string) (res cel
 			Index: w, Contender: c.name, DSN: c.dsn(cfg), MaxConns: c.maxConns(cfg), AppName: cfg.appName,
 			Goroutines: cfg.goroutinesFor(load, w), SleepShare: cfg.sleepShare, Pause: cfg.pause,
 			Warmup: cfg.warmup, Duration: cfg.duration, Budget: budget,
-			Profile: cfg.profilePath(load, c.name, w),
+			Profile: cfg.profilePath(load, c.name, r, w),
 		})
 		if err != nil {
 			return res, err

@@ -128,15 +128,25 @@ func perWorker(sums []shareSummary, f func(shareSummary) string) string {
 	return strings.Join(parts, " / ")
 }
 
-// traceCSV is every sample of every cell, one line each, for -trace.
+// traceCSV is every sample of every cell, one line each, for -trace. Over
+// several rounds each line also says its round, in a last column.
 func traceCSV(cells []cell) string {
+	rounds := len(byRound(cells)) > 1
 	var b strings.Builder
-	b.WriteString("load,contender,worker,t_ms,share,demand,conns,waiting,dials,fair,held,members\n")
+	b.WriteString("load,contender,worker,t_ms,share,demand,conns,waiting,dials,fair,held,members")
+	if rounds {
+		b.WriteString(",round")
+	}
+	b.WriteString("\n")
 	for _, c := range cells {
 		for w, tl := range c.timelines {
 			for _, s := range tl {
-				fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", c.load, c.contender, w, s.T.Milliseconds(),
+				fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", c.load, c.contender, w, s.T.Milliseconds(),
 					s.Share, s.Demand, s.Conns, s.Waiting, s.Dials, s.Fair, s.Held, s.Members)
+				if rounds {
+					fmt.Fprintf(&b, ",%d", c.round)
+				}
+				b.WriteString("\n")
 			}
 		}
 	}
