@@ -44,6 +44,9 @@ type Options struct {
 
 	// ConstLabels are added to every metric. Usually the scraping
 	// Prometheus's target labels are the better place for such labels.
+	// The per-host gauges (PoolMetrics.AttachHosts) use the labels host
+	// and role: with a constant label of either name they are left out,
+	// and the rest is exported as before.
 	ConstLabels prometheus.Labels
 }
 
@@ -224,6 +227,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	// Stats runs outside the lock: it walks the pool, and a slow one must
 	// not hold up Pool or Unregister. So do the hosts functions.
 	for _, m := range pools {
+		if m.removed.Load() {
+			continue // unregistered since the copy: a new pool of its name may be in the list
+		}
 		c.hosts.collect(ch, m)
 		s, ok := m.sources.Gauges()
 		// After Gauges, which notes each attached pool's count; reported

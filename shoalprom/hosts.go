@@ -18,12 +18,22 @@ const (
 // attached hosts function.
 type hostDescs struct {
 	open, role, lastCheck, lag *prometheus.Desc
+	// off: ConstLabels name host or role, which these gauges use as
+	// variable labels; a Desc with both would make the whole Collector
+	// fail to register, so the per-host gauges are left out instead.
+	off bool
 }
 
 func newHostDescs(opts Options) hostDescs {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(opts.Namespace, "", name), help,
 			append([]string{LabelPoolName, LabelHost}, labels...), opts.ConstLabels)
+	}
+	if _, ok := opts.ConstLabels[LabelHost]; ok {
+		return hostDescs{off: true}
+	}
+	if _, ok := opts.ConstLabels[LabelRole]; ok {
+		return hostDescs{off: true}
 	}
 	return hostDescs{
 		open:      desc("shoal_pool_host_connection_open", "The number of the pool's connections open to the server named by the host label."),
@@ -34,6 +44,9 @@ func newHostDescs(opts Options) hostDescs {
 }
 
 func (d hostDescs) describe(ch chan<- *prometheus.Desc) {
+	if d.off {
+		return
+	}
 	ch <- d.open
 	ch <- d.role
 	ch <- d.lastCheck
@@ -42,6 +55,9 @@ func (d hostDescs) describe(ch chan<- *prometheus.Desc) {
 
 // collect reports the hosts of m, if a hosts function is attached.
 func (d hostDescs) collect(ch chan<- prometheus.Metric, m *PoolMetrics) {
+	if d.off {
+		return
+	}
 	hosts, ok := m.hosts.Read()
 	if !ok {
 		return

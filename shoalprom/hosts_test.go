@@ -245,3 +245,31 @@ func TestHostsConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A constant label named host (or role) would clash with the per-host
+// gauges' own: the Collector still registers and exports the rest, and
+// leaves the per-host gauges out rather than fail as a whole.
+func TestHostsConstLabelClash(t *testing.T) {
+	for _, name := range []string{shoalprom.LabelHost, shoalprom.LabelRole} {
+		reg := prometheus.NewPedanticRegistry()
+		c := shoalprom.NewCollector(shoalprom.Options{ConstLabels: prometheus.Labels{name: "x"}})
+		if err := reg.Register(c); err != nil {
+			t.Fatalf("ConstLabels %s: the Collector does not register: %v", name, err)
+		}
+		m, err := c.Pool("p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.AttachHosts(func() []shoal.HostStat { return []shoal.HostStat{{Addr: "db:5432", Open: 1, Role: "primary"}} })
+		if got := hostSeries(t, reg); len(got) != 0 {
+			t.Errorf("ConstLabels %s: per-host series %v, want none", name, got)
+		}
+		fam, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fam) == 0 {
+			t.Errorf("ConstLabels %s: nothing gathered", name)
+		}
+	}
+}
