@@ -159,8 +159,8 @@ func TestTinyRounds(t *testing.T) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
-	if j, ok := judge(cells, loadUniform, cfg.budget); ok && (len(j.rounds) != 2 || j.vsStatic.n != 2) {
-		t.Errorf("judged %d rounds with %d etcd / static ratios, want 2 and 2", len(j.rounds), j.vsStatic.n)
+	if j, ok := judge(cells, loadUniform, cfg.budget); !ok || len(j.rounds) != 2 || j.vsStatic.n != 2 {
+		t.Errorf("judged (%v) %d rounds with %d etcd / static ratios, want 2 and 2", ok, len(j.rounds), j.vsStatic.n)
 	}
 	if head, _, _ := strings.Cut(traceCSV(cells), "\n"); !strings.HasSuffix(head, ",round") {
 		t.Errorf("the trace's header %q has no round column", head)

@@ -114,7 +114,7 @@ func ratioVerdict(s spread, want float64, ok bool) string {
 	if s.n == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2fx (%s; target %.1fx): %s", s.median, span(s, "%.2fx"), want, met(ok))
+	return fmt.Sprintf("%.2fx (%s, %d rounds; target %.1fx): %s", s.median, span(s, "%.2fx"), s.n, want, met(ok))
 }
 
 // figure formats x, or "-" for NaN (not measured).

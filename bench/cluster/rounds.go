@@ -8,8 +8,8 @@ import (
 // roundOrder is the order the contenders run in round r (from 1): as given
 // in odd rounds, reversed in even ones. A cell can be helped or hurt by the
 // one before it (a closed pool's backends still exiting, a machine warmed
-// or loaded by it), so each of two contenders goes first in half the
-// rounds.
+// or loaded by it), so of any two contenders each runs before the other
+// in half the rounds (the first listed in one more when the count is odd).
 func roundOrder(contenders []string, r int) []string {
 	out := slices.Clone(contenders)
 	if r%2 == 0 {

@@ -55,11 +55,14 @@ func measureReads(o *outcome) readFigures {
 				ph = &f.after
 				ok = newPrimary || rejoins && r.port == o.primary && r.standby
 			default:
-				// The old primary may answer until it has gone, and the
-				// standby in either role while it is promoted.
-				ok = r.port == o.primary && !r.standby || r.port == o.standby
+				// The old primary may answer until it has gone (and, in a
+				// rejoin, as a standby to a read still in flight when it
+				// comes back), and the standby in either role while it is
+				// promoted.
+				ok = r.port == o.primary && !r.standby || r.port == o.standby ||
+					rejoins && r.port == o.primary && r.standby
 			}
-			if rejoins && r.start >= o.promotedAt && r.err == nil && r.standby &&
+			if rejoins && r.start >= o.promotedAt && r.err == nil && r.standby && r.port == o.primary &&
 				(f.firstStandby == never || r.end-o.promotedAt < f.firstStandby) {
 				f.firstStandby = r.end - o.promotedAt
 			}

@@ -104,6 +104,7 @@ func (p *Pair) run(ctx context.Context, limit time.Duration, args ...string) err
 		"SHOAL_PAIR_STANDBY_PORT="+p.Standby.Port,
 		fmt.Sprintf("SHOAL_PAIR_WAIT=%d", int(limit/time.Second)),
 	)
+	ownGroup(cmd)
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
 	cmd.Stdout = &out
