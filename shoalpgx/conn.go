@@ -38,7 +38,7 @@ func (pc *pooledConn) giveBack() {
 		pc.lease.Discard()
 		return
 	}
-	if pc.retiredOnRelease() {
+	if pc.retired() {
 		pc.lease.DiscardFor(shoal.ReasonRetired)
 		return
 	}

@@ -27,7 +27,7 @@ func rechecks(t target, period time.Duration) bool {
 // false pc has been closed.
 func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 	h := pc.host
-	if pc.hostEpoch != h.epoch.Load() {
+	if pc.retired() {
 		pc.lease.DiscardFor(shoal.ReasonRetired)
 		return false
 	}
@@ -64,8 +64,8 @@ func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 	return true
 }
 
-// retiredOnRelease reports whether pc, being released, is to be closed
-// because its host was retired while it was held.
-func (pc *pooledConn) retiredOnRelease() bool {
+// retired reports whether pc's host was retired (hostState.retire) since
+// pc was dialled: pc is closed at its next acquire or release.
+func (pc *pooledConn) retired() bool {
 	return pc.hostEpoch != pc.host.epoch.Load()
 }
