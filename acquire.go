@@ -17,21 +17,21 @@ import (
 // ctx.Err(); when a dial fails while the caller waits it wraps the dial's
 // error and ErrDial; when the pool closes it wraps ErrClosed.
 func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
-	if p.closed.Load() {
+	if p.hot.closed.Load() {
 		return Lease[T]{}, ErrClosed
 	}
-	if p.plain {
+	if p.feat.plain {
 		// The fast path: a pop from a lock-free stack and a store.
 		if c := p.ex.popIdle(); c != nil {
 			c.lease.handedAt = 0
 			return c.lease.holdPlain(), nil
 		}
-	} else if p.quickTake {
+	} else if p.feat.quickTake {
 		// The same with the bookkeeping some features need.
 		if c := p.ex.popIdle(); c != nil {
 			c.lease.handedAt = 0
 			l := p.hold(&c.lease)
-			if p.tracking {
+			if p.feat.tracking {
 				p.onAcquired(l, 0)
 			}
 			return l, nil
@@ -45,7 +45,7 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 // starts a dial in the background so that a later try can succeed.
 func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 	l, err := p.TryAcquireIdle()
-	if err == ErrWouldBlock && p.dialing.Load() == 0 {
+	if err == ErrWouldBlock && p.cap.dialing.Load() == 0 {
 		p.startDialIf(nil)
 	}
 	return l, err
@@ -76,50 +76,18 @@ func (p *Pool[T]) Do(ctx context.Context, fn func(conn T) error) error {
 	return err
 }
 
-// callerGone reports whether a failed check is better blamed on the
-// caller's context than on the connection: the context has ended, and the
-// check was one that uses it (health or BeforeAcquire, not lifetime).
-func callerGone(ctx context.Context, reason Reason) bool {
-	return reason != ReasonLifetime && ctx.Err() != nil
-}
-
-// check runs the checks that precede handing a connection out: lifetime,
-// health after idleness (when idle is set), and BeforeAcquire. It reports
-// why the connection must close when one fails.
-func (p *Pool[T]) check(ctx context.Context, c *conn[T], idle bool) (Reason, bool) {
-	if c.expiresAt != 0 || p.healthAfter != 0 {
-		now := p.now()
-		if c.expired(now) {
-			return ReasonLifetime, false
-		}
-		if idle && p.healthAfter != 0 && c.idleFor(now) >= p.healthAfter {
-			// The value costs an allocation, only here: after at least
-			// HealthCheckAfter of idleness, never on a busy pool's path.
-			hctx := context.WithValue(ctx, idleKey{}, time.Duration(c.idleFor(now)))
-			if err := p.callHealthCheck(hctx, c); err != nil {
-				p.logConnError("health check failed", c, err)
-				return ReasonHealth, false
-			}
-		}
-	}
-	if p.cfg.Hooks.BeforeAcquire != nil && !p.callBeforeAcquire(ctx, c) {
-		return ReasonRejected, false
-	}
-	return 0, true
-}
-
 // acquireSlow is everything after the fast path: checks, dials, the queue.
 func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Lease[T]{}, p.acquireError(err, 0)
 	}
-	if l := p.eng.take(ctx); l.s != nil {
+	if l := p.eng.take(ctx); l.rec != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(ctx); err != nil {
 		return Lease[T]{}, err
 	}
-	if p.cfg.MinIdle > 0 && p.open.Load() < p.limit.Load() {
+	if p.cfg.MinIdle > 0 && p.cap.open.Load() < p.cap.limit.Load() {
 		// Nothing idle: below MinIdle for sure, and there is room to dial.
 		// At MaxConns there is nothing refill could do, and a wake-up per
 		// waiting acquire costs a maintenance pass each (BENCHMARKS.md).
@@ -141,15 +109,15 @@ func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 		return Lease[T]{}, ErrClosed
 	case queueFull:
 		p.rejected()
-		return Lease[T]{}, &AcquireError{Err: p.errWaitersFull, MaxConns: int(p.limit.Load()),
-			InUse: p.inUse(), Waiting: int(p.waiters.Load())}
+		return Lease[T]{}, &AcquireError{Err: p.life.errWaitersFull, MaxConns: int(p.cap.limit.Load()),
+			InUse: p.inUse(), Waiting: int(p.hot.waiters.Load())}
 	}
-	if p.waitTracer == nil {
+	if p.wq.tracer == nil {
 		return p.await(ctx, w, start)
 	}
 	began := time.Now()
 	l, err := p.await(ctx, w, start)
-	p.waitTracer.TraceWait(ctx, began, time.Since(began), err)
+	p.wq.tracer.TraceWait(ctx, began, time.Since(began), err)
 	return l, err
 }
 
@@ -161,43 +129,37 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 		p.maybeDial()
 		// A release may have pushed a connection between our last look
 		// and the enqueue without seeing us in the queue: look once more.
-		if l := p.retake(ctx, w); l.s != nil {
+		if l := p.retake(ctx, w); l.rec != nil {
 			return p.acquired(l, p.now()-start, true), nil
 		}
 		h, waiting, ok := p.wq.wait(ctx, w)
 		if !ok {
+			if h.lease.rec != nil {
+				p.passOn(h.lease.rec) // it came as we gave up
+			}
 			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, waiting)
 		}
 		if h.err != nil {
-			switch {
-			case errors.Is(h.err, ErrExhausted):
-				p.rejected()
-			case errors.Is(h.err, ErrDial):
-				p.counters.dialFailed.Add(1)
-			}
-			e := p.acquireError(h.err, time.Duration(p.now()-start))
-			if ae, ok := e.(*AcquireError); ok {
-				ae.Waiting++ // the queue let this caller go before it could count itself
-			}
-			return Lease[T]{}, e
+			return Lease[T]{}, p.handedError(h.err, p.now()-start)
 		}
 		l := h.lease
-		if p.quickTake {
+		if p.feat.quickTake {
 			return p.acquired(l, p.now()-start, true), nil
 		}
-		reason, ok := p.check(ctx, l.s.c, false)
-		if !ok && callerGone(ctx, reason) || ok && p.ctxChecks && ctx.Err() != nil {
+		reason, ok := p.check(ctx, l.rec.c, false)
+		if !ok && callerGone(ctx, reason) || ok && p.feat.ctxChecks && ctx.Err() != nil {
 			// Our context ended during the check, or as the lease arrived,
 			// perhaps from our own take handing back a connection it could
 			// not check (only checks that use the context do that): pass
 			// the lease on.
-			p.passOn(l.s)
-			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, int(p.waiters.Load())+1)
+			p.passOn(l.rec)
+			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, int(p.hot.waiters.Load())+1)
 		}
 		if ok {
 			return p.acquired(l, p.now()-start, true), nil
 		}
-		p.dropTaken(l.s, reason)
+		p.counters.unused.Add(1)
+		p.eng.closeTaken(l.rec, reason)
 		// Keeping our place is not possible (we were taken off the queue):
 		// rejoin at the end, and look at the stacks again, as after the
 		// first enqueue.
@@ -207,37 +169,36 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 	}
 }
 
-// passOn gives a lease handed to a caller who no longer wants it (its
-// context ended, or it took another) to the next waiter or the idle stacks.
-func (p *Pool[T]) passOn(l *leaseState[T]) {
+// passOn puts back a lease handed to a caller who no longer wants it (its
+// context ended, or it took another): it goes to the next waiter or the
+// free connections, and does not count as an acquire.
+func (p *Pool[T]) passOn(r *leaseRecord[T]) {
 	p.counters.unused.Add(1)
-	p.eng.repool(l)
+	p.eng.putBack(r)
 }
 
-// retake is a queued waiter's look at the idle stacks, for a connection a
-// release pushed without seeing the waiter in the queue. It returns the
-// lease if it took one and left the queue; if someone is handing the
-// waiter a lease already, the one it took is passed on.
+// retake is a queued waiter's look at the free connections, for one a
+// release put back without seeing the waiter in the queue. It returns the
+// lease if it took one and left the queue; if someone is handing the waiter
+// a lease already, the one it took is passed on.
 func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
 	l := p.eng.take(ctx)
-	if l.s == nil {
+	if l.rec == nil {
 		return l
 	}
 	if p.wq.remove(w) {
 		return l
 	}
-	p.passOn(l.s)
+	p.passOn(l.rec)
 	return Lease[T]{}
 }
 
 // acquired records a successful acquire that waited wait (pool clock).
 func (p *Pool[T]) acquired(l Lease[T], wait int64, waited bool) Lease[T] {
 	if waited {
-		part := &p.ex.parts[l.s.c.part]
-		part.waited.Add(1)
-		part.waitNanos.Add(wait)
+		p.eng.countWait(l.rec.c, wait)
 	}
-	if p.tracking {
+	if p.feat.tracking {
 		p.onAcquired(l, time.Duration(wait))
 	}
 	return l
@@ -250,7 +211,7 @@ func (p *Pool[T]) onAcquired(l Lease[T], wait time.Duration) {
 	if p.shed != nil {
 		p.shed.observe(int64(wait))
 	}
-	if li := l.s.leak; li != nil {
+	if li := l.rec.leak; li != nil {
 		li.mu.Lock()
 		li.gen = l.gen
 		li.n = runtime.Callers(2, li.pcs[:])
@@ -275,6 +236,22 @@ func (p *Pool[T]) timedOut(err error, waitedNanos int64, waiting int) error {
 	return e
 }
 
+// handedError records an acquire that a release, a dial or Close failed
+// while it waited, and says why: a dial's error, load shedding, ErrClosed.
+func (p *Pool[T]) handedError(err error, waitedNanos int64) error {
+	switch {
+	case errors.Is(err, ErrExhausted):
+		p.rejected()
+	case errors.Is(err, ErrDial):
+		p.counters.dialFailed.Add(1)
+	}
+	e := p.acquireError(err, time.Duration(waitedNanos))
+	if ae, ok := e.(*AcquireError); ok {
+		ae.Waiting++ // the queue let this caller go before it could count itself
+	}
+	return e
+}
+
 // rejected records an acquire refused by MaxWaiters or load shedding.
 func (p *Pool[T]) rejected() {
 	p.counters.rejected.Add(1)
@@ -291,10 +268,10 @@ func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
 	e := &AcquireError{
 		Err:      err,
 		Waited:   waited,
-		MaxConns: int(p.limit.Load()),
+		MaxConns: int(p.cap.limit.Load()),
 		InUse:    p.inUse(),
-		Waiting:  int(p.waiters.Load()),
-		Dialing:  int(p.dialing.Load()),
+		Waiting:  int(p.hot.waiters.Load()),
+		Dialing:  int(p.cap.dialing.Load()),
 	}
 	if !errors.Is(err, ErrDial) {
 		e.LastDial = p.lastDialError()

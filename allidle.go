@@ -10,7 +10,7 @@ import "context"
 // count as acquires that did not wait. Release or Discard each one. A
 // multiplexed or closed pool returns nil.
 func (p *Pool[T]) AcquireAllIdle() []Lease[T] {
-	if p.closed.Load() {
+	if p.hot.closed.Load() {
 		return nil
 	}
 	return p.eng.takeIdle()
@@ -23,10 +23,10 @@ func (p *Pool[T]) AcquireAllIdle() []Lease[T] {
 // the pool grow. The checks of an acquire run; the lease counts as an
 // acquire that did not wait.
 func (p *Pool[T]) TryAcquireIdle() (Lease[T], error) {
-	if p.closed.Load() {
+	if p.hot.closed.Load() {
 		return Lease[T]{}, ErrClosed
 	}
-	if l := p.eng.take(context.Background()); l.s != nil {
+	if l := p.eng.take(context.Background()); l.rec != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	return Lease[T]{}, ErrWouldBlock

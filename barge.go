@@ -13,12 +13,13 @@ import (
 // (the waiter is woken; the releaser, coming straight back, parks), and a
 // processor that always has a handed-over goroutine to run polls the network
 // late, so responses wait in their sockets. Barging lets the releaser take its
-// connection back without a wake-up. It is the bargain sync.Mutex strikes at
-// 1ms; the figures behind it are in BENCHMARKS.md ("Barging").
+// connection back without a wake-up. It is the bargain sync.Mutex strikes
+// with its starvation threshold; the figures behind it are in BENCHMARKS.md
+// ("Barging").
 //
 // What bounds the unfairness: the bypass lasts only while the oldest waiter
 // has waited less than the window (BargeWindow, stretched with a deep crowd:
-// see bargeOffAt); from then on every release goes to the oldest waiter again,
+// see mayBarge); from then on every release goes to the oldest waiter again,
 // in order. What keeps a bypassed connection from sitting idle while someone
 // waits: a release that bypasses arms one pool-wide timer (not one per
 // waiter, whose wake-ups would cost what barging saves), and when it fires
@@ -28,14 +29,14 @@ import (
 // of coming back: the timer hands such a connection over after the grace,
 // and finding one that sat idle that long (a miss) suspends barging for
 // suspendAfterMiss, so that such a workload pays that wait about once per
-// 100ms rather than on every release.
+// suspension rather than on every release.
 type barger struct {
 	after int64 // BargeWindow in nanoseconds, > 0 (without barging a pool has no barger)
 	// grace is how long a bypassed connection may sit idle while someone
 	// waits before the timer hands it over: min(BargeWindow, idleGrace).
 	grace time.Duration
 	armed atomic.Bool
-	timer *time.Timer // stopped until armed; runs pool.bargeTimerFired
+	timer *time.Timer // stopped until armed; runs exclusiveEngine.bargeTimerFired
 
 	// Barging pays only when releasers come straight back for another
 	// connection. When the timer finds a bypassed connection that sat idle
@@ -50,7 +51,7 @@ type barger struct {
 // suspendAfterMiss is how long barging stays off after a bypassed connection
 // sat idle while someone waited. It bounds what barging can cost a workload
 // whose callers release and go on to other work: one wait of up to the
-// grace (a millisecond, if the timer fires late) per 100ms, against a
+// grace (longer if the timer fires late) per suspension, against a
 // hand-off per release.
 const suspendAfterMiss = 100 * time.Millisecond
 
@@ -60,7 +61,7 @@ const suspendAfterMiss = 100 * time.Millisecond
 // connection unused. A releaser that comes straight back, as under load,
 // takes its connection within a few microseconds, long before the timer;
 // one that does not leaves it to the oldest waiter after idleGrace. The
-// timer fires at most once per idleGrace, so at most 5,000 times a second.
+// timer fires at most once per idleGrace.
 const idleGrace = 200 * time.Microsecond
 
 // newBarger returns the barging state for a pool with BargeWindow after;
@@ -85,10 +86,10 @@ func (b *barger) arm() {
 // stop stops the timer for good (the pool is closing).
 func (b *barger) stop() { b.timer.Stop() }
 
-// bargeOffAt reports whether releases go to the oldest waiter at the pool
-// clock's now: it has waited the window (BargeWindow, stretched when the
-// crowd is deep), or barging is suspended. Only with barging on, when
-// someone waits.
+// mayBarge reports whether, at the pool clock's now, a release may skip the
+// oldest waiter: it has waited less than the window (BargeWindow, stretched
+// when the crowd is deep), and barging is not suspended. Only with barging
+// on, when someone waits.
 //
 // The window is BargeWindow × waiters / (crowdPerConn × open connections),
 // never less than BargeWindow nor more than maxStretch times it. A fixed
@@ -97,26 +98,28 @@ func (b *barger) stop() { b.timer.Stop() }
 // crowdPerConn hand-offs per connection per window, and the oldest waiter's
 // bound grows with the queue, as a first-come, first-served wait does anyway
 // (figures in BENCHMARKS.md, "Barging").
-func (p *Pool[T]) bargeOffAt(now int64) bool {
-	b := p.barge
-	if waited := now - p.wq.headSince.Load(); waited >= b.after {
-		if waited >= maxStretch*b.after {
-			return true
-		}
-		// waited >= after × waiters / (crowdPerConn × open), in floating
-		// point: the products can pass int64 for long windows.
-		crowd := float64(p.waiters.Load())
-		room := float64(crowdPerConn) * float64(p.open.Load())
-		if float64(waited)*room >= float64(b.after)*crowd {
-			return true
-		}
+func (e *exclusiveEngine[T]) mayBarge(now int64) bool {
+	p, b := e.p, e.barge
+	if now < b.suspendedUntil.Load() {
+		return false
 	}
-	return now < b.suspendedUntil.Load()
+	waited := now - p.wq.headSince.Load()
+	if waited < b.after {
+		return true
+	}
+	if waited >= maxStretch*b.after {
+		return false
+	}
+	// waited < after × waiters / (crowdPerConn × open), in floating
+	// point: the products can pass int64 for long windows.
+	crowd := float64(p.hot.waiters.Load())
+	room := float64(crowdPerConn) * float64(p.cap.open.Load())
+	return float64(waited)*room < float64(b.after)*crowd
 }
 
 // crowdPerConn is how many waiters per open connection a barging pool's
 // window serves within BargeWindow; past it the window stretches in
-// proportion (bargeOffAt).
+// proportion (mayBarge).
 const crowdPerConn = 8
 
 // maxStretch caps the stretched window at this many times BargeWindow:
@@ -128,11 +131,11 @@ const maxStretch = 4
 // someone waited may still be idle, its releaser gone; give every idle one
 // to the oldest waiters. One that sat idle through half the grace or more
 // was a miss, and suspends barging.
-func (p *Pool[T]) bargeTimerFired() {
-	b := p.barge
+func (e *exclusiveEngine[T]) bargeTimerFired() {
+	b := e.barge
 	b.armed.Store(false)
-	p.serveWaiters(func(c *conn[T]) {
-		if now := p.now(); c.idleFor(now) >= int64(b.grace)/2 {
+	e.handOffIdle(func(c *conn[T]) {
+		if now := e.p.now(); c.idleFor(now) >= int64(b.grace)/2 {
 			b.suspendedUntil.Store(now + int64(b.suspend))
 			b.misses.Add(1)
 		}

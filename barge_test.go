@@ -28,7 +28,7 @@ func acquireLater(t *testing.T, p *Pool[*fakeConn], timeout time.Duration) <-cha
 
 // releaseAll releases whatever lease arrives on ch.
 func releaseAll(ch <-chan Lease[*fakeConn]) {
-	if l := <-ch; l.s != nil {
+	if l := <-ch; l.rec != nil {
 		l.Release()
 	}
 }
@@ -36,7 +36,7 @@ func releaseAll(ch <-chan Lease[*fakeConn]) {
 func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	// A window far longer than the test: the waiter stays young throughout.
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
-	p.barge.grace = time.Hour // no timer either, however slow the test runs
+	p.ex.barge.grace = time.Hour // no timer either, however slow the test runs
 	held := mustAcquire(t, p)
 	conn := held.Value()
 	waiter := acquireLater(t, p, 10*time.Second)
@@ -59,7 +59,7 @@ func TestBargingReleaseGoesToNextCaller(t *testing.T) {
 	// the hour-long window's timer and time out).
 	again.Discard()
 	l := <-waiter
-	if l.s == nil {
+	if l.rec == nil {
 		return
 	}
 	if l.Value() == conn {
@@ -79,7 +79,7 @@ func TestBargingOldWaiterGetsTheRelease(t *testing.T) {
 
 	held.Release()
 	if l, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		if l.s != nil {
+		if l.rec != nil {
 			l.Release()
 		}
 		t.Fatalf("TryAcquire after a release with a waiter past BargeWindow: %v; want ErrWouldBlock (the waiter's)", err)
@@ -97,15 +97,15 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 	for _, window := range []time.Duration{20 * time.Millisecond, time.Hour} {
 		t.Run(window.String(), func(t *testing.T) {
 			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: window})
-			if p.barge.grace != idleGrace {
-				t.Fatalf("grace = %s, want idleGrace (%s) for a window of %s", p.barge.grace, idleGrace, window)
+			if p.ex.barge.grace != idleGrace {
+				t.Fatalf("grace = %s, want idleGrace (%s) for a window of %s", p.ex.barge.grace, idleGrace, window)
 			}
 			held := mustAcquire(t, p)
 			waiter := acquireLater(t, p, 5*time.Second)
 			waitForWaiters(t, p, 1)
 			held.Release()
 			l := <-waiter
-			if l.s == nil {
+			if l.rec == nil {
 				return
 			}
 			if l.Value() != held.Value() || d.dials.Load() != 1 {
@@ -118,8 +118,8 @@ func TestBargingTimerHandsOverAnIdleConnection(t *testing.T) {
 
 func TestBargingGraceIsNoLongerThanTheWindow(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: 50 * time.Microsecond})
-	if p.barge.grace != 50*time.Microsecond {
-		t.Fatalf("grace = %s, want the 50µs window", p.barge.grace)
+	if p.ex.barge.grace != 50*time.Microsecond {
+		t.Fatalf("grace = %s, want the 50µs window", p.ex.barge.grace)
 	}
 }
 
@@ -128,13 +128,13 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 	// timer, and a waiter waits for nothing: a miss. Releases then go to
 	// the waiters in order for a while, and barge again after it.
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
-	p.barge.suspend = 50 * time.Millisecond
+	p.ex.barge.suspend = 50 * time.Millisecond
 	held := mustAcquire(t, p)
 	first := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
 	held.Release() // the waiter is young: the connection is left idle, and missed
 	l := <-first
-	if l.s == nil {
+	if l.rec == nil {
 		return
 	}
 	missedAt := time.Now()
@@ -144,26 +144,26 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 
 	second := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
-	if !p.bargeOffAt(p.now()) {
-		t.Fatalf("after a miss, with a young waiter, bargeOffAt(now) = false; want barging suspended")
+	if p.ex.mayBarge(p.now()) {
+		t.Fatalf("after a miss, with a young waiter, mayBarge(now) = true; want barging suspended")
 	}
 	l.Release() // suspended: straight to the waiter
 	if again, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		if again.s != nil {
+		if again.rec != nil {
 			again.Release()
 		}
 		t.Fatalf("TryAcquire after a release while barging is suspended: %v; want ErrWouldBlock (the connection is the waiter's)", err)
 	}
 	l = <-second
-	if l.s == nil {
+	if l.rec == nil {
 		return
 	}
 
 	third := acquireLater(t, p, 5*time.Second)
 	waitForWaiters(t, p, 1)
-	time.Sleep(time.Until(missedAt.Add(2 * p.barge.suspend)))
-	if p.bargeOffAt(p.now()) {
-		t.Fatalf("after the suspension, with a young waiter, bargeOffAt(now) = true; want barging back on")
+	time.Sleep(time.Until(missedAt.Add(2 * p.ex.barge.suspend)))
+	if !p.ex.mayBarge(p.now()) {
+		t.Fatalf("after the suspension, with a young waiter, mayBarge(now) = false; want barging back on")
 	}
 	l.Release()
 	releaseAll(third)
@@ -172,7 +172,7 @@ func TestBargingMissSuspendsBarging(t *testing.T) {
 func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 	// The window is BargeWindow while at most crowdPerConn callers wait per
 	// open connection, and stretches in proportion past that, up to
-	// maxStretch times BargeWindow. Asked of bargeOffAt at chosen instants,
+	// maxStretch times BargeWindow. Asked of mayBarge at chosen instants,
 	// with real waiters queued, so that no timing enters the test.
 	const conns = 2
 	const after = time.Hour // nothing the test does takes that long
@@ -204,11 +204,11 @@ func TestBargingWindowStretchesWithTheCrowd(t *testing.T) {
 			waitForWaiters(t, p, tc.waiters)
 
 			head := p.wq.headSince.Load()
-			if p.bargeOffAt(head + int64(tc.window) - 1) {
-				t.Errorf("bargeOffAt(head + %s - 1ns) = true with %d waiters on %d connections; want barging until the window of %s", tc.window, tc.waiters, conns, tc.window)
+			if !p.ex.mayBarge(head + int64(tc.window) - 1) {
+				t.Errorf("mayBarge(head + %s - 1ns) = false with %d waiters on %d connections; want barging until the window of %s", tc.window, tc.waiters, conns, tc.window)
 			}
-			if !p.bargeOffAt(head + int64(tc.window)) {
-				t.Errorf("bargeOffAt(head + %s) = false with %d waiters on %d connections; want hand-off once the oldest waited the window", tc.window, tc.waiters, conns)
+			if p.ex.mayBarge(head + int64(tc.window)) {
+				t.Errorf("mayBarge(head + %s) = true with %d waiters on %d connections; want hand-off once the oldest waited the window", tc.window, tc.waiters, conns)
 			}
 		})
 	}
@@ -233,14 +233,14 @@ func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 	waitForWaiters(t, p, 1)
 	// What a barging release does: the connection goes on the stack while
 	// someone waits, for the timer to hand over later.
-	c := l.s.c
+	c := l.rec.c
 	l.end()
 	c.lease.free()
 	p.ex.parts[c.part].idle.push(&p.ex.slots, c.slot)
 
 	closed := make(chan error, 1)
 	var once sync.Once
-	p.serveWaiters(func(*conn[*fakeConn]) { // the timer's hand-off, with Close between pop and hand-off
+	p.ex.handOffIdle(func(*conn[*fakeConn]) { // the timer's hand-off, with Close between pop and hand-off
 		once.Do(func() {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

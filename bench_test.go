@@ -98,7 +98,7 @@ func BenchmarkCallersGoAway(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			p := benchPool(b, Config[*fakeConn]{MaxConns: 2, BargeWindow: c.after})
 			if c.noSuspend {
-				p.barge.suspend = 0
+				p.ex.barge.suspend = 0
 			}
 			ctx := context.Background()
 			b.SetParallelism(4) // 8 callers on 2 cores, for 2 connections

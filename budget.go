@@ -81,21 +81,27 @@ type budgetMember[T any] struct{ p *Pool[T] }
 func (m budgetMember[T]) Demand() int    { return m.p.demand() }
 func (m budgetMember[T]) SetShare(n int) { m.p.setShare(n) }
 
+// budgetLink is the pool's tie to its Budget: nil fields without one.
+type budgetLink struct {
+	budget Budget
+	leave  func() // from Budget.Join; called once the pool is drained
+}
+
 // joinBudget connects the pool to b; New calls it once the pool is whole.
 // Until the budget sets a share, permits alone bound the pool.
 func (p *Pool[T]) joinBudget(b Budget) error {
-	p.budget = b
+	p.link.budget = b
 	leave, err := b.Join(budgetMember[T]{p})
 	if err != nil {
 		return &ConfigError{Field: "Budget", Reason: "refused the pool: " + err.Error(), Err: err}
 	}
-	p.leave = leave
+	p.link.leave = leave
 	return nil
 }
 
 // demand is Stats.Demand, read without the rest of Stats.
 func (p *Pool[T]) demand() int {
-	waiting := int(p.waiters.Load())
+	waiting := int(p.hot.waiters.Load())
 	leases, _, _ := p.eng.count()
 	return p.demandFrom(leases, waiting)
 }
@@ -103,14 +109,14 @@ func (p *Pool[T]) demand() int {
 // demandFrom turns leases held and callers waiting into connections wanted:
 // one each in exclusive mode, MaxStreams each in multiplexed mode.
 func (p *Pool[T]) demandFrom(leases, waiting int) int {
-	n := (leases + waiting + p.maxStreams - 1) / p.maxStreams
-	return min(n, int(p.maxConns.Load()))
+	n := (leases + waiting + p.feat.maxStreams - 1) / p.feat.maxStreams
+	return min(n, int(p.cap.maxConns.Load()))
 }
 
 // acquirePermit asks the Budget for leave to dial one connection and returns
 // the context the dial runs under, which carries the permit.
 func (p *Pool[T]) acquirePermit(ctx context.Context) (context.Context, BudgetPermit, error) {
-	permit, err := p.budget.Acquire(ctx)
+	permit, err := p.link.budget.Acquire(ctx)
 	if err != nil {
 		return ctx, nil, fmt.Errorf("budget: %w", err)
 	}

@@ -198,7 +198,7 @@ func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
 
 	member.SetShare(3)
 	l1, l2 := <-w1, <-w2
-	if l1.s == nil || l2.s == nil {
+	if l1.rec == nil || l2.rec == nil {
 		t.Fatal("a waiter failed after the share grew")
 	}
 	// The share never lifts the pool above its own MaxConns.
@@ -225,7 +225,7 @@ func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
 	waitForWaiters(t, p, 1)
 	member.SetShare(1)
 	l3 := <-w3
-	if l3.s == nil {
+	if l3.rec == nil {
 		t.Fatal("the waiter failed after the share came back")
 	}
 	l3.Release()

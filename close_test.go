@@ -100,7 +100,7 @@ func TestCloseMultiplexed(t *testing.T) {
 	a, b := mustAcquire(t, p), mustAcquire(t, p)
 	done := make(chan error)
 	go func() { done <- p.Close(context.Background()) }()
-	eventually(t, "closed", func() bool { return p.closed.Load() })
+	eventually(t, "closed", func() bool { return p.hot.closed.Load() })
 	a.Release()
 	if a.Value().closed.Load() {
 		t.Fatal("closed a connection with a lease still out")

@@ -240,12 +240,8 @@ type Hooks[T any] struct {
 	StreamLimit func(conn T) int
 }
 
-// Defaults for fields whose zero value means "choose for me".
+// Bounds that Validate holds fields to.
 const (
-	defaultHealthCheckAfter = time.Second
-	defaultQueueInterval    = time.Second
-	defaultMaxDialing       = 4
-
 	// maxConnsLimit bounds MaxConns and MaxDialing: the pool keeps its
 	// counts in 32 bits. The slot table grows with the connections opened,
 	// so a limit this high costs nothing until it is used (pgxpool users
@@ -253,8 +249,7 @@ const (
 	maxConnsLimit = math.MaxInt32
 	// maxBargeWindow bounds BargeWindow so that the stretched window
 	// (maxStretch times it) stays within a time.Duration.
-	maxBargeWindow       = time.Duration(math.MaxInt64 / maxStretch)
-	maxDefaultPartitions = 16
+	maxBargeWindow = time.Duration(math.MaxInt64 / maxStretch)
 )
 
 // Validate checks every field and returns a *ConfigError naming the first

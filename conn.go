@@ -7,8 +7,11 @@ type conn[T any] struct {
 	value T
 	pool  *Pool[T]
 
-	slot      int32 // index in Pool.slots and Pool.next; fixed for the conn's life
-	part      int32 // home partition, where it rests when idle (exclusive mode)
+	slot int32 // its number in the exclusive engine's slot table; fixed for the conn's life
+	part int32 // home partition, where it rests when idle (exclusive mode)
+	// excess: claimExcess counted this connection's close as one the
+	// pool's limit asked for (capacity.go).
+	excess    bool
 	createdAt int64 // pool clock
 	expiresAt int64 // pool clock; 0 = no lifetime
 
@@ -21,9 +24,9 @@ type conn[T any] struct {
 	idleSince atomic.Int64
 
 	// Exclusive mode: the one lease, handed out again and again, so that
-	// acquiring allocates nothing. lease.held doubles as the conn's state:
-	// held means leased, not held means idle (or being checked).
-	lease leaseState[T]
+	// acquiring allocates nothing. Its held bit doubles as the conn's
+	// state: held means leased, not held means idle (or being checked).
+	lease leaseRecord[T]
 
 	// retired is the reason the connection takes no new leases and closes
 	// once its last lease ends (Lease.Retire, Pool.Reset, a lifetime, a

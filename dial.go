@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,7 +54,9 @@ type dialState struct {
 	failingSince int64 // pool clock at which the first failed dial since the last success started; 0 after a success
 	failures     int64 // dials failed since the last success
 	backoff      time.Duration
-	backoffUntil int64 // pool clock; no background dial before it
+	// backoffUntil is the pool clock before which no background dial
+	// starts. Written under mu, read without it by startDialIf.
+	backoffUntil atomic.Int64
 	// connected: a dial has succeeded. Until then a failure is not a blip
 	// to wait through: nothing says the server was ever there.
 	connected bool
@@ -62,11 +65,6 @@ type dialState struct {
 	// loggedAt is the pool clock of the last line logged about the
 	// failures since the last success (log.go), 0 when none was.
 	loggedAt int64
-
-	// shrinking counts closes under way because the pool was above its
-	// limit (resize.go); open minus shrinking is what a shrink still has
-	// to close.
-	shrinking int32
 }
 
 // down reports whether the server counts as down: dials are failing, and
@@ -76,20 +74,7 @@ func (d *dialState) down() bool {
 	if d.failingSince == 0 {
 		return false
 	}
-	return d.permanent || !d.connected || d.backoffUntil-d.failingSince >= int64(downAfter)
-}
-
-// reserve takes a place in MaxConns, or reports that the pool is full.
-func (p *Pool[T]) reserve() bool {
-	for {
-		n := p.open.Load()
-		if n >= p.limit.Load() {
-			return false
-		}
-		if p.open.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
+	return d.permanent || !d.connected || d.backoffUntil.Load()-d.failingSince >= int64(downAfter)
 }
 
 // maybeDial starts background dials while more callers wait than the dials
@@ -97,12 +82,12 @@ func (p *Pool[T]) reserve() bool {
 // multiplexed connection serves up to MaxStreams waiters, so one dial covers
 // that many.
 func (p *Pool[T]) maybeDial() {
-	perDial := int64(p.maxStreams)
-	needed := func() bool { return int64(p.waiters.Load()) > int64(p.dialing.Load())*perDial }
+	perDial := int64(p.feat.maxStreams)
+	needed := func() bool { return int64(p.hot.waiters.Load()) > int64(p.cap.dialing.Load())*perDial }
 	// The first test keeps this cheap when the pool is full: no lock. The
-	// need is judged again under dial.mu, so that two waiters arriving
+	// need is judged again under cap.mu, so that two waiters arriving
 	// together do not both dial for a need one dial covers.
-	for p.open.Load() < p.limit.Load() && needed() {
+	for p.cap.open.Load() < p.cap.limit.Load() && needed() {
 		if !p.startDialIf(needed) {
 			return
 		}
@@ -111,17 +96,17 @@ func (p *Pool[T]) maybeDial() {
 
 // startDialIf starts one background dial if the limits allow it and wanted
 // (when not nil) still says the dial is needed. Both are judged under
-// dial.mu, where every dial is counted before the lock is let go, so two
+// cap.mu, where every dial is counted before the lock is let go, so two
 // deciders (refill, Warm, waiters) never dial twice for one need.
 func (p *Pool[T]) startDialIf(wanted func() bool) bool {
-	p.dial.mu.Lock()
-	if p.closed.Load() || p.dialing.Load() >= p.maxDialing || p.now() < p.dial.backoffUntil ||
-		(wanted != nil && !wanted()) || !p.reserve() {
-		p.dial.mu.Unlock()
+	p.cap.mu.Lock()
+	if p.hot.closed.Load() || p.cap.dialing.Load() >= p.feat.maxDialing || p.now() < p.dial.backoffUntil.Load() ||
+		(wanted != nil && !wanted()) || !p.cap.reserve() {
+		p.cap.mu.Unlock()
 		return false
 	}
-	p.dialing.Add(1)
-	p.dial.mu.Unlock()
+	p.cap.dialing.Add(1)
+	p.cap.mu.Unlock()
 	go p.dialAndAdopt()
 	return true
 }
@@ -131,21 +116,21 @@ func (p *Pool[T]) startDialIf(wanted func() bool) bool {
 // waiters who would otherwise sit until their deadline.
 func (p *Pool[T]) dialAndAdopt() {
 	started := p.now()
-	c, err := p.dialOne(p.ctx)
+	c, err := p.dialOne(p.life.ctx)
 	if err != nil {
-		p.dialing.Add(-1)
-		p.open.Add(-1)
+		p.cap.dialing.Add(-1)
+		p.cap.open.Add(-1)
 		p.dialFailed(err, started)
 		return
 	}
 	p.adopt(c)
-	if p.closed.Load() {
+	if p.hot.closed.Load() {
 		p.checkDrained() // adopt closed it; Close waits for this goroutine too
 		return
 	}
 	// A multiplexed connection whose own stream limit is low may have
 	// served fewer waiters than its dial was counted for.
-	if p.waiters.Load() > 0 {
+	if p.hot.waiters.Load() > 0 {
 		p.maybeDial()
 	}
 	// Still short of MinIdle or MinConns: the next dial starts now, as
@@ -163,7 +148,7 @@ func (p *Pool[T]) dialAndAdopt() {
 func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 	p.counters.dials.Add(1)
 	var permit BudgetPermit
-	if p.budget != nil {
+	if p.link.budget != nil {
 		// Before DialTimeout starts: waiting for a permit is waiting for
 		// another pool to close a connection, not a slow server.
 		var err error
@@ -203,7 +188,7 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 	p.dialSucceeded()
 	c := &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit}
 	if r, ok := permit.(revocablePermit); ok {
-		r.OnRevoke(func() { p.eng.revoke(c) })
+		r.OnRevoke(func() { p.eng.retire(c, ReasonRevoked) })
 	}
 	if p.cfg.MaxLifetime > 0 {
 		// Saturated: a MaxLifetime near math.MaxInt64 means "for ever",
@@ -225,18 +210,18 @@ func (p *Pool[T]) lifetime() int64 {
 	return max(life, 1)
 }
 
-// adopt gives a freshly dialled connection a slot and hands it out. The
-// dial stops counting in Pool.dialing once the connection is counted
+// adopt gives a freshly dialled connection to its engine, which hands it
+// out. The dial stops counting in capacity.dialing once the connection is counted
 // elsewhere (in the slot table, or the multiplexed set) and before a waiter
 // can have it: counted in neither, refill would dial again for it; in both,
 // a waiter that got it would see it twice in Stats.
 func (p *Pool[T]) adopt(c *conn[T]) {
-	if p.closed.Load() {
-		p.dialing.Add(-1)
-		p.disconnect(c, ReasonPoolClosed)
+	if p.hot.closed.Load() {
+		p.cap.dialing.Add(-1)
+		p.closeConn(c, ReasonPoolClosed)
 		return
 	}
-	if p.clockOnIdle {
+	if p.feat.clockOnIdle {
 		c.idleSince.Store(p.now())
 	}
 	p.eng.adopt(c)
@@ -251,7 +236,8 @@ func (p *Pool[T]) dialSucceeded() {
 	d.connected = true
 	d.lastErr, d.permanent = nil, false
 	d.failingSince, d.failures, d.loggedAt = 0, 0, 0
-	d.backoff, d.backoffUntil = 0, 0
+	d.backoff = 0
+	d.backoffUntil.Store(0)
 	p.dial.mu.Unlock()
 	if logged {
 		p.logDialRecovered(failures, time.Duration(p.now()-since))
@@ -272,9 +258,9 @@ func (p *Pool[T]) dialSucceeded() {
 func (p *Pool[T]) dialFailed(err error, started int64) {
 	down, nextTry := p.recordDialFailure(err, started, true)
 	switch {
-	case down && p.established() <= 0:
+	case down && p.cap.established() <= 0:
 		p.wq.failAll(err, false)
-	case p.nothingCanServe():
+	case p.cap.nothingCanServe():
 		p.wq.failDeadlinesBefore(nextTry, err)
 	}
 	p.capacityFreed()
@@ -313,31 +299,19 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 			lo, hi = permanentBackoffMin, permanentBackoffMax
 		}
 		d.backoff = min(max(2*d.backoff, lo), hi)
-		d.backoffUntil = now + int64(d.backoff)
+		d.backoffUntil.Store(now + int64(d.backoff))
 	}
-	down, nextTry = d.down(), d.backoffUntil
+	down, nextTry = d.down(), d.backoffUntil.Load()
 	logLine := d.loggedAt == 0 || now-d.loggedAt >= int64(dialLogEvery)
 	if logLine {
 		d.loggedAt = now
 	}
-	failures, since, retryIn := d.failures, d.failingSince, time.Duration(max(d.backoffUntil-now, 0))
+	failures, since, retryIn := d.failures, d.failingSince, time.Duration(max(d.backoffUntil.Load()-now, 0))
 	p.dial.mu.Unlock()
 	if logLine {
 		p.logDialFailing(err, failures, time.Duration(now-since), retryIn, permanent)
 	}
 	return down, nextTry
-}
-
-// nothingCanServe reports whether no connection is open (or closing, which
-// frees a place for a dial) and no dial is in flight.
-func (p *Pool[T]) nothingCanServe() bool { return p.open.Load()-p.closing.Load() <= 0 }
-
-// established counts the open connections that may serve a caller: not
-// dials in flight, not connections closing. Its three loads are not one
-// snapshot; a decision that reads it wrong for an instant fails a caller
-// that could have waited, or lets one wait for a release, never more.
-func (p *Pool[T]) established() int32 {
-	return p.open.Load() - p.dialing.Load() - p.closing.Load()
 }
 
 // failFast returns the last dial error for an acquire that could only sit
@@ -348,21 +322,21 @@ func (p *Pool[T]) established() int32 {
 // has passed. Before that it fails only a caller that nothing can serve
 // before the next try: no dial in flight, and its deadline before the try.
 func (p *Pool[T]) failFast(ctx context.Context) error {
-	if p.established() > 0 {
+	if p.cap.established() > 0 {
 		return nil // a release may serve the caller
 	}
 	now := p.now()
 	p.dial.mu.Lock()
-	lastErr, nextTry, down := p.dial.lastErr, p.dial.backoffUntil, p.dial.down()
+	lastErr, nextTry, down := p.dial.lastErr, p.dial.backoffUntil.Load(), p.dial.down()
 	p.dial.mu.Unlock()
 	switch {
 	case lastErr == nil:
 		return nil
 	case down:
-		if now >= nextTry && p.dialing.Load() == 0 {
+		if now >= nextTry && p.cap.dialing.Load() == 0 {
 			p.startDialIf(nil) // is the server back?
 		}
-	case !p.nothingCanServe() || now >= nextTry || p.deadline(ctx) >= nextTry:
+	case !p.cap.nothingCanServe() || now >= nextTry || p.deadline(ctx) >= nextTry:
 		return nil // a blip, and a dial in flight or the next try may serve the caller
 	}
 	p.counters.dialFailed.Add(1)
@@ -390,106 +364,4 @@ func (p *Pool[T]) lastDialError() error {
 	p.dial.mu.Lock()
 	defer p.dial.mu.Unlock()
 	return p.dial.lastErr
-}
-
-// Warm dials until max(MinIdle, MinConns) connections are open (counting
-// those already open and those being dialled), MaxDialing at a time, and
-// waits for them.
-// It returns the first dial error, or ctx's error if ctx ends first.
-func (p *Pool[T]) Warm(ctx context.Context) error {
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	target := p.warmTarget()
-	need := target - int(p.open.Load())
-	if need <= 0 {
-		return p.waitBackgroundDials(ctx)
-	}
-	// The dials end with ctx or with the pool, as background dials do.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(p.ctx, cancel)()
-	sem := make(chan struct{}, p.maxDialing)
-	errs := make(chan error, need)
-	started := 0
-	for ; started < need; started++ {
-		sem <- struct{}{}
-		// Counted as dialing under dial.mu, like every dial (startDialIf).
-		p.dial.mu.Lock()
-		ok := !p.closed.Load() && int(p.open.Load()) < target && p.reserve()
-		if ok {
-			p.dialing.Add(1)
-		}
-		p.dial.mu.Unlock()
-		if !ok {
-			<-sem
-			break
-		}
-		go func() {
-			defer func() { <-sem }()
-			started := p.now()
-			c, err := p.dialOne(ctx)
-			if err != nil {
-				p.dialing.Add(-1)
-				p.open.Add(-1)
-				p.dialFailedQuietly(err, started)
-				errs <- err
-				return
-			}
-			p.adopt(c)
-			if p.closed.Load() {
-				p.checkDrained()
-			}
-			errs <- nil
-		}()
-	}
-	var first error
-	for range started {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	if first == nil {
-		// The maintenance goroutine may have started some of the floor's
-		// dials before we looked: wait for those too, so that Warm returns
-		// with the connections open, not merely on their way.
-		first = p.waitBackgroundDials(ctx)
-	}
-	if p.closed.Load() {
-		return ErrClosed // closed while warming: what was dialled is closed too
-	}
-	if first != nil && ctx.Err() != nil && errors.Is(first, ctx.Err()) {
-		return ctx.Err()
-	}
-	return first
-}
-
-// waitBackgroundDials waits until Warm's target of connections is open or
-// no dial is in flight, and returns the last dial error if they fell short.
-func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
-	const poll = time.Millisecond // Warm is rare; polling keeps the dial path free of it
-	for {
-		dialing := p.dialing.Load()
-		if dialing == 0 || int(p.open.Load()-dialing) >= p.warmTarget() {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(poll):
-		}
-	}
-	if int(p.open.Load()) < p.warmTarget() {
-		return p.lastDialError()
-	}
-	return nil
-}
-
-// dialFailedQuietly records a failed Warm dial that started at started:
-// Warm's caller gets the error, so waiters are not failed for it, and no
-// backoff starts (Warm's caller decides when to try again; the background
-// dials back off on their own failures).
-func (p *Pool[T]) dialFailedQuietly(err error, started int64) {
-	p.recordDialFailure(err, started, false)
-	p.capacityFreed()
 }

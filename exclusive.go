@@ -1,20 +1,37 @@
 package shoal
 
 import (
+	"context"
+	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
-// exclusiveEngine is the exclusive mode (MaxStreams of 0 or 1): the open
-// connections by slot, and the idle ones on lock-free stacks in partitions,
-// each connection handed to one holder at a time. Its reads are the fast
-// path's: no lock, no allocation. This file holds its state and stacks;
-// exclusivemode.go its side of the engine interface.
+// exclusiveEngine is the exclusive mode (MaxStreams of 0 or 1): each
+// connection handed to one holder at a time. It owns the open connections,
+// numbered in a slot table, the idle ones on lock-free stacks in partitions,
+// and barging; nothing outside its files (this one, exclusive_upkeep.go and
+// barge.go) touches them. Its hot paths take no lock and allocate nothing.
+//
+// What it uses of the Pool it reads or calls down into: the features, the
+// clock, the wait queue (to hand a connection to a waiter), capacity (a
+// close the limit asks for) and the closer (Pool.closeConn).
 type exclusiveEngine[T any] struct {
 	p        *Pool[T]
 	parts    []partition[T] // idle stacks, one per partition
+	barge    *barger        // nil without BargeWindow (barge.go)
 	slots    slotTable[T]   // open connections, by slot
 	nextPart atomic.Uint32  // round-robin home partition for new conns
+}
+
+// init sets the engine up for p, whose features are derived.
+func (e *exclusiveEngine[T]) init(p *Pool[T]) {
+	e.p = p
+	e.parts = make([]partition[T], p.feat.partitions)
+	if p.cfg.BargeWindow > 0 {
+		e.barge = newBarger(p.cfg.BargeWindow, e.bargeTimerFired)
+	}
 }
 
 // popIdle pops an idle connection, trying the caller's home partition first
@@ -59,49 +76,279 @@ func (e *exclusiveEngine[T]) push(c *conn[T]) {
 	e.parts[c.part].idle.push(&e.slots, c.slot)
 }
 
-// place gives a new connection its slot and home partition, round robin.
-func (e *exclusiveEngine[T]) place(c *conn[T]) {
-	c.part = int32((e.nextPart.Add(1) - 1) % uint32(len(e.parts)))
-	e.slots.put(c)
-}
-
-// popAll takes every connection off partition part's idle stack, top
-// first.
-func (e *exclusiveEngine[T]) popAll(part int) []*conn[T] {
-	var popped []*conn[T]
+// take pops idle connections, home partition first, until one passes its
+// checks.
+func (e *exclusiveEngine[T]) take(ctx context.Context) Lease[T] {
+	p := e.p
 	for {
-		c := e.parts[part].idle.pop(&e.slots)
+		c := e.popIdle()
 		if c == nil {
-			return popped
+			return Lease[T]{}
 		}
-		popped = append(popped, c)
+		if p.feat.checkOnTake {
+			if reason, ok := p.check(ctx, c, true); !ok {
+				if callerGone(ctx, reason) {
+					// The check failed because the caller's context ended
+					// (a ping cannot run without time), which says nothing
+					// of the connection: keep it, and stop here rather than
+					// fail every idle connection's check in turn.
+					e.putBack(&c.lease)
+					return Lease[T]{}
+				}
+				e.close(c, reason)
+				continue
+			}
+		}
+		c.lease.handedAt = 0
+		return p.hold(&c.lease)
 	}
 }
 
-// anyIdle reports whether partition part has an idle connection for which
-// pred holds, looking at the slot table, not the stack: maintenance asks it
-// before emptying a stack, which makes the partition's acquirers steal or
-// wait.
-func (e *exclusiveEngine[T]) anyIdle(part int, pred func(c *conn[T]) bool) bool {
-	found := false
-	e.slots.each(func(c *conn[T]) bool {
-		found = int(c.part) == part && !c.lease.isHeld() && pred(c)
-		return !found
-	})
-	return found
+// releasePlain is release for a plain pool's Release: nothing to run or
+// record, only the pool's and the connection's own reasons to close it.
+func (e *exclusiveEngine[T]) releasePlain(r *leaseRecord[T]) {
+	c := r.c
+	switch {
+	case e.p.hot.closed.Load():
+		e.close(c, ReasonPoolClosed)
+	case c.retired.Load() != 0:
+		e.close(c, Reason(c.retired.Load()))
+	default:
+		e.putBackReleased(r)
+	}
 }
 
-// tally returns the hand-outs of the open connections' leases, and how
-// many of them are leased and idle.
-func (e *exclusiveEngine[T]) tally() (handouts int64, inUse, idle int) {
-	e.slots.each(func(c *conn[T]) bool {
-		handouts += c.lease.handouts()
-		if c.lease.isHeld() {
-			inUse++
-		} else {
-			idle++
+// release closes the connection for a reason (its holder's, AfterRelease's,
+// the pool's or its own) or puts it back.
+func (e *exclusiveEngine[T]) release(r *leaseRecord[T], reason Reason) {
+	p, c := e.p, r.c
+	if reason != 0 {
+		e.close(c, reason)
+		return
+	}
+	if p.cfg.Hooks.AfterRelease != nil && !p.callAfterRelease(c) {
+		e.close(c, ReasonRejected)
+		return
+	}
+	if p.hot.closed.Load() {
+		e.close(c, ReasonPoolClosed)
+		return
+	}
+	if why := c.retiredFor(); why != 0 {
+		e.close(c, why)
+		return
+	}
+	if c.expiresAt != 0 || p.feat.clockOnIdle {
+		now := p.now()
+		if c.expired(now) {
+			e.close(c, ReasonLifetime)
+			return
 		}
-		return true
+		if p.feat.clockOnIdle {
+			c.idleSince.Store(now)
+		}
+	}
+	e.putBackReleased(r)
+}
+
+// putBackReleased is putBack for a lease that its holder released. With
+// barging on and the oldest waiter younger than the window (barge.go), the
+// connection goes on the idle stack for whoever asks next, stamped with the
+// time, so that the barging timer can tell how long it sat there.
+// Everything else that puts a connection back (a new one from a dial, a
+// lease a leaving waiter passes on) calls putBack: those were meant for a
+// waiter already.
+func (e *exclusiveEngine[T]) putBackReleased(r *leaseRecord[T]) {
+	p := e.p
+	if e.barge == nil || p.hot.waiters.Load() == 0 || p.hot.over.Load() {
+		e.putBack(r) // which closes it if the pool is above its limit
+		return
+	}
+	now := p.now()
+	if !e.mayBarge(now) {
+		e.putBack(r)
+		return
+	}
+	r.c.idleSince.Store(now)
+	e.putIdle(r, true)
+}
+
+// putBack closes the connection if a shrink still wants one closed, else
+// hands it to the oldest waiter or puts it on its idle stack.
+func (e *exclusiveEngine[T]) putBack(r *leaseRecord[T]) {
+	p := e.p
+	if p.hot.over.Load() && p.claimExcess(r.c) {
+		r.free()
+		e.close(r.c, ReasonResized)
+		return
+	}
+	// Straight to the oldest waiter: the connection never touches the
+	// stack, so no newcomer can take it first and no wake-up is lost.
+	if p.hot.waiters.Load() > 0 && e.handOff(r) {
+		return
+	}
+	e.putIdle(r, false)
+}
+
+// putIdle puts the connection of a lease that nobody holds on its
+// partition's idle stack, then serves a waiter that may have missed it; a
+// barging release leaves a young waiter to the barging timer.
+func (e *exclusiveEngine[T]) putIdle(r *leaseRecord[T], barging bool) {
+	p, c := e.p, r.c
+	if e.barge != nil && !barging && !p.feat.clockOnIdle {
+		// The barging timer reads it to tell a miss. A barging release
+		// stamped it already, and so does every release in a pool that
+		// tracks idleness.
+		c.idleSince.Store(p.now())
+	}
+	e.push(c)
+
+	// A waiter may have enqueued after our look at the waiters but before
+	// the push, and looked at the stack before the push too. Every waiter
+	// enqueues before its last look at the stacks and we pushed before
+	// this second look at the waiters, so one of the two sides sees the
+	// other.
+	if p.hot.waiters.Load() > 0 {
+		if barging && e.mayBarge(p.now()) {
+			e.barge.arm()
+		} else {
+			e.handOffIdle(nil)
+		}
+	}
+	// Close empties the stacks once, after it sets closed; a push that
+	// raced with it is caught here.
+	if p.hot.closed.Load() {
+		e.closeIdle()
+	}
+}
+
+// handOffIdle hands idle connections to the oldest waiters while there are
+// both, calling seen (when not nil) with each connection it pops for a
+// waiter.
+func (e *exclusiveEngine[T]) handOffIdle(seen func(c *conn[T])) {
+	p := e.p
+	for p.hot.waiters.Load() > 0 {
+		c := e.popIdle()
+		if c == nil {
+			return
+		}
+		if seen != nil {
+			seen(c)
+		}
+		if !e.handOff(&c.lease) {
+			// The queue emptied after our look at the waiters. Back on the
+			// stack, and look again: a waiter that enqueued since may have
+			// looked at the stacks before this push.
+			e.push(c)
+			// Close may have emptied the stacks (and failed the waiters)
+			// between our pop and this push, as in putIdle.
+			if p.hot.closed.Load() {
+				e.closeIdle()
+				return
+			}
+		}
+	}
+}
+
+// handOff gives r to the oldest waiter and reports whether there was one.
+func (e *exclusiveEngine[T]) handOff(r *leaseRecord[T]) bool {
+	w := e.p.wq.popOldest()
+	if w == nil {
+		return false
+	}
+	yield := e.yieldAfterHandOff(r)
+	w.ch <- handed[T]{lease: e.p.hold(r)}
+	if yield {
+		runtime.Gosched()
+	}
+	return true
+}
+
+// yieldHeldUnder: a lease held for less than this did no network round
+// trip (one over loopback takes 10 us or more) and its holder was busy on
+// the CPU only. See yieldAfterHandOff.
+const yieldHeldUnder = 5 * time.Microsecond
+
+// yieldAfterHandOff stamps r as handed over now and says whether the
+// releaser should yield its processor to the waiter it is handing r to.
+//
+// After CPU work alone the yield keeps a crowd from forming a convoy, in
+// which the releaser, about to acquire again, finds nothing idle and parks.
+// After a network round trip it costs throughput: runtime.Gosched puts the
+// releaser on the global run queue, served last, and wakes no idle processor.
+// The two are told apart by how long the lease was held since its own
+// hand-over (yieldHeldUnder); a lease taken from the idle stacks has no stamp
+// and yields. A barging pool always yields: its hand-offs are the exception.
+// Figures in BENCHMARKS.md ("The releaser's yield").
+func (e *exclusiveEngine[T]) yieldAfterHandOff(r *leaseRecord[T]) bool {
+	if e.barge != nil {
+		return true // no stamp needed: no clock read on this path
+	}
+	now := e.p.now()
+	prev := r.handedAt
+	r.handedAt = now
+	return prev == 0 || now-prev < int64(yieldHeldUnder)
+}
+
+// close closes a connection that nobody else can reach any more (it is off
+// the idle stacks and its lease is not held): its slot is freed and the
+// closer takes it.
+func (e *exclusiveEngine[T]) close(c *conn[T], reason Reason) {
+	e.slots.forget(c)
+	e.p.closeConn(c, reason)
+}
+
+// closeTaken closes the connection of a lease taken for a caller that failed
+// a check before the caller got it.
+func (e *exclusiveEngine[T]) closeTaken(r *leaseRecord[T], reason Reason) {
+	r.free()
+	e.close(r.c, reason)
+}
+
+// adopt gives the new connection its one lease, a slot and a partition,
+// round robin, then puts it back: to a waiter, or idle.
+func (e *exclusiveEngine[T]) adopt(c *conn[T]) {
+	p := e.p
+	c.lease.c = c
+	if p.cfg.LeakThreshold > 0 {
+		c.lease.leak = new(leakInfo)
+	}
+	c.part = int32((e.nextPart.Add(1) - 1) % uint32(len(e.parts)))
+	e.slots.put(c)
+	p.cap.dialing.Add(-1)
+	e.putBack(&c.lease)
+}
+
+func (e *exclusiveEngine[T]) hijack(l Lease[T]) error {
+	if !l.end() {
+		return ErrLeaseReleased
+	}
+	e.slots.forget(l.rec.c)
+	return nil
+}
+
+// setStreamLimit does nothing: an exclusive connection serves one lease.
+func (e *exclusiveEngine[T]) setStreamLimit(*conn[T], int) {}
+
+// retire marks c (no lock: one holder at most to tell, whose release reads
+// the mark); if nobody holds it, it is idle (or about to be taken, and then
+// closed on release) and comes off its stack now.
+func (e *exclusiveEngine[T]) retire(c *conn[T], reason Reason) {
+	if !c.retired.CompareAndSwap(0, int32(reason)) || c.lease.isHeld() {
+		return // retiring already, or its release will close it
+	}
+	e.sweep(int(c.part), func(x *conn[T]) Reason {
+		if x == c {
+			return reason
+		}
+		return 0
 	})
-	return handouts, inUse, idle
+}
+
+// countWait records a waited acquire in c's partition, on a line the
+// goroutine that was just handed c touches anyway.
+func (e *exclusiveEngine[T]) countWait(c *conn[T], wait int64) {
+	part := &e.parts[c.part]
+	part.waited.Add(1)
+	part.waitNanos.Add(wait)
 }

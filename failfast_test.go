@@ -28,7 +28,7 @@ func TestFailFastRule(t *testing.T) {
 		p.dial.permanent = st.permanent
 		p.dial.lastErr = &dialError{err: errBoom}
 		p.dial.failingSince = now - int64(st.failingFor)
-		p.dial.backoffUntil = now + int64(st.nextTryIn)
+		p.dial.backoffUntil.Store(now + int64(st.nextTryIn))
 		p.dial.mu.Unlock()
 	}
 	withDeadline := func(d time.Duration) context.Context {
@@ -63,7 +63,7 @@ func TestFailFastRule(t *testing.T) {
 			t.Errorf("%s: failFast = %v, want failure %v with the dial error", tc.name, err, tc.fail)
 		}
 	}
-	if n := p.dialing.Load(); n != 1 {
+	if n := p.cap.dialing.Load(); n != 1 {
 		t.Errorf("%d probe dials in flight, want the one the first caller after the backoff started", n)
 	}
 }

@@ -131,7 +131,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // connection go has returned.
 func settle[T any](t testing.TB, p *Pool[T]) {
 	t.Helper()
-	eventually(t, "closes finished", func() bool { return p.closing.Load() == 0 })
+	eventually(t, "closes finished", func() bool { return p.cap.closing.Load() == 0 })
 }
 
 // waitForWaiters waits until n callers are parked in the pool's queue.

@@ -43,7 +43,7 @@ func (p *Pool[T]) scanLeaks(now int64) {
 // checkLeak judges one lease. The hand-out generation in its state ties the
 // acquire time and stack to the hand-out being judged: if the lease changed
 // hands in the meantime, the state differs and nothing happens.
-func (p *Pool[T]) checkLeak(l *leaseState[T], now, threshold int64) {
+func (p *Pool[T]) checkLeak(l *leaseRecord[T], now, threshold int64) {
 	s := l.state.Load()
 	if s&heldBit == 0 {
 		return
@@ -86,7 +86,7 @@ func (p *Pool[T]) checkLeak(l *leaseState[T], now, threshold int64) {
 // acquiredBy returns the function that acquired l's current hand-out, from
 // the stack kept for leak reports, or "" when none is kept (no
 // LeakThreshold) or it belongs to another hand-out.
-func (l *leaseState[T]) acquiredBy() string {
+func (l *leaseRecord[T]) acquiredBy() string {
 	li := l.leak
 	if li == nil {
 		return ""

@@ -7,7 +7,7 @@ import (
 )
 
 // A Lease is the right to use one connection (or, in multiplexed mode, one
-// stream slot on it) until Release, Discard or Hijack.
+// of its streams) until Release, Discard or Hijack.
 //
 // A Lease is a small value: the connection's own lease record and the
 // hand-out it stands for. Acquire allocates nothing to make one, and a
@@ -17,19 +17,19 @@ import (
 // lease is a different hand-out. Copies of a Lease are the same lease.
 // The zero Lease holds nothing.
 type Lease[T any] struct {
-	s   *leaseState[T]
-	gen uint64 // s.state as the hand-out left it: its generation, held
+	rec *leaseRecord[T]
+	gen uint64 // rec.state as the hand-out left it: its generation, held
 }
 
 // ErrLeaseReleased is returned by Lease.Hijack when the lease was already
 // released, discarded, hijacked or reclaimed.
 var ErrLeaseReleased = errors.New("shoal: lease already released")
 
-// leaseState is the pool's record of a connection's lease (of one stream
-// slot's, in multiplexed mode), kept in the connection so that handing it
+// leaseRecord is the pool's record of a connection's lease (of one
+// stream's, in multiplexed mode), kept in the connection so that handing it
 // out allocates nothing. Each hand-out starts a generation; a Lease carries
 // the one it was handed.
-type leaseState[T any] struct {
+type leaseRecord[T any] struct {
 	c *conn[T]
 
 	// state holds the hand-out generation above a held bit. The generation
@@ -37,8 +37,8 @@ type leaseState[T any] struct {
 	// counter on the hot path; it tells a Lease still held from a stale copy
 	// of an earlier hand-out, and lets the leak reclaimer take back exactly
 	// the hand-out it judged, never the next one.
-	state atomic.Uint64
-	slot  int32 // index in c.mux.leases (multiplexed mode)
+	state  atomic.Uint64
+	stream int32 // its index in c.mux.leases (multiplexed mode)
 
 	// Set only when the pool tracks holding time (Observer, LeakThreshold,
 	// load shedding): the pool clock at hand-out.
@@ -61,11 +61,11 @@ const heldBit = 1
 // connection, which is by then someone else's or closed: like a closed
 // file, it must not be used.
 func (l Lease[T]) Value() T {
-	if l.s == nil {
+	if l.rec == nil {
 		var zero T
 		return zero
 	}
-	return l.s.c.value
+	return l.rec.c.value
 }
 
 // Release gives the connection back to the pool. It is kept for the next
@@ -74,7 +74,7 @@ func (l Lease[T]) Value() T {
 // ones do nothing.
 func (l Lease[T]) Release() {
 	if l.end() {
-		l.s.c.pool.release(l.s, 0)
+		l.rec.c.pool.release(l.rec, 0)
 	}
 }
 
@@ -84,7 +84,7 @@ func (l Lease[T]) Release() {
 // other leases end. On a Lease already released it does nothing.
 func (l Lease[T]) Discard() {
 	if l.end() {
-		l.s.c.pool.release(l.s, ReasonDiscarded)
+		l.rec.c.pool.release(l.rec, ReasonDiscarded)
 	}
 }
 
@@ -98,7 +98,7 @@ func (l Lease[T]) DiscardFor(reason Reason) {
 		reason = ReasonDiscarded
 	}
 	if l.end() {
-		l.s.c.pool.release(l.s, reason)
+		l.rec.c.pool.release(l.rec, reason)
 	}
 }
 
@@ -107,7 +107,7 @@ func (l Lease[T]) DiscardFor(reason Reason) {
 // otherwise. After a reclaim the connection itself is closed, so using it
 // fails too.
 func (l Lease[T]) Err() error {
-	if l.s != nil && l.s.reclaimed.Load() {
+	if l.rec != nil && l.rec.reclaimed.Load() {
 		return ErrLeaseReclaimed
 	}
 	return nil
@@ -119,11 +119,11 @@ func (l Lease[T]) HeldFor() time.Duration {
 	if !l.held() {
 		return 0
 	}
-	at := l.s.acquiredAt.Load()
+	at := l.rec.acquiredAt.Load()
 	if at == 0 {
 		return 0
 	}
-	return time.Duration(l.s.c.pool.now() - at)
+	return time.Duration(l.rec.c.pool.now() - at)
 }
 
 // Retire stops the connection from taking new leases; it closes
@@ -132,7 +132,7 @@ func (l Lease[T]) HeldFor() time.Duration {
 // valid until Release. On a released Lease it does nothing.
 func (l Lease[T]) Retire() {
 	if l.held() {
-		l.s.c.pool.eng.retire(l.s.c, ReasonRetired)
+		l.rec.c.pool.eng.retire(l.rec.c, ReasonRetired)
 	}
 }
 
@@ -142,7 +142,7 @@ func (l Lease[T]) Retire() {
 // Lease.
 func (l Lease[T]) SetStreamLimit(n int) {
 	if l.held() {
-		l.s.c.pool.eng.setStreamLimit(l.s.c, n)
+		l.rec.c.pool.eng.setStreamLimit(l.rec.c, n)
 	}
 }
 
@@ -155,10 +155,10 @@ func (l Lease[T]) SetStreamLimit(n int) {
 // released it returns ErrLeaseReleased.
 func (l Lease[T]) Hijack() (T, error) {
 	var zero T
-	if l.s == nil {
+	if l.rec == nil {
 		return zero, ErrLeaseReleased
 	}
-	c := l.s.c
+	c := l.rec.c
 	p := c.pool
 	held := l.HeldFor() // before the lease ends, after which it reads 0
 	if err := p.eng.hijack(l); err != nil {
@@ -168,51 +168,51 @@ func (l Lease[T]) Hijack() (T, error) {
 		p.obs.ObserveRelease(held)
 	}
 	p.counters.closedHandouts.Add(c.handouts())
-	p.open.Add(-1)
+	p.cap.open.Add(-1)
 	p.capacityFreed()
 	return c.value, nil
 }
 
 // held reports whether l's hand-out is still the current one and held.
-func (l Lease[T]) held() bool { return l.s != nil && l.s.state.Load() == l.gen }
+func (l Lease[T]) held() bool { return l.rec != nil && l.rec.state.Load() == l.gen }
 
 // end clears the held bit of l's hand-out and reports whether this call did
 // it: of any number of racing Release, Discard, Hijack and reclaim calls on
 // one hand-out exactly one wins, and a call on an earlier hand-out never
 // does, since the generation it carries is no longer the state's.
 func (l Lease[T]) end() bool {
-	return l.s != nil && l.s.state.CompareAndSwap(l.gen, l.gen&^heldBit)
+	return l.rec != nil && l.rec.state.CompareAndSwap(l.gen, l.gen&^heldBit)
 }
 
-func (l *leaseState[T]) isHeld() bool { return l.state.Load()&heldBit != 0 }
+func (r *leaseRecord[T]) isHeld() bool { return r.state.Load()&heldBit != 0 }
 
 // free marks a lease that nobody holds (its connection is idle or closing).
 // Only the goroutine that owns the lease at that moment calls it.
 // A lease released by its holder is free already: no store then.
-func (l *leaseState[T]) free() {
-	if s := l.state.Load(); s&heldBit != 0 {
-		l.state.Store(s &^ heldBit)
+func (r *leaseRecord[T]) free() {
+	if s := r.state.Load(); s&heldBit != 0 {
+		r.state.Store(s &^ heldBit)
 	}
 }
 
 // handouts returns how many times the lease has been handed out.
-func (l *leaseState[T]) handouts() int64 { return int64(l.state.Load() >> 1) }
+func (r *leaseRecord[T]) handouts() int64 { return int64(r.state.Load() >> 1) }
 
 // holdPlain is hold for a pool that tracks nothing about holding.
-func (l *leaseState[T]) holdPlain() Lease[T] {
-	s := l.state.Load() | heldBit + 2
-	l.state.Store(s)
-	return Lease[T]{s: l, gen: s}
+func (r *leaseRecord[T]) holdPlain() Lease[T] {
+	s := r.state.Load() | heldBit + 2
+	r.state.Store(s)
+	return Lease[T]{rec: r, gen: s}
 }
 
 // hold marks l handed out, starting a new generation, and returns the Lease
 // for that hand-out. Only the goroutine that owns the lease at that moment
-// calls it (it popped the connection, or holds the multiplexed set's lock).
-func (p *Pool[T]) hold(l *leaseState[T]) Lease[T] {
-	if p.trackHeld {
-		l.acquiredAt.Store(p.now())
+// calls it (it popped the connection, or holds the multiplexed engine's lock).
+func (p *Pool[T]) hold(r *leaseRecord[T]) Lease[T] {
+	if p.feat.trackHeld {
+		r.acquiredAt.Store(p.now())
 	}
-	s := l.state.Load() | heldBit + 2 // next generation, held
-	l.state.Store(s)
-	return Lease[T]{s: l, gen: s}
+	s := r.state.Load() | heldBit + 2 // next generation, held
+	r.state.Store(s)
+	return Lease[T]{rec: r, gen: s}
 }

@@ -44,11 +44,11 @@ func TestLifetimeJitterIsPerConnection(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	for _, l := range leases {
-		life := time.Duration(l.s.c.expiresAt - l.s.c.createdAt)
+		life := time.Duration(l.rec.c.expiresAt - l.rec.c.createdAt)
 		if life < 30*time.Minute || life > time.Hour {
 			t.Errorf("lifetime %s outside [30m, 1h]", life)
 		}
-		seen[l.s.c.expiresAt-l.s.c.createdAt] = true
+		seen[l.rec.c.expiresAt-l.rec.c.createdAt] = true
 		l.Release()
 	}
 	if len(seen) < n/2 {
@@ -216,7 +216,7 @@ func TestHooks(t *testing.T) {
 	// AfterRelease refuses connection 3: it is closed.
 	l.Release()
 	settle(t, p)
-	if !l.s.c.value.closed.Load() {
+	if !l.rec.c.value.closed.Load() {
 		t.Fatal("AfterRelease false did not close the connection")
 	}
 	if why.count(ReasonRejected) != 3 {
@@ -310,7 +310,7 @@ func TestFullPoolWaitsDoNotWakeMaintenance(t *testing.T) {
 	a, b := mustAcquire(t, p), mustAcquire(t, p)
 	defer a.Release()
 	defer b.Release()
-	before := p.passes.Load()
+	before := p.life.passes.Load()
 	const waits = 100
 	for range waits {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Microsecond)
@@ -321,7 +321,7 @@ func TestFullPoolWaitsDoNotWakeMaintenance(t *testing.T) {
 	}
 	// The ticker may run a pass or two on its own in that time (its
 	// period is at least a millisecond); a pass per wait is the bug.
-	if n := p.passes.Load() - before; n > waits/4 {
+	if n := p.life.passes.Load() - before; n > waits/4 {
 		t.Fatalf("%d waiting acquires on a full pool ran %d maintenance passes", waits, n)
 	}
 }

@@ -20,7 +20,7 @@ func (p *Pool[T]) logEnabled(level slog.Level) bool {
 func (p *Pool[T]) logOpened(c *conn[T], took time.Duration) {
 	if p.logEnabled(slog.LevelDebug) {
 		p.cfg.Logger.LogAttrs(context.Background(), slog.LevelDebug, "shoal: connection opened",
-			slog.Duration("dial_time", took), slog.Int("open", int(p.open.Load())))
+			slog.Duration("dial_time", took), slog.Int("open", int(p.cap.open.Load())))
 	}
 }
 

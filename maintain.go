@@ -16,29 +16,29 @@ const (
 // load shedding, and retries dials for waiters once a dial backoff has
 // passed. It wakes on its timer or when kicked.
 func (p *Pool[T]) maintain() {
-	defer close(p.maintDone)
+	defer close(p.life.maintDone)
 	timer := time.NewTimer(p.nextTick())
 	defer timer.Stop()
 	lastIdleCheck := p.now()
 	for {
 		select {
-		case <-p.quit:
+		case <-p.life.quit:
 			return
-		case <-p.kick:
+		case <-p.life.kick:
 		case <-timer.C:
 		}
-		p.passes.Add(1)
+		p.life.passes.Add(1)
 		now := p.now()
 		p.reap(now)
 		if p.shed != nil {
 			p.shedTick(now)
 		}
 		p.scanLeaks(now)
-		if p.idleCheckDue(now, lastIdleCheck) {
+		if p.cfg.HealthCheckPeriod > 0 && now-lastIdleCheck >= int64(p.cfg.HealthCheckPeriod) {
 			lastIdleCheck = now
-			p.checkIdle(now)
+			p.eng.checkIdle(now)
 		}
-		if p.over.Load() {
+		if p.hot.over.Load() {
 			p.eng.shrink() // a shrink's last closes, if releases missed them
 		}
 		p.refill()
@@ -70,11 +70,8 @@ func (p *Pool[T]) nextTick() time.Duration {
 	}
 	// Backing off after a failed dial while someone needs a connection:
 	// wake when the backoff ends.
-	if p.waiters.Load() > p.dialing.Load() || p.keepsFloor() {
-		p.dial.mu.Lock()
-		until := p.dial.backoffUntil
-		p.dial.mu.Unlock()
-		if wait := time.Duration(until - p.now()); wait > 0 {
+	if p.hot.waiters.Load() > p.cap.dialing.Load() || p.keepsFloor() {
+		if wait := time.Duration(p.dial.backoffUntil.Load() - p.now()); wait > 0 {
 			tick = min(tick, wait)
 		}
 	}
@@ -87,20 +84,20 @@ func (p *Pool[T]) keepsFloor() bool { return p.cfg.MinIdle > 0 || p.cfg.MinConns
 
 // warmTarget is how many connections Warm opens: the larger floor.
 func (p *Pool[T]) warmTarget() int {
-	return min(max(p.cfg.MinIdle, p.cfg.MinConns), int(p.limit.Load()))
+	return min(max(p.cfg.MinIdle, p.cfg.MinConns), int(p.cap.limit.Load()))
 }
 
 // refill starts dials until MinConns connections are open or being
 // dialled and MinIdle are idle or being dialled.
 func (p *Pool[T]) refill() {
-	if !p.keepsFloor() || p.closed.Load() {
+	if !p.keepsFloor() || p.hot.closed.Load() {
 		return
 	}
 	short := func() bool {
-		if int(p.open.Load()) < p.cfg.MinConns { // open counts dials in flight
+		if int(p.cap.open.Load()) < p.cfg.MinConns { // open counts dials in flight
 			return true
 		}
-		return p.cfg.MinIdle > 0 && p.idleCount()+int(p.dialing.Load()) < p.cfg.MinIdle
+		return p.cfg.MinIdle > 0 && p.idleCount()+int(p.cap.dialing.Load()) < p.cfg.MinIdle
 	}
 	for p.startDialIf(short) {
 	}
@@ -119,21 +116,4 @@ func (p *Pool[T]) reap(now int64) {
 		return
 	}
 	p.eng.reap(now)
-}
-
-// sweepPartition takes every idle connection off partition i's stack,
-// closes those for which closeWhy gives a reason, and puts the rest back
-// (or hands them to waiters) in the order they came off, bottom first.
-func (p *Pool[T]) sweepPartition(i int, closeWhy func(c *conn[T]) Reason) {
-	var keep []*conn[T]
-	for _, c := range p.ex.popAll(i) {
-		if why := closeWhy(c); why != 0 {
-			p.closeConn(c, why)
-		} else {
-			keep = append(keep, c)
-		}
-	}
-	for k := len(keep) - 1; k >= 0; k-- {
-		p.putBack(keep[k])
-	}
 }

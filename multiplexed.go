@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // muxEngine is the multiplexed mode (MaxStreams > 1): the open connections,
@@ -21,14 +23,17 @@ type muxEngine[T any] struct {
 	mu    sync.Mutex
 	conns []*conn[T]
 	turn  uint32 // where the next least-loaded scan starts; guarded by mu
+
+	waited    atomic.Int64 // acquires that had to wait (Stats.WaitedAcquires)
+	waitNanos atomic.Int64 // and how long they waited in all
 }
 
 // muxConn is a multiplexed connection's streams, guarded by muxEngine.mu.
 type muxConn[T any] struct {
-	streams int             // leases held now
-	limit   int             // stream limit for this conn (<= MaxStreams)
-	leases  []leaseState[T] // one per stream slot
-	free    []int32         // indices of leases not held
+	streams     int              // leases held now
+	limit       int              // stream limit for this conn (<= MaxStreams)
+	leases      []leaseRecord[T] // one per stream
+	freeStreams []int32          // indices of leases not held
 }
 
 // take returns a lease on the least-loaded connection with a free stream
@@ -39,7 +44,7 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 		var retired []*conn[T]
 		m.mu.Lock()
 		now := int64(0)
-		if p.cfg.MaxLifetime > 0 || p.healthAfter != 0 {
+		if p.cfg.MaxLifetime > 0 || p.feat.healthAfter != 0 {
 			now = p.now()
 		}
 		// The least-loaded connection that takes new leases and is not
@@ -83,14 +88,15 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 		}
 		m.mu.Unlock()
 		for _, c := range retired {
-			p.disconnect(c, c.retiredFor())
+			p.closeConn(c, c.retiredFor())
 		}
-		if l.s == nil {
+		if l.rec == nil {
 			return l
 		}
-		if p.checkOnTake {
-			if reason, ok := p.check(ctx, l.s.c, wasIdle); !ok {
-				p.dropTaken(l.s, reason)
+		if p.feat.checkOnTake {
+			if reason, ok := p.check(ctx, l.rec.c, wasIdle); !ok {
+				p.counters.unused.Add(1)
+				m.closeTaken(l.rec, reason)
 				continue
 			}
 		}
@@ -102,18 +108,18 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 // m.mu must be held and c must have a free stream.
 func (m *muxEngine[T]) takeStreamLocked(c *conn[T]) Lease[T] {
 	mc := c.mux
-	i := mc.free[len(mc.free)-1]
-	mc.free = mc.free[:len(mc.free)-1]
+	i := mc.freeStreams[len(mc.freeStreams)-1]
+	mc.freeStreams = mc.freeStreams[:len(mc.freeStreams)-1]
 	mc.streams++
 	return m.p.hold(&mc.leases[i])
 }
 
-// freeStreamLocked gives l's stream back to its connection. m.mu must be
-// held and l must not be held.
-func (m *muxEngine[T]) freeStreamLocked(l *leaseState[T]) {
-	mc := l.c.mux
+// freeStreamLocked gives r's stream back to its connection. m.mu must be
+// held and r must not be held.
+func (m *muxEngine[T]) freeStreamLocked(r *leaseRecord[T]) {
+	mc := r.c.mux
 	mc.streams--
-	mc.free = append(mc.free, l.slot)
+	mc.freeStreams = append(mc.freeStreams, r.stream)
 }
 
 // removeLocked drops conns[i] from the set, not keeping order.
@@ -124,67 +130,69 @@ func (m *muxEngine[T]) removeLocked(i int) {
 	m.conns = m.conns[:last]
 }
 
-func (m *muxEngine[T]) removeConnLocked(c *conn[T]) {
+// removeConnLocked drops c from the set and reports whether it was there.
+func (m *muxEngine[T]) removeConnLocked(c *conn[T]) bool {
 	for i, x := range m.conns {
 		if x == c {
 			m.removeLocked(i)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // release takes back a stream lease released or discarded by its holder.
-func (m *muxEngine[T]) release(l *leaseState[T], reason Reason) {
-	if reason == 0 && m.p.cfg.Hooks.AfterRelease != nil && !m.p.callAfterRelease(l.c) {
+func (m *muxEngine[T]) release(r *leaseRecord[T], reason Reason) {
+	if reason == 0 && m.p.cfg.Hooks.AfterRelease != nil && !m.p.callAfterRelease(r.c) {
 		reason = ReasonRejected
 	}
-	m.free(l, reason)
+	m.returnStream(r, reason)
 }
 
-// free frees a stream of l's connection: released, passed on by a waiter
-// who gave up (reason 0), or dropped after a failed check. With a reason
-// the connection also retires. The freed stream goes straight to the oldest
+// returnStream frees a stream of r's connection: released, passed on by a waiter
+// who gave up (reason 0), or closed after a failed check. With a reason the
+// connection also retires. The freed stream goes straight to the oldest
 // waiter when the connection can still serve.
-func (m *muxEngine[T]) free(l *leaseState[T], reason Reason) {
-	p, c := m.p, l.c
+func (m *muxEngine[T]) returnStream(r *leaseRecord[T], reason Reason) {
+	p, c := m.p, r.c
 	m.mu.Lock()
 	switch {
 	case reason != 0:
 		c.retire(reason)
-	case p.closed.Load():
+	case p.hot.closed.Load():
 		c.retire(ReasonPoolClosed)
 	case c.expiresAt != 0 && c.expired(p.now()):
 		c.retire(ReasonLifetime)
 	}
-	if c.retiredFor() == 0 && p.waiters.Load() > 0 {
+	if c.retiredFor() == 0 && p.hot.waiters.Load() > 0 {
 		if w := p.wq.popOldest(); w != nil {
 			// Same stream, new holder: the lease moves as it is.
-			h := p.hold(l)
+			h := p.hold(r)
 			m.mu.Unlock()
 			w.ch <- handed[T]{lease: h}
 			return
 		}
 	}
-	l.free()
-	m.freeStreamLocked(l)
+	r.free()
+	m.freeStreamLocked(r)
 	closeNow := c.retiredFor() != 0 && c.mux.streams == 0
 	if closeNow {
 		m.removeConnLocked(c)
-	} else if c.mux.streams == 0 && p.clockOnIdle {
+	} else if c.mux.streams == 0 && p.feat.clockOnIdle {
 		c.idleSince.Store(p.now())
 	}
 	m.mu.Unlock()
 	if closeNow {
-		p.disconnect(c, c.retiredFor())
+		p.closeConn(c, c.retiredFor())
 	}
 }
 
-// repool frees a stream that a waiter who gave up passed on.
-func (m *muxEngine[T]) repool(l *leaseState[T]) { m.free(l, 0) }
+// putBack frees a stream that a waiter who gave up passed on.
+func (m *muxEngine[T]) putBack(r *leaseRecord[T]) { m.returnStream(r, 0) }
 
-// drop frees the stream of a lease that failed its check, retiring its
-// connection.
-func (m *muxEngine[T]) drop(l *leaseState[T], reason Reason) { m.free(l, reason) }
+// closeTaken frees the stream of a lease that failed its check, retiring
+// its connection.
+func (m *muxEngine[T]) closeTaken(r *leaseRecord[T], reason Reason) { m.returnStream(r, reason) }
 
 // closeIdle retires every connection of a closed pool: idle ones close
 // now, busy ones when their last lease ends.
@@ -197,7 +205,7 @@ func (m *muxEngine[T]) takeIdle() []Lease[T] { return nil }
 // hijack ends l, the last lease on its connection, and takes the
 // connection out of the set without closing it.
 func (m *muxEngine[T]) hijack(l Lease[T]) error {
-	c := l.s.c
+	c := l.rec.c
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !l.held() {
@@ -206,7 +214,7 @@ func (m *muxEngine[T]) hijack(l Lease[T]) error {
 	if c.mux.streams != 1 || !l.end() {
 		return ErrHijackShared
 	}
-	m.freeStreamLocked(l.s)
+	m.freeStreamLocked(l.rec)
 	m.removeConnLocked(c)
 	return nil
 }
@@ -218,42 +226,42 @@ var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases
 // adopt adds a freshly dialled connection and serves waiters from it.
 func (m *muxEngine[T]) adopt(c *conn[T]) {
 	p := m.p
-	mc := &muxConn[T]{limit: p.maxStreams}
+	mc := &muxConn[T]{limit: p.feat.maxStreams}
 	if p.cfg.Hooks.StreamLimit != nil {
-		if n := p.callStreamLimit(c); n >= 1 && n < p.maxStreams {
+		if n := p.callStreamLimit(c); n >= 1 && n < p.feat.maxStreams {
 			mc.limit = n
 		}
 	}
-	mc.leases = make([]leaseState[T], p.maxStreams)
-	mc.free = make([]int32, p.maxStreams)
+	mc.leases = make([]leaseRecord[T], p.feat.maxStreams)
+	mc.freeStreams = make([]int32, p.feat.maxStreams)
 	for i := range mc.leases {
 		mc.leases[i].c = c
-		mc.leases[i].slot = int32(i)
+		mc.leases[i].stream = int32(i)
 		if p.cfg.LeakThreshold > 0 {
 			mc.leases[i].leak = new(leakInfo)
 		}
-		mc.free[i] = int32(p.maxStreams - 1 - i)
+		mc.freeStreams[i] = int32(p.feat.maxStreams - 1 - i)
 	}
 	c.mux = mc
 	m.mu.Lock()
-	if p.closed.Load() {
+	if p.hot.closed.Load() {
 		m.mu.Unlock()
-		p.dialing.Add(-1)
-		p.disconnect(c, ReasonPoolClosed)
+		p.cap.dialing.Add(-1)
+		p.closeConn(c, ReasonPoolClosed)
 		return
 	}
 	if m.fullLocked() {
 		// Dialled before a shrink: the pool has what its limit allows.
 		m.mu.Unlock()
-		p.dialing.Add(-1)
-		p.disconnect(c, ReasonResized)
+		p.cap.dialing.Add(-1)
+		p.closeConn(c, ReasonResized)
 		return
 	}
 	m.conns = append(m.conns, c)
 	deliveries := m.takeForWaitersLocked(c)
 	// Counted in the set now, and the waiters it serves are off the queue,
 	// so nobody dials again for them (see Pool.adopt).
-	p.dialing.Add(-1)
+	p.cap.dialing.Add(-1)
 	m.mu.Unlock()
 	deliver(deliveries)
 }
@@ -262,7 +270,7 @@ func (m *muxEngine[T]) adopt(c *conn[T]) {
 // c has room. The caller delivers the result after unlocking m.mu.
 func (m *muxEngine[T]) takeForWaitersLocked(c *conn[T]) []delivery[T] {
 	var out []delivery[T]
-	for c.retiredFor() == 0 && c.mux.streams < c.mux.limit && m.p.waiters.Load() > 0 {
+	for c.retiredFor() == 0 && c.mux.streams < c.mux.limit && m.p.hot.waiters.Load() > 0 {
 		w := m.p.wq.popOldest()
 		if w == nil {
 			break
@@ -283,25 +291,16 @@ func deliver[T any](ds []delivery[T]) {
 	}
 }
 
-// retire stops c from taking new leases; it closes when its last lease ends.
+// retire stops c from taking new leases; it closes when its last lease
+// ends, at once if it has none.
 func (m *muxEngine[T]) retire(c *conn[T], reason Reason) {
 	m.mu.Lock()
 	c.retire(reason)
-	m.mu.Unlock()
-}
-
-// revoke retires c for ReasonRevoked (its Budget took its permit back) and
-// closes it now if no lease holds it.
-func (m *muxEngine[T]) revoke(c *conn[T]) {
-	m.mu.Lock()
-	c.retire(ReasonRevoked)
-	idle := c.mux.streams == 0 && c.retiredFor() == ReasonRevoked
-	if idle {
-		m.removeConnLocked(c)
-	}
+	// An idle one leaves the set now; one already gone is closing already.
+	idle := c.mux.streams == 0 && m.removeConnLocked(c)
 	m.mu.Unlock()
 	if idle {
-		m.p.disconnect(c, ReasonRevoked)
+		m.p.closeConn(c, c.retiredFor())
 	}
 }
 
@@ -311,7 +310,7 @@ func (m *muxEngine[T]) setStreamLimit(c *conn[T], n int) {
 		return
 	}
 	m.mu.Lock()
-	c.mux.limit = min(n, m.p.maxStreams)
+	c.mux.limit = min(n, m.p.feat.maxStreams)
 	deliveries := m.takeForWaitersLocked(c)
 	m.mu.Unlock()
 	deliver(deliveries)
@@ -334,7 +333,7 @@ func (m *muxEngine[T]) retireAll(reason Reason) {
 	}
 	m.mu.Unlock()
 	for _, c := range idle {
-		m.p.disconnect(c, c.retiredFor())
+		m.p.closeConn(c, c.retiredFor())
 	}
 }
 
@@ -371,7 +370,7 @@ func (m *muxEngine[T]) reap(now int64) {
 	}
 	m.mu.Unlock()
 	for _, c := range closing {
-		p.disconnect(c, c.retiredFor())
+		p.closeConn(c, c.retiredFor())
 	}
 }
 
@@ -380,7 +379,7 @@ func (m *muxEngine[T]) reap(now int64) {
 // Waiters are served by the rest, or wait.
 func (m *muxEngine[T]) shrink() {
 	m.mu.Lock()
-	limit := int(m.p.limit.Load())
+	limit := int(m.p.cap.limit.Load())
 	var live []*conn[T]
 	for _, c := range m.conns {
 		if c.retiredFor() == 0 {
@@ -405,7 +404,7 @@ func (m *muxEngine[T]) shrink() {
 	}
 	m.mu.Unlock()
 	for _, c := range idle {
-		m.p.disconnect(c, c.retiredFor())
+		m.p.closeConn(c, c.retiredFor())
 	}
 }
 
@@ -419,11 +418,14 @@ func (m *muxEngine[T]) fullLocked() bool {
 			live++
 		}
 	}
-	return live >= int(m.p.limit.Load())
+	return live >= int(m.p.cap.limit.Load())
 }
 
-// stats fills the gauges of s and adds the connections' hand-outs.
+// stats fills the gauges and wait counters of s and adds the connections'
+// hand-outs.
 func (m *muxEngine[T]) stats(s *Stats) {
+	s.WaitedAcquires += m.waited.Load()
+	s.WaitTime += time.Duration(m.waitNanos.Load())
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, c := range m.conns {
@@ -455,11 +457,21 @@ func (m *muxEngine[T]) count() (leases, inUse, idle int) {
 	return leases, inUse, idle
 }
 
+// checkIdle does nothing: HealthCheckPeriod is for exclusive connections,
+// and Validate refuses it with MaxStreams > 1.
+func (m *muxEngine[T]) checkIdle(int64) {}
+
+// countWait records a waited acquire.
+func (m *muxEngine[T]) countWait(_ *conn[T], wait int64) {
+	m.waited.Add(1)
+	m.waitNanos.Add(wait)
+}
+
 // heldLeases returns the leases held now, for the leak scan.
-func (m *muxEngine[T]) heldLeases() []*leaseState[T] {
+func (m *muxEngine[T]) heldLeases() []*leaseRecord[T] {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var held []*leaseState[T]
+	var held []*leaseRecord[T]
 	for _, c := range m.conns {
 		for i := range c.mux.leases {
 			if c.mux.leases[i].isHeld() {

@@ -41,7 +41,7 @@ func TestSetMaxConnsGrowingServesWaitersByNewDials(t *testing.T) {
 	}
 	for i, w := range waiters {
 		l := <-w
-		if l.s == nil {
+		if l.rec == nil {
 			t.Fatalf("waiter %d failed after the pool grew", i)
 		}
 		defer l.Release()
@@ -119,7 +119,7 @@ func TestSetMaxConnsShrinkingMakesCallersWaitNeverFail(t *testing.T) {
 	}
 	c.Release()
 	l := <-w
-	if l.s == nil {
+	if l.rec == nil {
 		t.Fatal("the waiter failed")
 	}
 	l.Release()
@@ -159,7 +159,7 @@ func TestSetMaxConnsShrinkingADialInFlightClosesItOnArrival(t *testing.T) {
 	eventually(t, "the late dial closed", func() bool { return d.closes.Load() == 1 })
 	held.Release()
 	l := <-w
-	if l.s == nil {
+	if l.rec == nil {
 		t.Fatal("the waiter failed")
 	}
 	l.Release()
@@ -230,9 +230,9 @@ func TestSetMaxConnsBelowTheFloorsKeepsThemOnlyToTheLimit(t *testing.T) {
 		t.Fatalf("%d open after the shrink, want 2", open)
 	}
 	// Maintenance must not dial back up to MinIdle.
-	passes := p.passes.Load()
+	passes := p.life.passes.Load()
 	p.kickMaintenance()
-	eventually(t, "a maintenance pass", func() bool { return p.passes.Load() > passes })
+	eventually(t, "a maintenance pass", func() bool { return p.life.passes.Load() > passes })
 	if open := d.openConns(); open != 2 {
 		t.Fatalf("%d open after maintenance, want 2", open)
 	}

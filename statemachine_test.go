@@ -93,13 +93,13 @@ func (m *poolMachine) settle(t *rapid.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	if m.closed {
 		select {
-		case <-m.p.maintDone:
+		case <-m.p.life.maintDone:
 		case <-time.After(time.Until(deadline)):
 			t.Fatalf("maintenance still running 10s after Close")
 		}
 	}
 	for {
-		open := int(m.p.open.Load())
+		open := int(m.p.cap.open.Load())
 		s := m.p.Stats()
 		if s.Dialing == 0 && open == s.TotalConns && (m.closed || open >= min(m.minConns, m.maxConns)) {
 			return
@@ -328,10 +328,10 @@ func (m *poolMachine) Check(t *rapid.T) {
 	}
 	if open := m.d.openConns(); open != s.TotalConns {
 		st2 := m.p.Stats()
-		o2, dl2 := m.p.open.Load(), m.p.dialing.Load()
+		o2, dl2 := m.p.cap.open.Load(), m.p.cap.dialing.Load()
 		time.Sleep(50 * time.Millisecond)
 		t.Fatalf("dialer has %d open connections, Stats %d (%+v); again: open %d dialing %d stats %+v; after 50ms: dialer %d, open %d, stats %+v, closed %v",
-			open, s.TotalConns, s, o2, dl2, st2, m.d.openConns(), m.p.open.Load(), m.p.Stats(), m.closed)
+			open, s.TotalConns, s, o2, dl2, st2, m.d.openConns(), m.p.cap.open.Load(), m.p.Stats(), m.closed)
 	}
 	if s.Closed != int64(m.d.closes.Load()) || s.Dials != int64(m.d.dials.Load()) {
 		t.Fatalf("Stats closed/dials %d/%d, dialer %d/%d", s.Closed, s.Dials, m.d.closes.Load(), m.d.dials.Load())

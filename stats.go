@@ -54,10 +54,66 @@ type Stats struct {
 	Leaked         int64         // leases reported as held past LeakThreshold
 	// BargeMisses counts connections that a barging release (BargeWindow)
 	// left idle through the grace while someone waited: their releasers
-	// did not come back. Each suspends barging for 100ms (barge.go). Many
+	// did not come back. Each suspends barging for a while (barge.go). Many
 	// of them say that this workload's callers do not come straight back
 	// for another connection, and that the pool would do as well with
 	// BargeWindow off. shoalprom exports it as
 	// shoal_pool_barge_misses_total, shoalotel as shoal.pool.barge_misses.
 	BargeMisses int64
+}
+
+// Stats returns a snapshot of the pool's state and counters.
+func (p *Pool[T]) Stats() Stats {
+	s := Stats{
+		MaxConns:         int(p.cap.maxConns.Load()),
+		Share:            int(min(p.cap.share.Load(), p.cap.maxConns.Load())),
+		MinIdle:          p.cfg.MinIdle,
+		MinConns:         p.cfg.MinConns,
+		Waiting:          int(p.hot.waiters.Load()),
+		Dialing:          int(p.cap.dialing.Load()),
+		Closing:          int(p.cap.closing.Load()),
+		CanceledAcquires: p.counters.canceled.Load(),
+		RejectedAcquires: p.counters.rejected.Load(),
+		FailedAcquires:   p.counters.dialFailed.Load(),
+		Dials:            p.counters.dials.Load(),
+		DialErrors:       p.counters.dialErrors.Load(),
+		Closed:           p.counters.closed.Load(),
+		Leaked:           p.counters.leaked.Load(),
+	}
+	// Acquires is summed from counters that move apart while connections
+	// close (see monotonicAcquires); closedHandouts is read before the
+	// engine's walk and unused after it, which keeps a close from being
+	// counted twice.
+	s.Acquires = p.counters.closedHandouts.Load()
+	if p.link.budget != nil {
+		s.Share = int(p.cap.share.Load())
+		s.BudgetMembers = 1 // this pool, whatever the budget knows yet
+		if m, ok := p.link.budget.(interface{ Members() int }); ok {
+			s.BudgetMembers = max(m.Members(), 1)
+		}
+	}
+	p.eng.stats(&s)
+	s.Demand = p.demandFrom(s.Leases, s.Waiting)
+	s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
+	return s
+}
+
+// monotonicAcquires keeps Stats.Acquires from falling. The sum Stats makes
+// can fall short of the truth for a moment: a closing connection leaves the
+// engine before its hand-outs reach closedHandouts, with its hooks and
+// Close in between. A counter must never go backwards (shoalprom exports
+// it as one), so Stats reports the highest sum any call has seen. The sum
+// can also run ahead by a hand-out for an instant (a waiter that passes on
+// a lease it was handed counts it unused just after the hand-out); the
+// count reported then stays that far ahead until the next acquire.
+func (p *Pool[T]) monotonicAcquires(sum int64) int64 {
+	for {
+		seen := p.counters.acquiresSeen.Load()
+		if sum <= seen {
+			return seen
+		}
+		if p.counters.acquiresSeen.CompareAndSwap(seen, sum) {
+			return sum
+		}
+	}
 }

@@ -28,8 +28,8 @@ type handed[T any] struct {
 // The protocol that makes sure no delivery is lost: whoever takes a waiter
 // off the queue (under mu) owes it exactly one delivery on its channel. A
 // waiter that gives up first tries to take itself off; if someone else
-// already has, it must receive the delivery in flight and pass the lease on.
-// wait is the waiter's whole side of it.
+// already has, it must receive the delivery in flight and put the lease
+// back. wait is the waiter's whole side of it.
 type waitQueue[T any] struct {
 	mu     sync.Mutex
 	head   *waiter[T]
@@ -40,15 +40,17 @@ type waitQueue[T any] struct {
 	// count is above 0 (it is set before count rises and is stale only
 	// while count is 0). Only BargeWindow reads it.
 	headSince atomic.Int64
-	// passOn takes a lease delivered to a waiter that had given up.
-	passOn func(*leaseState[T])
+	// tracer is the Observer's WaitTracer, if it has one: every wait in
+	// the queue is reported to it.
+	tracer WaitTracer
 	pool   sync.Pool
 }
 
 // wait blocks until w, which is queued, gets its delivery, and returns it;
 // or, when ctx ends first, returns ok false and how many were waiting
 // (w included) as it gave up. A delivery that was already on its way then
-// is received and its lease passed on, so nothing is lost.
+// is received and returned in late: the caller must put its lease back, so
+// that nothing is lost.
 func (q *waitQueue[T]) wait(ctx context.Context, w *waiter[T]) (h handed[T], waiting int, ok bool) {
 	done := ctx.Done()
 	if done == nil {
@@ -62,10 +64,9 @@ func (q *waitQueue[T]) wait(ctx context.Context, w *waiter[T]) (h handed[T], wai
 	// Counted before we leave the queue, so the count includes us.
 	waiting = int(q.count.Load())
 	if !q.remove(w) {
-		// Taken off by a deliverer: its delivery is owed to us.
-		if h = <-w.ch; h.lease.s != nil {
-			q.passOn(h.lease.s)
-		}
+		// Taken off by a deliverer: its delivery is owed to us, and its
+		// lease, if it carries one, is the caller's to put back.
+		return <-w.ch, waiting, false
 	}
 	return handed[T]{}, waiting, false
 }

@@ -8,13 +8,9 @@ import (
 	"testing"
 )
 
-// newTestQueue returns a queue on its own, outside any pool, that records
-// the leases it passes on.
-func newTestQueue() (*waitQueue[int], *[]*leaseState[int]) {
-	q := &waitQueue[int]{count: new(atomic.Int32)}
-	var passed []*leaseState[int]
-	q.passOn = func(l *leaseState[int]) { passed = append(passed, l) }
-	return q, &passed
+// newTestQueue returns a queue on its own, outside any pool.
+func newTestQueue() *waitQueue[int] {
+	return &waitQueue[int]{count: new(atomic.Int32)}
 }
 
 func queued(t *testing.T, q *waitQueue[int], since int64) *waiter[int] {
@@ -30,7 +26,7 @@ func queued(t *testing.T, q *waitQueue[int], since int64) *waiter[int] {
 // The oldest waiter is served first, a waiter leaves from the middle
 // without disturbing the order, and the hot count and headSince follow.
 func TestWaitQueueIsFIFOAndLeavesFromTheMiddle(t *testing.T) {
-	q, _ := newTestQueue()
+	q := newTestQueue()
 	a, b, c := queued(t, q, 1), queued(t, q, 2), queued(t, q, 3)
 	if q.count.Load() != 3 || q.headSince.Load() != 1 {
 		t.Fatalf("count %d, headSince %d; want 3, 1", q.count.Load(), q.headSince.Load())
@@ -51,7 +47,7 @@ func TestWaitQueueIsFIFOAndLeavesFromTheMiddle(t *testing.T) {
 
 // MaxWaiters bounds the queue, and a closed queue refuses everyone.
 func TestWaitQueueBoundAndClose(t *testing.T) {
-	q, _ := newTestQueue()
+	q := newTestQueue()
 	queued(t, q, 1)
 	if r := q.enqueue(q.get(), 1); r != queueFull {
 		t.Fatalf("enqueue past the bound: %v, want queueFull", r)
@@ -64,31 +60,28 @@ func TestWaitQueueBoundAndClose(t *testing.T) {
 
 // wait returns the delivery that a deliverer owes the waiter it took off.
 func TestWaitQueueWaitReceivesItsDelivery(t *testing.T) {
-	q, passed := newTestQueue()
+	q := newTestQueue()
 	w := queued(t, q, 1)
-	l := &leaseState[int]{}
+	l := &leaseRecord[int]{}
 	go func() {
 		if got := q.popOldest(); got == w {
-			got.ch <- handed[int]{lease: Lease[int]{s: l, gen: 3}}
+			got.ch <- handed[int]{lease: Lease[int]{rec: l, gen: 3}}
 		}
 	}()
 	h, _, ok := q.wait(context.Background(), w)
-	if !ok || h.lease.s != l || h.lease.gen != 3 {
+	if !ok || h.lease.rec != l || h.lease.gen != 3 {
 		t.Fatalf("wait: %+v, %v; want the delivery", h, ok)
-	}
-	if len(*passed) != 0 {
-		t.Fatalf("a delivery received was passed on")
 	}
 }
 
 // A waiter whose context ends leaves the queue. When a deliverer took it
-// off first, the delivery is received and its lease passed on: it is never
-// lost, whichever side wins.
+// off first, the delivery is received and its lease returned for the caller
+// to put back: it is never lost, whichever side wins.
 func TestWaitQueueGivingUpNeverLosesALease(t *testing.T) {
 	for range 200 {
-		q, passed := newTestQueue()
+		q := newTestQueue()
 		w := queued(t, q, 1)
-		l := &leaseState[int]{}
+		l := &leaseRecord[int]{}
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		delivered := false
@@ -97,7 +90,7 @@ func TestWaitQueueGivingUpNeverLosesALease(t *testing.T) {
 			defer wg.Done()
 			if got := q.popOldest(); got != nil {
 				delivered = true
-				got.ch <- handed[int]{lease: Lease[int]{s: l, gen: 1}}
+				got.ch <- handed[int]{lease: Lease[int]{rec: l, gen: 1}}
 			}
 		}()
 		cancel()
@@ -106,12 +99,12 @@ func TestWaitQueueGivingUpNeverLosesALease(t *testing.T) {
 		switch {
 		case ok:
 			// The delivery won the select: the waiter has the lease.
-			if h.lease.s != l {
+			if h.lease.rec != l {
 				t.Fatalf("wait: ok without the lease")
 			}
 		case delivered:
-			if len(*passed) != 1 || (*passed)[0] != l {
-				t.Fatalf("gave up after a delivery: passed on %v, want the lease", *passed)
+			if h.lease.rec != l {
+				t.Fatalf("gave up after a delivery: returned %+v, want the lease to put back", h)
 			}
 		default:
 			if waiting != 1 || q.count.Load() != 0 {
@@ -124,7 +117,7 @@ func TestWaitQueueGivingUpNeverLosesALease(t *testing.T) {
 // failAll and failOlderThan hand their error to the waiters they take, and
 // failOlderThan leaves the younger ones queued.
 func TestWaitQueueFailOlderThan(t *testing.T) {
-	q, _ := newTestQueue()
+	q := newTestQueue()
 	old, young := queued(t, q, 1), queued(t, q, 5)
 	if n := q.failOlderThan(3, ErrExhausted); n != 1 {
 		t.Fatalf("failOlderThan: %d, want 1", n)

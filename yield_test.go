@@ -15,30 +15,30 @@ func TestYieldAfterHandoffJudgesHoldTime(t *testing.T) {
 	mustAcquire(t, p).Release() // dialled for a waiter: that lease was handed over
 	h := mustAcquire(t, p)
 	defer h.Release()
-	l := h.s
+	l := h.rec
 	if l.handedAt != 0 {
 		t.Fatalf("a lease from the idle stack has handedAt %d, want 0", l.handedAt)
 	}
-	if !p.yieldAfterHandoff(l) {
+	if !p.ex.yieldAfterHandOff(l) {
 		t.Errorf("no stamp: want a yield (the behaviour before stamps)")
 	}
 	if l.handedAt == 0 {
-		t.Fatalf("yieldAfterHandoff did not stamp the lease")
+		t.Fatalf("yieldAfterHandOff did not stamp the lease")
 	}
 	l.handedAt = p.now() - int64(time.Microsecond)
-	if !p.yieldAfterHandoff(l) {
+	if !p.ex.yieldAfterHandOff(l) {
 		t.Errorf("held 1us: want a yield")
 	}
 	l.handedAt = p.now() - int64(time.Millisecond)
-	if p.yieldAfterHandoff(l) {
+	if p.ex.yieldAfterHandOff(l) {
 		t.Errorf("held 1ms: want no yield")
 	}
 
 	b, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Millisecond})
 	lb := mustAcquire(t, b)
 	defer lb.Release()
-	lb.s.handedAt = b.now() - int64(time.Second)
-	if !b.yieldAfterHandoff(lb.s) {
+	lb.rec.handedAt = b.now() - int64(time.Second)
+	if !b.ex.yieldAfterHandOff(lb.rec) {
 		t.Errorf("barging pool, held 1s: want a yield")
 	}
 }
@@ -60,14 +60,14 @@ func TestHandoffStampsTheLease(t *testing.T) {
 	before := p.now()
 	held.Release()
 	l := <-got
-	if l.s.handedAt < before {
+	if l.rec.handedAt < before {
 		l.Release()
-		t.Fatalf("handed-over lease has handedAt %d, want at least %d", l.s.handedAt, before)
+		t.Fatalf("handed-over lease has handedAt %d, want at least %d", l.rec.handedAt, before)
 	}
 	l.Release()
 	l = mustAcquire(t, p)
 	defer l.Release()
-	if l.s.handedAt != 0 {
-		t.Errorf("lease from the idle stack has handedAt %d, want 0", l.s.handedAt)
+	if l.rec.handedAt != 0 {
+		t.Errorf("lease from the idle stack has handedAt %d, want 0", l.rec.handedAt)
 	}
 }

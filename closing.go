@@ -1,0 +1,75 @@
+package shoal
+
+// closeConn runs the hooks and Close for a connection its engine has let go
+// of, then gives its place in MaxConns back. With a hook or a Close to run,
+// it does that on a goroutine of its own: a Close can take as long as the
+// network lets it (a stalled peer, a server slow to acknowledge), and the
+// goroutine that let the connection go (a caller's Release or Discard, an
+// acquire whose check failed, maintenance, Close) must not wait for it. The
+// place in MaxConns, and a budget's permit, stay taken until Close has
+// returned, so the server never sees more connections than the limit, and
+// Pool.Close waits for these closes too.
+func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
+	// Now, while the connection has just left its engine, so that
+	// Stats.Acquires never misses its hand-outs for the whole close.
+	p.counters.closedHandouts.Add(c.handouts())
+	if p.cfg.Hooks.OnDisconnect == nil && p.cfg.Close == nil {
+		p.closeDone(c, reason, false)
+		return
+	}
+	p.cap.closing.Add(1)
+	go func() {
+		if p.cfg.Hooks.OnDisconnect != nil {
+			p.callOnDisconnect(c, reason)
+		}
+		if p.cfg.Close != nil {
+			if err := p.callClose(c); err != nil {
+				p.logConnError("close failed", c, err)
+			}
+		}
+		p.closeDone(c, reason, true)
+	}()
+}
+
+// closeDone accounts for a closed connection: counters, log, observer, its
+// permit and its place in MaxConns; async says closeConn counted it in
+// capacity.closing. That count and the place go together, before anything
+// that may let Close return, so that a drained pool has no close left
+// running.
+func (p *Pool[T]) closeDone(c *conn[T], reason Reason, async bool) {
+	p.logClosed(c, reason)
+	if p.obs != nil {
+		p.obs.ObserveClose(reason)
+	}
+	if c.permit != nil {
+		c.permit.Release()
+	}
+	p.counters.closed.Add(1)
+	if async {
+		// Before the place: open minus closing may read one high for a
+		// moment (nobody fails waiters for it), never one low.
+		p.cap.closing.Add(-1)
+	}
+	if c.excess {
+		p.cap.closedExcess()
+	} else {
+		p.cap.open.Add(-1)
+	}
+	p.capacityFreed()
+}
+
+// capacityFreed runs after a place in MaxConns became free: dials for the
+// waiters and the floors, or, in a closed pool, the last look before Close
+// returns.
+func (p *Pool[T]) capacityFreed() {
+	if p.hot.closed.Load() {
+		p.checkDrained()
+		return
+	}
+	if p.hot.waiters.Load() > p.cap.dialing.Load() {
+		p.maybeDial()
+	}
+	if p.keepsFloor() {
+		p.kickMaintenance()
+	}
+}

@@ -1,0 +1,90 @@
+package shoal
+
+import (
+	"runtime"
+	"time"
+)
+
+// features is what a Config turns on, derived once in New: the pool's code
+// asks these, never the Config, whether a feature is on. Every rule that
+// derives one is here (deriveFeatures), so that what makes the fast path
+// fast is decided, and tested, in one place.
+type features struct {
+	// plain: exclusive connections with nothing to do on the way in or out
+	// (no check, hook, clock, lifetime, observer, leak tracking or
+	// shedding): Acquire and Release take their shortest paths.
+	plain bool
+	// quickTake: exclusive connections with no check on the way out, so a
+	// popped connection is the caller's as it is.
+	quickTake bool
+	// tracking: every acquire is recorded (load shedding's waits, the
+	// observer, the acquiring stack for leak reports).
+	tracking bool
+	// trackHeld: leases record when they were handed out (observer,
+	// leak reports).
+	trackHeld bool
+	// checkOnTake: a check runs on a connection before it is handed out
+	// (lifetime, health, BeforeAcquire).
+	checkOnTake bool
+	// ctxChecks: one of those checks uses the caller's context
+	// (HealthCheck, BeforeAcquire).
+	ctxChecks bool
+	// clockOnIdle: releases record when a connection went idle
+	// (MaxIdleTime, HealthCheck).
+	clockOnIdle bool
+
+	multiplexed bool
+	maxStreams  int   // leases one connection serves at once: 1 in exclusive mode
+	partitions  int   // idle stacks: 1 in multiplexed mode
+	maxDialing  int32 // dials in flight at once
+	healthAfter int64 // idleness (ns) after which HealthCheck runs; 0 without one
+}
+
+// deriveFeatures turns a validated Config into the features it turns on.
+// gomaxprocs is runtime.GOMAXPROCS(0), a parameter so that the rules can be
+// tested on any machine.
+func deriveFeatures[T any](cfg *Config[T], gomaxprocs int) features {
+	f := features{
+		maxStreams:  max(cfg.MaxStreams, 1),
+		maxDialing:  int32(cfg.MaxDialing),
+		clockOnIdle: cfg.MaxIdleTime > 0 || cfg.HealthCheck != nil,
+		checkOnTake: cfg.MaxLifetime > 0 || cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil,
+		ctxChecks:   cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil,
+		trackHeld:   cfg.Observer != nil || cfg.LeakThreshold > 0,
+	}
+	f.multiplexed = f.maxStreams > 1
+	if f.maxDialing == 0 {
+		f.maxDialing = int32(min(cfg.MaxConns, defaultMaxDialing))
+	}
+	if cfg.HealthCheck != nil {
+		f.healthAfter = int64(cfg.HealthCheckAfter)
+		if f.healthAfter == 0 {
+			f.healthAfter = int64(defaultHealthCheckAfter)
+		}
+	}
+	f.tracking = f.trackHeld || cfg.QueueTarget > 0
+	f.quickTake = !f.multiplexed && !f.checkOnTake
+	f.plain = f.quickTake && !f.tracking && !f.clockOnIdle &&
+		cfg.MaxLifetime == 0 && cfg.Hooks.AfterRelease == nil
+	f.partitions = cfg.Partitions
+	if f.partitions == 0 {
+		f.partitions = min(gomaxprocs, cfg.MaxConns, maxDefaultPartitions)
+	}
+	if f.multiplexed {
+		f.partitions = 1
+	}
+	return f
+}
+
+// featuresOf is deriveFeatures on this machine.
+func featuresOf[T any](cfg *Config[T]) features {
+	return deriveFeatures(cfg, runtime.GOMAXPROCS(0))
+}
+
+// Defaults for fields whose zero value means "choose for me".
+const (
+	defaultHealthCheckAfter = time.Second
+	defaultQueueInterval    = time.Second
+	defaultMaxDialing       = 4
+	maxDefaultPartitions    = 16
+)
