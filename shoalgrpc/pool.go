@@ -26,8 +26,11 @@ type Pool struct {
 	redactor      *strings.Replacer
 	dialOpts      []grpc.DialOption
 	discoverLimit bool
-	maxStreams    int
-	netDial       func(ctx context.Context, c *conn, network, address string) (net.Conn, error)
+	// canonicalTarget is the target as grpc-go resolves it
+	// ("dns:///host:port"), may hold credentials, never printed.
+	canonicalTarget string
+	maxStreams      int
+	netDial         func(ctx context.Context, c *conn, network, address string) (net.Conn, error)
 
 	// The Options' interceptors chained around invoke and newStream; nil
 	// when there are none.
@@ -52,7 +55,10 @@ var _ grpc.ClientConnInterface = (*Pool)(nil)
 // NewClient returns a pool of connections to target, each created with
 // grpc.NewClient(target, dialOpts...). Like grpc.NewClient it does not
 // connect: the first call (or Options.MinConns) does. It fails when opts
-// cannot work, naming the field.
+// cannot work, naming the field, and when grpc.NewClient refuses target
+// and dialOpts (no transport credentials, per-call credentials that need a
+// secure transport over an insecure one, a target it cannot parse, ...),
+// with grpc-go's words for the problem.
 func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool, error) {
 	opts = opts.withDefaults()
 	p := &Pool{
@@ -75,6 +81,14 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: f.name, Reason: fmt.Sprintf("must be >= 0, got %d", f.n)}
 		}
 	}
+	// The dial options, judged by grpc-go once now, as each connection
+	// will judge them, with the pool's context dialer among them.
+	dialOptsChecked := p.connOpts(&conn{netDial: p.netDial})
+	canonicalTarget, err := checkDialOptions(target, dialOptsChecked)
+	if err != nil {
+		return nil, p.redact(fmt.Errorf("shoalgrpc: NewClient(%s): the dial options do not work: %w", p.shownTarget, err))
+	}
+	p.canonicalTarget = canonicalTarget
 	pool, err := shoal.New(shoal.Config[*conn]{
 		Dial:           p.dial,
 		Close:          p.closeConn,
