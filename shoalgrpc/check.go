@@ -2,6 +2,7 @@ package shoalgrpc
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc"
 )
@@ -25,4 +26,10 @@ func checkDialOptions(target string, dialOpts []grpc.DialOption) (canonicalTarge
 		return "", fmt.Errorf("closing the client made to check the options: %w", err)
 	}
 	return canonicalTarget, nil
+}
+
+// targetScheme returns the scheme of a canonical target.
+func targetScheme(canonicalTarget string) string {
+	scheme, _, _ := strings.Cut(canonicalTarget, ":")
+	return scheme
 }
