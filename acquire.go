@@ -169,10 +169,17 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 			return Lease[T]{}, p.timedOut(ctx.Err(), p.now()-start, waiting)
 		}
 		if h.err != nil {
-			if errors.Is(h.err, ErrExhausted) {
+			switch {
+			case errors.Is(h.err, ErrExhausted):
 				p.rejected()
+			case errors.Is(h.err, ErrDial):
+				p.counters.dialFailed.Add(1)
 			}
-			return Lease[T]{}, p.acquireError(h.err, time.Duration(p.now()-start))
+			e := p.acquireError(h.err, time.Duration(p.now()-start))
+			if ae, ok := e.(*AcquireError); ok {
+				ae.Waiting++ // the queue let this caller go before it could count itself
+			}
+			return Lease[T]{}, e
 		}
 		l := h.lease
 		if p.quickTake {

@@ -204,7 +204,7 @@ func TestAcquireErrorSaysWhatItWaitedFor(t *testing.T) {
 		t.Fatalf("got %T, want *AcquireError", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{"acquire: context deadline exceeded after", "waiting for one of 2 connections", "2 in use", "1 waiting"} {
+	for _, want := range []string{"acquire: context deadline exceeded (waited ", "for one of 2 connections: 2 in use, 1 waiting)"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

@@ -21,8 +21,10 @@ type Budget interface {
 	// member.SetShare whenever the pool's share changes (before Join
 	// returns, with the share the pool starts on) and reads
 	// member.Demand as often as it likes. The pool calls leave once, when
-	// it is closed and every one of its connections is closed.
-	Join(member BudgetMember) (leave func())
+	// it is closed and every one of its connections is closed. A budget
+	// that cannot take the pool (one that serves a single pool, say)
+	// returns an error, before it calls SetShare, and New returns it.
+	Join(member BudgetMember) (leave func(), err error)
 
 	// Acquire returns a permit to open one connection, waiting until the
 	// budget has one for this pool or ctx ends (the pool's ctx ends when
@@ -81,9 +83,14 @@ func (m budgetMember[T]) SetShare(n int) { m.p.setShare(n) }
 
 // joinBudget connects the pool to b; New calls it once the pool is whole.
 // Until the budget sets a share, permits alone bound the pool.
-func (p *Pool[T]) joinBudget(b Budget) {
+func (p *Pool[T]) joinBudget(b Budget) error {
 	p.budget = b
-	p.leave = b.Join(budgetMember[T]{p})
+	leave, err := b.Join(budgetMember[T]{p})
+	if err != nil {
+		return &ConfigError{Field: "Budget", Reason: "refused the pool: " + err.Error(), Err: err}
+	}
+	p.leave = leave
+	return nil
 }
 
 // demand is Stats.Demand, read without the rest of Stats.

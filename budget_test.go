@@ -33,7 +33,7 @@ func newTestBudget(t *testing.T, size int) *testBudget {
 	return b
 }
 
-func (b *testBudget) Join(m BudgetMember) func() {
+func (b *testBudget) Join(m BudgetMember) (func(), error) {
 	b.mu.Lock()
 	b.members = append(b.members, m)
 	b.mu.Unlock()
@@ -45,7 +45,7 @@ func (b *testBudget) Join(m BudgetMember) func() {
 		b.mu.Lock()
 		b.left++
 		b.mu.Unlock()
-	}
+	}, nil
 }
 
 func (b *testBudget) Members() int {

@@ -30,10 +30,25 @@ type Config[T any] struct {
 	// under a context that ends when the pool is closed or DialTimeout
 	// passes, so a caller who gives up waiting does not waste the dial: the
 	// connection goes to the next waiter or stays idle.
+	//
+	// How a failed dial reaches callers: a pool that has never connected
+	// hands the first error to its callers at once; later, one failure is
+	// a blip that callers with time left wait through (the next try comes
+	// after 10ms, doubling to 250ms), and once dials will have failed for
+	// 100ms with nothing open the server counts as down and callers get
+	// its error at once, while the pool goes on trying in the background.
+	// Wrap an error that no retry can mend (a refused password, a database
+	// that does not exist, a certificate the client rejects) with
+	// Permanent: callers get it at once and the pool tries again only
+	// every 1s, doubling to 10s, while it lasts. A run of failures is
+	// logged once as it starts, once a minute while it lasts, and once as
+	// it ends.
 	Dial func(ctx context.Context) (T, error)
 
-	// Close closes a connection. Optional; when nil the pool simply drops it.
-	// It runs on a goroutine of its own, after Hooks.OnDisconnect, so that
+	// Close closes a connection. Optional: when nil, a connection whose type
+	// has a Close method (Close() error, as net.Conn's, or Close()) is
+	// closed with it, and any other is dropped; to drop connections that
+	// have a Close method unclosed, set a Close that does nothing. It runs on a goroutine of its own, after Hooks.OnDisconnect, so that
 	// a slow close never holds up the caller that let the connection go;
 	// the connection counts against MaxConns (and a Budget) until it
 	// returns. A panic or an error from Close is logged and otherwise
@@ -301,6 +316,7 @@ type ConfigError struct {
 	Struct string // the type holding the field; empty for shoal.Config
 	Field  string // the field, such as "MinIdle"
 	Reason string // what is wrong with it, with the value given
+	Err    error  // the error behind Reason, if one is (a Budget's refusal); nil for most
 }
 
 // Error returns the message, naming the package, type and field:
@@ -312,3 +328,6 @@ func (e *ConfigError) Error() string {
 	}
 	return pkg + ": " + typ + "." + e.Field + " " + e.Reason
 }
+
+// Unwrap returns the error behind Reason, or nil.
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -11,20 +11,34 @@ import (
 
 // Dial backoff: after a failed dial the pool waits before it dials again for
 // waiters, MinIdle or MinConns, doubling from backoffMin up to backoffMax.
-// The cap is low so that a pool is back to strength within a second of its
-// server.
+// The cap is low so that a pool is back to strength within a few hundred
+// milliseconds of its server's return.
 const (
 	backoffMin = 10 * time.Millisecond
 	backoffMax = 250 * time.Millisecond
 )
 
-// downAfter is how long dials must have failed without a success before the
-// pool counts its server as down and fails every waiter with the dial's
-// error at once. Before that a failure may be a blip (one refused connect, a
-// restart, a failover's promotion), and a caller whose deadline leaves room
-// for the next try waits for it. At the backoff above, a second of failures
-// is about eight tries.
-const downAfter = time.Second
+// After a permanent failure (ErrPermanent: a refused password, an unknown
+// database) the backoff runs from permanentBackoffMin to permanentBackoffMax
+// instead: a retry cannot mend it, and four logins a second per pool after a
+// password rotation would be an authentication storm. The cap still lets a
+// pool whose credentials were fixed (a BeforeConnect that reads them anew)
+// recover within seconds.
+const (
+	permanentBackoffMin = time.Second
+	permanentBackoffMax = 10 * time.Second
+)
+
+// downAfter is how long dials may fail, without a success in between,
+// before the pool counts its server as down and fails every waiter with the
+// dial's error at once. Before that a failure may be a blip (one refused
+// connect, a connection reset), and a caller whose deadline leaves room for
+// the next try waits for it. The server counts as down as soon as the next
+// try would come after downAfter, so at the backoff above a caller waits for
+// at most four tries (70ms) before it gets the error. A pool that has never
+// opened a connection, or whose dial failed permanently, counts its server
+// as down at the first failure: there is nothing to wait through.
+const downAfter = 100 * time.Millisecond
 
 // streakGap is the longest a dial may start after the previous failure and
 // still count as retrying it: the backoff's cap, and as much again for a
@@ -36,9 +50,18 @@ type dialState struct {
 	mu           sync.Mutex
 	lastErr      error // nil after a success
 	lastErrAt    int64 // pool clock
-	failingSince int64 // pool clock of the first failure since the last success; 0 after a success
+	failingSince int64 // pool clock at which the first failed dial since the last success started; 0 after a success
+	failures     int64 // dials failed since the last success
 	backoff      time.Duration
 	backoffUntil int64 // pool clock; no background dial before it
+	// connected: a dial has succeeded. Until then a failure is not a blip
+	// to wait through: nothing says the server was ever there.
+	connected bool
+	// permanent: lastErr is marked ErrPermanent.
+	permanent bool
+	// loggedAt is the pool clock of the last line logged about the
+	// failures since the last success (log.go), 0 when none was.
+	loggedAt int64
 
 	// shrinking counts closes under way because the pool was above its
 	// limit (resize.go); open minus shrinking is what a shrink still has
@@ -46,10 +69,14 @@ type dialState struct {
 	shrinking int32
 }
 
-// downAt reports whether, at now, dials have failed for downAfter without a
-// success: the server counts as down. d.mu must be held.
-func (d *dialState) downAt(now int64) bool {
-	return d.failingSince != 0 && now-d.failingSince >= int64(downAfter)
+// down reports whether the server counts as down: dials are failing, and
+// they fail for good (ErrPermanent), or the pool never connected, or they
+// will have failed for downAfter by the next try. d.mu must be held.
+func (d *dialState) down() bool {
+	if d.failingSince == 0 {
+		return false
+	}
+	return d.permanent || !d.connected || d.backoffUntil-d.failingSince >= int64(downAfter)
 }
 
 // reserve takes a place in MaxConns, or reports that the pool is full.
@@ -215,48 +242,40 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 	p.eng.adopt(c)
 }
 
+// dialSucceeded forgets the failures before it, and logs their end if
+// their start was logged.
 func (p *Pool[T]) dialSucceeded() {
 	p.dial.mu.Lock()
-	p.dial.lastErr = nil
-	p.dial.failingSince = 0
-	p.dial.backoff = 0
-	p.dial.backoffUntil = 0
+	d := &p.dial
+	failures, since, logged := d.failures, d.failingSince, d.loggedAt != 0
+	d.connected = true
+	d.lastErr, d.permanent = nil, false
+	d.failingSince, d.failures, d.loggedAt = 0, 0, 0
+	d.backoff, d.backoffUntil = 0, 0
 	p.dial.mu.Unlock()
+	if logged {
+		p.logDialRecovered(failures, time.Duration(p.now()-since))
+	}
 }
 
 // dialFailed records a failed background dial and tells the waiters who can
-// no longer be served in time. While nothing is open and no other dial is in
-// flight, nothing can come to a waiter before the next try, after the
-// backoff. A waiter whose deadline comes sooner gets the error now instead of
-// sitting until then; one with time left waits for the try. Once dials have
-// failed for downAfter the server counts as down, and every waiter gets the
-// error at once. With a connection open, or another dial in flight, everyone
-// stays: a release or that dial will serve them, and if none does in time
-// their error names this dial's failure.
+// no longer be served in time. Once the server counts as down
+// (dialState.down) and no connection is open to serve them, every waiter
+// gets the error at once, even while other dials are in flight: those are
+// probes of a server that is down, not a connection about to arrive. Before
+// that, while nothing is open and no other dial is in flight, nothing can
+// come to a waiter before the next try, after the backoff: a waiter whose
+// deadline comes sooner gets the error now instead of sitting until then,
+// and one with time left waits for the try. With a connection open, or
+// another dial in flight, the others stay: a release or that dial will serve
+// them, and if none does in time their error names this dial's failure.
 func (p *Pool[T]) dialFailed(err error, started int64) {
-	p.dial.mu.Lock()
-	now := p.now()
-	// A dial that started long after the last failure (nobody needed one
-	// in between) begins a new run of failures: the server is down only if
-	// dials kept failing one after another for downAfter.
-	if p.dial.failingSince == 0 || started-p.dial.lastErrAt > int64(streakGap) {
-		p.dial.failingSince = now
-	}
-	p.dial.lastErr = err
-	p.dial.lastErrAt = now
-	down := p.dial.downAt(now)
-	p.dial.backoff = min(max(2*p.dial.backoff, backoffMin), backoffMax)
-	p.dial.backoffUntil = now + int64(p.dial.backoff)
-	backoff, nextTry := p.dial.backoff, p.dial.backoffUntil
-	p.dial.mu.Unlock()
-	p.logDialFailed(err, backoff)
-
-	if p.nothingCanServe() {
-		if down {
-			p.wq.failAll(err, false)
-		} else {
-			p.wq.failDeadlinesBefore(nextTry, err)
-		}
+	down, nextTry := p.recordDialFailure(err, started, true)
+	switch {
+	case down && p.established() <= 0:
+		p.wq.failAll(err, false)
+	case p.nothingCanServe():
+		p.wq.failDeadlinesBefore(nextTry, err)
 	}
 	p.capacityFreed()
 	// Whoever still waits is served by a release, or by the maintenance
@@ -264,29 +283,90 @@ func (p *Pool[T]) dialFailed(err error, started int64) {
 	p.kickMaintenance()
 }
 
+// recordDialFailure counts a failed dial that started at started (pool
+// clock), logs it if it is the first of a run or a minute has passed since
+// the last line (log.go), and, with backoff set, backs the background dials
+// off. It returns whether the server now counts as down and when the next
+// background dial may start.
+func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (down bool, nextTry int64) {
+	p.dial.mu.Lock()
+	d := &p.dial
+	now := p.now()
+	// A dial that started long after the last failure (nobody needed one
+	// in between) begins a new run of failures: the server is down only if
+	// dials kept failing one after another for downAfter. The run starts
+	// when its first dial did: a connect that hung for a second before it
+	// failed is a second of failing.
+	if d.failingSince == 0 || started-d.lastErrAt > int64(streakGap) {
+		d.failingSince = started
+	}
+	d.failures++
+	d.lastErr, d.lastErrAt = err, now
+	permanent := errors.Is(err, ErrPermanent)
+	if permanent != d.permanent {
+		d.permanent = permanent
+		d.backoff = 0 // a new kind of failure starts its own schedule
+	}
+	if backoff {
+		lo, hi := backoffMin, backoffMax
+		if permanent {
+			lo, hi = permanentBackoffMin, permanentBackoffMax
+		}
+		d.backoff = min(max(2*d.backoff, lo), hi)
+		d.backoffUntil = now + int64(d.backoff)
+	}
+	down, nextTry = d.down(), d.backoffUntil
+	logLine := d.loggedAt == 0 || now-d.loggedAt >= int64(dialLogEvery)
+	if logLine {
+		d.loggedAt = now
+	}
+	failures, since, retryIn := d.failures, d.failingSince, time.Duration(max(d.backoffUntil-now, 0))
+	p.dial.mu.Unlock()
+	if logLine {
+		p.logDialFailing(err, failures, time.Duration(now-since), retryIn, permanent)
+	}
+	return down, nextTry
+}
+
 // nothingCanServe reports whether no connection is open (or closing, which
 // frees a place for a dial) and no dial is in flight.
 func (p *Pool[T]) nothingCanServe() bool { return p.open.Load()-p.closing.Load() <= 0 }
 
+// established counts the open connections that may serve a caller: not
+// dials in flight, not connections closing. Its three loads are not one
+// snapshot; a decision that reads it wrong for an instant fails a caller
+// that could have waited, or lets one wait for a release, never more.
+func (p *Pool[T]) established() int32 {
+	return p.open.Load() - p.dialing.Load() - p.closing.Load()
+}
+
 // failFast returns the last dial error for an acquire that could only sit
-// until its deadline: nothing is open, no dial is in flight, the pool is
-// backing off, and either the server counts as down (downAfter) or ctx's
-// deadline comes before the next try.
+// until its deadline. With no connection open, a server that counts as down
+// (dialState.down) fails the caller at once, even while a dial is in flight
+// (a probe, which would keep the caller waiting as long as a silent server
+// lets a connect hang), and the caller starts the next probe if the backoff
+// has passed. Before that it fails only a caller that nothing can serve
+// before the next try: no dial in flight, and its deadline before the try.
 func (p *Pool[T]) failFast(ctx context.Context) error {
-	if !p.nothingCanServe() {
-		return nil
+	if p.established() > 0 {
+		return nil // a release may serve the caller
 	}
 	now := p.now()
 	p.dial.mu.Lock()
-	lastErr, nextTry, down := p.dial.lastErr, p.dial.backoffUntil, p.dial.downAt(now)
+	lastErr, nextTry, down := p.dial.lastErr, p.dial.backoffUntil, p.dial.down()
 	p.dial.mu.Unlock()
-	if lastErr == nil || now >= nextTry {
+	switch {
+	case lastErr == nil:
 		return nil
+	case down:
+		if now >= nextTry && p.dialing.Load() == 0 {
+			p.startDialIf(nil) // is the server back?
+		}
+	case !p.nothingCanServe() || now >= nextTry || p.deadline(ctx) >= nextTry:
+		return nil // a blip, and a dial in flight or the next try may serve the caller
 	}
-	if !down && p.deadline(ctx) >= nextTry {
-		return nil // a blip, and there is time for the next try
-	}
-	return &AcquireError{Err: lastErr, MaxConns: int(p.limit.Load())}
+	p.counters.dialFailed.Add(1)
+	return p.acquireError(lastErr, 0)
 }
 
 // deadline returns ctx's deadline on the pool clock, or math.MaxInt64 when
@@ -347,11 +427,12 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		}
 		go func() {
 			defer func() { <-sem }()
+			started := p.now()
 			c, err := p.dialOne(ctx)
 			if err != nil {
 				p.dialing.Add(-1)
 				p.open.Add(-1)
-				p.dialFailedQuietly(err)
+				p.dialFailedQuietly(err, started)
 				errs <- err
 				return
 			}
@@ -404,15 +485,11 @@ func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 	return nil
 }
 
-// dialFailedQuietly records a failed Warm dial: Warm's caller gets the error,
-// so waiters are not failed for it, and no backoff starts (Warm's caller
-// decides when to try again; the background dials back off on their own
-// failures).
-func (p *Pool[T]) dialFailedQuietly(err error) {
-	p.dial.mu.Lock()
-	p.dial.lastErr = err
-	p.dial.lastErrAt = p.now()
-	p.dial.mu.Unlock()
-	p.logDialFailed(err, 0)
+// dialFailedQuietly records a failed Warm dial that started at started:
+// Warm's caller gets the error, so waiters are not failed for it, and no
+// backoff starts (Warm's caller decides when to try again; the background
+// dials back off on their own failures).
+func (p *Pool[T]) dialFailedQuietly(err error, started int64) {
+	p.recordDialFailure(err, started, false)
 	p.capacityFreed()
 }

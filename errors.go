@@ -22,31 +22,58 @@ var (
 	ErrDial = errors.New("shoal: dial failed")
 	// ErrLeaseReclaimed: the lease was taken back by LeakReclaim.
 	ErrLeaseReclaimed = errors.New("shoal: lease reclaimed after being held past LeakThreshold")
+	// ErrPermanent marks a dial error that no retry can mend: a password
+	// the server refuses, a database or role that does not exist, a
+	// certificate the client rejects. Dial marks its errors with Permanent.
+	ErrPermanent = errors.New("shoal: permanent dial failure")
 )
 
-// AcquireError says why an Acquire failed after waiting, what it waited for,
-// and for how long. It wraps the cause (a context error, ErrClosed,
-// ErrExhausted or a dial error), so errors.Is(err, context.DeadlineExceeded)
-// and the like work.
-type AcquireError struct {
-	Err      error         // the cause
-	Waited   time.Duration // how long the caller waited
-	MaxConns int           // the pool's MaxConns
-	InUse    int           // connections with at least one lease when it failed
-	Waiting  int           // callers waiting when it failed (including this one)
-	Dialing  int           // dials in flight when it failed
-	LastDial error         // the most recent dial error, if the last dial failed
+// Permanent marks err, a dial's error, as one that no retry can mend. The
+// pool then fails its callers with it at once, instead of letting them wait
+// for another try, and retries only every few seconds while the cause lasts
+// (see Config.Dial). errors.Is(err, ErrPermanent) reports the mark; err
+// itself stays visible to errors.Is and errors.As. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil || errors.Is(err, ErrPermanent) {
+		return err
+	}
+	return &permanentError{err: err}
 }
 
-// Error says what the acquire waited for and why it ended: "shoal:
-// acquire: context deadline exceeded after 2s waiting for one of 16
-// connections (16 in use, 31 waiting)", and the last dial's error when
-// the last dial failed.
+// permanentError is Permanent's mark; its text is err's.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() []error { return []error{ErrPermanent, e.err} }
+
+// AcquireError says why an Acquire failed, what it waited for, and for how
+// long. It wraps the cause (a context error, ErrClosed, ErrExhausted or a
+// dial error), so errors.Is(err, context.DeadlineExceeded) and the like
+// work.
+type AcquireError struct {
+	Err      error         // the cause
+	Waited   time.Duration // how long the caller waited; 0 when it failed at once
+	MaxConns int           // the pool's limit on open connections
+	InUse    int           // connections with at least one lease when it failed
+	// Waiting is how many callers were waiting when it failed, this one
+	// included when it had joined the queue.
+	Waiting  int
+	Dialing  int   // dials in flight when it failed
+	LastDial error // the most recent dial error, if the last dial failed
+}
+
+// Error says why the acquire ended, then what it waited for and how long:
+// "shoal: acquire: context deadline exceeded (waited 2s for one of 16
+// connections: 16 in use, 31 waiting)". A dial's error is the cause's own
+// text, so the wait is never read as the dial's: "shoal: acquire: dial
+// failed: dial tcp 127.0.0.1:5432: connect: connection refused (waited 0s
+// for one of 4 connections: 0 in use, 1 waiting)". When the last dial
+// failed and that is not the cause, its error follows.
 func (e *AcquireError) Error() string {
 	var b strings.Builder
 	b.WriteString("shoal: acquire: ")
 	b.WriteString(strings.TrimPrefix(e.Err.Error(), "shoal: "))
-	fmt.Fprintf(&b, " after %s waiting for one of %d connections (%d in use, %d waiting",
+	fmt.Fprintf(&b, " (waited %s for one of %d connections: %d in use, %d waiting",
 		roundDuration(e.Waited), e.MaxConns, e.InUse, e.Waiting)
 	if e.Dialing > 0 {
 		fmt.Fprintf(&b, ", %d dialing", e.Dialing)
@@ -61,6 +88,58 @@ func (e *AcquireError) Error() string {
 
 // Unwrap returns the cause.
 func (e *AcquireError) Unwrap() error { return e.Err }
+
+// CloseError says what Pool.Close was still waiting for when its context
+// ended: leases not yet released, connections still closing, dials still
+// in flight. It wraps the context's error. The pool stays closed, and what
+// is left closes as its leases end.
+type CloseError struct {
+	Err     error // the context's error
+	Held    int   // leases still held
+	Closing int   // connections whose Close is still running
+	Dialing int   // dials still in flight
+	// OldestHeld is how long the longest-held lease had been held, when
+	// the pool tracks holding (an Observer or LeakThreshold is set).
+	OldestHeld time.Duration
+	// HeldBy is the function that acquired that lease, when LeakThreshold
+	// is set (the pool keeps each acquire's stack only then).
+	HeldBy string
+}
+
+// Error says why Close gave up and what it waited for: "shoal: close:
+// context deadline exceeded with 3 leases still held (the oldest for
+// 12.5s, acquired by main.handleReport)".
+func (e *CloseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "shoal: close: %v with %d %s still held", e.Err, e.Held, plural(e.Held, "lease", "leases"))
+	if e.OldestHeld > 0 || e.HeldBy != "" {
+		b.WriteString(" (the oldest")
+		if e.OldestHeld > 0 {
+			fmt.Fprintf(&b, " for %s", roundDuration(e.OldestHeld))
+		}
+		if e.HeldBy != "" {
+			fmt.Fprintf(&b, ", acquired by %s", e.HeldBy)
+		}
+		b.WriteString(")")
+	}
+	if e.Closing > 0 {
+		fmt.Fprintf(&b, ", %d %s closing", e.Closing, plural(e.Closing, "connection", "connections"))
+	}
+	if e.Dialing > 0 {
+		fmt.Fprintf(&b, ", %d %s in flight", e.Dialing, plural(e.Dialing, "dial", "dials"))
+	}
+	return b.String()
+}
+
+// Unwrap returns the context's error.
+func (e *CloseError) Unwrap() error { return e.Err }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
 
 // dialError marks a dial failure: errors.Is matches both ErrDial and the
 // dial's own error.

@@ -9,51 +9,26 @@ import (
 	"time"
 )
 
-// One failed dial is a blip: callers whose deadlines leave room for the next
-// try wait for it and are served, instead of all failing with the stale
-// error (a cold pool after one refused connect, a failover's promotion).
-func TestOneFailedDialDoesNotFailCallersWithTime(t *testing.T) {
-	var dials atomic.Int32
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Dial: func(ctx context.Context) (*fakeConn, error) {
-		if dials.Add(1) == 1 {
-			return nil, errBoom
-		}
-		return &fakeConn{}, nil
-	}})
-	const n = 8
-	errs := make(chan error, n)
-	for range n {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			l, err := p.Acquire(ctx)
-			if err == nil {
-				l.Release()
-			}
-			errs <- err
-		}()
-	}
-	for range n {
-		if err := <-errs; err != nil {
-			t.Fatalf("a caller with a minute to spare failed after one failed dial: %v", err)
-		}
-	}
-	if s := p.Stats(); s.DialErrors != 1 {
-		t.Fatalf("%d dial errors, want the one", s.DialErrors)
-	}
-}
-
 // The rule an acquire meets while the pool backs off with nothing open: fail
-// now only if the server counts as down or the caller's deadline comes
-// before the next try.
+// now only if the server counts as down (the pool never connected, the
+// failure is permanent, or dials will have failed for downAfter by the next
+// try) or the caller's deadline comes before the next try.
 func TestFailFastRule(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	set := func(failingFor, nextTryIn time.Duration) {
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	d.block = make(chan struct{}) // a probe dial hangs until the pool closes
+	type state struct {
+		failingFor, nextTryIn time.Duration
+		neverConnected        bool
+		permanent             bool
+	}
+	set := func(st state) {
 		p.dial.mu.Lock()
 		now := p.now()
+		p.dial.connected = !st.neverConnected
+		p.dial.permanent = st.permanent
 		p.dial.lastErr = &dialError{err: errBoom}
-		p.dial.failingSince = now - int64(failingFor)
-		p.dial.backoffUntil = now + int64(nextTryIn)
+		p.dial.failingSince = now - int64(st.failingFor)
+		p.dial.backoffUntil = now + int64(st.nextTryIn)
 		p.dial.mu.Unlock()
 	}
 	withDeadline := func(d time.Duration) context.Context {
@@ -61,25 +36,35 @@ func TestFailFastRule(t *testing.T) {
 		t.Cleanup(cancel)
 		return ctx
 	}
+	blip := state{nextTryIn: downAfter / 2}
 	for _, tc := range []struct {
-		name                  string
-		failingFor, nextTryIn time.Duration
-		ctx                   context.Context
-		fail                  bool
+		name string
+		st   state
+		ctx  context.Context
+		fail bool
 	}{
-		{"blip, no deadline", 0, time.Hour, context.Background(), false},
-		{"blip, deadline after the next try", 0, time.Hour, withDeadline(2 * time.Hour), false},
-		{"blip, deadline before the next try", 0, time.Hour, withDeadline(time.Minute), true},
-		{"blip, a timeout written as never", 0, time.Hour, withDeadline(math.MaxInt64), false},
-		{"down, no deadline", 2 * downAfter, time.Hour, context.Background(), true},
-		{"down, deadline after the next try", 2 * downAfter, time.Hour, withDeadline(2 * time.Hour), true},
-		{"backoff over", 2 * downAfter, -time.Millisecond, context.Background(), false},
+		{"blip, no deadline", blip, context.Background(), false},
+		{"blip, deadline after the next try", blip, withDeadline(time.Hour), false},
+		{"blip, deadline before the next try", blip, withDeadline(downAfter / 10), true},
+		{"blip, a timeout written as never", blip, withDeadline(math.MaxInt64), false},
+		{"down by the next try", state{failingFor: downAfter / 2, nextTryIn: downAfter / 2}, context.Background(), true},
+		{"down, deadline after the next try", state{failingFor: 2 * downAfter, nextTryIn: time.Hour}, withDeadline(2 * time.Hour), true},
+		{"never connected", state{nextTryIn: backoffMin, neverConnected: true}, context.Background(), true},
+		{"permanent", state{nextTryIn: time.Second, permanent: true}, context.Background(), true},
+		{"blip, backoff over", state{nextTryIn: -time.Millisecond}, withDeadline(time.Millisecond), false},
+		// Down with the backoff over: the caller still fails at once, and
+		// starts a probe of the server (which hangs here).
+		{"down, backoff over", state{failingFor: 2 * downAfter, nextTryIn: -time.Millisecond}, context.Background(), true},
+		{"never connected, backoff over", state{nextTryIn: -time.Millisecond, neverConnected: true}, context.Background(), true},
 	} {
-		set(tc.failingFor, tc.nextTryIn)
+		set(tc.st)
 		err := p.failFast(tc.ctx)
 		if tc.fail != (err != nil) || err != nil && !errors.Is(err, errBoom) {
 			t.Errorf("%s: failFast = %v, want failure %v with the dial error", tc.name, err, tc.fail)
 		}
+	}
+	if n := p.dialing.Load(); n != 1 {
+		t.Errorf("%d probe dials in flight, want the one the first caller after the backoff started", n)
 	}
 }
 
@@ -122,6 +107,7 @@ func TestAFailureAfterAQuietSpellIsABlip(t *testing.T) {
 	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
 	p.dial.mu.Lock()
 	then := p.now() - int64(time.Minute)
+	p.dial.connected = true
 	p.dial.lastErr, p.dial.lastErrAt, p.dial.failingSince = &dialError{err: errBoom}, then, then
 	p.dial.mu.Unlock()
 	p.dialFailed(&dialError{err: errBoom}, p.now())

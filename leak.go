@@ -83,6 +83,23 @@ func (p *Pool[T]) checkLeak(l *leaseState[T], now, threshold int64) {
 	}
 }
 
+// acquiredBy returns the function that acquired l's current hand-out, from
+// the stack kept for leak reports, or "" when none is kept (no
+// LeakThreshold) or it belongs to another hand-out.
+func (l *leaseState[T]) acquiredBy() string {
+	li := l.leak
+	if li == nil {
+		return ""
+	}
+	li.mu.Lock()
+	defer li.mu.Unlock()
+	if li.gen != l.state.Load() {
+		return ""
+	}
+	fn, _ := formatStack(li.pcs[:li.n])
+	return fn
+}
+
 // formatStack renders the frames of an acquire, leaving out the pool's own,
 // and returns the first caller outside the pool, its adapters
 // (github.com/shoalpool/shoal/shoalpgx and the like) and net/http's client

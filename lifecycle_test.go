@@ -187,9 +187,18 @@ func TestHooks(t *testing.T) {
 			OnDisconnect: why.hook,
 		},
 	})
-	// Connection 1 fails OnConnect, a failed dial: the caller has time
-	// for the next try, after the backoff, and connection 2 is fine.
-	first := mustAcquire(t, p)
+	// Connection 1 fails OnConnect, a failed dial: the pool has never
+	// connected, so the caller gets the error at once; the next try,
+	// after the backoff, dials connection 2, which is fine.
+	if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) || !errors.Is(err, ErrDial) {
+		t.Fatalf("first acquire: %v, want OnConnect's error as a failed dial", err)
+	}
+	var first Lease[*fakeConn]
+	eventually(t, "an acquire after the backoff", func() bool {
+		var err error
+		first, err = p.Acquire(context.Background())
+		return err == nil
+	})
 	if first.Value().id != 2 {
 		t.Fatalf("got conn %d, want 2 after connection 1 failed OnConnect", first.Value().id)
 	}

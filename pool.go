@@ -96,6 +96,7 @@ type counters struct {
 
 	canceled   atomic.Int64
 	rejected   atomic.Int64
+	dialFailed atomic.Int64 // acquires failed with a dial's error
 	dials      atomic.Int64
 	dialErrors atomic.Int64
 	closed     atomic.Int64
@@ -108,6 +109,9 @@ type counters struct {
 func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Close == nil {
+		cfg.Close = ownClose[T]()
 	}
 	p := &Pool[T]{
 		cfg:        cfg,
@@ -179,7 +183,13 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 		p.detachObs = a.Attach(p.Stats)
 	}
 	if cfg.Budget != nil {
-		p.joinBudget(cfg.Budget)
+		if err := p.joinBudget(cfg.Budget); err != nil {
+			p.cancel()
+			if p.detachObs != nil {
+				p.detachObs()
+			}
+			return nil, err
+		}
 	}
 	go p.maintain()
 	if p.keepsFloor() {
@@ -207,6 +217,7 @@ func (p *Pool[T]) Stats() Stats {
 		Closing:          int(p.closing.Load()),
 		CanceledAcquires: p.counters.canceled.Load(),
 		RejectedAcquires: p.counters.rejected.Load(),
+		FailedAcquires:   p.counters.dialFailed.Load(),
 		Dials:            p.counters.dials.Load(),
 		DialErrors:       p.counters.dialErrors.Load(),
 		Closed:           p.counters.closed.Load(),
@@ -260,10 +271,10 @@ func (p *Pool[T]) monotonicAcquires(sum int64) int64 {
 // Close closes the pool. New acquires fail with ErrClosed and waiting ones
 // wake with it; idle connections close now and leased ones when they are
 // released. Close returns once every connection's Close has returned, no
-// dial is left and the maintenance goroutine has ended, or with ctx.Err()
-// if ctx ends first (the
-// pool stays closed, and the rest close as their leases end). Calling Close
-// again waits again.
+// dial is left and the maintenance goroutine has ended, or, if ctx ends
+// first, with a *CloseError that wraps ctx.Err() and says what was still
+// held (the pool stays closed, and the rest close as their leases end).
+// Calling Close again waits again.
 func (p *Pool[T]) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
 		// Under dial.mu, where every dial is decided: a dial either
@@ -289,10 +300,29 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return p.closeError(ctx.Err())
 		}
 	}
 	return nil
+}
+
+// closeError says what a Close whose context ended was still waiting for.
+func (p *Pool[T]) closeError(err error) error {
+	e := &CloseError{Err: err, Closing: int(p.closing.Load()), Dialing: int(p.dialing.Load())}
+	now := p.now()
+	var oldest *leaseState[T]
+	var oldestAt int64
+	for _, l := range p.eng.heldLeases() {
+		e.Held++
+		if at := l.acquiredAt.Load(); at != 0 && (oldest == nil || at < oldestAt) {
+			oldest, oldestAt = l, at
+		}
+	}
+	if oldest != nil {
+		e.OldestHeld = time.Duration(now - oldestAt)
+		e.HeldBy = oldest.acquiredBy()
+	}
+	return e
 }
 
 // checkDrained signals Close once the pool is closed and nothing is open.

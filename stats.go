@@ -37,15 +37,21 @@ type Stats struct {
 	// string: see its Pool.Hosts); nil from the core pool itself.
 	Hosts []HostStat
 
-	Acquires         int64         // successful acquires
-	WaitedAcquires   int64         // successful acquires that had to wait
-	CanceledAcquires int64         // acquires whose context ended while they waited
-	RejectedAcquires int64         // acquires refused by MaxWaiters or load shedding
-	WaitTime         time.Duration // total time successful acquires spent waiting
-	Dials            int64         // dials attempted
-	DialErrors       int64         // dials that failed (including OnConnect errors)
-	Closed           int64         // connections closed, for any reason
-	Leaked           int64         // leases reported as held past LeakThreshold
+	Acquires         int64 // successful acquires
+	WaitedAcquires   int64 // successful acquires that had to wait
+	CanceledAcquires int64 // acquires whose context ended while they waited
+	RejectedAcquires int64 // acquires refused by MaxWaiters or load shedding
+	// FailedAcquires counts acquires that failed with a dial's error: the
+	// server down, refusing, or unreachable, while no connection could
+	// serve them. With CanceledAcquires and RejectedAcquires it counts
+	// every acquire that failed, by cause, but those the pool's Close
+	// failed.
+	FailedAcquires int64
+	WaitTime       time.Duration // total time successful acquires spent waiting
+	Dials          int64         // dials attempted
+	DialErrors     int64         // dials that failed (including OnConnect errors)
+	Closed         int64         // connections closed, for any reason
+	Leaked         int64         // leases reported as held past LeakThreshold
 	// BargeMisses counts connections that a barging release (BargeWindow)
 	// left idle through the grace while someone waited: their releasers
 	// did not come back. Each suspends barging for 100ms (barge.go). Many

@@ -24,8 +24,8 @@ func (s Stats) String() string {
 			fmt.Fprintf(&b, " lag %s", h.Lag)
 		}
 	}
-	fmt.Fprintf(&b, "; acquires %d (waited %d, %s in all, canceled %d, rejected %d), dials %d (errors %d), closed %d, leaked %d, barge misses %d",
-		s.Acquires, s.WaitedAcquires, s.WaitTime, s.CanceledAcquires, s.RejectedAcquires,
+	fmt.Fprintf(&b, "; acquires %d (waited %d, %s in all, canceled %d, rejected %d, failed %d), dials %d (errors %d), closed %d, leaked %d, barge misses %d",
+		s.Acquires, s.WaitedAcquires, s.WaitTime, s.CanceledAcquires, s.RejectedAcquires, s.FailedAcquires,
 		s.Dials, s.DialErrors, s.Closed, s.Leaked, s.BargeMisses)
 	return b.String()
 }

@@ -157,18 +157,19 @@ func memberID(host string) string {
 // starting share before it returns. The returned leave gives every slot
 // back and removes the member from the budget, so the others' shares grow;
 // the pool calls it once its connections are closed. A Budget serves one
-// pool: a second Join panics.
-func (b *Budget) Join(m shoal.BudgetMember) (leave func()) {
+// pool, once: a second Join returns ErrJoined (New and shoalpgx's
+// NewWithConfig then return it), and so does a Join after the pool left.
+func (b *Budget) Join(m shoal.BudgetMember) (leave func(), err error) {
 	b.mu.Lock()
 	if b.member != nil || b.left {
 		b.mu.Unlock()
-		panic(fmt.Sprintf("shoaletcd: budget %q joined twice; use one Budget per pool", b.opts.Name))
+		return nil, fmt.Errorf("%w: %q serves a pool already; give each pool a Budget of its own (Budgets made with the same Name share one limit)", ErrJoined, b.opts.Name)
 	}
 	b.member = m
 	b.mu.Unlock()
 	b.pushShare()
 	var once sync.Once
-	return func() { once.Do(b.leave) }
+	return func() { once.Do(b.leave) }, nil
 }
 
 // leave is Join's leave: demand and share drop to zero, idle slots are

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal"
 )
 
 // A member's minimum is its share even while it is idle, and counts
@@ -170,7 +172,11 @@ func TestFencedSlotAvoided(t *testing.T) {
 	b := newBudget(t, addr, Options{Name: "db", Size: 3, Prefix: prefix})
 	f := &fakePool{}
 	f.demand.Store(3)
-	defer b.Join(f)()
+	leave, err := b.Join(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	p, err := b.Acquire(ctx)
@@ -211,4 +217,34 @@ func TestFenceKey(t *testing.T) {
 	if a != b || a == c {
 		t.Fatalf("fence keys %d %d %d", a, b, c)
 	}
+}
+
+// A Budget serves one pool: a second pool given the same Budget is refused
+// with an error that says what to do, never a panic, and the first pool
+// keeps its place.
+func TestSecondPoolOnABudgetIsRefused(t *testing.T) {
+	addr := etcdAddr(t)
+	prefix := testPrefix(t, newClient(t, addr))
+	b := newBudget(t, addr, Options{Name: "db", Size: 4, Prefix: prefix})
+	dial := func(context.Context) (int, error) { return 1, nil }
+	first, err := shoal.New(shoal.Config[int]{MaxConns: 2, Dial: dial, Budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close(context.Background())
+	_, err = shoal.New(shoal.Config[int]{MaxConns: 2, Dial: dial, Budget: b})
+	var ce *shoal.ConfigError
+	if !errors.Is(err, ErrJoined) || !errors.As(err, &ce) || ce.Field != "Budget" {
+		t.Fatalf("second pool: %v, want a ConfigError naming Budget and wrapping ErrJoined", err)
+	}
+	if !strings.Contains(err.Error(), `"db" serves a pool already`) {
+		t.Fatalf("error %q does not say which budget", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := first.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("the first pool after the refusal: %v", err)
+	}
+	l.Release()
 }

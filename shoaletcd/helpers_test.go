@@ -140,7 +140,11 @@ func newFakePool(t *testing.T, b *Budget, d int) *fakePool {
 	f := &fakePool{b: b, done: make(chan struct{})}
 	f.demand.Store(int64(d))
 	f.share.Store(-1)
-	f.leave = b.Join(f)
+	leave, err := b.Join(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.leave = leave
 	if f.share.Load() < 0 {
 		t.Fatal("Join returned before calling SetShare")
 	}

@@ -53,6 +53,10 @@ var (
 	ErrSizeMismatch = errors.New("shoaletcd: budget size differs")
 	// ErrMinimums: the members' minimums, this one's included, exceed Size.
 	ErrMinimums = errors.New("shoaletcd: sum of minimums exceeds the budget size")
+	// ErrJoined: Join on a Budget that serves a pool already (or did).
+	// Each pool needs a Budget of its own; Budgets made with the same
+	// Name share one limit.
+	ErrJoined = errors.New("shoaletcd: budget joined twice")
 	// ErrClosed: Acquire on a closed budget.
 	ErrClosed = errors.New("shoaletcd: budget closed")
 )

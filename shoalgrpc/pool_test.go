@@ -181,7 +181,7 @@ func TestFullPoolWaitsThenFailsWithDeadline(t *testing.T) {
 		t.Fatalf("call on a full pool: %v; want DeadlineExceeded", err)
 	}
 	var pe *PoolError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "waiting for") {
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "(waited ") {
 		t.Errorf("error %q should be a *PoolError saying what it waited for", err)
 	}
 	if _, max := srv.connections(); max > 10 {

@@ -33,7 +33,7 @@ func TestCancelWhileWaitingForConnection(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting request: %v, want a deadline error", err)
 	}
-	if !strings.Contains(err.Error(), "waiting for") {
+	if !strings.Contains(err.Error(), "(waited ") {
 		t.Errorf("error %q does not say what it waited for", err)
 	}
 	io.ReadAll(held.Body)

@@ -54,8 +54,10 @@ func newDialer(key originKey, opts *Options) *dialer {
 // dial connects and, for https, runs the TLS handshake offering alpn. It
 // returns the connection and the negotiated protocol ("" when none). With
 // a proxy, the connection is to the proxy (over TLS for an https proxy),
-// and an https origin's TLS runs inside a CONNECT tunnel through it.
-func (d *dialer) dial(ctx context.Context, alpn []string) (net.Conn, string, error) {
+// and an https origin's TLS runs inside a CONNECT tunnel through it. An
+// error no retry can mend is marked permanent (permanent.go).
+func (d *dialer) dial(ctx context.Context, alpn []string) (_ net.Conn, _ string, err error) {
+	defer func() { err = markPermanent(err) }()
 	nc, err := d.dialTCP(ctx)
 	if err != nil {
 		if d.key.proxy.isSet() {

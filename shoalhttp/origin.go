@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoalpool/shoal"
 )
@@ -48,7 +49,25 @@ type origin struct {
 	mu       sync.Mutex
 	probing  *probe // the probe in flight, if any; guarded by mu
 	shutDown bool   // guarded by mu
+	refused  refusal
 }
+
+// refusal is what an origin remembers of a probe that failed for good (a
+// certificate the client rejects: shoal.ErrPermanent): requests fail with
+// its error at once until the next probe may run, after a backoff of
+// seconds, as the core pool's after a permanent dial error. Guarded by
+// origin.mu.
+type refusal struct {
+	err     error
+	until   time.Time
+	backoff time.Duration
+}
+
+// The backoff after permanent probe failures: the core pool's schedule.
+const (
+	refusedBackoffMin = time.Second
+	refusedBackoffMax = 10 * time.Second
+)
 
 // probe is one attempt to open an origin's first connection. Callers who
 // arrive while it runs wait for it and share its error, rather than each
@@ -107,6 +126,10 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 			o.mu.Unlock()
 			return nil, false, errOriginClosed
 		}
+		if r := o.refused; r.err != nil && time.Now().Before(r.until) {
+			o.mu.Unlock()
+			return nil, false, r.err
+		}
 		if pr := o.probing; pr != nil {
 			o.mu.Unlock()
 			select {
@@ -142,9 +165,24 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 			// those waiting share it.
 			pr.err = err
 		}
+		o.noteProbe(err)
 		o.mu.Unlock()
 		close(pr.done)
 		return b, err == nil, err
+	}
+}
+
+// noteProbe remembers a probe that failed for good, and forgets it when a
+// probe succeeds. o.mu must be held.
+func (o *origin) noteProbe(err error) {
+	r := &o.refused
+	switch {
+	case err == nil:
+		*r = refusal{}
+	case errors.Is(err, shoal.ErrPermanent):
+		r.err = err
+		r.backoff = min(max(2*r.backoff, refusedBackoffMin), refusedBackoffMax)
+		r.until = time.Now().Add(r.backoff)
 	}
 }
 

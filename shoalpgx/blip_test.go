@@ -12,21 +12,25 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestOneRefusedDialFailsNoCallerWithTime: a cold pool whose first dial is
-// refused (a server restarting, a failover's promotion) serves every caller
-// whose deadline covers the next try, instead of failing them all with that
-// one stale error until the backoff has passed.
+// TestOneRefusedDialFailsNoCallerWithTime: a pool that was connected, whose
+// next dial is refused (a server restarting, a failover's promotion), serves
+// every caller whose deadline covers the next try, instead of failing them
+// all with that one stale error until the backoff has passed.
 func TestOneRefusedDialFailsNoCallerWithTime(t *testing.T) {
 	var dials atomic.Int32
 	p := newTestPool(t, func(c *Config) {
 		c.MaxConns = 4
 		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error {
-			if dials.Add(1) == 1 {
+			if dials.Add(1) == 2 {
 				return syscall.ECONNREFUSED
 			}
 			return nil
 		}
 	})
+	if _, err := p.Exec(testCtx(t), "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	p.Reset() // the connection is gone; the next dial is refused
 	const callers = 16
 	var wg sync.WaitGroup
 	var failed atomic.Int32

@@ -37,7 +37,7 @@ func (b *slotBudget) freeSlots() int {
 	return len(b.free)
 }
 
-func (b *slotBudget) Join(m shoal.BudgetMember) func() { return func() {} }
+func (b *slotBudget) Join(m shoal.BudgetMember) (func(), error) { return func() {}, nil }
 
 func (b *slotBudget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 	for {

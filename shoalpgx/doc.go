@@ -88,12 +88,19 @@
 //     busy (unread rows, a batch not closed) or closed by pgx is closed.
 //   - Dials run in the background, at most MaxDialing at a time, with a
 //     backoff while the server is down. pgxpool dials once for each acquire
-//     that finds nothing idle and returns that dial's error; here one
+//     that finds nothing idle and returns that dial's error, so a server
+//     that is down gets a connect attempt per query. Here a pool that never
+//     connected returns its first dial's error at once too; later, one
 //     failed dial fails only the callers whose deadlines come before the
-//     next try (a refused connect during a restart or a failover's promotion
-//     is a blip to wait through), and once dials have failed for a second
-//     the server counts as down and every caller gets the dial's error at
-//     once instead of at its deadline.
+//     next try (a refused connect is a blip to wait through), and once dials
+//     will have failed for 100ms the server counts as down and every caller
+//     gets the dial's error at once, while the pool tries again every 250ms
+//     at most. A refused login (SQLSTATE class 28: a wrong password, an
+//     unknown role), an unknown database (3D000), a role that may not
+//     connect (42501) and a TLS setup that cannot work are permanent: the
+//     callers get the server's error at once, and the pool logs in again
+//     only every 1s, doubling to 10s, while it lasts, and logs the failure
+//     once, then once a minute, then when it ends.
 //   - A connection is closed in the background, never on the caller's
 //     goroutine: pgx's close waits for the server, and through a network
 //     that holds bytes a query that failed at its deadline would otherwise

@@ -45,7 +45,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		closer = closeAndWait
 	}
 	cfg := shoal.Config[*pooledConn]{
-		Dial:        p.dial,
+		Dial:        p.dialMarked,
 		Close:       closer,
 		MaxConns:    int(c.MaxConns),
 		MinIdle:     int(c.MinIdleConns),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -332,8 +333,9 @@ func TestAcquireFuncAndHijack(t *testing.T) {
 
 // TestAfterConnectPanicClosesTheConnection: a panic in AfterConnect fails
 // that dial (the core recovers it) and closes the session it had opened:
-// the server keeps no backend that the pool does not count. The caller,
-// with time left, is served by the next dial.
+// the server keeps no backend that the pool does not count. The caller of a
+// pool that never connected gets the panic as the dial's error at once; the
+// next dial, after the backoff, serves a caller.
 func TestAfterConnectPanicClosesTheConnection(t *testing.T) {
 	app := fmt.Sprintf("shoalpgx-panic-%d", time.Now().UnixNano())
 	var panicked atomic.Bool
@@ -348,9 +350,10 @@ func TestAfterConnectPanicClosesTheConnection(t *testing.T) {
 		}
 	})
 	ctx := testCtx(t)
-	if err := p.Ping(ctx); err != nil {
-		t.Fatalf("Ping after one dial's AfterConnect panicked: %v, want the next dial to serve it", err)
+	if err := p.Ping(ctx); err == nil || !strings.Contains(err.Error(), "AfterConnect broke") {
+		t.Fatalf("Ping on the dial whose AfterConnect panicked: %v, want the panic as the dial's error", err)
 	}
+	eventually(t, 10*time.Second, "a Ping served by the next dial", func() bool { return p.Ping(ctx) == nil })
 	if s := p.Stats(); s.DialErrors != 1 || s.TotalConns != 1 {
 		t.Fatalf("%+v, want the panicked dial counted as failed and one connection open", s)
 	}

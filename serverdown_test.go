@@ -1,0 +1,305 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// flakyServer is a fake server that can go down and come back: its dials
+// fail while it is down, and the connections it served break (their holders
+// find out on their next use, as a query on a killed session does). It
+// counts dials and the most in flight at once.
+type flakyServer struct {
+	mu       sync.Mutex
+	down     bool
+	downErr  error
+	silent   bool // while down, a dial hangs until its context ends (a network that drops packets)
+	gen      int  // bumped when it goes down: connections of older gens are broken
+	inFlight int
+	peak     int
+	dials    int
+	opened   int
+}
+
+type flakyConn struct{ gen int }
+
+func (s *flakyServer) dial(ctx context.Context) (*flakyConn, error) {
+	s.mu.Lock()
+	s.dials++
+	s.inFlight++
+	s.peak = max(s.peak, s.inFlight)
+	s.mu.Unlock()
+	s.mu.Lock()
+	hang := s.down && s.silent
+	s.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+	} else {
+		time.Sleep(time.Millisecond) // a loopback connect and login
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+	if hang {
+		return nil, ctx.Err()
+	}
+	if s.down {
+		return nil, s.downErr
+	}
+	s.opened++
+	return &flakyConn{gen: s.gen}, nil
+}
+
+func (s *flakyServer) setDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if down && !s.down {
+		s.gen++
+	}
+	s.down = down
+}
+
+// use is a query on c: it fails when the server went down since c opened.
+func (s *flakyServer) use(c *flakyConn) bool {
+	time.Sleep(time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.down && c.gen == s.gen
+}
+
+func (s *flakyServer) counts() (dials, peak, opened int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dials, s.peak, s.opened
+}
+
+// A pool that has never opened a connection has nothing to wait through:
+// its first dial's error goes to the caller at once, not after a second of
+// retries, and so does a second caller's while the pool backs off.
+func TestNeverConnectedFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &flakyServer{down: true, downErr: errBoom}
+		p, err := New(Config[*flakyConn]{Dial: srv.dial, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		for i := range 2 {
+			start := time.Now()
+			_, err := p.Acquire(context.Background())
+			if !errors.Is(err, errBoom) || !errors.Is(err, ErrDial) {
+				t.Fatalf("acquire %d: %v, want the dial's error", i, err)
+			}
+			// At most the one dial (1ms here): no retry, no wait.
+			if took := time.Since(start); took > 2*time.Millisecond {
+				t.Fatalf("acquire %d took %s to fail on a pool that never connected", i, took)
+			}
+		}
+		if s := p.Stats(); s.FailedAcquires != 2 {
+			t.Fatalf("FailedAcquires = %d, want 2", s.FailedAcquires)
+		}
+	})
+}
+
+// One failed dial in a pool that was connected is a blip: callers whose
+// deadlines leave room for the next try wait for it and are served, instead
+// of all failing with the stale error (a refused connect during a restart).
+func TestOneFailedDialIsWaitedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fail atomic.Bool
+		d := &fakeDialer{}
+		p, err := New(Config[*fakeConn]{MaxConns: 1, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
+			if fail.Swap(false) {
+				return nil, errBoom
+			}
+			return d.dial(ctx)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail.Store(true)
+		l.Discard() // the connection broke; the next dial fails once
+		const n = 8
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				l, err := p.Acquire(ctx)
+				if err == nil {
+					time.Sleep(time.Millisecond)
+					l.Release()
+				}
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatalf("a caller with a minute to spare failed after one failed dial: %v", err)
+			}
+		}
+		if s := p.Stats(); s.DialErrors != 1 || s.FailedAcquires != 0 {
+			t.Fatalf("%d dial errors, %d failed acquires; want the one failed dial and no failed acquire", s.DialErrors, s.FailedAcquires)
+		}
+	})
+}
+
+// A server that goes down for 3s under 32 callers with 1s deadlines, 8
+// connections: its callers get its error within downAfter's reach instead
+// of at their deadlines, the pool dials at most 4 at once and far fewer
+// than the callers ask, and once the server is back the pool reopens its 8
+// connections within a few hundred milliseconds.
+func TestServerDownFailsCallersAtOnceAndRecovers(t *testing.T) {
+	t.Run("refusing", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			failed := outage(t, &flakyServer{downErr: errBoom}, 0)
+			// Each failure comes within the blip's wait (the next tries
+			// until downAfter) and the dial times of those tries.
+			if slowest := failed[len(failed)-1]; slowest > 100*time.Millisecond {
+				t.Errorf("the slowest failed query took %s, want at most 100ms", slowest)
+			}
+		})
+	})
+	// A server whose connects hang (a partition, a firewall that drops
+	// packets) is known down only when the first dial times out: until
+	// then the callers wait for it. From then on they fail at once, though
+	// the probes that follow hang as long.
+	t.Run("silent", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			const dialTimeout = 250 * time.Millisecond
+			failed := outage(t, &flakyServer{silent: true}, dialTimeout)
+			if p99 := failed[len(failed)*99/100]; p99 > 100*time.Millisecond {
+				t.Errorf("p99 of failed queries %s, want at most 100ms", p99)
+			}
+			if slowest := failed[len(failed)-1]; slowest > dialTimeout+10*time.Millisecond {
+				t.Errorf("the slowest failed query took %s, want at most the dial timeout (%s)", slowest, dialTimeout)
+			}
+		})
+	})
+}
+
+// outage runs 32 callers with 1s deadlines on a pool of 8 while srv goes
+// down for 3s, checks the dials and the recovery, and returns how long each
+// failed query took, sorted.
+func outage(t *testing.T, srv *flakyServer, dialTimeout time.Duration) []time.Duration {
+	p, err := New(Config[*flakyConn]{Dial: srv.dial, MaxConns: 8, DialTimeout: dialTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+
+	var mu sync.Mutex
+	var failed []time.Duration // how long each failed acquire or query took
+	served := 0
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				l, err := p.Acquire(ctx)
+				ok := err == nil && srv.use(l.Value())
+				cancel()
+				switch {
+				case err != nil:
+				case ok:
+					l.Release()
+				default:
+					l.Discard()
+				}
+				mu.Lock()
+				if ok {
+					served++
+				} else {
+					failed = append(failed, time.Since(start))
+				}
+				mu.Unlock()
+				if !ok {
+					time.Sleep(time.Millisecond) // a request handler's next request
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	srv.setDown(true)
+	dialsBefore, _, _ := srv.counts()
+	time.Sleep(3 * time.Second)
+	dialsDown, peak, _ := srv.counts()
+	srv.setDown(false)
+	back := time.Now()
+	for p.Stats().TotalConns < 8 {
+		time.Sleep(time.Millisecond)
+	}
+	reopened := time.Since(back)
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failed) == 0 {
+		t.Fatal("no query failed while the server was down")
+	}
+	slices.Sort(failed)
+	if n := dialsDown - dialsBefore; n > 100 {
+		t.Errorf("%d dials in the 3s the server was down, want at most 100", n)
+	}
+	if peak > 4 {
+		t.Errorf("%d dials in flight at once, want at most 4", peak)
+	}
+	// The silent server's last probe may hang until its timeout.
+	if reopened > 300*time.Millisecond+dialTimeout {
+		t.Errorf("8 connections open again %s after the server's return, want within 300ms", reopened)
+	}
+	t.Logf("%d served, %d failed (p50 %s, p99 %s, max %s), %d dials while down, peak %d in flight, reopened in %s",
+		served, len(failed), failed[len(failed)/2], failed[len(failed)*99/100], failed[len(failed)-1],
+		dialsDown-dialsBefore, peak, reopened)
+	return failed
+}
+
+// The error of an acquire that waited for a dial that failed counts the
+// caller among those waiting, as a timed-out acquire's does, and keeps the
+// wait apart from the dial's own words.
+func TestDialFailedAcquireErrorCountsTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{err: errBoom, block: make(chan struct{})}
+		p, err := New(Config[*fakeConn]{Dial: d.dial, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		done := make(chan error)
+		go func() {
+			_, err := p.Acquire(context.Background())
+			done <- err
+		}()
+		synctest.Wait() // the caller waits, the dial hangs
+		time.Sleep(time.Second)
+		close(d.block)
+		err = <-done
+		var ae *AcquireError
+		if !errors.As(err, &ae) || ae.Waiting != 1 || ae.Waited != time.Second {
+			t.Fatalf("acquire: %v (%+v), want an AcquireError that waited 1s with the caller counted", err, ae)
+		}
+		want := "shoal: acquire: dial failed: boom (waited 1s for one of 4 connections: 0 in use, 1 waiting)"
+		if err.Error() != want {
+			t.Fatalf("error %q\nwant  %q", err, want)
+		}
+	})
+}

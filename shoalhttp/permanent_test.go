@@ -1,0 +1,52 @@
+package shoalhttp
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/shoalpool/shoal"
+)
+
+// A server whose certificate the client does not trust fails the request at
+// once with the certificate error marked permanent, and the next request
+// fails with it too without a new dial: a retry cannot mend it, so the pool
+// waits seconds before it dials the server again.
+func TestUntrustedCertificateIsPermanent(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes it refuses are the point
+	srv.StartTLS()
+	defer srv.Close()
+	var dials atomic.Int32
+	tr, err := NewTransport(Options{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close(context.Background())
+	client := &http.Client{Transport: tr}
+	for i := range 2 {
+		resp, err := client.Get(srv.URL)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("request %d to a server with an untrusted certificate succeeded", i)
+		}
+		var unknown x509.UnknownAuthorityError
+		if !errors.Is(err, shoal.ErrPermanent) || !errors.As(err, &unknown) {
+			t.Fatalf("request %d: %v, want the certificate error, marked permanent", i, err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Fatalf("%d dials for two requests, want 1: the second fails on the first's error", n)
+	}
+}
