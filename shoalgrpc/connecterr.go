@@ -3,6 +3,7 @@ package shoalgrpc
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"strings"
@@ -51,13 +52,26 @@ var permanentAlerts = []tls.AlertError{
 // client accept a certificate it rejected, or a server accept a handshake
 // it refused.
 func classify(err error) (reason string, shown error, permanent bool) {
-	var certErr *tls.CertificateVerificationError
-	var opErr *net.OpError
-	var recErr tls.RecordHeaderError
-	var dnsErr *net.DNSError
+	var (
+		certErr  *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		alert    tls.AlertError
+		opErr    *net.OpError
+		recErr   tls.RecordHeaderError
+		dnsErr   *net.DNSError
+	)
 	switch {
 	case errors.As(err, &certErr):
 		return "TLS handshake failed, the server's certificate was rejected", certErr, true
+	case errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid):
+		// A VerifyPeerCertificate or VerifyConnection of the caller's
+		// that returns x509's errors itself.
+		return "TLS handshake failed, the server's certificate was rejected", err, true
+	case errors.As(err, &alert):
+		// An alert this side sent, where crypto/tls reports it so (QUIC).
+		return "TLS handshake failed", err, true
 	case errors.As(err, &opErr) && opErr.Op == "remote error":
 		// crypto/tls reports an alert from the peer as a *net.OpError
 		// "remote error" around the alert, whose text is AlertError's.

@@ -78,6 +78,17 @@
 // or a dialer of the caller's), the pool makes one more attempt, on a
 // client of its own, to read it.
 //
+// A failure no retry can mend is marked shoal.ErrPermanent: a certificate
+// the client rejects, a TLS handshake the server refuses with an alert
+// (a client certificate it wants or rejects, a protocol version or cipher
+// it will not use, no HTTP/2), TLS spoken to a server that does not speak
+// it. The pool then fails calls at once and tries again every second,
+// doubling to ten, instead of four times a second. Over TLS 1.3 a server
+// refuses a client certificate only after the client's handshake is over,
+// and grpc-go may then see the connection broken by the server's close
+// (a broken pipe) before the alert that explains it; such a failure is not
+// marked.
+//
 // # What tracers see
 //
 // A stats handler given as a dial option (grpc.WithStatsHandler, such as
@@ -100,10 +111,12 @@
 //
 // # Where it differs from one grpc.ClientConn
 //
-//   - With no connection open, a failed dial fails only the calls whose
-//     deadlines come before the pool's next try; the others wait for it.
-//     Once dials have failed for a second the pool counts the server as
-//     down and fails calls at once with codes.Unavailable, except those
+//   - A pool that has never connected fails the calls waiting for its
+//     first connection with that dial's error at once. Later, with no
+//     connection open, a failed dial fails only the calls whose deadlines
+//     come before the pool's next try; the others wait for it. Once dials
+//     have failed for 100ms the pool counts the server as down and fails
+//     calls at once with codes.Unavailable (see shoal.Pool), except those
 //     made with grpc.WaitForReady(true): they wait, until their context
 //     ends, for a dial that succeeds, as on one grpc.ClientConn. A
 //     WaitForReady given only as a default call option

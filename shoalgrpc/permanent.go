@@ -1,5 +1,8 @@
 package shoalgrpc
 
-// markPermanent marks err as one that no retry can mend, so that the core
-// pool fails waiting calls at once and backs off.
-func markPermanent(err error) error { return err }
+import "github.com/shoalpool/shoal"
+
+// markPermanent marks err as one that no retry can mend (shoal.Permanent):
+// the core pool then fails the calls waiting for a connection at once and
+// tries again every few seconds instead of four times a second.
+func markPermanent(err error) error { return shoal.Permanent(err) }
