@@ -2,6 +2,7 @@ package shoalgrpc
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/balancer"
@@ -43,11 +44,19 @@ func init() { balancer.Register(failCallBuilder{}) }
 // resolver takes that scheme, so the channel keeps the target grpc-go
 // shows (Target, CanonicalTarget) without resolving it.
 func newFailChannel(target, scheme string, dialOpts []grpc.DialOption) (*grpc.ClientConn, error) {
-	opts := append(dialOpts[:len(dialOpts):len(dialOpts)],
-		grpc.WithResolvers(noAddressResolver{scheme: scheme}),
-		grpc.WithDefaultServiceConfig(failCallServiceConfig))
+	// The resolver first: grpc-go takes the first one given for a scheme,
+	// and one of the caller's for the same scheme might never report.
+	// The service config last: the last one given wins.
+	opts := make([]grpc.DialOption, 0, len(dialOpts)+2)
+	opts = append(opts, grpc.WithResolvers(noAddressResolver{scheme: scheme}))
+	opts = append(opts, dialOpts...)
+	opts = append(opts, grpc.WithDefaultServiceConfig(failCallServiceConfig))
 	return grpc.NewClient(target, opts...)
 }
+
+// replayLimit bounds the replay of a call whose context had ended: the
+// picker ends it at once; this is a backstop, not a wait.
+const replayLimit = time.Second
 
 // failedCallKey keys the failure a call carries through the failure channel.
 type failedCallKey struct{}
@@ -64,12 +73,13 @@ type failedCall struct {
 // (it gives up before TagRPC), so a call that failed because its context
 // ended goes through with a context that has not; the picker ends it as
 // soon as it has failed the call, so interceptors that look at it afterwards
-// see it ended, as they would have. The values (the caller's span, its
-// metadata) are kept.
+// see it ended, as they would have. replayLimit bounds it should anything
+// on the way (an interceptor of the caller's) wait on it. The values (the
+// caller's span, its metadata) are kept.
 func replayContext(ctx context.Context, err error) (context.Context, context.CancelFunc) {
 	cancel := context.CancelFunc(func() {})
 	if ctx.Err() != nil {
-		ctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), replayLimit)
 	}
 	return context.WithValue(ctx, failedCallKey{}, &failedCall{err: err, done: cancel}), cancel
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 )
@@ -242,5 +243,27 @@ func TestDialOptionInterceptorsSeePoolFailures(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 1 || !errors.As(seen[0], &pe) {
 		t.Errorf("the interceptor saw %v", seen)
+	}
+}
+
+// TestFailureChannelKeepsItsResolver: a resolver of the caller's for the
+// target's scheme (one that never reports, here) does not hold up the
+// failure channel: a call the pool fails still reaches the stats handler.
+func TestFailureChannelKeepsItsResolver(t *testing.T) {
+	silent := manual.NewBuilderWithScheme("shoalsilent")
+	rec := &statsRecorder{}
+	p, err := NewClient("shoalsilent:///nowhere", Options{DialTimeout: 200 * time.Millisecond},
+		insecureCreds(), grpc.WithResolvers(silent), grpc.WithStatsHandler(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	_, err = testpb.NewTestServiceClient(p).UnaryCall(testContext(t, 20*time.Second), &testpb.SimpleRequest{})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("call through a resolver that never answers: %v", err)
+	}
+	want := []string{"failfast=true: Begin(client=true failfast=true clientstream=false serverstream=false) End(client=true Unavailable)"}
+	if got := rec.of(unaryMethod); !slices.Equal(got, want) {
+		t.Errorf("the stats handler saw\n%q\nwant\n%q", got, want)
 	}
 }
