@@ -110,10 +110,15 @@ func (p *Pool) notReady(ctx context.Context, c *conn) error {
 			return p.connectError(err)
 		}
 	}
-	if err := p.diagnose(ctx); err != nil {
-		return p.connectError(err)
+	cause, connected := p.diagnose(ctx)
+	if cause != nil {
+		return p.connectError(cause)
 	}
-	return &connectError{target: p.shownTarget, reason: "the connection failed before it was ready", shown: errNotReady, err: errNotReady}
+	reason := "no cause known, and a second attempt gave none in time"
+	if connected {
+		reason = "no cause known, and a second attempt connected"
+	}
+	return &connectError{target: p.shownTarget, reason: reason, shown: errNotReady, err: errNotReady}
 }
 
 // connectError describes a failed connection, marked permanent when no
@@ -127,8 +132,8 @@ func (p *Pool) connectError(err error) error {
 	return out
 }
 
-// errNotReady says that a new connection failed its first attempt, and a
-// second one told nothing more (it connected, or no answer came in time).
+// errNotReady says that a new connection failed its first attempt, when a
+// second one told nothing more.
 var errNotReady = errors.New("connection entered TRANSIENT_FAILURE before it was ready")
 
 // dialContext is the context dialer the pool installs: a plain TCP (or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,9 +47,9 @@ var (
 )
 
 // diagnose connects once more to learn why a connection failed. It returns
-// grpc-go's error for the failure, or nil when the second attempt connected
-// (the failure did not last) or gave no answer in time.
-func (p *Pool) diagnose(ctx context.Context) error {
+// grpc-go's error for the failure; or nil and whether the second attempt
+// connected (the failure did not last) rather than gave no answer in time.
+func (p *Pool) diagnose(ctx context.Context) (cause error, connected bool) {
 	ctx, cancel := context.WithTimeout(ctx, diagnoseTimeout)
 	defer cancel()
 	id := reportIDs.Add(1)
@@ -58,18 +59,20 @@ func (p *Pool) diagnose(ctx context.Context) error {
 
 	dc := &conn{netDial: p.netDial}
 	sc := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"id":%d}}]}`, reportBalancerName, id)
-	opts := append(p.connOpts(dc), grpc.WithDefaultServiceConfig(sc))
+	// A slice of its own: connOpts may return the pool's, shared by
+	// every dial.
+	opts := append(slices.Clip(p.connOpts(dc)), grpc.WithDefaultServiceConfig(sc))
 	cc, err := grpc.NewClient(p.target, opts...)
 	if err != nil {
-		return err
+		return err, false
 	}
 	defer cc.Close()
 	cc.Connect()
 	select {
 	case err := <-ch:
-		return err
+		return err, err == nil
 	case <-ctx.Done():
-		return dc.dialErr()
+		return dc.dialErr(), false
 	}
 }
 
