@@ -189,10 +189,6 @@ func (p *Pool) Close() error {
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = p.pool.Close(done)
-		// The calls that were waiting have been failed: let them go
-		// through the failure channel (tracers see them, as grpc-go's
-		// own calls failed by its Close) before it closes.
-		p.waitCallsOut()
 		// ...which are closed here, failing what runs on them; each call
 		// then gives its stream back and the last one lets the core pool
 		// finish closing the connection.
@@ -206,6 +202,10 @@ func (p *Pool) Close() error {
 			_ = c.cc.Close()
 		}
 		p.closeErr = p.pool.Close(context.Background())
+		// The calls that were waiting have been failed: let them go
+		// through the failure channel (tracers see them, as they see
+		// grpc-go's own calls failed by its Close) before it closes.
+		p.waitCallsOut()
 		_ = p.failCC.Close()
 	})
 	return p.closeErr
