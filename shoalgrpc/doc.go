@@ -130,10 +130,10 @@
 //   - Interceptors given to NewClient (grpc.WithUnaryInterceptor and the
 //     like) run on the connection that carries the call, inside the pool;
 //     a call the pool fails reaches them through the failure channel (see
-//     Failures), where a retry they make meets the same failure. Options'
-//     UnaryInterceptors and StreamInterceptors run once around the whole
-//     call, the wait for a slot included, and a retry there asks the pool
-//     again; their cc argument is nil.
+//     What tracers see), where a retry they make meets the same failure.
+//     Options' UnaryInterceptors and StreamInterceptors run once around
+//     the whole call, the wait for a slot included, and a retry there asks
+//     the pool again; their cc argument is nil.
 //   - grpc-go puts an unused ClientConn to sleep after its idle timeout (30
 //     minutes by default) and reconnects on the next call: a MinConns
 //     connection stays in the pool but not connected. Pass
