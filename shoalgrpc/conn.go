@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,18 +35,17 @@ type conn struct {
 	// to say why a connection never became ready.
 	dialMu      sync.Mutex
 	lastDialErr error
+	// dialed is set once the context dialer has been called: grpc-go
+	// resolved the target and tried an address.
+	dialed atomic.Bool
 }
 
 // dial opens a grpc.ClientConn to the pool's target and waits until it is
-// READY, or fails when it reaches TRANSIENT_FAILURE or ctx ends first.
+// READY, or fails when it reaches TRANSIENT_FAILURE or ctx ends first,
+// saying why (connectError).
 func (p *Pool) dial(ctx context.Context) (*conn, error) {
 	c := &conn{netDial: p.netDial}
-	opts := p.dialOpts
-	if p.discoverLimit {
-		// First, so that a context dialer among the caller's options wins.
-		opts = append([]grpc.DialOption{grpc.WithContextDialer(c.dialContext)}, p.dialOpts...)
-	}
-	cc, err := grpc.NewClient(p.target, opts...)
+	cc, err := grpc.NewClient(p.target, p.connOpts(c)...)
 	// No "shoalgrpc: " on these: they reach callers inside the core's
 	// acquire error, inside a PoolError that names the package once.
 	if err != nil {
@@ -53,21 +53,29 @@ func (p *Pool) dial(ctx context.Context) (*conn, error) {
 		return nil, p.redact(fmt.Errorf("new client for %s: %w", p.shownTarget, err))
 	}
 	c.cc = cc
-	if err := c.waitReady(ctx); err != nil {
+	if err := p.waitReady(ctx, c); err != nil {
 		_ = cc.Close()
 		p.lastDialFailed.Store(true)
-		return nil, p.redact(fmt.Errorf("connecting to %s: %w", p.shownTarget, err))
+		return nil, p.redact(err)
 	}
 	p.lastDialFailed.Store(false)
 	p.track(c)
 	return c, nil
 }
 
-// errNotReady says that a new connection failed its first attempt.
-var errNotReady = errors.New("connection entered TRANSIENT_FAILURE before it was ready")
+// connOpts returns the dial options of a connection: the caller's, after
+// the pool's context dialer for c when the pool reads the server's stream
+// limit (first, so that a context dialer among the caller's options wins).
+func (p *Pool) connOpts(c *conn) []grpc.DialOption {
+	if !p.discoverLimit {
+		return p.dialOpts
+	}
+	return append([]grpc.DialOption{grpc.WithContextDialer(c.dialContext)}, p.dialOpts...)
+}
 
 // waitReady starts connecting and waits for READY.
-func (c *conn) waitReady(ctx context.Context) error {
+func (p *Pool) waitReady(ctx context.Context, c *conn) error {
+	start := time.Now()
 	c.cc.Connect()
 	for {
 		state := c.cc.GetState()
@@ -75,19 +83,58 @@ func (c *conn) waitReady(ctx context.Context) error {
 		case connectivity.Ready:
 			return nil
 		case connectivity.TransientFailure, connectivity.Shutdown:
-			if err := c.dialErr(); err != nil {
-				return fmt.Errorf("%w: %w", errNotReady, err)
-			}
-			return errNotReady
+			return p.notReady(ctx, c)
 		}
 		if !c.cc.WaitForStateChange(ctx, state) {
 			if err := c.dialErr(); err != nil {
-				return fmt.Errorf("waited for READY in state %s: %w (last dial error: %w)", state, ctx.Err(), err)
+				// A refused connect, say, and grpc-go's backoff ran
+				// past the deadline before it reported TRANSIENT_FAILURE.
+				return p.connectError(err)
 			}
-			return fmt.Errorf("waited for READY in state %s: %w", state, ctx.Err())
+			reason := fmt.Sprintf("not ready after %s (state %s)", time.Since(start).Round(time.Millisecond), state)
+			return &connectError{target: p.shownTarget, reason: reason, shown: ctx.Err(), err: ctx.Err()}
 		}
 	}
 }
+
+// notReady finds out why c reached TRANSIENT_FAILURE without becoming
+// READY: from the pool's context dialer when the TCP connect itself
+// failed; from the DNS when grpc-go's resolver found no address for a
+// name; else from grpc-go, by a second attempt (see diagnose).
+func (p *Pool) notReady(ctx context.Context, c *conn) error {
+	if err := c.dialErr(); err != nil {
+		return p.connectError(err)
+	}
+	if !c.dialed.Load() {
+		if err := lookupFailure(ctx, p.canonicalTarget); err != nil {
+			return p.connectError(err)
+		}
+	}
+	cause, connected := p.diagnose(ctx)
+	if cause != nil {
+		return p.connectError(cause)
+	}
+	reason := "no cause known, and a second attempt gave none in time"
+	if connected {
+		reason = "no cause known, and a second attempt connected"
+	}
+	return &connectError{target: p.shownTarget, reason: reason, shown: errNotReady, err: errNotReady}
+}
+
+// connectError describes a failed connection, marked permanent when no
+// retry can mend it.
+func (p *Pool) connectError(err error) error {
+	reason, shown, permanent := classify(err)
+	var out error = &connectError{target: p.shownTarget, reason: reason, shown: shown, err: err}
+	if permanent {
+		out = markPermanent(out)
+	}
+	return out
+}
+
+// errNotReady says that a new connection failed its first attempt, when a
+// second one told nothing more.
+var errNotReady = errors.New("connection entered TRANSIENT_FAILURE before it was ready")
 
 // dialContext is the context dialer the pool installs: a plain TCP (or
 // unix) dial whose connection reports the server's stream limit to c.
@@ -97,6 +144,7 @@ func (c *conn) dialContext(ctx context.Context, addr string) (net.Conn, error) {
 		network, address = "unix", after
 	}
 	raw, err := c.netDial(ctx, c, network, address)
+	c.dialed.Store(true)
 	c.dialMu.Lock()
 	c.lastDialErr = err
 	c.dialMu.Unlock()

@@ -56,12 +56,67 @@
 // its MaxLifetime (with jitter) likewise takes no new calls and closes once
 // its last call ends, so no call in flight fails because of its age.
 //
+// # Failures
+//
+// NewClient lets grpc.NewClient judge the target and dial options once, as
+// each connection will, and fails at once, in grpc-go's words, on what it
+// refuses: no transport credentials, per-call credentials that need a
+// secure transport over an insecure one, a target it cannot parse, a bad
+// default service config. The client it makes for that never connects.
+//
+// A connection that cannot be made fails the calls waiting for it (see
+// below for when) with a *PoolError whose message names the target,
+// without credentials, and the cause: "connecting to db:443: TLS handshake
+// failed, the server's certificate was rejected: tls: failed to verify
+// certificate: x509: certificate signed by unknown authority". The causes
+// told apart are a refused connection, a host name that did not resolve, a
+// TLS handshake whose certificate the client rejected or that the server
+// refused, and a timeout; the error underneath stays reachable through
+// errors.Is and errors.As (syscall.ECONNREFUSED, *net.DNSError,
+// *tls.CertificateVerificationError). grpc-go keeps the cause inside its
+// balancer; when the pool's context dialer did not see it (a TLS failure,
+// or a dialer of the caller's), the pool makes one more attempt, on a
+// client of its own, to read it.
+//
+// A failure no retry can mend is marked shoal.ErrPermanent: a certificate
+// the client rejects, a TLS handshake the server refuses with an alert
+// (a client certificate it wants or rejects, a protocol version or cipher
+// it will not use, no HTTP/2), TLS spoken to a server that does not speak
+// it. The pool then fails calls at once and tries again every second,
+// doubling to ten, instead of four times a second. Over TLS 1.3 a server
+// refuses a client certificate only after the client's handshake is over,
+// and grpc-go may then see the connection broken by the server's close
+// (a broken pipe) before the alert that explains it; such a failure is not
+// marked.
+//
+// # What tracers see
+//
+// A stats handler given as a dial option (grpc.WithStatsHandler, such as
+// otelgrpc.NewClientHandler) sees every call that reaches a connection
+// from grpc-go, as usual. A call the pool fails before a connection has it
+// (no connection could be made, its context ended while it waited for a
+// stream, MaxWaiters, Close) is sent through the pool's failure channel: a
+// grpc.ClientConn made from the same target and dial options that connects
+// nowhere and whose balancer fails each call with the pool's error. So
+// grpc-go itself gives the stats handlers what it gives them for a call
+// that fails before it is sent on one grpc.ClientConn: TagRPC, then
+// HandleRPC with *stats.Begin and *stats.End, whose Error carries the
+// PoolError and its gRPC code (Unavailable, DeadlineExceeded,
+// ResourceExhausted, Canceled). A tracer records one span per such call,
+// with that status, begun when the pool gave up: the wait before it is in
+// the pool's own wait span (shoalotel's WithWaitSpans), not in the call's.
+// Interceptors given as dial options see the call the same way, and what
+// they return is what the caller gets. As on a grpc.ClientConn, a call made
+// after Close reaches neither.
+//
 // # Where it differs from one grpc.ClientConn
 //
-//   - With no connection open, a failed dial fails only the calls whose
-//     deadlines come before the pool's next try; the others wait for it.
-//     Once dials have failed for a second the pool counts the server as
-//     down and fails calls at once with codes.Unavailable, except those
+//   - A pool that has never connected fails the calls waiting for its
+//     first connection with that dial's error at once. Later, with no
+//     connection open, a failed dial fails only the calls whose deadlines
+//     come before the pool's next try; the others wait for it. Once dials
+//     have failed for 100ms the pool counts the server as down and fails
+//     calls at once with codes.Unavailable (see shoal.Pool), except those
 //     made with grpc.WaitForReady(true): they wait, until their context
 //     ends, for a dial that succeeds, as on one grpc.ClientConn. A
 //     WaitForReady given only as a default call option
@@ -73,11 +128,12 @@
 //     background if none is open. There is no WaitForStateChange: poll
 //     GetState. Target leaves out any credentials the target holds.
 //   - Interceptors given to NewClient (grpc.WithUnaryInterceptor and the
-//     like) run on each connection, inside the pool, so they never see a
-//     call the pool fails before a connection has it. Options'
-//     UnaryInterceptors and StreamInterceptors run once around the whole
-//     call, the wait for a slot included, and see those failures too;
-//     their cc argument is nil.
+//     like) run on the connection that carries the call, inside the pool;
+//     a call the pool fails reaches them through the failure channel (see
+//     What tracers see), where a retry they make meets the same failure.
+//     Options' UnaryInterceptors and StreamInterceptors run once around
+//     the whole call, the wait for a slot included, and a retry there asks
+//     the pool again; their cc argument is nil.
 //   - grpc-go puts an unused ClientConn to sleep after its idle timeout (30
 //     minutes by default) and reconnects on the next call: a MinConns
 //     connection stays in the pool but not connected. Pass

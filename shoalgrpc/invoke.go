@@ -10,8 +10,10 @@ import (
 // returns after the response is received into reply. The call holds one
 // stream slot until it returns. When no slot is free it waits, first come
 // first served, until one is or ctx ends; an error from that wait is a
-// *PoolError. Errors from the call itself are grpc-go's, unchanged.
-// Options.UnaryInterceptors run around all of it.
+// *PoolError, which goes through the interceptors and stats handlers given
+// as dial options as a call failed before it is sent does on a
+// grpc.ClientConn (see the package doc). Errors from the call itself are
+// grpc-go's, unchanged. Options.UnaryInterceptors run around all of it.
 func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	if p.unary != nil {
 		return p.unary(ctx, method, args, reply, nil, opts...)
@@ -22,7 +24,16 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 // invoke is Invoke without the pool's interceptors, shaped as a
 // grpc.UnaryInvoker for them to call.
 func (p *Pool) invoke(ctx context.Context, method string, args, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
+	entered := p.enter()
 	l, err := p.acquire(ctx, opts)
+	if entered {
+		if err != nil {
+			// Through the failure channel, for the dial options'
+			// interceptors and stats handlers (failcall.go).
+			err = p.failUnary(ctx, method, args, reply, opts, err)
+		}
+		p.leave()
+	}
 	if err != nil {
 		return err
 	}

@@ -113,8 +113,11 @@ type Options struct {
 	// server that is down) as well as grpc-go's answers. Their cc argument
 	// is nil, since the pool picks the connection inside the chain; an
 	// interceptor that needs one should keep the Pool. Interceptors given
-	// to NewClient as grpc.DialOptions still run on each connection, inside
-	// this chain, and never see the pool's own failures.
+	// to NewClient as grpc.DialOptions run inside this chain: on the
+	// connection that carries the call, or, for a call the pool fails, on
+	// the pool's failure channel (see the package doc), which fails it
+	// again on every try. An interceptor that retries belongs here, where
+	// a retry asks the pool again.
 	UnaryInterceptors []grpc.UnaryClientInterceptor
 
 	// StreamInterceptors do the same for streams (NewStream).

@@ -26,8 +26,16 @@ type Pool struct {
 	redactor      *strings.Replacer
 	dialOpts      []grpc.DialOption
 	discoverLimit bool
-	maxStreams    int
-	netDial       func(ctx context.Context, c *conn, network, address string) (net.Conn, error)
+	// canonicalTarget is the target as grpc-go resolves it
+	// ("dns:///host:port"), may hold credentials, never printed.
+	canonicalTarget string
+	maxStreams      int
+	netDial         func(ctx context.Context, c *conn, network, address string) (net.Conn, error)
+	// failCC is the failure channel (failcall.go): the calls the pool
+	// fails go through it, so that the dial options' interceptors and
+	// stats handlers see them. Close closes it once no call that entered
+	// the pool before Close is left waiting.
+	failCC *grpc.ClientConn
 
 	// The Options' interceptors chained around invoke and newStream; nil
 	// when there are none.
@@ -36,6 +44,14 @@ type Pool struct {
 
 	mu    sync.Mutex
 	conns map[*conn]struct{} // open connections, for readiness look-ups
+
+	// The calls between their start and their stream slot (or their
+	// failure), so that Close can let the ones it fails go through the
+	// failure channel before closing it; callsOut is signalled when the
+	// count falls to 0 after closing is set (calls.go).
+	calls    atomic.Int64
+	closing  atomic.Bool
+	callsOut chan struct{}
 
 	// For GetState: whether the latest dial failed, and whether Close
 	// has begun.
@@ -52,7 +68,10 @@ var _ grpc.ClientConnInterface = (*Pool)(nil)
 // NewClient returns a pool of connections to target, each created with
 // grpc.NewClient(target, dialOpts...). Like grpc.NewClient it does not
 // connect: the first call (or Options.MinConns) does. It fails when opts
-// cannot work, naming the field.
+// cannot work, naming the field, and when grpc.NewClient refuses target
+// and dialOpts (no transport credentials, per-call credentials that need a
+// secure transport over an insecure one, a target it cannot parse, ...),
+// with grpc-go's words for the problem.
 func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool, error) {
 	opts = opts.withDefaults()
 	p := &Pool{
@@ -63,6 +82,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		maxStreams:  opts.MaxStreams,
 		conns:       make(map[*conn]struct{}),
 		netDial:     netDial,
+		callsOut:    make(chan struct{}, 1),
 	}
 	p.discoverLimit = !opts.IgnoreServerStreamLimit && !proxyConfigured()
 	// Both floors reach the core as one (MinConns), so each is checked
@@ -75,6 +95,19 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: f.name, Reason: fmt.Sprintf("must be >= 0, got %d", f.n)}
 		}
 	}
+	// The dial options, judged by grpc-go once now, as each connection
+	// will judge them, with the pool's context dialer among them.
+	dialOptsChecked := p.connOpts(&conn{netDial: p.netDial})
+	canonicalTarget, err := checkDialOptions(target, dialOptsChecked)
+	if err != nil {
+		return nil, p.redact(fmt.Errorf("shoalgrpc: NewClient(%s): the dial options do not work: %w", p.shownTarget, err))
+	}
+	p.canonicalTarget = canonicalTarget
+	failCC, err := newFailChannel(target, targetScheme(canonicalTarget), dialOptsChecked)
+	if err != nil {
+		return nil, p.redact(fmt.Errorf("shoalgrpc: NewClient(%s): %w", p.shownTarget, err))
+	}
+	p.failCC = failCC
 	pool, err := shoal.New(shoal.Config[*conn]{
 		Dial:           p.dial,
 		Close:          p.closeConn,
@@ -98,6 +131,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		},
 	})
 	if err != nil {
+		_ = failCC.Close()
 		var ce *shoal.ConfigError
 		if errors.As(err, &ce) {
 			// The fields passed through keep their names in Options;
@@ -149,6 +183,7 @@ func (p *Pool) Stats() shoal.Stats { return p.pool.Stats() }
 func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
 		p.closed.Store(true)
+		p.closing.Store(true)
 		// Stop new calls and close idle connections now. A canceled context
 		// makes Close return without waiting for busy connections...
 		done, cancel := context.WithCancel(context.Background())
@@ -167,6 +202,11 @@ func (p *Pool) Close() error {
 			_ = c.cc.Close()
 		}
 		p.closeErr = p.pool.Close(context.Background())
+		// The calls that were waiting have been failed: let them go
+		// through the failure channel (tracers see them, as they see
+		// grpc-go's own calls failed by its Close) before it closes.
+		p.waitCallsOut()
+		_ = p.failCC.Close()
 	})
 	return p.closeErr
 }

@@ -34,9 +34,17 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 // newStream is NewStream without the pool's interceptors, shaped as a
 // grpc.Streamer for them to call.
 func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	entered := p.enter()
 	l, err := p.acquire(ctx, opts)
 	if err != nil {
+		if entered {
+			defer p.leave()
+			return p.failStream(ctx, desc, method, opts, err)
+		}
 		return nil, err
+	}
+	if entered {
+		p.leave()
 	}
 	// A context of the pool's own lets an abandoned stream be canceled.
 	sctx, cancel := context.WithCancel(ctx)
