@@ -126,7 +126,7 @@ func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
 // ctx ends. start is when it began to wait (pool clock).
 func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T], error) {
 	for {
-		p.maybeDial()
+		p.dialForWaiter()
 		// A release may have pushed a connection between our last look
 		// and the enqueue without seeing us in the queue: look once more.
 		if l := p.retake(ctx, w); l.rec != nil {

@@ -94,6 +94,17 @@ func (p *Pool[T]) maybeDial() {
 	}
 }
 
+// dialForWaiter is maybeDial for a caller that has just joined the queue.
+// While the pool backs off, the dial that serves it is maintenance's, once
+// the backoff ends; maintenance may have gone to sleep for a full tick with
+// nobody waiting, and is woken to sleep only until then.
+func (p *Pool[T]) dialForWaiter() {
+	p.maybeDial()
+	if p.hot.waiters.Load() > p.cap.dialing.Load() && p.now() < p.dial.backoffUntil.Load() {
+		p.kickMaintenance()
+	}
+}
+
 // startDialIf starts one background dial if the limits allow it and wanted
 // (when not nil) still says the dial is needed. Both are judged under
 // cap.mu, where every dial is counted before the lock is let go, so two

@@ -104,20 +104,6 @@ func (e *exclusiveEngine[T]) take(ctx context.Context) Lease[T] {
 	}
 }
 
-// releasePlain is release for a plain pool's Release: nothing to run or
-// record, only the pool's and the connection's own reasons to close it.
-func (e *exclusiveEngine[T]) releasePlain(r *leaseRecord[T]) {
-	c := r.c
-	switch {
-	case e.p.hot.closed.Load():
-		e.close(c, ReasonPoolClosed)
-	case c.retired.Load() != 0:
-		e.close(c, Reason(c.retired.Load()))
-	default:
-		e.putBackReleased(r)
-	}
-}
-
 // release closes the connection for a reason (its holder's, AfterRelease's,
 // the pool's or its own) or puts it back.
 func (e *exclusiveEngine[T]) release(r *leaseRecord[T], reason Reason) {

@@ -9,8 +9,17 @@ import "time"
 // close.
 func (p *Pool[T]) release(r *leaseRecord[T], reason Reason) {
 	if p.feat.plain && reason == 0 {
-		// Nothing to run or record: the exclusive engine, directly.
-		p.ex.releasePlain(r)
+		// Nothing to run or record: only the pool's and the connection's
+		// own reasons to close it, and the exclusive engine, directly.
+		c := r.c
+		switch {
+		case p.hot.closed.Load():
+			p.ex.close(c, ReasonPoolClosed)
+		case c.retired.Load() != 0:
+			p.ex.close(c, Reason(c.retired.Load()))
+		default:
+			p.ex.putBackReleased(r)
+		}
 		return
 	}
 	if p.obs != nil {

@@ -132,6 +132,7 @@ func TestOneFailedDialIsWaitedOut(t *testing.T) {
 		l.Discard() // the connection broke; the next dial fails once
 		const n = 8
 		errs := make(chan error, n)
+		start := time.Now()
 		for range n {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -148,6 +149,11 @@ func TestOneFailedDialIsWaitedOut(t *testing.T) {
 			if err := <-errs; err != nil {
 				t.Fatalf("a caller with a minute to spare failed after one failed dial: %v", err)
 			}
+		}
+		// The next try comes after the first backoff, not at maintenance's
+		// next tick.
+		if took := time.Since(start); took > 50*time.Millisecond {
+			t.Fatalf("the callers were served %s after one failed dial, want within the first backoffs", took)
 		}
 		if s := p.Stats(); s.DialErrors != 1 || s.FailedAcquires != 0 {
 			t.Fatalf("%d dial errors, %d failed acquires; want the one failed dial and no failed acquire", s.DialErrors, s.FailedAcquires)
@@ -300,6 +306,49 @@ func TestDialFailedAcquireErrorCountsTheCaller(t *testing.T) {
 		want := "shoal: acquire: dial failed: boom (waited 1s for one of 4 connections: 0 in use, 1 waiting)"
 		if err.Error() != want {
 			t.Fatalf("error %q\nwant  %q", err, want)
+		}
+	})
+}
+
+// A caller that joins the queue while the pool backs off after a failed
+// dial is served by the dial at the backoff's end, not at maintenance's next
+// tick: maintenance, which slept with nobody waiting, is woken to dial then.
+func TestCallerArrivingDuringBackoffIsServedWhenItEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fail atomic.Bool
+		d := &fakeDialer{}
+		p, err := New(Config[*fakeConn]{MaxConns: 1, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
+			if fail.Swap(false) {
+				return nil, errBoom
+			}
+			return d.dial(ctx)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail.Store(true)
+		l.Discard()
+		// A caller in a hurry meets the failed dial: it cannot wait for the
+		// next try, and nobody waits once it has its error.
+		hurried, cancel := context.WithTimeout(context.Background(), backoffMin/2)
+		defer cancel()
+		if _, err := p.Acquire(hurried); !errors.Is(err, errBoom) {
+			t.Fatalf("the hurried caller: %v, want the dial's error", err)
+		}
+		synctest.Wait() // maintenance has gone back to sleep
+		start := time.Now()
+		l, err = p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+		if took := time.Since(start); took > backoffMin {
+			t.Fatalf("served %s after joining the queue, want at the backoff's end (%s)", took, backoffMin)
 		}
 	})
 }
