@@ -2,12 +2,12 @@ package shoalgrpc
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"strings"
 	"syscall"
+
+	"github.com/shoalpool/shoal/internal/tlsfail"
 )
 
 // connectError says why a new connection never became READY: which target
@@ -28,62 +28,21 @@ func (e *connectError) Error() string {
 
 func (e *connectError) Unwrap() error { return e.err }
 
-// TLS alerts a server sends when it will not accept this client as it is
-// configured: a certificate it rejects or that is missing, a protocol or
-// cipher it does not accept, no HTTP/2 (ALPN). Sending the same handshake
-// again gets the same answer. internal_error and the rest may pass.
-var permanentAlerts = []tls.AlertError{
-	40,  // handshake_failure
-	42,  // bad_certificate
-	43,  // unsupported_certificate
-	44,  // certificate_revoked
-	45,  // certificate_expired
-	46,  // certificate_unknown
-	48,  // unknown_ca
-	49,  // access_denied
-	70,  // protocol_version
-	71,  // insufficient_security
-	116, // certificate_required
-	120, // no_application_protocol
-}
-
 // classify names the cause of a failed connection, picks the error that
 // shows it, and says whether trying again can mend it: no retry makes a
 // client accept a certificate it rejected, or a server accept a handshake
 // it refused.
 func classify(err error) (reason string, shown error, permanent bool) {
-	var (
-		certErr  *tls.CertificateVerificationError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		alert    tls.AlertError
-		opErr    *net.OpError
-		recErr   tls.RecordHeaderError
-		dnsErr   *net.DNSError
-	)
+	var dnsErr *net.DNSError
+	switch cause, shownTLS := tlsfail.Classify(err); cause {
+	case tlsfail.CertificateRejected:
+		return "TLS handshake failed, the server's certificate was rejected", shownTLS, true
+	case tlsfail.Refused, tlsfail.Alert:
+		return "TLS handshake failed, the server refused it", shownTLS, cause.Permanent()
+	case tlsfail.NotTLS:
+		return "TLS handshake failed, the server does not speak TLS", shownTLS, true
+	}
 	switch {
-	case errors.As(err, &certErr):
-		return "TLS handshake failed, the server's certificate was rejected", certErr, true
-	case errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid):
-		// A VerifyPeerCertificate or VerifyConnection of the caller's
-		// that returns x509's errors itself.
-		return "TLS handshake failed, the server's certificate was rejected", err, true
-	case errors.As(err, &alert):
-		// An alert this side sent, where crypto/tls reports it so (QUIC).
-		return "TLS handshake failed", err, true
-	case errors.As(err, &opErr) && opErr.Op == "remote error":
-		// crypto/tls reports an alert from the peer as a *net.OpError
-		// "remote error" around the alert, whose text is AlertError's.
-		permanent := false
-		for _, a := range permanentAlerts {
-			if opErr.Err != nil && opErr.Err.Error() == a.Error() {
-				permanent = true
-			}
-		}
-		return "TLS handshake failed, the server refused it", opErr, permanent
-	case errors.As(err, &recErr):
-		return "TLS handshake failed, the server does not speak TLS", err, true
 	case errors.As(err, &dnsErr):
 		return "the host name did not resolve", err, false
 	case errors.Is(err, syscall.ECONNREFUSED):

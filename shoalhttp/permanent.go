@@ -1,12 +1,11 @@
 package shoalhttp
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net/http"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/tlsfail"
 )
 
 // markPermanent marks a dial's error that no retry can mend (shoal.Permanent),
@@ -23,20 +22,11 @@ func markPermanent(err error) error {
 }
 
 func permanent(err error) bool {
-	var (
-		verify   *tls.CertificateVerificationError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		alert    tls.AlertError
-		header   tls.RecordHeaderError
-		proxy    *ProxyConnectError
-	)
-	switch {
-	case errors.As(err, &verify), errors.As(err, &unknown), errors.As(err, &hostname),
-		errors.As(err, &invalid), errors.As(err, &alert), errors.As(err, &header):
+	if cause, _ := tlsfail.Classify(err); cause.Permanent() {
 		return true
-	case errors.As(err, &proxy):
+	}
+	var proxy *ProxyConnectError
+	if errors.As(err, &proxy) {
 		return proxy.StatusCode == http.StatusProxyAuthRequired ||
 			proxy.StatusCode == http.StatusUnauthorized || proxy.StatusCode == http.StatusForbidden
 	}

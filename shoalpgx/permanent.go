@@ -2,13 +2,12 @@ package shoalpgx
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/tlsfail"
 )
 
 // dialMarked is the core's Dial: dial, with an error that no retry can mend
@@ -27,23 +26,15 @@ func (p *Pool) dialMarked(ctx context.Context) (*pooledConn, error) {
 // permanent reports whether a connect's error is one no retry can mend: the
 // server refused the role or its password (SQLSTATE class 28), the database
 // does not exist (3D000) or the role may not connect to it (42501), or TLS
-// cannot work: a certificate the client rejects, a server that refuses TLS
-// which sslmode requires, a TLS alert from the server (a client certificate
-// it wants).
+// cannot work (internal/tlsfail): a certificate the client rejects, a
+// handshake the server refuses, a server that refuses TLS which sslmode
+// requires.
 func permanent(err error) bool {
-	var (
-		pgErr    *pgconn.PgError
-		verify   *tls.CertificateVerificationError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		alert    tls.AlertError
-	)
-	switch {
-	case errors.As(err, &pgErr):
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
 		return strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000" || pgErr.Code == "42501"
-	case errors.As(err, &verify), errors.As(err, &unknown), errors.As(err, &hostname),
-		errors.As(err, &invalid), errors.As(err, &alert):
+	}
+	if cause, _ := tlsfail.Classify(err); cause.Permanent() {
 		return true
 	}
 	// pgconn's own words for a server that will not speak TLS, which
