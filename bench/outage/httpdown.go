@@ -143,17 +143,12 @@ var httpContenders = []httpContender{
 // drain reads a response's body to its end.
 func drain(resp *http.Response) (int64, error) { return io.Copy(io.Discard, resp.Body) }
 
-// runHTTPDown runs each client through one outage of a server of its own.
+// runHTTPDown runs each client through s.rounds outages, each of a server
+// of its own.
 func runHTTPDown(s downSpec) ([]downRun, error) {
-	var runs []downRun
-	for _, c := range httpContenders {
-		r, err := httpDownOnce(c, s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
+	return inRounds(len(httpContenders), s, func(i, _ int) (downRun, error) {
+		return httpDownOnce(httpContenders[i], s)
+	})
 }
 
 func httpDownOnce(c httpContender, s downSpec) (downRun, error) {

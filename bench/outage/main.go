@@ -53,6 +53,7 @@ func main() {
 		before   = flag.Duration("before", 3*time.Second, "pg-down, http-down: the server stops this long after the start")
 		down     = flag.Duration("down", 3*time.Second, "pg-down, http-down: how long the server stays down")
 		after    = flag.Duration("after", 4*time.Second, "pg-down, http-down: how long the run goes on after the server's return")
+		rounds   = flag.Int("rounds", 1, "pg-down, http-down: outages per pool, the pools' order reversed in every other round")
 		callers  = flag.Int("give-up-callers", 128, "give-up: callers")
 		gConns   = flag.Int("give-up-conns", 4, "give-up: pool_max_conns")
 		every    = flag.Int("give-up-every", 10, "give-up: every this many queries of a caller, one gives up")
@@ -68,7 +69,7 @@ func main() {
 		pgBin: *pgBin,
 		never: neverSpec{tries: *tries, deadline: *first, window: *watch, dsn: *dsn},
 		pgDown: downSpec{workerSpec: workerSpec{workers: *workers, deadline: *deadline, failPause: *pause},
-			maxConns: *conns, warm: time.Second, before: *before, down: *down, after: *after},
+			maxConns: *conns, warm: time.Second, before: *before, down: *down, after: *after, rounds: *rounds},
 		giveUp:   giveUpSpec{callers: *callers, maxConns: *gConns, duration: *duration, every: *every, deadline: *gDead},
 		atServer: atServerSpec{callers: *aCallers, maxConns: *aConns, duration: *duration, abandon: *abandon, poll: 20 * time.Millisecond},
 	}
@@ -108,8 +109,8 @@ func (o options) check() error {
 		return errors.New("need -tries >= 1, -first-deadline > 0 and -login-window >= 0")
 	case o.pgDown.workers < 1 || o.pgDown.deadline <= 0 || o.pgDown.failPause < 0 || o.pgDown.maxConns < 1:
 		return errors.New("need -workers >= 1, -deadline > 0, -fail-pause >= 0 and -down-conns >= 1")
-	case o.pgDown.before <= 0 || o.pgDown.down <= 0 || o.pgDown.after <= 0:
-		return errors.New("need -before, -down and -after > 0")
+	case o.pgDown.before <= 0 || o.pgDown.down <= 0 || o.pgDown.after <= 0 || o.pgDown.rounds < 1:
+		return errors.New("need -before, -down and -after > 0 and -rounds >= 1")
 	case o.giveUp.callers < 1 || o.giveUp.maxConns < 1 || o.giveUp.every < 1 || o.giveUp.deadline <= 0:
 		return errors.New("need -give-up-callers, -give-up-conns, -give-up-every >= 1 and -give-up-deadline > 0")
 	case o.atServer.callers < 1 || o.atServer.maxConns < 1 || o.atServer.abandon <= 0:

@@ -21,7 +21,7 @@ func TestTinyRunReport(t *testing.T) {
 		t.Fatal("SHOAL_TEST_POSTGRES is not set and SHOAL_REQUIRE_SERVICES=1")
 	}
 	tiny := downSpec{workerSpec: workerSpec{workers: 4, deadline: 300 * time.Millisecond, failPause: 10 * time.Millisecond},
-		maxConns: 2, warm: 100 * time.Millisecond, before: 300 * time.Millisecond, down: 300 * time.Millisecond, after: 500 * time.Millisecond}
+		maxConns: 2, warm: 100 * time.Millisecond, before: 300 * time.Millisecond, down: 300 * time.Millisecond, after: 500 * time.Millisecond, rounds: 1}
 	o := options{
 		dsn:      dsn,
 		never:    neverSpec{tries: 1, deadline: 3 * time.Second, window: 200 * time.Millisecond, dsn: dsn},
@@ -31,6 +31,7 @@ func TestTinyRunReport(t *testing.T) {
 		atServer: atServerSpec{callers: 4, maxConns: 2, duration: 300 * time.Millisecond, abandon: 50 * time.Millisecond, poll: 20 * time.Millisecond},
 		cases:    []string{caseNever, caseHTTPDown},
 	}
+	o.httpDown.rounds = 2 // a row per round, and the order reversed in the second
 	if err := o.check(); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestTinyRunReport(t *testing.T) {
 		t.Errorf("%d tables, want %d", tables, want)
 	}
 	for _, row := range []string{"| shoal core (net.Conn) |", "| shoalhttp GET |", "| net/http GET |", "| shoalpgx Ping |", "| pgxpool Ping |",
-		"| shoalhttp |", "| net/http |"} {
+		"| 1 | shoalhttp |", "| 1 | net/http |", "| 2 | net/http |", "| 2 | shoalhttp |"} {
 		if !strings.Contains(md, row) {
 			t.Errorf("no row %q", row)
 		}

@@ -16,6 +16,29 @@ type downSpec struct {
 	before   time.Duration // the server stops this long after the run began
 	down     time.Duration // and stays down this long once gone
 	after    time.Duration // the run goes on this long after the server's return
+	rounds   int           // outages per pool, the pools' order reversed in every other round
+}
+
+// inRounds runs each of n contenders through s.rounds outages, by once(i,
+// round): in order in odd rounds, reversed in even ones, so that neither
+// always runs first on a server just started or a machine just quiet.
+func inRounds(n int, s downSpec, once func(i, round int) (downRun, error)) ([]downRun, error) {
+	var runs []downRun
+	for round := 1; round <= s.rounds; round++ {
+		for k := range n {
+			i := k
+			if round%2 == 0 {
+				i = n - 1 - k
+			}
+			r, err := once(i, round)
+			if err != nil {
+				return nil, fmt.Errorf("%s, round %d: %w", r.pool, round, err)
+			}
+			r.round = round
+			runs = append(runs, r)
+		}
+	}
+	return runs, nil
 }
 
 // countPoll is how often the server-down case counts the pool's
@@ -25,6 +48,7 @@ const countPoll = 10 * time.Millisecond
 // downRun is one pool through one outage.
 type downRun struct {
 	pool  string
+	round int
 	t     outageTimes
 	f     outageFigures
 	conns time.Duration // from the return to maxConns connections at the server; never if not
@@ -38,18 +62,12 @@ type downRun struct {
 // pgDownSQL is the workers' query.
 const pgDownSQL = "SELECT 1"
 
-// runPGDown runs each pool through one outage of the throwaway server,
-// one pool after the other.
+// runPGDown runs each pool through s.rounds outages of the throwaway
+// server, one pool after the other.
 func runPGDown(ctx context.Context, srv *tempServer, s downSpec) ([]downRun, error) {
-	var runs []downRun
-	for _, c := range pgContenders {
-		r, err := pgDownOnce(ctx, srv, c, s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
+	return inRounds(len(pgContenders), s, func(i, _ int) (downRun, error) {
+		return pgDownOnce(ctx, srv, pgContenders[i], s)
+	})
 }
 
 func pgDownOnce(ctx context.Context, srv *tempServer, c pgContender, s downSpec) (downRun, error) {
