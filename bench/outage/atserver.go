@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/pgcount"
+)
+
+// atServerSpec is the shape of the MaxConns-at-the-server case.
+type atServerSpec struct {
+	callers  int
+	maxConns int
+	duration time.Duration
+	abandon  time.Duration // each query's deadline, far below its length
+	poll     time.Duration // how often the server's count is taken
+}
+
+// atServerSQL runs far longer than the callers wait for it.
+const atServerSQL = "SELECT pg_sleep(1)"
+
+// atServerRun is one pool through the case.
+type atServerRun struct {
+	pool       string
+	most       int // the most connections of the pool the server showed at once
+	over       int // samples above maxConns
+	samples    int
+	countErrs  int
+	abandoned  int // queries that failed (all should: they run 1s, the callers wait 50ms)
+	completed  int
+	sessions   int // PostgreSQL sessions opened during the run
+	otherDials int // dials that connected and were not sessions: cancel requests
+	stuck      bool
+	closeStuck bool
+}
+
+// runAtServer runs each pool through the case on the shared server.
+func runAtServer(ctx context.Context, dsn string, s atServerSpec) ([]atServerRun, error) {
+	var runs []atServerRun
+	for _, c := range pgContenders {
+		r, err := atServerOnce(ctx, dsn, c, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+func atServerOnce(ctx context.Context, dsn string, c pgContender, s atServerSpec) (atServerRun, error) {
+	r := atServerRun{pool: c.name}
+	cs, err := withParams(dsn, "pool_max_conns", fmt.Sprint(s.maxConns))
+	if err != nil {
+		return r, err
+	}
+	app := "shoal-outage-atserver-" + c.name
+	zero := time.Now()
+	dials := newDialLog(zero)
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	p, err := c.open(octx, cs, dials.pgOptions(app))
+	if err == nil {
+		if err = c.warm(octx, p, s.maxConns); err != nil {
+			p.Close()
+		}
+	}
+	cancel()
+	if err != nil {
+		return r, err
+	}
+	count, err := pgcount.Start(ctx, pgcount.Config{ConnString: dsn, Arg: app, Interval: s.poll, Limit: s.maxConns})
+	if err != nil {
+		p.Close()
+		return r, err
+	}
+	var (
+		stop                 atomic.Bool
+		abandoned, completed atomic.Int64
+		wg                   sync.WaitGroup
+	)
+	start := time.Since(zero)
+	for range s.callers {
+		wg.Go(func() {
+			for !stop.Load() {
+				qctx, cancel := context.WithTimeout(context.Background(), s.abandon)
+				var void any
+				err := p.QueryRow(qctx, atServerSQL).Scan(&void)
+				cancel()
+				if err != nil {
+					abandoned.Add(1)
+				} else {
+					completed.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(s.duration)
+	stop.Store(true)
+	end := time.Since(zero)
+	r.stuck = !waitBounded(&wg, closeWait)
+	rep := count.Stop()
+	r.sessions = dials.sessionsIn(start, end)
+	r.otherDials = window(dials.snapshot(), start, end).connected - r.sessions
+	r.closeStuck = !closeBounded(p.Close)
+	r.most, r.over, r.samples, r.countErrs = rep.Max, len(rep.Over), len(rep.Samples), rep.Errors
+	r.abandoned, r.completed = int(abandoned.Load()), int(completed.Load())
+	return r, nil
+}
