@@ -34,7 +34,7 @@ type Config[T any] struct {
 	// How a failed dial reaches callers: a pool that has never connected
 	// hands the first error to its callers at once; later, one failure is
 	// a blip that callers with time left wait through (the next try comes
-	// after 10ms, doubling to 250ms), and once dials will have failed for
+	// after 10ms, doubling to 200ms), and once dials will have failed for
 	// 100ms with nothing open the server counts as down and callers get
 	// its error at once, while the pool goes on trying in the background.
 	// Wrap an error that no retry can mend (a refused password, a database

@@ -16,7 +16,7 @@ import (
 // milliseconds of its server's return.
 const (
 	backoffMin = 10 * time.Millisecond
-	backoffMax = 250 * time.Millisecond
+	backoffMax = 200 * time.Millisecond
 )
 
 // After a permanent failure (ErrPermanent: a refused password, an unknown

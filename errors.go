@@ -22,6 +22,12 @@ var (
 	ErrDial = errors.New("shoal: dial failed")
 	// ErrLeaseReclaimed: the lease was taken back by LeakReclaim.
 	ErrLeaseReclaimed = errors.New("shoal: lease reclaimed after being held past LeakThreshold")
+	// ErrLeaseReleased: Lease.Hijack on a lease already released,
+	// discarded, hijacked or reclaimed.
+	ErrLeaseReleased = errors.New("shoal: lease already released")
+	// ErrHijackShared: Lease.Hijack on a multiplexed connection that other
+	// leases still use.
+	ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases still use")
 	// ErrPermanent marks a dial error that no retry can mend: a password
 	// the server refuses, a database or role that does not exist, a
 	// certificate the client rejects. Dial marks its errors with Permanent.

@@ -1,7 +1,6 @@
 package shoal
 
 import (
-	"errors"
 	"sync/atomic"
 	"time"
 )
@@ -21,9 +20,6 @@ type Lease[T any] struct {
 	gen uint64 // rec.state as the hand-out left it: its generation, held
 }
 
-// ErrLeaseReleased is returned by Lease.Hijack when the lease was already
-// released, discarded, hijacked or reclaimed.
-var ErrLeaseReleased = errors.New("shoal: lease already released")
 
 // leaseRecord is the pool's record of a connection's lease (of one
 // stream's, in multiplexed mode), kept in the connection so that handing it

@@ -2,7 +2,6 @@ package shoal
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,9 +218,6 @@ func (m *muxEngine[T]) hijack(l Lease[T]) error {
 	return nil
 }
 
-// ErrHijackShared: Hijack was called on a multiplexed connection that other
-// leases still use.
-var ErrHijackShared = errors.New("shoal: cannot hijack a connection other leases still use")
 
 // adopt adds a freshly dialled connection and serves waiters from it.
 func (m *muxEngine[T]) adopt(c *conn[T]) {

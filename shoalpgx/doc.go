@@ -43,7 +43,7 @@
 //     dial) run under the pool's own context, ended by Close and bounded by
 //     the connect timeout, not under one made from NewWithConfig's context;
 //     NewWithConfig refuses a context that has already ended.
-//   - A failed dial is retried after a backoff of 10-250ms, where pgxpool
+//   - A failed dial is retried after a backoff of 10-200ms, where pgxpool
 //     dials once for each acquire that finds nothing idle (and retries its
 //     MinConns only at the next HealthCheckPeriod); see the dial bullet
 //     below for what callers see.
@@ -94,7 +94,7 @@
 //     failed dial fails only the callers whose deadlines come before the
 //     next try (a refused connect is a blip to wait through), and once dials
 //     will have failed for 100ms the server counts as down and every caller
-//     gets the dial's error at once, while the pool tries again every 250ms
+//     gets the dial's error at once, while the pool tries again every 200ms
 //     at most. A refused login (SQLSTATE class 28: a wrong password, an
 //     unknown role), an unknown database (3D000), a role that may not
 //     connect (42501) and a TLS setup that cannot work are permanent: the

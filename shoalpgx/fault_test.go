@@ -198,11 +198,11 @@ func TestServerDownAndUp(t *testing.T) {
 	t.Logf("down %s: %d queries failed, %d dials; back to %d connections %s after the server returned, with %d dials",
 		down.Round(time.Millisecond), failedDown, dialsDown, maxConns, recovery.Round(time.Millisecond), dialsUp)
 
-	// No storm: with a backoff that doubles from 10ms to its 250ms cap (six
+	// No storm: with a backoff that doubles from 10ms to its 200ms cap (six
 	// windows to get there) and at most MaxDialing (4) dials at once, the
 	// dials while down are bounded by the number of backoff windows, not by
 	// the thousands of failed queries.
-	windows := 6 + int(down/(250*time.Millisecond))
+	windows := 6 + int(down/(200*time.Millisecond))
 	if limit := int64(4 * windows); dialsDown > limit {
 		t.Errorf("%d dials while the server was down for %s, want at most %d (a dial storm)", dialsDown, down, limit)
 	}
@@ -214,13 +214,8 @@ func TestServerDownAndUp(t *testing.T) {
 	if limit := int64(maxConns) + closedUp + 4; dialsUp > limit {
 		t.Errorf("%d dials to get back to %d connections with %d closed, want at most %d", dialsUp, maxConns, closedUp, limit)
 	}
-	// The promise: full strength within a second of the server's
-	// return. What it takes is at most one backoff window (250 ms at its
-	// cap) and two rounds of MaxDialing dials with SCRAM authentication;
-	// measured here under -race: 139-323 ms.
-	if recovery > time.Second {
-		t.Errorf("back to %d connections %s after the server returned, want within 1s", maxConns, recovery.Round(time.Millisecond))
-	}
+	// How soon the pool is back is measured in bench/outage, not asserted
+	// here: speed belongs in benchmarks.
 	if dialErrorsUp > 4 {
 		t.Errorf("%d dials failed after the server returned, more than MaxDialing could have had under way", dialErrorsUp)
 	}
