@@ -1,7 +1,6 @@
 package shoalgrpc
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -10,19 +9,9 @@ import (
 )
 
 // The extra connections a burst opened close once idle for MaxIdleTime;
-// MinConns stay. The deprecated MinIdle means the same.
+// MinConns stay.
 func TestIdleExtraConnectionsClose(t *testing.T) {
-	for _, opts := range []Options{
-		{MaxConns: 4, MinConns: 1, MaxIdleTime: 150 * time.Millisecond},
-		{MaxConns: 4, MinIdle: 1, MaxIdleTime: 150 * time.Millisecond},
-	} {
-		t.Run(fmt.Sprintf("MinConns=%d,MinIdle=%d", opts.MinConns, opts.MinIdle), func(t *testing.T) {
-			testIdleExtraConnectionsClose(t, opts)
-		})
-	}
-}
-
-func testIdleExtraConnectionsClose(t *testing.T, opts Options) {
+	opts := Options{MaxConns: 4, MinConns: 1, MaxIdleTime: 150 * time.Millisecond}
 	srv := startTestServer(t, 10)
 	p := newTestPool(t, srv.addr, opts)
 	client := testpb.NewTestServiceClient(p)

@@ -21,13 +21,6 @@ type Options struct {
 	// reaping never goes below it. Must not exceed MaxConns.
 	MinConns int
 
-	// MinIdle is read as MinConns (the pool keeps the larger of the two).
-	//
-	// Deprecated: a connection carrying no call is the least loaded, so
-	// it takes the next call and does not stay idle; a floor on idle
-	// connections is a floor on open ones. Use MinConns.
-	MinIdle int
-
 	// MaxStreams is how many calls one connection carries at once. Default
 	// 100, the limit most servers set. When the server advertises a lower
 	// limit and the pool can read it (see IgnoreServerStreamLimit; never

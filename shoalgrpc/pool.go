@@ -85,16 +85,6 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		callsOut:    make(chan struct{}, 1),
 	}
 	p.discoverLimit = !opts.IgnoreServerStreamLimit && !proxyConfigured()
-	// Both floors reach the core as one (MinConns), so each is checked
-	// here, where the field the user set can still be named.
-	for _, f := range []struct {
-		name string
-		n    int
-	}{{"MinConns", opts.MinConns}, {"MinIdle", opts.MinIdle}} {
-		if f.n < 0 {
-			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: f.name, Reason: fmt.Sprintf("must be >= 0, got %d", f.n)}
-		}
-	}
 	// The dial options, judged by grpc-go once now, as each connection
 	// will judge them, with the pool's context dialer among them.
 	dialOptsChecked := p.connOpts(&conn{netDial: p.netDial})
@@ -112,7 +102,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		Dial:           p.dial,
 		Close:          p.closeConn,
 		MaxConns:       opts.MaxConns,
-		MinConns:       max(opts.MinConns, opts.MinIdle),
+		MinConns:       opts.MinConns,
 		MaxStreams:     opts.MaxStreams,
 		MaxLifetime:    opts.MaxLifetime,
 		LifetimeJitter: opts.LifetimeJitter,
@@ -134,13 +124,8 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		_ = failCC.Close()
 		var ce *shoal.ConfigError
 		if errors.As(err, &ce) {
-			// The fields passed through keep their names in Options;
-			// MinConns may have come from MinIdle.
-			field := ce.Field
-			if field == "MinConns" && opts.MinIdle > opts.MinConns {
-				field = "MinIdle"
-			}
-			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: field, Reason: ce.Reason}
+			// The fields passed through keep their names in Options.
+			return nil, &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: ce.Field, Reason: ce.Reason}
 		}
 		return nil, fmt.Errorf("shoalgrpc: %w", err)
 	}

@@ -491,11 +491,8 @@ func TestOptionsValidated(t *testing.T) {
 		field string
 	}{
 		{Options{MaxConns: -1}, "MaxConns"},
-		{Options{MaxConns: 2, MinIdle: 3}, "MinIdle"},
 		{Options{MaxConns: 2, MinConns: 3}, "MinConns"},
-		{Options{MinIdle: -1}, "MinIdle"},
 		{Options{MinConns: -3}, "MinConns"},
-		{Options{MinConns: -1, MinIdle: 1}, "MinConns"},
 		{Options{MaxStreams: -5}, "MaxStreams"},
 		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},
 		{Options{DialTimeout: -time.Second}, "DialTimeout"},
