@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/internal/embedded"
+	"github.com/shoalpool/shoal/internal/selfsigned"
 )
 
 // handshake runs a TLS client handshake with client against a loopback
@@ -45,7 +45,7 @@ func handshake(t *testing.T, server, client *tls.Config) error {
 }
 
 func TestClassify(t *testing.T) {
-	cert, err := embedded.NewCert()
+	cert, err := selfsigned.New()
 	if err != nil {
 		t.Fatal(err)
 	}
