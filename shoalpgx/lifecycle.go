@@ -153,6 +153,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	if p.target == targetReads {
 		readOnlySession(cc) // after BeforeConnect, which may have replaced the parameters
 	}
+	gateConnConfig(cc, c.CancelTimeout) // likewise: a statement cut short is cancelled (cancel.go)
 	var d dialed
 	var err error
 	if p.dialsHosts(cc) {
@@ -197,6 +198,9 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		}
 	}
 	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.epoch, role: d.role, judged: d.judged}
+	if g := findGate(conn.PgConn().Conn()); g != nil {
+		pc.cancel = g.c
+	}
 	pc.setFallback(d.judged && p.isFallback(d.role))
 	pc.initPeek()
 	return pc, nil
@@ -279,6 +283,7 @@ func (p *Pool) closeOrLeave(pc *pooledConn) error {
 // closeConn closes one connection and waits for pgconn's cleanup, so that
 // a closed pool leaves no goroutine behind.
 func closeConn(pc *pooledConn) error {
+	pc.openGate()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := pc.conn.Close(ctx)

@@ -182,6 +182,11 @@ type pooledConn struct {
 	idle     time.Duration
 	mustPing bool
 
+	// cancel is the connection's context handler when it is the pool's
+	// own (cancel.go), nil otherwise: a connection with a cancel request
+	// in flight is held back until the request can no longer land.
+	cancel *canceler
+
 	// unused marks a connection given back by the pool's own acquire, one
 	// its caller never got, so that AfterRelease skips it (lifecycle.go).
 	unused bool

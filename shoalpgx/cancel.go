@@ -1,0 +1,449 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// What happens when a statement's context ends while the statement runs.
+// pgx's default closes the connection (it cannot know where the protocol
+// stands), and the pool then dials a new one. ParseConfig installs
+// buildCanceler instead: the server is asked to cancel the statement, the
+// caller gets the server's answer (SQLSTATE 57014) as soon as it comes, and
+// the connection stays.
+//
+// The race a cancel request brings: PostgreSQL carries it out on a
+// connection of its own, and a request still on its way when the next
+// statement starts would cancel that one. pgx's own cancelling handler
+// sleeps 100ms after every request for that reason, on the caller's
+// goroutine. Here the rule is exact. The server closes a cancel
+// request's connection only after it has signalled the backend (the
+// process serving the request sends the signal, then exits), and a backend
+// drops a signal that reaches it while it waits for the client's next
+// message (postgres.c: a query cancel is a no-op when no query is in
+// progress). So once the server has closed every cancel request's
+// connection and the cancelled statement's ReadyForQuery has been read, no
+// cancel can reach a later statement. Until then the connection is held
+// back: the pool keeps it out of its idle set (counting against MaxConns),
+// and a holder's next statement waits in the connection's Write
+// (cancelGate). A request the server did not acknowledge may still land at
+// any time, and its connection is closed instead.
+
+// cancelRetry is how long a statement may run on after a cancel request the
+// server acknowledged before another is sent: a request that reaches the
+// backend before the statement does is dropped, as a signal on an idle
+// backend is.
+const cancelRetry = 100 * time.Millisecond
+
+// errCancelUnacknowledged is the error of a statement on a connection whose
+// cancel request the server never acknowledged: that request may still
+// cancel whatever the connection runs next, so nothing more runs on it.
+var errCancelUnacknowledged = errors.New("shoalpgx: the server did not acknowledge a cancel request on this connection, which could still cancel its next statement; the connection is closed")
+
+// buildCanceler is what ParseConfig installs as the ConnConfig's
+// BuildContextWatcherHandler. On a connection the pool dialled it finds the
+// cancelGate under the connection (gateConnConfig) and links up with it.
+// Elsewhere (a ConnConfig from ParseConfig used with pgx.ConnectConfig)
+// there is no gate to hold a later statement back until a cancel request
+// can no longer land, and the canceler does what pgx's default handler
+// does: it cuts the connection off at once.
+func buildCanceler(pg *pgconn.PgConn) ctxwatch.Handler {
+	c := &canceler{pg: pg}
+	if g := findGate(pg.Conn()); g != nil {
+		c.timeout, c.gate = g.timeout, g
+		g.c = c
+	}
+	return c
+}
+
+// canceler is a connection's ctxwatch.Handler: pgx calls HandleCancel when
+// the context of the operation running on the connection ends, and
+// HandleUnwatchAfterCancel when that operation has returned.
+type canceler struct {
+	pg      *pgconn.PgConn
+	timeout time.Duration // Config.CancelTimeout; 0 outside the pool
+	gate    *cancelGate   // nil outside the pool
+
+	// pending is true while a request is in flight or one went
+	// unacknowledged: the gate's fast path reads it, without the lock.
+	pending atomic.Bool
+	// cut is true while the operation whose context ended had not written
+	// anything when it did, and was cut off at once (HandleCancel): the
+	// gate's fast path reads it, and turns a write that comes after all
+	// into a cancellation (writeAfterCut).
+	cut atomic.Bool
+
+	mu       sync.Mutex
+	current  *cancelRound // the cancellation under way; nil when none
+	inFlight int          // requests sent and not yet acknowledged or given up on
+	// unsafe is set when a request went unacknowledged: it may land at
+	// any time, so the connection runs no other statement (the gate
+	// refuses it, park closes the connection).
+	unsafe  atomic.Bool
+	settled chan struct{} // closed when inFlight drops to 0; nil while it is 0
+	parked  func(ok bool) // set by park: what to do with the connection once settled
+}
+
+// cancelRound is one statement's cancellation, from HandleCancel to its
+// HandleUnwatchAfterCancel.
+type cancelRound struct {
+	deadline time.Time     // the fallback: past it the connection is cut off
+	answered chan struct{} // closed when the statement has returned
+}
+
+// HandleCancel asks the server to cancel the running statement, and sets a
+// deadline on the connection, CancelTimeout away, as the last resort: a
+// server that answers neither the request nor the statement by then has
+// its connection closed by pgx, and the caller gets a timeout.
+//
+// When nothing has been written since the server's last ReadyForQuery
+// (WaitForNotification waits for the server without writing; a statement
+// may be about to write), there is nothing to cancel yet: the connection is
+// cut off at once, as pgx's default handler does, so that a wait for a
+// notification returns at its deadline on a connection pgx keeps; a
+// statement that writes after all is cancelled once written
+// (writeAfterCut). With a CancelTimeout of 0, and outside the pool, it
+// only cuts the connection off, as pgx's default handler does.
+func (c *canceler) HandleCancel(context.Context) {
+	if c.timeout <= 0 {
+		_ = c.pg.Conn().SetDeadline(time.Now())
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// The gate's Write sets busy before it looks at cut: one of the two
+	// sees the other's store.
+	if !c.gate.busy.Load() {
+		c.cut.Store(true)
+		_ = c.pg.Conn().SetDeadline(time.Now())
+		return
+	}
+	go c.cancelUntilAnswered(c.newRound())
+}
+
+// newRound starts a cancellation: its fallback deadline is set on the
+// connection. The caller holds c.mu.
+func (c *canceler) newRound() *cancelRound {
+	r := &cancelRound{deadline: time.Now().Add(c.timeout), answered: make(chan struct{})}
+	_ = c.pg.Conn().SetDeadline(r.deadline)
+	c.current = r
+	return r
+}
+
+// writeAfterCut turns the cut-off of an operation that writes after all
+// (its context ended between its start and its first write) into a
+// cancellation: the deadline moves to CancelTimeout away, and the round it
+// returns, if any, is to be started once the write is done, so that the
+// request finds the statement at the server.
+func (c *canceler) writeAfterCut() *cancelRound {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cut.Load() {
+		return nil
+	}
+	c.cut.Store(false)
+	return c.newRound()
+}
+
+// HandleUnwatchAfterCancel runs when the cancelled operation has returned,
+// with the server's answer or an error: no more requests are sent for it,
+// and the deadline is lifted. It returns at once: requests still in flight
+// hold back the connection's next statement (cancelGate) and its return to
+// the pool (park), not this caller.
+func (c *canceler) HandleUnwatchAfterCancel() {
+	c.mu.Lock()
+	c.cut.Store(false)
+	if r := c.current; r != nil {
+		close(r.answered)
+		c.current = nil
+	}
+	c.mu.Unlock()
+	_ = c.pg.Conn().SetDeadline(time.Time{})
+}
+
+// cancelUntilAnswered sends cancel requests for round r until its statement
+// returns: one at once, and another every cancelRetry while the statement
+// runs on after one was acknowledged, until r's deadline.
+func (c *canceler) cancelUntilAnswered(r *cancelRound) {
+	for {
+		c.mu.Lock()
+		select {
+		case <-r.answered:
+			// The statement returned before this request was sent: no
+			// request, nothing to hold the connection back for.
+			c.mu.Unlock()
+			return
+		default:
+		}
+		if !time.Now().Before(r.deadline) {
+			// The fallback has cut the connection off: a request now
+			// could only go unanswered.
+			c.mu.Unlock()
+			return
+		}
+		c.inFlight++
+		if c.settled == nil {
+			c.settled = make(chan struct{})
+		}
+		c.pending.Store(true)
+		c.mu.Unlock()
+
+		acked := c.send(r.deadline)
+		c.settle(acked)
+		if !acked {
+			return
+		}
+		t := time.NewTimer(cancelRetry)
+		select {
+		case <-r.answered:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// send sends one cancel request and reports whether the server
+// acknowledged it, by closing the request's connection before deadline, or
+// whether it never reached the server (its dial failed). Anything else (a
+// failed write, no answer in time) leaves a request that may still land.
+func (c *canceler) send(deadline time.Time) bool {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	err := c.pg.CancelRequest(ctx)
+	if err == nil {
+		// pgconn reads until the server closes the connection, or until
+		// ctx's deadline cuts the read short: only the first is an answer.
+		return ctx.Err() == nil
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// settle records the end of one request, and once none is in flight opens
+// the gate and hands a parked connection on.
+func (c *canceler) settle(acked bool) {
+	c.mu.Lock()
+	c.inFlight--
+	if !acked {
+		c.unsafe.Store(true)
+	}
+	var parked func(bool)
+	if c.inFlight == 0 {
+		close(c.settled)
+		c.settled = nil
+		parked, c.parked = c.parked, nil
+		c.pending.Store(c.unsafe.Load())
+	}
+	ok := !c.unsafe.Load()
+	c.mu.Unlock()
+	if parked != nil {
+		parked(ok)
+	}
+}
+
+// The answers of park.
+const (
+	cancelClear  = iota // no request in flight, none unacknowledged: reuse the connection
+	cancelUnsafe        // a request went unacknowledged: close the connection
+	cancelParked        // requests are in flight: then is called when they settle
+)
+
+// park tells what may be done with the connection now that its holder gave
+// it back: reuse it, close it, or wait, in which case then is called with
+// the verdict (true: reuse) by the goroutine whose request settled last.
+func (c *canceler) park(then func(ok bool)) int {
+	if !c.pending.Load() {
+		return cancelClear
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.inFlight > 0:
+		c.parked = then
+		return cancelParked
+	case c.unsafe.Load():
+		return cancelUnsafe
+	}
+	return cancelClear
+}
+
+// wait blocks until no cancel request is in flight: each is given up on
+// at its round's deadline at the latest.
+func (c *canceler) wait() {
+	for {
+		c.mu.Lock()
+		settled := c.settled
+		c.mu.Unlock()
+		if settled == nil {
+			return
+		}
+		<-settled
+	}
+}
+
+// cancelGate is the net.Conn under each connection the pool dials (its
+// DialFunc wraps the socket, under TLS; gateConnConfig). Its Write waits
+// while a cancel request for an earlier statement may still reach the
+// server, so that it cannot cancel the statement being written, and fails
+// once one went unacknowledged; while nothing is pending that costs one
+// atomic load per write. It also tells the canceler whether a statement
+// may be running at the server: one is from the client's first write until
+// pgx reads the server's ReadyForQuery (gateReader, on the protocol's bytes
+// above TLS). With a handler other than buildCanceler, c stays nil and the
+// gate passes everything through.
+type cancelGate struct {
+	net.Conn
+	timeout time.Duration // the pool's CancelTimeout, for buildCanceler
+	c       *canceler     // set by buildCanceler during the connect
+
+	// closing lets writes through whatever is pending: the connection is
+	// being closed, and a late cancel cannot hurt a Terminate.
+	closing atomic.Bool
+	// readFailed is set while pgx's last read failed (a deadline, a
+	// broken connection), after which pgx closes the connection, and
+	// refused once the gate refused a write, after which pgx closes it
+	// too: either way what pgx writes next is its Terminate, which an
+	// unacknowledged cancel request cannot hurt.
+	readFailed, refused atomic.Bool
+
+	// busy is set by every write and cleared by a read whose last bytes
+	// are a ReadyForQuery. A row whose data happened to end a read with
+	// those six bytes would clear it early: HandleCancel would then cut
+	// the connection off as pgx's default does, never cancel a wrong
+	// statement.
+	busy atomic.Bool
+	tail [6]byte // the last bytes pgx read; pgx never reads from two goroutines at once
+}
+
+// Write writes b once no cancel request for an earlier statement is in
+// flight.
+func (g *cancelGate) Write(b []byte) (int, error) {
+	g.busy.Store(true)
+	c := g.c
+	if c == nil || (!c.pending.Load() && !c.cut.Load()) || g.closing.Load() {
+		return g.Conn.Write(b)
+	}
+	var r *cancelRound
+	if c.cut.Load() {
+		r = c.writeAfterCut()
+	}
+	if c.pending.Load() {
+		c.wait()
+		if c.unsafe.Load() && !g.readFailed.Load() && g.refused.CompareAndSwap(false, true) {
+			// A statement on a connection pgx keeps: refuse it, and pgx
+			// closes the connection. Its Terminate, after, goes through.
+			return 0, errCancelUnacknowledged
+		}
+	}
+	n, err := g.Conn.Write(b)
+	if r != nil {
+		go c.cancelUntilAnswered(r)
+	}
+	return n, err
+}
+
+// noteRead keeps the last bytes pgx read and clears busy when they are a
+// ReadyForQuery: 'Z', its length (5), and a transaction status.
+func (g *cancelGate) noteRead(b []byte) {
+	t := &g.tail
+	if len(b) >= len(t) {
+		copy(t[:], b[len(b)-len(t):])
+	} else {
+		copy(t[:], t[len(b):])
+		copy(t[len(t)-len(b):], b)
+	}
+	if t[0] == 'Z' && t[1] == 0 && t[2] == 0 && t[3] == 0 && t[4] == 5 && (t[5] == 'I' || t[5] == 'T' || t[5] == 'E') {
+		g.busy.Store(false)
+	}
+}
+
+// NetConn returns the connection under the gate.
+func (g *cancelGate) NetConn() net.Conn { return g.Conn }
+
+// SyscallConn returns the socket's, for the look at an idle connection
+// (internal/peek).
+func (g *cancelGate) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := g.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("shoalpgx: the connection has no file descriptor")
+	}
+	return sc.SyscallConn()
+}
+
+// gateReader is the reader pgx's protocol frontend reads the server's
+// messages from: it shows them to the gate.
+type gateReader struct {
+	g *cancelGate
+	r io.Reader
+}
+
+func (gr *gateReader) Read(b []byte) (int, error) {
+	n, err := gr.r.Read(b)
+	if n > 0 {
+		gr.g.noteRead(b[:n])
+	}
+	gr.g.readFailed.Store(err != nil && n == 0)
+	return n, err
+}
+
+// findGate returns the cancelGate under nc, looking through TLS and any
+// wrapper that reveals what it wraps (NetConn), or nil.
+func findGate(nc net.Conn) *cancelGate {
+	for range 8 {
+		if g, ok := nc.(*cancelGate); ok {
+			return g
+		}
+		u, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		nc = u.NetConn()
+	}
+	return nil
+}
+
+// gateConnConfig sets cc up for the pool's dials: each connection's socket
+// goes under a cancelGate carrying the pool's CancelTimeout, and pgx's
+// frontend reads through a gateReader. The ConnConfig's own DialFunc and
+// BuildFrontend still do their work underneath.
+func gateConnConfig(cc *pgx.ConnConfig, timeout time.Duration) {
+	dial, build := cc.DialFunc, cc.BuildFrontend
+	if dial == nil || build == nil {
+		return // pgconn cannot connect without them either
+	}
+	cc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cancelGate{Conn: nc, timeout: timeout}, nil
+	}
+	cc.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		if nc, ok := w.(net.Conn); ok {
+			if g := findGate(nc); g != nil {
+				r = &gateReader{g: g, r: r}
+			}
+		}
+		return build(r, w)
+	}
+}
+
+// openGate lets writes through pc's gate, whatever is pending, for the
+// Terminate of a connection being closed.
+func (pc *pooledConn) openGate() {
+	if g := findGate(pc.conn.PgConn().Conn()); g != nil {
+		g.closing.Store(true)
+	}
+}
