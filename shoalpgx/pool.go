@@ -38,7 +38,7 @@ type Pool struct {
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
-	cleanups sync.WaitGroup         // pgx's cleanups of connections it closed itself (closeOrLeave)
+	cleanups sync.WaitGroup         // pgx's cleanups of connections it closed itself, past cleanupHold (closeOrLeave)
 	roleStop chan struct{}          // closed by Close: watchRole stops (nil without it)
 	roleDone chan struct{}          // closed when watchRole has returned
 	roleOnce sync.Once              // Close may be called more than once
