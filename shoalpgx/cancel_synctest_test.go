@@ -268,3 +268,55 @@ func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 		}
 	})
 }
+
+// A server that answers statements but never acknowledges a cancel
+// request: the request may land at any time, so once it is given up on
+// (CancelTimeout after the deadline) the connection runs nothing more. The
+// pool closes it instead of taking it back; its holder's next statement
+// waits for the verdict and is refused, and pgx closes the connection.
+func TestCancelFakeUnacknowledged(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		name := "pool"
+		if held {
+			name = "held"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFakePG(t)
+				p := fakePool(t, f, nil)
+				f.ignoreCancels.Store(true)
+				exec := p.Exec
+				var c *Conn
+				if held {
+					var err error
+					if c, err = p.Acquire(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					defer c.Release()
+					exec = c.Exec
+				}
+				took, err := timedExec(exec, 10*time.Millisecond, "sleep 20ms")
+				if err != nil || took != 20*time.Millisecond {
+					t.Fatalf("a statement the server finished: %v after %s, want success after 20ms", err, took)
+				}
+				took, err = timedExec(exec, 0, "select")
+				want := 10*time.Millisecond + defaultCancelTimeout - 20*time.Millisecond
+				if held {
+					if !errors.Is(err, errCancelUnacknowledged) || took != want {
+						t.Fatalf("the holder's next statement: %v after %s, want the gate's refusal after %s", err, took, want)
+					}
+					if !c.Conn().IsClosed() {
+						t.Error("pgx kept the connection after the refusal")
+					}
+					return
+				}
+				if err != nil || took != want {
+					t.Fatalf("the pool's next statement: %v after %s, want success on a new connection after %s", err, took, want)
+				}
+				if n := f.logins.Load(); n != 2 {
+					t.Errorf("%d sessions, want 2: the connection with a request that may still land was reused", n)
+				}
+			})
+		})
+	}
+}

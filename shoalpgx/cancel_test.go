@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -75,10 +76,30 @@ func checkCanceled(t testing.TB, what string, ctx context.Context, err error) {
 
 // Statements abandoned mid-flight are cancelled at the server and keep
 // their connections: no dial, and the pool's connections are the same
-// backends before and after.
+// backends before and after. Over TLS too, with SCRAM's channel binding
+// required, which needs pgx to find the *tls.Conn the pool's gate sits
+// under.
 func TestCancelAbandonedStatementsKeepTheirConnections(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { abandonKeeps(t, nil) })
+	t.Run("TLS", func(t *testing.T) {
+		abandonKeeps(t, func(c *Config) {
+			// The test server's certificate is Debian's self-signed one:
+			// encryption is what is tested.
+			c.ConnConfig.TLSConfig = &tls.Config{InsecureSkipVerify: true}
+			c.ConnConfig.Fallbacks = nil
+			c.ConnConfig.ChannelBinding = "require"
+		})
+	})
+}
+
+func abandonKeeps(t *testing.T, mutate func(*Config)) {
 	const conns = 2
-	p := newTestPool(t, func(c *Config) { c.MaxConns = conns })
+	p := newTestPool(t, func(c *Config) {
+		c.MaxConns = conns
+		if mutate != nil {
+			mutate(c)
+		}
+	})
 	before := backendPIDs(t, p, conns)
 	dials := p.Stats().Dials
 	for i := range 10 {

@@ -32,6 +32,9 @@ type fakePG struct {
 	// statements nor cancel requests, and close nothing: a crashed machine
 	// or a partition, as its clients see it.
 	silent atomic.Bool
+	// ignoreCancels makes the server read cancel requests and never act
+	// on them or hang up, while it answers statements as before.
+	ignoreCancels atomic.Bool
 
 	cancels atomic.Int64 // cancel requests received
 	logins  atomic.Int64 // sessions started
@@ -178,7 +181,7 @@ func (f *fakePG) newSession() (uint32, *fakeSession) {
 // until the connection is closed.
 func (f *fakePG) cancel(c net.Conn, pid uint32) {
 	f.cancels.Add(1)
-	if f.silent.Load() {
+	if f.silent.Load() || f.ignoreCancels.Load() {
 		_, _ = io.Copy(io.Discard, c)
 		return
 	}
