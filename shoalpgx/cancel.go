@@ -78,6 +78,11 @@ type canceler struct {
 	// pending is true while a request is in flight or one went
 	// unacknowledged: the gate's fast path reads it, without the lock.
 	pending atomic.Bool
+	// ping is true while the pool's own code pings the connection
+	// (pooledConn.ping): a ping is a check that the connection answers in
+	// time, and one whose context ends is cut off at once, as pgx's
+	// default handler does, not cancelled and waited for.
+	ping atomic.Bool
 	// cut is true while the operation whose context ended had not written
 	// anything when it did, and was cut off at once (HandleCancel): the
 	// gate's fast path reads it, and turns a write that comes after all
@@ -113,10 +118,10 @@ type cancelRound struct {
 // cut off at once, as pgx's default handler does, so that a wait for a
 // notification returns at its deadline on a connection pgx keeps; a
 // statement that writes after all is cancelled once written
-// (writeAfterCut). With a CancelTimeout of 0, and outside the pool, it
-// only cuts the connection off, as pgx's default handler does.
+// (writeAfterCut). With a CancelTimeout of 0, outside the pool, and for a
+// ping, it only cuts the connection off, as pgx's default handler does.
 func (c *canceler) HandleCancel(context.Context) {
-	if c.timeout <= 0 {
+	if c.timeout <= 0 || c.ping.Load() {
 		_ = c.pg.Conn().SetDeadline(time.Now())
 		return
 	}
@@ -446,4 +451,16 @@ func (pc *pooledConn) openGate() {
 	if g := findGate(pc.conn.PgConn().Conn()); g != nil {
 		g.closing.Store(true)
 	}
+}
+
+// ping pings pc with a round trip. Should ctx end first, pgx closes the
+// connection, as it does by default: a ping checks that the connection
+// answers in time (Config.PingTimeout bounds it), and a late answer is no
+// answer, while a cancel would have it wait for one.
+func (pc *pooledConn) ping(ctx context.Context) error {
+	if c := pc.cancel; c != nil {
+		c.ping.Store(true)
+		defer c.ping.Store(false)
+	}
+	return pc.conn.Ping(ctx)
 }

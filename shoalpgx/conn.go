@@ -286,4 +286,4 @@ func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 }
 
 // Ping checks that the connection and the server answer. See pgx.Conn.Ping.
-func (c *Conn) Ping(ctx context.Context) error { return withCtxErr(ctx, c.pc.conn.Ping(ctx)) }
+func (c *Conn) Ping(ctx context.Context) error { return withCtxErr(ctx, c.pc.ping(ctx)) }

@@ -73,5 +73,5 @@ func (p *Pool) Ping(ctx context.Context) error {
 		return err
 	}
 	defer pc.release()
-	return withCtxErr(ctx, pc.conn.Ping(ctx))
+	return withCtxErr(ctx, pc.ping(ctx))
 }

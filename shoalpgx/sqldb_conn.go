@@ -217,7 +217,7 @@ func (c *SQLConn) Ping(ctx context.Context) error {
 	if err := c.usable(ctx, "ping"); err != nil {
 		return err
 	}
-	if err := c.conn.Ping(ctx); err != nil {
+	if err := c.lease.pc.ping(ctx); err != nil {
 		if ctx.Err() != nil {
 			return withCtxErr(ctx, err)
 		}
