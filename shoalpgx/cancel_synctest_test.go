@@ -320,3 +320,24 @@ func TestCancelFakeUnacknowledged(t *testing.T) {
 		})
 	}
 }
+
+// Large objects of a transaction that has ended fail as pgx's do, and do
+// not reach the connection, which may be rolling back in the background or
+// be another holder's by then.
+func TestCancelFakeLargeObjectsAfterTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakePG(t)
+		p := fakePool(t, f, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		tx, err := p.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		_ = tx.Rollback(ctx) // left to the background
+		lo := tx.LargeObjects()
+		if _, err := lo.Create(context.Background(), 0); !errors.Is(err, pgx.ErrTxClosed) {
+			t.Errorf("large objects of an ended transaction: %v, want pgx.ErrTxClosed", err)
+		}
+	})
+}

@@ -136,7 +136,9 @@
 //     context.DeadlineExceeded) holds, and errors.As finds the
 //     *pgconn.PgError. A statement that finished before the cancel reached
 //     it returns its result, and a write the server acknowledged is never
-//     reported as failed. The connection is kept; deadlines much tighter
+//     reported as failed. (Statements run on the *pgx.Conn itself, through
+//     Conn.Conn or Tx.Conn, return pgx's error, the *pgconn.PgError
+//     alone.) The connection is kept; deadlines much tighter
 //     than the statements' real duration cost a cancel request each (a
 //     process started at the server, no login), not a reconnect. A server
 //     that answers neither the statement nor the cancel request within

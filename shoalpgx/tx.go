@@ -177,8 +177,23 @@ func (tx *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	return tx.conn.heldBatch(ctx, tx.t.SendBatch(ctx, b))
 }
 
-// LargeObjects gives access to large objects inside the transaction.
-func (tx *Tx) LargeObjects() pgx.LargeObjects { return tx.t.LargeObjects() }
+// LargeObjects gives access to large objects inside the transaction. Once
+// the transaction has ended, their methods return pgx.ErrTxClosed.
+func (tx *Tx) LargeObjects() pgx.LargeObjects {
+	if tx.ended {
+		return endedTx().LargeObjects()
+	}
+	return tx.t.LargeObjects()
+}
+
+// endedTx returns a pgx transaction that has ended, whose every method
+// returns pgx.ErrTxClosed: what pgx's own gives after Commit or Rollback,
+// for a Tx whose pgx transaction may still be rolling back (endAfterCtx).
+func endedTx() pgx.Tx {
+	var b pgx.Batch
+	b.BeginTx(pgx.TxOptions{})
+	return pgx.FailedBatchResults(&b, pgx.ErrTxClosed).Tx()
+}
 
 // Prepare prepares a statement on the transaction's connection.
 func (tx *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
