@@ -19,27 +19,48 @@ func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	}
 	br := pc.conn.SendBatch(ctx, b)
 	if tx := br.Tx(); tx != nil {
-		return &poolBatchResults{br: br, tx: &Tx{t: tx, pc: pc}}
+		return &poolBatchResults{br: br, conn: pc, ctx: ctx, tx: &Tx{t: tx, conn: pc, pc: pc}}
 	}
-	return &poolBatchResults{br: br, pc: pc}
+	return &poolBatchResults{br: br, conn: pc, ctx: ctx, pc: pc}
 }
 
-// poolBatchResults are the results of Pool.SendBatch and the connection
-// they hold.
+// heldBatch wraps the results of a batch sent on pc by its holder (a
+// Conn's or a Tx's SendBatch), which releases pc itself.
+func (pc *pooledConn) heldBatch(ctx context.Context, br pgx.BatchResults) *poolBatchResults {
+	res := &poolBatchResults{br: br, conn: pc, ctx: ctx}
+	if tx := br.Tx(); tx != nil {
+		res.tx = &Tx{t: tx, conn: pc}
+	}
+	return res
+}
+
+// poolBatchResults are the results of a batch sent through the pool's API,
+// with errors that match the batch's context once it ended, and, for
+// Pool.SendBatch, the connection they hold.
 type poolBatchResults struct {
-	br pgx.BatchResults
-	pc *pooledConn // nil once released, or when tx holds the connection
-	tx *Tx         // the transaction the batch began, which owns the connection
+	br   pgx.BatchResults
+	conn *pooledConn     // the connection the batch runs on
+	ctx  context.Context // the batch's
+	pc   *pooledConn     // the connection to release on Close; nil once released, when tx holds it, or when the batch's sender does
+	tx   *Tx             // the transaction the batch began
 }
 
 // Exec reads the next result as pgx.BatchResults.Exec does.
-func (br *poolBatchResults) Exec() (pgconn.CommandTag, error) { return br.br.Exec() }
+func (br *poolBatchResults) Exec() (pgconn.CommandTag, error) {
+	tag, err := br.br.Exec()
+	return tag, withCtxErr(br.ctx, err)
+}
 
 // Query reads the next result as pgx.BatchResults.Query does.
-func (br *poolBatchResults) Query() (pgx.Rows, error) { return br.br.Query() }
+func (br *poolBatchResults) Query() (pgx.Rows, error) {
+	rows, err := br.br.Query()
+	return br.conn.wrapRows(br.ctx, rows, err)
+}
 
 // QueryRow reads the next result as pgx.BatchResults.QueryRow does.
-func (br *poolBatchResults) QueryRow() pgx.Row { return br.br.QueryRow() }
+func (br *poolBatchResults) QueryRow() pgx.Row {
+	return br.conn.newRow(br.ctx, br.br.QueryRow(), false)
+}
 
 // Close reads what is left of the batch and releases the connection, unless
 // the batch began a transaction, which then holds it. When the transaction
@@ -48,13 +69,13 @@ func (br *poolBatchResults) QueryRow() pgx.Row { return br.br.QueryRow() }
 // too, and a caller that returns on Close's error loses nothing. Calling it
 // again returns the same error and does nothing more.
 func (br *poolBatchResults) Close() error {
-	err := br.br.Close()
+	err := withCtxErr(br.ctx, br.br.Close())
 	if pc := br.pc; pc != nil {
 		br.pc = nil
 		pc.release()
 	}
-	if tx := br.tx; tx != nil && tx.pc != nil && !tx.pc.inTransaction() {
-		tx.releaseConn()
+	if tx := br.tx; tx != nil && !tx.ended && !br.conn.inTransaction() {
+		tx.end()
 	}
 	return err
 }

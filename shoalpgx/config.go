@@ -38,6 +38,13 @@ const (
 	// waiting for pgconn's cleanup.
 	closeTimeout = 5 * time.Second
 
+	// defaultCancelTimeout: see Config.CancelTimeout. A cancel request
+	// costs the server a new connection's start (a fork, no login) and a
+	// signal; a second covers that many times over on a loaded server
+	// across a WAN, and is what a caller waits at most past its deadline
+	// when the server has stopped answering.
+	defaultCancelTimeout = time.Second
+
 	// resetTimeout bounds the ROLLBACK that resets a connection released
 	// inside a transaction; past it the connection is closed instead.
 	resetTimeout = 5 * time.Second
@@ -170,6 +177,22 @@ type Config struct {
 	// closed by pgx mid-ping, as in pgxpool. Default 0: no bound of its
 	// own. Connection string: pool_ping_timeout.
 	PingTimeout time.Duration
+
+	// CancelTimeout is how long a statement whose context ended may wait
+	// for the server to answer the cancel request the pool sends for it.
+	// When a caller's context ends while its statement runs, the pool asks
+	// the server to cancel the statement (a PostgreSQL cancel request) and
+	// the caller returns with the server's answer, an error that matches
+	// both ctx.Err() and SQLSTATE 57014, usually within a round trip or
+	// two; the connection goes back to the pool once no cancel request can
+	// reach a later statement. A server that has not answered within
+	// CancelTimeout has the connection closed, and the caller gets a
+	// timeout error then. Default 1s; 0 closes the connection at once, as
+	// pgx does by default. It applies with the ConnConfig's
+	// BuildContextWatcherHandler that ParseConfig installs; set your own
+	// handler there (after ParseConfig) and pgx does what it says instead.
+	// Connection string: pool_cancel_timeout.
+	CancelTimeout time.Duration
 
 	// HealthCheckPeriod is how often the maintenance goroutine looks at
 	// the idle connections' sockets, as on acquire (see HealthCheckAfter;
@@ -333,6 +356,7 @@ func defaultConfig(cc *pgx.ConnConfig) *Config {
 		MaxConnIdleTime:    defaultMaxConnIdleTime,
 		HealthCheckAfter:   defaultHealthCheckAfter,
 		HealthCheckPeriod:  defaultHealthCheckPeriod,
+		CancelTimeout:      defaultCancelTimeout,
 		BargeWindow:        defaultBargeWindow,
 		HostConnectTimeout: defaultHostConnectTimeout,
 		RoleCheckPeriod:    defaultRoleCheckPeriod,

@@ -32,10 +32,16 @@ func (pc *pooledConn) traceRelease() {
 //     not bring it back to idle within resetTimeout;
 //   - busy (rows or a batch left unread, a COPY unfinished) or closed by pgx
 //     (a fatal error, a context that ended mid-query): closed.
+//
+// A connection with a cancel request in flight waits for it first, out of
+// the pool (holdForCancel).
 func (pc *pooledConn) giveBack() {
 	conn := pc.conn
 	if conn.IsClosed() {
 		pc.lease.Discard()
+		return
+	}
+	if pc.holdForCancel(false) {
 		return
 	}
 	if pc.retired() {
@@ -63,6 +69,50 @@ func (pc *pooledConn) giveBack() {
 	}
 }
 
+// holdForCancel reports whether pc is held back for a cancel request: a
+// request still in flight could cancel the next holder's statement, so
+// until it can no longer land the connection stays leased (counting
+// against MaxConns) and nobody else gets it; then the goroutine that sent
+// it ends the release: giveBack, or releaseUnused for an unused one. A
+// connection whose request went unacknowledged is closed here.
+func (pc *pooledConn) holdForCancel(unused bool) bool {
+	c := pc.cancel
+	if c == nil || !c.pending.Load() {
+		return false // the release's fast path: no closure to allocate
+	}
+	then := pc.giveBackAfterCancel
+	if unused {
+		then = pc.releaseUnusedAfterCancel
+	}
+	switch c.park(then) {
+	case cancelParked:
+		return true
+	case cancelUnsafe:
+		pc.lease.Discard()
+		return true
+	}
+	return false
+}
+
+// giveBackAfterCancel ends giveBack once pc's cancel requests settled.
+func (pc *pooledConn) giveBackAfterCancel(ok bool) {
+	if !ok {
+		pc.lease.Discard()
+		return
+	}
+	pc.giveBack()
+}
+
+// releaseUnusedAfterCancel ends releaseUnused once pc's cancel requests
+// settled.
+func (pc *pooledConn) releaseUnusedAfterCancel(ok bool) {
+	if !ok {
+		pc.lease.Discard()
+		return
+	}
+	pc.releaseUnused()
+}
+
 // resetAndRelease rolls back the transaction a connection was released in
 // by the pool's own code (a pool-level Begin or SendBatch, whose Tx the
 // caller never holds past the release), then releases it, or discards it if
@@ -73,6 +123,9 @@ func (pc *pooledConn) resetAndRelease() {
 	err := pc.conn.PgConn().Exec(ctx, "rollback").Close()
 	if err != nil || pc.conn.IsClosed() || pc.conn.PgConn().IsBusy() || pc.conn.PgConn().TxStatus() != 'I' {
 		pc.lease.Discard()
+		return
+	}
+	if pc.holdForCancel(false) {
 		return
 	}
 	pc.lease.Release()
@@ -135,6 +188,9 @@ func (pc *pooledConn) releaseUnused() {
 		pc.lease.Discard()
 		return
 	}
+	if pc.holdForCancel(true) {
+		return
+	}
 	pc.unused = pc.pool.config.AfterRelease != nil
 	pc.lease.Release()
 }
@@ -174,40 +230,60 @@ func (c *Conn) Conn() *pgx.Conn { return c.pc.conn }
 // Exec runs sql on the connection. See pgx.Conn.Exec.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	tag, err := c.pc.conn.Exec(ctx, sql, args...)
+	err = withCtxErr(ctx, err)
 	c.pc.noteErr(err)
 	return tag, err
 }
 
 // Query runs sql on the connection. See pgx.Conn.Query.
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return c.pc.conn.Query(ctx, sql, args...)
+	rows, err := c.pc.conn.Query(ctx, sql, args...)
+	return c.pc.wrapRows(ctx, rows, err)
+}
+
+// wrapRows wraps the rows of a query on pc that pc's holder reads, and its
+// error, so that both match the query's context once it ended.
+func (pc *pooledConn) wrapRows(ctx context.Context, rows pgx.Rows, err error) (pgx.Rows, error) {
+	err = withCtxErr(ctx, err)
+	if rows == nil {
+		return errRows{err: err}, err
+	}
+	return pc.newRows(ctx, rows, false), err
 }
 
 // QueryRow runs sql on the connection. See pgx.Conn.QueryRow.
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return c.pc.conn.QueryRow(ctx, sql, args...)
+	return c.pc.newRow(ctx, c.pc.conn.QueryRow(ctx, sql, args...), false)
 }
 
 // SendBatch sends b on the connection. See pgx.Conn.SendBatch.
 func (c *Conn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return c.pc.conn.SendBatch(ctx, b)
+	return c.pc.heldBatch(ctx, c.pc.conn.SendBatch(ctx, b))
 }
 
 // CopyFrom copies rows into a table on the connection. See pgx.Conn.CopyFrom.
 func (c *Conn) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
 	n, err := c.pc.conn.CopyFrom(ctx, table, columns, src)
+	err = withCtxErr(ctx, err)
 	c.pc.noteErr(err)
 	return n, err
 }
 
 // Begin starts a transaction on the connection. See pgx.Conn.Begin.
-func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.pc.conn.Begin(ctx) }
+func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) {
+	return c.BeginTx(ctx, pgx.TxOptions{})
+}
 
 // BeginTx starts a transaction with options on the connection. See
-// pgx.Conn.BeginTx.
+// pgx.Conn.BeginTx. The transaction does not release the connection when
+// it ends: the Conn's holder does.
 func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	return c.pc.conn.BeginTx(ctx, opts)
+	t, err := c.pc.conn.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, withCtxErr(ctx, err)
+	}
+	return &Tx{t: t, conn: c.pc}, nil
 }
 
 // Ping checks that the connection and the server answer. See pgx.Conn.Ping.
-func (c *Conn) Ping(ctx context.Context) error { return c.pc.conn.Ping(ctx) }
+func (c *Conn) Ping(ctx context.Context) error { return withCtxErr(ctx, c.pc.ping(ctx)) }

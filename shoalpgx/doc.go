@@ -101,11 +101,30 @@
 //     callers get the server's error at once, and the pool logs in again
 //     only every 1s, doubling to 10s, while it lasts, and logs the failure
 //     once, then once a minute, then when it ends.
+//   - A statement whose context ends while it runs is cancelled at the
+//     server (a PostgreSQL cancel request) and its connection kept, where
+//     pgxpool's, on pgx's default handler, is closed and replaced; see
+//     "Things to know". The caller returns with the server's answer,
+//     usually a round trip or two after its deadline (a fork at the
+//     server), CancelTimeout (1s) at most; its error matches both
+//     ctx.Err() and the server's *pgconn.PgError (SQLSTATE 57014), where
+//     pgxpool's is a timeout (pgconn.Timeout reports true for that one,
+//     false for this). A transaction begun on the pool whose Commit or
+//     Rollback comes with a context that has already ended (a deferred
+//     Rollback after a statement cut short) fails as pgx's does, and is
+//     rolled back in the background on a connection the pool keeps, where
+//     pgx closes it. pool_cancel_timeout=0 gives pgx's behaviour back.
 //   - A connection is closed in the background, never on the caller's
 //     goroutine: pgx's close waits for the server, and through a network
 //     that holds bytes a query that failed at its deadline would otherwise
 //     return seconds late. The connection counts against MaxConns until its
-//     close ends, and Close waits for it.
+//     close ends, and Close waits for it. One that pgx closed itself (its
+//     statement's context ended and the server did not answer the cancel
+//     request, or the connection broke) counts until pgx's cleanup (a
+//     cancel request, Terminate, and the server's hang-up) has ended, half
+//     a second at most: so the server never holds more of the pool's
+//     connections than MaxConns, and a silent server does not keep a place
+//     from a dial that could reach another host.
 //   - Connection strings and errors are kept free of passwords: Config.String
 //     leaves the password out, ParseConfig's errors show the string with the
 //     password masked where it stands (never elsewhere: a password equal to
@@ -116,11 +135,44 @@
 //
 // # Things to know
 //
-//   - pgx closes a connection whose query is still running when its context
-//     ends (it cannot know where the protocol stands); the pool then
-//     replaces it. Deadlines much tighter than the queries' real duration
-//     therefore cost a reconnect each. pgx can send a cancel request
-//     instead: see pgconn.Config.BuildContextWatcherHandler.
+//   - When the context of a statement ends while the statement runs, the
+//     pool asks the server to cancel it (ParseConfig installs the handler
+//     as the ConnConfig's BuildContextWatcherHandler). The server answers
+//     with SQLSTATE 57014, and the caller gets that answer as soon as it
+//     comes, in an error that matches ctx.Err() too: errors.Is(err,
+//     context.DeadlineExceeded) holds, and errors.As finds the
+//     *pgconn.PgError. A statement that finished before the cancel reached
+//     it returns its result, and a write the server acknowledged is never
+//     reported as failed. (Statements run on the *pgx.Conn itself, through
+//     Conn.Conn or Tx.Conn, return pgx's error, the *pgconn.PgError
+//     alone.) The connection is kept; deadlines much tighter
+//     than the statements' real duration cost a cancel request each (a
+//     process started at the server, no login), not a reconnect. A server
+//     that answers neither the statement nor the cancel request within
+//     CancelTimeout (1s; pool_cancel_timeout) has the connection closed,
+//     and the caller gets a timeout error then. A wait on the server with
+//     no statement running (WaitForNotification), and a ping, are cut off
+//     at the deadline as before. To have pgx close the connection instead,
+//     set pool_cancel_timeout=0, or your own handler in
+//     ConnConfig.BuildContextWatcherHandler after ParseConfig: pgx then
+//     does what it says. A ConnConfig from ParseConfig used outside the
+//     pool (pgx.ConnectConfig) behaves as pgx's default.
+//   - A cancel request still on its way when the connection's next
+//     statement starts would cancel that statement. So a connection whose
+//     statement was cancelled stays out of the pool, counting against
+//     MaxConns, and its holder's next statement waits, until the server
+//     has acknowledged every cancel request (PostgreSQL closes the
+//     request's connection only after it has signalled the backend, and a
+//     backend drops a signal that finds it idle); that takes a moment, off
+//     the caller's goroutine. A request the server never acknowledges has
+//     the connection closed. This relies on the server closing a cancel
+//     request's connection only once it has acted on it, as PostgreSQL
+//     does: through a proxy that answers a cancel request before it has
+//     passed it on, set pool_cancel_timeout=0.
+//   - The socket under each of the pool's connections is wrapped, under TLS:
+//     PgConn().Conn() of a plain-text connection is not a *net.TCPConn
+//     (its NetConn method returns that); over TLS it is the *tls.Conn as
+//     before.
 //   - A connection the server killed while it sat idle is replaced by the
 //     next acquire, not handed out: after a millisecond of idleness an
 //     acquire looks at the socket (a close, or PostgreSQL's fatal error

@@ -119,15 +119,11 @@ func (p *Pool) slotLockedElsewhere(ctx context.Context, permit shoal.BudgetPermi
 		if err != nil {
 			// Only a connection the error broke is closed: a query refused
 			// before it was sent leaves the connection as good as it was.
-			if conn.IsClosed() || conn.PgConn().IsBusy() || conn.PgConn().TxStatus() != 'I' {
-				lease.Discard()
-			} else {
-				lease.Release()
-			}
+			pc.releaseUnused() // closes it if the error left it unusable
 			return false
 		}
 		if !locked || time.Now().After(deadline) || !ctxwait.Sleep(ctx, fencePoll) {
-			lease.Release()
+			pc.releaseUnused()
 			return locked
 		}
 	}
@@ -183,6 +179,7 @@ var terminate = []byte{'X', 0, 0, 0, 4}
 // as the backend exits, so reading to EOF after Terminate waits exactly
 // that long (closeTimeout at most).
 func closeAndWait(pc *pooledConn) error {
+	pc.openGate()
 	hc, err := pc.conn.PgConn().Hijack()
 	if err != nil {
 		return closeConn(pc) // busy or closed already: nothing to wait on

@@ -153,6 +153,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	if p.target == targetReads {
 		readOnlySession(cc) // after BeforeConnect, which may have replaced the parameters
 	}
+	gateConnConfig(cc, c.CancelTimeout) // likewise: a statement cut short is cancelled (cancel.go)
 	var d dialed
 	var err error
 	if p.dialsHosts(cc) {
@@ -197,6 +198,9 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		}
 	}
 	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.epoch, role: d.role, judged: d.judged}
+	if g := findGate(conn.PgConn().Conn()); g != nil {
+		pc.cancel = g.c
+	}
 	pc.setFallback(d.judged && p.isFallback(d.role))
 	pc.initPeek()
 	return pc, nil
@@ -250,26 +254,47 @@ func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn)
 	return hook(ctx, conn)
 }
 
+// cleanupHold bounds how long a connection that pgx closed itself keeps
+// its place under MaxConns while pgx's cleanup (a cancel request, then
+// Terminate and a read until the server hangs up) runs on. A server that
+// answers lets go within a few round trips, and the place is freed then, so
+// that the server never counts more connections of the pool than MaxConns.
+// A server that has not let go within this is not answering at all (a
+// crash, a partition, a failover): its close would take pgx's 15 seconds,
+// and the place is wanted for a dial that can reach another host. With the
+// pool's own cancel handler pgx closes a connection mid-statement only
+// after the server left a cancel request unanswered for CancelTimeout, so
+// such a server has been silent for that long already.
+const cleanupHold = 500 * time.Millisecond
+
 // closeOrLeave closes pc as closeConn does, except when pgx closed it
-// already, under a statement whose context ended: pgx is then cleaning up
-// in a goroutine of its own (a cancel request to the server, then a drain
-// of the socket, up to 15s), and waiting for that would keep the
-// connection's place under MaxConns while the server is silent, and with
-// it the dial that could reach another host. The place is freed at once;
-// Pool.Close still waits for the cleanup, closeTimeout at most, as it
-// waited for closeConn. A budgeted pool keeps waiting (closeAndWait): its
-// permit must not go back while the backend may still hold the slot.
+// already (a statement's context ended and the server did not answer the
+// cancel request in time, or the connection broke): pgx is then cleaning up
+// in a goroutine of its own, and the connection keeps its place until that
+// ends, cleanupHold at most. Past that the place is freed and the cleanup
+// goes on in the background; Pool.Close still waits for it, closeTimeout at
+// most, as it waits for closeConn. A budgeted pool keeps waiting
+// (closeAndWait): its permit must not go back while the backend may still
+// hold the slot.
 func (p *Pool) closeOrLeave(pc *pooledConn) error {
 	if !pc.conn.IsClosed() {
 		return closeConn(pc)
 	}
+	done := pc.conn.PgConn().CleanupDone()
+	hold := time.NewTimer(cleanupHold)
+	select {
+	case <-done:
+		hold.Stop()
+		return nil
+	case <-hold.C:
+	}
 	p.cleanups.Add(1)
 	go func() {
 		defer p.cleanups.Done()
-		t := time.NewTimer(closeTimeout)
+		t := time.NewTimer(closeTimeout - cleanupHold)
 		defer t.Stop()
 		select {
-		case <-pc.conn.PgConn().CleanupDone():
+		case <-done:
 		case <-t.C:
 		}
 	}()
@@ -279,6 +304,7 @@ func (p *Pool) closeOrLeave(pc *pooledConn) error {
 // closeConn closes one connection and waits for pgconn's cleanup, so that
 // a closed pool leaves no goroutine behind.
 func closeConn(pc *pooledConn) error {
+	pc.openGate()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := pc.conn.Close(ctx)

@@ -38,6 +38,7 @@ var poolKeys = []poolKey{
 	{"pool_health_check_after", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckAfter) }},
 	{"pool_health_check_period", func(c *Config, v string) error { return parseDuration(v, &c.HealthCheckPeriod) }},
 	{"pool_ping_timeout", func(c *Config, v string) error { return parseDuration(v, &c.PingTimeout) }},
+	{"pool_cancel_timeout", func(c *Config, v string) error { return parseDuration(v, &c.CancelTimeout) }},
 	{"pool_barge_window", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }},
 	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }}, // the old name
 	{"pool_host_connect_timeout", func(c *Config, v string) error { return parseDuration(v, &c.HostConnectTimeout) }},
@@ -63,6 +64,10 @@ var poolKeys = []poolKey{
 //	pool_health_check_period       duration (default 1m; 0 = no background
 //	                               look at idle connections; see Config)
 //	pool_ping_timeout              duration (default 0: no own bound)
+//	pool_cancel_timeout            duration (default 1s; 0 = close the
+//	                               connection at once): how long a statement
+//	                               whose context ended waits for the server
+//	                               to answer its cancel request
 //	pool_barge_window              duration (default 4ms; 0 = strict FIFO; pool_handoff_after is its old name)
 //	pool_host_connect_timeout      duration (default 2s; 0 = the connect
 //	                               timeout): each host's bound in a dial
@@ -102,6 +107,9 @@ func ParseConfig(connString string) (*Config, error) {
 	if err != nil {
 		return nil, &ConfigError{Reason: parseError(connString, r, err)}
 	}
+	// A statement whose context ends is cancelled at the server, and its
+	// connection kept (cancel.go); a handler set after ParseConfig wins.
+	cc.BuildContextWatcherHandler = buildCanceler
 	cfg := defaultConfig(cc)
 
 	params := cc.RuntimeParams

@@ -80,7 +80,7 @@ func (p *Pool) ping(ctx context.Context, pc *pooledConn) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	return pc.conn.Ping(ctx)
+	return pc.ping(ctx)
 }
 
 // pinged acts on the ping of a connection its acquire still wants: it

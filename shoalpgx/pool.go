@@ -38,7 +38,7 @@ type Pool struct {
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
-	cleanups sync.WaitGroup         // pgx's cleanups of connections it closed itself (closeOrLeave)
+	cleanups sync.WaitGroup         // pgx's cleanups of connections it closed itself, past cleanupHold (closeOrLeave)
 	roleStop chan struct{}          // closed by Close: watchRole stops (nil without it)
 	roleDone chan struct{}          // closed when watchRole has returned
 	roleOnce sync.Once              // Close may be called more than once
@@ -181,6 +181,11 @@ type pooledConn struct {
 	peek     peek.Peeker
 	idle     time.Duration
 	mustPing bool
+
+	// cancel is the connection's context handler when it is the pool's
+	// own (cancel.go), nil otherwise: a connection with a cancel request
+	// in flight is held back until the request can no longer land.
+	cancel *canceler
 
 	// unused marks a connection given back by the pool's own acquire, one
 	// its caller never got, so that AfterRelease skips it (lifecycle.go).

@@ -16,6 +16,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	}
 	defer pc.release()
 	tag, err := pc.conn.Exec(ctx, sql, args...)
+	err = withCtxErr(ctx, err)
 	pc.noteErr(err)
 	return tag, err
 }
@@ -31,11 +32,12 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	}
 	rows, err := pc.conn.Query(ctx, sql, args...)
 	if err != nil {
+		err = withCtxErr(ctx, err)
 		pc.noteErr(err)
 		pc.release()
 		return errRows{err: err}, err
 	}
-	return pc.newRows(rows), nil
+	return pc.newRows(ctx, rows, true), nil
 }
 
 // QueryRow acquires a connection and runs sql on it. The connection is held
@@ -46,7 +48,7 @@ func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if err != nil {
 		return errRow{err: err}
 	}
-	return pc.newRow(pc.conn.QueryRow(ctx, sql, args...))
+	return pc.newRow(ctx, pc.conn.QueryRow(ctx, sql, args...), true)
 }
 
 // CopyFrom acquires a connection, copies the rows of src into table on it,
@@ -58,6 +60,7 @@ func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []str
 	}
 	defer pc.release()
 	n, err := pc.conn.CopyFrom(ctx, table, columns, src)
+	err = withCtxErr(ctx, err)
 	pc.noteErr(err)
 	return n, err
 }
@@ -70,5 +73,5 @@ func (p *Pool) Ping(ctx context.Context) error {
 		return err
 	}
 	defer pc.release()
-	return pc.conn.Ping(ctx)
+	return withCtxErr(ctx, pc.ping(ctx))
 }

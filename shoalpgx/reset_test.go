@@ -158,8 +158,11 @@ func TestReleaseWithUnclosedBatchIsDiscarded(t *testing.T) {
 	}
 }
 
+// With CancelTimeout 0 pgx closes a connection whose statement's context
+// ends (its default), and such a connection is never handed out again.
+// (The pool's own handler keeps it: cancel_test.go.)
 func TestReleaseAfterCanceledQueryIsDiscarded(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	p := newTestPool(t, func(c *Config) { c.MaxConns, c.CancelTimeout = 1, 0 })
 	c, pid := acquireOne(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

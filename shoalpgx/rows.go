@@ -1,31 +1,40 @@
 package shoalpgx
 
 import (
+	"context"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// poolRows is the result of Pool.Query: pgx's rows, and the connection they
-// hold until they are closed.
+// poolRows are the rows of a query run through the pool's API (Pool.Query,
+// and Query on a Conn, a Tx or batch results): pgx's rows, with errors that
+// match the query's context once it ended (withCtxErr), and, for
+// Pool.Query, the connection they hold until they are closed.
 type poolRows struct {
-	r  pgx.Rows
-	pc *pooledConn // nil once released
+	r   pgx.Rows
+	ctx context.Context // the query's
+	pc  *pooledConn     // the connection to release on Close; nil once released, or when the rows hold none
 }
 
-// newRows hands out a fresh poolRows for pc from its block.
-func (pc *pooledConn) newRows(r pgx.Rows) *poolRows {
+// newRows hands out a fresh poolRows for rows read on pc from its block;
+// with release set, closing them releases pc.
+func (pc *pooledConn) newRows(ctx context.Context, r pgx.Rows, release bool) *poolRows {
 	if len(pc.rows) == 0 {
 		pc.rows = make([]poolRows, wrapperBlock)
 	}
 	rows := &pc.rows[0]
 	pc.rows = pc.rows[1:]
-	rows.r, rows.pc = r, pc
+	rows.r, rows.ctx, rows.pc = r, ctx, nil
+	if release {
+		rows.pc = pc
+	}
 	return rows
 }
 
-// Close closes the rows and releases the connection. Calling it again does
-// nothing.
+// Close closes the rows and, for Pool.Query's, releases the connection.
+// Calling it again does nothing.
 func (rows *poolRows) Close() {
 	rows.r.Close()
 	if pc := rows.pc; pc != nil {
@@ -36,7 +45,7 @@ func (rows *poolRows) Close() {
 }
 
 // Err returns the error that ended the rows, if any.
-func (rows *poolRows) Err() error { return rows.r.Err() }
+func (rows *poolRows) Err() error { return withCtxErr(rows.ctx, rows.r.Err()) }
 
 // CommandTag returns the command tag; valid once the rows are closed.
 func (rows *poolRows) CommandTag() pgconn.CommandTag { return rows.r.CommandTag() }
@@ -62,7 +71,7 @@ func (rows *poolRows) Scan(dest ...any) error {
 	if err != nil {
 		rows.Close()
 	}
-	return err
+	return withCtxErr(rows.ctx, err)
 }
 
 // Values returns the current row's values; an error closes the rows.
@@ -71,7 +80,7 @@ func (rows *poolRows) Values() ([]any, error) {
 	if err != nil {
 		rows.Close()
 	}
-	return v, err
+	return v, withCtxErr(rows.ctx, err)
 }
 
 // RawValues returns the current row's undecoded values.
@@ -83,34 +92,41 @@ func (rows *poolRows) Conn() *pgx.Conn { return rows.r.Conn() }
 // TypeMap returns the connection's type map.
 func (rows *poolRows) TypeMap() *pgtype.Map { return rows.r.TypeMap() }
 
-// poolRow is the result of Pool.QueryRow: pgx's row and the connection it
-// holds until Scan.
+// poolRow is the row of a QueryRow run through the pool's API: pgx's row,
+// with errors that match the query's context once it ended, and, for
+// Pool.QueryRow, the connection it holds until Scan.
 type poolRow struct {
-	r  pgx.Row
-	pc *pooledConn // nil once released
+	r   pgx.Row
+	ctx context.Context // the query's
+	pc  *pooledConn     // the connection to release at Scan; nil once released, or when the row holds none
 }
 
-// newRow hands out a fresh poolRow for pc from its block.
-func (pc *pooledConn) newRow(r pgx.Row) *poolRow {
+// newRow hands out a fresh poolRow for a row read on pc from its block;
+// with release set, Scan releases pc.
+func (pc *pooledConn) newRow(ctx context.Context, r pgx.Row, release bool) *poolRow {
 	if len(pc.row) == 0 {
 		pc.row = make([]poolRow, wrapperBlock)
 	}
 	row := &pc.row[0]
 	pc.row = pc.row[1:]
-	row.r, row.pc = r, pc
+	row.r, row.ctx, row.pc = r, ctx, nil
+	if release {
+		row.pc = pc
+	}
 	return row
 }
 
-// Scan reads the row and releases the connection, even when Scan panics
-// (a panicking scanner). A second call returns pgx's error for a used row.
+// Scan reads the row and, for Pool.QueryRow's, releases the connection,
+// even when Scan panics (a panicking scanner). A second call returns pgx's
+// error for a used row.
 func (row *poolRow) Scan(dest ...any) error {
 	pc := row.pc
 	if pc == nil {
-		return row.r.Scan(dest...)
+		return withCtxErr(row.ctx, row.r.Scan(dest...))
 	}
 	row.pc = nil
 	defer pc.release()
-	err := row.r.Scan(dest...)
+	err := withCtxErr(row.ctx, row.r.Scan(dest...))
 	if err != pgx.ErrNoRows {
 		pc.noteErr(err)
 	}

@@ -139,7 +139,8 @@ func (c *SQLConn) bad(op string, err error) error {
 // before anything reached the server (a write that failed at once) means
 // the connection is gone and the statement may run on another; any other
 // is the statement's own, and pgx has already closed the connection if
-// the error left it unusable.
+// the error left it unusable. A statement the server cancelled because ctx
+// ended returns an error that matches ctx.Err() too (withCtxErr).
 func (c *SQLConn) failed(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
@@ -147,7 +148,7 @@ func (c *SQLConn) failed(ctx context.Context, op string, err error) error {
 	if ctx.Err() == nil && pgconn.SafeToRetry(err) {
 		return c.bad(op, err)
 	}
-	return err
+	return withCtxErr(ctx, err)
 }
 
 // args gives the arguments to pgx as they are, after opts (pgx query
@@ -202,7 +203,7 @@ func (c *SQLConn) QueryContext(ctx context.Context, query string, nv []driver.Na
 		rows.Close()
 		return nil, c.failed(ctx, "query", err)
 	}
-	r, err := newSQLRows(c, rows)
+	r, err := newSQLRows(ctx, c, rows)
 	if err != nil {
 		return nil, c.failed(ctx, "query", err)
 	}
@@ -216,9 +217,9 @@ func (c *SQLConn) Ping(ctx context.Context) error {
 	if err := c.usable(ctx, "ping"); err != nil {
 		return err
 	}
-	if err := c.conn.Ping(ctx); err != nil {
+	if err := c.lease.pc.ping(ctx); err != nil {
 		if ctx.Err() != nil {
-			return err
+			return withCtxErr(ctx, err)
 		}
 		return c.bad("ping", err)
 	}

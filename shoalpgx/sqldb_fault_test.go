@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // cancelWhenSleeping returns a function to call right before the statement
@@ -36,9 +37,9 @@ func cancelWhenSleeping(t *testing.T, cancel context.CancelFunc) (start func()) 
 }
 
 // A query whose context is canceled while it runs returns with the
-// context's error, and its connection (which pgx closes, not knowing where
-// the protocol stands) is not reused: the pool closes it and the next
-// query, through either API, works on a new one.
+// context's error, and the server's (SQLSTATE 57014): the pool has the
+// server cancel the statement, and the connection stays for the next
+// query, through either API.
 func TestSQLContextCanceledMidQuery(t *testing.T) {
 	const sleep = "select pg_sleep(60)"
 	for _, tc := range []struct {
@@ -90,17 +91,18 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 			ctx, cancel := context.WithCancel(testCtx(t))
 			defer cancel()
 			start := cancelWhenSleeping(t, cancel)
-			if err := tc.run(ctx, db, start); !errors.Is(err, context.Canceled) {
-				t.Fatalf("query canceled mid-flight: %v, want context.Canceled", err)
+			err := tc.run(ctx, db, start)
+			var pe *pgconn.PgError
+			if !errors.Is(err, context.Canceled) || !errors.As(err, &pe) || pe.Code != "57014" {
+				t.Fatalf("query canceled mid-flight: %v, want context.Canceled and SQLSTATE 57014", err)
 			}
 			// A transaction's connection is released by database/sql's own
-			// goroutine when the context ends, and may still be closing.
-			waitFor(t, 10*time.Second, "the canceled query's connection closed", func() bool {
-				s := p.Stats()
-				return s.InUseConns == 0 && s.Closed >= 1
+			// goroutine when the context ends, after its rollback.
+			waitFor(t, 10*time.Second, "the canceled query's connection released", func() bool {
+				return p.Stats().InUseConns == 0
 			})
-			if s := p.Stats(); s.Closed != 1 {
-				t.Fatalf("stats %+v: want the canceled connection closed", s)
+			if s := p.Stats(); s.Closed != 0 || s.Dials != 1 {
+				t.Fatalf("stats %+v: want the canceled query's connection kept", s)
 			}
 			var n int
 			if err := db.QueryRowContext(testCtx(t), "select 7").Scan(&n); err != nil || n != 7 {

@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"context"
 	"database/sql/driver"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 type sqlRows struct {
 	c    *SQLConn
 	rows pgx.Rows
+	ctx  context.Context // the query's, for its errors (withCtxErr)
 
 	// The first row, read by QueryContext: whether there was one, and
 	// whether Next has yet to hand it out.
@@ -27,7 +29,7 @@ type sqlRows struct {
 
 // newSQLRows reads the first row of rows and returns them, or the query's
 // error (the rows closed).
-func newSQLRows(c *SQLConn, rows pgx.Rows) (*sqlRows, error) {
+func newSQLRows(ctx context.Context, c *SQLConn, rows pgx.Rows) (*sqlRows, error) {
 	more := rows.Next()
 	if err := rows.Err(); err != nil {
 		rows.Close()
@@ -36,7 +38,7 @@ func newSQLRows(c *SQLConn, rows pgx.Rows) (*sqlRows, error) {
 	// pgconn reuses its field descriptions for the connection's next
 	// result: a copy stays right for as long as database/sql asks.
 	fields := slices.Clone(rows.FieldDescriptions())
-	return &sqlRows{c: c, rows: rows, firstMore: more, firstPending: true, fields: fields}, nil
+	return &sqlRows{c: c, rows: rows, ctx: ctx, firstMore: more, firstPending: true, fields: fields}, nil
 }
 
 // Columns returns the columns' names.
@@ -62,7 +64,7 @@ func (r *sqlRows) Next(dest []driver.Value) error {
 	}
 	if !more {
 		if err := r.rows.Err(); err != nil {
-			return err
+			return withCtxErr(r.ctx, err)
 		}
 		return io.EOF
 	}
@@ -92,5 +94,5 @@ func (r *sqlRows) Next(dest []driver.Value) error {
 // ended them, if any.
 func (r *sqlRows) Close() error {
 	r.rows.Close()
-	return r.rows.Err()
+	return withCtxErr(r.ctx, r.rows.Err())
 }

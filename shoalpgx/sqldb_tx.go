@@ -50,7 +50,7 @@ type sqlTx struct {
 
 // Commit commits under BeginTx's context. A failed transaction's commit
 // rolls back and fails (pgx.ErrTxCommitRollback).
-func (t *sqlTx) Commit() error { return t.tx.Commit(t.ctx) }
+func (t *sqlTx) Commit() error { return withCtxErr(t.ctx, t.tx.Commit(t.ctx)) }
 
 // Rollback rolls back under a context of its own: database/sql rolls back
 // when BeginTx's context ends, and a rollback under that context would fail

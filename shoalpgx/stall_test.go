@@ -11,17 +11,19 @@ import (
 )
 
 // TestStalledNetworkNeverHoldsACallerPastItsDeadline: when the network
-// under the pool's connections stops moving bytes, a query fails at its
-// deadline, and so does its caller. pgx closes a connection whose query
-// outlived its context, and closing waits for the server (a Terminate, a
-// cancel request); that close runs in the background, never on the
-// caller's goroutine. The bound below is a hang check, not a speed claim:
-// before the fix callers came back up to 5s (the close timeout) late.
+// under the pool's connections stops moving bytes, a query fails
+// CancelTimeout after its deadline at the latest (the pool waits that long
+// for the server to answer the cancel request), and so does its caller.
+// pgx then closes the connection, and closing waits for the server (a
+// Terminate, a cancel request); that close runs in the background, never
+// on the caller's goroutine. The bound below is a hang check, not a speed
+// claim: before the fix callers came back up to 5s (the close timeout)
+// late.
 func TestStalledNetworkNeverHoldsACallerPastItsDeadline(t *testing.T) {
 	const (
 		workers  = 32
 		deadline = 300 * time.Millisecond
-		slack    = time.Second
+		slack    = time.Second + defaultCancelTimeout
 		stall    = 3 * time.Second
 	)
 	cfg := testConfig(t, func(c *Config) { c.MaxConns = 8 })

@@ -23,21 +23,45 @@ func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	if err != nil {
 		return nil, err
 	}
-	t, err := pc.conn.BeginTx(ctx, opts)
-	if err != nil {
+	if ctx.Err() != nil {
+		// pgx closes a connection whose BEGIN fails with anything but
+		// the server's error, as it would with this context's.
+		err := notSent(ctx, pc)
 		pc.release()
 		return nil, err
 	}
-	return &Tx{t: t, pc: pc}, nil
+	t, err := pc.conn.BeginTx(ctx, opts)
+	if err != nil {
+		pc.release()
+		return nil, withCtxErr(ctx, err)
+	}
+	return &Tx{t: t, conn: pc, pc: pc}, nil
 }
 
-// Tx is a transaction begun through the pool (Begin, BeginTx, or a
-// SendBatch whose batch begins one), holding its connection until Commit or
-// Rollback, as pgxpool's Tx does. It implements pgx.Tx; the pool's Begin and
-// BeginTx return a *Tx in a pgx.Tx, as pgxpool's return a *pgxpool.Tx.
+// notSent returns the error pgx gives for a statement on pc whose context
+// ended before it was sent (it wraps ctx.Err(), and pgconn.Timeout and
+// pgconn.SafeToRetry report true for it), without sending anything.
+func notSent(ctx context.Context, pc *pooledConn) error {
+	return pc.conn.PgConn().Exec(ctx, ";").Close()
+}
+
+// Tx is a transaction begun through the pool's API: by Begin or BeginTx on
+// the Pool or on a Conn, by a SendBatch whose batch begins one, or a
+// savepoint (Begin on a Tx). It implements pgx.Tx; its errors match the
+// statement's context once it ended, as the pool's do. One begun on the
+// Pool holds its connection until Commit or Rollback, as pgxpool's Tx does;
+// the pool's Begin and BeginTx return a *Tx in a pgx.Tx, as pgxpool's
+// return a *pgxpool.Tx.
 type Tx struct {
-	t  pgx.Tx
-	pc *pooledConn // nil once released
+	t    pgx.Tx
+	conn *pooledConn // the connection it runs on
+	pc   *pooledConn // the connection it releases when it ends; nil once released, and when its holder releases it (a Conn's)
+	// ended is set once the transaction has ended (Commit, Rollback, a
+	// batch whose BEGIN failed) or its rollback was left to a goroutine
+	// (endAfterCtx): every method then returns pgx.ErrTxClosed, as pgx's
+	// would, without touching t or the connection, which may be another
+	// holder's by then.
+	ended bool
 }
 
 // inTransaction reports whether pc's session is inside a transaction, begun
@@ -53,7 +77,9 @@ func (pc *pooledConn) inTransaction() bool {
 	return false
 }
 
-func (tx *Tx) releaseConn() {
+// end marks the transaction ended and releases the connection it holds.
+func (tx *Tx) end() {
+	tx.ended = true
 	if pc := tx.pc; pc != nil {
 		tx.pc = nil
 		pc.release()
@@ -61,61 +87,149 @@ func (tx *Tx) releaseConn() {
 }
 
 // Begin starts a pseudo nested transaction (a savepoint).
-func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) { return tx.t.Begin(ctx) }
+func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
+	if tx.ended {
+		return nil, pgx.ErrTxClosed
+	}
+	t, err := tx.t.Begin(ctx)
+	if err != nil {
+		return nil, withCtxErr(ctx, err)
+	}
+	return &Tx{t: t, conn: tx.conn}, nil
+}
 
 // Commit commits the transaction and releases the connection. As with
 // pgx.Tx, it returns an error matching pgx.ErrTxClosed on a transaction
 // already ended, and pgx.ErrTxCommitRollback when the server rolled back a
-// failed transaction instead.
+// failed transaction instead. When ctx has already ended nothing is sent,
+// as with pgx; on a transaction begun on the Pool the connection is then
+// rolled back in the background and goes back to the pool, where pgx would
+// close it.
 func (tx *Tx) Commit(ctx context.Context) error {
+	if tx.ended {
+		return pgx.ErrTxClosed
+	}
+	if ctx.Err() != nil && tx.pc != nil {
+		return tx.endAfterCtx(ctx)
+	}
 	err := tx.t.Commit(ctx)
-	tx.releaseConn()
-	return err
+	tx.end()
+	return withCtxErr(ctx, err)
 }
 
 // Rollback rolls the transaction back and releases the connection. It is
-// safe to call after Commit (it then returns pgx.ErrTxClosed).
+// safe to call after Commit (it then returns pgx.ErrTxClosed). When ctx
+// has already ended (a deferred Rollback after a statement cut short) it
+// returns pgx's error for that and, on a transaction begun on the Pool,
+// rolls back in the background under a timeout of its own, so that the
+// connection goes back to the pool where pgx would close it.
 func (tx *Tx) Rollback(ctx context.Context) error {
+	if tx.ended {
+		return pgx.ErrTxClosed
+	}
+	if ctx.Err() != nil && tx.pc != nil {
+		return tx.endAfterCtx(ctx)
+	}
 	err := tx.t.Rollback(ctx)
-	tx.releaseConn()
+	tx.end()
+	return withCtxErr(ctx, err)
+}
+
+// endAfterCtx ends a transaction begun on the Pool whose Commit or Rollback
+// came with a context that had already ended: pgx would fail it unsent and
+// close the connection. It fails it with pgx's error and rolls back on a
+// goroutine of its own, under resetTimeout, releasing the connection after
+// (pgx closes it if the rollback fails). A connection busy with unread rows
+// is left to pgx, which closes it.
+func (tx *Tx) endAfterCtx(ctx context.Context) error {
+	pc := tx.pc
+	if pc.conn.IsClosed() || pc.conn.PgConn().IsBusy() {
+		err := tx.t.Rollback(ctx)
+		tx.end()
+		return err
+	}
+	err := notSent(ctx, pc)
+	tx.ended, tx.pc = true, nil
+	t := tx.t
+	go func() {
+		rctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
+		_ = t.Rollback(rctx)
+		cancel()
+		pc.release()
+	}()
 	return err
 }
 
 // CopyFrom copies rows into a table inside the transaction.
 func (tx *Tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	return tx.t.CopyFrom(ctx, table, columns, src)
+	if tx.ended {
+		return 0, pgx.ErrTxClosed
+	}
+	n, err := tx.t.CopyFrom(ctx, table, columns, src)
+	return n, withCtxErr(ctx, err)
 }
 
 // SendBatch sends a batch inside the transaction.
 func (tx *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return tx.t.SendBatch(ctx, b)
+	if tx.ended {
+		return pgx.FailedBatchResults(b, pgx.ErrTxClosed)
+	}
+	return tx.conn.heldBatch(ctx, tx.t.SendBatch(ctx, b))
 }
 
-// LargeObjects gives access to large objects inside the transaction.
-func (tx *Tx) LargeObjects() pgx.LargeObjects { return tx.t.LargeObjects() }
+// LargeObjects gives access to large objects inside the transaction. Once
+// the transaction has ended, their methods return pgx.ErrTxClosed.
+func (tx *Tx) LargeObjects() pgx.LargeObjects {
+	if tx.ended {
+		return endedTx().LargeObjects()
+	}
+	return tx.t.LargeObjects()
+}
+
+// endedTx returns a pgx transaction that has ended, whose every method
+// returns pgx.ErrTxClosed: what pgx's own gives after Commit or Rollback,
+// for a Tx whose pgx transaction may still be rolling back (endAfterCtx).
+func endedTx() pgx.Tx {
+	var b pgx.Batch
+	b.BeginTx(pgx.TxOptions{})
+	return pgx.FailedBatchResults(&b, pgx.ErrTxClosed).Tx()
+}
 
 // Prepare prepares a statement on the transaction's connection.
 func (tx *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	return tx.t.Prepare(ctx, name, sql)
+	if tx.ended {
+		return nil, pgx.ErrTxClosed
+	}
+	sd, err := tx.t.Prepare(ctx, name, sql)
+	return sd, withCtxErr(ctx, err)
 }
 
 // Exec runs sql inside the transaction.
 func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	tag, err := tx.t.Exec(ctx, sql, args...)
-	if pc := tx.pc; pc != nil {
-		pc.noteErr(err)
+	if tx.ended {
+		return pgconn.CommandTag{}, pgx.ErrTxClosed
 	}
+	tag, err := tx.t.Exec(ctx, sql, args...)
+	err = withCtxErr(ctx, err)
+	tx.conn.noteErr(err)
 	return tag, err
 }
 
 // Query runs sql inside the transaction.
 func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return tx.t.Query(ctx, sql, args...)
+	if tx.ended {
+		return errRows{err: pgx.ErrTxClosed}, pgx.ErrTxClosed
+	}
+	rows, err := tx.t.Query(ctx, sql, args...)
+	return tx.conn.wrapRows(ctx, rows, err)
 }
 
 // QueryRow runs sql inside the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return tx.t.QueryRow(ctx, sql, args...)
+	if tx.ended {
+		return errRow{err: pgx.ErrTxClosed}
+	}
+	return tx.conn.newRow(ctx, tx.t.QueryRow(ctx, sql, args...), false)
 }
 
 // Conn returns the pgx connection the transaction runs on.

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shoalpool/shoal/shoalpgx"
+)
+
+// A contender is a pool, opened on a ConnConfig (the round's
+// application_name in it) with conns connections.
+type contender struct {
+	name string
+	open func(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, error)
+}
+
+// pool is an opened contender.
+type pool struct {
+	exec     func(ctx context.Context, sql string) error
+	newConns func() int64 // connections opened so far
+	close    func()
+}
+
+var contenders = []contender{
+	{name: "shoalpgx", open: openShoalpgx(nil)},
+	{name: "shoalpgx-fifo", open: openShoalpgx(func(c *shoalpgx.Config) { c.BargeWindow = 0 })},
+	{name: "shoalpgx-close", open: openShoalpgx(func(c *shoalpgx.Config) { c.CancelTimeout = 0 })},
+	{name: "pgxpool", open: openPgxpool},
+}
+
+// openShoalpgx opens shoalpgx with its defaults, changed by tune when it is
+// not nil.
+func openShoalpgx(tune func(*shoalpgx.Config)) func(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, error) {
+	return func(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, error) {
+		cfg, err := shoalpgx.ParseConfig(cc.ConnString())
+		if err != nil {
+			return pool{}, err
+		}
+		cfg.ConnConfig.RuntimeParams["application_name"] = cc.RuntimeParams["application_name"]
+		cfg.MaxConns = int32(conns)
+		if tune != nil {
+			tune(cfg)
+		}
+		p, err := shoalpgx.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return pool{}, err
+		}
+		if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+			c, err := p.Acquire(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return c.Release, c.Ping(ctx)
+		}); err != nil {
+			p.Close()
+			return pool{}, err
+		}
+		return pool{
+			exec:     func(ctx context.Context, sql string) error { _, err := p.Exec(ctx, sql); return err },
+			newConns: func() int64 { return p.Stats().Dials },
+			close:    p.Close,
+		}, nil
+	}
+}
+
+func openPgxpool(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, error) {
+	cfg, err := pgxpool.ParseConfig(cc.ConnString())
+	if err != nil {
+		return pool{}, err
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = cc.RuntimeParams["application_name"]
+	cfg.MaxConns = int32(conns)
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return pool{}, err
+	}
+	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.Release, c.Ping(ctx)
+	}); err != nil {
+		p.Close()
+		return pool{}, err
+	}
+	return pool{
+		exec:     func(ctx context.Context, sql string) error { _, err := p.Exec(ctx, sql); return err },
+		newConns: func() int64 { return p.Stat().NewConnsCount() },
+		close:    p.Close,
+	}, nil
+}
+
+// warm holds conns connections at once, so that the pool has them all open
+// before the round starts.
+func warm(ctx context.Context, conns int, acquire func(context.Context) (func(), error)) error {
+	var releases []func()
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	for range conns {
+		release, err := acquire(ctx)
+		if release != nil {
+			releases = append(releases, release)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// cancelGate is the net.Conn under each connection the pool dials (its
+// DialFunc wraps the socket, under TLS; gateConnConfig). Its Write waits
+// while a cancel request for an earlier statement may still reach the
+// server, so that it cannot cancel the statement being written, and
+// refuses the next statement once one went unacknowledged; while nothing
+// is pending that costs two atomic loads per write. It also tells the
+// canceler whether a statement may be running at the server: one is from
+// the client's first write until pgx reads the server's ReadyForQuery
+// (gateReader, on the protocol's bytes above TLS). With a handler other
+// than buildCanceler, c stays nil and the gate passes everything through.
+type cancelGate struct {
+	net.Conn
+	timeout time.Duration // the pool's CancelTimeout, for buildCanceler
+	c       *canceler     // set by buildCanceler during the connect
+
+	// closing lets writes through whatever is pending: the connection is
+	// being closed, and a late cancel cannot hurt a Terminate.
+	closing atomic.Bool
+	// readFailed is set while pgx's last read failed (a deadline, a
+	// broken connection), after which pgx closes the connection, and
+	// refused once the gate refused a write, after which pgx closes it
+	// too: either way what pgx writes next is its Terminate, which an
+	// unacknowledged cancel request cannot hurt.
+	readFailed, refused atomic.Bool
+
+	// busy is set by every write and cleared by a read whose last bytes
+	// are a ReadyForQuery. A row whose data happened to end a read with
+	// those six bytes would clear it early: HandleCancel would then cut
+	// the connection off as pgx's default does, never cancel a wrong
+	// statement.
+	busy atomic.Bool
+	tail [6]byte // the last bytes pgx read; pgx never reads from two goroutines at once
+}
+
+// Write writes b once no cancel request for an earlier statement is in
+// flight.
+func (g *cancelGate) Write(b []byte) (int, error) {
+	g.busy.Store(true)
+	c := g.c
+	if c == nil || (!c.pending.Load() && !c.cut.Load()) || g.closing.Load() {
+		return g.Conn.Write(b)
+	}
+	var r *cancelRound
+	if c.cut.Load() {
+		r = c.writeAfterCut()
+	}
+	if c.pending.Load() {
+		c.wait()
+		if c.unsafe.Load() && !g.readFailed.Load() && g.refused.CompareAndSwap(false, true) {
+			// A statement on a connection pgx keeps: refuse it, and pgx
+			// closes the connection. Its Terminate, after, goes through.
+			return 0, errCancelUnacknowledged
+		}
+	}
+	n, err := g.Conn.Write(b)
+	if r != nil {
+		go c.cancelUntilAnswered(r)
+	}
+	return n, err
+}
+
+// noteRead keeps the last bytes pgx read and clears busy when they are a
+// ReadyForQuery: 'Z', its length (5), and a transaction status.
+func (g *cancelGate) noteRead(b []byte) {
+	t := &g.tail
+	if len(b) >= len(t) {
+		copy(t[:], b[len(b)-len(t):])
+	} else {
+		copy(t[:], t[len(b):])
+		copy(t[len(t)-len(b):], b)
+	}
+	if t[0] == 'Z' && t[1] == 0 && t[2] == 0 && t[3] == 0 && t[4] == 5 && (t[5] == 'I' || t[5] == 'T' || t[5] == 'E') {
+		g.busy.Store(false)
+	}
+}
+
+// NetConn returns the connection under the gate.
+func (g *cancelGate) NetConn() net.Conn { return g.Conn }
+
+// SyscallConn returns the socket's, for the look at an idle connection
+// (internal/peek).
+func (g *cancelGate) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := g.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("shoalpgx: the connection has no file descriptor")
+	}
+	return sc.SyscallConn()
+}
+
+// gateReader is the reader pgx's protocol frontend reads the server's
+// messages from: it shows them to the gate.
+type gateReader struct {
+	g *cancelGate
+	r io.Reader
+}
+
+func (gr *gateReader) Read(b []byte) (int, error) {
+	n, err := gr.r.Read(b)
+	if n > 0 {
+		gr.g.noteRead(b[:n])
+	}
+	gr.g.readFailed.Store(err != nil && n == 0)
+	return n, err
+}
+
+// findGate returns the cancelGate under nc, looking through TLS and any
+// wrapper that reveals what it wraps (NetConn), or nil.
+func findGate(nc net.Conn) *cancelGate {
+	for range 8 {
+		if g, ok := nc.(*cancelGate); ok {
+			return g
+		}
+		u, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		nc = u.NetConn()
+	}
+	return nil
+}
+
+// gateConnConfig sets cc up for the pool's dials: each connection's socket
+// goes under a cancelGate carrying the pool's CancelTimeout, and pgx's
+// frontend reads through a gateReader. The ConnConfig's own DialFunc and
+// BuildFrontend still do their work underneath.
+func gateConnConfig(cc *pgx.ConnConfig, timeout time.Duration) {
+	dial, build := cc.DialFunc, cc.BuildFrontend
+	if dial == nil || build == nil {
+		return // pgconn cannot connect without them either
+	}
+	cc.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &cancelGate{Conn: nc, timeout: timeout}, nil
+	}
+	cc.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		if nc, ok := w.(net.Conn); ok {
+			if g := findGate(nc); g != nil {
+				r = &gateReader{g: g, r: r}
+			}
+		}
+		return build(r, w)
+	}
+}
+
+// openGate lets writes through pc's gate, whatever is pending, for the
+// Terminate of a connection being closed.
+func (pc *pooledConn) openGate() {
+	if g := findGate(pc.conn.PgConn().Conn()); g != nil {
+		g.closing.Store(true)
+	}
+}
