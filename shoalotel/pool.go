@@ -2,10 +2,12 @@ package shoalotel
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -91,9 +93,17 @@ func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 // aggregates cumulatively; registering the name again continues them.
 // The methods of p stay safe to call afterwards. Calling it again does
 // nothing.
-func (p *PoolMetrics) Unregister() error {
+//
+// It returns no error, as shoalprom's does not: there is nothing a caller
+// could do about one. The OpenTelemetry API lets a MeterProvider refuse to
+// drop a callback (the SDK never does); such a refusal goes to
+// otel.Handle, the global error handler, where OpenTelemetry sends the
+// errors it cannot return.
+func (p *PoolMetrics) Unregister() {
 	p.pool.Unregister(nil)
-	return p.registration.Unregister()
+	if err := p.registration.Unregister(); err != nil {
+		otel.Handle(fmt.Errorf("shoalotel: unregistering pool %q: %w", p.pool.Name(), err))
+	}
 }
 
 // observe is the pool's callback for the observable instruments.

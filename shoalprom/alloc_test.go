@@ -35,7 +35,7 @@ func observerCalls(o shoal.Observer) []struct {
 }
 
 func newObserved(t testing.TB) *shoalprom.PoolMetrics {
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(t, shoalprom.Options{})
 	prometheus.NewRegistry().MustRegister(c)
 	m, err := c.Pool("alloc")
 	if err != nil {
@@ -104,7 +104,7 @@ func BenchmarkObserverParallel(b *testing.B) {
 
 func BenchmarkScrape(b *testing.B) {
 	reg := prometheus.NewRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(b, shoalprom.Options{})
 	reg.MustRegister(c)
 	pool, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 4})
 	if err != nil {

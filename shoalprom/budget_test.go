@@ -13,7 +13,7 @@ import (
 // budget's members; a pool without one reports none of them.
 func TestBudgetGauges(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(t, shoalprom.Options{})
 	reg.MustRegister(c)
 	budgeted, err := c.Pool("orders")
 	if err != nil {

@@ -2,8 +2,10 @@ package shoalprom
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics"
 )
 
@@ -65,11 +67,22 @@ type Collector struct {
 	pools poolmetrics.Registry
 }
 
-// NewCollector returns a Collector with no pools.
-func NewCollector(opts Options) *Collector {
+// New returns a Collector with no pools. It fails when opts make metrics
+// Prometheus would refuse, so that the error comes from here, naming what
+// is wrong, rather than from a panic in MustRegister or in the first Pool:
+// Buckets out of increasing order, a ConstLabels name that is invalid or
+// one the metrics vary by (pool_name, state, reason). shoalotel.New has
+// the same shape.
+func New(opts Options) (*Collector, error) {
 	buckets := opts.Buckets
 	if len(buckets) == 0 {
 		buckets = DefaultBuckets()
+	}
+	for i := 1; i < len(buckets); i++ {
+		if !(buckets[i-1] < buckets[i]) {
+			return nil, &shoal.ConfigError{Struct: "shoalprom.Options", Field: "Buckets",
+				Reason: fmt.Sprintf("must be in increasing order, got %v", buckets)}
+		}
 	}
 	ns := opts.Namespace
 	pool := []string{LabelPoolName}
@@ -95,7 +108,7 @@ func NewCollector(opts Options) *Collector {
 			ConstLabels: opts.ConstLabels,
 		}, append([]string{LabelPoolName}, labels...))
 	}
-	return &Collector{
+	c := &Collector{
 		count:    desc("db_client_connection_count", "The number of connections that are currently in the state described by the state label (idle: open with no lease; used: open with at least one lease).", LabelState),
 		maxConns: desc("db_client_connection_max", "The maximum number of open connections allowed (Config.MaxConns)."),
 		idleMax:  desc("db_client_connection_idle_max", "The maximum number of idle open connections allowed (Config.MaxConns: shoal has no separate idle limit)."),
@@ -123,6 +136,12 @@ func NewCollector(opts Options) *Collector {
 
 		pools: poolmetrics.Registry{Package: "shoalprom", ErrDuplicate: ErrDuplicatePool},
 	}
+	// A registry checks every description the way the one the caller
+	// registers c with will; a Desc keeps its error until then.
+	if err := prometheus.NewRegistry().Register(c); err != nil {
+		return nil, fmt.Errorf("shoalprom: Options.Namespace or ConstLabels make a metric Prometheus refuses: %w", err)
+	}
+	return c, nil
 }
 
 // ErrDuplicatePool is returned by Collector.Pool for a name already in use.

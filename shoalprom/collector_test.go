@@ -94,7 +94,7 @@ func value(m *dto.Metric) float64 {
 
 func TestScrapeKnownSequence(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	collector := shoalprom.NewCollector(shoalprom.Options{})
+	collector := newCollector(t, shoalprom.Options{})
 	reg.MustRegister(collector)
 	s := newScraper(t, reg)
 
@@ -299,7 +299,7 @@ func keys(m map[string]*dto.Metric) []string {
 }
 
 func TestPoolNames(t *testing.T) {
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(t, shoalprom.Options{})
 	if _, err := c.Pool(""); err == nil {
 		t.Error("empty name accepted")
 	}
@@ -316,7 +316,7 @@ func TestPoolNames(t *testing.T) {
 
 func TestUnknownCloseReason(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{Namespace: "app", Buckets: []float64{1}})
+	c := newCollector(t, shoalprom.Options{Namespace: "app", Buckets: []float64{1}})
 	reg.MustRegister(c)
 	m, err := c.Pool("p")
 	if err != nil {
@@ -354,7 +354,7 @@ func TestUnknownCloseReason(t *testing.T) {
 // drains) are attached to the same metrics and reported as their sum.
 func TestSharedName(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(t, shoalprom.Options{})
 	reg.MustRegister(c)
 	m, err := c.Pool("https://api.example.com:443")
 	if err != nil {
@@ -415,4 +415,15 @@ func knownReasons() []shoal.Reason {
 		out = append(out, r)
 	}
 	return out
+}
+
+// newCollector returns a Collector made with opts, failing the test when
+// New refuses them.
+func newCollector(t testing.TB, opts shoalprom.Options) *shoalprom.Collector {
+	t.Helper()
+	c, err := shoalprom.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

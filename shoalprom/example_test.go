@@ -17,7 +17,10 @@ import (
 // Attach hands them the pool's Stats once the pool exists.
 func Example() {
 	reg := prometheus.NewRegistry()
-	collector := shoalprom.NewCollector(shoalprom.Options{})
+	collector, err := shoalprom.New(shoalprom.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	reg.MustRegister(collector) // or prometheus.MustRegister, served by promhttp.Handler()
 
 	metrics, err := collector.Pool("orders-db")
@@ -107,7 +110,10 @@ func ExampleOriginName() {
 
 // Watching one pool with Prometheus and another observer at once.
 func ExamplePoolMetrics_multiObserver() {
-	collector := shoalprom.NewCollector(shoalprom.Options{Namespace: "shop"})
+	collector, err := shoalprom.New(shoalprom.Options{Namespace: "shop"})
+	if err != nil {
+		log.Fatal(err)
+	}
 	metrics, err := collector.Pool("cache")
 	if err != nil {
 		log.Fatal(err)
@@ -131,7 +137,10 @@ func ExamplePoolMetrics_multiObserver() {
 // Hosts method; here a function stands in for it.
 func ExamplePoolMetrics_AttachHosts() {
 	reg := prometheus.NewRegistry()
-	collector := shoalprom.NewCollector(shoalprom.Options{})
+	collector, err := shoalprom.New(shoalprom.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	reg.MustRegister(collector)
 	metrics, err := collector.Pool("orders-db")
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 func TestExtras(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(t, shoalprom.Options{})
 	reg.MustRegister(c)
 	m, err := c.Pool("p")
 	if err != nil {
@@ -72,7 +72,7 @@ func TestExtras(t *testing.T) {
 // connections and shoal_pool_leases counts leases.
 func TestMultiplexed(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(t, shoalprom.Options{})
 	reg.MustRegister(c)
 	m, err := c.Pool("h2")
 	if err != nil {
@@ -138,7 +138,7 @@ func bargeMisses(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 // stays.
 func TestBargeMisses(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{})
+	c := newCollector(t, shoalprom.Options{})
 	reg.MustRegister(c)
 	pool := func(name string) *shoalprom.PoolMetrics {
 		m, err := c.Pool(name)

@@ -79,7 +79,7 @@ func (v *hostsVar) get() []shoal.HostStat {
 func newHostsCollector(t *testing.T, opts shoalprom.Options, name string) (*prometheus.Registry, *shoalprom.Collector, *shoalprom.PoolMetrics) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(opts)
+	c := newCollector(t, opts)
 	reg.MustRegister(c)
 	m, err := c.Pool(name)
 	if err != nil {
@@ -252,7 +252,7 @@ func TestHostsConcurrent(t *testing.T) {
 func TestHostsConstLabelClash(t *testing.T) {
 	for _, name := range []string{shoalprom.LabelHost, shoalprom.LabelRole} {
 		reg := prometheus.NewPedanticRegistry()
-		c := shoalprom.NewCollector(shoalprom.Options{ConstLabels: prometheus.Labels{name: "x"}})
+		c := newCollector(t, shoalprom.Options{ConstLabels: prometheus.Labels{name: "x"}})
 		if err := reg.Register(c); err != nil {
 			t.Fatalf("ConstLabels %s: the Collector does not register: %v", name, err)
 		}

@@ -55,7 +55,8 @@ func (m *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 // the pool is closed for good before the process ends (a shoalhttp origin
 // pool that was dropped, say), so that its series do not linger. The
 // methods of m stay safe to call afterwards; what they record is no longer
-// reported. Calling it again does nothing.
+// reported. Calling it again does nothing. It returns nothing, as
+// shoalotel's does: it cannot fail.
 func (m *PoolMetrics) Unregister() {
 	m.pool.Unregister(func() { m.collector.forget(m.pool.Name()) })
 }
