@@ -10,8 +10,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
+
+// conn stands for your connection type, dial for your Dial function.
+type conn = metricstest.FakeConn
+
+var dial = metricstest.FakeDial()
 
 // A pool watched by Prometheus: the metrics are the pool's Observer, and
 // Attach hands them the pool's Stats once the pool exists.
@@ -27,8 +33,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg := shoal.Config[*fakeConn]{
-		Dial:     fakeDial(),
+	cfg := shoal.Config[*conn]{
+		Dial:     dial,
 		MaxConns: 1,
 		MinIdle:  1,
 		Observer: metrics,
@@ -86,7 +92,7 @@ func printMetrics(reg *prometheus.Registry, names ...string) {
 // Naming a pool after the server it talks to, without its credentials.
 func ExampleOriginName() {
 	for _, raw := range []string{
-		"postgres://app:s3cret@DB.internal/orders?sslmode=require",
+		"postgres://app:s3cret@DB.internal/orders?sslmode=require&password=s3cret",
 		"https://api.example.com/v1/users?token=abc",
 		"http://[::1]:8080/",
 		"grpc://etcd-0:2379",
@@ -119,8 +125,8 @@ func ExamplePoolMetrics_multiObserver() {
 		log.Fatal(err)
 	}
 	var mine shoal.Observer = shoal.BaseObserver{} // yours, or shoalotel's
-	pool, err := shoal.New(shoal.Config[*fakeConn]{
-		Dial:     fakeDial(),
+	pool, err := shoal.New(shoal.Config[*conn]{
+		Dial:     dial,
 		MaxConns: 2,
 		Observer: shoal.MultiObserver(metrics, mine),
 	})

@@ -1,7 +1,9 @@
-// Package metricstest holds the test fixtures shoalprom and shoalotel
-// share: a trivial connection type, the known sequence of pool events whose
-// metrics both packages' tests check value by value, and the events behind
-// shoal's own metrics (RunExtras).
+// Package metricstest holds the tests shoalprom and shoalotel share: Run,
+// which drives either package through a Backend and reads what it reports
+// under names that read the same for both (Values), and the fixtures: a
+// trivial connection type, the known sequence of pool events whose metrics
+// both packages' tests check value by value, the events behind shoal's own
+// metrics (RunExtras), and the Observer's calls and benchmarks.
 package metricstest
 
 import (
@@ -164,16 +166,16 @@ func RunExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
 }
 
 // BenchAcquireRelease runs the serial acquire+release of one connection
-// with no observer and with the one newObserver makes, as two
+// with no observer and with a pool's metrics in be, as two
 // sub-benchmarks, "none" and "observer": the observer's share of the hot
 // path.
-func BenchAcquireRelease(b *testing.B, newObserver func(testing.TB) shoal.Observer) {
+func BenchAcquireRelease(b *testing.B, be Backend) {
 	for _, bc := range []struct {
 		name string
 		obs  func(testing.TB) shoal.Observer
 	}{
 		{"none", func(testing.TB) shoal.Observer { return nil }},
-		{"observer", newObserver},
+		{"observer", func(tb testing.TB) shoal.Observer { return register(tb, be.New(tb), "alloc") }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, Observer: bc.obs(b)})
