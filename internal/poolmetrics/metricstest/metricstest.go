@@ -231,16 +231,16 @@ func HoldStreams(t *testing.T, obs shoal.Observer, n int) {
 
 // HandOffOnce does on a pool of one connection watched by obs what the
 // core's TestBargingMissSuspendsBarging does: hold the connection, queue
-// one waiter, release. With handoffAfter set the release leaves the
+// one waiter, release. With bargeWindow set the release leaves the
 // connection idle for whoever asks next, nobody does, and the barging
 // timer hands it to the waiter about 200µs later: one barge miss. With
-// handoffAfter 0 the release hands it over: none. It fails the test when
+// bargeWindow 0 the release hands it over: none. It fails the test when
 // the pool's Stats.BargeMisses says otherwise. The pool is left open and
 // idle; the test closes it.
-func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *shoal.Pool[*FakeConn] {
+func HandOffOnce(t *testing.T, obs shoal.Observer, bargeWindow time.Duration) *shoal.Pool[*FakeConn] {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, BargeWindow: handoffAfter, Observer: obs})
+	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, BargeWindow: bargeWindow, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +257,11 @@ func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *
 	}
 	l.Release()
 	want := int64(0)
-	if handoffAfter > 0 {
+	if bargeWindow > 0 {
 		want = 1
 	}
 	if got := pool.Stats().BargeMisses; got != want {
-		t.Fatalf("HandoffAfter %s: Stats.BargeMisses = %d after one hand-off, want %d", handoffAfter, got, want)
+		t.Fatalf("BargeWindow %s: Stats.BargeMisses = %d after one hand-off, want %d", bargeWindow, got, want)
 	}
 	return pool
 }
