@@ -2,10 +2,7 @@ package shoalhttp
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/shoalpool/shoal"
 )
@@ -13,57 +10,21 @@ import (
 // h1Backend serves an origin over HTTP/1.1: one request per connection at a
 // time, on an exclusive shoal pool.
 type h1Backend struct {
-	o    *origin
-	pool *shoal.Pool[*h1Conn]
-	alpn []string // what https dials offer
-	// seed is the probe's connection, handed to the pool by its first dial.
-	seed   atomic.Pointer[h1Conn]
-	traces dialTraces // of the requests waiting for a connection
+	originPool[h1Conn, *h1Conn]
 }
 
-func newH1Backend(o *origin, seed *h1Conn, alpn []string) (*h1Backend, error) {
-	b := &h1Backend{o: o, alpn: alpn}
-	if seed != nil {
-		b.seed.Store(seed)
-	}
-	opts := o.t.opts
-	cfg := poolConfig(opts, o.name, b.dial, (*h1Conn).close)
-	cfg.BargeWindow = opts.BargeWindow // exclusive connections only: not in poolConfig
-	cfg.Hooks.BeforeAcquire = h1BeforeAcquire
-	if opts.OnConnect != nil {
-		cfg.Hooks.OnConnect = func(_ context.Context, c *h1Conn) error {
-			opts.OnConnect(c.info)
-			return nil
-		}
-	}
-	if opts.OnDisconnect != nil {
-		cfg.Hooks.OnDisconnect = func(c *h1Conn, r shoal.Reason) { opts.OnDisconnect(c.info, r) }
-	}
-	pool, err := shoal.New(cfg)
+// newH1Backend builds the origin's HTTP/1.1 pool, whose first dial returns
+// seed if it is not nil.
+func newH1Backend(o *origin, seed *h1Conn) (*h1Backend, error) {
+	b := &h1Backend{}
+	err := b.open(o, seed, b.dial, func(cfg *shoal.Config[*h1Conn]) {
+		cfg.BargeWindow = o.t.opts.BargeWindow // exclusive connections only: not in poolConfig
+		cfg.Hooks.BeforeAcquire = h1BeforeAcquire
+	})
 	if err != nil {
-		if seed != nil {
-			seed.close()
-		}
 		return nil, err
-	}
-	b.pool = pool
-	if n := o.maxConns.Load(); n > 0 {
-		_ = pool.SetMaxConns(int(n)) // checked by Transport.SetMaxConns
 	}
 	return b, nil
-}
-
-func (b *h1Backend) setMaxConns(n int) error { return b.pool.SetMaxConns(n) }
-
-func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
-	if c := b.seed.Swap(nil); c != nil {
-		return c, nil
-	}
-	nc, _, err := b.o.d.dial(b.traces.dialContext(ctx), b.alpn)
-	if err != nil {
-		return nil, err
-	}
-	return newH1Conn(b.o, nc), nil
 }
 
 // h1BeforeAcquire keeps a connection that the server closed while it was
@@ -71,6 +32,16 @@ func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
 // retry. A connection that never carried a request was just dialled.
 func h1BeforeAcquire(_ context.Context, c *h1Conn) bool {
 	return c.requests == 0 || c.idleAlive()
+}
+
+// dial opens a new connection to the origin's first hop (its proxy, or
+// the server), offering HTTP/1.1 alone.
+func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
+	nc, _, err := b.o.d.dial(ctx, alpnHTTP1)
+	if err != nil {
+		return nil, err
+	}
+	return newH1Conn(b.o, nc), nil
 }
 
 // roundTrip sends req on a pooled connection, retrying once on another
@@ -81,9 +52,9 @@ func (b *h1Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 	orig := req
 	gzipOK := !b.o.t.opts.DisableCompression
 	for attempt := 0; ; attempt++ {
-		lease, err := acquireTraced(ctx, b.pool, &b.traces, tr, b.o.hop, attempt)
+		lease, err := b.acquire(req, tr, attempt)
 		if err != nil {
-			return nil, acquireErr(req, attempt, err)
+			return nil, err
 		}
 		c := lease.Value()
 		if tr != nil {
@@ -94,41 +65,8 @@ func (b *h1Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 			resp.Request = orig
 			return resp, nil
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("request canceled: %w", ctx.Err())
+		if req, err = retryOrFail(ctx, req, attempt, err, h1CanRetry); err != nil {
+			return nil, err
 		}
-		if attempt == 0 && h1CanRetry(req, err) {
-			if next, rerr := rewind(req); rerr == nil {
-				req = next
-				continue
-			}
-		}
-		return nil, err
 	}
-}
-
-// acquireErr ends a request whose acquire failed. A pool closed under the
-// first attempt (by CloseIdleConnections) is marked errOriginClosed, and
-// the body left alone, so that RoundTrip can look the origin up again and
-// send the same request; otherwise the body is closed, as a RoundTripper
-// must.
-func acquireErr(req *http.Request, attempt int, err error) error {
-	if attempt == 0 && errors.Is(err, shoal.ErrClosed) {
-		return fmt.Errorf("%w: %w", errOriginClosed, err)
-	}
-	closeRequestBody(req)
-	return err
-}
-
-func (b *h1Backend) warm(ctx context.Context) error {
-	return warmPool(ctx, b.pool, max(b.o.t.opts.MinIdle, b.o.t.opts.MinConns))
-}
-
-func (b *h1Backend) stats() shoal.Stats { return b.pool.Stats() }
-
-func (b *h1Backend) close(ctx context.Context) error {
-	if c := b.seed.Swap(nil); c != nil {
-		c.close()
-	}
-	return b.pool.Close(ctx)
 }

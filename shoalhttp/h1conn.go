@@ -258,3 +258,6 @@ func (c *h1Conn) gotConnInfo() httptrace.GotConnInfo {
 	}
 	return info
 }
+
+// connInfo describes c to OnConnect and OnDisconnect.
+func (c *h1Conn) connInfo() ConnInfo { return c.info }

@@ -3,7 +3,6 @@ package shoalhttp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -15,61 +14,41 @@ import (
 // connection serves up to its stream limit at once, the least-loaded one
 // takes the next request, and a new one is dialled when all are full.
 type h2Backend struct {
-	o      *origin
-	pool   *shoal.Pool[*h2Conn]
-	seed   atomic.Pointer[h2Conn] // the probe's connection, for the first dial
-	traces dialTraces             // of the requests waiting for a stream
+	originPool[h2Conn, *h2Conn]
 }
 
 // errNotH2: a later connection to an origin that spoke HTTP/2 negotiated
 // something else.
 var errNotH2 = errors.New("server no longer negotiates HTTP/2 (ALPN); the origin's protocol was learned from its first connection")
 
+// newH2Backend builds the origin's HTTP/2 pool, whose first dial returns
+// seed, the probe's connection: its stream limit stands for all.
 func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
-	b := &h2Backend{o: o}
-	b.seed.Store(seed)
+	b := &h2Backend{}
 	opts := o.t.opts
-	cfg := poolConfig(opts, o.name, b.dial, (*h2Conn).close)
-	// One HTTP/2 connection carries many requests, and the least-loaded
-	// one takes the next, so an idle one does not stay idle: MinIdle is a
-	// floor on open connections here, as MinConns is (the core refuses
-	// MinIdle with MaxStreams > 1).
-	cfg.MinIdle = 0
-	cfg.MinConns = max(opts.h2MinConns(), opts.MinIdle)
-	// The first connection's limit stands for all: every new connection
-	// starts with it, and one whose server says less is lowered with
-	// SetStreamLimit after its first request.
-	cfg.MaxStreams = int(seed.limit.Load())
-	cfg.Partitions = 0 // idle stacks are the exclusive engine's: Options.Partitions is HTTP/1.1's
-	cfg.Hooks.BeforeAcquire = func(_ context.Context, c *h2Conn) bool { return c.usable() }
-	if opts.OnConnect != nil {
-		cfg.Hooks.OnConnect = func(_ context.Context, c *h2Conn) error {
-			opts.OnConnect(c.info)
-			return nil
-		}
-	}
-	if opts.OnDisconnect != nil {
-		cfg.Hooks.OnDisconnect = func(c *h2Conn, r shoal.Reason) { opts.OnDisconnect(c.info, r) }
-	}
-	pool, err := shoal.New(cfg)
+	err := b.open(o, seed, b.dial, func(cfg *shoal.Config[*h2Conn]) {
+		// One HTTP/2 connection carries many requests, and the least-loaded
+		// one takes the next, so an idle one does not stay idle: MinIdle is a
+		// floor on open connections here, as MinConns is (the core refuses
+		// MinIdle with MaxStreams > 1).
+		cfg.MinIdle = 0
+		cfg.MinConns = max(opts.h2MinConns(), opts.MinIdle)
+		// The first connection's limit stands for all: every new connection
+		// starts with it, and one whose server says less is lowered with
+		// SetStreamLimit after its first request.
+		cfg.MaxStreams = int(seed.limit.Load())
+		cfg.Partitions = 0 // idle stacks are the exclusive engine's: Options.Partitions is HTTP/1.1's
+		cfg.Hooks.BeforeAcquire = func(_ context.Context, c *h2Conn) bool { return c.usable() }
+	})
 	if err != nil {
-		seed.close()
 		return nil, err
-	}
-	b.pool = pool
-	if n := o.maxConns.Load(); n > 0 {
-		_ = pool.SetMaxConns(int(n)) // checked by Transport.SetMaxConns
 	}
 	return b, nil
 }
 
-func (b *h2Backend) setMaxConns(n int) error { return b.pool.SetMaxConns(n) }
-
+// dial opens a new HTTP/2 connection to the origin; an https server that
+// no longer chooses HTTP/2 is an error.
 func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
-	if c := b.seed.Swap(nil); c != nil {
-		return c, nil
-	}
-	ctx = b.traces.dialContext(ctx)
 	nc, proto, err := b.o.d.dial(ctx, alpnBoth)
 	if err != nil {
 		return nil, err
@@ -78,7 +57,7 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 		nc.Close()
 		return nil, errNotH2
 	}
-	return newH2Conn(ctx, b.o.t.h2, b.o.name, nc, b.o.t.opts.MaxStreamsPerConn)
+	return b.o.newH2Conn(ctx, nc)
 }
 
 // roundTrip sends req on the least-loaded connection, retrying once on
@@ -91,9 +70,9 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 		// dial that lands serving fewer (a server's lower limit) starts
 		// the next one, so a crowd that arrives at once is served as the
 		// dials land (the core's TestMuxCrowdDialsPerMaxStreams).
-		lease, err := acquireTraced(ctx, b.pool, &b.traces, tr, b.o.hop, attempt)
+		lease, err := b.acquire(req, tr, attempt)
 		if err != nil {
-			return nil, acquireErr(req, attempt, err)
+			return nil, err
 		}
 		c := lease.Value()
 		c.inFlight.Add(1)
@@ -104,16 +83,10 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 		resp, err := c.cc.RoundTrip(req)
 		if err != nil {
 			c.settle(lease, false)
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("request canceled: %w", ctx.Err())
+			if req, err = retryOrFail(ctx, req, attempt, err, h2CanRetry); err != nil {
+				return nil, err
 			}
-			if attempt == 0 && h2CanRetry(req, err) {
-				if next, rerr := rewind(req); rerr == nil {
-					req = next
-					continue
-				}
-			}
-			return nil, err
+			continue
 		}
 		resp.Request = orig
 		if bodiless(req, resp) {
@@ -133,19 +106,6 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 // the answer to a HEAD, a 204 No Content or a 304 Not Modified.
 func bodiless(req *http.Request, resp *http.Response) bool {
 	return req.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
-}
-
-func (b *h2Backend) warm(ctx context.Context) error {
-	return warmPool(ctx, b.pool, max(b.o.t.opts.MinIdle, b.o.t.opts.h2MinConns()))
-}
-
-func (b *h2Backend) stats() shoal.Stats { return b.pool.Stats() }
-
-func (b *h2Backend) close(ctx context.Context) error {
-	if c := b.seed.Swap(nil); c != nil {
-		c.close()
-	}
-	return b.pool.Close(ctx)
 }
 
 // h2Body is an HTTP/2 response body; the stream's lease ends with the first

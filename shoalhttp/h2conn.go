@@ -156,3 +156,6 @@ func (c *h2Conn) markStarted() {
 		c.started.Store(true)
 	}
 }
+
+// connInfo describes c to OnConnect and OnDisconnect.
+func (c *h2Conn) connInfo() ConnInfo { return c.info }

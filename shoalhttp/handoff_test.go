@@ -105,17 +105,13 @@ func TestHTTP1BargingLetsTheReleaserGoFirst(t *testing.T) {
 }
 
 func TestBargeWindowDefaults(t *testing.T) {
-	for _, c := range []struct{ in, old, want time.Duration }{
-		{0, 0, 4 * time.Millisecond},
-		{-1, 0, 0},
-		{10 * time.Millisecond, 0, 10 * time.Millisecond},
-		// The deprecated name, read when BargeWindow is unset.
-		{0, -1, 0},
-		{0, 7 * time.Millisecond, 7 * time.Millisecond},
-		{2 * time.Millisecond, 7 * time.Millisecond, 2 * time.Millisecond},
+	for _, c := range []struct{ in, want time.Duration }{
+		{0, 4 * time.Millisecond},
+		{-1, 0},
+		{10 * time.Millisecond, 10 * time.Millisecond},
 	} {
-		if got := (Options{BargeWindow: c.in, HandoffAfter: c.old}).withDefaults().BargeWindow; got != c.want {
-			t.Errorf("BargeWindow %s, HandoffAfter %s: withDefaults gives %s, want %s", c.in, c.old, got, c.want)
+		if got := (Options{BargeWindow: c.in}).withDefaults().BargeWindow; got != c.want {
+			t.Errorf("BargeWindow %s: withDefaults gives %s, want %s", c.in, got, c.want)
 		}
 	}
 }

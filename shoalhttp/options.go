@@ -67,12 +67,6 @@ type Options struct {
 	// connections are shared.
 	BargeWindow time.Duration
 
-	// HandoffAfter is BargeWindow's old name, read when BargeWindow is 0.
-	//
-	// Deprecated: use BargeWindow, the name the core and shoalpgx give
-	// the same setting.
-	HandoffAfter time.Duration
-
 	// MaxLifetime closes a connection once it is this old (after its
 	// in-flight request), so that clients behind a load balancer spread
 	// over backends that were added later. Default 10 minutes; a negative
@@ -270,10 +264,6 @@ func (o Options) withDefaults() Options {
 	case o.MaxIdleTime < 0:
 		o.MaxIdleTime = 0
 	}
-	if o.BargeWindow == 0 {
-		o.BargeWindow = o.HandoffAfter
-	}
-	o.HandoffAfter = 0
 	switch {
 	case o.BargeWindow == 0:
 		o.BargeWindow = defaultBargeWindow

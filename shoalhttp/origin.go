@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -91,7 +92,7 @@ func newOrigin(t *Transport, key originKey) (*origin, error) {
 	plainH1 := key.scheme == "http" && (!t.opts.H2CPriorKnowledge || key.forwardProxied() || key.h1only)
 	tlsH1 := key.scheme == "https" && (t.opts.DisableHTTP2 || key.h1only)
 	if plainH1 || tlsH1 {
-		b, err := newH1Backend(o, nil, alpnHTTP1)
+		b, err := newH1Backend(o, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -189,20 +190,26 @@ func (o *origin) noteProbe(err error) {
 // probe opens the origin's first connection and builds the backend that
 // matches the protocol the server chose, handing it that connection.
 func (o *origin) probe(ctx context.Context) (backend, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.t.opts.DialTimeout+o.t.opts.TLSHandshakeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, o.t.opts.dialBound())
 	defer cancel()
 	nc, proto, err := o.d.dial(ctx, alpnBoth)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
 	}
 	if o.key.scheme == "https" && proto != "h2" {
-		return newH1Backend(o, newH1Conn(o, nc), alpnHTTP1)
+		return newH1Backend(o, newH1Conn(o, nc))
 	}
-	hc, err := newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
+	hc, err := o.newH2Conn(ctx, nc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
 	}
 	return newH2Backend(o, hc)
+}
+
+// newH2Conn starts HTTP/2 on nc, a connection to the origin (see the
+// function newH2Conn).
+func (o *origin) newH2Conn(ctx context.Context, nc net.Conn) (*h2Conn, error) {
+	return newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
 }
 
 // roundTrip sends req through the origin's backend.

@@ -2,6 +2,7 @@ package shoalhttp
 
 import (
 	"context"
+	"time"
 
 	"github.com/shoalpool/shoal"
 )
@@ -20,10 +21,8 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 		MaxLifetime:    o.MaxLifetime,
 		LifetimeJitter: o.LifetimeJitter,
 		MaxIdleTime:    o.MaxIdleTime,
-		// The core's bound covers the whole dial: TCP, TLS and, for
-		// HTTP/2, the settings exchange; each step has its own bound too.
-		DialTimeout:   o.DialTimeout + o.TLSHandshakeTimeout,
-		LeakThreshold: o.LeakThreshold,
+		DialTimeout:    o.dialBound(),
+		LeakThreshold:  o.LeakThreshold,
 	}
 	if o.Logger != nil {
 		cfg.Logger = o.Logger.With("origin", origin)
@@ -36,3 +35,7 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 	}
 	return cfg
 }
+
+// dialBound bounds a whole dial, the probe's and the pool's: TCP, TLS and,
+// for HTTP/2, the settings exchange; each step has its own bound too.
+func (o Options) dialBound() time.Duration { return o.DialTimeout + o.TLSHandshakeTimeout }

@@ -50,3 +50,22 @@ func TestSetMaxConnsPerOrigin(t *testing.T) {
 		t.Fatal("SetMaxConns with a bad origin accepted")
 	}
 }
+
+// TestSetMaxConnsBeforeTheProtocolIsKnown: an https origin's pool is made
+// by its first request, once the server has chosen the protocol; a limit
+// set before then is that pool's, over HTTP/1.1 and HTTP/2 alike.
+func TestSetMaxConnsBeforeTheProtocolIsKnown(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		srv, _, tlsCfg := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("ok"))
+		}), h2)
+		tr := newTestTransport(t, Options{MaxConns: 8, TLSClientConfig: tlsCfg})
+		if err := tr.SetMaxConns(srv.URL, 2); err != nil {
+			t.Fatal(err)
+		}
+		get(t, tr, srv.URL+"/")
+		if _, s := onlyStats(t, tr); s.MaxConns != 2 {
+			t.Errorf("HTTP/2 %v: the pool made by the first request has MaxConns %d, want 2", h2, s.MaxConns)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package shoalhttp
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -42,6 +44,22 @@ func rewind(req *http.Request) (*http.Request, error) {
 	r := *req
 	r.Body = body
 	return &r, nil
+}
+
+// retryOrFail decides what follows an attempt at req that failed with
+// err: the request to send again, when the attempt was the first, the
+// protocol allows it (canRetry) and the body can be sent again; otherwise
+// the error to return, which says so when ctx ended.
+func retryOrFail(ctx context.Context, req *http.Request, attempt int, err error, canRetry func(*http.Request, error) bool) (*http.Request, error) {
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("request canceled: %w", ctx.Err())
+	}
+	if attempt == 0 && canRetry(req, err) {
+		if next, rerr := rewind(req); rerr == nil {
+			return next, nil
+		}
+	}
+	return nil, err
 }
 
 // h1CanRetry reports whether an HTTP/1.1 request that failed with err may be

@@ -28,6 +28,16 @@
 //	if err != nil { ... }
 //	defer orders.Unregister() // when the pool goes away before the process does
 //
+// shoalprom has the same shape. [New] returns an error only when the
+// MeterProvider refuses an instrument (WithBuckets out of increasing order,
+// say). [Metrics.Pool] registers a name and returns an error only for a
+// name that is empty, not valid UTF-8 or already registered
+// ([ErrDuplicatePool]), or when the MeterProvider refuses the pool's
+// callback. [PoolMetrics.Unregister] frees the name and returns nothing:
+// the SDK never fails it, a refusal the API allows goes to otel.Handle,
+// and calling it again does nothing. Attach and AttachHosts return the
+// function that undoes them.
+//
 // To watch a pool with both OpenTelemetry and Prometheus, combine the two
 // observers with shoal.MultiObserver.
 //

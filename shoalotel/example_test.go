@@ -6,10 +6,16 @@ import (
 	"log"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalotel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
+
+// conn stands for your connection type, dial for your Dial function.
+type conn = metricstest.FakeConn
+
+var dial = metricstest.FakeDial()
 
 // A pool watched through an OpenTelemetry MeterProvider: the metrics are
 // the pool's Observer, and Attach hands them the pool's Stats once the
@@ -29,23 +35,14 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg := shoal.Config[*fakeConn]{
-		Dial:     fakeDial(),
-		MaxConns: 1,
-		MinIdle:  1,
-		Observer: orders,
-	}
-	pool, err := shoal.New(cfg)
+	defer orders.Unregister() // when the pool goes away before the process does
+
+	pool, err := shoal.New(shoal.Config[*conn]{Dial: dial, MaxConns: 1, Observer: orders})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer orders.Unregister()
 	defer pool.Close(ctx)
-
-	if err := pool.Warm(ctx); err != nil {
-		log.Fatal(err)
-	}
-	lease, err := pool.Acquire(ctx)
+	lease, err := pool.Acquire(ctx) // dials the pool's first connection
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -84,20 +81,11 @@ func Example() {
 
 // Naming a pool after the server it talks to, without its credentials.
 func ExampleOriginName() {
-	for _, raw := range []string{
-		"postgres://app:s3cret@DB.internal/orders?sslmode=require",
-		"https://api.example.com/v1/users?token=abc",
-		"http://[::1]:8080/",
-	} {
-		name, err := shoalotel.OriginName(raw)
-		if err != nil {
-			fmt.Println("error:", err)
-			continue
-		}
-		fmt.Println(name)
-	}
+	name, err := shoalotel.OriginName("postgres://app:s3cret@DB.internal/orders?password=s3cret")
+	fmt.Println(name, err)
+	_, err = shoalotel.OriginName("host=db user=app password=s3cret")
+	fmt.Println(err)
 	// Output:
-	// postgres://db.internal:5432
-	// https://api.example.com:443
-	// http://[::1]:8080
+	// postgres://db.internal:5432 <nil>
+	// shoalotel: pool name from URL: not an absolute URL with a host
 }

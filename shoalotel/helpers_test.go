@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalotel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.uber.org/goleak"
@@ -13,21 +12,6 @@ import (
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
-
-// The fixtures shared with shoalprom's tests, under the names used here.
-type fakeConn = metricstest.FakeConn
-
-var (
-	fakeDial    = metricstest.FakeDial
-	runSequence = metricstest.RunSequence
-)
-
-const (
-	seqMaxConns      = metricstest.SeqMaxConns
-	seqMinIdle       = metricstest.SeqMinIdle
-	seqHeldWait      = metricstest.SeqHeldWait
-	seqLeakThreshold = metricstest.SeqLeakThreshold
-)
 
 // newMetrics returns shoalotel metrics on an SDK MeterProvider read by a
 // manual reader; the provider shuts down when the test ends.

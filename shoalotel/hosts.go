@@ -3,9 +3,9 @@ package shoalotel
 import (
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -63,20 +63,20 @@ func (h hostInstruments) observables() []metric.Observable {
 // The attribute sets are built here, per collection: hosts come and go
 // with the pool's configuration, and a collection is no hot path.
 func (p *PoolMetrics) observeHosts(o metric.Observer) {
-	hosts, ok := p.hosts.Read()
+	hosts, ok := p.pool.Hosts()
 	if !ok {
 		return
 	}
 	inst := p.metrics.hosts
 	for _, h := range hosts {
-		attrs := append([]attribute.KeyValue{AttrPoolName.String(p.name)}, serverAttrs(h.Addr)...)
+		attrs := append([]attribute.KeyValue{AttrPoolName.String(p.pool.Name())}, serverAttrs(h.Addr)...)
 		opt := metric.WithAttributeSet(attribute.NewSet(attrs...))
 		o.ObserveInt64(inst.open, int64(h.Open), opt)
 		o.ObserveInt64(inst.role, 1, metric.WithAttributeSet(attribute.NewSet(append(attrs, AttrHostRole.String(h.Role))...)))
 		// Lag is read with the role: without a check there is no lag to
 		// report, and a 0 would pass for a standby that is caught up.
 		if !h.LastCheck.IsZero() {
-			o.ObserveFloat64(inst.lastCheck, unixSeconds(h.LastCheck), opt)
+			o.ObserveFloat64(inst.lastCheck, poolmetrics.UnixSeconds(h.LastCheck), opt)
 			o.ObserveFloat64(inst.lag, h.Lag.Seconds(), opt)
 		}
 	}
@@ -93,11 +93,6 @@ func serverAttrs(addr string) []attribute.KeyValue {
 		}
 	}
 	return []attribute.KeyValue{AttrServerAddress.String(addr)}
-}
-
-// unixSeconds returns t in seconds since the Unix epoch, with its fraction.
-func unixSeconds(t time.Time) float64 {
-	return float64(t.Unix()) + float64(t.Nanosecond())/float64(time.Second)
 }
 
 // AttachHosts gives the metrics a function returning what the pool knows
@@ -123,5 +118,5 @@ func unixSeconds(t time.Time) float64 {
 // reported; it does nothing once hosts was replaced, and calling it twice
 // does nothing. Unregister ends the per-host instruments too.
 func (p *PoolMetrics) AttachHosts(hosts func() []shoal.HostStat) (detach func()) {
-	return p.hosts.Attach(hosts)
+	return p.pool.AttachHosts(hosts)
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
-	"unicode/utf8"
 
-	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -44,9 +42,7 @@ const (
 // lands, to 10s, past any sane acquire timeout. A View in the
 // MeterProvider can still override them. It is a function, not a
 // variable, so that no package can change another's default.
-func DefaultBuckets() []float64 {
-	return []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
-}
+func DefaultBuckets() []float64 { return poolmetrics.DefaultBuckets() }
 
 // An Option configures New.
 type Option interface{ apply(*config) }
@@ -86,11 +82,10 @@ type Metrics struct {
 	createTime, waitTime, useTime                   metric.Float64Histogram
 	timeouts, dialErrors, rejections, leaks, closes metric.Int64Counter
 
-	mu    sync.Mutex
-	pools map[string]*PoolMetrics
-	// bargeCarried is the barge-miss count of each name unregistered, for
-	// the name's next registration to continue (see PoolMetrics.bargeBase).
-	bargeCarried map[string]int64
+	// The registered names. OpenTelemetry keeps a series after
+	// Unregister, so a name registered again continues its barge-miss
+	// count (KeepCounts) as the SDK continues its other counters.
+	pools poolmetrics.Registry
 
 	// Wait spans (waitspan.go): nil tracer when they are off.
 	tracer        trace.Tracer
@@ -169,8 +164,7 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 
 		hosts: newHostInstruments(meter, check),
 
-		pools:        make(map[string]*PoolMetrics),
-		bargeCarried: make(map[string]int64),
+		pools: poolmetrics.Registry{Package: "shoalotel", ErrDuplicate: ErrDuplicatePool, KeepCounts: true},
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("shoalotel: creating instruments: %w", err)
@@ -204,26 +198,19 @@ var ErrDuplicatePool = errors.New("shoalotel: pool name already registered")
 // The pool's counters start at zero at once, so that a backend computing
 // rates sees their first increase.
 func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
-	if name == "" {
-		return nil, errors.New("shoalotel: pool name is empty")
-	}
-	if !utf8.ValidString(name) {
-		return nil, errors.New("shoalotel: pool name is not valid UTF-8")
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.pools[name]; ok {
-		return nil, fmt.Errorf("%w: %q", ErrDuplicatePool, name)
-	}
-	p := newPoolMetrics(m, name)
-	p.bargeBase = m.bargeCarried[name]
-	reg, err := m.meterRegister(p)
+	var p *PoolMetrics
+	_, err := m.pools.Register(name, func(pool *poolmetrics.Pool) error {
+		p = newPoolMetrics(m, pool)
+		reg, err := m.meterRegister(p)
+		if err != nil {
+			return fmt.Errorf("shoalotel: registering pool %q: %w", name, err)
+		}
+		p.registration = reg
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("shoalotel: registering pool %q: %w", name, err)
+		return nil, err
 	}
-	p.registration = reg
-	m.pools[name] = p
-
 	ctx := context.Background()
 	for _, c := range []metric.Int64Counter{m.timeouts, m.dialErrors, m.rejections, m.leaks} {
 		c.Add(ctx, 0, p.addOpts...)
@@ -244,30 +231,3 @@ func (m *Metrics) meterRegister(p *PoolMetrics) (metric.Registration, error) {
 	}, m.hosts.observables()...)
 	return m.meter.RegisterCallback(p.observe, observables...)
 }
-
-// unregister forgets p, if it is still the pool registered under its name.
-func (m *Metrics) unregister(p *PoolMetrics) {
-	s, _ := p.sources.Gauges() // the pools' Stats take none of m's locks
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.pools[p.name] == p {
-		delete(m.pools, p.name)
-		m.bargeCarried[p.name] = p.bargeBase + s.BargeMisses
-	}
-}
-
-// reasons holds the attribute value of each shoal.Reason the core knows,
-// indexed by the Reason. It is found by asking Reason.String, which
-// answers "reason(N)" past the last known one, so a reason added to the
-// core is picked up without a change here.
-var reasons = func() []string {
-	labels := []string{""} // Reason 0 is not a reason
-	for r := shoal.Reason(1); r < 64; r++ {
-		s := r.String()
-		if s == fmt.Sprintf("reason(%d)", int(r)) {
-			break
-		}
-		labels = append(labels, s)
-	}
-	return labels
-}()

@@ -2,16 +2,15 @@ package shoalotel_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalotel"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -21,7 +20,7 @@ import (
 // collected is one collection from a manual reader, by instrument name.
 type collected map[string]metricdata.Metrics
 
-func collect(t *testing.T, reader *sdkmetric.ManualReader) collected {
+func collect(t testing.TB, reader *sdkmetric.ManualReader) collected {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
@@ -119,7 +118,7 @@ func TestManualReaderKnownSequence(t *testing.T) {
 	}
 
 	const orders, other = "db.client.connection.pool.name=orders-db", "db.client.connection.pool.name=idle-pool"
-	pool, cleanup := runSequence(t, p, func() bool {
+	pool, cleanup := metricstest.RunSequence(t, p, func() bool {
 		return collect(t, reader).sum(t, "shoal.pool.leaks", "{lease}", true)[orders] == 1
 	})
 	defer cleanup()
@@ -139,9 +138,9 @@ func TestManualReaderKnownSequence(t *testing.T) {
 			orders + ",db.client.connection.state=idle": int64(stats.IdleConns),
 			orders + ",db.client.connection.state=used": int64(stats.InUseConns),
 		}},
-		{"db.client.connection.max", "{connection}", map[string]int64{orders: seqMaxConns}},
-		{"db.client.connection.idle.max", "{connection}", map[string]int64{orders: seqMaxConns}},
-		{"db.client.connection.idle.min", "{connection}", map[string]int64{orders: seqMinIdle}},
+		{"db.client.connection.max", "{connection}", map[string]int64{orders: metricstest.SeqMaxConns}},
+		{"db.client.connection.idle.max", "{connection}", map[string]int64{orders: metricstest.SeqMaxConns}},
+		{"db.client.connection.idle.min", "{connection}", map[string]int64{orders: metricstest.SeqMinIdle}},
 		{"db.client.connection.pending_requests", "{request}", map[string]int64{orders: 0}},
 		{"shoal.pool.leases", "{lease}", map[string]int64{orders: 1}},
 		{"shoal.pool.dialing", "{connection}", map[string]int64{orders: 0}},
@@ -171,10 +170,10 @@ func TestManualReaderKnownSequence(t *testing.T) {
 	}
 	closes := c.sum(t, "shoal.pool.closes", "{connection}", true)
 	wantCloses := map[string]int64{}
-	if len(knownReasons()) < 9 || knownReasons()[0] != shoal.ReasonDiscarded {
-		t.Fatalf("known reasons %v: want at least the 9 of today, from ReasonDiscarded", knownReasons())
+	if len(metricstest.KnownReasons()) < 9 || metricstest.KnownReasons()[0] != shoal.ReasonDiscarded {
+		t.Fatalf("known reasons %v: want at least the 9 of today, from ReasonDiscarded", metricstest.KnownReasons())
 	}
-	for _, r := range knownReasons() {
+	for _, r := range metricstest.KnownReasons() {
 		for _, pool := range []string{orders, other} {
 			wantCloses[pool+",shoal.close.reason="+r.String()] = 0
 		}
@@ -193,11 +192,11 @@ func TestManualReaderKnownSequence(t *testing.T) {
 		minSum   float64
 		maxUnder map[float64]uint64 // boundary -> most observations at or under it
 	}{
-		// 3 acquires; the waiter waited at least seqHeldWait.
-		{"db.client.connection.wait_time", 3, seqHeldWait.Seconds(), map[float64]uint64{0.05: 2}},
+		// 3 acquires; the waiter waited at least metricstest.SeqHeldWait.
+		{"db.client.connection.wait_time", 3, metricstest.SeqHeldWait.Seconds(), map[float64]uint64{0.05: 2}},
 		// 2 leases ended: the first, held while the waiter waited, and
 		// the third; the leaked one is still held.
-		{"db.client.connection.use_time", 2, seqHeldWait.Seconds(), map[float64]uint64{0.05: 1}},
+		{"db.client.connection.use_time", 2, metricstest.SeqHeldWait.Seconds(), map[float64]uint64{0.05: 1}},
 		// 2 dials: Warm's and one for the second acquire.
 		{"db.client.connection.create_time", uint64(stats.Dials - stats.DialErrors), 0, nil},
 	}
@@ -231,9 +230,7 @@ func TestManualReaderKnownSequence(t *testing.T) {
 
 	// Unregister stops the observable instruments for the pool and frees
 	// its name.
-	if err := p.Unregister(); err != nil {
-		t.Fatal(err)
-	}
+	p.Unregister()
 	if got := collect(t, reader).maybeSum(t, "db.client.connection.max", "{connection}", false); len(got) != 0 {
 		t.Errorf("db.client.connection.max after Unregister: %v, want no points", got)
 	}
@@ -241,33 +238,8 @@ func TestManualReaderKnownSequence(t *testing.T) {
 	if err != nil {
 		t.Fatalf("registering a name again after Unregister: %v", err)
 	}
-	if err := again.Unregister(); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Unregister(); err != nil {
-		t.Errorf("second Unregister: %v", err)
-	}
-}
-
-func TestPoolNames(t *testing.T) {
-	provider := sdkmetric.NewMeterProvider()
-	defer provider.Shutdown(context.Background())
-	m, err := shoalotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Pool(""); err == nil {
-		t.Error("empty name accepted")
-	}
-	if _, err := m.Pool("\xff"); err == nil {
-		t.Error("invalid UTF-8 accepted")
-	}
-	if _, err := m.Pool("a"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Pool("a"); !errors.Is(err, shoalotel.ErrDuplicatePool) {
-		t.Errorf("duplicate name: got %v, want ErrDuplicatePool", err)
-	}
+	again.Unregister()
+	p.Unregister() // a second call does nothing
 }
 
 func TestOptionsAndUnknownReason(t *testing.T) {
@@ -288,80 +260,6 @@ func TestOptionsAndUnknownReason(t *testing.T) {
 	}
 }
 
-// TestCallbackReadsStatsOnlyAtCollection: Stats is called by the
-// collection, once per collection, not by the observer; detaching reads it
-// once more (for the pool's last barge-miss count), and then never.
-func TestCallbackReadsStatsOnlyAtCollection(t *testing.T) {
-	m, reader := newMetrics(t)
-	p, err := m.Pool("p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var calls atomic.Int32
-	detach := p.Attach(func() shoal.Stats { calls.Add(1); return shoal.Stats{MaxConns: 3} })
-	p.ObserveAcquire(time.Millisecond)
-	if n := calls.Load(); n != 0 {
-		t.Errorf("Stats called %d times before any collection", n)
-	}
-	collect(t, reader)
-	collect(t, reader)
-	if n := calls.Load(); n != 2 {
-		t.Errorf("Stats called %d times in 2 collections, want 2", n)
-	}
-	detach()
-	detach()
-	if got := collect(t, reader).maybeSum(t, "db.client.connection.max", "{connection}", false); len(got) != 0 {
-		t.Errorf("after detach: %v, want no points", got)
-	}
-	if n := calls.Load(); n != 3 {
-		t.Errorf("Stats called %d times after detach, want 3: the two collections and detach's last read", n)
-	}
-}
-
-// TestSharedName: pools that share a name (one replacing another while it
-// drains) are attached to the same metrics and reported as their sum.
-func TestSharedName(t *testing.T) {
-	m, reader := newMetrics(t)
-	p, err := m.Pool("https://api.example.com:443")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const pool = "db.client.connection.pool.name=https://api.example.com:443"
-	old := p.Attach(func() shoal.Stats {
-		return shoal.Stats{MaxConns: 4, IdleConns: 0, InUseConns: 2, Leases: 2, Waiting: 0}
-	})
-	p.Attach(func() shoal.Stats {
-		return shoal.Stats{MaxConns: 4, IdleConns: 1, InUseConns: 1, Leases: 1, Waiting: 3, Dialing: 1}
-	})
-	check := func(when string, want map[string]map[string]int64) {
-		t.Helper()
-		c := collect(t, reader)
-		for name, w := range want {
-			if got := c.sum(t, name, c[name].Unit, false); fmt.Sprint(got) != fmt.Sprint(w) {
-				t.Errorf("%s: %s = %v, want %v", when, name, got, w)
-			}
-		}
-	}
-	check("both attached", map[string]map[string]int64{
-		"db.client.connection.count": {
-			pool + ",db.client.connection.state=idle": 1,
-			pool + ",db.client.connection.state=used": 3,
-		},
-		"db.client.connection.max":              {pool: 8},
-		"db.client.connection.pending_requests": {pool: 3},
-		"shoal.pool.leases":                     {pool: 3},
-		"shoal.pool.dialing":                    {pool: 1},
-	})
-	old()
-	check("old pool detached", map[string]map[string]int64{
-		"db.client.connection.count": {
-			pool + ",db.client.connection.state=idle": 1,
-			pool + ",db.client.connection.state=used": 1,
-		},
-		"db.client.connection.max": {pool: 4},
-	})
-}
-
 // TestGlobalProvider: New(nil) uses the global MeterProvider (a no-op one
 // unless the program set its own), and the observer works on it.
 func TestGlobalProvider(t *testing.T) {
@@ -373,21 +271,8 @@ func TestGlobalProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range observerCalls(p) {
-		c.call()
+	for _, c := range metricstest.ObserverCalls(p) {
+		c.Call()
 	}
-	if err := p.Unregister(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// knownReasons lists every shoal.Reason the core names, found as the
-// packages under test find them, so that a reason added to the core needs
-// no change here.
-func knownReasons() []shoal.Reason {
-	var out []shoal.Reason
-	for r := shoal.Reason(1); r.String() != fmt.Sprintf("reason(%d)", int(r)); r++ {
-		out = append(out, r)
-	}
-	return out
+	p.Unregister()
 }

@@ -2,10 +2,12 @@ package shoalotel
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -15,7 +17,7 @@ import (
 // Metrics.Pool. Their methods are safe for concurrent use.
 type PoolMetrics struct {
 	metrics      *Metrics
-	name         string
+	pool         *poolmetrics.Pool // the name, its attached Stats and hosts
 	registration metric.Registration
 
 	// Option slices built once, in Pool, around precomputed attribute
@@ -27,24 +29,18 @@ type PoolMetrics struct {
 	observeOpts []metric.ObserveOption // the pool name alone
 	idleOpts    []metric.ObserveOption // with state=idle
 	usedOpts    []metric.ObserveOption // with state=used
-
-	sources poolmetrics.Sources // the pools' Stats, for the observable instruments
-	hosts   poolmetrics.Hosts   // the pool's hosts, for the per-host instruments
-
-	// bargeBase is what earlier registrations of the name counted in
-	// shoal.pool.barge_misses, so that registering the name again
-	// continues the counter instead of starting it at zero.
-	bargeBase int64
 }
 
 var _ shoal.Observer = (*PoolMetrics)(nil)
 
-func newPoolMetrics(m *Metrics, name string) *PoolMetrics {
-	pool := attribute.NewSet(AttrPoolName.String(name))
-	opt := metric.WithAttributeSet(pool)
+// newPoolMetrics makes the metrics of pool, with their option slices.
+func newPoolMetrics(m *Metrics, pool *poolmetrics.Pool) *PoolMetrics {
+	name := pool.Name()
+	opt := metric.WithAttributeSet(attribute.NewSet(AttrPoolName.String(name)))
+	reasons := poolmetrics.ReasonLabels()
 	p := &PoolMetrics{
 		metrics:     m,
-		name:        name,
+		pool:        pool,
 		recordOpts:  []metric.RecordOption{opt},
 		addOpts:     []metric.AddOption{opt},
 		observeOpts: []metric.ObserveOption{opt},
@@ -64,7 +60,7 @@ func newPoolMetrics(m *Metrics, name string) *PoolMetrics {
 }
 
 // Name returns the pool's name, its db.client.connection.pool.name.
-func (p *PoolMetrics) Name() string { return p.name }
+func (p *PoolMetrics) Name() string { return p.pool.Name() }
 
 // Attach gives the metrics a pool's Stats method, called at
 // each collection for the observable instruments: connections idle and
@@ -87,7 +83,7 @@ func (p *PoolMetrics) Name() string { return p.name }
 // counters and histograms add up already. Attach returns the function that
 // detaches stats again. Calling it twice does nothing.
 func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
-	return p.sources.Attach(stats)
+	return p.pool.Attach(stats)
 }
 
 // Unregister removes the pool's callback, so that its observable
@@ -97,19 +93,27 @@ func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 // aggregates cumulatively; registering the name again continues them.
 // The methods of p stay safe to call afterwards. Calling it again does
 // nothing.
-func (p *PoolMetrics) Unregister() error {
-	p.metrics.unregister(p)
-	return p.registration.Unregister()
+//
+// It returns no error, as shoalprom's does not: there is nothing a caller
+// could do about one. The OpenTelemetry API lets a MeterProvider refuse to
+// drop a callback (the SDK never does); such a refusal goes to
+// otel.Handle, the global error handler, where OpenTelemetry sends the
+// errors it cannot return.
+func (p *PoolMetrics) Unregister() {
+	p.pool.Unregister(nil)
+	if err := p.registration.Unregister(); err != nil {
+		otel.Handle(fmt.Errorf("shoalotel: unregistering pool %q: %w", p.pool.Name(), err))
+	}
 }
 
 // observe is the pool's callback for the observable instruments.
 func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
 	p.observeHosts(o)
-	s, ok := p.sources.Gauges()
+	s, ok := p.pool.Gauges()
 	m := p.metrics
 	// After Gauges, which notes each attached pool's count; reported from
 	// registration, at zero until a pool is attached.
-	o.ObserveInt64(m.bargeMisses, p.bargeBase+s.BargeMisses, p.observeOpts...)
+	o.ObserveInt64(m.bargeMisses, s.BargeMisses, p.observeOpts...)
 	if !ok {
 		return nil
 	}
@@ -160,7 +164,7 @@ func (p *PoolMetrics) ObserveClose(reason shoal.Reason) {
 	// A reason this package did not know when the pool was registered:
 	// rare, so building its attribute set here is acceptable.
 	p.metrics.closes.Add(context.Background(), 1, metric.WithAttributes(
-		AttrPoolName.String(p.name), AttrCloseReason.String(reason.String())))
+		AttrPoolName.String(p.pool.Name()), AttrCloseReason.String(reason.String())))
 }
 
 // ObserveReject counts in shoal.pool.rejections an acquire refused by

@@ -53,7 +53,7 @@ func (p *PoolMetrics) TraceWait(ctx context.Context, start time.Time, wait time.
 	_, span := m.tracer.Start(ctx, WaitSpanName,
 		trace.WithTimestamp(start),
 		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(AttrPoolName.String(p.name)))
+		trace.WithAttributes(AttrPoolName.String(p.pool.Name())))
 	if err != nil {
 		span.SetAttributes(AttrErrorType.String(waitErrorType(err)))
 		span.SetStatus(codes.Error, err.Error())

@@ -61,7 +61,7 @@ func TestWaitSpanUnderTheCallersSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, Observer: obs})
+	p, err := shoal.New(shoal.Config[*conn]{Dial: dial, MaxConns: 1, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func testWaitSpansOff(t *testing.T, optIn bool) {
 		tracer = tp.Tracer("test")
 	}
 	obs, _ := m.Pool("off")
-	p, err := shoal.New(shoal.Config[*fakeConn]{Dial: fakeDial(), MaxConns: 1, Observer: obs})
+	p, err := shoal.New(shoal.Config[*conn]{Dial: dial, MaxConns: 1, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,10 @@ package shoalprom
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 )
 
 // DefaultBuckets returns the histogram buckets used when Options.Buckets is
@@ -15,9 +14,7 @@ import (
 // loopback dial lands, to 10s, past any sane acquire timeout. It is a
 // function, not a variable, so that no package can change another's
 // default.
-func DefaultBuckets() []float64 {
-	return []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 10}
-}
+func DefaultBuckets() []float64 { return poolmetrics.DefaultBuckets() }
 
 // Label names. LabelPoolName is on every metric.
 const (
@@ -67,15 +64,25 @@ type Collector struct {
 	timeouts, dialErrors, rejections, leaks *prometheus.CounterVec
 	closes                                  *prometheus.CounterVec
 
-	mu    sync.Mutex
-	pools map[string]*PoolMetrics
+	pools poolmetrics.Registry
 }
 
-// NewCollector returns a Collector with no pools.
-func NewCollector(opts Options) *Collector {
+// New returns a Collector with no pools. It fails when opts make metrics
+// Prometheus would refuse, so that the error comes from here, naming what
+// is wrong, rather than from a panic in MustRegister or in the first Pool:
+// Buckets out of increasing order, a ConstLabels name that is invalid or
+// one the metrics vary by (pool_name, state, reason). shoalotel.New has
+// the same shape.
+func New(opts Options) (*Collector, error) {
 	buckets := opts.Buckets
 	if len(buckets) == 0 {
 		buckets = DefaultBuckets()
+	}
+	for i := 1; i < len(buckets); i++ {
+		if !(buckets[i-1] < buckets[i]) {
+			return nil, &shoal.ConfigError{Struct: "shoalprom.Options", Field: "Buckets",
+				Reason: fmt.Sprintf("must be in increasing order, got %v", buckets)}
+		}
 	}
 	ns := opts.Namespace
 	pool := []string{LabelPoolName}
@@ -101,7 +108,7 @@ func NewCollector(opts Options) *Collector {
 			ConstLabels: opts.ConstLabels,
 		}, append([]string{LabelPoolName}, labels...))
 	}
-	return &Collector{
+	c := &Collector{
 		count:    desc("db_client_connection_count", "The number of connections that are currently in the state described by the state label (idle: open with no lease; used: open with at least one lease).", LabelState),
 		maxConns: desc("db_client_connection_max", "The maximum number of open connections allowed (Config.MaxConns)."),
 		idleMax:  desc("db_client_connection_idle_max", "The maximum number of idle open connections allowed (Config.MaxConns: shoal has no separate idle limit)."),
@@ -127,8 +134,14 @@ func NewCollector(opts Options) *Collector {
 
 		hosts: newHostDescs(opts),
 
-		pools: make(map[string]*PoolMetrics),
+		pools: poolmetrics.Registry{Package: "shoalprom", ErrDuplicate: ErrDuplicatePool},
 	}
+	// A registry checks every description the way the one the caller
+	// registers c with will; a Desc keeps its error until then.
+	if err := prometheus.NewRegistry().Register(c); err != nil {
+		return nil, fmt.Errorf("shoalprom: Options.Namespace or ConstLabels make a metric Prometheus refuses: %w", err)
+	}
+	return c, nil
 }
 
 // ErrDuplicatePool is returned by Collector.Pool for a name already in use.
@@ -147,20 +160,24 @@ var ErrDuplicatePool = errors.New("shoalprom: pool name already registered")
 // The counters of the new pool are reported at zero from the next scrape,
 // so that rate() sees their first increase.
 func (c *Collector) Pool(name string) (*PoolMetrics, error) {
-	if name == "" {
-		return nil, errors.New("shoalprom: pool name is empty")
+	var m *PoolMetrics
+	_, err := c.pools.Register(name, func(p *poolmetrics.Pool) error {
+		m = c.bind(p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if !utf8.ValidString(name) {
-		return nil, errors.New("shoalprom: pool name is not valid UTF-8")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.pools[name]; ok {
-		return nil, fmt.Errorf("%w: %q", ErrDuplicatePool, name)
-	}
+	return m, nil
+}
+
+// bind makes the metrics of p, with the children of every vector bound to
+// its name.
+func (c *Collector) bind(p *poolmetrics.Pool) *PoolMetrics {
+	name := p.Name()
 	m := &PoolMetrics{
 		collector:  c,
-		name:       name,
+		pool:       p,
 		createTime: c.createTime.WithLabelValues(name),
 		waitTime:   c.waitTime.WithLabelValues(name),
 		useTime:    c.useTime.WithLabelValues(name),
@@ -169,26 +186,20 @@ func (c *Collector) Pool(name string) (*PoolMetrics, error) {
 		rejections: c.rejections.WithLabelValues(name),
 		leaks:      c.leaks.WithLabelValues(name),
 	}
+	reasons := poolmetrics.ReasonLabels()
 	m.closes = make([]prometheus.Counter, len(reasons))
 	for r, label := range reasons {
 		if label != "" {
 			m.closes[r] = c.closes.WithLabelValues(name, label)
 		}
 	}
-	c.pools[name] = m
-	return m, nil
+	return m
 }
 
-// unregister forgets m and deletes its series, if m is still the pool
-// registered under its name.
-func (c *Collector) unregister(m *PoolMetrics) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pools[m.name] != m {
-		return
-	}
-	delete(c.pools, m.name)
-	match := prometheus.Labels{LabelPoolName: m.name}
+// forget deletes the series of the pool named name; the registry calls it
+// as the pool unregisters.
+func (c *Collector) forget(name string) {
+	match := prometheus.Labels{LabelPoolName: name}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		c.createTime, c.waitTime, c.useTime,
 		c.timeouts, c.dialErrors, c.rejections, c.leaks, c.closes,
@@ -218,28 +229,18 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, v := range c.vecs() {
 		v.Collect(ch)
 	}
-	c.mu.Lock()
-	pools := make([]*PoolMetrics, 0, len(c.pools))
-	for _, m := range c.pools {
-		pools = append(pools, m)
-	}
-	c.mu.Unlock()
-	// Stats runs outside the lock: it walks the pool, and a slow one must
-	// not hold up Pool or Unregister. So do the hosts functions.
-	for _, m := range pools {
-		if m.removed.Load() {
-			continue // unregistered since the copy: a new pool of its name may be in the list
-		}
-		c.hosts.collect(ch, m)
-		s, ok := m.sources.Gauges()
+	c.pools.Each(func(p *poolmetrics.Pool) {
+		c.hosts.collect(ch, p)
+		s, ok := p.Gauges()
+		name := p.Name()
 		// After Gauges, which notes each attached pool's count; reported
 		// for every registered pool, at zero until one is attached.
-		ch <- prometheus.MustNewConstMetric(c.bargeMisses, prometheus.CounterValue, float64(s.BargeMisses), m.name)
+		ch <- prometheus.MustNewConstMetric(c.bargeMisses, prometheus.CounterValue, float64(s.BargeMisses), name)
 		if !ok {
-			continue
+			return
 		}
 		gauge := func(d *prometheus.Desc, v int, labels ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), append([]string{m.name}, labels...)...)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), append([]string{name}, labels...)...)
 		}
 		gauge(c.count, s.IdleConns, StateIdle)
 		gauge(c.count, s.InUseConns, StateUsed)
@@ -254,7 +255,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.demand, s.Demand)
 			gauge(c.members, s.BudgetMembers)
 		}
-	}
+	})
 }
 
 // vecs lists the metric vectors the observers feed.
@@ -264,19 +265,3 @@ func (c *Collector) vecs() []prometheus.Collector {
 		c.timeouts, c.dialErrors, c.rejections, c.leaks, c.closes,
 	}
 }
-
-// reasons holds the label of each shoal.Reason the core knows, indexed by
-// the Reason. It is found by asking Reason.String, which answers
-// "reason(N)" past the last known one, so a reason added to the core is
-// picked up without a change here.
-var reasons = func() []string {
-	labels := []string{""} // Reason 0 is not a reason
-	for r := shoal.Reason(1); r < 64; r++ {
-		s := r.String()
-		if s == fmt.Sprintf("reason(%d)", int(r)) {
-			break
-		}
-		labels = append(labels, s)
-	}
-	return labels
-}()

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
 
@@ -94,7 +95,7 @@ func value(m *dto.Metric) float64 {
 
 func TestScrapeKnownSequence(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	collector := shoalprom.NewCollector(shoalprom.Options{})
+	collector := newCollector(t, shoalprom.Options{})
 	reg.MustRegister(collector)
 	s := newScraper(t, reg)
 
@@ -118,7 +119,7 @@ func TestScrapeKnownSequence(t *testing.T) {
 		}
 		return -1
 	}
-	pool, cleanup := runSequence(t, metrics, func() bool { return leakCount() == 1 })
+	pool, cleanup := metricstest.RunSequence(t, metrics, func() bool { return leakCount() == 1 })
 	defer cleanup()
 
 	stats := pool.Stats()
@@ -135,9 +136,9 @@ func TestScrapeKnownSequence(t *testing.T) {
 	}{
 		{"db_client_connection_count", orders + ",state=idle", float64(stats.IdleConns)},
 		{"db_client_connection_count", orders + ",state=used", float64(stats.InUseConns)},
-		{"db_client_connection_max", orders, seqMaxConns},
-		{"db_client_connection_idle_max", orders, seqMaxConns},
-		{"db_client_connection_idle_min", orders, seqMinIdle},
+		{"db_client_connection_max", orders, metricstest.SeqMaxConns},
+		{"db_client_connection_idle_max", orders, metricstest.SeqMaxConns},
+		{"db_client_connection_idle_min", orders, metricstest.SeqMinIdle},
 		{"db_client_connection_pending_requests", orders, 0},
 		{"shoal_pool_leases", orders, 1},
 		{"shoal_pool_dialing", orders, 0},
@@ -190,10 +191,10 @@ func TestScrapeKnownSequence(t *testing.T) {
 		t.Errorf("Stats disagree with the sequence: %d canceled acquires, %d leaked; want 1 and 1", stats.CanceledAcquires, stats.Leaked)
 	}
 	closes := series(t, fam, "shoal_pool_closes_total", dto.MetricType_COUNTER)
-	if len(knownReasons()) < 9 || knownReasons()[0] != shoal.ReasonDiscarded {
-		t.Fatalf("known reasons %v: want at least the 9 of today, from ReasonDiscarded", knownReasons())
+	if len(metricstest.KnownReasons()) < 9 || metricstest.KnownReasons()[0] != shoal.ReasonDiscarded {
+		t.Fatalf("known reasons %v: want at least the 9 of today, from ReasonDiscarded", metricstest.KnownReasons())
 	}
-	for _, r := range knownReasons() {
+	for _, r := range metricstest.KnownReasons() {
 		for _, pool := range []string{orders, other} {
 			if m, ok := closes[pool+",reason="+r.String()]; !ok || value(m) != 0 {
 				t.Errorf("shoal_pool_closes_total{%s,reason=%s}: present %v, want present at 0", pool, r, ok)
@@ -208,12 +209,12 @@ func TestScrapeKnownSequence(t *testing.T) {
 		minSum   float64
 		maxUnder map[float64]uint64 // bucket bound -> most observations at or under it
 	}{
-		// 3 acquires; the waiter waited at least seqHeldWait, so it is
+		// 3 acquires; the waiter waited at least metricstest.SeqHeldWait, so it is
 		// above every bucket under that and the sum is at least that.
-		{"db_client_connection_wait_time_seconds", 3, seqHeldWait.Seconds(), map[float64]uint64{0.05: 2}},
+		{"db_client_connection_wait_time_seconds", 3, metricstest.SeqHeldWait.Seconds(), map[float64]uint64{0.05: 2}},
 		// 2 leases ended: the first, held while the waiter waited, and
 		// the third; the leaked one is still held.
-		{"db_client_connection_use_time_seconds", 2, seqHeldWait.Seconds(), map[float64]uint64{0.05: 1}},
+		{"db_client_connection_use_time_seconds", 2, metricstest.SeqHeldWait.Seconds(), map[float64]uint64{0.05: 1}},
 		// 2 dials: Warm's and one for the second acquire.
 		{"db_client_connection_create_time_seconds", uint64(stats.Dials - stats.DialErrors), 0, nil},
 	}
@@ -284,8 +285,8 @@ func TestScrapeKnownSequence(t *testing.T) {
 	}
 	again.Unregister()
 	metrics.ObserveClose(shoal.Reason(99)) // safe after Unregister, and reports nothing
-	if n := len(series(t, s.scrape(), "shoal_pool_closes_total", dto.MetricType_COUNTER)); n != len(knownReasons()) {
-		t.Errorf("after Unregister and an unknown reason: %d close series, want idle-pool's %d", n, len(knownReasons()))
+	if n := len(series(t, s.scrape(), "shoal_pool_closes_total", dto.MetricType_COUNTER)); n != len(metricstest.KnownReasons()) {
+		t.Errorf("after Unregister and an unknown reason: %d close series, want idle-pool's %d", n, len(metricstest.KnownReasons()))
 	}
 }
 
@@ -298,25 +299,36 @@ func keys(m map[string]*dto.Metric) []string {
 	return out
 }
 
-func TestPoolNames(t *testing.T) {
-	c := shoalprom.NewCollector(shoalprom.Options{})
-	if _, err := c.Pool(""); err == nil {
-		t.Error("empty name accepted")
+// TestNewRefusesBadOptions: options Prometheus would refuse fail New with
+// an error that names the field, instead of a panic in MustRegister or in
+// the first Pool.
+func TestNewRefusesBadOptions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts shoalprom.Options
+		want string // in the error
+	}{
+		{"buckets out of order", shoalprom.Options{Buckets: []float64{1, 0.5}}, "shoalprom: Options.Buckets must be in increasing order, got [1 0.5]"},
+		{"a bucket twice", shoalprom.Options{Buckets: []float64{0.5, 0.5}}, "Options.Buckets"},
+		{"a constant label the metrics vary by", shoalprom.Options{ConstLabels: prometheus.Labels{shoalprom.LabelPoolName: "x"}}, "ConstLabels"},
+		{"an empty label name", shoalprom.Options{ConstLabels: prometheus.Labels{"": "x"}}, "ConstLabels"},
+	} {
+		if _, err := shoalprom.New(c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: New: %v, want an error saying %q", c.name, err, c.want)
+		}
 	}
-	if _, err := c.Pool("\xff"); err == nil {
-		t.Error("invalid UTF-8 accepted")
+	var cfgErr *shoal.ConfigError
+	if _, err := shoalprom.New(shoalprom.Options{Buckets: []float64{2, 1}}); !errors.As(err, &cfgErr) || cfgErr.Field != "Buckets" {
+		t.Errorf("buckets out of order: %v, want a *shoal.ConfigError for Buckets", err)
 	}
-	if _, err := c.Pool("a"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Pool("a"); !errors.Is(err, shoalprom.ErrDuplicatePool) {
-		t.Errorf("duplicate name: got %v, want ErrDuplicatePool", err)
+	if _, err := shoalprom.New(shoalprom.Options{Namespace: "app", Buckets: []float64{0.1, 1}, ConstLabels: prometheus.Labels{"env": "test"}}); err != nil {
+		t.Errorf("good options refused: %v", err)
 	}
 }
 
 func TestUnknownCloseReason(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{Namespace: "app", Buckets: []float64{1}})
+	c := newCollector(t, shoalprom.Options{Namespace: "app", Buckets: []float64{1}})
 	reg.MustRegister(c)
 	m, err := c.Pool("p")
 	if err != nil {
@@ -350,69 +362,13 @@ func TestUnknownCloseReason(t *testing.T) {
 	}
 }
 
-// TestSharedName: pools that share a name (one replacing another while it
-// drains) are attached to the same metrics and reported as their sum.
-func TestSharedName(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	c := shoalprom.NewCollector(shoalprom.Options{})
-	reg.MustRegister(c)
-	m, err := c.Pool("https://api.example.com:443")
+// newCollector returns a Collector made with opts, failing the test when
+// New refuses them.
+func newCollector(t testing.TB, opts shoalprom.Options) *shoalprom.Collector {
+	t.Helper()
+	c, err := shoalprom.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := m.Attach(func() shoal.Stats {
-		return shoal.Stats{MaxConns: 4, IdleConns: 0, InUseConns: 2, Leases: 2, Waiting: 0}
-	})
-	m.Attach(func() shoal.Stats {
-		return shoal.Stats{MaxConns: 4, IdleConns: 1, InUseConns: 1, Leases: 1, Waiting: 3, Dialing: 1}
-	})
-	check := func(when string, want map[string]float64) {
-		t.Helper()
-		fam, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]float64{}
-		for _, f := range fam {
-			if f.GetType() != dto.MetricType_GAUGE {
-				continue
-			}
-			for _, mm := range f.GetMetric() {
-				got[f.GetName()+"{"+labelsOf(mm)+"}"] = value(mm)
-			}
-		}
-		for k, w := range want {
-			if got[k] != w {
-				t.Errorf("%s: %s = %v, want %v", when, k, got[k], w)
-			}
-		}
-	}
-	const pool = "pool_name=https://api.example.com:443"
-	check("both attached", map[string]float64{
-		"db_client_connection_count{" + pool + ",state=idle}": 1,
-		"db_client_connection_count{" + pool + ",state=used}": 3,
-		"db_client_connection_max{" + pool + "}":              8,
-		"db_client_connection_idle_max{" + pool + "}":         8,
-		"db_client_connection_pending_requests{" + pool + "}": 3,
-		"shoal_pool_leases{" + pool + "}":                     3,
-		"shoal_pool_dialing{" + pool + "}":                    1,
-	})
-	old()
-	old()
-	check("old pool detached", map[string]float64{
-		"db_client_connection_count{" + pool + ",state=idle}": 1,
-		"db_client_connection_count{" + pool + ",state=used}": 1,
-		"db_client_connection_max{" + pool + "}":              4,
-	})
-}
-
-// knownReasons lists every shoal.Reason the core names, found as the
-// packages under test find them, so that a reason added to the core needs
-// no change here.
-func knownReasons() []shoal.Reason {
-	var out []shoal.Reason
-	for r := shoal.Reason(1); r.String() != fmt.Sprintf("reason(%d)", int(r)); r++ {
-		out = append(out, r)
-	}
-	return out
+	return c
 }

@@ -14,7 +14,8 @@
 // Stats method for the gauges (they implement shoal.StatsAttacher), and
 // the pool takes it back when it is closed.
 //
-//	collector := shoalprom.NewCollector(shoalprom.Options{})
+//	collector, err := shoalprom.New(shoalprom.Options{})
+//	if err != nil { ... }
 //	prometheus.MustRegister(collector)
 //
 //	metrics, err := collector.Pool("orders-db")
@@ -23,6 +24,14 @@
 //	pool, err := shoal.New(cfg)
 //	if err != nil { ... }
 //	defer metrics.Unregister() // when the pool goes away before the process does
+//
+// shoalotel has the same shape. [New] returns an error only for options
+// that cannot work (Buckets out of increasing order, a Namespace or
+// ConstLabels Prometheus would refuse). [Collector.Pool] registers a name
+// and returns an error only for a name that is empty, not valid UTF-8 or
+// already registered ([ErrDuplicatePool]). [PoolMetrics.Unregister] frees
+// the name and returns nothing: it cannot fail, and calling it again does
+// nothing. Attach and AttachHosts return the function that undoes them.
 //
 // To watch a pool with both Prometheus and OpenTelemetry, combine the two
 // observers with shoal.MultiObserver.

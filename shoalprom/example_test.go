@@ -10,22 +10,31 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
+
+// conn stands for your connection type, dial for your Dial function.
+type conn = metricstest.FakeConn
+
+var dial = metricstest.FakeDial()
 
 // A pool watched by Prometheus: the metrics are the pool's Observer, and
 // Attach hands them the pool's Stats once the pool exists.
 func Example() {
 	reg := prometheus.NewRegistry()
-	collector := shoalprom.NewCollector(shoalprom.Options{})
+	collector, err := shoalprom.New(shoalprom.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	reg.MustRegister(collector) // or prometheus.MustRegister, served by promhttp.Handler()
 
 	metrics, err := collector.Pool("orders-db")
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg := shoal.Config[*fakeConn]{
-		Dial:     fakeDial(),
+	cfg := shoal.Config[*conn]{
+		Dial:     dial,
 		MaxConns: 1,
 		MinIdle:  1,
 		Observer: metrics,
@@ -83,7 +92,7 @@ func printMetrics(reg *prometheus.Registry, names ...string) {
 // Naming a pool after the server it talks to, without its credentials.
 func ExampleOriginName() {
 	for _, raw := range []string{
-		"postgres://app:s3cret@DB.internal/orders?sslmode=require",
+		"postgres://app:s3cret@DB.internal/orders?sslmode=require&password=s3cret",
 		"https://api.example.com/v1/users?token=abc",
 		"http://[::1]:8080/",
 		"grpc://etcd-0:2379",
@@ -107,14 +116,17 @@ func ExampleOriginName() {
 
 // Watching one pool with Prometheus and another observer at once.
 func ExamplePoolMetrics_multiObserver() {
-	collector := shoalprom.NewCollector(shoalprom.Options{Namespace: "shop"})
+	collector, err := shoalprom.New(shoalprom.Options{Namespace: "shop"})
+	if err != nil {
+		log.Fatal(err)
+	}
 	metrics, err := collector.Pool("cache")
 	if err != nil {
 		log.Fatal(err)
 	}
 	var mine shoal.Observer = shoal.BaseObserver{} // yours, or shoalotel's
-	pool, err := shoal.New(shoal.Config[*fakeConn]{
-		Dial:     fakeDial(),
+	pool, err := shoal.New(shoal.Config[*conn]{
+		Dial:     dial,
 		MaxConns: 2,
 		Observer: shoal.MultiObserver(metrics, mine),
 	})
@@ -131,7 +143,10 @@ func ExamplePoolMetrics_multiObserver() {
 // Hosts method; here a function stands in for it.
 func ExamplePoolMetrics_AttachHosts() {
 	reg := prometheus.NewRegistry()
-	collector := shoalprom.NewCollector(shoalprom.Options{})
+	collector, err := shoalprom.New(shoalprom.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	reg.MustRegister(collector)
 	metrics, err := collector.Pool("orders-db")
 	if err != nil {

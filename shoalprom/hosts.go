@@ -1,10 +1,9 @@
 package shoalprom
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 )
 
 // Label names of the per-host gauges (PoolMetrics.AttachHosts), on top of
@@ -53,33 +52,28 @@ func (d hostDescs) describe(ch chan<- *prometheus.Desc) {
 	ch <- d.lag
 }
 
-// collect reports the hosts of m, if a hosts function is attached.
-func (d hostDescs) collect(ch chan<- prometheus.Metric, m *PoolMetrics) {
+// collect reports the hosts of p, if a hosts function is attached.
+func (d hostDescs) collect(ch chan<- prometheus.Metric, p *poolmetrics.Pool) {
 	if d.off {
 		return
 	}
-	hosts, ok := m.hosts.Read()
+	hosts, ok := p.Hosts()
 	if !ok {
 		return
 	}
 	for _, h := range hosts {
 		gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
-			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append([]string{m.name, h.Addr}, labels...)...)
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append([]string{p.Name(), h.Addr}, labels...)...)
 		}
 		gauge(d.open, float64(h.Open))
 		gauge(d.role, 1, h.Role)
 		// Lag is read with the role: without a check there is no lag to
 		// report, and a 0 would pass for a standby that is caught up.
 		if !h.LastCheck.IsZero() {
-			gauge(d.lastCheck, unixSeconds(h.LastCheck))
+			gauge(d.lastCheck, poolmetrics.UnixSeconds(h.LastCheck))
 			gauge(d.lag, h.Lag.Seconds())
 		}
 	}
-}
-
-// unixSeconds returns t in seconds since the Unix epoch, with its fraction.
-func unixSeconds(t time.Time) float64 {
-	return float64(t.Unix()) + float64(t.Nanosecond())/float64(time.Second)
 }
 
 // AttachHosts gives the metrics a function returning what the pool knows
@@ -105,5 +99,5 @@ func unixSeconds(t time.Time) float64 {
 // reported; it does nothing once hosts was replaced, and calling it twice
 // does nothing. Unregister ends the per-host gauges too.
 func (m *PoolMetrics) AttachHosts(hosts func() []shoal.HostStat) (detach func()) {
-	return m.hosts.Attach(hosts)
+	return m.pool.AttachHosts(hosts)
 }

@@ -1,7 +1,6 @@
 package shoalprom
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,23 +13,19 @@ import (
 // Collector.Pool. Their methods are safe for concurrent use.
 type PoolMetrics struct {
 	collector *Collector
-	name      string
+	pool      *poolmetrics.Pool // the name, its attached Stats and hosts
 
 	// Children bound once in Collector.Pool, so that observing is a few
 	// atomic operations with no label lookup, no lock and no allocation.
 	createTime, waitTime, useTime           prometheus.Observer
 	timeouts, dialErrors, rejections, leaks prometheus.Counter
 	closes                                  []prometheus.Counter // by shoal.Reason
-
-	sources poolmetrics.Sources // the pools' Stats, for the gauges
-	hosts   poolmetrics.Hosts   // the pool's hosts, for the per-host gauges
-	removed atomic.Bool         // Unregister was called
 }
 
 var _ shoal.Observer = (*PoolMetrics)(nil)
 
 // Name returns the pool's name, its pool_name label.
-func (m *PoolMetrics) Name() string { return m.name }
+func (m *PoolMetrics) Name() string { return m.pool.Name() }
 
 // Attach gives the metrics a pool's Stats method, called at
 // each scrape for the gauges (connections idle and used, waiters, dials in
@@ -52,7 +47,7 @@ func (m *PoolMetrics) Name() string { return m.name }
 // counters and histograms add up already. Attach returns the function that
 // detaches stats again. Calling it twice does nothing.
 func (m *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
-	return m.sources.Attach(stats)
+	return m.pool.Attach(stats)
 }
 
 // Unregister removes the pool from its Collector: its series disappear
@@ -60,10 +55,10 @@ func (m *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 // the pool is closed for good before the process ends (a shoalhttp origin
 // pool that was dropped, say), so that its series do not linger. The
 // methods of m stay safe to call afterwards; what they record is no longer
-// reported. Calling it again does nothing.
+// reported. Calling it again does nothing. It returns nothing, as
+// shoalotel's does: it cannot fail.
 func (m *PoolMetrics) Unregister() {
-	m.removed.Store(true)
-	m.collector.unregister(m)
+	m.pool.Unregister(func() { m.collector.forget(m.pool.Name()) })
 }
 
 // ObserveAcquire records wait in db_client_connection_wait_time_seconds.
@@ -97,10 +92,10 @@ func (m *PoolMetrics) ObserveClose(reason shoal.Reason) {
 	// A reason this package did not know when the pool was registered:
 	// rare, so the label lookup (and its allocation) is acceptable. After
 	// Unregister it would bring the pool's series back, so skip it then.
-	if m.removed.Load() {
+	if m.pool.Removed() {
 		return
 	}
-	m.collector.closes.WithLabelValues(m.name, reason.String()).Inc()
+	m.collector.closes.WithLabelValues(m.pool.Name(), reason.String()).Inc()
 }
 
 // ObserveReject counts in shoal_pool_rejections_total an acquire refused by

@@ -1,5 +1,3 @@
-// Package poolmetrics holds what shoalprom and shoalotel share: the Stats
-// sources attached to one pool name, and the pool name of a URL.
 package poolmetrics
 
 import (

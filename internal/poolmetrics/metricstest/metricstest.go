@@ -1,7 +1,9 @@
-// Package metricstest holds the test fixtures shoalprom and shoalotel
-// share: a trivial connection type, the known sequence of pool events whose
-// metrics both packages' tests check value by value, and the events behind
-// shoal's own metrics (RunExtras).
+// Package metricstest holds the tests shoalprom and shoalotel share: Run,
+// which drives either package through a Backend and reads what it reports
+// under names that read the same for both (Values), and the fixtures: a
+// trivial connection type, the known sequence of pool events whose metrics
+// both packages' tests check value by value, the events behind shoal's own
+// metrics (RunExtras), and the Observer's calls and benchmarks.
 package metricstest
 
 import (
@@ -164,16 +166,16 @@ func RunExtras(t *testing.T, obs shoal.Observer) shoal.Stats {
 }
 
 // BenchAcquireRelease runs the serial acquire+release of one connection
-// with no observer and with the one newObserver makes, as two
+// with no observer and with a pool's metrics in be, as two
 // sub-benchmarks, "none" and "observer": the observer's share of the hot
 // path.
-func BenchAcquireRelease(b *testing.B, newObserver func(testing.TB) shoal.Observer) {
+func BenchAcquireRelease(b *testing.B, be Backend) {
 	for _, bc := range []struct {
 		name string
 		obs  func(testing.TB) shoal.Observer
 	}{
 		{"none", func(testing.TB) shoal.Observer { return nil }},
-		{"observer", newObserver},
+		{"observer", func(tb testing.TB) shoal.Observer { return register(tb, be.New(tb), "alloc") }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, Observer: bc.obs(b)})
@@ -229,16 +231,16 @@ func HoldStreams(t *testing.T, obs shoal.Observer, n int) {
 
 // HandOffOnce does on a pool of one connection watched by obs what the
 // core's TestBargingMissSuspendsBarging does: hold the connection, queue
-// one waiter, release. With handoffAfter set the release leaves the
+// one waiter, release. With bargeWindow set the release leaves the
 // connection idle for whoever asks next, nobody does, and the barging
 // timer hands it to the waiter about 200µs later: one barge miss. With
-// handoffAfter 0 the release hands it over: none. It fails the test when
+// bargeWindow 0 the release hands it over: none. It fails the test when
 // the pool's Stats.BargeMisses says otherwise. The pool is left open and
 // idle; the test closes it.
-func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *shoal.Pool[*FakeConn] {
+func HandOffOnce(t *testing.T, obs shoal.Observer, bargeWindow time.Duration) *shoal.Pool[*FakeConn] {
 	t.Helper()
 	ctx := context.Background()
-	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, BargeWindow: handoffAfter, Observer: obs})
+	pool, err := shoal.New(shoal.Config[*FakeConn]{Dial: FakeDial(), MaxConns: 1, BargeWindow: bargeWindow, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +257,11 @@ func HandOffOnce(t *testing.T, obs shoal.Observer, handoffAfter time.Duration) *
 	}
 	l.Release()
 	want := int64(0)
-	if handoffAfter > 0 {
+	if bargeWindow > 0 {
 		want = 1
 	}
 	if got := pool.Stats().BargeMisses; got != want {
-		t.Fatalf("HandoffAfter %s: Stats.BargeMisses = %d after one hand-off, want %d", handoffAfter, got, want)
+		t.Fatalf("BargeWindow %s: Stats.BargeMisses = %d after one hand-off, want %d", bargeWindow, got, want)
 	}
 	return pool
 }
