@@ -18,7 +18,10 @@ func TestHostsExportedByShoalprom(t *testing.T) {
 	serverPort(t, reads)
 
 	reg := prometheus.NewPedanticRegistry()
-	collector := shoalprom.NewCollector(shoalprom.Options{})
+	collector, err := shoalprom.New(shoalprom.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg.MustRegister(collector)
 	metrics, err := collector.Pool("orders")
 	if err != nil {
