@@ -2,12 +2,29 @@ module github.com/shoalpool/shoal/bench
 
 go 1.26.8
 
-replace github.com/shoalpool/shoal => ../
+// The modules of this repository, from the checkout (see go.work).
+replace (
+	github.com/shoalpool/shoal => ..
+	github.com/shoalpool/shoal/internal/embedded => ../internal/embedded
+	github.com/shoalpool/shoal/internal/pgcount => ../internal/pgcount
+	github.com/shoalpool/shoal/internal/pgpair => ../internal/pgpair
+	github.com/shoalpool/shoal/shoaletcd => ../shoaletcd
+	github.com/shoalpool/shoal/shoalgrpc => ../shoalgrpc
+	github.com/shoalpool/shoal/shoalhttp => ../shoalhttp
+	github.com/shoalpool/shoal/shoalpgx => ../shoalpgx
+	github.com/shoalpool/shoal/shoalprom => ../shoalprom
+)
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jackc/puddle/v2 v2.2.3
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/pgcount v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/pgpair v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoaletcd v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalgrpc v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalhttp v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalpgx v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1

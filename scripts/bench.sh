@@ -53,7 +53,7 @@ if [ "${BENCH_SKIP_RUN:-}" != 1 ]; then
 	step "building the core benchmarks"
 	# -mod=mod: other engineers add requirements to bench/go.mod; let the
 	# build fill in go.sum entries instead of failing, never drop anything.
-	(cd bench && go test -mod=mod -c -o "$results/core.test" ./core)
+	(cd bench && GOWORK=off go test -mod=mod -c -o "$results/core.test" ./core)
 	spins=$("$results/core.test" -test.run '^$' | sed -n 's/^# work: .* = \([0-9][0-9]*\) spin iterations$/\1/p')
 	[ -n "$spins" ] || { echo "bench.sh: could not calibrate the work spin" >&2; exit 1; }
 	export SHOAL_BENCH_WORK_SPINS=$spins
@@ -142,7 +142,7 @@ bench/core/bench_test.go for the details.
 
 HEADER
 	stat -format csv -col /pool -filter '.name:(AcquireRelease OR AcquireWait)' 2>/dev/null |
-		(cd bench && go run -mod=mod ./cmd/ratios)
+		(cd bench && GOWORK=off go run -mod=mod ./cmd/ratios)
 
 	echo "## Time per acquire+release"
 	echo

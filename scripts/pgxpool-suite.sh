@@ -4,7 +4,7 @@
 #
 #   bash scripts/pgxpool-suite.sh
 #
-# It takes pgx's version from go.mod and its source from the module cache,
+# It takes pgx's version from shoalpgx/go.mod and its source from the module cache,
 # and builds a temporary Go module (removed on exit) that holds:
 #   - pgxpool's *_test.go, with only the import path github.com/jackc/pgx/v5/pgxpool
 #     rewritten to github.com/shoalpool/shoal/shoalpgx, the qualifier pgxpool.
@@ -15,8 +15,8 @@
 #     listed as not applicable;
 #   - the pgx internal packages the tests import (internal/pgmock), copied
 #     under the temporary module with that import rewritten too;
-#   - a go.mod that requires the same pgx and replaces shoal with this
-#     repository.
+#   - a go.mod that requires the same pgx and shoalpgx, and replaces each of
+#     shoal's modules with its directory in this repository.
 # No pgx code is ever written into the repository.
 #
 # Then it runs go test -json (-race, -count=1, a timeout) with
@@ -56,13 +56,13 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="/usr/local/go/bin:$PATH"
 fi
 
-# pgx as go.mod has it.
-pgx_version="$(go list -m -f '{{.Version}}' github.com/jackc/pgx/v5)"
-[ -n "$pgx_version" ] || die "go.mod does not require github.com/jackc/pgx/v5"
-pgx_dir="$(go list -m -f '{{.Dir}}' github.com/jackc/pgx/v5)"
+# pgx as shoalpgx's go.mod has it.
+pgx_version="$(cd shoalpgx && GOWORK=off go list -m -f '{{.Version}}' github.com/jackc/pgx/v5)"
+[ -n "$pgx_version" ] || die "shoalpgx/go.mod does not require github.com/jackc/pgx/v5"
+pgx_dir="$(cd shoalpgx && GOWORK=off go list -m -f '{{.Dir}}' github.com/jackc/pgx/v5)"
 if [ -z "$pgx_dir" ] || [ ! -d "$pgx_dir/pgxpool" ]; then
-	go mod download github.com/jackc/pgx/v5
-	pgx_dir="$(go list -m -f '{{.Dir}}' github.com/jackc/pgx/v5)"
+	(cd shoalpgx && GOWORK=off go mod download github.com/jackc/pgx/v5)
+	pgx_dir="$(cd shoalpgx && GOWORK=off go list -m -f '{{.Dir}}' github.com/jackc/pgx/v5)"
 fi
 [ -d "$pgx_dir/pgxpool" ] || die "no pgxpool in pgx's source ($pgx_dir)"
 go_line="$(grep -m1 '^go ' go.mod)"
@@ -128,6 +128,13 @@ done
 mapfile -t files < <(find "$tmp" -name '*.go')
 rewrite "${files[@]}"
 
+# Every module of this repository (go.work's list) is replaced with its
+# directory: shoalpgx's own go.mod requires some of them (its tests' helpers).
+replaces="$(sed -n 's#^[[:space:]]*\.\/\{0,1\}\([^[:space:])]*\)$#\1#p' go.work | while read -r dir; do
+	[ "$dir" = . ] && dir=
+	[ "$dir" = "" ] || [ "${dir#./}" = "$dir" ] || dir="${dir#./}"
+	printf 'replace github.com/shoalpool/shoal%s => %s\n' "${dir:+/$dir}" "$repo${dir:+/$dir}"
+done)"
 cat >"$tmp/go.mod" <<EOF
 module $mod
 
@@ -135,15 +142,15 @@ $go_line
 
 require (
 	github.com/jackc/pgx/v5 $pgx_version
-	github.com/shoalpool/shoal v0.0.0
+	github.com/shoalpool/shoal/shoalpgx v0.0.0
 )
 
-replace github.com/shoalpool/shoal => $repo
+$replaces
 EOF
 # Checksums: shoal's and pgx's own go.sum cover every module needed but
 # pgx's test dependencies' downloads, which go fetches from the module proxy
 # (or finds in the module cache) and checks against pgx's go.sum.
-cat go.sum "$pgx_dir/go.sum" | sort -u >"$tmp/go.sum"
+cat go.sum shoalpgx/go.sum "$pgx_dir/go.sum" | sort -u >"$tmp/go.sum"
 
 # The helper (checks the server, reads the results).
 mkdir -p "$tmp/suitetool"

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Runs all of shoal's tests, on a fresh machine too: it first installs and
 # starts the real servers the integration tests use (PostgreSQL alone and as
-# a primary/standby pair, ClickHouse,
-# InfluxDB, etcd alone and as a 3-member cluster, PgBouncer; needs root and
-# Debian's packages), then runs the tests
-# with the race detector, and last pgx's pgxpool tests against shoalpgx
-# (scripts/pgxpool-suite.sh).
+# a primary/standby pair, ClickHouse, InfluxDB, etcd alone and as a 3-member
+# cluster, PgBouncer; needs root and Debian's packages), then runs every
+# module's tests with the race detector, checks the module graph of a
+# program that imports only shoalpgx, and last runs pgx's pgxpool tests
+# against shoalpgx (scripts/pgxpool-suite.sh).
 #
 #   bash scripts/test.sh                         everything
 #   SHOAL_SKIP_SERVICES=1 bash scripts/test.sh   servers already running (or
 #                                                none: their tests skip)
-#   bash scripts/test.sh -run TestPool ./        extra arguments go to go test
+#   bash scripts/test.sh -run TestPool ./        extra arguments go to go test,
+#                                                from the repository's root (go.work
+#                                                makes ./shoalpgx and the like work)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -40,25 +42,25 @@ if [ "$#" -gt 0 ]; then
 	exit 0
 fi
 
-# The library, the adapters and the command, with the race detector. One
-# package at a time (-p 1): several packages share the same real servers,
-# and one package's load test must not time out another's connection.
-step "go test -race -p 1 ./..."
-go test -race -count=1 -p 1 -timeout 30m ./...
-
-# The command and its bench runner are modules of their own.
-for m in cmd/shoal internal/benchrun; do
+# Every module (scripts/modules.sh: go.work's list), each on its own
+# (GOWORK=off), as a program that requires it builds it: with the versions
+# its own go.mod asks for. With the race detector, one package at a time
+# (-p 1): several packages share the same real servers, and one package's
+# load test must not time out another's connection. bench/ runs last,
+# without -race: its tests are quick checks of the benchmark programs.
+mapfile -t modules < <(bash scripts/modules.sh)
+for m in "${modules[@]}"; do
+	[ "$m" = bench ] && continue
 	step "$m: go test -race -p 1 ./..."
-	(cd "$m" && go test -race -count=1 -p 1 -timeout 30m ./...)
+	(cd "$m" && GOWORK=off go test -race -count=1 -p 1 -timeout 30m ./...)
 done
+step "bench: go vet ./... && go test ./..."
+(cd bench && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ./...)
 
-# bench/ is a separate Go module: vet it and run its tests (no -race, quick).
-if [ -f bench/go.mod ]; then
-	step "bench: go vet ./..."
-	(cd bench && go vet ./...)
-	step "bench: go test ./..."
-	(cd bench && go test -count=1 ./...)
-fi
+# A program importing only shoalpgx meets none of grpc, etcd,
+# OpenTelemetry, Prometheus or x/net in its module graph.
+step "module graph: scripts/modgraph.sh"
+bash scripts/modgraph.sh
 
 # pgx's own pgxpool tests against shoalpgx, which promises to be a drop-in
 # for pgxpool (see the script; its expected failures are listed in

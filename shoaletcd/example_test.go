@@ -3,18 +3,20 @@ package shoaletcd_test
 import (
 	"context"
 	"log"
+	"net"
 	"time"
 
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/shoaletcd"
-	"github.com/shoalpool/shoal/shoalpgx"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Four instances of a service, each with pool_max_conns=32, share 90 of
-// the database's connections: each starts on its minimum of 2 and holds
-// its fair share of the 90 as its demand changes. Run the same code in
-// every instance; `shoal budget orders-db --etcd 127.0.0.1:2379` shows
-// them.
+// Four instances of a service, each with a pool of up to 32 connections,
+// share 90 of the server's connections: each starts on its minimum of 2 and
+// holds its fair share of the 90 as its demand changes. Run the same code
+// in every instance; `shoal budget orders-db --etcd 127.0.0.1:2379` shows
+// them. Any pool takes the budget the same way: shoalpgx's Config.Budget,
+// shoalhttp's and shoalgrpc's Options.Budget.
 func Example() {
 	ctx := context.Background()
 	etcd, err := clientv3.New(clientv3.Config{
@@ -34,22 +36,23 @@ func Example() {
 	}
 	defer budget.Close()
 
-	cfg, err := shoalpgx.ParseConfig("postgres://app@127.0.0.1:5432/orders?pool_max_conns=32")
+	var dialer net.Dialer
+	pool, err := shoal.New(shoal.Config[net.Conn]{
+		Dial:     func(ctx context.Context) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", "127.0.0.1:6379") },
+		MaxConns: 32,
+		Budget:   budget, // a permit from the budget before every dial
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg.Budget = budget // and shoalpgx fences each connection at the server
-	pool, err := shoalpgx.NewWithConfig(ctx, cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer pool.Close()
+	defer pool.Close(ctx)
 
-	var n int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM orders").Scan(&n); err != nil {
+	lease, err := pool.Acquire(ctx)
+	if err != nil {
 		log.Fatal(err)
 	}
+	defer lease.Release()
 	s := pool.Stats()
-	log.Printf("%d orders; this instance may hold %d of the budget's connections (demand %d, %d instances)",
-		n, s.Share, s.Demand, s.BudgetMembers)
+	log.Printf("this instance may hold %d of the budget's connections (demand %d, %d instances)",
+		s.Share, s.Demand, s.BudgetMembers)
 }

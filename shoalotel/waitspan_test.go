@@ -3,14 +3,10 @@ package shoalotel_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/shoalhttp"
 	"github.com/shoalpool/shoal/shoalotel"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -173,97 +169,5 @@ func testWaitSpansOff(t *testing.T, optIn bool) {
 	parent.End()
 	if spans := waitSpans(rec); len(spans) != 0 {
 		t.Fatalf("%d wait spans with wait spans off", len(spans))
-	}
-}
-
-// TestWaitSpanThroughShoalhttp: shoalhttp passes the request's context to
-// the pool, so a request that waited for its origin's one connection shows
-// the wait under the request's span.
-func TestWaitSpanThroughShoalhttp(t *testing.T) {
-	m, rec, tracer := newTraced(t, 5*time.Millisecond)
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/slow" {
-			<-release
-		}
-	}))
-	defer srv.Close()
-	tr, err := shoalhttp.NewTransport(shoalhttp.Options{
-		MaxConns: 1,
-		Observer: func(origin string) shoal.Observer {
-			obs, err := m.Pool(origin)
-			if err != nil {
-				t.Error(err)
-				return nil
-			}
-			return obs
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close(context.Background())
-	client := &http.Client{Transport: tr}
-	get := func(ctx context.Context, path string) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		return resp.Body.Close()
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := get(context.Background(), "/slow"); err != nil {
-			t.Error(err)
-		}
-	})
-	ctx, parent := tracer.Start(context.Background(), "request")
-	// Wait until the slow request holds the one connection, then let it
-	// go 30ms after the traced request starts waiting.
-	waitUntil(t, func() bool { return inUse(tr) == 1 })
-	go func() {
-		waitUntil(t, func() bool { return waiting(tr) == 1 })
-		time.Sleep(30 * time.Millisecond)
-		close(release)
-	}()
-	if err := get(ctx, "/"); err != nil {
-		t.Fatal(err)
-	}
-	parent.End()
-	wg.Wait()
-	spans := waitSpans(rec)
-	if len(spans) != 1 || spans[0].Parent().SpanID() != parent.SpanContext().SpanID() {
-		t.Fatalf("wait spans %v; want one under the request's span", spans)
-	}
-}
-
-// inUse and waiting sum the connections in use and the callers waiting
-// over the transport's origins.
-func inUse(tr *shoalhttp.Transport) int {
-	n := 0
-	for _, s := range tr.Stats() {
-		n += s.InUseConns
-	}
-	return n
-}
-
-func waiting(tr *shoalhttp.Transport) int {
-	n := 0
-	for _, s := range tr.Stats() {
-		n += s.Waiting
-	}
-	return n
-}
-
-// waitUntil polls cond for up to 10 seconds.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

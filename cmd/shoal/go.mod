@@ -2,15 +2,29 @@ module github.com/shoalpool/shoal/cmd/shoal
 
 go 1.26.0
 
+// The modules of this repository, from the checkout (see go.work).
 replace (
 	github.com/shoalpool/shoal => ../..
 	github.com/shoalpool/shoal/internal/benchrun => ../../internal/benchrun
+	github.com/shoalpool/shoal/internal/embedded => ../../internal/embedded
+	github.com/shoalpool/shoal/internal/pgcount => ../../internal/pgcount
+	github.com/shoalpool/shoal/internal/pgpair => ../../internal/pgpair
+	github.com/shoalpool/shoal/shoaletcd => ../../shoaletcd
+	github.com/shoalpool/shoal/shoalgrpc => ../../shoalgrpc
+	github.com/shoalpool/shoal/shoalhttp => ../../shoalhttp
+	github.com/shoalpool/shoal/shoalpgx => ../../shoalpgx
+	github.com/shoalpool/shoal/shoalprom => ../../shoalprom
 )
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/benchrun v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/embedded v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoaletcd v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalgrpc v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalhttp v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalpgx v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.1

@@ -2,6 +2,7 @@ module github.com/shoalpool/shoal/internal/benchrun
 
 go 1.26.0
 
+// The modules of this repository, from the checkout (see go.work).
 replace github.com/shoalpool/shoal => ../..
 
 require (

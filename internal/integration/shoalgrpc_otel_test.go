@@ -1,10 +1,11 @@
-package shoalgrpc
+package integration_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/shoalgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
@@ -61,7 +62,7 @@ func TestOtelgrpcRecordsPoolFailures(t *testing.T) {
 	}
 
 	t.Run("server down", func(t *testing.T) {
-		p, err := NewClient("127.0.0.1:1", Options{}, insecureCreds(), handler)
+		p, err := shoalgrpc.NewClient("127.0.0.1:1", shoalgrpc.Options{}, insecureCreds(), handler)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,8 +77,8 @@ func TestOtelgrpcRecordsPoolFailures(t *testing.T) {
 	})
 
 	t.Run("deadline passed waiting for a stream", func(t *testing.T) {
-		srv := startTestServer(t, 100)
-		p, err := NewClient(srv.addr, Options{MaxConns: 1, MaxStreams: 1}, insecureCreds(), handler)
+		addr := startGRPCServer(t)
+		p, err := shoalgrpc.NewClient(addr, shoalgrpc.Options{MaxConns: 1, MaxStreams: 1}, insecureCreds(), handler)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,6 +92,6 @@ func TestOtelgrpcRecordsPoolFailures(t *testing.T) {
 		if status.Code(err) != codes.DeadlineExceeded {
 			t.Fatalf("call waiting past its deadline: %v", err)
 		}
-		check(t, unaryMethod, codes.DeadlineExceeded, ctx)
+		check(t, "/grpc.testing.TestService/UnaryCall", codes.DeadlineExceeded, ctx)
 	})
 }

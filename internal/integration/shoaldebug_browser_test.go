@@ -1,4 +1,4 @@
-package shoaldebug_test
+package integration_test
 
 import (
 	"context"
@@ -127,7 +127,7 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	if !slices.ContainsFunc(leaks, func(l string) bool {
 		fn, stack, _ := strings.Cut(l, "\n")
-		return strings.Contains(fn, "leakyHandler") && strings.Contains(stack, "shoaldebug_test.leakyHandler")
+		return strings.Contains(fn, "leakyHandler") && strings.Contains(stack, "integration_test.leakyHandler")
 	}) {
 		t.Errorf("no leak shown under leakyHandler's name with its stack:\n%s", strings.Join(leaks, "\n---\n"))
 	}
@@ -144,7 +144,7 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshot: %s", path)
 	if *updateScreenshot {
-		if err := os.WriteFile(filepath.Join("..", "docs", "shoal-debug.png"), shot, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "shoal-debug.png"), shot, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

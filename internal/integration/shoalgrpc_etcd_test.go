@@ -1,4 +1,4 @@
-package shoalgrpc
+package integration_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalgrpc"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -79,15 +80,15 @@ func prefixEnd(prefix string) []byte {
 // The dial timeout is long: while etcd creates hundreds of watches on a
 // shared 2-core machine, a new connection has been seen to take over 10 s
 // to become READY, and these tests are about calls, not dial speed.
-func etcdPool(t *testing.T, opts Options) (*Pool, pb.KVClient) {
+func etcdPool(t *testing.T, opts shoalgrpc.Options) (*shoalgrpc.Pool, pb.KVClient) {
 	opts.DialTimeout = time.Minute
-	p := newTestPool(t, etcdTarget(t), opts)
+	p := newGRPCPool(t, etcdTarget(t), opts)
 	return p, pb.NewKVClient(p)
 }
 
 // Put, Range and Txn work through the pool with etcd's generated clients.
 func TestEtcdKV(t *testing.T) {
-	_, kv := etcdPool(t, Options{})
+	_, kv := etcdPool(t, shoalgrpc.Options{})
 	prefix := etcdPrefix(t, kv)
 	ctx := testContext(t, 30*time.Second)
 
@@ -120,7 +121,7 @@ func TestEtcdKV(t *testing.T) {
 // 1,000 Watch streams at once, against a server allowing 100 streams per
 // connection: every one is created and receives its event; none is refused.
 func TestEtcdThousandWatches(t *testing.T) {
-	p, kv := etcdPool(t, Options{})
+	p, kv := etcdPool(t, shoalgrpc.Options{})
 	prefix := etcdPrefix(t, kv)
 	ctx, cancel := context.WithCancel(testContext(t, 3*time.Minute))
 	defer cancel()
@@ -246,7 +247,7 @@ func keysPerWriter(t *testing.T) int {
 // afterwards a count-only Range over the run's prefix counts exactly the
 // puts that etcd acknowledged.
 func TestEtcdWritersCountExactly(t *testing.T) {
-	_, kv := etcdPool(t, Options{})
+	_, kv := etcdPool(t, shoalgrpc.Options{})
 	prefix := etcdPrefix(t, kv)
 	ctx := testContext(t, 10*time.Minute)
 

@@ -1,0 +1,50 @@
+module github.com/shoalpool/shoal/internal/integration
+
+go 1.26.0
+
+// The modules of this repository, from the checkout (see go.work).
+replace (
+	github.com/shoalpool/shoal => ../..
+	github.com/shoalpool/shoal/internal/embedded => ../embedded
+	github.com/shoalpool/shoal/shoaldebug => ../../shoaldebug
+	github.com/shoalpool/shoal/shoalgrpc => ../../shoalgrpc
+	github.com/shoalpool/shoal/shoalhttp => ../../shoalhttp
+	github.com/shoalpool/shoal/shoalotel => ../../shoalotel
+)
+
+require (
+	github.com/chromedp/chromedp v0.23.0
+	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoaldebug v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalgrpc v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalhttp v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalotel v0.0.0-00010101000000-000000000000
+	go.etcd.io/etcd/api/v3 v3.7.3
+	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
+	go.uber.org/goleak v1.3.0
+	google.golang.org/grpc v1.85.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
