@@ -163,24 +163,4 @@ func wantWaiters(t testing.TB, p *Pool[*fakeConn], n int) {
 	}
 }
 
-// settle waits until every close the pool started has finished: closes run
-// on goroutines of their own (disconnect), after the call that let the
-// connection go has returned.
-func settle[T any](t testing.TB, p *Pool[T]) {
-	t.Helper()
-	eventually(t, "closes finished", func() bool { return p.cap.closing.Load() == 0 })
-}
-
-// waitForWaiters waits until n callers are parked in the pool's queue.
-func waitForWaiters(t testing.TB, p *Pool[*fakeConn], n int) {
-	t.Helper()
-	eventually(t, "waiters in queue", func() bool { return p.Stats().Waiting == n })
-}
-
-// eventually is WaitFor; it goes once every test uses WaitFor or synctest.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	WaitFor(t, what, cond)
-}
-
 var errBoom = errors.New("boom")
