@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -90,63 +91,75 @@ func TestStealsBeforeDialing(t *testing.T) {
 }
 
 func TestWaitersServedFirstComeFirstServed(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	held := mustAcquire(t, p)
-	const n = 5
-	order := make(chan int, n)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l := mustAcquire(t, p)
-			order <- i
-			l.Release()
-		}()
-		waitForWaiters(t, p, i+1) // enqueue strictly in order
-	}
-	held.Release()
-	wg.Wait()
-	close(order)
-	want := 0
-	for got := range order {
-		if got != want {
-			t.Fatalf("waiter %d served before waiter %d", got, want)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		held := mustAcquire(t, p)
+		const n = 5
+		order := make(chan int, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l, err := p.Acquire(context.Background())
+				if err != nil {
+					return // counted below
+				}
+				order <- i
+				l.Release()
+			}()
+			wantWaiters(t, p, i+1) // enqueue strictly in order
 		}
-		want++
-	}
+		held.Release()
+		wg.Wait()
+		close(order)
+		want := 0
+		for got := range order {
+			if got != want {
+				t.Fatalf("waiter %d served before waiter %d", got, want)
+			}
+			want++
+		}
+		if want != n {
+			t.Fatalf("%d of %d waiters served", want, n)
+		}
+	})
 }
 
 func TestCanceledWaiterPassesConnectionOn(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	held := mustAcquire(t, p)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		held := mustAcquire(t, p)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := p.Acquire(ctx)
-		errc <- err
-	}()
-	waitForWaiters(t, p, 1)
-	got := make(chan Lease[*fakeConn], 1)
-	go func() { got <- mustAcquire(t, p) }()
-	waitForWaiters(t, p, 2)
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := p.Acquire(ctx)
+			errc <- err
+		}()
+		wantWaiters(t, p, 1)
+		got := acquireAsync(context.Background(), p)
+		wantWaiters(t, p, 2)
 
-	cancel()
-	err := <-errc
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("canceled waiter got %v, want context.Canceled", err)
-	}
-	held.Release()
-	select {
-	case l := <-got:
-		l.Release()
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second waiter never got the connection")
-	}
-	if s := p.Stats(); s.CanceledAcquires != 1 {
-		t.Fatalf("CanceledAcquires = %d, want 1", s.CanceledAcquires)
-	}
+		cancel()
+		err := <-errc
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("canceled waiter got %v, want context.Canceled", err)
+		}
+		held.Release()
+		select {
+		case l := <-got:
+			if l.rec == nil {
+				t.Fatal("the second waiter failed")
+			}
+			l.Release()
+		case <-time.After(10 * time.Second):
+			t.Fatal("the second waiter never got the connection")
+		}
+		if s := p.Stats(); s.CanceledAcquires != 1 {
+			t.Fatalf("CanceledAcquires = %d, want 1", s.CanceledAcquires)
+		}
+	})
 }
 
 // A waiter whose context ends at the very moment a lease is handed to it
@@ -189,29 +202,32 @@ func cancelRace(t *testing.T, bargeWindow time.Duration) {
 }
 
 func TestAcquireErrorSaysWhatItWaitedFor(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
-	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	defer a.Release()
-	defer b.Release()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	_, err := p.Acquire(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v, want DeadlineExceeded", err)
-	}
-	var ae *AcquireError
-	if !errors.As(err, &ae) {
-		t.Fatalf("got %T, want *AcquireError", err)
-	}
-	msg := err.Error()
-	for _, want := range []string{"acquire: context deadline exceeded (waited ", "for one of 2 connections: 2 in use, 1 waiting)"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message %q lacks %q", msg, want)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
+		a, b := mustAcquire(t, p), mustAcquire(t, p)
+		defer a.Release()
+		defer b.Release()
+		const timeout = 20 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		_, err := p.Acquire(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want DeadlineExceeded", err)
 		}
-	}
-	if ae.Waited <= 0 {
-		t.Errorf("Waited = %v", ae.Waited)
-	}
+		var ae *AcquireError
+		if !errors.As(err, &ae) {
+			t.Fatalf("got %T, want *AcquireError", err)
+		}
+		msg := err.Error()
+		for _, want := range []string{"acquire: context deadline exceeded (waited ", "for one of 2 connections: 2 in use, 1 waiting)"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message %q lacks %q", msg, want)
+			}
+		}
+		if ae.Waited != timeout {
+			t.Errorf("Waited = %v, want the caller's timeout (%v)", ae.Waited, timeout)
+		}
+	})
 }
 
 func TestAcquireWithDoneContextFailsAtOnce(t *testing.T) {
@@ -224,44 +240,50 @@ func TestAcquireWithDoneContextFailsAtOnce(t *testing.T) {
 }
 
 func TestTryAcquire(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		t.Fatalf("empty pool: got %v, want ErrWouldBlock", err)
-	}
-	// It started a dial in the background; once that lands a try succeeds.
-	eventually(t, "background dial", func() bool { return p.Stats().IdleConns == 1 })
-	l, err := p.TryAcquire()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-		t.Fatalf("full pool: got %v, want ErrWouldBlock", err)
-	}
-	l.Release()
-	if d.dials.Load() != 1 {
-		t.Fatalf("dials = %d, want 1", d.dials.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("empty pool: got %v, want ErrWouldBlock", err)
+		}
+		// It started a dial in the background; once that lands a try succeeds.
+		synctest.Wait()
+		if s := p.Stats(); s.IdleConns != 1 {
+			t.Fatalf("%+v; want the connection TryAcquire dialled in the background, idle", s)
+		}
+		l, err := p.TryAcquire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("full pool: got %v, want ErrWouldBlock", err)
+		}
+		l.Release()
+		if d.dials.Load() != 1 {
+			t.Fatalf("dials = %d, want 1", d.dials.Load())
+		}
+	})
 }
 
 func TestMaxWaiters(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1})
-	held := mustAcquire(t, p)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		l := mustAcquire(t, p)
-		l.Release()
-	}()
-	waitForWaiters(t, p, 1)
-	_, err := p.Acquire(context.Background())
-	if !errors.Is(err, ErrExhausted) {
-		t.Fatalf("got %v, want ErrExhausted", err)
-	}
-	held.Release()
-	<-done
-	if s := p.Stats(); s.RejectedAcquires != 1 {
-		t.Fatalf("RejectedAcquires = %d", s.RejectedAcquires)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1})
+		held := mustAcquire(t, p)
+		waiter := acquireAsync(context.Background(), p)
+		wantWaiters(t, p, 1)
+		_, err := p.Acquire(context.Background())
+		if !errors.Is(err, ErrExhausted) {
+			t.Fatalf("got %v, want ErrExhausted", err)
+		}
+		held.Release()
+		if l := <-waiter; l.rec == nil {
+			t.Fatal("the waiter within MaxWaiters failed")
+		} else {
+			l.Release()
+		}
+		if s := p.Stats(); s.RejectedAcquires != 1 {
+			t.Fatalf("RejectedAcquires = %d", s.RejectedAcquires)
+		}
+	})
 }
 
 func TestDoubleReleaseIsHarmless(t *testing.T) {
@@ -283,41 +305,46 @@ func TestDoubleReleaseIsHarmless(t *testing.T) {
 }
 
 func TestDoReleasesDiscardsAndRepanics(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 1,
-		Broken:   func(err error) bool { return errors.Is(err, errBoom) },
-	})
-	ctx := context.Background()
-	var first *fakeConn
-	if err := p.Do(ctx, func(c *fakeConn) error { first = c; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	plain := errors.New("not broken")
-	if err := p.Do(ctx, func(c *fakeConn) error { return plain }); err != plain {
-		t.Fatalf("Do returned %v, want fn's error", err)
-	}
-	if first.closed.Load() {
-		t.Fatal("a non-broken error closed the connection")
-	}
-	if err := p.Do(ctx, func(c *fakeConn) error { return errBoom }); err != errBoom {
-		t.Fatalf("Do returned %v", err)
-	}
-	settle(t, p)
-	if !first.closed.Load() {
-		t.Fatal("a broken error did not discard the connection")
-	}
-	func() {
-		defer func() {
-			if r := recover(); r != "kaboom" {
-				t.Fatalf("recovered %v, want the fn's panic", r)
-			}
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 1,
+			Broken:   func(err error) bool { return errors.Is(err, errBoom) },
+		})
+		ctx := context.Background()
+		var first *fakeConn
+		if err := p.Do(ctx, func(c *fakeConn) error { first = c; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		plain := errors.New("not broken")
+		if err := p.Do(ctx, func(c *fakeConn) error { return plain }); err != plain {
+			t.Fatalf("Do returned %v, want fn's error", err)
+		}
+		if first.closed.Load() {
+			t.Fatal("a non-broken error closed the connection")
+		}
+		if err := p.Do(ctx, func(c *fakeConn) error { return errBoom }); err != errBoom {
+			t.Fatalf("Do returned %v", err)
+		}
+		synctest.Wait()
+		if !first.closed.Load() {
+			t.Fatal("a broken error did not discard the connection")
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != "kaboom" {
+					t.Fatalf("recovered %v, want the fn's panic", r)
+				}
+			}()
+			_ = p.Do(ctx, func(c *fakeConn) error { panic("kaboom") })
 		}()
-		_ = p.Do(ctx, func(c *fakeConn) error { panic("kaboom") })
-	}()
-	eventually(t, "panicked conn closed", func() bool { return d.closes.Load() == 2 })
-	if s := p.Stats(); s.TotalConns != 0 || s.InUseConns != 0 {
-		t.Fatalf("stats after panic: %+v", s)
-	}
+		synctest.Wait()
+		if n := d.closes.Load(); n != 2 {
+			t.Fatalf("%d connections closed, want the broken one and the one whose fn panicked", n)
+		}
+		if s := p.Stats(); s.TotalConns != 0 || s.InUseConns != 0 {
+			t.Fatalf("stats after panic: %+v", s)
+		}
+	})
 }
 
 // TestWaiterRejoiningSeesIdleConnection: a waiter handed a connection that
@@ -325,59 +352,63 @@ func TestDoReleasesDiscardsAndRepanics(t *testing.T) {
 // off the queue (pushed idle, since nobody seemed to wait) must still
 // reach it, even though the dial for a replacement never ends.
 func TestWaiterRejoiningSeesIdleConnection(t *testing.T) {
-	var rejected atomic.Pointer[fakeConn]
-	checking, resume := make(chan struct{}), make(chan struct{})
-	var dials atomic.Int32
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2,
-		Dial: func(ctx context.Context) (*fakeConn, error) {
-			if n := dials.Add(1); n <= 2 {
-				return &fakeConn{id: int(n)}, nil
+	synctest.Test(t, func(t *testing.T) {
+		var rejected atomic.Pointer[fakeConn]
+		checking, resume := make(chan struct{}), make(chan struct{})
+		var dials atomic.Int32
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2,
+			Dial: func(ctx context.Context) (*fakeConn, error) {
+				if n := dials.Add(1); n <= 2 {
+					return &fakeConn{id: int(n)}, nil
+				}
+				<-ctx.Done() // the replacement's dial hangs until the pool closes
+				return nil, ctx.Err()
+			},
+			Hooks: Hooks[*fakeConn]{BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
+				if rejected.Load() == c {
+					close(checking)
+					<-resume
+					return false
+				}
+				return true
+			}}})
+		first, second := mustAcquire(t, p), mustAcquire(t, p)
+		rejected.Store(first.Value())
+		got := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			l, err := p.Acquire(ctx)
+			if err == nil {
+				l.Release()
 			}
-			<-ctx.Done() // the replacement's dial hangs until the pool closes
-			return nil, ctx.Err()
-		},
-		Hooks: Hooks[*fakeConn]{BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
-			if rejected.Load() == c {
-				close(checking)
-				<-resume
-				return false
-			}
-			return true
-		}}})
-	first, second := mustAcquire(t, p), mustAcquire(t, p)
-	rejected.Store(first.Value())
-	got := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		l, err := p.Acquire(ctx)
-		if err == nil {
-			l.Release()
+			got <- err
+		}()
+		wantWaiters(t, p, 1)
+		first.Release() // handed to the waiter, whose check now blocks
+		<-checking
+		second.Release() // nobody is queued at this instant: it goes idle
+		close(resume)
+		if err := <-got; err != nil {
+			t.Fatalf("the waiter failed while a connection sat idle: %v (stats %+v)", err, p.Stats())
 		}
-		got <- err
-	}()
-	waitForWaiters(t, p, 1)
-	first.Release() // handed to the waiter, whose check now blocks
-	<-checking
-	second.Release() // nobody is queued at this instant: it goes idle
-	close(resume)
-	if err := <-got; err != nil {
-		t.Fatalf("the waiter failed while a connection sat idle: %v (stats %+v)", err, p.Stats())
-	}
+	})
 }
 
 // TestMaxWaitersErrorNamesTheBound: an acquire refused because MaxWaiters
 // callers already wait says so.
 func TestMaxWaitersErrorNamesTheBound(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1})
-	l := mustAcquire(t, p)
-	defer l.Release()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	go p.Acquire(ctx)
-	waitForWaiters(t, p, 1)
-	_, err := p.Acquire(ctx)
-	if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "MaxWaiters (1) callers already waiting") {
-		t.Fatalf("Acquire past MaxWaiters: %v, want ErrExhausted naming MaxWaiters (1)", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1})
+		l := mustAcquire(t, p)
+		defer l.Release()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		go p.Acquire(ctx)
+		wantWaiters(t, p, 1)
+		_, err := p.Acquire(ctx)
+		if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "MaxWaiters (1) callers already waiting") {
+			t.Fatalf("Acquire past MaxWaiters: %v, want ErrExhausted naming MaxWaiters (1)", err)
+		}
+	})
 }

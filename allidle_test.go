@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -45,13 +46,29 @@ func TestAcquireAllIdleTakesEveryIdleConnection(t *testing.T) {
 }
 
 func TestAcquireAllIdleClosesExpiredConnections(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxLifetime: 20 * time.Millisecond})
-	mustAcquire(t, p).Release()
-	time.Sleep(30 * time.Millisecond)
-	if all := p.AcquireAllIdle(); len(all) != 0 {
-		t.Fatalf("AcquireAllIdle handed out %d expired connections", len(all))
-	}
-	eventually(t, "the expired connection closed", func() bool { return d.closes.Load() == 1 })
+	synctest.Test(t, func(t *testing.T) {
+		const life = 40 * time.Millisecond
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxLifetime: life})
+		// Maintenance closes expired connections on its passes, every
+		// half lifetime from New. The connection is dialled a quarter of a
+		// lifetime after New, so that it expires between two passes (at
+		// 5/4 of a lifetime; the passes come at 1 and 3/2), and is looked
+		// at in between: AcquireAllIdle is the first to find it expired.
+		time.Sleep(life / 4)
+		mustAcquire(t, p).Release()
+		time.Sleep(life + life/8)
+		synctest.Wait()
+		if s := p.Stats(); s.IdleConns != 1 || s.Closed != 0 {
+			t.Fatalf("%+v; want the expired connection still idle, for AcquireAllIdle to find", s)
+		}
+		if all := p.AcquireAllIdle(); len(all) != 0 {
+			t.Fatalf("AcquireAllIdle handed out %d expired connections", len(all))
+		}
+		synctest.Wait()
+		if n := d.closes.Load(); n != 1 {
+			t.Fatalf("%d connections closed, want the expired one", n)
+		}
+	})
 }
 
 func TestAcquireAllIdleOnClosedOrMultiplexedPool(t *testing.T) {
@@ -71,40 +88,51 @@ func TestAcquireAllIdleOnClosedOrMultiplexedPool(t *testing.T) {
 }
 
 func TestHealthCheckPeriodClosesDeadIdleConnections(t *testing.T) {
-	var dead atomic.Pointer[fakeConn]
-	var checks atomic.Int32
-	p, d := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 3, MinConns: 3,
-		HealthCheck: func(ctx context.Context, c *fakeConn) error {
-			checks.Add(1)
-			if idle, ok := IdleFor(ctx); !ok || idle < 5*time.Millisecond {
-				t.Errorf("background check saw idle %v (ok %v), want at least HealthCheckAfter", idle, ok)
-			}
-			if dead.Load() == c {
-				return errBoom
-			}
-			return nil
-		},
-		HealthCheckAfter:  5 * time.Millisecond,
-		HealthCheckPeriod: 20 * time.Millisecond,
+	synctest.Test(t, func(t *testing.T) {
+		const period = 20 * time.Millisecond
+		var dead atomic.Pointer[fakeConn]
+		var checks atomic.Int32
+		p, d := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 3, MinConns: 3,
+			HealthCheck: func(ctx context.Context, c *fakeConn) error {
+				checks.Add(1)
+				if idle, ok := IdleFor(ctx); !ok || idle < 5*time.Millisecond {
+					t.Errorf("background check saw idle %v (ok %v), want at least HealthCheckAfter", idle, ok)
+				}
+				if dead.Load() == c {
+					return errBoom
+				}
+				return nil
+			},
+			HealthCheckAfter:  5 * time.Millisecond,
+			HealthCheckPeriod: period,
+		})
+		synctest.Wait()
+		if s := p.Stats(); s.IdleConns != 3 {
+			t.Fatalf("%+v; want MinConns (3) open and idle", s)
+		}
+		all := p.AcquireAllIdle()
+		dead.Store(all[1].Value())
+		for _, l := range all {
+			l.Release()
+		}
+		// Nobody acquires: only the background check can find it, on the
+		// first check's pass, HealthCheckPeriod after maintenance began.
+		time.Sleep(2 * period)
+		synctest.Wait()
+		if !dead.Load().closed.Load() {
+			t.Fatalf("the dead idle connection still open after %s idle", 2*period)
+		}
+		if s := p.Stats(); s.IdleConns != 3 || d.dials.Load() != 4 {
+			t.Fatalf("%+v after %d dials; want MinConns refilled with live connections (3 idle, 4 dials)", s, d.dials.Load())
+		}
+		if s := p.Stats(); s.Closed != 1 {
+			t.Fatalf("%d connections closed, want only the dead one", s.Closed)
+		}
+		if checks.Load() < 3 {
+			t.Fatalf("%d background checks, want every idle connection checked", checks.Load())
+		}
 	})
-	eventually(t, "MinConns open", func() bool { return p.Stats().IdleConns == 3 })
-	all := p.AcquireAllIdle()
-	dead.Store(all[1].Value())
-	for _, l := range all {
-		l.Release()
-	}
-	// Nobody acquires: only the background check can find it.
-	eventually(t, "the dead idle connection closed", func() bool { return dead.Load().closed.Load() })
-	eventually(t, "MinConns refilled with live connections", func() bool {
-		return p.Stats().IdleConns == 3 && d.dials.Load() == 4
-	})
-	if s := p.Stats(); s.Closed != 1 {
-		t.Fatalf("%d connections closed, want only the dead one", s.Closed)
-	}
-	if checks.Load() < 3 {
-		t.Fatalf("%d background checks, want every idle connection checked", checks.Load())
-	}
 }
 
 func TestHealthCheckPeriodValidation(t *testing.T) {
@@ -129,58 +157,65 @@ func TestHealthCheckPeriodValidation(t *testing.T) {
 // A Reset while the background check holds the idle connections must still
 // close them: they are off the stacks, where Reset cannot see them.
 func TestHealthCheckPeriodHonoursAResetDuringTheCheck(t *testing.T) {
-	inCheck := make(chan struct{}, 8)
-	release := make(chan struct{})
-	var blocked atomic.Bool
-	p, _ := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 2, Partitions: 1,
-		HealthCheck: func(ctx context.Context, c *fakeConn) error {
-			if _, background := ctx.Deadline(); background && blocked.CompareAndSwap(false, true) {
-				inCheck <- struct{}{}
-				<-release
-			}
-			return nil
-		},
-		HealthCheckAfter:  5 * time.Millisecond,
-		HealthCheckPeriod: 20 * time.Millisecond,
+	synctest.Test(t, func(t *testing.T) {
+		inCheck := make(chan struct{}, 8)
+		release := make(chan struct{})
+		var blocked atomic.Bool
+		p, _ := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 2, Partitions: 1,
+			HealthCheck: func(ctx context.Context, c *fakeConn) error {
+				if _, background := ctx.Deadline(); background && blocked.CompareAndSwap(false, true) {
+					inCheck <- struct{}{}
+					<-release
+				}
+				return nil
+			},
+			HealthCheckAfter:  5 * time.Millisecond,
+			HealthCheckPeriod: 20 * time.Millisecond,
+		})
+		a, b := mustAcquire(t, p), mustAcquire(t, p)
+		old := []*fakeConn{a.Value(), b.Value()}
+		a.Release()
+		b.Release()
+		<-inCheck // the background check holds both, checking the first
+		p.Reset()
+		close(release)
+		synctest.Wait()
+		if !old[0].closed.Load() || !old[1].closed.Load() {
+			t.Fatalf("old connections closed: %v, %v; want both closed after Reset", old[0].closed.Load(), old[1].closed.Load())
+		}
+		l := mustAcquire(t, p)
+		if l.Value() == old[0] || l.Value() == old[1] {
+			t.Fatal("a connection open before Reset was handed out after it")
+		}
+		l.Release()
 	})
-	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	old := []*fakeConn{a.Value(), b.Value()}
-	a.Release()
-	b.Release()
-	<-inCheck // the background check holds both, checking the first
-	p.Reset()
-	close(release)
-	eventually(t, "both old connections closed", func() bool { return old[0].closed.Load() && old[1].closed.Load() })
-	l := mustAcquire(t, p)
-	if l.Value() == old[0] || l.Value() == old[1] {
-		t.Fatal("a connection open before Reset was handed out after it")
-	}
-	l.Release()
 }
 
 // TryAcquireIdle hands out an idle connection, and with none idle says
 // ErrWouldBlock without dialling, where TryAcquire would start a dial.
 func TestTryAcquireIdleNeverDials(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4})
-	if _, err := p.TryAcquireIdle(); !errors.Is(err, ErrWouldBlock) {
-		t.Fatalf("TryAcquireIdle on an empty pool: %v, want ErrWouldBlock", err)
-	}
-	time.Sleep(20 * time.Millisecond) // room for a dial it must not have started
-	if n := d.dials.Load(); n != 0 {
-		t.Fatalf("TryAcquireIdle dialled %d connections, want none", n)
-	}
-	mustAcquire(t, p).Release()
-	l, err := p.TryAcquireIdle()
-	if err != nil {
-		t.Fatalf("TryAcquireIdle with one idle connection: %v", err)
-	}
-	if _, err := p.TryAcquireIdle(); !errors.Is(err, ErrWouldBlock) {
-		t.Fatalf("TryAcquireIdle with the one connection leased: %v, want ErrWouldBlock", err)
-	}
-	l.Release()
-	settle(t, p)
-	if n := d.dials.Load(); n != 1 {
-		t.Fatalf("%d dials, want the one Acquire made", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4})
+		if _, err := p.TryAcquireIdle(); !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("TryAcquireIdle on an empty pool: %v, want ErrWouldBlock", err)
+		}
+		synctest.Wait() // a dial it started would have run by now
+		if n := d.dials.Load(); n != 0 {
+			t.Fatalf("TryAcquireIdle dialled %d connections, want none", n)
+		}
+		mustAcquire(t, p).Release()
+		l, err := p.TryAcquireIdle()
+		if err != nil {
+			t.Fatalf("TryAcquireIdle with one idle connection: %v", err)
+		}
+		if _, err := p.TryAcquireIdle(); !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("TryAcquireIdle with the one connection leased: %v, want ErrWouldBlock", err)
+		}
+		l.Release()
+		synctest.Wait()
+		if n := d.dials.Load(); n != 1 {
+			t.Fatalf("%d dials, want the one Acquire made", n)
+		}
+	})
 }

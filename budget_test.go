@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -179,56 +180,58 @@ func TestBudgetBoundsConnectionsAcrossPools(t *testing.T) {
 }
 
 func TestBudgetShareLimitsThePoolAndGrowingServesWaiters(t *testing.T) {
-	b := newTestBudget(t, 10)
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Budget: b})
-	member := b.members[0]
-	member.SetShare(1)
-	held := mustAcquire(t, p)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	w1, w2 := acquireAsync(ctx, p), acquireAsync(ctx, p)
-	waitForWaiters(t, p, 2)
-	if got := member.Demand(); got != 3 {
-		t.Fatalf("Demand = %d with 1 in use and 2 waiting, want 3", got)
-	}
-	s := p.Stats()
-	if s.Share != 1 || s.MaxConns != 4 || s.Demand != 3 || s.TotalConns != 1 {
-		t.Fatalf("Stats at share 1: %+v", s)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newTestBudget(t, 10)
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4, Budget: b})
+		member := b.members[0]
+		member.SetShare(1)
+		held := mustAcquire(t, p)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w1, w2 := acquireAsync(ctx, p), acquireAsync(ctx, p)
+		wantWaiters(t, p, 2)
+		if got := member.Demand(); got != 3 {
+			t.Fatalf("Demand = %d with 1 in use and 2 waiting, want 3", got)
+		}
+		s := p.Stats()
+		if s.Share != 1 || s.MaxConns != 4 || s.Demand != 3 || s.TotalConns != 1 {
+			t.Fatalf("Stats at share 1: %+v", s)
+		}
 
-	member.SetShare(3)
-	l1, l2 := <-w1, <-w2
-	if l1.rec == nil || l2.rec == nil {
-		t.Fatal("a waiter failed after the share grew")
-	}
-	// The share never lifts the pool above its own MaxConns.
-	member.SetShare(100)
-	if s := p.Stats(); s.Share != 100 {
-		t.Fatalf("Share = %d, want 100 as the budget set it", s.Share)
-	}
-	if got := member.Demand(); got != 3 {
-		t.Fatalf("Demand = %d, want 3", got)
-	}
+		member.SetShare(3)
+		l1, l2 := <-w1, <-w2
+		if l1.rec == nil || l2.rec == nil {
+			t.Fatal("a waiter failed after the share grew")
+		}
+		// The share never lifts the pool above its own MaxConns.
+		member.SetShare(100)
+		if s := p.Stats(); s.Share != 100 {
+			t.Fatalf("Share = %d, want 100 as the budget set it", s.Share)
+		}
+		if got := member.Demand(); got != 3 {
+			t.Fatalf("Demand = %d, want 3", got)
+		}
 
-	// Shrinking to 0: a budget with nothing for this pool. The leases
-	// close as they come back, and an acquire waits (never fails) until
-	// the share returns.
-	member.SetShare(0)
-	held.Release()
-	l1.Release()
-	l2.Release()
-	settle(t, p)
-	if open := d.openConns(); open != 0 {
-		t.Fatalf("%d open at share 0", open)
-	}
-	w3 := acquireAsync(ctx, p)
-	waitForWaiters(t, p, 1)
-	member.SetShare(1)
-	l3 := <-w3
-	if l3.rec == nil {
-		t.Fatal("the waiter failed after the share came back")
-	}
-	l3.Release()
+		// Shrinking to 0: a budget with nothing for this pool. The leases
+		// close as they come back, and an acquire waits (never fails) until
+		// the share returns.
+		member.SetShare(0)
+		held.Release()
+		l1.Release()
+		l2.Release()
+		synctest.Wait()
+		if open := d.openConns(); open != 0 {
+			t.Fatalf("%d open at share 0", open)
+		}
+		w3 := acquireAsync(ctx, p)
+		wantWaiters(t, p, 1)
+		member.SetShare(1)
+		l3 := <-w3
+		if l3.rec == nil {
+			t.Fatal("the waiter failed after the share came back")
+		}
+		l3.Release()
+	})
 }
 
 func TestBudgetPermitsHaveDistinctSlotsAndComeBackOnClose(t *testing.T) {
@@ -265,19 +268,21 @@ func TestBudgetPermitsHaveDistinctSlotsAndComeBackOnClose(t *testing.T) {
 }
 
 func TestBudgetFailedDialGivesItsPermitBack(t *testing.T) {
-	b := newTestBudget(t, 1)
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
-	d.mu.Lock()
-	d.err = errBoom
-	d.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := p.Acquire(ctx); !errors.Is(err, errBoom) {
-		t.Fatalf("Acquire with a failing dial: %v", err)
-	}
-	if n := b.outstanding(); n != 0 {
-		t.Fatalf("%d permits out after a failed dial", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newTestBudget(t, 1)
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
+		d.mu.Lock()
+		d.err = errBoom
+		d.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := p.Acquire(ctx); !errors.Is(err, errBoom) {
+			t.Fatalf("Acquire with a failing dial: %v", err)
+		}
+		if n := b.outstanding(); n != 0 {
+			t.Fatalf("%d permits out after a failed dial", n)
+		}
+	})
 }
 
 func TestBudgetAcquireErrorFailsTheDialWithItsCause(t *testing.T) {
@@ -297,27 +302,29 @@ func TestBudgetAcquireErrorFailsTheDialWithItsCause(t *testing.T) {
 }
 
 func TestCloseEndsADialWaitingForAPermit(t *testing.T) {
-	b := newTestBudget(t, 1)
-	other, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
-	hog := mustAcquire(t, other) // the budget's one permit
-	defer hog.Release()
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Acquire with no permit to be had: %v", err)
-	}
-	if s := p.Stats(); s.Dialing != 1 {
-		t.Fatalf("want the dial still waiting for its permit: %+v", s)
-	}
-	closeCtx, cancelClose := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancelClose()
-	if err := p.Close(closeCtx); err != nil {
-		t.Fatalf("Close with a dial waiting for a permit: %v", err)
-	}
-	if d.dials.Load() != 0 {
-		t.Fatal("a dial ran without a permit")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newTestBudget(t, 1)
+		other, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
+		hog := mustAcquire(t, other) // the budget's one permit
+		defer hog.Release()
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Budget: b})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire with no permit to be had: %v", err)
+		}
+		if s := p.Stats(); s.Dialing != 1 {
+			t.Fatalf("want the dial still waiting for its permit: %+v", s)
+		}
+		closeCtx, cancelClose := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelClose()
+		if err := p.Close(closeCtx); err != nil {
+			t.Fatalf("Close with a dial waiting for a permit: %v", err)
+		}
+		if d.dials.Load() != 0 {
+			t.Fatal("a dial ran without a permit")
+		}
+	})
 }
 
 // countlessBudget is a Budget that cannot count its members.
@@ -366,34 +373,36 @@ func (b *revocableBudget) Acquire(ctx context.Context) (BudgetPermit, error) {
 // TestBudgetRevokeClosesThatConnection: a revoked permit's connection, and
 // no other, closes: at once when idle, on its release when held.
 func TestBudgetRevokeClosesThatConnection(t *testing.T) {
-	b := &revocableBudget{testBudget: newTestBudget(t, 3)}
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, Budget: b})
-	var held []Lease[*fakeConn]
-	for range 3 {
-		held = append(held, mustAcquire(t, p))
-	}
-	held[2].Release() // one idle
-	for _, rp := range b.permits {
-		if rp.revoke == nil {
-			t.Fatal("the pool did not register for revocation")
+	synctest.Test(t, func(t *testing.T) {
+		b := &revocableBudget{testBudget: newTestBudget(t, 3)}
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, Budget: b})
+		var held []Lease[*fakeConn]
+		for range 3 {
+			held = append(held, mustAcquire(t, p))
 		}
-	}
-	// Revoke every permit: the idle connection closes now, the two held
-	// ones when released.
-	for _, rp := range b.permits {
-		rp.revoke()
-	}
-	settle(t, p)
-	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 0 {
-		t.Fatalf("after revoking: %+v, want the idle one closed at once", s)
-	}
-	held[0].Release()
-	held[1].Release()
-	settle(t, p)
-	if s := p.Stats(); s.TotalConns != 0 {
-		t.Fatalf("revoked connections kept after release: %+v", s)
-	}
-	if n := b.outstanding(); n != 0 {
-		t.Fatalf("%d permits out after the revoked connections closed", n)
-	}
+		held[2].Release() // one idle
+		for _, rp := range b.permits {
+			if rp.revoke == nil {
+				t.Fatal("the pool did not register for revocation")
+			}
+		}
+		// Revoke every permit: the idle connection closes now, the two held
+		// ones when released.
+		for _, rp := range b.permits {
+			rp.revoke()
+		}
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 0 {
+			t.Fatalf("after revoking: %+v, want the idle one closed at once", s)
+		}
+		held[0].Release()
+		held[1].Release()
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 0 {
+			t.Fatalf("revoked connections kept after release: %+v", s)
+		}
+		if n := b.outstanding(); n != 0 {
+			t.Fatalf("%d permits out after the revoked connections closed", n)
+		}
+	})
 }

@@ -5,56 +5,59 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 func TestCloseSemantics(t *testing.T) {
-	d := &fakeDialer{}
-	p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := mustAcquire(t, p)
-	other := mustAcquire(t, p)
-	waiterErr := make(chan error, 1)
-	go func() {
-		_, err := p.Acquire(context.Background())
-		waiterErr <- err
-	}()
-	waitForWaiters(t, p, 1)
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{}
+		p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := mustAcquire(t, p)
+		other := mustAcquire(t, p)
+		waiterErr := make(chan error, 1)
+		go func() {
+			_, err := p.Acquire(context.Background())
+			waiterErr <- err
+		}()
+		wantWaiters(t, p, 1)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Close with a lease out: %v, want the context's error", err)
-	}
-	if err := <-waiterErr; !errors.Is(err, ErrClosed) {
-		t.Fatalf("waiter woke with %v, want ErrClosed", err)
-	}
-	other.Release()
-	settle(t, p)
-	if !other.Value().closed.Load() {
-		t.Fatal("connection released into a closed pool not closed")
-	}
-	if held.Value().closed.Load() {
-		t.Fatal("leased connection closed under its holder")
-	}
-	if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Acquire after Close: %v", err)
-	}
-	if _, err := p.TryAcquire(); !errors.Is(err, ErrClosed) {
-		t.Fatalf("TryAcquire after Close: %v", err)
-	}
-	if err := p.Warm(context.Background()); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Warm after Close: %v", err)
-	}
-	held.Release()
-	if err := p.Close(context.Background()); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	if s := p.Stats(); s.TotalConns != 0 || s.Closed != 2 {
-		t.Fatalf("stats %+v", s)
-	}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Close with a lease out: %v, want the context's error", err)
+		}
+		if err := <-waiterErr; !errors.Is(err, ErrClosed) {
+			t.Fatalf("waiter woke with %v, want ErrClosed", err)
+		}
+		other.Release()
+		synctest.Wait()
+		if !other.Value().closed.Load() {
+			t.Fatal("connection released into a closed pool not closed")
+		}
+		if held.Value().closed.Load() {
+			t.Fatal("leased connection closed under its holder")
+		}
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Acquire after Close: %v", err)
+		}
+		if _, err := p.TryAcquire(); !errors.Is(err, ErrClosed) {
+			t.Fatalf("TryAcquire after Close: %v", err)
+		}
+		if err := p.Warm(context.Background()); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Warm after Close: %v", err)
+		}
+		held.Release()
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		if s := p.Stats(); s.TotalConns != 0 || s.Closed != 2 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
 }
 
 func TestCloseClosesIdleAtOnce(t *testing.T) {
@@ -79,39 +82,49 @@ func TestCloseClosesIdleAtOnce(t *testing.T) {
 }
 
 func TestCloseCancelsDialsInFlight(t *testing.T) {
-	d := &fakeDialer{block: make(chan struct{})}
-	p, err := New(Config[*fakeConn]{Dial: d.dial, MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Acquire(context.Background())
-	eventually(t, "dial started", func() bool { return d.dials.Load() == 1 })
-	if err := p.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{block: make(chan struct{})}
+		p, err := New(Config[*fakeConn]{Dial: d.dial, MaxConns: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go p.Acquire(context.Background())
+		synctest.Wait()
+		if n := d.dials.Load(); n != 1 {
+			t.Fatalf("%d dials started for a waiting acquire, want 1", n)
+		}
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestCloseMultiplexed(t *testing.T) {
-	d := &fakeDialer{}
-	p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 2, MaxStreams: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	done := make(chan error)
-	go func() { done <- p.Close(context.Background()) }()
-	eventually(t, "closed", func() bool { return p.hot.closed.Load() })
-	a.Release()
-	if a.Value().closed.Load() {
-		t.Fatal("closed a connection with a lease still out")
-	}
-	b.Release()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !a.Value().closed.Load() {
-		t.Fatal("connection not closed")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{}
+		p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 2, MaxStreams: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := mustAcquire(t, p), mustAcquire(t, p)
+		done := make(chan error)
+		go func() { done <- p.Close(context.Background()) }()
+		synctest.Wait() // Close has closed the pool and waits for the leases
+		if !p.hot.closed.Load() {
+			t.Fatal("the pool is not closed while Close waits")
+		}
+		a.Release()
+		if a.Value().closed.Load() {
+			t.Fatal("closed a connection with a lease still out")
+		}
+		b.Release()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if !a.Value().closed.Load() {
+			t.Fatal("connection not closed")
+		}
+	})
 }
 
 // TestCloseEndsWarm: Close cancels the dials Warm started, as it does the
@@ -119,32 +132,40 @@ func TestCloseMultiplexed(t *testing.T) {
 // ErrClosed.
 func TestCloseEndsWarm(t *testing.T) {
 	for range 20 { // maintenance and Warm race for the first dial: try both
-		var dials atomic.Int32
-		p, err := New(Config[*fakeConn]{MaxConns: 3, MinIdle: 3, MaxDialing: 1,
-			Dial: func(ctx context.Context) (*fakeConn, error) {
-				dials.Add(1)
-				<-ctx.Done() // a server that never answers
-				return nil, ctx.Err()
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		warmed := make(chan error, 1)
-		go func() { warmed <- p.Warm(context.Background()) }()
-		eventually(t, "a dial in flight", func() bool { return p.Stats().Dialing > 0 })
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = p.Close(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("Close with a dial in flight: %v (stats %+v)", err, p.Stats())
-		}
-		if err := <-warmed; !errors.Is(err, ErrClosed) {
-			t.Fatalf("Warm on a pool closed under it: %v, want ErrClosed", err)
-		}
-		n := dials.Load()
-		time.Sleep(20 * time.Millisecond)
-		if s := p.Stats(); s.Dialing != 0 || dials.Load() != n {
-			t.Fatalf("after Close: %d dials in flight, %d started since", s.Dialing, dials.Load()-n)
-		}
+		synctest.Test(t, func(t *testing.T) { closeEndsWarm(t) })
+	}
+}
+
+// closeEndsWarm is one round of TestCloseEndsWarm, in a bubble of its own.
+func closeEndsWarm(t *testing.T) {
+	var dials atomic.Int32
+	p, err := New(Config[*fakeConn]{MaxConns: 3, MinIdle: 3, MaxDialing: 1,
+		Dial: func(ctx context.Context) (*fakeConn, error) {
+			dials.Add(1)
+			<-ctx.Done() // a server that never answers
+			return nil, ctx.Err()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warmed := make(chan error, 1)
+	go func() { warmed <- p.Warm(context.Background()) }()
+	synctest.Wait()
+	if s := p.Stats(); s.Dialing == 0 {
+		t.Fatalf("%+v; want a dial in flight", s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	err = p.Close(ctx)
+	cancel()
+	if err != nil {
+		t.Fatalf("Close with a dial in flight: %v (stats %+v)", err, p.Stats())
+	}
+	if err := <-warmed; !errors.Is(err, ErrClosed) {
+		t.Fatalf("Warm on a pool closed under it: %v, want ErrClosed", err)
+	}
+	n := dials.Load()
+	synctest.Wait() // whatever Close left behind has run
+	if s := p.Stats(); s.Dialing != 0 || dials.Load() != n {
+		t.Fatalf("after Close: %d dials in flight, %d started since", s.Dialing, dials.Load()-n)
 	}
 }

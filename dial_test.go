@@ -6,39 +6,45 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 // Waiters learn that the server is down (dials failing for downAfter)
 // without sitting until their deadlines (go-redis#3088).
 func TestDialErrorReachesWaitersPromptly(t *testing.T) {
-	d := &fakeDialer{err: errBoom, block: make(chan struct{})}
-	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 4})
-	const n = 10
-	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			_, err := p.Acquire(ctx)
-			errs <- err
-		}()
-	}
-	waitForWaiters(t, p, n)
-	close(d.block) // every dial in flight now fails
-	for i := 0; i < n; i++ {
-		select {
-		case err := <-errs:
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{err: errBoom, block: make(chan struct{})}
+		p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 4})
+		const n = 10
+		errs := make(chan error, n)
+		for i := 0; i < n; i++ {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				_, err := p.Acquire(ctx)
+				errs <- err
+			}()
+		}
+		wantWaiters(t, p, n)
+		close(d.block) // every dial in flight now fails
+		// The pool never connected: the server counts as down at the first
+		// failure, and every waiter hears of it then, not a minute later at
+		// its deadline.
+		failed := time.Now()
+		for i := 0; i < n; i++ {
+			err := <-errs
 			if !errors.Is(err, errBoom) || !errors.Is(err, ErrDial) {
 				t.Fatalf("waiter got %v, want the dial error", err)
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
 				t.Fatal("waiter sat until its deadline")
 			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("waiters not told of the dial failure")
 		}
-	}
+		if took := time.Since(failed); took != 0 {
+			t.Fatalf("the waiters heard of the failed dials %s after them, want at once", took)
+		}
+	})
 }
 
 // A crowd hammering a pool whose server is down: dials stay within
@@ -96,38 +102,42 @@ func TestNoDialStormAndRecovery(t *testing.T) {
 	t.Logf("%d dials for %d attempts while down", dials.Load(), attempts.Load())
 
 	down.Store(false)
-	eventually(t, "pool back to MinIdle after the server returns", func() bool { return p.Stats().IdleConns >= 2 })
+	WaitFor(t, "pool back to MinIdle after the server returns", func() bool { return p.Stats().IdleConns >= 2 })
 	l := mustAcquire(t, p)
 	l.Release()
 }
 
 func TestFailFastWhileBackingOff(t *testing.T) {
-	d := &fakeDialer{err: errBoom}
-	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 1})
-	if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) {
-		t.Fatalf("first acquire: %v", err)
-	}
-	// The server is down (the first acquire waited until it counted as
-	// such): right after a failure, with nothing open, an acquire fails at
-	// once with the last dial error instead of dialling again.
-	dials := d.dials.Load()
-	_, err := p.Acquire(context.Background())
-	if !errors.Is(err, errBoom) {
-		t.Fatalf("second acquire: %v", err)
-	}
-	if d.dials.Load() != dials {
-		// The backoff may have passed on a slow machine; that is allowed.
-		t.Logf("backoff passed before the second acquire")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{err: errBoom}
+		p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 1})
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) {
+			t.Fatalf("first acquire: %v", err)
+		}
+		// The server is down (the first acquire waited until it counted as
+		// such): right after a failure, with nothing open, an acquire fails at
+		// once with the last dial error instead of dialling again. No time
+		// passes on the fake clock: the backoff is still on.
+		dials := d.dials.Load()
+		_, err := p.Acquire(context.Background())
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("second acquire: %v", err)
+		}
+		if n := d.dials.Load() - dials; n != 0 {
+			t.Fatalf("an acquire during the backoff dialled %d times, want none", n)
+		}
+	})
 }
 
 func TestDialTimeout(t *testing.T) {
-	d := &fakeDialer{block: make(chan struct{})} // never unblocks
-	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 1, DialTimeout: 20 * time.Millisecond})
-	_, err := p.Acquire(context.Background())
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrDial) {
-		t.Fatalf("got %v, want the dial's deadline", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{block: make(chan struct{})} // never unblocks
+		p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, MaxConns: 1, DialTimeout: 20 * time.Millisecond})
+		_, err := p.Acquire(context.Background())
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrDial) {
+			t.Fatalf("got %v, want the dial's deadline", err)
+		}
+	})
 }
 
 // TestNoDialAfterClose: acquires racing Close leave no dial in flight once

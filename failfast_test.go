@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -14,58 +15,60 @@ import (
 // failure is permanent, or dials will have failed for downAfter by the next
 // try) or the caller's deadline comes before the next try.
 func TestFailFastRule(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	d.block = make(chan struct{}) // a probe dial hangs until the pool closes
-	type state struct {
-		failingFor, nextTryIn time.Duration
-		neverConnected        bool
-		permanent             bool
-	}
-	set := func(st state) {
-		p.dial.mu.Lock()
-		now := p.now()
-		p.dial.connected = !st.neverConnected
-		p.dial.permanent = st.permanent
-		p.dial.lastErr = &dialError{err: errBoom}
-		p.dial.failingSince = now - int64(st.failingFor)
-		p.dial.backoffUntil.Store(now + int64(st.nextTryIn))
-		p.dial.mu.Unlock()
-	}
-	withDeadline := func(d time.Duration) context.Context {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
-		t.Cleanup(cancel)
-		return ctx
-	}
-	blip := state{nextTryIn: downAfter / 2}
-	for _, tc := range []struct {
-		name string
-		st   state
-		ctx  context.Context
-		fail bool
-	}{
-		{"blip, no deadline", blip, context.Background(), false},
-		{"blip, deadline after the next try", blip, withDeadline(time.Hour), false},
-		{"blip, deadline before the next try", blip, withDeadline(downAfter / 10), true},
-		{"blip, a timeout written as never", blip, withDeadline(math.MaxInt64), false},
-		{"down by the next try", state{failingFor: downAfter / 2, nextTryIn: downAfter / 2}, context.Background(), true},
-		{"down, deadline after the next try", state{failingFor: 2 * downAfter, nextTryIn: time.Hour}, withDeadline(2 * time.Hour), true},
-		{"never connected", state{nextTryIn: backoffMin, neverConnected: true}, context.Background(), true},
-		{"permanent", state{nextTryIn: time.Second, permanent: true}, context.Background(), true},
-		{"blip, backoff over", state{nextTryIn: -time.Millisecond}, withDeadline(time.Millisecond), false},
-		// Down with the backoff over: the caller still fails at once, and
-		// starts a probe of the server (which hangs here).
-		{"down, backoff over", state{failingFor: 2 * downAfter, nextTryIn: -time.Millisecond}, context.Background(), true},
-		{"never connected, backoff over", state{nextTryIn: -time.Millisecond, neverConnected: true}, context.Background(), true},
-	} {
-		set(tc.st)
-		err := p.failFast(tc.ctx)
-		if tc.fail != (err != nil) || err != nil && !errors.Is(err, errBoom) {
-			t.Errorf("%s: failFast = %v, want failure %v with the dial error", tc.name, err, tc.fail)
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		d.block = make(chan struct{}) // a probe dial hangs until the pool closes
+		type state struct {
+			failingFor, nextTryIn time.Duration
+			neverConnected        bool
+			permanent             bool
 		}
-	}
-	if n := p.cap.dialing.Load(); n != 1 {
-		t.Errorf("%d probe dials in flight, want the one the first caller after the backoff started", n)
-	}
+		set := func(st state) {
+			p.dial.mu.Lock()
+			now := p.now()
+			p.dial.connected = !st.neverConnected
+			p.dial.permanent = st.permanent
+			p.dial.lastErr = &dialError{err: errBoom}
+			p.dial.failingSince = now - int64(st.failingFor)
+			p.dial.backoffUntil.Store(now + int64(st.nextTryIn))
+			p.dial.mu.Unlock()
+		}
+		withDeadline := func(d time.Duration) context.Context {
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			t.Cleanup(cancel)
+			return ctx
+		}
+		blip := state{nextTryIn: downAfter / 2}
+		for _, tc := range []struct {
+			name string
+			st   state
+			ctx  context.Context
+			fail bool
+		}{
+			{"blip, no deadline", blip, context.Background(), false},
+			{"blip, deadline after the next try", blip, withDeadline(time.Hour), false},
+			{"blip, deadline before the next try", blip, withDeadline(downAfter / 10), true},
+			{"blip, a timeout written as never", blip, withDeadline(math.MaxInt64), false},
+			{"down by the next try", state{failingFor: downAfter / 2, nextTryIn: downAfter / 2}, context.Background(), true},
+			{"down, deadline after the next try", state{failingFor: 2 * downAfter, nextTryIn: time.Hour}, withDeadline(2 * time.Hour), true},
+			{"never connected", state{nextTryIn: backoffMin, neverConnected: true}, context.Background(), true},
+			{"permanent", state{nextTryIn: time.Second, permanent: true}, context.Background(), true},
+			{"blip, backoff over", state{nextTryIn: -time.Millisecond}, withDeadline(time.Millisecond), false},
+			// Down with the backoff over: the caller still fails at once, and
+			// starts a probe of the server (which hangs here).
+			{"down, backoff over", state{failingFor: 2 * downAfter, nextTryIn: -time.Millisecond}, context.Background(), true},
+			{"never connected, backoff over", state{nextTryIn: -time.Millisecond, neverConnected: true}, context.Background(), true},
+		} {
+			set(tc.st)
+			err := p.failFast(tc.ctx)
+			if tc.fail != (err != nil) || err != nil && !errors.Is(err, errBoom) {
+				t.Errorf("%s: failFast = %v, want failure %v with the dial error", tc.name, err, tc.fail)
+			}
+		}
+		if n := p.cap.dialing.Load(); n != 1 {
+			t.Errorf("%d probe dials in flight, want the one the first caller after the backoff started", n)
+		}
+	})
 }
 
 func TestFailDeadlinesBefore(t *testing.T) {
@@ -104,21 +107,23 @@ func TestFailDeadlinesBefore(t *testing.T) {
 // failed) starts a new run of failures: one failed dial minutes after the
 // last is a blip, not a server that has been down all along.
 func TestAFailureAfterAQuietSpellIsABlip(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	p.dial.mu.Lock()
-	then := p.now() - int64(time.Minute)
-	p.dial.connected = true
-	p.dial.lastErr, p.dial.lastErrAt, p.dial.failingSince = &dialError{err: errBoom}, then, then
-	p.dial.mu.Unlock()
-	p.dialFailed(&dialError{err: errBoom}, p.now())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
-	if err := p.failFast(ctx); err != nil {
-		t.Fatalf("one failure after a minute without dials counted as a server down: %v", err)
-	}
-	// Failing again right away continues that new run: still a blip.
-	p.dialFailed(&dialError{err: errBoom}, p.now())
-	if err := p.failFast(ctx); err != nil {
-		t.Fatalf("a second failure at once counted as a server down: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		p.dial.mu.Lock()
+		then := p.now() - int64(time.Minute)
+		p.dial.connected = true
+		p.dial.lastErr, p.dial.lastErrAt, p.dial.failingSince = &dialError{err: errBoom}, then, then
+		p.dial.mu.Unlock()
+		p.dialFailed(&dialError{err: errBoom}, p.now())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		if err := p.failFast(ctx); err != nil {
+			t.Fatalf("one failure after a minute without dials counted as a server down: %v", err)
+		}
+		// Failing again right away continues that new run: still a blip.
+		p.dialFailed(&dialError{err: errBoom}, p.now())
+		if err := p.failFast(ctx); err != nil {
+			t.Fatalf("a second failure at once counted as a server down: %v", err)
+		}
+	})
 }

@@ -117,6 +117,20 @@ func (c *lineConn) ping(ctx context.Context) error {
 		deadline = time.Now().Add(5 * time.Second)
 	}
 	c.SetDeadline(deadline)
+	// The round trip ends when ctx does (a dial's timeout, the pool's
+	// Close), as a real client's does, not only at ctx's deadline. Set
+	// after the deadline above, so that it wins; waited for if it ran, so
+	// that it cannot cut a later round trip short.
+	cut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.SetDeadline(time.Unix(1, 0))
+		close(cut)
+	})
+	defer func() {
+		if !stop() {
+			<-cut
+		}
+	}()
 	if _, err := io.WriteString(c, "ping\n"); err != nil {
 		return err
 	}
@@ -212,8 +226,11 @@ func TestFaultResetConnectionsAreReplaced(t *testing.T) {
 
 func TestFaultHealthCheckDropsResetIdleConnections(t *testing.T) {
 	s := startFaultServer(t)
+	// Every idle connection is checked before it is handed out: the one
+	// below has been idle for the syscalls of resetAll at least, far longer
+	// than a nanosecond.
 	p := linePool(t, s.addr(), shoal.Config[*lineConn]{
-		MaxConns: 2, HealthCheckAfter: time.Millisecond,
+		MaxConns: 2, HealthCheckAfter: time.Nanosecond,
 		HealthCheck: func(ctx context.Context, c *lineConn) error { return c.ping(ctx) },
 	})
 	ctx := context.Background()
@@ -221,7 +238,6 @@ func TestFaultHealthCheckDropsResetIdleConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.resetAll()
-	time.Sleep(5 * time.Millisecond)
 	// The reset idle connection fails its check and is replaced before
 	// the caller ever sees it.
 	if err := p.Do(ctx, func(c *lineConn) error { return c.ping(ctx) }); err != nil {
@@ -229,29 +245,41 @@ func TestFaultHealthCheckDropsResetIdleConnections(t *testing.T) {
 	}
 }
 
+// A server that accepts and never answers: a dial hangs in its handshake.
 func TestFaultStalledServerTimesOut(t *testing.T) {
 	s := startFaultServer(t)
 	s.mode.Store(serveStall)
-	p := linePool(t, s.addr(), shoal.Config[*lineConn]{MaxConns: 2, DialTimeout: 50 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := p.Acquire(ctx)
-	var ne net.Error
-	if !errors.Is(err, shoal.ErrDial) || !errors.As(err, &ne) || !ne.Timeout() {
-		t.Fatalf("got %v, want the dial's timeout", err)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("the acquire sat until its own deadline instead of the dial's")
-	}
-	// A caller with a shorter deadline than the dial gets its own error.
-	short, cancel2 := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel2()
-	time.Sleep(600 * time.Millisecond) // past any dial backoff
-	_, err = p.Acquire(short)
-	var ae *shoal.AcquireError
-	if !errors.As(err, &ae) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v, want an AcquireError with the caller's deadline", err)
-	}
+	// A caller with time to spare gets the dial's timeout when it comes,
+	// not its own deadline.
+	t.Run("dial timeout first", func(t *testing.T) {
+		p := linePool(t, s.addr(), shoal.Config[*lineConn]{MaxConns: 2, DialTimeout: 50 * time.Millisecond})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := p.Acquire(ctx)
+		var ne net.Error
+		if !errors.Is(err, shoal.ErrDial) || !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("got %v, want the dial's timeout", err)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the acquire sat until its own deadline instead of the dial's")
+		}
+	})
+	// A caller whose deadline comes before the dial's timeout gets its own
+	// deadline's error then, while the dial still hangs: an acquire never
+	// waits past its context for a dial.
+	t.Run("caller deadline first", func(t *testing.T) {
+		p := linePool(t, s.addr(), shoal.Config[*lineConn]{MaxConns: 2, DialTimeout: time.Minute})
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := p.Acquire(ctx)
+		var ae *shoal.AcquireError
+		if !errors.As(err, &ae) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, shoal.ErrDial) {
+			t.Fatalf("got %v, want an AcquireError with the caller's deadline, not a dial's error", err)
+		}
+		if st := p.Stats(); st.Dialing != 1 {
+			t.Fatalf("%+v; want the dial still hanging when the caller's deadline came", st)
+		}
+	})
 }
 
 func TestFaultServerComesBack(t *testing.T) {
@@ -265,11 +293,5 @@ func TestFaultServerComesBack(t *testing.T) {
 		t.Fatal("acquired from a server that resets every connection")
 	}
 	s.mode.Store(serveOK)
-	deadline := time.Now().Add(10 * time.Second)
-	for p.Stats().IdleConns < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("pool did not refill after the server came back: %+v", p.Stats())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	shoal.WaitFor(t, "the pool refilled to MinIdle after the server came back", func() bool { return p.Stats().IdleConns >= 2 })
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -113,31 +114,53 @@ func mustAcquire(t testing.TB, p *Pool[*fakeConn]) Lease[*fakeConn] {
 	return l
 }
 
-// eventually polls cond until it holds or 10s pass. It waits for background
-// work (dials, maintenance); it asserts nothing about speed.
-func eventually(t testing.TB, what string, cond func() bool) {
+// acquireAsync starts an Acquire on a goroutine of its own and returns
+// where its lease arrives: the zero Lease if the Acquire failed. The test's
+// goroutine judges it: only that goroutine may end the test, and in a bubble
+// a goroutine still waiting when the test fails must not touch t.
+func acquireAsync(ctx context.Context, p *Pool[*fakeConn]) <-chan Lease[*fakeConn] {
+	got := make(chan Lease[*fakeConn], 1)
+	go func() {
+		l, err := p.Acquire(ctx)
+		if err != nil {
+			l = Lease[*fakeConn]{}
+		}
+		got <- l
+	}()
+	return got
+}
+
+// WaitFor waits until cond holds, looking every millisecond, and fails the
+// test, saying what it waited for, if 10 seconds pass first. It is the core
+// tests' one poll, for what runs on real time (real sockets, real
+// concurrency under -race, the state machine); under testing/synctest a
+// test sleeps the fake time it needs, and synctest.Wait() then a check is
+// exact. In a bubble WaitFor steps the fake clock a millisecond at a time,
+// to measure when something happens. It asserts nothing about speed.
+// Exported for the external tests (package shoal_test); t is a testing.TB
+// or a *rapid.T.
+func WaitFor(t interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
+			t.Fatalf("waited 10s for: %s", what)
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-// settle waits until every close the pool started has finished: closes run
-// on goroutines of their own (disconnect), after the call that let the
-// connection go has returned.
-func settle[T any](t testing.TB, p *Pool[T]) {
+// wantWaiters waits until every other goroutine in the test's bubble is
+// blocked and checks that n callers wait in the pool's queue.
+func wantWaiters(t testing.TB, p *Pool[*fakeConn], n int) {
 	t.Helper()
-	eventually(t, "closes finished", func() bool { return p.cap.closing.Load() == 0 })
-}
-
-// waitForWaiters waits until n callers are parked in the pool's queue.
-func waitForWaiters(t testing.TB, p *Pool[*fakeConn], n int) {
-	t.Helper()
-	eventually(t, "waiters in queue", func() bool { return p.Stats().Waiting == n })
+	synctest.Wait()
+	if got := p.Stats().Waiting; got != n {
+		t.Fatalf("%d callers waiting, want %d", got, n)
+	}
 }
 
 var errBoom = errors.New("boom")

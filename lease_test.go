@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -90,35 +91,40 @@ func (o *heldObserver) ObserveRelease(h time.Duration) { o.held.Store(int64(h)) 
 // TestHijackReportsHoldTime: a hijacked lease reports how long it was held,
 // as a release does.
 func TestHijackReportsHoldTime(t *testing.T) {
-	o := &heldObserver{}
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Observer: o})
-	l := mustAcquire(t, p)
-	time.Sleep(10 * time.Millisecond)
-	c, err := l.Hijack()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.close(c)
-	if h := time.Duration(o.held.Load()); h < 10*time.Millisecond {
-		t.Errorf("Hijack reported a hold of %v, want >= 10ms", h)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		o := &heldObserver{}
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Observer: o})
+		const hold = 10 * time.Millisecond
+		l := mustAcquire(t, p)
+		time.Sleep(hold)
+		c, err := l.Hijack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.close(c)
+		if h := time.Duration(o.held.Load()); h != hold {
+			t.Errorf("Hijack reported a hold of %v, want the %v it was held", h, hold)
+		}
+	})
 }
 
 func TestDiscardForReportsTheAdaptersReason(t *testing.T) {
-	for _, streams := range []int{1, 4} {
-		var why reasons
-		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: streams, Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook}})
-		for _, r := range []Reason{ReasonHealth, ReasonRejected, ReasonResized, ReasonLifetime} {
-			l := mustAcquire(t, p)
-			l.DiscardFor(r)
-			l.DiscardFor(r) // a second call on the same hand-out does nothing
+	synctest.Test(t, func(t *testing.T) {
+		for _, streams := range []int{1, 4} {
+			var why reasons
+			p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: streams, Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook}})
+			for _, r := range []Reason{ReasonHealth, ReasonRejected, ReasonResized, ReasonLifetime} {
+				l := mustAcquire(t, p)
+				l.DiscardFor(r)
+				l.DiscardFor(r) // a second call on the same hand-out does nothing
+			}
+			synctest.Wait()
+			if why.count(ReasonHealth) != 1 || why.count(ReasonRejected) != 1 || why.count(ReasonDiscarded) != 2 {
+				t.Fatalf("MaxStreams %d: reasons %v, want health, rejected and two discarded", streams, why.list)
+			}
+			if s := p.Stats(); s.Closed != 4 || s.TotalConns != 0 {
+				t.Fatalf("MaxStreams %d: %+v, want the 4 closed", streams, s)
+			}
 		}
-		settle(t, p)
-		if why.count(ReasonHealth) != 1 || why.count(ReasonRejected) != 1 || why.count(ReasonDiscarded) != 2 {
-			t.Fatalf("MaxStreams %d: reasons %v, want health, rejected and two discarded", streams, why.list)
-		}
-		if s := p.Stats(); s.Closed != 4 || s.TotalConns != 0 {
-			t.Fatalf("MaxStreams %d: %+v, want the 4 closed", streams, s)
-		}
-	}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -57,64 +58,89 @@ func TestLifetimeJitterIsPerConnection(t *testing.T) {
 }
 
 func TestLifetimeClosesConnections(t *testing.T) {
-	var why reasons
-	p, d := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 2, MaxLifetime: 30 * time.Millisecond,
-		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+	synctest.Test(t, func(t *testing.T) {
+		var why reasons
+		const life = 30 * time.Millisecond
+		p, d := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 2, MaxLifetime: life,
+			Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+		})
+		l := mustAcquire(t, p)
+		first := l.Value()
+		l.Release()
+		// The maintenance goroutine closes it once old, with nobody
+		// acquiring.
+		time.Sleep(2 * life)
+		synctest.Wait()
+		if !first.closed.Load() {
+			t.Fatalf("the connection still open %s after it was dialled with a lifetime of %s", 2*life, life)
+		}
+		l = mustAcquire(t, p)
+		if l.Value() == first {
+			t.Fatal("expired connection handed out")
+		}
+		l.Release()
+		if why.count(ReasonLifetime) < 1 || d.dials.Load() < 2 {
+			t.Fatalf("reasons %v, dials %d", why.list, d.dials.Load())
+		}
 	})
-	l := mustAcquire(t, p)
-	first := l.Value()
-	l.Release()
-	// The maintenance goroutine (or the next acquire) closes it once old.
-	eventually(t, "expired connection closed", func() bool { return first.closed.Load() })
-	l = mustAcquire(t, p)
-	if l.Value() == first {
-		t.Fatal("expired connection handed out")
-	}
-	l.Release()
-	if why.count(ReasonLifetime) < 1 || d.dials.Load() < 2 {
-		t.Fatalf("reasons %v, dials %d", why.list, d.dials.Load())
-	}
 }
 
 func TestIdleReapingKeepsMinIdle(t *testing.T) {
-	var why reasons
-	p, _ := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 4, MinIdle: 1, MaxIdleTime: 20 * time.Millisecond,
-		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+	synctest.Test(t, func(t *testing.T) {
+		var why reasons
+		const maxIdle = 20 * time.Millisecond
+		p, _ := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 4, MinIdle: 1, MaxIdleTime: maxIdle,
+			Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+		})
+		var leases []Lease[*fakeConn]
+		for i := 0; i < 4; i++ {
+			leases = append(leases, mustAcquire(t, p))
+		}
+		for _, l := range leases {
+			l.Release()
+		}
+		time.Sleep(2 * maxIdle) // past MaxIdleTime and a maintenance tick
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 1 {
+			t.Fatalf("%+v after %s idle; want the idle connections reaped down to MinIdle (1)", s, 2*maxIdle)
+		}
+		if why.count(ReasonIdle) != 3 {
+			t.Fatalf("reasons %v, want 3 idle", why.list)
+		}
+		if s := p.Stats(); s.IdleConns != 1 {
+			t.Fatalf("stats %+v", s)
+		}
 	})
-	var leases []Lease[*fakeConn]
-	for i := 0; i < 4; i++ {
-		leases = append(leases, mustAcquire(t, p))
-	}
-	for _, l := range leases {
-		l.Release()
-	}
-	eventually(t, "idle connections reaped down to MinIdle", func() bool { return p.Stats().TotalConns == 1 })
-	settle(t, p)
-	if why.count(ReasonIdle) != 3 {
-		t.Fatalf("reasons %v, want 3 idle", why.list)
-	}
-	if s := p.Stats(); s.IdleConns != 1 {
-		t.Fatalf("stats %+v", s)
-	}
 }
 
 func TestMinIdleKeptInBackgroundAndWarm(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 5, MinIdle: 3})
-	eventually(t, "MinIdle dialled in the background", func() bool { return p.Stats().IdleConns == 3 })
-	// Taking one makes the pool dial another to keep 3 idle.
-	l := mustAcquire(t, p)
-	eventually(t, "MinIdle refilled", func() bool { return p.Stats().IdleConns == 3 })
-	l.Release()
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 5, MinIdle: 3})
+		synctest.Wait()
+		if s := p.Stats(); s.IdleConns != 3 {
+			t.Fatalf("%+v; want MinIdle (3) dialled in the background", s)
+		}
+		// Taking one makes the pool dial another to keep 3 idle, at
+		// maintenance's next pass: the fast path that took it does not
+		// wake maintenance.
+		l := mustAcquire(t, p)
+		time.Sleep(maxTick)
+		synctest.Wait()
+		if s := p.Stats(); s.IdleConns != 3 {
+			t.Fatalf("%+v a maintenance tick after one was taken; want MinIdle (3) refilled", s)
+		}
+		l.Release()
 
-	p2, d2 := newTestPool(t, Config[*fakeConn]{MaxConns: 5, MinIdle: 4})
-	if err := p2.Warm(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if s := p2.Stats(); s.TotalConns != 4 || d2.openConns() != 4 {
-		t.Fatalf("after Warm: %+v, dialer has %d open", s, d2.openConns())
-	}
+		p2, d2 := newTestPool(t, Config[*fakeConn]{MaxConns: 5, MinIdle: 4})
+		if err := p2.Warm(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := p2.Stats(); s.TotalConns != 4 || d2.openConns() != 4 {
+			t.Fatalf("after Warm: %+v, dialer has %d open", s, d2.openConns())
+		}
+	})
 }
 
 func TestWarmReturnsFirstDialError(t *testing.T) {
@@ -127,174 +153,195 @@ func TestWarmReturnsFirstDialError(t *testing.T) {
 }
 
 func TestHealthCheckAfterIdleness(t *testing.T) {
-	var why reasons
-	bad := make(map[*fakeConn]bool)
-	var mu sync.Mutex
-	p, _ := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 2, HealthCheckAfter: 10 * time.Millisecond,
-		HealthCheck: func(_ context.Context, c *fakeConn) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if bad[c] {
-				return errBoom
-			}
-			return nil
-		},
-		Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
-	})
-	l := mustAcquire(t, p)
-	c := l.Value()
-	mu.Lock()
-	bad[c] = true
-	mu.Unlock()
-	l.Release()
-	// Right away the connection is not checked: it was just in use.
-	l = mustAcquire(t, p)
-	if l.Value() != c {
-		t.Fatal("a fresh connection was checked before HealthCheckAfter")
-	}
-	l.Release()
-	time.Sleep(20 * time.Millisecond)
-	l = mustAcquire(t, p)
-	settle(t, p)
-	if l.Value() == c || !c.closed.Load() || why.count(ReasonHealth) != 1 {
-		t.Fatalf("unhealthy idle connection not replaced: reasons %v", why.list)
-	}
-	l.Release()
-}
-
-func TestHooks(t *testing.T) {
-	var why reasons
-	rejectNext := make(chan bool, 10)
-	p, d := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 2,
-		Hooks: Hooks[*fakeConn]{
-			OnConnect: func(_ context.Context, c *fakeConn) error {
-				if c.id == 1 {
+	synctest.Test(t, func(t *testing.T) {
+		var why reasons
+		bad := make(map[*fakeConn]bool)
+		var mu sync.Mutex
+		p, _ := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 2, HealthCheckAfter: 10 * time.Millisecond,
+			HealthCheck: func(_ context.Context, c *fakeConn) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if bad[c] {
 					return errBoom
 				}
 				return nil
 			},
-			BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
-				select {
-				case r := <-rejectNext:
-					return !r
-				default:
-					return true
-				}
+			Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+		})
+		l := mustAcquire(t, p)
+		c := l.Value()
+		mu.Lock()
+		bad[c] = true
+		mu.Unlock()
+		l.Release()
+		// Right away the connection is not checked: it was just in use.
+		l = mustAcquire(t, p)
+		if l.Value() != c {
+			t.Fatal("a fresh connection was checked before HealthCheckAfter")
+		}
+		l.Release()
+		time.Sleep(20 * time.Millisecond)
+		l = mustAcquire(t, p)
+		synctest.Wait()
+		if l.Value() == c || !c.closed.Load() || why.count(ReasonHealth) != 1 {
+			t.Fatalf("unhealthy idle connection not replaced: reasons %v", why.list)
+		}
+		l.Release()
+	})
+}
+
+// acquireAfterBackoff acquires once the backoff after a first failed dial
+// has passed, in a pool that never connected. The server still counts as
+// down then: the first caller may get the last dial's error (want) at once
+// while its acquire starts the dial that mends it, and once that dial has
+// landed an acquire gets its connection. Under testing/synctest.
+func acquireAfterBackoff(t *testing.T, p *Pool[*fakeConn], want error) Lease[*fakeConn] {
+	t.Helper()
+	time.Sleep(backoffMin)
+	l, err := p.Acquire(context.Background())
+	if err == nil {
+		return l
+	}
+	if !errors.Is(err, want) {
+		t.Fatalf("acquire after the backoff: %v, want a connection or the last dial's error", err)
+	}
+	synctest.Wait()
+	return mustAcquire(t, p)
+}
+
+func TestHooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var why reasons
+		rejectNext := make(chan bool, 10)
+		p, d := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 2,
+			Hooks: Hooks[*fakeConn]{
+				OnConnect: func(_ context.Context, c *fakeConn) error {
+					if c.id == 1 {
+						return errBoom
+					}
+					return nil
+				},
+				BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
+					select {
+					case r := <-rejectNext:
+						return !r
+					default:
+						return true
+					}
+				},
+				AfterRelease: func(c *fakeConn) bool { return c.id != 3 },
+				OnDisconnect: why.hook,
 			},
-			AfterRelease: func(c *fakeConn) bool { return c.id != 3 },
-			OnDisconnect: why.hook,
-		},
+		})
+		// Connection 1 fails OnConnect, a failed dial: the pool has never
+		// connected, so the caller gets the error at once; the next try,
+		// after the backoff, dials connection 2, which is fine.
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) || !errors.Is(err, ErrDial) {
+			t.Fatalf("first acquire: %v, want OnConnect's error as a failed dial", err)
+		}
+		first := acquireAfterBackoff(t, p, errBoom)
+		if first.Value().id != 2 {
+			t.Fatalf("got conn %d, want 2 after connection 1 failed OnConnect", first.Value().id)
+		}
+		first.Release()
+		synctest.Wait()
+		if d.conns[0].closed.Load() != true {
+			t.Fatal("connection rejected by OnConnect was not closed")
+		}
+		// BeforeAcquire rejects connection 2 once: a new one (3) is dialled.
+		rejectNext <- true
+		l := mustAcquire(t, p)
+		if l.Value().id != 3 {
+			t.Fatalf("got conn %d, want 3", l.Value().id)
+		}
+		// AfterRelease refuses connection 3: it is closed.
+		l.Release()
+		synctest.Wait()
+		if !l.rec.c.value.closed.Load() {
+			t.Fatal("AfterRelease false did not close the connection")
+		}
+		if why.count(ReasonRejected) != 3 {
+			t.Fatalf("reasons %v, want 3 rejected", why.list)
+		}
+		if s := p.Stats(); s.TotalConns != 0 || s.DialErrors != 1 {
+			t.Fatalf("stats %+v", s)
+		}
 	})
-	// Connection 1 fails OnConnect, a failed dial: the pool has never
-	// connected, so the caller gets the error at once; the next try,
-	// after the backoff, dials connection 2, which is fine.
-	if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) || !errors.Is(err, ErrDial) {
-		t.Fatalf("first acquire: %v, want OnConnect's error as a failed dial", err)
-	}
-	var first Lease[*fakeConn]
-	eventually(t, "an acquire after the backoff", func() bool {
-		var err error
-		first, err = p.Acquire(context.Background())
-		return err == nil
-	})
-	if first.Value().id != 2 {
-		t.Fatalf("got conn %d, want 2 after connection 1 failed OnConnect", first.Value().id)
-	}
-	first.Release()
-	settle(t, p)
-	if d.conns[0].closed.Load() != true {
-		t.Fatal("connection rejected by OnConnect was not closed")
-	}
-	// BeforeAcquire rejects connection 2 once: a new one (3) is dialled.
-	rejectNext <- true
-	l := mustAcquire(t, p)
-	if l.Value().id != 3 {
-		t.Fatalf("got conn %d, want 3", l.Value().id)
-	}
-	// AfterRelease refuses connection 3: it is closed.
-	l.Release()
-	settle(t, p)
-	if !l.rec.c.value.closed.Load() {
-		t.Fatal("AfterRelease false did not close the connection")
-	}
-	if why.count(ReasonRejected) != 3 {
-		t.Fatalf("reasons %v, want 3 rejected", why.list)
-	}
-	if s := p.Stats(); s.TotalConns != 0 || s.DialErrors != 1 {
-		t.Fatalf("stats %+v", s)
-	}
 }
 
 func TestPanicsKeepCountsRight(t *testing.T) {
-	var mode sync.Map
-	p, _ := newTestPool(t, Config[*fakeConn]{
-		MaxConns: 2,
-		Dial: func(ctx context.Context) (*fakeConn, error) {
-			if _, ok := mode.Load("dial"); ok {
-				panic("dial exploded")
-			}
-			return &fakeConn{}, nil
-		},
-		Close: func(c *fakeConn) error { panic("close exploded") },
-		Hooks: Hooks[*fakeConn]{
-			AfterRelease: func(*fakeConn) bool {
-				if _, ok := mode.Load("after"); ok {
-					panic("hook exploded")
+	synctest.Test(t, func(t *testing.T) {
+		var mode sync.Map
+		p, _ := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 2,
+			Dial: func(ctx context.Context) (*fakeConn, error) {
+				if _, ok := mode.Load("dial"); ok {
+					panic("dial exploded")
 				}
-				return true
+				return &fakeConn{}, nil
 			},
-		},
+			Close: func(c *fakeConn) error { panic("close exploded") },
+			Hooks: Hooks[*fakeConn]{
+				AfterRelease: func(*fakeConn) bool {
+					if _, ok := mode.Load("after"); ok {
+						panic("hook exploded")
+					}
+					return true
+				},
+			},
+		})
+		mode.Store("dial", true)
+		_, err := p.Acquire(context.Background())
+		if err == nil || !errors.Is(err, ErrDial) {
+			t.Fatalf("got %v, want a dial error", err)
+		}
+		var pe *panicError
+		if !errors.As(err, &pe) {
+			t.Fatalf("got %v, want the panic as an error", err)
+		}
+		mode.Delete("dial")
+		l := acquireAfterBackoff(t, p, pe)
+		mode.Store("after", true)
+		l.Release() // the hook panics: treated as "no", and Close panics too
+		synctest.Wait()
+		s := p.Stats()
+		if s.TotalConns != 0 || s.Closed != 1 || s.InUseConns != 0 {
+			t.Fatalf("stats %+v", s)
+		}
+		mode.Delete("after")
+		l = mustAcquire(t, p)
+		l.Release()
 	})
-	mode.Store("dial", true)
-	_, err := p.Acquire(context.Background())
-	if err == nil || !errors.Is(err, ErrDial) {
-		t.Fatalf("got %v, want a dial error", err)
-	}
-	var pe *panicError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got %v, want the panic as an error", err)
-	}
-	mode.Delete("dial")
-	var l Lease[*fakeConn]
-	eventually(t, "dial after the panic", func() bool {
-		var err error
-		l, err = p.Acquire(context.Background())
-		return err == nil
-	})
-	mode.Store("after", true)
-	l.Release() // the hook panics: treated as "no", and Close panics too
-	settle(t, p)
-	s := p.Stats()
-	if s.TotalConns != 0 || s.Closed != 1 || s.InUseConns != 0 {
-		t.Fatalf("stats %+v", s)
-	}
-	mode.Delete("after")
-	l = mustAcquire(t, p)
-	l.Release()
 }
 
 // Warm also waits for the MinIdle dials the maintenance goroutine started
 // before it was called.
 func TestWarmWaitsForBackgroundDials(t *testing.T) {
-	d := &fakeDialer{block: make(chan struct{})}
-	p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 4, MinIdle: 3, MaxDialing: 4})
-	eventually(t, "background dials started", func() bool { return d.dials.Load() == 3 })
-	warmed := make(chan error, 1)
-	go func() { warmed <- p.Warm(context.Background()) }()
-	select {
-	case err := <-warmed:
-		t.Fatalf("Warm returned (%v) while its connections were still dialling", err)
-	case <-time.After(20 * time.Millisecond):
-	}
-	close(d.block)
-	if err := <-warmed; err != nil {
-		t.Fatal(err)
-	}
-	if s := p.Stats(); s.TotalConns != 3 {
-		t.Fatalf("after Warm: %+v", s)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{block: make(chan struct{})}
+		p, _ := newTestPool(t, Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 4, MinIdle: 3, MaxDialing: 4})
+		synctest.Wait()
+		if n := d.dials.Load(); n != 3 {
+			t.Fatalf("%d background dials started, want MinIdle (3)", n)
+		}
+		warmed := make(chan error, 1)
+		go func() { warmed <- p.Warm(context.Background()) }()
+		synctest.Wait() // Warm is waiting, or has returned
+		select {
+		case err := <-warmed:
+			t.Fatalf("Warm returned (%v) while its connections were still dialling", err)
+		default:
+		}
+		close(d.block)
+		if err := <-warmed; err != nil {
+			t.Fatal(err)
+		}
+		if s := p.Stats(); s.TotalConns != 3 {
+			t.Fatalf("after Warm: %+v", s)
+		}
+	})
 }
 
 // TestFullPoolWaitsDoNotWakeMaintenance: with MinIdle set, an acquire that
@@ -303,27 +350,30 @@ func TestWarmWaitsForBackgroundDials(t *testing.T) {
 // one per waiting acquire cost a busy pool a goroutine wake-up and a scan of
 // every connection each time.
 func TestFullPoolWaitsDoNotWakeMaintenance(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MinIdle: 2})
-	if err := p.Warm(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	defer a.Release()
-	defer b.Release()
-	before := p.life.passes.Load()
-	const waits = 100
-	for range waits {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Microsecond)
-		if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Acquire on a full pool: %v, want a deadline error", err)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MinIdle: 2})
+		if err := p.Warm(context.Background()); err != nil {
+			t.Fatal(err)
 		}
-		cancel()
-	}
-	// The ticker may run a pass or two on its own in that time (its
-	// period is at least a millisecond); a pass per wait is the bug.
-	if n := p.life.passes.Load() - before; n > waits/4 {
-		t.Fatalf("%d waiting acquires on a full pool ran %d maintenance passes", waits, n)
-	}
+		a, b := mustAcquire(t, p), mustAcquire(t, p)
+		defer a.Release()
+		defer b.Release()
+		synctest.Wait() // maintenance has run the passes it was woken for
+		before := p.life.passes.Load()
+		const waits = 100
+		for range waits {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Microsecond)
+			if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Acquire on a full pool: %v, want a deadline error", err)
+			}
+			cancel()
+		}
+		// The waits take 20ms of the fake clock, well within maintenance's
+		// tick (a second here): any pass in that time was woken by a wait.
+		if n := p.life.passes.Load() - before; n != 0 {
+			t.Fatalf("%d waiting acquires on a full pool ran %d maintenance passes", waits, n)
+		}
+	})
 }
 
 // TestLifetimeNearMaxInt64MeansForever: a MaxLifetime of math.MaxInt64 (a
@@ -349,32 +399,34 @@ func TestLifetimeNearMaxInt64MeansForever(t *testing.T) {
 // passes during a health check does not blame the connection, nor go on to
 // check (and close) every other idle one: they stay open and idle.
 func TestExpiredContextDoesNotFailHealthChecks(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 8, HealthCheckAfter: time.Millisecond,
-		HealthCheck: func(ctx context.Context, _ *fakeConn) error {
-			select {
-			case <-ctx.Done(): // a ping needs time the caller no longer has
-				return ctx.Err()
-			case <-time.After(20 * time.Millisecond):
-				return nil
-			}
-		}})
-	var held []Lease[*fakeConn]
-	for range 8 {
-		held = append(held, mustAcquire(t, p))
-	}
-	for _, l := range held {
-		l.Release()
-	}
-	time.Sleep(5 * time.Millisecond) // past HealthCheckAfter: the next take checks
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
-	defer cancel()
-	if l, err := p.Acquire(ctx); err == nil {
-		l.Release()
-		t.Fatal("Acquire succeeded although every health check outlasts its deadline")
-	} else if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Acquire: %v, want DeadlineExceeded", err)
-	}
-	if s := p.Stats(); s.Closed != 0 || s.IdleConns != 8 {
-		t.Errorf("after one acquire timed out in a health check: %d closed, %d idle; want 0 and 8", s.Closed, s.IdleConns)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 8, HealthCheckAfter: time.Millisecond,
+			HealthCheck: func(ctx context.Context, _ *fakeConn) error {
+				select {
+				case <-ctx.Done(): // a ping needs time the caller no longer has
+					return ctx.Err()
+				case <-time.After(20 * time.Millisecond):
+					return nil
+				}
+			}})
+		var held []Lease[*fakeConn]
+		for range 8 {
+			held = append(held, mustAcquire(t, p))
+		}
+		for _, l := range held {
+			l.Release()
+		}
+		time.Sleep(5 * time.Millisecond) // past HealthCheckAfter: the next take checks
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+		defer cancel()
+		if l, err := p.Acquire(ctx); err == nil {
+			l.Release()
+			t.Fatal("Acquire succeeded although every health check outlasts its deadline")
+		} else if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire: %v, want DeadlineExceeded", err)
+		}
+		if s := p.Stats(); s.Closed != 0 || s.IdleConns != 8 {
+			t.Errorf("after one acquire timed out in a health check: %d closed, %d idle; want 0 and 8", s.Closed, s.IdleConns)
+		}
+	})
 }

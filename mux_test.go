@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -66,152 +67,173 @@ func TestMultiplexedNeverOverStreams(t *testing.T) {
 }
 
 func TestMultiplexedDiscardRetiresAfterDrain(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
-	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	c := a.Value()
-	a.Discard()
-	if c.closed.Load() {
-		t.Fatal("discard closed a connection another lease still uses")
-	}
-	b.Release()
-	settle(t, p)
-	if !c.closed.Load() {
-		t.Fatal("discarded connection not closed once drained")
-	}
-	l := mustAcquire(t, p)
-	if l.Value() == c || d.dials.Load() != 2 {
-		t.Fatal("expected a fresh connection after the discard")
-	}
-	l.Release()
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
+		a, b := mustAcquire(t, p), mustAcquire(t, p)
+		c := a.Value()
+		a.Discard()
+		synctest.Wait()
+		if c.closed.Load() {
+			t.Fatal("discard closed a connection another lease still uses")
+		}
+		b.Release()
+		synctest.Wait()
+		if !c.closed.Load() {
+			t.Fatal("discarded connection not closed once drained")
+		}
+		l := mustAcquire(t, p)
+		if l.Value() == c || d.dials.Load() != 2 {
+			t.Fatal("expected a fresh connection after the discard")
+		}
+		l.Release()
+	})
 }
 
 func TestMultiplexedRetireAndStreamLimit(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 10})
-	a := mustAcquire(t, p)
-	a.SetStreamLimit(1) // the server allows one stream on this connection
-	b := mustAcquire(t, p)
-	if b.Value() == a.Value() {
-		t.Fatal("stream limit ignored")
-	}
-	b.Retire()
-	c := mustAcquire(t, p)
-	if c.Value() == b.Value() {
-		t.Fatal("a retired connection took a new lease")
-	}
-	retired := b.Value()
-	b.Release()
-	settle(t, p)
-	if !retired.closed.Load() {
-		t.Fatal("retired connection not closed when its last lease ended")
-	}
-	a.Release()
-	c.Release()
-	if d.dials.Load() != 3 {
-		t.Fatalf("dials = %d, want 3", d.dials.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 10})
+		a := mustAcquire(t, p)
+		a.SetStreamLimit(1) // the server allows one stream on this connection
+		b := mustAcquire(t, p)
+		if b.Value() == a.Value() {
+			t.Fatal("stream limit ignored")
+		}
+		b.Retire()
+		c := mustAcquire(t, p)
+		if c.Value() == b.Value() {
+			t.Fatal("a retired connection took a new lease")
+		}
+		retired := b.Value()
+		b.Release()
+		synctest.Wait()
+		if !retired.closed.Load() {
+			t.Fatal("retired connection not closed when its last lease ended")
+		}
+		a.Release()
+		c.Release()
+		if d.dials.Load() != 3 {
+			t.Fatalf("dials = %d, want 3", d.dials.Load())
+		}
+	})
 }
 
 func TestMultiplexedWaitersServed(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
-	a, b := mustAcquire(t, p), mustAcquire(t, p)
-	got := make(chan Lease[*fakeConn])
-	go func() { got <- mustAcquire(t, p) }()
-	waitForWaiters(t, p, 1)
-	a.Release()
-	l := <-got
-	if l.Value() != b.Value() {
-		t.Fatal("waiter got a different connection")
-	}
-	l.Release()
-	b.Release()
-	ctx := context.Background()
-	if err := p.Do(ctx, func(*fakeConn) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 2})
+		a, b := mustAcquire(t, p), mustAcquire(t, p)
+		got := acquireAsync(context.Background(), p)
+		wantWaiters(t, p, 1)
+		a.Release()
+		l := <-got
+		if l.rec == nil {
+			t.Fatal("the waiter failed")
+		}
+		if l.Value() != b.Value() {
+			t.Fatal("waiter got a different connection")
+		}
+		l.Release()
+		b.Release()
+		ctx := context.Background()
+		if err := p.Do(ctx, func(*fakeConn) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestMultiplexedStreamLimitHookAndDialsPerStream(t *testing.T) {
-	d := &fakeDialer{block: make(chan struct{})}
-	p, _ := newTestPool(t, Config[*fakeConn]{
-		Dial: d.dial, Close: d.close, MaxConns: 4, MaxStreams: 10, MaxDialing: 4,
-		Hooks: Hooks[*fakeConn]{StreamLimit: func(*fakeConn) int { return 3 }},
-	})
-	// 6 waiters need one dial at MaxStreams 10, not six.
-	got := make(chan Lease[*fakeConn], 6)
-	for i := 0; i < 6; i++ {
-		go func() { got <- mustAcquire(t, p) }()
-	}
-	waitForWaiters(t, p, 6)
-	// The dial goroutine may not have reached Dial yet on a loaded
-	// machine: wait for it, then give any extra dials a moment to show.
-	eventually(t, "the first dial", func() bool { return d.dials.Load() >= 1 })
-	for deadline := time.Now().Add(20 * time.Millisecond); time.Now().Before(deadline); {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{block: make(chan struct{})}
+		p, _ := newTestPool(t, Config[*fakeConn]{
+			Dial: d.dial, Close: d.close, MaxConns: 4, MaxStreams: 10, MaxDialing: 4,
+			Hooks: Hooks[*fakeConn]{StreamLimit: func(*fakeConn) int { return 3 }},
+		})
+		// 6 waiters need one dial at MaxStreams 10, not six.
+		var got []<-chan Lease[*fakeConn]
+		for i := 0; i < 6; i++ {
+			got = append(got, acquireAsync(context.Background(), p))
+		}
+		wantWaiters(t, p, 6) // and every dial they started is blocked in Dial
 		if n := d.dials.Load(); n != 1 {
 			t.Fatalf("%d dials for 6 waiters on a multiplexed pool, want 1", n)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	close(d.block)
-	// The connection joins with its own limit of 3: the other 3 waiters
-	// need a second connection.
-	var leases []Lease[*fakeConn]
-	for i := 0; i < 6; i++ {
-		leases = append(leases, <-got)
-	}
-	perConn := map[*fakeConn]int{}
-	for _, l := range leases {
-		perConn[l.Value()]++
-	}
-	for c, n := range perConn {
-		if n > 3 {
-			t.Fatalf("connection %d got %d leases, its StreamLimit is 3", c.id, n)
+		close(d.block)
+		// The connection joins with its own limit of 3: the other 3 waiters
+		// need a second connection.
+		var leases []Lease[*fakeConn]
+		for _, w := range got {
+			l := <-w
+			if l.rec == nil {
+				t.Fatal("a waiter failed")
+			}
+			leases = append(leases, l)
 		}
-	}
-	for _, l := range leases {
-		l.Release()
-	}
+		perConn := map[*fakeConn]int{}
+		for _, l := range leases {
+			perConn[l.Value()]++
+		}
+		for c, n := range perConn {
+			if n > 3 {
+				t.Fatalf("connection %d got %d leases, its StreamLimit is 3", c.id, n)
+			}
+		}
+		for _, l := range leases {
+			l.Release()
+		}
+	})
 }
 
 // Idle multiplexed connections are reaped after MaxIdleTime down to
 // MinConns open connections, busy ones counted; a connection with a lease
 // out is never reaped.
 func TestMultiplexedIdleReapedToMinConns(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinConns: 2, MaxIdleTime: 50 * time.Millisecond})
-	var leases []Lease[*fakeConn]
-	for range 6 {
-		leases = append(leases, mustAcquire(t, p))
-	}
-	if s := p.Stats(); s.TotalConns != 3 {
-		t.Fatalf("6 leases at 2 streams: %d connections, want 3", s.TotalConns)
-	}
-	// One lease stays out on its connection, which must survive; of the
-	// two others, both idle, one goes and one stays for MinConns.
-	kept := leases[0]
-	for _, l := range leases[1:] {
-		if l.Value() != kept.Value() {
-			l.Release()
+	synctest.Test(t, func(t *testing.T) {
+		const maxIdle = 50 * time.Millisecond
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinConns: 2, MaxIdleTime: maxIdle})
+		var leases []Lease[*fakeConn]
+		for range 6 {
+			leases = append(leases, mustAcquire(t, p))
 		}
-	}
-	for _, l := range leases[1:] {
-		if l.Value() == kept.Value() {
-			l.Release()
+		if s := p.Stats(); s.TotalConns != 3 {
+			t.Fatalf("6 leases at 2 streams: %d connections, want 3", s.TotalConns)
 		}
-	}
-	eventually(t, "one idle connection reaped", func() bool { return p.Stats().TotalConns == 2 })
-	time.Sleep(150 * time.Millisecond)
-	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 1 || s.Leases != 1 || kept.Value().closed.Load() {
-		t.Fatalf("after idling with one lease out: %+v (its connection closed: %v)", s, kept.Value().closed.Load())
-	}
-	// Both idle now, and both stay: MinConns counts them whatever their load.
-	kept.Release()
-	time.Sleep(150 * time.Millisecond)
-	settle(t, p)
-	if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 2 {
-		t.Fatalf("all idle past MaxIdleTime: %+v; want MinConns (2) kept", s)
-	}
-	if n := d.openConns(); n != 2 {
-		t.Fatalf("%d connections open at the dialer, want 2", n)
-	}
+		// One lease stays out on its connection, which must survive; of the
+		// two others, both idle, one goes and one stays for MinConns.
+		kept := leases[0]
+		for _, l := range leases[1:] {
+			if l.Value() != kept.Value() {
+				l.Release()
+			}
+		}
+		for _, l := range leases[1:] {
+			if l.Value() == kept.Value() {
+				l.Release()
+			}
+		}
+		time.Sleep(2 * maxIdle) // past MaxIdleTime and a maintenance tick
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 2 || s.Closed != 1 {
+			t.Fatalf("%s idle: %+v; want one idle connection reaped", 2*maxIdle, s)
+		}
+		time.Sleep(3 * maxIdle)
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 1 || s.Leases != 1 || kept.Value().closed.Load() {
+			t.Fatalf("after idling with one lease out: %+v (its connection closed: %v)", s, kept.Value().closed.Load())
+		}
+		// Both idle now, and both stay: MinConns counts them whatever their load.
+		kept.Release()
+		time.Sleep(3 * maxIdle)
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 2 || s.IdleConns != 2 {
+			t.Fatalf("all idle past MaxIdleTime: %+v; want MinConns (2) kept", s)
+		}
+		if n := d.openConns(); n != 2 {
+			t.Fatalf("%d connections open at the dialer, want 2", n)
+		}
+		// Kept, not reaped and dialled again.
+		if s := p.Stats(); s.Closed != 1 || s.Dials != 3 {
+			t.Fatalf("%+v; want the one reaped connection closed and no dial since the 3 for the leases", s)
+		}
+	})
 }
 
 // Among equally loaded connections the pick goes round, rather than always
@@ -263,37 +285,37 @@ func TestMultiplexedTiesGoRound(t *testing.T) {
 func TestMuxCrowdDialsPerMaxStreams(t *testing.T) {
 	for _, limit := range []int{4, 2} {
 		t.Run(fmt.Sprintf("StreamLimit=%d", limit), func(t *testing.T) {
-			d := &fakeDialer{block: make(chan struct{})}
-			cfg := Config[*fakeConn]{MaxConns: 8, MaxStreams: 4, Dial: d.dial}
-			cfg.Hooks.StreamLimit = func(*fakeConn) int { return limit }
-			p, _ := newTestPool(t, cfg)
-			const crowd = 10
-			got := make(chan Lease[*fakeConn], crowd)
-			for range crowd {
-				go func() {
-					l, err := p.Acquire(context.Background())
-					if err != nil {
-						t.Error(err)
+			synctest.Test(t, func(t *testing.T) {
+				d := &fakeDialer{block: make(chan struct{})}
+				cfg := Config[*fakeConn]{MaxConns: 8, MaxStreams: 4, Dial: d.dial}
+				cfg.Hooks.StreamLimit = func(*fakeConn) int { return limit }
+				p, _ := newTestPool(t, cfg)
+				const crowd = 10
+				var got []<-chan Lease[*fakeConn]
+				for range crowd {
+					got = append(got, acquireAsync(context.Background(), p))
+				}
+				wantWaiters(t, p, crowd) // and the dials they started are blocked in Dial
+				if n := d.dials.Load(); n != (crowd+3)/4 {
+					t.Fatalf("%d dials for a crowd of %d at 4 streams a connection, want %d", n, crowd, (crowd+3)/4)
+				}
+				close(d.block)
+				var leases []Lease[*fakeConn]
+				for _, w := range got {
+					l := <-w
+					if l.rec == nil {
+						t.Fatal("a waiter in the crowd failed")
 					}
-					got <- l
-				}()
-			}
-			waitForWaiters(t, p, crowd)
-			if n := d.dials.Load(); n != (crowd+3)/4 {
-				t.Fatalf("%d dials for a crowd of %d at 4 streams a connection, want %d", n, crowd, (crowd+3)/4)
-			}
-			close(d.block)
-			var leases []Lease[*fakeConn]
-			for range crowd {
-				leases = append(leases, <-got)
-			}
-			s := p.Stats()
-			if want := (crowd + limit - 1) / limit; s.TotalConns != want || s.Leases != crowd {
-				t.Errorf("%d connections for %d leases, want %d for %d (stats %+v)", s.TotalConns, s.Leases, want, crowd, s)
-			}
-			for _, l := range leases {
-				l.Release()
-			}
+					leases = append(leases, l)
+				}
+				s := p.Stats()
+				if want := (crowd + limit - 1) / limit; s.TotalConns != want || s.Leases != crowd {
+					t.Errorf("%d connections for %d leases, want %d for %d (stats %+v)", s.TotalConns, s.Leases, want, crowd, s)
+				}
+				for _, l := range leases {
+					l.Release()
+				}
+			})
 		})
 	}
 }

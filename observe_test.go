@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -36,38 +37,44 @@ func (o *countingObserver) ObserveLeak(r LeakReport) {
 }
 
 func TestObserverSeesEveryEvent(t *testing.T) {
-	obs := &countingObserver{}
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1, Observer: MultiObserver(obs, nil, BaseObserver{})})
-	l := mustAcquire(t, p) // dial + acquire
-	got := make(chan Lease[*fakeConn])
-	go func() { got <- mustAcquire(t, p) }()
-	waitForWaiters(t, p, 1)
-	if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrExhausted) { // reject
-		t.Fatal(err)
-	}
-	time.Sleep(5 * time.Millisecond)
-	l.Release() // release, hand-off to the waiter
-	l = <-got
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
-	defer cancel()
-	if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) { // timeout
-		t.Fatal(err)
-	}
-	l.Discard() // release + close
-	settle(t, p)
-	checks := map[string][2]int64{
-		"acquires": {obs.acquires.Load(), 2}, "releases": {obs.releases.Load(), 2},
-		"dials": {obs.dials.Load(), 1}, "closes": {obs.closes.Load(), 1},
-		"rejects": {obs.rejects.Load(), 1}, "timeouts": {obs.timeouts.Load(), 1},
-	}
-	for name, c := range checks {
-		if c[0] != c[1] {
-			t.Errorf("%s = %d, want %d", name, c[0], c[1])
+	synctest.Test(t, func(t *testing.T) {
+		obs := &countingObserver{}
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxWaiters: 1, Observer: MultiObserver(obs, nil, BaseObserver{})})
+		l := mustAcquire(t, p) // dial + acquire
+		got := acquireAsync(context.Background(), p)
+		wantWaiters(t, p, 1)
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrExhausted) { // reject
+			t.Fatal(err)
 		}
-	}
-	if obs.waited.Load() < int64(5*time.Millisecond) {
-		t.Errorf("waited %v, want at least the 5ms the waiter was kept waiting", time.Duration(obs.waited.Load()))
-	}
+		const kept = 5 * time.Millisecond
+		time.Sleep(kept)
+		l.Release() // release, hand-off to the waiter
+		if l = <-got; l.rec == nil {
+			t.Fatal("the waiter failed")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		defer cancel()
+		if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) { // timeout
+			t.Fatal(err)
+		}
+		l.Discard() // release + close
+		synctest.Wait()
+		checks := map[string][2]int64{
+			"acquires": {obs.acquires.Load(), 2}, "releases": {obs.releases.Load(), 2},
+			"dials": {obs.dials.Load(), 1}, "closes": {obs.closes.Load(), 1},
+			"rejects": {obs.rejects.Load(), 1}, "timeouts": {obs.timeouts.Load(), 1},
+		}
+		for name, c := range checks {
+			if c[0] != c[1] {
+				t.Errorf("%s = %d, want %d", name, c[0], c[1])
+			}
+		}
+		// The first acquire waited for its dial, which takes no time on the
+		// fake clock; the second for the release.
+		if w := time.Duration(obs.waited.Load()); w != kept {
+			t.Errorf("waited %v in all, want the %v the waiter was kept waiting", w, kept)
+		}
+	})
 }
 
 // The hot path allocates nothing, with or without an observer.
@@ -98,20 +105,23 @@ func TestAcquireReleaseAllocatesNothing(t *testing.T) {
 }
 
 func TestLeakReclaim(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, LeakThreshold: 10 * time.Millisecond, LeakReclaim: true})
-	l := mustAcquire(t, p)
-	c := l.Value()
-	eventually(t, "lease reclaimed", func() bool { return l.Err() != nil })
-	settle(t, p)
-	if !errors.Is(l.Err(), ErrLeaseReclaimed) || !c.closed.Load() {
-		t.Fatalf("Err() = %v, closed = %v", l.Err(), c.closed.Load())
-	}
-	l.Release() // a no-op now
-	l2 := mustAcquire(t, p)
-	if l2.Value() == c {
-		t.Fatal("reclaimed connection handed out again")
-	}
-	l2.Release()
+	synctest.Test(t, func(t *testing.T) {
+		const threshold = 10 * time.Millisecond
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, LeakThreshold: threshold, LeakReclaim: true})
+		l := mustAcquire(t, p)
+		c := l.Value()
+		time.Sleep(2 * threshold) // past LeakThreshold and a maintenance tick
+		synctest.Wait()
+		if !errors.Is(l.Err(), ErrLeaseReclaimed) || !c.closed.Load() {
+			t.Fatalf("Err() = %v, closed = %v", l.Err(), c.closed.Load())
+		}
+		l.Release() // a no-op now
+		l2 := mustAcquire(t, p)
+		if l2.Value() == c {
+			t.Fatal("reclaimed connection handed out again")
+		}
+		l2.Release()
+	})
 }
 
 // attachingObserver records the Stats function New hands it and whether

@@ -3,38 +3,41 @@ package shoal
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 )
 
 func TestResetClosesOldConnections(t *testing.T) {
-	for _, streams := range []int{1, 3} {
-		var why reasons
-		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: streams, Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook}})
-		held := mustAcquire(t, p)
-		idle := mustAcquire(t, p)
-		idle.Release() // in multiplexed mode, a second stream on held's connection
-		p.Reset()
-		settle(t, p)
-		if streams == 1 && !idle.Value().closed.Load() {
-			t.Fatal("idle connection survived Reset")
+	synctest.Test(t, func(t *testing.T) {
+		for _, streams := range []int{1, 3} {
+			var why reasons
+			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: streams, Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook}})
+			held := mustAcquire(t, p)
+			idle := mustAcquire(t, p)
+			idle.Release() // in multiplexed mode, a second stream on held's connection
+			p.Reset()
+			synctest.Wait()
+			if streams == 1 && !idle.Value().closed.Load() {
+				t.Fatal("idle connection survived Reset")
+			}
+			if held.Value().closed.Load() {
+				t.Fatal("Reset closed a connection under its holder")
+			}
+			old := held.Value()
+			held.Release()
+			synctest.Wait()
+			if !old.closed.Load() {
+				t.Fatal("connection open before Reset kept after its release")
+			}
+			l := mustAcquire(t, p)
+			if l.Value() == old || l.Value().closed.Load() {
+				t.Fatal("acquire after Reset got an old connection")
+			}
+			l.Release()
+			if why.count(ReasonReset) == 0 || d.openConns() != 1 {
+				t.Fatalf("streams %d: reasons %v, open %d", streams, why.list, d.openConns())
+			}
 		}
-		if held.Value().closed.Load() {
-			t.Fatal("Reset closed a connection under its holder")
-		}
-		old := held.Value()
-		held.Release()
-		settle(t, p)
-		if !old.closed.Load() {
-			t.Fatal("connection open before Reset kept after its release")
-		}
-		l := mustAcquire(t, p)
-		if l.Value() == old || l.Value().closed.Load() {
-			t.Fatal("acquire after Reset got an old connection")
-		}
-		l.Release()
-		if why.count(ReasonReset) == 0 || d.openConns() != 1 {
-			t.Fatalf("streams %d: reasons %v, open %d", streams, why.list, d.openConns())
-		}
-	}
+	})
 }
 
 func TestHijack(t *testing.T) {

@@ -6,241 +6,253 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// acquireAsync starts an Acquire in a goroutine and returns where its lease
-// (or error) arrives.
-func acquireAsync(ctx context.Context, p *Pool[*fakeConn]) <-chan Lease[*fakeConn] {
-	got := make(chan Lease[*fakeConn], 1)
-	go func() {
-		l, err := p.Acquire(ctx)
-		if err != nil {
-			l = Lease[*fakeConn]{}
-		}
-		got <- l
-	}()
-	return got
-}
-
 func TestSetMaxConnsGrowingServesWaitersByNewDials(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	held := mustAcquire(t, p)
-	defer held.Release()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var waiters []<-chan Lease[*fakeConn]
-	for range 5 {
-		waiters = append(waiters, acquireAsync(ctx, p))
-	}
-	waitForWaiters(t, p, 5)
-
-	// Past the MaxConns the pool was made with: its slot table grows.
-	if err := p.SetMaxConns(6); err != nil {
-		t.Fatal(err)
-	}
-	for i, w := range waiters {
-		l := <-w
-		if l.rec == nil {
-			t.Fatalf("waiter %d failed after the pool grew", i)
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		held := mustAcquire(t, p)
+		defer held.Release()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var waiters []<-chan Lease[*fakeConn]
+		for range 5 {
+			waiters = append(waiters, acquireAsync(ctx, p))
 		}
-		defer l.Release()
-	}
-	if got := d.openConns(); got != 6 {
-		t.Fatalf("%d connections open, want 6", got)
-	}
-	if s := p.Stats(); s.MaxConns != 6 || s.TotalConns != 6 || s.InUseConns != 6 {
-		t.Fatalf("Stats after growing: %+v", s)
-	}
+		wantWaiters(t, p, 5)
+
+		// Past the MaxConns the pool was made with: its slot table grows.
+		if err := p.SetMaxConns(6); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range waiters {
+			l := <-w
+			if l.rec == nil {
+				t.Fatalf("waiter %d failed after the pool grew", i)
+			}
+			defer l.Release()
+		}
+		if got := d.openConns(); got != 6 {
+			t.Fatalf("%d connections open, want 6", got)
+		}
+		if s := p.Stats(); s.MaxConns != 6 || s.TotalConns != 6 || s.InUseConns != 6 {
+			t.Fatalf("Stats after growing: %+v", s)
+		}
+	})
 }
 
 func TestSetMaxConnsShrinkingClosesIdleNowAndLeasedOnRelease(t *testing.T) {
-	for _, parts := range []int{1, 3} {
-		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 5, Partitions: parts})
+	synctest.Test(t, func(t *testing.T) {
+		for _, parts := range []int{1, 3} {
+			p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 5, Partitions: parts})
+			var held []Lease[*fakeConn]
+			for range 5 {
+				held = append(held, mustAcquire(t, p))
+			}
+			held[3].Release()
+			held[4].Release()
+			held = held[:3]
+
+			if err := p.SetMaxConns(1); err != nil {
+				t.Fatal(err)
+			}
+			// The two idle ones at once.
+			synctest.Wait()
+			if open, s := d.openConns(), p.Stats(); open != 3 || s.IdleConns != 0 || s.Closed != 2 {
+				t.Fatalf("partitions %d: after the shrink %d open, stats %+v", parts, open, s)
+			}
+			// Leased ones as they come back, down to the limit and no further.
+			held[0].Release()
+			synctest.Wait()
+			if open := d.openConns(); open != 2 {
+				t.Fatalf("partitions %d: %d open after the first release, want 2", parts, open)
+			}
+			held[1].Release()
+			synctest.Wait()
+			if open := d.openConns(); open != 1 {
+				t.Fatalf("partitions %d: %d open after the second release, want 1", parts, open)
+			}
+			held[2].Release()
+			synctest.Wait()
+			if s := p.Stats(); d.openConns() != 1 || s.IdleConns != 1 {
+				t.Fatalf("partitions %d: the last connection closed too: %+v", parts, s)
+			}
+			l := mustAcquire(t, p)
+			l.Release()
+			if got := d.dials.Load(); got != 5 {
+				t.Fatalf("partitions %d: %d dials, want 5 (the one kept is reused)", parts, got)
+			}
+		}
+	})
+}
+
+func TestSetMaxConnsShrinkingMakesCallersWaitNeverFail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3})
+		a, b, c := mustAcquire(t, p), mustAcquire(t, p), mustAcquire(t, p)
+		if err := p.SetMaxConns(1); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w := acquireAsync(ctx, p)
+		wantWaiters(t, p, 1)
+
+		// Two releases close (3 open, limit 1); the third hands its
+		// connection to the waiter.
+		a.Release()
+		b.Release()
+		synctest.Wait()
+		select {
+		case l := <-w:
+			t.Fatalf("the waiter got a lease (%v) while the pool was above its limit", l)
+		default:
+		}
+		c.Release()
+		l := <-w
+		if l.rec == nil {
+			t.Fatal("the waiter failed")
+		}
+		l.Release()
+		synctest.Wait()
+		if open, s := d.openConns(), p.Stats(); open != 1 || s.Closed != 2 {
+			t.Fatalf("%d open, stats %+v", open, s)
+		}
+
+		// A caller whose context ends while the pool is full and shrunk gets
+		// its context's error, not a resize error.
+		held := mustAcquire(t, p)
+		defer held.Release()
+		short, cancelShort := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancelShort()
+		if _, err := p.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire on a full shrunk pool: %v", err)
+		}
+	})
+}
+
+func TestSetMaxConnsShrinkingADialInFlightClosesItOnArrival(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
+		held := mustAcquire(t, p)
+		d.mu.Lock()
+		d.block = block
+		d.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w := acquireAsync(ctx, p)
+		synctest.Wait()
+		if n := d.dials.Load(); n != 2 {
+			t.Fatalf("%d dials, want the second in flight for the waiter", n)
+		}
+		if err := p.SetMaxConns(1); err != nil {
+			t.Fatal(err)
+		}
+		close(block)
+		// The new connection is one too many: closed on arrival; the waiter
+		// gets the held one when it comes back.
+		synctest.Wait()
+		if n := d.closes.Load(); n != 1 {
+			t.Fatalf("%d connections closed, want the late dial's", n)
+		}
+		held.Release()
+		l := <-w
+		if l.rec == nil {
+			t.Fatal("the waiter failed")
+		}
+		l.Release()
+		if open := d.openConns(); open != 1 {
+			t.Fatalf("%d open, want 1", open)
+		}
+	})
+}
+
+func TestSetMaxConnsMultiplexedRetiresTheLeastLoaded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinConns: 3})
+		if err := p.Warm(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// Five leases spread over three connections: 2, 2, 1.
 		var held []Lease[*fakeConn]
 		for range 5 {
 			held = append(held, mustAcquire(t, p))
 		}
-		held[3].Release()
-		held[4].Release()
-		held = held[:3]
-
-		if err := p.SetMaxConns(1); err != nil {
+		perConn := map[*fakeConn][]Lease[*fakeConn]{}
+		for _, l := range held {
+			perConn[l.Value()] = append(perConn[l.Value()], l)
+		}
+		if err := p.SetMaxConns(2); err != nil {
 			t.Fatal(err)
 		}
-		// The two idle ones at once.
-		settle(t, p)
-		if open, s := d.openConns(), p.Stats(); open != 3 || s.IdleConns != 0 || s.Closed != 2 {
-			t.Fatalf("partitions %d: after the shrink %d open, stats %+v", parts, open, s)
+		// The connection with one lease retires: it takes no new lease, and
+		// closes once that lease ends; the other two stay.
+		var light *fakeConn
+		for c, ls := range perConn {
+			if len(ls) == 1 {
+				light = c
+			}
 		}
-		// Leased ones as they come back, down to the limit and no further.
-		held[0].Release()
-		settle(t, p)
+		if light == nil {
+			t.Fatalf("leases not spread as expected: %v", perConn)
+		}
+		perConn[light][0].Release()
+		synctest.Wait()
+		if !light.closed.Load() {
+			t.Fatal("the retired connection stayed open after its last lease")
+		}
+		for c, ls := range perConn {
+			if c == light {
+				continue
+			}
+			for _, l := range ls {
+				l.Release()
+			}
+		}
 		if open := d.openConns(); open != 2 {
-			t.Fatalf("partitions %d: %d open after the first release, want 2", parts, open)
+			t.Fatalf("%d open, want 2", open)
 		}
-		held[1].Release()
-		settle(t, p)
-		if open := d.openConns(); open != 1 {
-			t.Fatalf("partitions %d: %d open after the second release, want 1", parts, open)
+		if s := p.Stats(); s.MaxConns != 2 || s.TotalConns != 2 {
+			t.Fatalf("Stats: %+v", s)
 		}
-		held[2].Release()
-		settle(t, p)
-		if s := p.Stats(); d.openConns() != 1 || s.IdleConns != 1 {
-			t.Fatalf("partitions %d: the last connection closed too: %+v", parts, s)
-		}
-		l := mustAcquire(t, p)
-		l.Release()
-		if got := d.dials.Load(); got != 5 {
-			t.Fatalf("partitions %d: %d dials, want 5 (the one kept is reused)", parts, got)
-		}
-	}
-}
-
-func TestSetMaxConnsShrinkingMakesCallersWaitNeverFail(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3})
-	a, b, c := mustAcquire(t, p), mustAcquire(t, p), mustAcquire(t, p)
-	if err := p.SetMaxConns(1); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	w := acquireAsync(ctx, p)
-	waitForWaiters(t, p, 1)
-
-	// Two releases close (3 open, limit 1); the third hands its
-	// connection to the waiter.
-	a.Release()
-	b.Release()
-	select {
-	case l := <-w:
-		t.Fatalf("the waiter got a lease (%v) while the pool was above its limit", l)
-	default:
-	}
-	c.Release()
-	l := <-w
-	if l.rec == nil {
-		t.Fatal("the waiter failed")
-	}
-	l.Release()
-	settle(t, p)
-	if open, s := d.openConns(), p.Stats(); open != 1 || s.Closed != 2 {
-		t.Fatalf("%d open, stats %+v", open, s)
-	}
-
-	// A caller whose context ends while the pool is full and shrunk gets
-	// its context's error, not a resize error.
-	held := mustAcquire(t, p)
-	defer held.Release()
-	short, cancelShort := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancelShort()
-	if _, err := p.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Acquire on a full shrunk pool: %v", err)
-	}
-}
-
-func TestSetMaxConnsShrinkingADialInFlightClosesItOnArrival(t *testing.T) {
-	block := make(chan struct{})
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2})
-	held := mustAcquire(t, p)
-	d.mu.Lock()
-	d.block = block
-	d.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	w := acquireAsync(ctx, p)
-	eventually(t, "the second dial in flight", func() bool { return d.dials.Load() == 2 })
-	if err := p.SetMaxConns(1); err != nil {
-		t.Fatal(err)
-	}
-	close(block)
-	// The new connection is one too many: closed on arrival; the waiter
-	// gets the held one when it comes back.
-	eventually(t, "the late dial closed", func() bool { return d.closes.Load() == 1 })
-	held.Release()
-	l := <-w
-	if l.rec == nil {
-		t.Fatal("the waiter failed")
-	}
-	l.Release()
-	if open := d.openConns(); open != 1 {
-		t.Fatalf("%d open, want 1", open)
-	}
-}
-
-func TestSetMaxConnsMultiplexedRetiresTheLeastLoaded(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinConns: 3})
-	if err := p.Warm(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// Five leases spread over three connections: 2, 2, 1.
-	var held []Lease[*fakeConn]
-	for range 5 {
-		held = append(held, mustAcquire(t, p))
-	}
-	perConn := map[*fakeConn][]Lease[*fakeConn]{}
-	for _, l := range held {
-		perConn[l.Value()] = append(perConn[l.Value()], l)
-	}
-	if err := p.SetMaxConns(2); err != nil {
-		t.Fatal(err)
-	}
-	// The connection with one lease retires: it takes no new lease, and
-	// closes once that lease ends; the other two stay.
-	var light *fakeConn
-	for c, ls := range perConn {
-		if len(ls) == 1 {
-			light = c
-		}
-	}
-	if light == nil {
-		t.Fatalf("leases not spread as expected: %v", perConn)
-	}
-	perConn[light][0].Release()
-	settle(t, p)
-	if !light.closed.Load() {
-		t.Fatal("the retired connection stayed open after its last lease")
-	}
-	for c, ls := range perConn {
-		if c == light {
-			continue
-		}
-		for _, l := range ls {
-			l.Release()
-		}
-	}
-	if open := d.openConns(); open != 2 {
-		t.Fatalf("%d open, want 2", open)
-	}
-	if s := p.Stats(); s.MaxConns != 2 || s.TotalConns != 2 {
-		t.Fatalf("Stats: %+v", s)
-	}
+	})
 }
 
 func TestSetMaxConnsBelowTheFloorsKeepsThemOnlyToTheLimit(t *testing.T) {
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4, MinIdle: 4})
-	if err := p.Warm(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.SetMaxConns(2); err != nil {
-		t.Fatal(err)
-	}
-	settle(t, p)
-	if open := d.openConns(); open != 2 {
-		t.Fatalf("%d open after the shrink, want 2", open)
-	}
-	// Maintenance must not dial back up to MinIdle.
-	passes := p.life.passes.Load()
-	p.kickMaintenance()
-	eventually(t, "a maintenance pass", func() bool { return p.life.passes.Load() > passes })
-	if open := d.openConns(); open != 2 {
-		t.Fatalf("%d open after maintenance, want 2", open)
-	}
-	// Growing again refills the floor.
-	if err := p.SetMaxConns(4); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "MinIdle refilled", func() bool { return d.openConns() == 4 })
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4, MinIdle: 4})
+		if err := p.Warm(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.SetMaxConns(2); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if open := d.openConns(); open != 2 {
+			t.Fatalf("%d open after the shrink, want 2", open)
+		}
+		// Maintenance must not dial back up to MinIdle.
+		passes := p.life.passes.Load()
+		p.kickMaintenance()
+		synctest.Wait()
+		if p.life.passes.Load() == passes {
+			t.Fatal("no maintenance pass after a kick")
+		}
+		if open := d.openConns(); open != 2 {
+			t.Fatalf("%d open after maintenance, want 2", open)
+		}
+		// Growing again refills the floor.
+		if err := p.SetMaxConns(4); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if open := d.openConns(); open != 4 {
+			t.Fatalf("%d open after growing back, want MinIdle (4) refilled", open)
+		}
+	})
 }
 
 func TestSetMaxConnsRefusesBadInput(t *testing.T) {
@@ -266,6 +278,9 @@ func TestSetMaxConnsRefusesBadInput(t *testing.T) {
 // throughout, that what is open at the dialer never exceeds the larger of
 // the limits in force since the pool was last within its limit.
 func TestSetMaxConnsUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("puts the pool under a second or two of real load while it resizes; runs without -short")
+	}
 	d := &fakeDialer{}
 	var mu sync.Mutex
 	allowed := 8
@@ -315,7 +330,7 @@ func TestSetMaxConnsUnderLoad(t *testing.T) {
 		if err := p.SetMaxConns(n); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the pool within its new limit", func() bool { return p.Stats().TotalConns <= n })
+		WaitFor(t, "the pool within its new limit", func() bool { return p.Stats().TotalConns <= n })
 		mu.Lock()
 		allowed = n
 		mu.Unlock()

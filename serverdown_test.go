@@ -250,9 +250,7 @@ func outage(t *testing.T, srv *flakyServer, dialTimeout time.Duration) []time.Du
 	dialsDown, peak, _ := srv.counts()
 	srv.setDown(false)
 	back := time.Now()
-	for p.Stats().TotalConns < 8 {
-		time.Sleep(time.Millisecond)
-	}
+	WaitFor(t, "8 connections open again after the server's return", func() bool { return p.Stats().TotalConns >= 8 })
 	reopened := time.Since(back)
 	close(stop)
 	wg.Wait()

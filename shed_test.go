@@ -5,43 +5,53 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 func TestLoadSheddingDropsLongWaitersWhenOverloaded(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, QueueTarget: 5 * time.Millisecond, QueueInterval: 20 * time.Millisecond})
-	held := mustAcquire(t, p)
-	const n = 4
-	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			l, err := p.Acquire(ctx)
-			if err == nil {
-				l.Release()
-			}
-			errs <- err
-		}()
-	}
-	for i := 0; i < n; i++ {
-		select {
-		case err := <-errs:
-			if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "load shedding") {
-				t.Fatalf("waiter got %v, want ErrExhausted from load shedding", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("overloaded pool kept its waiters")
+	synctest.Test(t, func(t *testing.T) {
+		const target, interval = 5 * time.Millisecond, 20 * time.Millisecond
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, QueueTarget: target, QueueInterval: interval})
+		held := mustAcquire(t, p)
+		const n = 4
+		errs := make(chan error, n)
+		for i := 0; i < n; i++ {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				l, err := p.Acquire(ctx)
+				if err == nil {
+					l.Release()
+				}
+				errs <- err
+			}()
 		}
-	}
-	if s := p.Stats(); s.RejectedAcquires != n {
-		t.Fatalf("RejectedAcquires = %d, want %d", s.RejectedAcquires, n)
-	}
-	held.Release()
-	// Quick acquires switch shedding off again once an interval passes.
-	eventually(t, "shedding off", func() bool {
-		l := mustAcquire(t, p)
-		l.Release()
-		return !p.shed.shedding.Load()
+		for i := 0; i < n; i++ {
+			select {
+			case err := <-errs:
+				if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "load shedding") {
+					t.Fatalf("waiter got %v, want ErrExhausted from load shedding", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("overloaded pool kept its waiters")
+			}
+		}
+		if s := p.Stats(); s.RejectedAcquires != n {
+			t.Fatalf("RejectedAcquires = %d, want %d", s.RejectedAcquires, n)
+		}
+		if !p.shed.shedding.Load() {
+			t.Fatal("the pool shed its waiters but says it is not shedding")
+		}
+		held.Release()
+		// With the waiters gone and acquires quick again, shedding stops
+		// when the interval ends: within an interval, and a maintenance
+		// tick (at most half the target while shedding) to notice.
+		mustAcquire(t, p).Release()
+		time.Sleep(interval + target/2)
+		synctest.Wait()
+		if p.shed.shedding.Load() {
+			t.Fatalf("still shedding an interval after a quick acquire")
+		}
 	})
 }

@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -9,26 +10,31 @@ import (
 // Close running), Stats.Acquires does not dip: it is exported as a
 // counter.
 func TestStatsAcquiresNeverFalls(t *testing.T) {
-	closing, finish := make(chan struct{}), make(chan struct{})
-	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	p.cfg.Close = func(c *fakeConn) error {
-		close(closing)
-		<-finish
-		return d.close(c)
-	}
-	for range 10 {
-		mustAcquire(t, p).Release()
-	}
-	l := mustAcquire(t, p)
-	before := p.Stats().Acquires
-	go l.Discard()
-	<-closing
-	during := p.Stats().Acquires
-	close(finish)
-	eventually(t, "the connection to close", func() bool { return p.Stats().Closed == 1 })
-	if after := p.Stats().Acquires; during < before || after != 11 {
-		t.Errorf("Acquires %d before, %d while closing, %d after; want 11 throughout", before, during, after)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		closing, finish := make(chan struct{}), make(chan struct{})
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		p.cfg.Close = func(c *fakeConn) error {
+			close(closing)
+			<-finish
+			return d.close(c)
+		}
+		for range 10 {
+			mustAcquire(t, p).Release()
+		}
+		l := mustAcquire(t, p)
+		before := p.Stats().Acquires
+		go l.Discard()
+		<-closing
+		during := p.Stats().Acquires
+		close(finish)
+		synctest.Wait()
+		if n := p.Stats().Closed; n != 1 {
+			t.Fatalf("Closed = %d once the close could finish, want 1", n)
+		}
+		if after := p.Stats().Acquires; during < before || after != 11 {
+			t.Errorf("Acquires %d before, %d while closing, %d after; want 11 throughout", before, during, after)
+		}
+	})
 }
 
 // scrapingAttacher calls the pool's Stats from another goroutine the

@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -46,28 +47,30 @@ func TestYieldAfterHandoffJudgesHoldTime(t *testing.T) {
 // TestHandoffStampsTheLease: a lease handed to a waiter carries the time of
 // the hand-over; the next acquire from the idle stack clears it.
 func TestHandoffStampsTheLease(t *testing.T) {
-	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-	held := mustAcquire(t, p)
-	got := make(chan Lease[*fakeConn])
-	go func() {
-		l, err := p.Acquire(context.Background())
-		if err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		held := mustAcquire(t, p)
+		got := make(chan Lease[*fakeConn])
+		go func() {
+			l, err := p.Acquire(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			got <- l
+		}()
+		wantWaiters(t, p, 1)
+		before := p.now()
+		held.Release()
+		l := <-got
+		if l.rec.handedAt < before {
+			l.Release()
+			t.Fatalf("handed-over lease has handedAt %d, want at least %d", l.rec.handedAt, before)
 		}
-		got <- l
-	}()
-	waitForWaiters(t, p, 1)
-	before := p.now()
-	held.Release()
-	l := <-got
-	if l.rec.handedAt < before {
 		l.Release()
-		t.Fatalf("handed-over lease has handedAt %d, want at least %d", l.rec.handedAt, before)
-	}
-	l.Release()
-	l = mustAcquire(t, p)
-	defer l.Release()
-	if l.rec.handedAt != 0 {
-		t.Errorf("lease from the idle stack has handedAt %d, want 0", l.rec.handedAt)
-	}
+		l = mustAcquire(t, p)
+		defer l.Release()
+		if l.rec.handedAt != 0 {
+			t.Errorf("lease from the idle stack has handedAt %d, want 0", l.rec.handedAt)
+		}
+	})
 }
