@@ -129,8 +129,11 @@ func (p *Pool[T]) dialAndAdopt() {
 	started := p.now()
 	c, err := p.dialOne(p.life.ctx)
 	if err != nil {
-		p.cap.dialing.Add(-1)
+		// The place first, then the dial: in between, established()
+		// reads low, never high, so no caller passes failFast on a
+		// connection that is not there and waits out a backoff.
 		p.cap.open.Add(-1)
+		p.cap.dialing.Add(-1)
 		p.dialFailed(err, started)
 		return
 	}

@@ -44,8 +44,8 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 			started := p.now()
 			c, err := p.dialOne(ctx)
 			if err != nil {
+				p.cap.open.Add(-1) // the place first: see dialAndAdopt
 				p.cap.dialing.Add(-1)
-				p.cap.open.Add(-1)
 				p.dialFailedQuietly(err, started)
 				errs <- err
 				return
