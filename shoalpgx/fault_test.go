@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // load runs workers goroutines, each doing queries one after another until
@@ -57,20 +58,6 @@ func startLoad(p *Pool, workers, maxOps int, opTimeout time.Duration) *load {
 	return l
 }
 
-// waitFor polls cond every few milliseconds, failing the test if it is
-// still false after limit: a guard against hangs, not a timing assertion.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("still waiting after %s for %s", limit, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 // finish stops the load and waits for its goroutines, failing if they do not
 // end: every operation has a deadline, so one that hangs is a bug.
 func (l *load) finish(t *testing.T) {
@@ -98,15 +85,15 @@ func (l *load) errors() []error {
 func TestTerminateEveryBackendUnderLoad(t *testing.T) {
 	const maxConns, workers = 8, 24
 	p := newTestPool(t, func(c *Config) { c.MaxConns = maxConns })
-	admin := adminConn(t)
-	ctx := testCtx(t)
-	app := appName(t)
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
+	app := pgtest.AppName(t)
 
 	l := startLoad(p, workers, 100000, 5*time.Second)
 	killed := 0
 	for round := range 2 {
 		target := l.ok.Load() + 500
-		waitFor(t, 20*time.Second, "500 queries before the kill", func() bool { return l.ok.Load() >= target })
+		pgtest.WaitFor(t, 20*time.Second, "500 queries before the kill", func() bool { return l.ok.Load() >= target })
 		var n int
 		err := admin.QueryRow(ctx, `select count(*) from (
 			select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1) k`, app).Scan(&n)
@@ -121,7 +108,7 @@ func TestTerminateEveryBackendUnderLoad(t *testing.T) {
 	// After the kills, the pool must serve again: wait for plenty of
 	// successes, then stop.
 	target := l.ok.Load() + 2000
-	waitFor(t, 30*time.Second, "2000 queries after the kills", func() bool { return l.ok.Load() >= target })
+	pgtest.WaitFor(t, 30*time.Second, "2000 queries after the kills", func() bool { return l.ok.Load() >= target })
 	l.finish(t)
 
 	errs := l.errors()
@@ -170,15 +157,15 @@ func TestServerDownAndUp(t *testing.T) {
 	// context, so a tight deadline on a slow (race-instrumented, shared)
 	// machine would keep closing the fresh connections after the return.
 	l := startLoad(p, workers, 1000000, 2*time.Second)
-	waitFor(t, 20*time.Second, "the pool at full strength", full)
-	waitFor(t, 20*time.Second, "1000 queries through the proxy", func() bool { return l.ok.Load() >= 1000 })
+	pgtest.WaitFor(t, 20*time.Second, "the pool at full strength", full)
+	pgtest.WaitFor(t, 20*time.Second, "1000 queries through the proxy", func() bool { return l.ok.Load() >= 1000 })
 
 	proxy.Stop()
 	failedAtStop, dialsAtStop := l.failed.Load(), dials.Load()
 	downStart := time.Now()
 	// Down long enough for the backoff to reach its cap.
-	waitFor(t, 20*time.Second, "3000 failed queries while down", func() bool { return l.failed.Load()-failedAtStop >= 3000 })
-	waitFor(t, 20*time.Second, "1.5s of downtime", func() bool { return time.Since(downStart) >= 1500*time.Millisecond })
+	pgtest.WaitFor(t, 20*time.Second, "3000 failed queries while down", func() bool { return l.failed.Load()-failedAtStop >= 3000 })
+	pgtest.WaitFor(t, 20*time.Second, "1.5s of downtime", func() bool { return time.Since(downStart) >= 1500*time.Millisecond })
 	down := time.Since(downStart)
 	dialsDown := dials.Load() - dialsAtStop
 	failedDown := l.failed.Load() - failedAtStop
@@ -186,10 +173,10 @@ func TestServerDownAndUp(t *testing.T) {
 	statsAtStart := p.Stats()
 	proxy.Start(t)
 	dialsAtStart := dials.Load()
-	recovery := waitFor(t, 20*time.Second, "the pool back at full strength", full)
+	recovery := pgtest.WaitFor(t, 20*time.Second, "the pool back at full strength", full)
 	dialsUp := dials.Load() - dialsAtStart
 	okAtUp := l.ok.Load()
-	waitFor(t, 20*time.Second, "1000 queries after the return", func() bool { return l.ok.Load() >= okAtUp+1000 })
+	pgtest.WaitFor(t, 20*time.Second, "1000 queries after the return", func() bool { return l.ok.Load() >= okAtUp+1000 })
 	l.finish(t)
 	statsUp := p.Stats()
 	dialErrorsUp, closedUp := statsUp.DialErrors-statsAtStart.DialErrors, statsUp.Closed-statsAtStart.Closed

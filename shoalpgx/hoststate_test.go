@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // A connection counts in its host's Open while the pool has it, and stops
 // counting when it closes or is hijacked.
 func TestHostsOpenFollowsConnections(t *testing.T) {
 	pool := newTestPool(t, nil)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	a, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +50,7 @@ func TestHostsOpenFollowsConnections(t *testing.T) {
 func TestHostDialHookPanic(t *testing.T) {
 	cfg := testConfig(t, nil)
 	cc := cfg.ConnConfig
-	cfg2, err := ParseConfig(strings.Replace(requirePostgres(t), "@127.0.0.1:5432/", "@127.0.0.1:5432,127.0.0.2:5432/", 1))
+	cfg2, err := ParseConfig(strings.Replace(pgtest.ConnString(t), "@127.0.0.1:5432/", "@127.0.0.1:5432,127.0.0.2:5432/", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestHostDialHookPanic(t *testing.T) {
 	cfg2.ConnConfig.RuntimeParams = cc.RuntimeParams
 	cfg2.ConnConfig.DialFunc = func(context.Context, string, string) (net.Conn, error) { panic("dial hook") }
 	pool := newPoolFor(t, cfg2)
-	err = pool.Ping(testCtx(t))
+	err = pool.Ping(pgtest.Ctx(t))
 	if err == nil || !strings.Contains(err.Error(), "a connect hook panicked") || !strings.Contains(err.Error(), "dial hook") {
 		t.Fatalf("a ping through a panicking DialFunc: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // cancelWhenSleeping returns a function to call right before the statement
@@ -18,9 +19,9 @@ import (
 // the statement executes, not before it, nor while pgx prepares or
 // describes it (when a cancel would leave the connection clean, and kept).
 func cancelWhenSleeping(t *testing.T, cancel context.CancelFunc) (start func()) {
-	admin := adminConn(t)
-	ctx := testCtx(t)
-	app := appName(t)
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
+	app := pgtest.AppName(t)
 	return func() {
 		go func() {
 			defer cancel()
@@ -88,7 +89,7 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 			db := newTestDB(t, p)
-			ctx, cancel := context.WithCancel(testCtx(t))
+			ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 			defer cancel()
 			start := cancelWhenSleeping(t, cancel)
 			err := tc.run(ctx, db, start)
@@ -98,17 +99,17 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 			}
 			// A transaction's connection is released by database/sql's own
 			// goroutine when the context ends, after its rollback.
-			waitFor(t, 10*time.Second, "the canceled query's connection released", func() bool {
+			pgtest.WaitFor(t, 10*time.Second, "the canceled query's connection released", func() bool {
 				return p.Stats().InUseConns == 0
 			})
 			if s := p.Stats(); s.Closed != 0 || s.Dials != 1 {
 				t.Fatalf("stats %+v: want the canceled query's connection kept", s)
 			}
 			var n int
-			if err := db.QueryRowContext(testCtx(t), "select 7").Scan(&n); err != nil || n != 7 {
+			if err := db.QueryRowContext(pgtest.Ctx(t), "select 7").Scan(&n); err != nil || n != 7 {
 				t.Fatalf("next database/sql query: %d, %v", n, err)
 			}
-			if err := p.QueryRow(testCtx(t), "select 8").Scan(&n); err != nil || n != 8 {
+			if err := p.QueryRow(pgtest.Ctx(t), "select 8").Scan(&n); err != nil || n != 8 {
 				t.Fatalf("next pgx query: %d, %v", n, err)
 			}
 		})
@@ -120,11 +121,11 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 func TestSQLContextEndedBeforeTheCall(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 	db := newTestDB(t, p)
-	sc, err := db.Conn(testCtx(t))
+	sc, err := db.Conn(pgtest.Ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 	cancel()
 	if _, err := sc.ExecContext(ctx, "select 1"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("exec with an ended context: %v, want context.Canceled", err)
@@ -141,13 +142,13 @@ func TestSQLContextEndedBeforeTheCall(t *testing.T) {
 // backend is gone and its goodbye has had time to reach the client.
 func terminateBackend(t *testing.T, pid uint32) {
 	t.Helper()
-	admin := adminConn(t)
-	ctx := testCtx(t)
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
 	var ok bool
 	if err := admin.QueryRow(ctx, "select pg_terminate_backend($1)", pid).Scan(&ok); err != nil || !ok {
 		t.Fatalf("pg_terminate_backend(%d): %v, %v", pid, ok, err)
 	}
-	waitFor(t, 10*time.Second, "the terminated backend to go", func() bool {
+	pgtest.WaitFor(t, 10*time.Second, "the terminated backend to go", func() bool {
 		var n int
 		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where pid = $1", pid).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -172,7 +173,7 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 	nextPID := func(t *testing.T, db *sql.DB) uint32 {
 		t.Helper()
 		var pid uint32
-		if err := db.QueryRowContext(testCtx(t), "select pg_backend_pid()").Scan(&pid); err != nil {
+		if err := db.QueryRowContext(pgtest.Ctx(t), "select pg_backend_pid()").Scan(&pid); err != nil {
 			t.Fatalf("first query after the termination: %v", err)
 		}
 		return pid
@@ -191,7 +192,7 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 	t.Run("held by database/sql", func(t *testing.T) {
 		p := pool(t)
 		db := newTestDB(t, p)
-		ctx := testCtx(t)
+		ctx := pgtest.Ctx(t)
 		sc, err := db.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -205,7 +206,7 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 		if err := sc.Close(); !errors.Is(err, sql.ErrConnDone) {
 			t.Fatalf("closing the sql.Conn after its connection went bad: %v, want sql.ErrConnDone", err)
 		}
-		settle(t, p)
+		pgtest.Settle(t, p)
 		if s := p.Stats(); s.Closed != 1 || s.TotalConns != 0 {
 			t.Fatalf("stats %+v: want the terminated connection closed", s)
 		}
@@ -229,12 +230,12 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 		if pid := nextPID(t, db); pid == old {
 			t.Fatalf("database/sql reused the terminated backend %d", pid)
 		}
-		settle(t, p)
+		pgtest.Settle(t, p)
 		if s := p.Stats(); s.Closed != 1 {
 			t.Fatalf("stats %+v: want the terminated connection closed", s)
 		}
 		// The pool did not get it back as a good one.
-		c, err := p.Acquire(testCtx(t))
+		c, err := p.Acquire(pgtest.Ctx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +264,7 @@ func TestOpenDBWithResetSession(t *testing.T) {
 	}))
 	db.SetMaxIdleConns(1)
 	db.SetMaxOpenConns(1) // one connection at a time: each query reuses the idle one
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	pids := make([]uint32, 3)
 	for i := range pids {
 		if err := db.QueryRowContext(ctx, "select pg_backend_pid()").Scan(&pids[i]); err != nil {
@@ -276,7 +277,7 @@ func TestOpenDBWithResetSession(t *testing.T) {
 	if pids[1] != pids[0] || pids[2] == pids[0] {
 		t.Fatalf("backends %v: want the first reused once, then replaced after the refused reset", pids)
 	}
-	settle(t, p)
+	pgtest.Settle(t, p)
 	if s := p.Stats(); s.Closed != 1 {
 		t.Fatalf("stats %+v: want the refused connection closed, not given back", s)
 	}

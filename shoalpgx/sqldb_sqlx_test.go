@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // sqlx, the most common layer over database/sql, works on the driver: Get
@@ -13,12 +14,12 @@ import (
 func TestSQLWithSqlx(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
 	db := sqlx.NewDb(newTestDB(t, p), "pgx")
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	if _, err := db.ExecContext(ctx, `drop table if exists shoalpgx_sqlx;
 		create table shoalpgx_sqlx (id bigint primary key, name text not null, score numeric, born date, tags text[])`); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = db.ExecContext(testCtx(t), "drop table if exists shoalpgx_sqlx") })
+	t.Cleanup(func() { _, _ = db.ExecContext(pgtest.Ctx(t), "drop table if exists shoalpgx_sqlx") })
 
 	type person struct {
 		ID    int64     `db:"id"`

@@ -4,13 +4,15 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // preparedOnServer lists the statements this driver prepared on sc's
 // session, from the server's own view.
 func preparedOnServer(t *testing.T, sc *sql.Conn) []string {
 	t.Helper()
-	rows, err := sc.QueryContext(testCtx(t), "select statement from pg_prepared_statements where name like 'shoalpgx_sql_%' order by prepare_time, statement")
+	rows, err := sc.QueryContext(pgtest.Ctx(t), "select statement from pg_prepared_statements where name like 'shoalpgx_sql_%' order by prepare_time, statement")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func preparedOnServer(t *testing.T, sc *sql.Conn) []string {
 func TestSQLPreparedStatements(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	sc := newTestSQLConn(t, db)
 
 	const query = "select $1::int * $2::int"
@@ -87,7 +89,7 @@ func TestSQLPreparedStatements(t *testing.T) {
 func TestSQLDBPreparedStatementLeavesNothingBehind(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	stmt, err := db.PrepareContext(ctx, "select $1::text")
 	if err != nil {
 		t.Fatal(err)

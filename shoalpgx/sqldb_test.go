@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // newTestDB opens a *sql.DB on p. At cleanup, before the pool closes, it
@@ -33,7 +34,7 @@ func newTestDB(t *testing.T, p *Pool, opts ...OpenDBOption) *sql.DB {
 // the test ends (before db closes).
 func newTestSQLConn(t *testing.T, db *sql.DB) *sql.Conn {
 	t.Helper()
-	sc, err := db.Conn(testCtx(t))
+	sc, err := db.Conn(pgtest.Ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func newTestSQLConn(t *testing.T, db *sql.DB) *sql.Conn {
 func sqlBackendPID(t *testing.T, c *sql.Conn) uint32 {
 	t.Helper()
 	var pid uint32
-	if err := c.QueryRowContext(testCtx(t), "select pg_backend_pid()").Scan(&pid); err != nil {
+	if err := c.QueryRowContext(pgtest.Ctx(t), "select pg_backend_pid()").Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
 	return pid
@@ -58,7 +59,7 @@ func sqlBackendPID(t *testing.T, c *sql.Conn) uint32 {
 func TestOpenDBSharesThePoolWithPgx(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 
 	held, err := p.Acquire(ctx)
 	if err != nil {
@@ -111,7 +112,7 @@ func TestOpenDBSharesThePoolWithPgx(t *testing.T) {
 // Closing the DB leaves the pool open, and a new DB on it works.
 func TestOpenDBCloseLeavesThePoolOpen(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	db := OpenDB(p)
 	if err := db.PingContext(ctx); err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestOpenDBDriverAndNilPool(t *testing.T) {
 func TestOpenDBRawReachesThePgxConn(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	sc := newTestSQLConn(t, db)
 	pid := sqlBackendPID(t, sc)
 	if _, err := sc.ExecContext(ctx, "create temporary table raw_copy (x int)"); err != nil {
@@ -183,7 +184,7 @@ func TestOpenDBRawReachesThePgxConn(t *testing.T) {
 func TestSQLExec(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	sc := newTestSQLConn(t, db)
 	if _, err := sc.ExecContext(ctx, "create temporary table exec_t (id int); insert into exec_t values (1), (2), (3)"); err != nil {
 		t.Fatalf("several statements in one Exec: %v", err)
@@ -209,7 +210,7 @@ func TestSQLExec(t *testing.T) {
 func TestSQLArguments(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	var s string
 	if err := db.QueryRowContext(ctx, "select @a::text || @b::text", pgx.NamedArgs{"a": "x", "b": "y"}).Scan(&s); err != nil || s != "xy" {
 		t.Fatalf("pgx.NamedArgs: %q, %v", s, err)
@@ -234,7 +235,7 @@ func TestSQLArguments(t *testing.T) {
 func TestSQLColumnsOfAnEmptyResult(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	for _, opts := range [][]any{nil, {pgx.QueryExecModeSimpleProtocol}} {
 		rows, err := db.QueryContext(ctx, "select 1 as a, 'x' as b where false", opts...)
 		if err != nil {
@@ -259,7 +260,7 @@ func TestSQLColumnsOfAnEmptyResult(t *testing.T) {
 func TestSQLRowsClosedEarlyOrFailedKeepTheConnection(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 
 	rows, err := db.QueryContext(ctx, "select generate_series(1, 10000)")
 	if err != nil {
@@ -306,7 +307,7 @@ func TestSQLRowsClosedEarlyOrFailedKeepTheConnection(t *testing.T) {
 func TestOpenDBAndPgxConcurrently(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	const workers, ops = 8, 40
 	errs := make(chan error, workers)
 	for w := range workers {

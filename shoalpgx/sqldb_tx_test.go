@@ -9,13 +9,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // sqlTestTable creates a table for one test, dropped at cleanup. It is a
 // real table, not a temporary one, so that every connection sees it.
 func sqlTestTable(t *testing.T, db *sql.DB, name string) {
 	t.Helper()
-	if _, err := db.ExecContext(testCtx(t), "drop table if exists "+name+"; create table "+name+" (id int primary key)"); err != nil {
+	if _, err := db.ExecContext(pgtest.Ctx(t), "drop table if exists "+name+"; create table "+name+" (id int primary key)"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -30,7 +31,7 @@ func sqlTestTable(t *testing.T, db *sql.DB, name string) {
 func TestSQLTxCommitAndRollback(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	sqlTestTable(t, db, "shoalpgx_sqldb_tx")
 
 	insert := func(id int, commit bool) {
@@ -84,7 +85,7 @@ func TestSQLTxCommitAndRollback(t *testing.T) {
 func TestSQLTxReadOnlyRefusesWrites(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	sqlTestTable(t, db, "shoalpgx_sqldb_ro")
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -108,7 +109,7 @@ func TestSQLTxReadOnlyRefusesWrites(t *testing.T) {
 func TestSQLTxIsolationLevels(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	for level, want := range map[sql.IsolationLevel]string{
 		sql.LevelDefault:         "read committed", // the server's default_transaction_isolation
 		sql.LevelReadUncommitted: "read uncommitted",
@@ -148,7 +149,7 @@ func TestSQLConnClosedInsideTransactionIsDiscarded(t *testing.T) {
 		t.Run(state, func(t *testing.T) {
 			p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 			db := newTestDB(t, p)
-			ctx := testCtx(t)
+			ctx := pgtest.Ctx(t)
 			sc, err := db.Conn(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -165,13 +166,13 @@ func TestSQLConnClosedInsideTransactionIsDiscarded(t *testing.T) {
 			if err := sc.Close(); err != nil {
 				t.Fatal(err)
 			}
-			settle(t, p)
+			pgtest.Settle(t, p)
 			if s := p.Stats(); s.Closed != 1 {
 				t.Fatalf("stats %+v: want the connection closed", s)
 			}
 			c, pid2 := acquireOne(t, p)
 			defer c.Release()
-			requireClean(t, c)
+			pgtest.RequireClean(t, c.Conn())
 			if pid2 == pid {
 				t.Fatal("a connection closed by database/sql inside a transaction was handed out again")
 			}

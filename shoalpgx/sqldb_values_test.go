@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // Each type goes to the server as a Go argument and comes back as the
@@ -22,7 +23,7 @@ import (
 func TestSQLTypesRoundTrip(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 
 	when := time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.FixedZone("", 2*3600))
 	day := time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)
@@ -109,7 +110,7 @@ func sameValue(got, want any) bool {
 func TestSQLScanIntoGoTypes(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	var (
 		n      sql.NullInt64
 		f      float64
@@ -155,7 +156,7 @@ func TestSQLScanIntoGoTypes(t *testing.T) {
 func TestSQLColumnTypes(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	sc := newTestSQLConn(t, db)
 	if _, err := sc.ExecContext(ctx, `create temporary table coltypes (
 		id bigint, name varchar(20), code char(3), body text, price numeric(10,2), big numeric,
