@@ -13,7 +13,7 @@ import (
 // target_session_attrs=standby or read-only, a standby that falls behind
 // MaxStandbyLag in the read pool. A writable pool learns of a move from
 // its dials and refused writes, and looks at an idle connection in the
-// background (failover.go, rolecheck.go).
+// background (hosts_failover.go, hosts_watch.go).
 
 // rechecks reports whether a pool on t looks at its hosts again at acquire.
 func rechecks(t target, period time.Duration) bool {

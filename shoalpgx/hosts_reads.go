@@ -46,7 +46,7 @@ func (p *Pool) Reads() *ReadPool {
 	cfg.MinConns, cfg.MinIdleConns = 0, 0
 	cfg.Budget = nil
 	cfg.Observer, cfg.ReadObserver = cfg.ReadObserver, nil
-	cfg.ConnConfig.ValidateConnect = nil // the read pool's own target decides (target.go)
+	cfg.ConnConfig.ValidateConnect = nil // the read pool's own target decides (hosts_target.go)
 	rp, err := newPool(cfg, targetReads)
 	if err != nil {
 		// The settings are the pool's, checked already; the one that

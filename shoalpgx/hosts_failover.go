@@ -2,18 +2,22 @@ package shoalpgx
 
 import (
 	"errors"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The pool's part in a failover. With several hosts in the connection
-// string and target_session_attrs asking for a writable one, a write
-// refused with read_only_sql_transaction (SQLSTATE 25006) says that the
+// string and target_session_attrs asking for a writable one, two signs say
+// that the primary has moved: a dial that lands on another host than the
+// one before it (noteHost), and a write refused with
+// read_only_sql_transaction (SQLSTATE 25006), which says that the
 // connection's host is no longer the primary (fenced or demoted with its
-// sessions still open): the pool resets (Pool.Reset), so that its other
-// connections to that host, healthy as they look, are closed too, and new
-// ones are dialled through the host list to whichever host qualifies now.
+// sessions still open). On either the pool resets (Pool.Reset), so that its
+// other connections to that host, healthy as they look, are closed too, and
+// new ones are dialled through the host list to whichever host qualifies
+// now. The look at an idle connection in the background (hosts_watch.go)
+// learns of a fence before a write does.
 //
 // A broken connection is not a sign of its own: it is replaced, and the
 // look at the socket before each acquire already keeps the pool from
@@ -39,6 +43,19 @@ func (pc *pooledConn) noteErr(err error) {
 	}
 	if pc.resetGen == pc.pool.resets.Load() && isReadOnlyErr(err) {
 		pc.pool.Reset()
+	}
+}
+
+// noteHost resets the pool when a staggered dial lands on another host
+// than the one before it: with read-write or primary at most one host
+// qualifies, so the primary has moved, and the pool's connections to the
+// old one (fenced, demoted, or silent) would take callers' statements
+// until each failed on its own. The new connection, not in the pool yet,
+// is kept. A dial that started before the move and still lands on the old
+// host moves it back; with one primary at a time that cannot happen.
+func (p *Pool) noteHost(host string) {
+	if prev := p.lastHost.Swap(&host); prev != nil && *prev != host {
+		p.Reset()
 	}
 }
 

@@ -1,12 +1,13 @@
 package shoalpgx
 
 import (
-	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/internal/poolmetrics"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/poolmetrics"
 )
 
 // hostState is what one pool knows of one host:port of its connection
@@ -22,7 +23,7 @@ type hostState struct {
 	// or release (retired).
 	epoch atomic.Uint64
 	// checking is held by the one acquire that looks at the host's role
-	// again (hostcheck.go); checkedAt is when the last look was, in Unix
+	// again (hosts_recheck.go); checkedAt is when the last look was, in Unix
 	// nanoseconds, for acquires to read without the lock.
 	checking  atomic.Bool
 	checkedAt atomic.Int64
@@ -65,7 +66,7 @@ func (pc *pooledConn) forget() {
 }
 
 // setFallback records whether pc is on a host its pool uses only as a
-// fallback (fallback.go), keeping the pool's count of them.
+// fallback (hosts_fallback.go), keeping the pool's count of them.
 func (pc *pooledConn) setFallback(on bool) {
 	if pc.fallback == on {
 		return

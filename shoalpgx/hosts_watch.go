@@ -10,12 +10,12 @@ import (
 const roleCheckTimeout = 2 * time.Second
 
 // watchRole looks, every RoleCheckPeriod, at the role of the server behind
-// one idle connection (roleQuery, target.go), for a pool whose connection
+// one idle connection (roleQuery, hosts_role.go), for a pool whose connection
 // string asks for a writable host among several; and for a pool that fell
 // back to the primary for want of a standby, whether one qualifies again
-// (probeFallback, fallback.go). When the host has stopped taking writes the
+// (probeFallback, hosts_fallback.go). When the host has stopped taking writes the
 // pool resets before any caller's write is refused with SQLSTATE 25006 (a
-// write is what noteErr, in failover.go, waits for). Only an idle
+// write is what noteErr, in hosts_failover.go, waits for). Only an idle
 // connection is looked at, and only one, taken without a dial
 // (TryAcquireIdle): a busy pool learns from its writes soon enough, and
 // the look must not make the pool grow.

@@ -5,19 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// hostAddr is cc's host:port as the connection string names it.
-func hostAddr(cc *pgx.ConnConfig) string {
-	return net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))
-}
 
 // dialsHosts reports whether the pool dials host by host itself
 // (connectHosts) rather than leaving the hosts to pgx: with several hosts,
@@ -26,6 +19,15 @@ func hostAddr(cc *pgx.ConnConfig) string {
 func (p *Pool) dialsHosts(cc *pgx.ConnConfig) bool {
 	return severalHosts(cc) || (p.target != targetAny && p.target != targetCustom)
 }
+
+// hostStagger is how long a dial to a writable host among several waits
+// for a host before it tries the next one too. A healthy server answers a
+// connect (TCP, startup, SCRAM, the read-write check) in a few
+// milliseconds on a LAN and well under this across a WAN; one that
+// accepts and never answers (a crashed machine, a partition) would
+// otherwise hold the dial for HostConnectTimeout before pgx tried the next
+// host.
+const hostStagger = 250 * time.Millisecond
 
 // dialed is one connection a dial opened, with where it is: its host, the
 // host's epoch before its role was read (a retire after that retires the
@@ -164,6 +166,13 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 			}
 		}
 	}
+}
+
+// fatalForAllHosts reports the errors after which pgx tries no other host:
+// a wrong password, a database that does not exist, no right to connect.
+func fatalForAllHosts(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "3D000" || pe.Code == "42501")
 }
 
 // connectOneRecovered is connectOne, in a goroutine of its own, with a

@@ -2,9 +2,9 @@ package shoalpgx
 
 import (
 	"crypto/tls"
-	"errors"
+	"net"
 	"slices"
-	"time"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,15 +22,6 @@ func severalHosts(cc *pgx.ConnConfig) bool {
 	}
 	return false
 }
-
-// hostStagger is how long a dial to a writable host among several waits
-// for a host before it tries the next one too. A healthy server answers a
-// connect (TCP, startup, SCRAM, the read-write check) in a few
-// milliseconds on a LAN and well under this across a WAN; one that
-// accepts and never answers (a crashed machine, a partition) would
-// otherwise hold the dial for HostConnectTimeout before pgx tried the next
-// host.
-const hostStagger = 250 * time.Millisecond
 
 // hostConfigs splits cc into one config per host:port, in order, each
 // keeping that host's own attempts (pgconn makes two of a host for
@@ -63,26 +54,6 @@ func hostConfigs(cc *pgx.ConnConfig) []*pgx.ConnConfig {
 	return out
 }
 
-// fatalForAllHosts reports the errors after which pgx tries no other host:
-// a wrong password, a database that does not exist, no right to connect.
-func fatalForAllHosts(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "3D000" || pe.Code == "42501")
-}
-
-// noteHost resets the pool when a staggered dial lands on another host
-// than the one before it: with read-write or primary at most one host
-// qualifies, so the primary has moved, and the pool's connections to the
-// old one (fenced, demoted, or silent) would take callers' statements
-// until each failed on its own. The new connection, not in the pool yet,
-// is kept. A dial that started before the move and still lands on the old
-// host moves it back; with one primary at a time that cannot happen.
-func (p *Pool) noteHost(host string) {
-	if prev := p.lastHost.Swap(&host); prev != nil && *prev != host {
-		p.Reset()
-	}
-}
-
 // hostAddrs lists the host:port of each host of cc, in order.
 func hostAddrs(cc *pgx.ConnConfig) []string {
 	cfgs := hostConfigs(cc)
@@ -91,4 +62,9 @@ func hostAddrs(cc *pgx.ConnConfig) []string {
 		out[i] = hostAddr(c)
 	}
 	return out
+}
+
+// hostAddr is cc's host:port as the connection string names it.
+func hostAddr(cc *pgx.ConnConfig) string {
+	return net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))
 }
