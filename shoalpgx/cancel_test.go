@@ -171,10 +171,11 @@ func cancelStressWorker(p *Pool, held bool, rounds int, stop time.Time, canceled
 	return nil
 }
 
-// Every way of running a statement through the pool, abandoned mid-flight,
-// returns an error that matches the context's and holds the server's
-// SQLSTATE 57014, and costs no connection: all run on the pool's one
-// connection, which is the same backend at the end.
+// Every way of running a statement through the pool's pgx API (stdlib's
+// tests take database/sql's), abandoned mid-flight, returns an error that
+// matches the context's and holds the server's SQLSTATE 57014, and costs
+// no connection: all run on the pool's one connection, which is the same
+// backend at the end.
 func TestCancelErrorsMatchTheContext(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 	ctx := pgtest.Ctx(t)
@@ -291,45 +292,6 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 	for _, path := range paths {
 		ctx := pgtest.AbandonedCtx(t)
 		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
-	}
-
-	db := OpenDB(p)
-	defer db.Close()
-	sqlPaths := []struct {
-		name string
-		run  func(ctx context.Context) error
-	}{
-		{"sql.DB.ExecContext", func(ctx context.Context) error { _, err := db.ExecContext(ctx, slow); return err }},
-		{"sql.DB.QueryContext", func(ctx context.Context) error {
-			rows, err := db.QueryContext(ctx, slow)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-			}
-			return rows.Err()
-		}},
-		{"sql.DB.QueryRowContext", func(ctx context.Context) error {
-			var v any
-			return db.QueryRowContext(ctx, slow).Scan(&v)
-		}},
-		{"sql.Tx.ExecContext", func(ctx context.Context) error {
-			tx, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				return fmt.Errorf("begin: %v", err)
-			}
-			defer tx.Rollback()
-			_, err = tx.ExecContext(ctx, slow)
-			return err
-		}},
-	}
-	for _, path := range sqlPaths {
-		ctx := pgtest.AbandonedCtx(t)
-		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
 	}
 
 	if got := p.Stats().Dials; got != dials {

@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib
 
 import (
 	"database/sql/driver"
@@ -10,7 +10,7 @@ import (
 )
 
 // resultFormats asks the server for binary results for the types the driver
-// turns into Go values (SQLConn lists them): binary is exact for floats,
+// turns into Go values (Conn lists them): binary is exact for floats,
 // independent of DateStyle for dates and times, and half the size for
 // bytea. Every other type comes as text, the form database/sql is given.
 var resultFormats = pgx.QueryResultFormatsByOID{

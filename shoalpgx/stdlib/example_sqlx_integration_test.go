@@ -1,20 +1,19 @@
-package shoalpgx_test
+package stdlib_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log"
 	"os"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jmoiron/sqlx"
 	"github.com/shoalpool/shoal/shoalpgx"
+	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 
 // One pool serves pgx and database/sql code (here sqlx) at once, under one
 // MaxConns.
-func ExampleOpenDB() {
+func ExampleOpenDBFromPool_sqlx() {
 	ctx := context.Background()
 	pool, err := shoalpgx.New(ctx, os.Getenv("DATABASE_URL"))
 	if err != nil {
@@ -24,7 +23,7 @@ func ExampleOpenDB() {
 
 	// sqlx needs the driver's name only to pick the placeholder style:
 	// "pgx" gives $1, $2, ...
-	db := sqlx.NewDb(shoalpgx.OpenDB(pool), "pgx")
+	db := sqlx.NewDb(stdlib.OpenDBFromPool(pool), "pgx")
 	defer db.Close() // leaves the pool open
 
 	type user struct {
@@ -48,40 +47,4 @@ func ExampleOpenDB() {
 		log.Fatal(err)
 	}
 	fmt.Println(first, users, n > 0)
-}
-
-// sql.Conn.Raw reaches the pgx connection behind a database/sql one, for
-// what only pgx has, such as COPY.
-func ExampleSQLConn() {
-	ctx := context.Background()
-	pool, err := shoalpgx.New(ctx, os.Getenv("DATABASE_URL"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer pool.Close()
-	db := shoalpgx.OpenDB(pool)
-	defer db.Close()
-
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "create temporary table points (x int, y int)"); err != nil {
-		log.Fatal(err)
-	}
-	err = conn.Raw(func(driverConn any) error {
-		pgxConn := driverConn.(*shoalpgx.SQLConn).Conn()
-		_, err := pgxConn.CopyFrom(ctx, pgx.Identifier{"points"}, []string{"x", "y"},
-			pgx.CopyFromRows([][]any{{1, 2}, {3, 4}}))
-		return err
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	var sum sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "select sum(x + y) from points").Scan(&sum); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(sum.Int64)
 }

@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib
 
 import (
 	"context"
@@ -19,7 +19,7 @@ var stmtSeq atomic.Uint64
 // and closing one leaves the other. The statement is deallocated when
 // database/sql closes it (sql.Stmt.Close, or when it closes the
 // connection).
-func (c *SQLConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if err := c.usable(ctx, "prepare"); err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (c *SQLConn) PrepareContext(ctx context.Context, query string) (driver.Stmt
 // sqlStmt is a statement prepared on one connection. pgx runs it when
 // given its name as the query.
 type sqlStmt struct {
-	c    *SQLConn
+	c    *Conn
 	name string
 	sd   *pgconn.StatementDescription
 }

@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // BeginTx starts a transaction with database/sql's options: an isolation
@@ -14,7 +15,7 @@ import (
 // is snapshot isolation) and read-only. WriteCommitted and Linearizable,
 // which PostgreSQL has no level for, are refused. As database/sql
 // documents, ctx bounds the whole transaction: Commit runs under it.
-func (c *SQLConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if err := c.usable(ctx, "begin"); err != nil {
 		return nil, err
 	}
@@ -30,7 +31,7 @@ func (c *SQLConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx
 	case sql.LevelSerializable:
 		txOpts.IsoLevel = pgx.Serializable
 	default:
-		return nil, fmt.Errorf("shoalpgx: isolation level %s is not supported by PostgreSQL (it has Read Uncommitted, Read Committed, Repeatable Read, alias Snapshot, and Serializable)", level)
+		return nil, fmt.Errorf("shoalpgx/stdlib: isolation level %s is not supported by PostgreSQL (it has Read Uncommitted, Read Committed, Repeatable Read, alias Snapshot, and Serializable)", level)
 	}
 	if opts.ReadOnly {
 		txOpts.AccessMode = pgx.ReadOnly
@@ -50,7 +51,7 @@ type sqlTx struct {
 
 // Commit commits under BeginTx's context. A failed transaction's commit
 // rolls back and fails (pgx.ErrTxCommitRollback).
-func (t *sqlTx) Commit() error { return withCtxErr(t.ctx, t.tx.Commit(t.ctx)) }
+func (t *sqlTx) Commit() error { return ctxerr.Wrap(t.ctx, t.tx.Commit(t.ctx)) }
 
 // Rollback rolls back under a context of its own: database/sql rolls back
 // when BeginTx's context ends, and a rollback under that context would fail

@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib_test
 
 import (
 	"reflect"
@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 
 // sqlx, the most common layer over database/sql, works on the driver: Get
 // and Select into structs, NamedExec, and In with a rebind to $n.
 func TestSQLWithSqlx(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	db := sqlx.NewDb(newTestDB(t, p), "pgx")
+	p := pgtest.NewPool(t, shoalpgx.ParseConfig, shoalpgx.NewWithConfig, func(c *shoalpgx.Config) { c.MaxConns = 2 })
+	db := sqlx.NewDb(pgtest.DB(t, stdlib.OpenDBFromPool(p), p), "pgx")
 	ctx := pgtest.Ctx(t)
 	if _, err := db.ExecContext(ctx, `drop table if exists shoalpgx_sqlx;
 		create table shoalpgx_sqlx (id bigint primary key, name text not null, score numeric, born date, tags text[])`); err != nil {

@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 
 // cancelWhenSleeping returns a function to call right before the statement
@@ -87,7 +89,7 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+			p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 1 })
 			db := newTestDB(t, p)
 			ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 			defer cancel()
@@ -119,7 +121,7 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 // A context that has ended before the call fails it with the context's
 // error and costs no connection.
 func TestSQLContextEndedBeforeTheCall(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 1 })
 	db := newTestDB(t, p)
 	sc, err := db.Conn(pgtest.Ctx(t))
 	if err != nil {
@@ -164,8 +166,8 @@ func terminateBackend(t *testing.T, pid uint32) {
 // closed, not given back), or idle in database/sql after SetMaxIdleConns
 // (ResetSession's look at the socket finds it dead before the query).
 func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
-	pool := func(t *testing.T) *Pool {
-		return newTestPool(t, func(c *Config) {
+	pool := func(t *testing.T) *shoalpgx.Pool {
+		return newTestPool(t, func(c *shoalpgx.Config) {
 			c.MaxConns = 2
 			c.HealthCheckAfter = time.Hour // no ping for idleness: only the look at the socket
 		})
@@ -240,21 +242,21 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Release()
-		if pid := backendPID(t, c); pid == old {
+		if pid := c.Conn().PgConn().PID(); pid == old {
 			t.Fatalf("the pool handed out the terminated backend %d", pid)
 		}
 	})
 }
 
-// The WithResetSession function runs before database/sql reuses a
+// The OptionResetSession function runs before database/sql reuses a
 // connection it holds, with the pgx connection; an error discards the
 // connection (closed, not given back to the pool) and database/sql takes
 // another.
-func TestOpenDBWithResetSession(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+func TestOptionResetSession(t *testing.T) {
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 2 })
 	calls := 0
 	var seen *pgx.Conn
-	db := newTestDB(t, p, WithResetSession(func(ctx context.Context, conn *pgx.Conn) error {
+	db := newTestDB(t, p, stdlib.OptionResetSession(func(ctx context.Context, conn *pgx.Conn) error {
 		calls++
 		seen = conn
 		if calls == 2 {

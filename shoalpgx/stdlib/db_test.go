@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib_test
 
 import (
 	"context"
@@ -10,54 +10,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
-
-// newTestDB opens a *sql.DB on p. At cleanup, before the pool closes, it
-// closes the DB and checks that the DB left no lease out: whatever a test
-// did through database/sql, every connection went back to the pool.
-func newTestDB(t *testing.T, p *Pool, opts ...OpenDBOption) *sql.DB {
-	t.Helper()
-	db := OpenDB(p, opts...)
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("sql.DB.Close: %v", err)
-		}
-		if s := p.Stats(); s.InUseConns != 0 || s.Leases != 0 {
-			t.Errorf("after the DB closed the pool still has %d connections in use (%d leases)", s.InUseConns, s.Leases)
-		}
-	})
-	return db
-}
-
-// newTestSQLConn takes one connection of db for the test, given back when
-// the test ends (before db closes).
-func newTestSQLConn(t *testing.T, db *sql.DB) *sql.Conn {
-	t.Helper()
-	sc, err := db.Conn(pgtest.Ctx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sc.Close() })
-	return sc
-}
-
-// sqlBackendPID returns the server process behind a database/sql
-// connection.
-func sqlBackendPID(t *testing.T, c *sql.Conn) uint32 {
-	t.Helper()
-	var pid uint32
-	if err := c.QueryRowContext(pgtest.Ctx(t), "select pg_backend_pid()").Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
 
 // One pool serves both APIs under one MaxConns: a database/sql query runs
 // while a pgx lease is held, the pool counts the DB's connection with the
 // pgx one, and when both are held a third caller of either API waits.
-func TestOpenDBSharesThePoolWithPgx(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+func TestOpenDBFromPoolSharesThePoolWithPgx(t *testing.T) {
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 2 })
 	db := newTestDB(t, p)
 	ctx := pgtest.Ctx(t)
 
@@ -110,10 +72,10 @@ func TestOpenDBSharesThePoolWithPgx(t *testing.T) {
 }
 
 // Closing the DB leaves the pool open, and a new DB on it works.
-func TestOpenDBCloseLeavesThePoolOpen(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+func TestOpenDBFromPoolCloseLeavesThePoolOpen(t *testing.T) {
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 2 })
 	ctx := pgtest.Ctx(t)
-	db := OpenDB(p)
+	db := stdlib.OpenDBFromPool(p)
 	if err := db.PingContext(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -132,24 +94,25 @@ func TestOpenDBCloseLeavesThePoolOpen(t *testing.T) {
 	}
 }
 
-// The connector opens nothing by name, and OpenDB refuses a nil pool.
-func TestOpenDBDriverAndNilPool(t *testing.T) {
+// The connector opens nothing by name, and OpenDBFromPool refuses a nil
+// pool.
+func TestOpenDBFromPoolDriverAndNilPool(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
-	if _, err := db.Driver().Open("postgres://somewhere"); err == nil || !strings.Contains(err.Error(), "shoalpgx.OpenDB") {
-		t.Fatalf("Driver().Open: %v, want an error naming shoalpgx.OpenDB", err)
+	if _, err := db.Driver().Open("postgres://somewhere"); err == nil || !strings.Contains(err.Error(), "stdlib.OpenDBFromPool") {
+		t.Fatalf("Driver().Open: %v, want an error naming stdlib.OpenDBFromPool", err)
 	}
 	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), "nil *Pool") {
-			t.Fatalf("OpenDB(nil) recovered %v, want a panic naming the nil *Pool", r)
+		if r := recover(); r == nil || !strings.Contains(r.(string), "nil *shoalpgx.Pool") {
+			t.Fatalf("stdlib.OpenDBFromPool(nil) recovered %v, want a panic naming the nil *shoalpgx.Pool", r)
 		}
 	}()
-	OpenDB(nil)
+	stdlib.OpenDBFromPool(nil)
 }
 
-// sql.Conn.Raw hands the callback a *SQLConn whose Conn is the very pgx
+// sql.Conn.Raw hands the callback a *stdlib.Conn whose Conn is the very pgx
 // connection the sql.Conn runs on, usable for what only pgx has (CopyFrom).
-func TestOpenDBRawReachesThePgxConn(t *testing.T) {
+func TestOpenDBFromPoolRawReachesThePgxConn(t *testing.T) {
 	p := newTestPool(t, nil)
 	db := newTestDB(t, p)
 	ctx := pgtest.Ctx(t)
@@ -159,9 +122,9 @@ func TestOpenDBRawReachesThePgxConn(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := sc.Raw(func(driverConn any) error {
-		c, ok := driverConn.(*SQLConn)
+		c, ok := driverConn.(*stdlib.Conn)
 		if !ok {
-			t.Fatalf("Raw callback got a %T, want *shoalpgx.SQLConn", driverConn)
+			t.Fatalf("Raw callback got a %T, want *stdlib.Conn", driverConn)
 		}
 		if got := c.Conn().PgConn().PID(); got != pid {
 			t.Fatalf("Raw's pgx connection is backend %d, the sql.Conn's is %d", got, pid)
@@ -258,7 +221,7 @@ func TestSQLColumnsOfAnEmptyResult(t *testing.T) {
 // midway, leave the connection idle and outside any transaction: it goes
 // back to the pool and is reused, not replaced.
 func TestSQLRowsClosedEarlyOrFailedKeepTheConnection(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 1 })
 	db := newTestDB(t, p)
 	ctx := pgtest.Ctx(t)
 
@@ -304,8 +267,8 @@ func TestSQLRowsClosedEarlyOrFailedKeepTheConnection(t *testing.T) {
 // succeeds (each waits its turn for a connection), no connection is closed
 // on the way (database/sql gives back every healthy one), and none is left
 // out.
-func TestOpenDBAndPgxConcurrently(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+func TestOpenDBFromPoolAndPgxConcurrently(t *testing.T) {
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 2 })
 	db := newTestDB(t, p)
 	ctx := pgtest.Ctx(t)
 	const workers, ops = 8, 40

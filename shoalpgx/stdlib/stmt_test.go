@@ -1,10 +1,11 @@
-package shoalpgx
+package stdlib_test
 
 import (
 	"database/sql"
 	"strings"
 	"testing"
 
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
@@ -87,7 +88,7 @@ func TestSQLPreparedStatements(t *testing.T) {
 // on, and every one is deallocated when database/sql closes the
 // connection, so that the pool gets its connections back clean.
 func TestSQLDBPreparedStatementLeavesNothingBehind(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 1 })
 	db := newTestDB(t, p)
 	ctx := pgtest.Ctx(t)
 	stmt, err := db.PrepareContext(ctx, "select $1::text")

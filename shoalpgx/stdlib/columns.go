@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib
 
 import (
 	"math"
@@ -28,7 +28,7 @@ func (r *sqlRows) ColumnTypeDatabaseTypeName(i int) string {
 }
 
 // ColumnTypeScanType returns the type of the values Next gives for the
-// column (see SQLConn): a NULL is nil, and an infinite date or timestamp a
+// column (see Conn): a NULL is nil, and an infinite date or timestamp a
 // string, whatever this says.
 func (r *sqlRows) ColumnTypeScanType(i int) reflect.Type {
 	switch r.fields[i].DataTypeOID {

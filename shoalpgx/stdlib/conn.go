@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib
 
 import (
 	"context"
@@ -10,16 +10,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx"
+	"github.com/shoalpool/shoal/shoalpgx/internal/bridge"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
-// SQLConn is one database/sql connection: a lease from the Pool, held from
-// the moment database/sql opens the connection until it closes it. Its
-// methods implement database/sql/driver's interfaces and are for
+// Conn is one database/sql connection: a lease from the shoalpgx.Pool,
+// held from the moment database/sql opens the connection until it closes
+// it. Its methods implement database/sql/driver's interfaces and are for
 // database/sql to call; programs use it only through sql.Conn.Raw, whose
-// callback receives a *SQLConn:
+// callback receives a *Conn, as with pgx's stdlib:
 //
 //	err := sqlConn.Raw(func(driverConn any) error {
-//		conn := driverConn.(*shoalpgx.SQLConn).Conn()
+//		conn := driverConn.(*stdlib.Conn).Conn()
 //		_, err := conn.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"x"}, src)
 //		return err
 //	})
@@ -49,11 +52,10 @@ import (
 // decimal type that scans strings), uuid into a string or any uuid type
 // that scans strings, and an array into a Go slice through
 // pgtype.NewMap().SQLScanner(&slice).
-type SQLConn struct {
-	lease *Conn // nil once closed
+type Conn struct {
+	lease *shoalpgx.Conn // nil once closed
 	conn  *pgx.Conn
 	opts  *sqlOptions
-	pool  *Pool
 
 	// broken is set when the driver told database/sql the connection is
 	// bad (driver.ErrBadConn): Close then closes it instead of giving it
@@ -64,20 +66,20 @@ type SQLConn struct {
 	returned time.Time
 }
 
-func newSQLConn(lease *Conn, c *sqlConnector) *SQLConn {
-	return &SQLConn{lease: lease, conn: lease.Conn(), opts: &c.opts, pool: c.pool}
+func newConn(lease *shoalpgx.Conn, opts *sqlOptions) *Conn {
+	return &Conn{lease: lease, conn: lease.Conn(), opts: opts}
 }
 
 // Conn returns the pgx connection, for use inside a sql.Conn.Raw callback
 // only. Leave it as you found it: outside a transaction, with no rows or
 // batch unread (a connection left otherwise is closed, not reused). Do not
 // close it.
-func (c *SQLConn) Conn() *pgx.Conn { return c.conn }
+func (c *Conn) Conn() *pgx.Conn { return c.conn }
 
 // Close gives the connection back to the pool. One that is busy, inside a
 // transaction, closed by pgx, or that the driver reported bad is closed
-// instead (Conn.Release's rules, plus the last).
-func (c *SQLConn) Close() error {
+// instead (shoalpgx.Conn.Release's rules, plus the last).
+func (c *Conn) Close() error {
 	lease := c.lease
 	if lease == nil {
 		return nil
@@ -94,14 +96,22 @@ func (c *SQLConn) Close() error {
 	return nil
 }
 
+// Timeouts of the work the driver does on a context of its own, as the
+// pool does its own: closing a connection found bad (Terminate and pgconn's
+// cleanup), and the DEALLOCATE or ROLLBACK that leaves a connection clean.
+const (
+	closeTimeout = 5 * time.Second
+	resetTimeout = 5 * time.Second
+)
+
 // errClosedConn is what a method called after Close reports (database/sql
 // never does that).
-var errClosedConn = errors.New("shoalpgx: database/sql connection used after Close")
+var errClosedConn = errors.New("shoalpgx/stdlib: database/sql connection used after Close")
 
 // usable checks, before an operation, that the connection can take one:
 // driver.ErrBadConn (so that database/sql tries another) if pgx closed it
 // or the driver found it bad, and ctx's error if ctx has already ended.
-func (c *SQLConn) usable(ctx context.Context, op string) error {
+func (c *Conn) usable(ctx context.Context, op string) error {
 	if c.lease == nil {
 		return errClosedConn
 	}
@@ -123,14 +133,14 @@ type badConnError struct {
 }
 
 func (e *badConnError) Error() string {
-	return "shoalpgx: " + e.op + ": connection unusable, discarded: " + e.err.Error()
+	return "shoalpgx/stdlib: " + e.op + ": connection unusable, discarded: " + e.err.Error()
 }
 
 func (e *badConnError) Unwrap() []error { return []error{driver.ErrBadConn, e.err} }
 
 // bad marks the connection broken and returns the error that tells
 // database/sql so.
-func (c *SQLConn) bad(op string, err error) error {
+func (c *Conn) bad(op string, err error) error {
 	c.broken = true
 	return &badConnError{op: op, err: err}
 }
@@ -140,15 +150,15 @@ func (c *SQLConn) bad(op string, err error) error {
 // the connection is gone and the statement may run on another; any other
 // is the statement's own, and pgx has already closed the connection if
 // the error left it unusable. A statement the server cancelled because ctx
-// ended returns an error that matches ctx.Err() too (withCtxErr).
-func (c *SQLConn) failed(ctx context.Context, op string, err error) error {
+// ended returns an error that matches ctx.Err() too (ctxerr.Wrap).
+func (c *Conn) failed(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if ctx.Err() == nil && pgconn.SafeToRetry(err) {
 		return c.bad(op, err)
 	}
-	return withCtxErr(ctx, err)
+	return ctxerr.Wrap(ctx, err)
 }
 
 // args gives the arguments to pgx as they are, after opts (pgx query
@@ -166,12 +176,12 @@ func args(nv []driver.NamedValue, opts ...any) []any {
 // (database/sql would otherwise reduce it to a driver.Value first). It
 // refuses what PostgreSQL has no counterpart for: named arguments
 // (sql.Named) and output parameters (sql.Out).
-func (c *SQLConn) CheckNamedValue(nv *driver.NamedValue) error {
+func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {
 	if nv.Name != "" {
-		return fmt.Errorf("shoalpgx: argument %d is named %q: PostgreSQL takes positional arguments ($1, $2, ...); for @name placeholders pass pgx.NamedArgs as the only argument", nv.Ordinal, nv.Name)
+		return fmt.Errorf("shoalpgx/stdlib: argument %d is named %q: PostgreSQL takes positional arguments ($1, $2, ...); for @name placeholders pass pgx.NamedArgs as the only argument", nv.Ordinal, nv.Name)
 	}
 	if _, ok := nv.Value.(sql.Out); ok {
-		return fmt.Errorf("shoalpgx: argument %d is a sql.Out: PostgreSQL has no output parameters; select a function's results instead", nv.Ordinal)
+		return fmt.Errorf("shoalpgx/stdlib: argument %d is a sql.Out: PostgreSQL has no output parameters; select a function's results instead", nv.Ordinal)
 	}
 	return nil
 }
@@ -179,7 +189,7 @@ func (c *SQLConn) CheckNamedValue(nv *driver.NamedValue) error {
 // ExecContext runs a statement. With no arguments pgx sends it in the
 // simple protocol, so a string of several statements (a migration) runs
 // as one.
-func (c *SQLConn) ExecContext(ctx context.Context, query string, nv []driver.NamedValue) (driver.Result, error) {
+func (c *Conn) ExecContext(ctx context.Context, query string, nv []driver.NamedValue) (driver.Result, error) {
 	if err := c.usable(ctx, "exec"); err != nil {
 		return nil, err
 	}
@@ -194,7 +204,7 @@ func (c *SQLConn) ExecContext(ctx context.Context, query string, nv []driver.Nam
 // before returning, so that the query's error (a syntax error, a missing
 // table) comes from here rather than from the first Next, and the columns
 // are known in every query mode.
-func (c *SQLConn) QueryContext(ctx context.Context, query string, nv []driver.NamedValue) (driver.Rows, error) {
+func (c *Conn) QueryContext(ctx context.Context, query string, nv []driver.NamedValue) (driver.Rows, error) {
 	if err := c.usable(ctx, "query"); err != nil {
 		return nil, err
 	}
@@ -213,13 +223,13 @@ func (c *SQLConn) QueryContext(ctx context.Context, query string, nv []driver.Na
 // Ping checks the connection with a round trip. A failure discards the
 // connection (driver.ErrBadConn), so that DB.PingContext tries a new one and
 // reports whether the server answers, not whether this connection does.
-func (c *SQLConn) Ping(ctx context.Context) error {
+func (c *Conn) Ping(ctx context.Context) error {
 	if err := c.usable(ctx, "ping"); err != nil {
 		return err
 	}
-	if err := c.lease.pc.ping(ctx); err != nil {
+	if err := c.lease.Ping(ctx); err != nil {
 		if ctx.Err() != nil {
-			return withCtxErr(ctx, err)
+			return err // the caller gave up: no sign against the connection
 		}
 		return c.bad("ping", err)
 	}
@@ -230,14 +240,14 @@ func (c *SQLConn) Ping(ctx context.Context) error {
 // another use: open, not reported bad, idle, outside any transaction.
 // database/sql calls it each time it takes the connection back, which is
 // when the connection's idleness starts.
-func (c *SQLConn) IsValid() bool {
+func (c *Conn) IsValid() bool {
 	c.returned = time.Now()
 	return c.clean()
 }
 
 // clean reports whether the connection is open, not reported bad, not busy
 // and outside any transaction.
-func (c *SQLConn) clean() bool {
+func (c *Conn) clean() bool {
 	if c.lease == nil || c.broken || c.conn.IsClosed() {
 		return false
 	}
@@ -246,19 +256,19 @@ func (c *SQLConn) clean() bool {
 }
 
 // ResetSession prepares a connection database/sql reuses without giving it
-// back to the pool (see WithResetSession): it must be clean (IsValid), it
-// gets the pool's own idle checks with the pool's settings (the look at the
-// socket after a millisecond of idleness, a ping after HealthCheckAfter,
-// neither with HealthCheckAfter 0), then the WithResetSession function. Any
-// failure discards it.
-func (c *SQLConn) ResetSession(ctx context.Context) error {
+// back to the pool (see OptionResetSession): it must be clean (IsValid),
+// it gets the pool's own idle checks with the pool's settings (the look at
+// the socket after a millisecond of idleness, a ping after
+// HealthCheckAfter, neither with HealthCheckAfter 0), then the
+// OptionResetSession function. Any failure discards it.
+func (c *Conn) ResetSession(ctx context.Context) error {
 	if c.lease == nil {
 		return errClosedConn
 	}
 	if !c.clean() {
 		return c.bad("reset session", errors.New("the connection is closed, busy or inside a transaction"))
 	}
-	if err := c.idleCheck(ctx); err != nil {
+	if err := bridge.CheckIdle(ctx, c.lease, time.Since(c.returned)); err != nil {
 		return c.bad("reset session", err)
 	}
 	if f := c.opts.resetSession; f != nil {
@@ -269,34 +279,15 @@ func (c *SQLConn) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-// idleCheck is the pool's acquire-time health check (health.go) for a
-// connection that sat idle in database/sql instead of in the pool.
-func (c *SQLConn) idleCheck(ctx context.Context) error {
-	after := c.pool.config.HealthCheckAfter
-	idle := time.Since(c.returned)
-	if after <= 0 || idle < peekAfter {
-		return nil
-	}
-	pc := c.lease.pc
-	mustPing, err := pc.idleCheck()
-	if err != nil {
-		return err
-	}
-	if mustPing || idle >= after {
-		return c.pool.ping(ctx, pc)
-	}
-	return nil
-}
-
 // Prepare is PrepareContext without a context; database/sql calls the
 // latter.
-func (c *SQLConn) Prepare(query string) (driver.Stmt, error) {
+func (c *Conn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
 
 // Begin is BeginTx with the default options. database/sql calls BeginTx;
 // Begin is here because driver.Conn requires it.
-func (c *SQLConn) Begin() (driver.Tx, error) {
+func (c *Conn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
@@ -304,7 +295,7 @@ func (c *SQLConn) Begin() (driver.Tx, error) {
 type sqlResult int64
 
 // errNoLastInsertID is sqlResult's LastInsertId error.
-var errNoLastInsertID = errors.New("shoalpgx: LastInsertId is not supported: PostgreSQL has no last insert id; use INSERT ... RETURNING id with QueryRow")
+var errNoLastInsertID = errors.New("shoalpgx/stdlib: LastInsertId is not supported: PostgreSQL has no last insert id; use INSERT ... RETURNING id with QueryRow")
 
 func (r sqlResult) LastInsertId() (int64, error) { return 0, errNoLastInsertID }
 

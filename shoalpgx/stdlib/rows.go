@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // sqlRows are a query's rows for database/sql, read from pgx's rows and
-// converted column by column (sqldb_values.go).
+// converted column by column (values.go).
 type sqlRows struct {
-	c    *SQLConn
+	c    *Conn
 	rows pgx.Rows
-	ctx  context.Context // the query's, for its errors (withCtxErr)
+	ctx  context.Context // the query's, for its errors (ctxerr.Wrap)
 
 	// The first row, read by QueryContext: whether there was one, and
 	// whether Next has yet to hand it out.
@@ -29,7 +30,7 @@ type sqlRows struct {
 
 // newSQLRows reads the first row of rows and returns them, or the query's
 // error (the rows closed).
-func newSQLRows(ctx context.Context, c *SQLConn, rows pgx.Rows) (*sqlRows, error) {
+func newSQLRows(ctx context.Context, c *Conn, rows pgx.Rows) (*sqlRows, error) {
 	more := rows.Next()
 	if err := rows.Err(); err != nil {
 		rows.Close()
@@ -64,7 +65,7 @@ func (r *sqlRows) Next(dest []driver.Value) error {
 	}
 	if !more {
 		if err := r.rows.Err(); err != nil {
-			return withCtxErr(r.ctx, err)
+			return ctxerr.Wrap(r.ctx, err)
 		}
 		return io.EOF
 	}
@@ -82,7 +83,7 @@ func (r *sqlRows) Next(dest []driver.Value) error {
 		}
 		v, err := r.decoders[i](src)
 		if err != nil {
-			return fmt.Errorf("shoalpgx: column %d (%q, %s): %w", i+1, r.fields[i].Name, r.ColumnTypeDatabaseTypeName(i), err)
+			return fmt.Errorf("shoalpgx/stdlib: column %d (%q, %s): %w", i+1, r.fields[i].Name, r.ColumnTypeDatabaseTypeName(i), err)
 		}
 		dest[i] = v
 	}
@@ -94,5 +95,5 @@ func (r *sqlRows) Next(dest []driver.Value) error {
 // ended them, if any.
 func (r *sqlRows) Close() error {
 	r.rows.Close()
-	return withCtxErr(r.ctx, r.rows.Err())
+	return ctxerr.Wrap(r.ctx, r.rows.Err())
 }

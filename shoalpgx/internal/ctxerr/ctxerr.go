@@ -1,4 +1,8 @@
-package shoalpgx
+// Package ctxerr gives a statement the server cancelled for its caller's
+// context an error that matches that context's error too. shoalpgx and its
+// database/sql driver (shoalpgx/stdlib) return their statements' errors
+// through it.
+package ctxerr
 
 import (
 	"context"
@@ -7,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// sqlstateQueryCanceled is query_canceled, the server's answer to a cancel
-// request (and to statement_timeout).
-const sqlstateQueryCanceled = "57014"
+// QueryCanceled is the SQLSTATE query_canceled, the server's answer to a
+// cancel request (and to statement_timeout).
+const QueryCanceled = "57014"
 
 // canceledError is the error of a statement the server cancelled after the
 // caller's context ended: the server's error, which errors.As finds as a
@@ -23,11 +27,11 @@ type canceledError struct {
 func (e *canceledError) Error() string   { return e.ctxErr.Error() + ": " + e.pgErr.Error() }
 func (e *canceledError) Unwrap() []error { return []error{e.ctxErr, e.pgErr} }
 
-// withCtxErr returns err, made to match ctx.Err() as well when ctx has
-// ended and err is the server's query_canceled: what a statement cancelled
-// for its caller's context returns. Any other error is returned as it is
+// Wrap returns err, made to match ctx.Err() as well when ctx has ended and
+// err is the server's query_canceled: what a statement cancelled for its
+// caller's context returns. Any other error is returned as it is
 // (pgx.ErrNoRows stays comparable with ==).
-func withCtxErr(ctx context.Context, err error) error {
+func Wrap(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -36,7 +40,7 @@ func withCtxErr(ctx context.Context, err error) error {
 		return err
 	}
 	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != sqlstateQueryCanceled || errors.Is(err, ctxErr) {
+	if !errors.As(err, &pe) || pe.Code != QueryCanceled || errors.Is(err, ctxErr) {
 		return err
 	}
 	return &canceledError{ctxErr: ctxErr, pgErr: err}

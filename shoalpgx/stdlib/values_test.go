@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 )
 
 // Each type goes to the server as a Go argument and comes back as the
-// driver.Value the SQLConn doc promises (scanned into an any, which
+// driver.Value the Conn doc promises (scanned into an any, which
 // database/sql fills with the driver's value as it is), in the default
 // query mode, where the driver picks the result formats, and in the simple
 // protocol, where every result is text. NULL of each type comes back nil.

@@ -1,4 +1,4 @@
-package shoalpgx
+package stdlib_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
@@ -29,7 +30,7 @@ func sqlTestTable(t *testing.T, db *sql.DB, name string) {
 // A committed transaction's writes are there for every connection, a
 // rolled-back one's are not, and a transaction that failed does not commit.
 func TestSQLTxCommitAndRollback(t *testing.T) {
-	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 2 })
 	db := newTestDB(t, p)
 	ctx := pgtest.Ctx(t)
 	sqlTestTable(t, db, "shoalpgx_sqldb_tx")
@@ -147,7 +148,7 @@ func TestSQLTxIsolationLevels(t *testing.T) {
 func TestSQLConnClosedInsideTransactionIsDiscarded(t *testing.T) {
 	for _, state := range []string{"open", "failed"} {
 		t.Run(state, func(t *testing.T) {
-			p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
+			p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 1 })
 			db := newTestDB(t, p)
 			ctx := pgtest.Ctx(t)
 			sc, err := db.Conn(ctx)
@@ -170,10 +171,13 @@ func TestSQLConnClosedInsideTransactionIsDiscarded(t *testing.T) {
 			if s := p.Stats(); s.Closed != 1 {
 				t.Fatalf("stats %+v: want the connection closed", s)
 			}
-			c, pid2 := acquireOne(t, p)
+			c, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			defer c.Release()
 			pgtest.RequireClean(t, c.Conn())
-			if pid2 == pid {
+			if c.Conn().PgConn().PID() == pid {
 				t.Fatal("a connection closed by database/sql inside a transaction was handed out again")
 			}
 		})
