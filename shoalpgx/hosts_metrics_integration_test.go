@@ -1,10 +1,14 @@
-package shoalpgx
+package shoalpgx_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoalpool/shoal/internal/pgpair"
+	"github.com/shoalpool/shoal/shoalpgx"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
 
@@ -13,9 +17,26 @@ import (
 // its role.
 func TestHostsExportedByShoalprom(t *testing.T) {
 	pair := pgpair.ForTest(t)
-	pool, reads := readsPool(t, pair, 0)
-	serverPort(t, pool)
-	serverPort(t, reads)
+	cfg, err := shoalpgx.ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RoleCheckPeriod = 0
+	pool, err := shoalpgx.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	// A connection each: a statement through the pool and its read pool.
+	ctx := pgtest.Ctx(t)
+	for _, q := range []interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}{pool, pool.Reads()} {
+		var port int
+		if err := q.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+			t.Fatalf("a query: %v", err)
+		}
+	}
 
 	reg := prometheus.NewPedanticRegistry()
 	collector, err := shoalprom.New(shoalprom.Options{})
@@ -53,7 +74,7 @@ func TestHostsExportedByShoalprom(t *testing.T) {
 	for _, c := range []struct {
 		node pgpair.Node
 		role string
-	}{{pair.Primary, RolePrimary}, {pair.Standby, RoleStandby}} {
+	}{{pair.Primary, shoalpgx.RolePrimary}, {pair.Standby, shoalpgx.RoleStandby}} {
 		if open[c.node.Addr] < 1 || role[c.node.Addr] != c.role {
 			t.Errorf("%s: open %v, role %q; want at least 1 and %q (all: %v, %v)", c.node.Addr, open[c.node.Addr], role[c.node.Addr], c.role, open, role)
 		}

@@ -1,4 +1,4 @@
-package shoalpgx
+package shoalpgx_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
@@ -28,7 +29,7 @@ type load struct {
 	stop       chan struct{}
 }
 
-func startLoad(p *Pool, workers, maxOps int, opTimeout time.Duration) *load {
+func startLoad(p *shoalpgx.Pool, workers, maxOps int, opTimeout time.Duration) *load {
 	l := &load{stop: make(chan struct{})}
 	for w := range workers {
 		l.wg.Add(1)
@@ -84,7 +85,7 @@ func (l *load) errors() []error {
 // no acquire hangs, and later queries all succeed.
 func TestTerminateEveryBackendUnderLoad(t *testing.T) {
 	const maxConns, workers = 8, 24
-	p := newTestPool(t, func(c *Config) { c.MaxConns = maxConns })
+	p := pgtest.NewPool(t, shoalpgx.ParseConfig, shoalpgx.NewWithConfig, func(c *shoalpgx.Config) { c.MaxConns = maxConns })
 	admin := pgtest.AdminConn(t)
 	ctx := pgtest.Ctx(t)
 	app := pgtest.AppName(t)
@@ -140,7 +141,7 @@ func TestTerminateEveryBackendUnderLoad(t *testing.T) {
 // strength with about MaxConns dials.
 func TestServerDownAndUp(t *testing.T) {
 	const maxConns, workers = 8, 24
-	cfg := testConfig(t, nil)
+	cfg := pgtest.Config(t, shoalpgx.ParseConfig, nil)
 	proxy := startProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
 	host, port, _ := net.SplitHostPort(proxy.Addr())
 	portNum, _ := strconv.Atoi(port)
@@ -149,7 +150,7 @@ func TestServerDownAndUp(t *testing.T) {
 	cfg.MaxConns = maxConns
 	var dials atomic.Int64
 	cfg.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { dials.Add(1); return nil }
-	p := newPoolFor(t, cfg)
+	p := pgtest.Open(t, shoalpgx.NewWithConfig, cfg)
 	t.Cleanup(proxy.Stop) // runs before the pool's cleanup and its goroutine check
 
 	full := func() bool { return p.Stats().TotalConns == maxConns }
