@@ -101,6 +101,11 @@ func TestCancelSilentServer(t *testing.T) {
 // whatever runs on it still runs.
 func TestCancelIgnoredByTheStatement(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns, c.CancelTimeout = 1, silentCancelTimeout })
+	// The connection first: the abandoned context is the statement's, and
+	// a dial on a loaded machine can outlast it.
+	if err := p.Ping(pgtest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
 	ctx := pgtest.AbandonedCtx(t)
 	err := execReturns(t, p, ctx, `DO $$
 		DECLARE stop timestamptz := clock_timestamp() + interval '2 seconds';
