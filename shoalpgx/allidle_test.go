@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // AcquireAllIdle takes every idle connection at once, runs PrepareConn on
@@ -27,7 +28,7 @@ func TestAcquireAllIdleAppliesPrepareConn(t *testing.T) {
 			return err != nil, err // true with an error, or false with none
 		}
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	var held []*Conn
 	for range 4 {
 		c, err := p.Acquire(ctx)
@@ -57,7 +58,7 @@ func TestAcquireAllIdleAppliesPrepareConn(t *testing.T) {
 	if pid := backendPID(t, all[0]); pid != kept {
 		t.Errorf("AcquireAllIdle returned backend %d, want %d", pid, kept)
 	}
-	waitFor(t, 10*time.Second, "the 2 connections PrepareConn refused or failed closed", func() bool { return p.Stats().Closed == 2 })
+	pgtest.WaitFor(t, 10*time.Second, "the 2 connections PrepareConn refused or failed closed", func() bool { return p.Stats().Closed == 2 })
 	if s := p.Stats(); s.IdleConns != 0 || s.InUseConns != 2 {
 		t.Errorf("stats %+v: want nothing idle and 2 held", s)
 	}

@@ -2,6 +2,8 @@ package shoalpgx
 
 import (
 	"testing"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // An acquire and release of an idle connection allocates nothing when no
@@ -9,7 +11,7 @@ import (
 // ShouldPing's measure of idleness, cost only where they are asked for.
 func TestAcquireReleaseAllocatesNothing(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	warmPID(t, p)
 	cycle := func() {
 		c, err := p.Acquire(ctx)

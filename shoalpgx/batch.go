@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // SendBatch acquires a connection and sends b on it. The connection is held
@@ -48,7 +49,7 @@ type poolBatchResults struct {
 // Exec reads the next result as pgx.BatchResults.Exec does.
 func (br *poolBatchResults) Exec() (pgconn.CommandTag, error) {
 	tag, err := br.br.Exec()
-	return tag, withCtxErr(br.ctx, err)
+	return tag, ctxerr.Wrap(br.ctx, err)
 }
 
 // Query reads the next result as pgx.BatchResults.Query does.
@@ -69,7 +70,7 @@ func (br *poolBatchResults) QueryRow() pgx.Row {
 // too, and a caller that returns on Close's error loses nothing. Calling it
 // again returns the same error and does nothing more.
 func (br *poolBatchResults) Close() error {
-	err := withCtxErr(br.ctx, br.br.Close())
+	err := ctxerr.Wrap(br.ctx, br.br.Close())
 	if pc := br.pc; pc != nil {
 		br.pc = nil
 		pc.release()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // TestOneRefusedDialFailsNoCallerWithTime: a pool that was connected, whose
@@ -27,7 +28,7 @@ func TestOneRefusedDialFailsNoCallerWithTime(t *testing.T) {
 			return nil
 		}
 	})
-	if _, err := p.Exec(testCtx(t), "select 1"); err != nil {
+	if _, err := p.Exec(pgtest.Ctx(t), "select 1"); err != nil {
 		t.Fatal(err)
 	}
 	p.Reset() // the connection is gone; the next dial is refused

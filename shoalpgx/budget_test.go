@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // slotBudget is an in-process shoal.Budget of fixed slots with a fence key,
@@ -89,7 +90,7 @@ func fenceKeyFor(t *testing.T) int32 {
 // lockedSlots lists the slots of key whose advisory locks are held now.
 func lockedSlots(t *testing.T, ctx context.Context, key int32) []int32 {
 	t.Helper()
-	rows, err := adminConn(t).Query(ctx, `SELECT objid::int8::int4 FROM pg_locks
+	rows, err := pgtest.AdminConn(t).Query(ctx, `SELECT objid::int8::int4 FROM pg_locks
 		WHERE locktype = 'advisory' AND classid = $1::int4::oid AND objsubid = 2 AND granted ORDER BY 1`, key)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func lockedSlots(t *testing.T, ctx context.Context, key int32) []int32 {
 }
 
 func TestBudgetFencesEveryConnectionWithItsSlotsLock(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	key := fenceKeyFor(t)
 	b := newSlotBudget(key, 0, 1, 2)
 	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 3; c.MinConns = 3 })
@@ -144,10 +145,10 @@ func TestBudgetFencesEveryConnectionWithItsSlotsLock(t *testing.T) {
 }
 
 func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	key := fenceKeyFor(t)
 	// A "paused process": another session holds slot 0's lock.
-	stale := adminConn(t)
+	stale := pgtest.AdminConn(t)
 	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
 		t.Fatal(err)
 	}
@@ -188,9 +189,9 @@ func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
 }
 
 func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	key := fenceKeyFor(t)
-	stale := adminConn(t)
+	stale := pgtest.AdminConn(t)
 	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
 		t.Fatal(err)
 	}
@@ -243,15 +244,15 @@ func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
 }
 
 func TestBudgetBoundsConnectionsAtTheServer(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	key := fenceKeyFor(t)
 	b := newSlotBudget(key, 0, 1, 2)
-	name := appName(t)
+	name := pgtest.AppName(t)
 	var pools []*Pool
 	for range 2 {
 		pools = append(pools, newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 3 }))
 	}
-	admin := adminConn(t)
+	admin := pgtest.AdminConn(t)
 	var most atomic.Int32
 	stop := make(chan struct{})
 	var sampler sync.WaitGroup
@@ -314,9 +315,9 @@ func TestBudgetBoundsConnectionsAtTheServer(t *testing.T) {
 // connection by the moment the server takes to end the backend; a dial in
 // that moment must get the slot, not be refused.
 func TestBudgetFenceWaitsOutAClosingHolder(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	key := fenceKeyFor(t)
-	closing := adminConn(t)
+	closing := pgtest.AdminConn(t)
 	if _, err := closing.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestBudgetFenceWaitsOutAClosingHolder(t *testing.T) {
 // looked at only through an idle connection; a dial never queues for one,
 // which would count as a caller waiting in the pool's demand.
 func TestBudgetFenceDoesNotWaitForAPlainSlot(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	key := fenceKeyFor(t)
 	b := newSlotBudget(key, 0, 1)
 	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 2 })
@@ -368,10 +369,10 @@ func TestBudgetFenceDoesNotWaitForAPlainSlot(t *testing.T) {
 // would make the server count one above the budget for a moment. The check
 // runs the moment the permit is back.
 func TestBudgetedCloseWaitsForTheBackend(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	b := newSlotBudget(fenceKeyFor(t), 0)
 	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 1 })
-	admin := adminConn(t)
+	admin := pgtest.AdminConn(t)
 	for i := range 20 {
 		c, err := p.Acquire(ctx)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal/internal/pgpair"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // silentCancelTimeout is the tests' CancelTimeout: short, so that the
@@ -59,7 +60,7 @@ func waitClosed(t *testing.T, p *Pool) {
 // returns, CancelTimeout after its deadline, with its context's error, and
 // the connection is closed.
 func TestCancelSilentServer(t *testing.T) {
-	cs := requirePostgres(t)
+	cs := pgtest.ConnString(t)
 	u, err := url.Parse(cs)
 	if err != nil {
 		t.Fatal(err)
@@ -76,17 +77,17 @@ func TestCancelSilentServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = appName(t)
+	cfg.ConnConfig.RuntimeParams["application_name"] = pgtest.AppName(t)
 	cfg.MaxConns, cfg.CancelTimeout = 1, silentCancelTimeout
 	p := newPoolFor(t, cfg)
 	// Before the pool closes: the proxy's end of pgx's cleanup hangs up.
 	t.Cleanup(func() { _ = proxy.Close() })
-	if err := p.Ping(testCtx(t)); err != nil {
+	if err := p.Ping(pgtest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 
 	proxy.Silence()
-	ctx := abandonedCtx(t)
+	ctx := pgtest.AbandonedCtx(t)
 	err = execReturns(t, p, ctx, "SELECT 1")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a statement on a silent server returned %v, want an error matching context.DeadlineExceeded", err)
@@ -100,7 +101,12 @@ func TestCancelSilentServer(t *testing.T) {
 // whatever runs on it still runs.
 func TestCancelIgnoredByTheStatement(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns, c.CancelTimeout = 1, silentCancelTimeout })
-	ctx := abandonedCtx(t)
+	// The connection first: the abandoned context is the statement's, and
+	// a dial on a loaded machine can outlast it.
+	if err := p.Ping(pgtest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := pgtest.AbandonedCtx(t)
 	err := execReturns(t, p, ctx, `DO $$
 		DECLARE stop timestamptz := clock_timestamp() + interval '2 seconds';
 		BEGIN

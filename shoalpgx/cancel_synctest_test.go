@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // The tests here run the pool against fakePG under testing/synctest, so
@@ -62,7 +63,7 @@ func TestCancelFakeAnswered(t *testing.T) {
 		p := fakePool(t, f, nil)
 		took, err := timedExec(p.Exec, 10*time.Millisecond, "sleep 10s")
 		var pe *pgconn.PgError
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &pe) || pe.Code != sqlstateQueryCanceled {
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
 			t.Fatalf("got %v, want an error matching context.DeadlineExceeded and SQLSTATE 57014", err)
 		}
 		if want := 11 * time.Millisecond; took != want {
@@ -254,7 +255,7 @@ func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 		_, err = c.Conn().PgConn().Exec(context.Background(), "sleep 10s").ReadAll()
 		h.HandleUnwatchAfterCancel()
 		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != sqlstateQueryCanceled {
+		if !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
 			t.Fatalf("the statement written after the cut returned %v, want SQLSTATE 57014", err)
 		}
 		if took := time.Since(start); took != time.Millisecond {

@@ -15,25 +15,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgcount"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
-
-// abandonAfter is how long the tests' abandoned statements run before
-// their context ends: long enough for the statement to reach the server
-// (so that the cancel finds it running), far shorter than the sleep.
-const abandonAfter = 50 * time.Millisecond
-
-// abandonedCtx is a context that ends abandonAfter from now.
-func abandonedCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), abandonAfter)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // backendPIDs returns the server process ids behind every connection the
 // pool holds, acquiring them all at once.
 func backendPIDs(t testing.TB, p *Pool, n int) []uint32 {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	var conns []*Conn
 	defer func() {
 		for _, c := range conns {
@@ -55,23 +44,6 @@ func backendPIDs(t testing.TB, p *Pool, n int) []uint32 {
 	}
 	slices.Sort(pids)
 	return pids
-}
-
-// checkCanceled fails the test unless err is a statement cancelled at the
-// server for its context: it matches ctx.Err() and holds a *pgconn.PgError
-// with SQLSTATE 57014.
-func checkCanceled(t testing.TB, what string, ctx context.Context, err error) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("%s: no error from a statement abandoned mid-flight", what)
-	}
-	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
-		t.Errorf("%s: errors.Is(err, ctx.Err()) is false for %v (ctx.Err() = %v)", what, err, ctx.Err())
-	}
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "57014" {
-		t.Errorf("%s: the error holds no *pgconn.PgError with SQLSTATE 57014: %v", what, err)
-	}
 }
 
 // Statements abandoned mid-flight are cancelled at the server and keep
@@ -103,9 +75,9 @@ func abandonKeeps(t *testing.T, mutate func(*Config)) {
 	before := backendPIDs(t, p, conns)
 	dials := p.Stats().Dials
 	for i := range 10 {
-		ctx := abandonedCtx(t)
+		ctx := pgtest.AbandonedCtx(t)
 		_, err := p.Exec(ctx, "SELECT pg_sleep(10)")
-		checkCanceled(t, "Exec", ctx, err)
+		pgtest.CheckCanceled(t, "Exec", ctx, err)
 		if t.Failed() {
 			t.Fatalf("round %d", i)
 		}
@@ -199,13 +171,14 @@ func cancelStressWorker(p *Pool, held bool, rounds int, stop time.Time, canceled
 	return nil
 }
 
-// Every way of running a statement through the pool, abandoned mid-flight,
-// returns an error that matches the context's and holds the server's
-// SQLSTATE 57014, and costs no connection: all run on the pool's one
-// connection, which is the same backend at the end.
+// Every way of running a statement through the pool's pgx API (stdlib's
+// tests take database/sql's), abandoned mid-flight, returns an error that
+// matches the context's and holds the server's SQLSTATE 57014, and costs
+// no connection: all run on the pool's one connection, which is the same
+// backend at the end.
 func TestCancelErrorsMatchTheContext(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	before := backendPIDs(t, p, 1)
 	for _, q := range []string{
 		"CREATE TEMP TABLE slow_insert (x int)",
@@ -310,54 +283,15 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 				if err != nil {
 					return fmt.Errorf("begin: %v", err)
 				}
-				defer tx.Rollback(testCtx(t)) // a Conn's transaction rolls back on its holder's time
+				defer tx.Rollback(pgtest.Ctx(t)) // a Conn's transaction rolls back on its holder's time
 				_, err = tx.Exec(ctx, slow)
 				return err
 			})
 		}},
 	}
 	for _, path := range paths {
-		ctx := abandonedCtx(t)
-		checkCanceled(t, path.name, ctx, path.run(ctx))
-	}
-
-	db := OpenDB(p)
-	defer db.Close()
-	sqlPaths := []struct {
-		name string
-		run  func(ctx context.Context) error
-	}{
-		{"sql.DB.ExecContext", func(ctx context.Context) error { _, err := db.ExecContext(ctx, slow); return err }},
-		{"sql.DB.QueryContext", func(ctx context.Context) error {
-			rows, err := db.QueryContext(ctx, slow)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-			}
-			return rows.Err()
-		}},
-		{"sql.DB.QueryRowContext", func(ctx context.Context) error {
-			var v any
-			return db.QueryRowContext(ctx, slow).Scan(&v)
-		}},
-		{"sql.Tx.ExecContext", func(ctx context.Context) error {
-			tx, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				return fmt.Errorf("begin: %v", err)
-			}
-			defer tx.Rollback()
-			_, err = tx.ExecContext(ctx, slow)
-			return err
-		}},
-	}
-	for _, path := range sqlPaths {
-		ctx := abandonedCtx(t)
-		checkCanceled(t, path.name, ctx, path.run(ctx))
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
+		ctx := pgtest.AbandonedCtx(t)
+		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
 	}
 
 	if got := p.Stats().Dials; got != dials {
@@ -399,8 +333,8 @@ func abandonUnderLoad(t *testing.T, cancelTimeout time.Duration) {
 		rounds   = 3
 	)
 	cfg := testConfig(t, func(c *Config) { c.MaxConns, c.CancelTimeout = maxConns, cancelTimeout })
-	checker, err := pgcount.Start(testCtx(t), pgcount.Config{
-		ConnString: requirePostgres(t),
+	checker, err := pgcount.Start(pgtest.Ctx(t), pgcount.Config{
+		ConnString: pgtest.ConnString(t),
 		Arg:        cfg.ConnConfig.RuntimeParams["application_name"],
 		Limit:      maxConns,
 	})
@@ -413,7 +347,7 @@ func abandonUnderLoad(t *testing.T, cancelTimeout time.Duration) {
 		wg.Go(func() {
 			for range rounds {
 				err := withConn(p, func(c *Conn) error {
-					ctx, cancel := context.WithTimeout(context.Background(), abandonAfter)
+					ctx, cancel := context.WithTimeout(context.Background(), pgtest.AbandonAfter)
 					defer cancel()
 					_, err := c.Exec(ctx, "SELECT pg_sleep(1)")
 					return err

@@ -228,8 +228,7 @@ type Config struct {
 	// order. With more callers than connections it buys throughput and a
 	// far lower median wait for a longer tail (figures in BENCHMARKS.md,
 	// "Barging"). 0 is strict first-come, first-served hand-off.
-	// Connection string: pool_barge_window (pool_handoff_after, its old
-	// name, is still read).
+	// Connection string: pool_barge_window.
 	BargeWindow time.Duration
 
 	// MaxDialing bounds the dials in flight at once. 0 means the core's

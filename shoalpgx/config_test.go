@@ -116,12 +116,12 @@ func TestHealthCheckPeriodMapsToTheCore(t *testing.T) {
 
 func TestParseConfigStrictHandoff(t *testing.T) {
 	// 0 turns the default barging window off: strict FIFO hand-off.
-	cfg, err := ParseConfig(testBase + "&pool_handoff_after=0") // the old name still works
+	cfg, err := ParseConfig(testBase + "&pool_barge_window=0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.BargeWindow != 0 {
-		t.Fatalf("BargeWindow = %s after pool_handoff_after=0, want 0", cfg.BargeWindow)
+		t.Fatalf("BargeWindow = %s after pool_barge_window=0, want 0", cfg.BargeWindow)
 	}
 }
 
@@ -192,7 +192,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{"pool_health_check_period=often", "pool_health_check_period"},
 		{"pool_ping_timeout=x", "pool_ping_timeout"},
 		{"pool_barge_window=-1ms", "pool_barge_window"},
-		{"pool_handoff_after=-1ms", "pool_handoff_after"},
+		{"pool_handoff_after=0", "pool_handoff_after"}, // BargeWindow's old name, gone
 		{"pool_host_connect_timeout=-2s", "pool_host_connect_timeout"},
 		{"pool_role_check_period=-1s", "pool_role_check_period"},
 		{"pool_max_conn=8", "pool_max_conn"},

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // release gives pc back to the pool at the end of a pool operation (Exec,
@@ -230,7 +231,7 @@ func (c *Conn) Conn() *pgx.Conn { return c.pc.conn }
 // Exec runs sql on the connection. See pgx.Conn.Exec.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	tag, err := c.pc.conn.Exec(ctx, sql, args...)
-	err = withCtxErr(ctx, err)
+	err = ctxerr.Wrap(ctx, err)
 	c.pc.noteErr(err)
 	return tag, err
 }
@@ -244,7 +245,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 // wrapRows wraps the rows of a query on pc that pc's holder reads, and its
 // error, so that both match the query's context once it ended.
 func (pc *pooledConn) wrapRows(ctx context.Context, rows pgx.Rows, err error) (pgx.Rows, error) {
-	err = withCtxErr(ctx, err)
+	err = ctxerr.Wrap(ctx, err)
 	if rows == nil {
 		return errRows{err: err}, err
 	}
@@ -264,7 +265,7 @@ func (c *Conn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // CopyFrom copies rows into a table on the connection. See pgx.Conn.CopyFrom.
 func (c *Conn) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
 	n, err := c.pc.conn.CopyFrom(ctx, table, columns, src)
-	err = withCtxErr(ctx, err)
+	err = ctxerr.Wrap(ctx, err)
 	c.pc.noteErr(err)
 	return n, err
 }
@@ -280,10 +281,10 @@ func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) {
 func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
 	t, err := c.pc.conn.BeginTx(ctx, opts)
 	if err != nil {
-		return nil, withCtxErr(ctx, err)
+		return nil, ctxerr.Wrap(ctx, err)
 	}
 	return &Tx{t: t, conn: c.pc}, nil
 }
 
 // Ping checks that the connection and the server answer. See pgx.Conn.Ping.
-func (c *Conn) Ping(ctx context.Context) error { return withCtxErr(ctx, c.pc.ping(ctx)) }
+func (c *Conn) Ping(ctx context.Context) error { return ctxerr.Wrap(ctx, c.pc.ping(ctx)) }

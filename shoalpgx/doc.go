@@ -322,20 +322,14 @@
 //
 // # database/sql
 //
-// OpenDB returns a *sql.DB whose connections come from the pool, so that
-// code on database/sql (sqlx, sqlc's database/sql mode, goose,
-// golang-migrate, gorm) and code on pgx share one pool and one MaxConns;
-// it is the counterpart of pgx's stdlib.OpenDBFromPool (Connector serves
-// sql.OpenDB). Each database/sql connection is a lease from the moment
-// database/sql opens it until it closes it, and OpenDB sets MaxIdleConns to
-// 0 so that database/sql keeps no idle leases from the pool's other users.
-// A connection given back busy, inside a transaction, broken, or reported
-// bad to database/sql is closed, never reused. Arguments go to pgx as they
-// are; results come as bool, int64, float64, []byte (bytea, and json and
-// jsonb as text), time.Time, or the value's text as a string for every
-// other type (numeric, uuid, arrays, ...). A sql.Conn.Raw callback receives
-// a *SQLConn, whose Conn method returns the *pgx.Conn. Closing the DB does
-// not close the pool; close the DB first.
+// The sub-package stdlib gives code on database/sql (sqlx, sqlc's
+// database/sql mode, goose, golang-migrate, gorm) a *sql.DB whose
+// connections are leases from the pool, sharing one pool and one MaxConns
+// with code on pgx. It is pgx's own stdlib package for a shoalpgx pool,
+// under pgx's names, so that moving from pgx's OpenDBFromPool is a change
+// of import path:
+//
+//	db := stdlib.OpenDBFromPool(pool) // github.com/shoalpool/shoal/shoalpgx/stdlib
 //
 // # A budget shared by processes
 //

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // fakePG is a PostgreSQL server on in-memory pipes, for tests under
@@ -223,7 +224,7 @@ func (f *fakePG) run(be *pgproto3.Backend, s *fakeSession, sql string) {
 				ignore = false
 				goto wait
 			}
-			be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: sqlstateQueryCanceled, Message: "canceling statement due to user request"})
+			be.Send(&pgproto3.ErrorResponse{Severity: "ERROR", Code: ctxerr.QueryCanceled, Message: "canceling statement due to user request"})
 			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 			return
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // gatedBudget is a slotBudget whose permits wait for gate to close.
@@ -32,7 +33,7 @@ func (b *gatedBudget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 // pool (whose borrow waits in the queue) lost a good connection at the
 // server for every dial. Here the borrow is made slow by BeforeAcquire.
 func TestBudgetFenceLookKeepsTheConnectionItBorrows(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	// The gate holds the MinConns dials until NewWithConfig has returned,
 	// so that the second dial has a connection to look through.
 	b := &gatedBudget{slotBudget: newSlotBudget(fenceKeyFor(t), 0, 1), gate: make(chan struct{})}
@@ -65,9 +66,9 @@ func TestBudgetFenceLookKeepsTheConnectionItBorrows(t *testing.T) {
 // refuse the slot, so the server saw a connection above the budget for a
 // moment, which internal/clustertest's stopped-worker scenario counted.
 func TestBudgetFenceLookWaitsItsTurnOnABusyPool(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	key := fenceKeyFor(t)
-	stale := adminConn(t)
+	stale := pgtest.AdminConn(t)
 	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
 		t.Fatal(err)
 	}

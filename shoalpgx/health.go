@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/peek"
+	"github.com/shoalpool/shoal/shoalpgx/internal/bridge"
 )
 
 // peekAfter is the idleness after which an acquire looks at a connection's
@@ -69,4 +70,32 @@ func (p *Pool) healthCheck(ctx context.Context, pc *pooledConn) error {
 	}
 	pc.mustPing = mustPing
 	return nil
+}
+
+// checkIdle is the acquire's check for a connection that sat idle in its
+// holder's hands rather than in the pool (database/sql's idle connections,
+// in shoalpgx/stdlib): the look at the socket after peekAfter, then a ping,
+// bounded by PingTimeout, when the look cannot tell or the connection has
+// been idle HealthCheckAfter; nothing when HealthCheckAfter is 0.
+func (c *Conn) checkIdle(ctx context.Context, idle time.Duration) error {
+	after := c.p.config.HealthCheckAfter
+	if after <= 0 || idle < peekAfter {
+		return nil
+	}
+	mustPing, err := c.pc.idleCheck()
+	if err != nil {
+		return err
+	}
+	if mustPing || idle >= after {
+		return c.p.ping(ctx, c.pc)
+	}
+	return nil
+}
+
+// init hands checkIdle to shoalpgx/stdlib, which reaches only the exported
+// API otherwise (internal/bridge).
+func init() {
+	bridge.CheckIdle = func(ctx context.Context, conn any, idle time.Duration) error {
+		return conn.(*Conn).checkIdle(ctx, idle)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // terminateIdle acquires p's only connection, releases it, has the server
@@ -11,14 +13,14 @@ import (
 // the backend's process id.
 func terminateIdle(t *testing.T, p *Pool) uint32 {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	c, err := p.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid := backendPID(t, c)
 	c.Release()
-	admin := adminConn(t)
+	admin := pgtest.AdminConn(t)
 	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", pid); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func TestTerminatedIdleConnectionIsReplaced(t *testing.T) {
 					c.ConnConfig.Fallbacks = nil
 				}
 			})
-			ctx := testCtx(t)
+			ctx := pgtest.Ctx(t)
 			old := terminateIdle(t, p)
 
 			c, err := p.Acquire(ctx)
@@ -79,7 +81,7 @@ func TestTerminatedIdleConnectionIsReplaced(t *testing.T) {
 			if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
 				t.Fatalf("first query after the idle connection was terminated: %d, %v", one, err)
 			}
-			settle(t, p)
+			pgtest.Settle(t, p)
 			if s := p.Stats(); s.Dials != 2 || s.Closed != 1 {
 				t.Errorf("stats %+v: want the terminated connection closed and one new dial", s)
 			}
@@ -95,7 +97,7 @@ func TestIdleCheckOffWithHealthCheckAfterZero(t *testing.T) {
 		c.MaxConns = 1
 		c.HealthCheckAfter = 0
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	terminateIdle(t, p)
 	var one int
 	if err := p.QueryRow(ctx, "select 1").Scan(&one); err == nil {
@@ -117,7 +119,7 @@ func TestHealthCheckPeriodReplacesATerminatedIdleConnection(t *testing.T) {
 	})
 	terminateIdle(t, p)
 	acquires := p.Stats().Acquires
-	waitFor(t, 10*time.Second, "the terminated connection closed and replaced", func() bool {
+	pgtest.WaitFor(t, 10*time.Second, "the terminated connection closed and replaced", func() bool {
 		s := p.Stats()
 		return s.Closed == 1 && s.Dials == 2 && s.IdleConns == 1
 	})

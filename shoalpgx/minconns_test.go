@@ -3,6 +3,8 @@ package shoalpgx
 import (
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // waitStats polls the pool's Stats until ok accepts them, failing the test
@@ -31,7 +33,7 @@ func TestMinConnsIsAFloorOnOpenConnections(t *testing.T) {
 		c.MinConns = 2
 		c.MaxConnIdleTime = 200 * time.Millisecond // maintenance every 100ms
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	waitStats(t, p, "the pool to dial MinConns", func(open, idle int) bool { return open == 2 && idle == 2 })
 
 	a, err := p.Acquire(ctx)
@@ -71,7 +73,7 @@ func TestMinIdleConnsDialsWhileOthersAreBusy(t *testing.T) {
 		c.MinIdleConns = 2
 		c.MaxConnIdleTime = 200 * time.Millisecond
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	waitStats(t, p, "the pool to dial MinIdleConns", func(open, idle int) bool { return open == 2 && idle == 2 })
 	a, err := p.Acquire(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // pgxObserver counts what the core tells it about a shoalpgx pool.
@@ -34,7 +35,7 @@ func TestObserverAndLeakThresholdReachTheCore(t *testing.T) {
 		c.Observer = obs
 		c.LeakThreshold = 50 * time.Millisecond
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	for i := 0; i < 3; i++ {
 		var one int
 		if err := p.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
@@ -67,7 +68,7 @@ func TestObserverAndLeakThresholdReachTheCore(t *testing.T) {
 //
 //go:noinline
 func holdTooLong(t *testing.T, p *Pool) *Conn {
-	c, err := p.Acquire(testCtx(t))
+	c, err := p.Acquire(pgtest.Ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,6 @@ var poolKeys = []poolKey{
 	{"pool_ping_timeout", func(c *Config, v string) error { return parseDuration(v, &c.PingTimeout) }},
 	{"pool_cancel_timeout", func(c *Config, v string) error { return parseDuration(v, &c.CancelTimeout) }},
 	{"pool_barge_window", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }},
-	{"pool_handoff_after", func(c *Config, v string) error { return parseDuration(v, &c.BargeWindow) }}, // the old name
 	{"pool_host_connect_timeout", func(c *Config, v string) error { return parseDuration(v, &c.HostConnectTimeout) }},
 	{"pool_role_check_period", func(c *Config, v string) error { return parseDuration(v, &c.RoleCheckPeriod) }},
 	{"pool_max_standby_lag", func(c *Config, v string) error { return parseDuration(v, &c.MaxStandbyLag) }},
@@ -68,7 +67,7 @@ var poolKeys = []poolKey{
 //	                               connection at once): how long a statement
 //	                               whose context ended waits for the server
 //	                               to answer its cancel request
-//	pool_barge_window              duration (default 4ms; 0 = strict FIFO; pool_handoff_after is its old name)
+//	pool_barge_window              duration (default 4ms; 0 = strict FIFO)
 //	pool_host_connect_timeout      duration (default 2s; 0 = the connect
 //	                               timeout): each host's bound in a dial
 //	                               when the string names several hosts

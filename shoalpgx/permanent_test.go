@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // lineLog is a slog.Handler that keeps the messages logged to it.
@@ -60,7 +61,7 @@ func TestRefusedLoginFailsAtOnceWithoutRetrying(t *testing.T) {
 				c.Logger = slog.New(log)
 			})
 			for i := range 2 {
-				err := p.Ping(testCtx(t))
+				err := p.Ping(pgtest.Ctx(t))
 				var pgErr *pgconn.PgError
 				if !errors.As(err, &pgErr) || pgErr.Code != tc.code || !errors.Is(err, shoal.ErrPermanent) {
 					t.Fatalf("Ping %d: %v, want SQLSTATE %s marked permanent", i, err, tc.code)
@@ -92,7 +93,7 @@ func TestNeverConnectedPingFailsAfterOneDial(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newPoolFor(t, cfg)
-	err = p.Ping(testCtx(t))
+	err = p.Ping(pgtest.Ctx(t))
 	if !errors.Is(err, shoal.ErrDial) || errors.Is(err, shoal.ErrPermanent) {
 		t.Fatalf("Ping: %v, want the refused dial, not marked permanent", err)
 	}

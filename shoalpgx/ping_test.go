@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // pingingPool is a pool of one connection through a gate whose acquires
@@ -35,7 +37,7 @@ func pingingPool(t *testing.T, mutate func(*Config)) (p *Pool, g *gate, warm uin
 func TestPingOutlivesTheCallersCancel(t *testing.T) {
 	p, g, warm := pingingPool(t, nil)
 	g.Shut()
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 	defer cancel()
 	go func() {
 		<-g.held // the ping waits at the gate
@@ -48,7 +50,7 @@ func TestPingOutlivesTheCallersCancel(t *testing.T) {
 		t.Fatalf("stats %+v: the ping should still hold the connection", s)
 	}
 	g.Open()
-	waitFor(t, 10*time.Second, "the pinged connection back in the pool", func() bool { return p.Stats().IdleConns == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the pinged connection back in the pool", func() bool { return p.Stats().IdleConns == 1 })
 	if got := warmPID(t, p); got != warm {
 		t.Fatalf("next acquire got backend %d, want the healthy one (%d) the cancelled acquire pinged", got, warm)
 	}
@@ -61,7 +63,7 @@ func TestPingOutlivesTheCallersCancel(t *testing.T) {
 func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
 	p, g, _ := pingingPool(t, nil)
 	g.Shut()
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 	defer cancel()
 	go func() {
 		<-g.held
@@ -71,7 +73,7 @@ func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
 		t.Fatalf("Acquire: %v, want context.Canceled", err)
 	}
 	g.Cut()
-	waitFor(t, 10*time.Second, "the connection whose ping failed closed", func() bool { return p.Stats().Closed == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping failed closed", func() bool { return p.Stats().Closed == 1 })
 	if s := p.Stats(); s.InUseConns != 0 || s.IdleConns != 0 {
 		t.Fatalf("stats %+v: the dead connection must be neither held nor idle", s)
 	}
@@ -83,7 +85,7 @@ func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
 func TestPingIsBoundedByTheCallersDeadline(t *testing.T) {
 	p, g, _ := pingingPool(t, nil)
 	g.Shut()
-	ctx, cancel := context.WithTimeout(testCtx(t), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 200*time.Millisecond)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
@@ -91,7 +93,7 @@ func TestPingIsBoundedByTheCallersDeadline(t *testing.T) {
 		errc <- err
 	}()
 	<-g.held // the ping waits at the gate, its lease held
-	waitFor(t, 10*time.Second, "the ping given up at the caller's deadline", func() bool {
+	pgtest.WaitFor(t, 10*time.Second, "the ping given up at the caller's deadline", func() bool {
 		return ctx.Err() != nil && p.Stats().InUseConns == 0
 	})
 	// pgx's close of the dead connection waits for the server to hang up
@@ -100,7 +102,7 @@ func TestPingIsBoundedByTheCallersDeadline(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire: %v, want context.DeadlineExceeded", err)
 	}
-	waitFor(t, 10*time.Second, "the connection whose ping outlived the deadline closed", func() bool { return p.Stats().Closed == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping outlived the deadline closed", func() bool { return p.Stats().Closed == 1 })
 }
 
 // PingTimeout bounds the ping on its own: a connection that does not answer
@@ -114,11 +116,11 @@ func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		c, err := p.Acquire(testCtx(t))
+		c, err := p.Acquire(pgtest.Ctx(t))
 		done <- result{c, err}
 	}()
 	<-g.held
-	waitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stats().InUseConns == 0 })
+	pgtest.WaitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stats().InUseConns == 0 })
 	g.Cut() // as above: the close need not wait for the server
 	r := <-done
 	if r.err != nil {
@@ -128,5 +130,5 @@ func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
 	if got := backendPID(t, r.c); got == warm {
 		t.Fatalf("Acquire handed out backend %d, whose ping could not have answered", got)
 	}
-	waitFor(t, 10*time.Second, "the silent connection closed", func() bool { return p.Stats().Closed == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the silent connection closed", func() bool { return p.Stats().Closed == 1 })
 }

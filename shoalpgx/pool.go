@@ -29,12 +29,12 @@ type Pool struct {
 	releaseTracer   ReleaseTracer                                  // likewise
 	attempts        int                                            // connections one acquire tries: MaxConns+1, as pgxpool
 	lookAfter       time.Duration                                  // the idleness after which healthCheck looks at the socket; 0: never
-	resetOnReadOnly bool                                           // SQLSTATE 25006 resets the pool (failover.go)
-	target          target                                         // what a host must be (target.go)
+	resetOnReadOnly bool                                           // SQLSTATE 25006 resets the pool (hosts_failover.go)
+	target          target                                         // what a host must be (hosts_target.go)
 	maxLag          time.Duration                                  // the read pool's bound on a standby's lag; 0: none
 	loadBalance     bool                                           // load_balance_hosts=random
-	hosts           *hostSet                                       // per host: open connections, role (hoststate.go)
-	recheck         bool                                           // acquires look at a host's role again (hostcheck.go)
+	hosts           *hostSet                                       // per host: open connections, role (hosts_state.go)
+	recheck         bool                                           // acquires look at a host's role again (hosts_recheck.go)
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
@@ -43,7 +43,7 @@ type Pool struct {
 	roleDone chan struct{}          // closed when watchRole has returned
 	roleOnce sync.Once              // Close may be called more than once
 
-	fallbackOpen atomic.Int64 // connections on a host used only as a fallback (fallback.go)
+	fallbackOpen atomic.Int64 // connections on a host used only as a fallback (hosts_fallback.go)
 
 	readsMu     sync.Mutex
 	reads       *ReadPool // made by the first Reads
@@ -171,8 +171,8 @@ type pooledConn struct {
 	host      *hostState
 	hostEpoch uint64
 	role      role // as judged at the dial or the last look; see judged
-	judged    bool // role was read (hostdial.go, hostcheck.go)
-	fallback  bool // on a host the target uses only when none qualifies (fallback.go)
+	judged    bool // role was read (hosts_dial.go, hosts_recheck.go)
+	fallback  bool // on a host the target uses only when none qualifies (hosts_fallback.go)
 
 	// The idle check (health.go): a non-blocking look at the socket, and
 	// what it found for the acquire to act on (acquire.go), which clears

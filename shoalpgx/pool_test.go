@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 func TestExecQueryQueryRowCopyFromPing(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	if err := p.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func TestExecQueryQueryRowCopyFromPing(t *testing.T) {
 	if _, err := p.Exec(ctx, "drop table if exists shoalpgx_copy_test; create table shoalpgx_copy_test (id int, name text)"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = p.Exec(testCtx(t), "drop table if exists shoalpgx_copy_test") })
+	t.Cleanup(func() { _, _ = p.Exec(pgtest.Ctx(t), "drop table if exists shoalpgx_copy_test") })
 
 	n, err := p.CopyFrom(ctx, table, []string{"id", "name"}, pgx.CopyFromRows([][]any{{1, "one"}, {2, "two"}, {3, "three"}}))
 	if err != nil || n != 3 {
@@ -57,7 +58,7 @@ func inUse(p *Pool) int { return p.Stats().InUseConns }
 
 func TestQueryHoldsTheConnectionUntilRowsClose(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	rows, err := p.Query(ctx, "select generate_series(1, 100)")
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func TestQueryHoldsTheConnectionUntilRowsClose(t *testing.T) {
 
 func TestQueryRowHoldsTheConnectionUntilScan(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	row := p.QueryRow(ctx, "select 42")
 	if n := inUse(p); n != 1 {
 		t.Fatalf("before Scan %d in use, want 1", n)
@@ -114,7 +115,7 @@ func TestQueryRowHoldsTheConnectionUntilScan(t *testing.T) {
 
 func TestBeginHoldsTheConnectionUntilCommitOrRollback(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	for _, end := range []string{"commit", "rollback"} {
 		tx, err := p.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 		if err != nil {
@@ -149,7 +150,7 @@ func TestBeginHoldsTheConnectionUntilCommitOrRollback(t *testing.T) {
 
 func TestSendBatchHoldsTheConnectionUntilClose(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	b := &pgx.Batch{}
 	b.Queue("select 1")
 	b.Queue("select 2")
@@ -218,7 +219,7 @@ func TestSendBatchHoldsTheConnectionUntilClose(t *testing.T) {
 
 func TestAcquireRelease(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	c, err := p.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +260,7 @@ func TestHooks(t *testing.T) {
 		c.AfterRelease = func(*pgx.Conn) bool { afterReleases++; return afterReleases != 2 }
 		c.BeforeClose = func(*pgx.Conn) { beforeCloses++ }
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	var app string
 	if err := p.QueryRow(ctx, "show application_name").Scan(&app); err != nil || app != "from-before-connect" {
 		t.Fatalf("application_name = %q, %v; BeforeConnect's change lost", app, err)
@@ -296,7 +297,7 @@ func newBatch(sqls ...string) *pgx.Batch {
 
 func TestAcquireFuncAndHijack(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	var pid uint32
 	if err := p.AcquireFunc(ctx, func(c *Conn) error { pid = backendPID(t, c); return nil }); err != nil {
 		t.Fatal(err)
@@ -349,7 +350,7 @@ func TestAfterConnectPanicClosesTheConnection(t *testing.T) {
 			return nil
 		}
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	if err := p.Ping(ctx); err == nil || !strings.Contains(err.Error(), "AfterConnect broke") {
 		t.Fatalf("Ping on the dial whose AfterConnect panicked: %v, want the panic as the dial's error", err)
 	}
@@ -380,7 +381,7 @@ func TestStatAndReset(t *testing.T) {
 		c.MaxConns = 2
 		c.MaxConnIdleTime = 100 * time.Millisecond
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	c, _ := acquireOne(t, p)
 	c.Release()
 	st := p.Stat()

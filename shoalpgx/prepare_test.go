@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // warmPID acquires p's connection, releases it, and returns its backend's
 // process id: the connection that the next acquire finds idle.
 func warmPID(t *testing.T, p *Pool) uint32 {
 	t.Helper()
-	c, err := p.Acquire(testCtx(t))
+	c, err := p.Acquire(pgtest.Ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestPrepareConnAnswers(t *testing.T) {
 				}
 				c.AfterRelease = func(*pgx.Conn) bool { afterReleases.Add(1); return true }
 			})
-			ctx := testCtx(t)
+			ctx := pgtest.Ctx(t)
 			warm := warmPID(t, p)
 			releasesBefore := afterReleases.Load()
 			answer.Store(true)
@@ -71,7 +72,7 @@ func TestPrepareConnAnswers(t *testing.T) {
 			}
 			if tc.closed {
 				// The close may run off the acquiring goroutine.
-				waitFor(t, 10*time.Second, "the refused connection closed", func() bool { return p.Stats().Closed == 1 })
+				pgtest.WaitFor(t, 10*time.Second, "the refused connection closed", func() bool { return p.Stats().Closed == 1 })
 			} else if s := p.Stats(); s.Closed != 0 {
 				t.Errorf("stats %+v: want the warm connection kept", s)
 			}
@@ -95,14 +96,14 @@ func TestPrepareConnRefusingEverythingEndsTheAcquire(t *testing.T) {
 		c.MaxConns = 2
 		c.PrepareConn = func(context.Context, *pgx.Conn) (bool, error) { calls.Add(1); return false, nil }
 	})
-	_, err := p.Acquire(testCtx(t))
+	_, err := p.Acquire(pgtest.Ctx(t))
 	if !errors.Is(err, errAcquireAttempts) {
 		t.Fatalf("Acquire: %v, want %v", err, errAcquireAttempts)
 	}
 	if n := calls.Load(); n != 3 {
 		t.Errorf("PrepareConn ran %d times, want MaxConns+1 = 3", n)
 	}
-	waitFor(t, 10*time.Second, "the 3 refused connections closed", func() bool { return p.Stats().Closed == 3 })
+	pgtest.WaitFor(t, 10*time.Second, "the 3 refused connections closed", func() bool { return p.Stats().Closed == 3 })
 	if s := p.Stats(); s.InUseConns != 0 {
 		t.Errorf("stats %+v: want none held", s)
 	}
@@ -159,10 +160,10 @@ func TestPrepareConnPanicClosesTheConnection(t *testing.T) {
 				t.Fatalf("recovered %v, want PrepareConn's panic", r)
 			}
 		}()
-		_, _ = p.Acquire(testCtx(t))
+		_, _ = p.Acquire(pgtest.Ctx(t))
 		t.Fatal("Acquire returned; PrepareConn's panic was swallowed")
 	}()
-	waitFor(t, 10*time.Second, "the connection closed", func() bool { return p.Stats().Closed == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the connection closed", func() bool { return p.Stats().Closed == 1 })
 	if s := p.Stats(); s.InUseConns != 0 {
 		t.Fatalf("stats %+v: want none held", s)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // Exec acquires a connection, runs sql on it and releases it. See
@@ -16,7 +17,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	}
 	defer pc.release()
 	tag, err := pc.conn.Exec(ctx, sql, args...)
-	err = withCtxErr(ctx, err)
+	err = ctxerr.Wrap(ctx, err)
 	pc.noteErr(err)
 	return tag, err
 }
@@ -32,7 +33,7 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	}
 	rows, err := pc.conn.Query(ctx, sql, args...)
 	if err != nil {
-		err = withCtxErr(ctx, err)
+		err = ctxerr.Wrap(ctx, err)
 		pc.noteErr(err)
 		pc.release()
 		return errRows{err: err}, err
@@ -60,7 +61,7 @@ func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []str
 	}
 	defer pc.release()
 	n, err := pc.conn.CopyFrom(ctx, table, columns, src)
-	err = withCtxErr(ctx, err)
+	err = ctxerr.Wrap(ctx, err)
 	pc.noteErr(err)
 	return n, err
 }
@@ -73,5 +74,5 @@ func (p *Pool) Ping(ctx context.Context) error {
 		return err
 	}
 	defer pc.release()
-	return withCtxErr(ctx, pc.ping(ctx))
+	return ctxerr.Wrap(ctx, pc.ping(ctx))
 }

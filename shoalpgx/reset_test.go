@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // These tests release connections in states the next holder must never
@@ -15,24 +17,11 @@ import (
 // acquireOne acquires the pool's connection and returns it with its backend.
 func acquireOne(t *testing.T, p *Pool) (*Conn, uint32) {
 	t.Helper()
-	c, err := p.Acquire(testCtx(t))
+	c, err := p.Acquire(pgtest.Ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c, backendPID(t, c)
-}
-
-// requireClean fails unless c is idle, outside a transaction, and answers.
-func requireClean(t *testing.T, c *Conn) {
-	t.Helper()
-	pg := c.Conn().PgConn()
-	if c.Conn().IsClosed() || pg.IsBusy() || pg.TxStatus() != 'I' {
-		t.Fatalf("handed out unclean: closed %v busy %v tx status %q", c.Conn().IsClosed(), pg.IsBusy(), pg.TxStatus())
-	}
-	var one int
-	if err := c.QueryRow(testCtx(t), "select 1").Scan(&one); err != nil {
-		t.Fatalf("handed-out connection does not work: %v", err)
-	}
 }
 
 // TestReleaseInsideTransactionIsDiscarded: a connection its holder releases
@@ -42,7 +31,7 @@ func TestReleaseInsideTransactionIsDiscarded(t *testing.T) {
 	for _, state := range []string{"open", "failed"} {
 		t.Run(state, func(t *testing.T) {
 			p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-			ctx := testCtx(t)
+			ctx := pgtest.Ctx(t)
 			c, pid := acquireOne(t, p)
 			if _, err := c.Exec(ctx, "begin"); err != nil {
 				t.Fatal(err)
@@ -61,7 +50,7 @@ func TestReleaseInsideTransactionIsDiscarded(t *testing.T) {
 
 			c2, pid2 := acquireOne(t, p)
 			defer c2.Release()
-			requireClean(t, c2)
+			pgtest.RequireClean(t, c2.Conn())
 			if pid2 == pid {
 				t.Fatalf("backend %d handed out again after a release inside a transaction", pid)
 			}
@@ -75,7 +64,7 @@ func TestReleaseInsideTransactionIsDiscarded(t *testing.T) {
 // commit keeps its row.
 func TestStaleTxCannotTouchTheNextHolder(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	table := fmt.Sprintf("shoalpgx_stale_tx_%d", time.Now().UnixNano())
 	if _, err := p.Exec(ctx, "create table "+table+" (x int)"); err != nil {
 		t.Fatal(err)
@@ -115,7 +104,7 @@ func TestStaleTxCannotTouchTheNextHolder(t *testing.T) {
 
 func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	c, pid := acquireOne(t, p)
 	rows, err := c.Query(ctx, "select generate_series(1, 100000)")
 	if err != nil {
@@ -129,11 +118,11 @@ func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
 
 	c2, pid2 := acquireOne(t, p)
 	defer c2.Release()
-	requireClean(t, c2)
+	pgtest.RequireClean(t, c2.Conn())
 	if pid2 == pid {
 		t.Fatal("a connection released with unread rows was handed out again")
 	}
-	settle(t, p)
+	pgtest.Settle(t, p)
 	if p.Stats().Closed != closedBefore+1 {
 		t.Fatalf("Closed = %d, want %d", p.Stats().Closed, closedBefore+1)
 	}
@@ -141,7 +130,7 @@ func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
 
 func TestReleaseWithUnclosedBatchIsDiscarded(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	c, pid := acquireOne(t, p)
 	b := newBatch("select 1", "select 2", "select 3")
 	br := c.SendBatch(ctx, b)
@@ -152,7 +141,7 @@ func TestReleaseWithUnclosedBatchIsDiscarded(t *testing.T) {
 
 	c2, pid2 := acquireOne(t, p)
 	defer c2.Release()
-	requireClean(t, c2)
+	pgtest.RequireClean(t, c2.Conn())
 	if pid2 == pid {
 		t.Fatal("a connection released with an unclosed batch was handed out again")
 	}
@@ -174,7 +163,7 @@ func TestReleaseAfterCanceledQueryIsDiscarded(t *testing.T) {
 
 	c2, pid2 := acquireOne(t, p)
 	defer c2.Release()
-	requireClean(t, c2)
+	pgtest.RequireClean(t, c2.Conn())
 	if pid2 == pid {
 		t.Fatal("a connection whose query was canceled mid-flight was handed out again")
 	}
@@ -182,8 +171,8 @@ func TestReleaseAfterCanceledQueryIsDiscarded(t *testing.T) {
 
 func TestReleaseAfterServerKilledItIsDiscarded(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	admin := adminConn(t)
-	ctx := testCtx(t)
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
 	c, pid := acquireOne(t, p)
 	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", pid); err != nil {
 		t.Fatal(err)
@@ -195,7 +184,7 @@ func TestReleaseAfterServerKilledItIsDiscarded(t *testing.T) {
 
 	c2, pid2 := acquireOne(t, p)
 	defer c2.Release()
-	requireClean(t, c2)
+	pgtest.RequireClean(t, c2.Conn())
 	if pid2 == pid {
 		t.Fatal("a terminated connection was handed out again")
 	}
@@ -205,7 +194,7 @@ func TestPoolQueryRowsClosedEarlyKeepTheConnection(t *testing.T) {
 	// Pool.Query's rows, closed before the end, drain the result: the
 	// connection is clean and kept.
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	c, pid := acquireOne(t, p)
 	c.Release()
 	rows, err := p.Query(ctx, "select generate_series(1, 1000)")
@@ -216,7 +205,7 @@ func TestPoolQueryRowsClosedEarlyKeepTheConnection(t *testing.T) {
 	rows.Close()
 	c2, pid2 := acquireOne(t, p)
 	defer c2.Release()
-	requireClean(t, c2)
+	pgtest.RequireClean(t, c2.Conn())
 	if pid2 != pid {
 		t.Fatalf("backend %d after rows.Close, want the same %d", pid2, pid)
 	}
@@ -224,7 +213,7 @@ func TestPoolQueryRowsClosedEarlyKeepTheConnection(t *testing.T) {
 
 func TestPoolBeginWithoutEndKeepsItsConnectionUntilRollback(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	tx, err := p.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -239,5 +228,5 @@ func TestPoolBeginWithoutEndKeepsItsConnectionUntilRollback(t *testing.T) {
 	}
 	c, _ := acquireOne(t, p)
 	defer c.Release()
-	requireClean(t, c)
+	pgtest.RequireClean(t, c.Conn())
 }

@@ -3,10 +3,12 @@ package shoalpgx
 import (
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 func TestSetMaxConnsShrinksAtTheServer(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 4 })
 	var conns []*Conn
 	for range 4 {
@@ -22,11 +24,11 @@ func TestSetMaxConnsShrinksAtTheServer(t *testing.T) {
 	for _, c := range conns {
 		c.Release()
 	}
-	admin := adminConn(t)
+	admin := pgtest.AdminConn(t)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var n int
-		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", appName(t)).Scan(&n); err != nil {
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", pgtest.AppName(t)).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 2 {

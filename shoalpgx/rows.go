@@ -6,11 +6,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // poolRows are the rows of a query run through the pool's API (Pool.Query,
 // and Query on a Conn, a Tx or batch results): pgx's rows, with errors that
-// match the query's context once it ended (withCtxErr), and, for
+// match the query's context once it ended (ctxerr.Wrap), and, for
 // Pool.Query, the connection they hold until they are closed.
 type poolRows struct {
 	r   pgx.Rows
@@ -45,7 +46,7 @@ func (rows *poolRows) Close() {
 }
 
 // Err returns the error that ended the rows, if any.
-func (rows *poolRows) Err() error { return withCtxErr(rows.ctx, rows.r.Err()) }
+func (rows *poolRows) Err() error { return ctxerr.Wrap(rows.ctx, rows.r.Err()) }
 
 // CommandTag returns the command tag; valid once the rows are closed.
 func (rows *poolRows) CommandTag() pgconn.CommandTag { return rows.r.CommandTag() }
@@ -71,7 +72,7 @@ func (rows *poolRows) Scan(dest ...any) error {
 	if err != nil {
 		rows.Close()
 	}
-	return withCtxErr(rows.ctx, err)
+	return ctxerr.Wrap(rows.ctx, err)
 }
 
 // Values returns the current row's values; an error closes the rows.
@@ -80,7 +81,7 @@ func (rows *poolRows) Values() ([]any, error) {
 	if err != nil {
 		rows.Close()
 	}
-	return v, withCtxErr(rows.ctx, err)
+	return v, ctxerr.Wrap(rows.ctx, err)
 }
 
 // RawValues returns the current row's undecoded values.
@@ -122,11 +123,11 @@ func (pc *pooledConn) newRow(ctx context.Context, r pgx.Row, release bool) *pool
 func (row *poolRow) Scan(dest ...any) error {
 	pc := row.pc
 	if pc == nil {
-		return withCtxErr(row.ctx, row.r.Scan(dest...))
+		return ctxerr.Wrap(row.ctx, row.r.Scan(dest...))
 	}
 	row.pc = nil
 	defer pc.release()
-	err := withCtxErr(row.ctx, row.r.Scan(dest...))
+	err := ctxerr.Wrap(row.ctx, row.r.Scan(dest...))
 	if err != pgx.ErrNoRows {
 		pc.noteErr(err)
 	}

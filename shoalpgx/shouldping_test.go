@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // lastWasPing reports whether the last statement the backend pid ran was pgx's
@@ -15,7 +16,7 @@ import (
 func lastWasPing(t *testing.T, admin *pgx.Conn, pid uint32) bool {
 	t.Helper()
 	var query string
-	if err := admin.QueryRow(testCtx(t), "select query from pg_stat_activity where pid = $1", pid).Scan(&query); err != nil {
+	if err := admin.QueryRow(pgtest.Ctx(t), "select query from pg_stat_activity where pid = $1", pid).Scan(&query); err != nil {
 		t.Fatal(err)
 	}
 	return query == "-- ping"
@@ -26,7 +27,7 @@ func lastWasPing(t *testing.T, admin *pgx.Conn, pid uint32) bool {
 // pinged it.
 func acquireAfterMarker(t *testing.T, p *Pool, admin *pgx.Conn, idle time.Duration) bool {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	c, err := p.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func acquireAfterMarker(t *testing.T, p *Pool, admin *pgx.Conn, idle time.Durati
 // Whether an acquire pings is ShouldPing's call when it is set, and by
 // default whether the connection sat idle longer than HealthCheckAfter.
 func TestShouldPingDecidesThePing(t *testing.T) {
-	admin := adminConn(t)
+	admin := pgtest.AdminConn(t)
 	for _, tc := range []struct {
 		name       string
 		after      time.Duration
@@ -93,7 +94,7 @@ func TestShouldPingIsToldTheIdleDuration(t *testing.T) {
 			return false
 		}
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	const idle = 30 * time.Millisecond
 	var conns []*pgx.Conn
 	for range 2 {
@@ -134,7 +135,7 @@ func TestShouldPingReplacesADeadConnection(t *testing.T) {
 		c.ShouldPing = func(context.Context, ShouldPingParams) bool { return true }
 		c.Observer = closes
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	old := terminateIdle(t, p)
 	c, err := p.Acquire(ctx)
 	if err != nil {
@@ -148,7 +149,7 @@ func TestShouldPingReplacesADeadConnection(t *testing.T) {
 	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("query after the ping replaced the dead connection: %d, %v", one, err)
 	}
-	settle(t, p)
+	pgtest.Settle(t, p)
 	if got := closes.list(); len(got) != 1 || got[0] != shoal.ReasonHealth {
 		t.Fatalf("closes reported as %v, want the one failed ping as %v", got, shoal.ReasonHealth)
 	}

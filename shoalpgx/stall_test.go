@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // TestStalledNetworkNeverHoldsACallerPastItsDeadline: when the network
@@ -71,7 +73,7 @@ func TestStalledNetworkNeverHoldsACallerPastItsDeadline(t *testing.T) {
 	if w := time.Duration(worst.Load()); w > deadline+slack {
 		t.Fatalf("a call returned %s after it began, past its %s deadline by %s", w, deadline, w-deadline)
 	}
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	if err := p.Ping(ctx); err != nil {
 		t.Fatalf("the pool did not recover after the stall: %v", err)
 	}

@@ -2,13 +2,15 @@ package shoalpgx
 
 import (
 	"testing"
+
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // TestStatCountsANewConnectionOnce: right after the first Acquire, which a
 // dial served, pgxpool's TotalConns reads 1 with MaxConns 1. The core used
 // to count the new connection as dialling until after the waiter had it.
 func TestStatCountsANewConnectionOnce(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	for i := range 30 {
 		p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 		c, err := p.Acquire(ctx)

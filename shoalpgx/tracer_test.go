@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // poolTracer records the pool's acquire and release events. It is also a
@@ -86,7 +87,7 @@ func TestTracerSeesAcquiresAndReleases(t *testing.T) {
 			return true, nil
 		}
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 
 	c, err := p.Acquire(ctx)
 	if err != nil {
@@ -177,7 +178,7 @@ func TestTracerEndsAnAcquireWhoseHookPanics(t *testing.T) {
 	})
 	func() {
 		defer func() { _ = recover() }()
-		_, _ = p.Acquire(testCtx(t))
+		_, _ = p.Acquire(pgtest.Ctx(t))
 	}()
 	if s, e, _ := tr.counts(); s != 1 || e != 1 {
 		t.Fatalf("%d starts, %d ends; want the panicking acquire started and ended", s, e)

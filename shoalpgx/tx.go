@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/shoalpgx/internal/ctxerr"
 )
 
 // Begin acquires a connection and starts a transaction on it. The
@@ -33,7 +34,7 @@ func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	t, err := pc.conn.BeginTx(ctx, opts)
 	if err != nil {
 		pc.release()
-		return nil, withCtxErr(ctx, err)
+		return nil, ctxerr.Wrap(ctx, err)
 	}
 	return &Tx{t: t, conn: pc, pc: pc}, nil
 }
@@ -93,7 +94,7 @@ func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
 	}
 	t, err := tx.t.Begin(ctx)
 	if err != nil {
-		return nil, withCtxErr(ctx, err)
+		return nil, ctxerr.Wrap(ctx, err)
 	}
 	return &Tx{t: t, conn: tx.conn}, nil
 }
@@ -114,7 +115,7 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	}
 	err := tx.t.Commit(ctx)
 	tx.end()
-	return withCtxErr(ctx, err)
+	return ctxerr.Wrap(ctx, err)
 }
 
 // Rollback rolls the transaction back and releases the connection. It is
@@ -132,7 +133,7 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 	}
 	err := tx.t.Rollback(ctx)
 	tx.end()
-	return withCtxErr(ctx, err)
+	return ctxerr.Wrap(ctx, err)
 }
 
 // endAfterCtx ends a transaction begun on the Pool whose Commit or Rollback
@@ -166,7 +167,7 @@ func (tx *Tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []stri
 		return 0, pgx.ErrTxClosed
 	}
 	n, err := tx.t.CopyFrom(ctx, table, columns, src)
-	return n, withCtxErr(ctx, err)
+	return n, ctxerr.Wrap(ctx, err)
 }
 
 // SendBatch sends a batch inside the transaction.
@@ -201,7 +202,7 @@ func (tx *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementD
 		return nil, pgx.ErrTxClosed
 	}
 	sd, err := tx.t.Prepare(ctx, name, sql)
-	return sd, withCtxErr(ctx, err)
+	return sd, ctxerr.Wrap(ctx, err)
 }
 
 // Exec runs sql inside the transaction.
@@ -210,7 +211,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Command
 		return pgconn.CommandTag{}, pgx.ErrTxClosed
 	}
 	tag, err := tx.t.Exec(ctx, sql, args...)
-	err = withCtxErr(ctx, err)
+	err = ctxerr.Wrap(ctx, err)
 	tx.conn.noteErr(err)
 	return tag, err
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 // The pool's transactions are *Tx, as pgxpool's are *pgxpool.Tx, so that
@@ -11,7 +12,7 @@ import (
 // holds.
 func TestPoolTransactionsAreTx(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	tx, err := p.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal/internal/waitrec"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
 )
 
 type callerKey struct{}
@@ -18,7 +19,7 @@ func TestWaitTracedWithTheCallersContext(t *testing.T) {
 		c.MaxConns = 1
 		c.Observer = rec
 	})
-	ctx := testCtx(t)
+	ctx := pgtest.Ctx(t)
 	held, err := p.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

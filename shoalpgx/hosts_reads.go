@@ -1,0 +1,156 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
+)
+
+// ReadPool sends reads to the standbys of a pool's connection string: Reads
+// returns it. It is a pool of its own, on the same hosts and settings,
+// whose connections go to a standby that answers and is within
+// MaxStandbyLag of its primary (in the string's order, or spread over them
+// with load_balance_hosts=random), and to the primary when no standby
+// qualifies, back to a standby as soon as one does again.
+//
+// Writes cannot go through it by mistake: its sessions are opened with
+// default_transaction_read_only=on, so that the primary too refuses a write
+// sent through it (SQLSTATE 25006), Begin starts read-only transactions and
+// BeginTx refuses a read-write one, and it has no Exec or CopyFrom. What it
+// reads from a standby may be behind what the pool wrote a moment before:
+// read your own writes through the Pool.
+type ReadPool struct {
+	p *Pool
+}
+
+// errReadWriteTx is BeginTx's error for a read-write transaction.
+var errReadWriteTx = errors.New("shoalpgx: a ReadPool's transactions are read-only; begin read-write transactions on the Pool")
+
+// Reads returns the pool's read pool, made on the first call: its
+// connections are opened as the pool's are, with MaxConns set to
+// ReadMaxConns (the pool's MaxConns by default), MinConns and MinIdleConns
+// 0, no Budget, and Config.ReadObserver in place of Observer. The pool's
+// Close closes it; Hosts counts its connections with the pool's.
+func (p *Pool) Reads() *ReadPool {
+	p.readsMu.Lock()
+	defer p.readsMu.Unlock()
+	if p.reads != nil {
+		return p.reads
+	}
+	cfg := p.config.Copy()
+	if cfg.ReadMaxConns > 0 {
+		cfg.MaxConns = cfg.ReadMaxConns
+	}
+	cfg.MinConns, cfg.MinIdleConns = 0, 0
+	cfg.Budget = nil
+	cfg.Observer, cfg.ReadObserver = cfg.ReadObserver, nil
+	cfg.ConnConfig.ValidateConnect = nil // the read pool's own target decides (hosts_target.go)
+	rp, err := newPool(cfg, targetReads)
+	if err != nil {
+		// The settings are the pool's, checked already; the one that
+		// differs, MaxConns, is checked by NewWithConfig too.
+		panic("shoalpgx: the read pool's config was refused: " + err.Error())
+	}
+	if p.readsClosed {
+		rp.Close()
+	}
+	p.reads = &ReadPool{p: rp}
+	return p.reads
+}
+
+// readOnlySession makes the sessions opened with cc refuse writes until
+// they say otherwise, on a standby and on the primary alike.
+func readOnlySession(cc *pgx.ConnConfig) {
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["default_transaction_read_only"] = "on"
+}
+
+// stillReadOnly reports whether pc's session still refuses writes by
+// default, as the server reports it (PostgreSQL 14 and later report
+// default_transaction_read_only on every change; an older server reports
+// nothing, and its sessions are taken at their word).
+func (pc *pooledConn) stillReadOnly() bool {
+	v := pc.conn.PgConn().ParameterStatus("default_transaction_read_only")
+	return v == "" || v == "on"
+}
+
+// readsIfOpen returns the read pool if Reads has made it.
+func (p *Pool) readsIfOpen() *ReadPool {
+	p.readsMu.Lock()
+	defer p.readsMu.Unlock()
+	return p.reads
+}
+
+// closeReads closes the read pool, if any, and keeps Reads from making one.
+func (p *Pool) closeReads() {
+	p.readsMu.Lock()
+	r := p.reads
+	p.readsClosed = true
+	p.readsMu.Unlock()
+	if r != nil {
+		r.p.Close()
+	}
+}
+
+// Query runs a query on a read connection, as Pool.Query does.
+func (r *ReadPool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return r.p.Query(ctx, sql, args...)
+}
+
+// QueryRow runs a query that returns at most one row on a read connection,
+// as Pool.QueryRow does.
+func (r *ReadPool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return r.p.QueryRow(ctx, sql, args...)
+}
+
+// SendBatch sends a batch of queries on a read connection, as
+// Pool.SendBatch does.
+func (r *ReadPool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return r.p.SendBatch(ctx, b)
+}
+
+// Begin starts a read-only transaction on a read connection.
+func (r *ReadPool) Begin(ctx context.Context) (pgx.Tx, error) {
+	return r.p.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+}
+
+// BeginTx starts a transaction with opts on a read connection. An
+// AccessMode of pgx.ReadWrite is refused; an empty one is read-only.
+func (r *ReadPool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	switch opts.AccessMode {
+	case pgx.ReadWrite:
+		return nil, errReadWriteTx
+	case "":
+		opts.AccessMode = pgx.ReadOnly
+	}
+	return r.p.BeginTx(ctx, opts)
+}
+
+// Acquire returns a read connection, as Pool.Acquire does. Its session is
+// read-only (default_transaction_read_only=on); Conn.Host says which host
+// it is on and whether that is a standby.
+func (r *ReadPool) Acquire(ctx context.Context) (*Conn, error) {
+	return r.p.Acquire(ctx)
+}
+
+// AcquireFunc acquires a read connection, calls f with it and releases it.
+func (r *ReadPool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
+	return r.p.AcquireFunc(ctx, f)
+}
+
+// Ping acquires a read connection and pings its server.
+func (r *ReadPool) Ping(ctx context.Context) error { return r.p.Ping(ctx) }
+
+// Stats returns a snapshot of the read pool's state and counters.
+func (r *ReadPool) Stats() shoal.Stats { return r.p.Stats() }
+
+// Stat returns the read pool's statistics in pgxpool's shape.
+func (r *ReadPool) Stat() *Stat { return r.p.Stat() }
+
+// Hosts returns what the read pool knows of each host: its own
+// connections, and each host's role and lag as it last saw them.
+func (r *ReadPool) Hosts() []HostStat { return r.p.Hosts() }

@@ -1,0 +1,18 @@
+// Package bridge carries what shoalpgx's database/sql driver
+// (shoalpgx/stdlib) must do to a pooled connection and shoalpgx keeps from
+// its users. shoalpgx fills it in at init; stdlib, which may use only
+// shoalpgx's exported API otherwise, calls it.
+package bridge
+
+import (
+	"context"
+	"time"
+)
+
+// CheckIdle checks conn, a *shoalpgx.Conn its holder left idle for idle,
+// as the pool checks an idle connection before handing it out: with its
+// settings, a look at the socket after a millisecond of idleness, and a
+// ping when the look cannot tell or after HealthCheckAfter; nothing with
+// HealthCheckAfter 0. An error means the connection is not fit to use.
+// conn is an any because this package cannot import shoalpgx.
+var CheckIdle func(ctx context.Context, conn any, idle time.Duration) error

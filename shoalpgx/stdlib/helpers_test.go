@@ -1,0 +1,50 @@
+package stdlib_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	"github.com/shoalpool/shoal/shoalpgx"
+	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx/stdlib"
+)
+
+// newTestPool opens a pool on the test server, closed at cleanup with a
+// check for leaked goroutines.
+func newTestPool(t testing.TB, mutate func(*shoalpgx.Config)) *shoalpgx.Pool {
+	t.Helper()
+	return pgtest.NewPool(t, shoalpgx.ParseConfig, shoalpgx.NewWithConfig, mutate)
+}
+
+// newTestDB opens a *sql.DB on p. At cleanup, before the pool closes, it
+// closes the DB and checks that the DB left no lease out.
+func newTestDB(t testing.TB, p *shoalpgx.Pool, opts ...stdlib.OptionOpenDB) *sql.DB {
+	t.Helper()
+	return pgtest.DB(t, stdlib.OpenDBFromPool(p, opts...), p)
+}
+
+// newTestSQLConn takes one connection of db for the test, given back when
+// the test ends (before db closes).
+func newTestSQLConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	sc, err := db.Conn(pgtest.Ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sc.Close() })
+	return sc
+}
+
+// sqlBackendPID returns the server process behind a database/sql
+// connection (a *sql.Conn), or behind the next one a *sql.DB takes.
+func sqlBackendPID(t *testing.T, c interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) uint32 {
+	t.Helper()
+	var pid uint32
+	if err := c.QueryRowContext(pgtest.Ctx(t), "select pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
