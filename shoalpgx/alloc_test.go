@@ -3,7 +3,7 @@ package shoalpgx
 import (
 	"testing"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // An acquire and release of an idle connection allocates nothing when no

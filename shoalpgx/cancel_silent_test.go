@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal/internal/pgpair"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // silentCancelTimeout is the tests' CancelTimeout: short, so that the

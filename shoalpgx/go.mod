@@ -7,37 +7,21 @@ replace (
 	github.com/shoalpool/shoal => ..
 	github.com/shoalpool/shoal/internal/pgcount => ../internal/pgcount
 	github.com/shoalpool/shoal/internal/pgpair => ../internal/pgpair
-	github.com/shoalpool/shoal/shoalprom => ../shoalprom
+	github.com/shoalpool/shoal/internal/pgtest => ../internal/pgtest
 )
 
 require (
-	github.com/Shopify/toxiproxy/v2 v2.5.0
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/jmoiron/sqlx v1.4.0
-	github.com/prometheus/client_golang v1.25.0
-	github.com/rs/zerolog v1.28.0
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/pgcount v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/pgpair v0.0.0-00010101000000-000000000000
-	github.com/shoalpool/shoal/shoalprom v0.0.0-00010101000000-000000000000
-	go.uber.org/goleak v1.3.0
+	github.com/shoalpool/shoal/internal/pgtest v0.0.0-00010101000000-000000000000
 )
 
 require (
-	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/mattn/go-colorable v0.1.13 // indirect
-	github.com/mattn/go-isatty v0.0.16 // indirect
-	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
-	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/rs/xid v1.4.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
-	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )

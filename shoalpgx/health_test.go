@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // terminateIdle acquires p's only connection, releases it, has the server

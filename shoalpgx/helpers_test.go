@@ -3,7 +3,7 @@ package shoalpgx
 import (
 	"testing"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // The test server, bounded waits and the checks the tests share are in

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // waitStats polls the pool's Stats until ok accepts them, failing the test

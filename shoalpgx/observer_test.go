@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // pgxObserver counts what the core tells it about a shoalpgx pool.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // lineLog is a slog.Handler that keeps the messages logged to it.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // pingingPool is a pool of one connection through a gate whose acquires

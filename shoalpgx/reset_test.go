@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // These tests release connections in states the next holder must never

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 func TestSetMaxConnsShrinksAtTheServer(t *testing.T) {

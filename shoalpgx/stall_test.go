@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // TestStalledNetworkNeverHoldsACallerPastItsDeadline: when the network

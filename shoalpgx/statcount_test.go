@@ -3,7 +3,7 @@ package shoalpgx
 import (
 	"testing"
 
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // TestStatCountsANewConnectionOnce: right after the first Acquire, which a

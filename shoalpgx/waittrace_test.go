@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal/internal/waitrec"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 type callerKey struct{}

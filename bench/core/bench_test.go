@@ -13,7 +13,7 @@ import (
 //     return alone. Every pool is driven through the same interface
 //     (benchPool), so each pays the same two indirect calls per operation.
 //   - One operation is an acquire and a release. Scenarios: serial (one
-//     goroutine); par8, par64, par256 (that many goroutines through
+//     goroutine); par8, par64, par128, par256 (that many goroutines through
 //     RunParallel, with SetParallelism so that the count is exact when
 //     GOMAXPROCS divides it); and the same with a "work" suffix, where each
 //     lease is held for workDuration of calibrated spinning (a CPU loop,
@@ -45,6 +45,7 @@ var scenarios = []scenario{
 	{name: "serial"},
 	{name: "par8", goroutines: 8},
 	{name: "par64", goroutines: 64},
+	{name: "par128", goroutines: 128},
 	{name: "par256", goroutines: 256},
 	{name: "par8work", goroutines: 8, work: true},
 	{name: "par64work", goroutines: 64, work: true},

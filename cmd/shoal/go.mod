@@ -9,11 +9,11 @@ replace (
 	github.com/shoalpool/shoal/internal/embedded => ../../internal/embedded
 	github.com/shoalpool/shoal/internal/pgcount => ../../internal/pgcount
 	github.com/shoalpool/shoal/internal/pgpair => ../../internal/pgpair
+	github.com/shoalpool/shoal/internal/pgtest => ../../internal/pgtest
 	github.com/shoalpool/shoal/shoaletcd => ../../shoaletcd
 	github.com/shoalpool/shoal/shoalgrpc => ../../shoalgrpc
 	github.com/shoalpool/shoal/shoalhttp => ../../shoalhttp
 	github.com/shoalpool/shoal/shoalpgx => ../../shoalpgx
-	github.com/shoalpool/shoal/shoalprom => ../../shoalprom
 )
 
 require (

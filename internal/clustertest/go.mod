@@ -8,9 +8,9 @@ replace (
 	github.com/shoalpool/shoal/internal/etcdtest => ../etcdtest
 	github.com/shoalpool/shoal/internal/pgcount => ../pgcount
 	github.com/shoalpool/shoal/internal/pgpair => ../pgpair
+	github.com/shoalpool/shoal/internal/pgtest => ../pgtest
 	github.com/shoalpool/shoal/shoaletcd => ../../shoaletcd
 	github.com/shoalpool/shoal/shoalpgx => ../../shoalpgx
-	github.com/shoalpool/shoal/shoalprom => ../../shoalprom
 )
 
 require (
@@ -35,7 +35,6 @@ require (
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -6,19 +6,33 @@ go 1.26.0
 replace (
 	github.com/shoalpool/shoal => ../..
 	github.com/shoalpool/shoal/internal/embedded => ../embedded
+	github.com/shoalpool/shoal/internal/pgcount => ../pgcount
+	github.com/shoalpool/shoal/internal/pgpair => ../pgpair
+	github.com/shoalpool/shoal/internal/pgtest => ../pgtest
 	github.com/shoalpool/shoal/shoaldebug => ../../shoaldebug
 	github.com/shoalpool/shoal/shoalgrpc => ../../shoalgrpc
 	github.com/shoalpool/shoal/shoalhttp => ../../shoalhttp
 	github.com/shoalpool/shoal/shoalotel => ../../shoalotel
+	github.com/shoalpool/shoal/shoalpgx => ../../shoalpgx
+	github.com/shoalpool/shoal/shoalprom => ../../shoalprom
 )
 
 require (
+	github.com/Shopify/toxiproxy/v2 v2.5.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/jackc/pgx/v5 v5.13.0
+	github.com/jmoiron/sqlx v1.4.0
+	github.com/prometheus/client_golang v1.25.0
+	github.com/rs/zerolog v1.35.1
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/pgpair v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/pgtest v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoaldebug v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoalgrpc v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoalhttp v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoalotel v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalpgx v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/shoalprom v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0
 	go.opentelemetry.io/otel v1.47.0
@@ -30,6 +44,7 @@ require (
 )
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
@@ -37,7 +52,17 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/rs/xid v1.6.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
@@ -47,4 +72,5 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )

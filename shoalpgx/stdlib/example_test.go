@@ -47,3 +47,26 @@ func ExampleConn() {
 	}
 	fmt.Println(sum.Int64)
 }
+
+// One pool serves pgx and database/sql code at once, under one MaxConns:
+// the *sql.DB's connections are leases from the pool.
+func ExampleOpenDBFromPool() {
+	ctx := context.Background()
+	pool, err := shoalpgx.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close() // after db.Close: Close waits for the DB's leases
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close() // leaves the pool open
+
+	var name string
+	if err := db.QueryRowContext(ctx, "select $1::text", "ana").Scan(&name); err != nil {
+		log.Fatal(err)
+	}
+	var n int // the same pool, through pgx
+	if err := pool.QueryRow(ctx, "select count(*) from pg_stat_activity").Scan(&n); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(name, n > 0)
+}

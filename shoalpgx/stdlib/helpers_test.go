@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/shoalpool/shoal/shoalpgx"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/shoalpool/shoal/shoalpgx"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // preparedOnServer lists the statements this driver prepared on sc's

@@ -1,4 +1,4 @@
-package shoalpgx_test
+package integration_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/shoalpgx"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // load runs workers goroutines, each doing queries one after another until

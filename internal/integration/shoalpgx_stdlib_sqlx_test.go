@@ -1,4 +1,4 @@
-package stdlib_test
+package integration_test
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/shoalpool/shoal/shoalpgx"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 

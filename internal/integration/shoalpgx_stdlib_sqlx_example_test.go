@@ -1,4 +1,4 @@
-package stdlib_test
+package integration_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 
-// One pool serves pgx and database/sql code (here sqlx) at once, under one
-// MaxConns.
-func ExampleOpenDBFromPool_sqlx() {
+// One shoalpgx pool serves pgx and database/sql code (here sqlx) at once,
+// under one MaxConns, through shoalpgx/stdlib.
+func Example_sqlx() {
 	ctx := context.Background()
 	pool, err := shoalpgx.New(ctx, os.Getenv("DATABASE_URL"))
 	if err != nil {

@@ -1,4 +1,4 @@
-package shoalpgx_test
+package integration_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoalpool/shoal/internal/pgpair"
 	"github.com/shoalpool/shoal/shoalpgx"
-	"github.com/shoalpool/shoal/shoalpgx/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalprom"
 )
 
