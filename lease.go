@@ -20,7 +20,6 @@ type Lease[T any] struct {
 	gen uint64 // rec.state as the hand-out left it: its generation, held
 }
 
-
 // leaseRecord is the pool's record of a connection's lease (of one
 // stream's, in multiplexed mode), kept in the connection so that handing it
 // out allocates nothing. Each hand-out starts a generation; a Lease carries

@@ -218,7 +218,6 @@ func (m *muxEngine[T]) hijack(l Lease[T]) error {
 	return nil
 }
 
-
 // adopt adds a freshly dialled connection and serves waiters from it.
 func (m *muxEngine[T]) adopt(c *conn[T]) {
 	p := m.p

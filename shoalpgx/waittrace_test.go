@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal/internal/waitrec"
 	"github.com/shoalpool/shoal/internal/pgtest"
+	"github.com/shoalpool/shoal/internal/waitrec"
 )
 
 type callerKey struct{}

@@ -128,4 +128,3 @@ func waiting(tr *shoalhttp.Transport) int {
 	}
 	return n
 }
-

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx"
 )
 
 // load runs workers goroutines, each doing queries one after another until

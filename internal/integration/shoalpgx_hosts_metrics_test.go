@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoalpool/shoal/internal/pgpair"
-	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalprom"
 )
 

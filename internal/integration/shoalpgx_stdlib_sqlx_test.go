@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 

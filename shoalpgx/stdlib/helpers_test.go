@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/stdlib"
 )
 

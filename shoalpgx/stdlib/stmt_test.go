@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx"
 )
 
 // preparedOnServer lists the statements this driver prepared on sc's
