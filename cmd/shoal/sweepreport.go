@@ -35,9 +35,9 @@ func writeRounds(w io.Writer, table []sweepConfig, results []benchrun.Result, v 
 		switch {
 		case table[i].isDefault:
 			ratio, interval = "1x", ""
-		case c.better():
+		case c.Better():
 			verdict = "faster"
-		case c.worse():
+		case c.Worse():
 			verdict = "slower"
 		default:
 			// Not "same": too few or too spread rounds say nothing.

@@ -38,7 +38,7 @@ type Result struct {
 	// SliceIPS is the throughput in each of ten equal slices of Window,
 	// each operation counted in the slices it ran in, in proportion to the
 	// time it spent there: how much the throughput varied while the case
-	// ran.
+	// ran, which Compare judges differences by.
 	SliceIPS    []float64 `json:"slice_ips,omitempty"`
 	Latency     Latency   `json:"latency"`
 	AcquireWait *Wait     `json:"acquire_wait,omitempty"` // pooled cases only
