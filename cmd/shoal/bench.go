@@ -138,7 +138,7 @@ func execute(ctx context.Context, o *options, report *benchrun.Report, planned [
 			}
 			sr.Groups = append(sr.Groups, gr)
 			if tables {
-				progress.Pause(func() { benchrun.WriteGroup(out, ps.name, &gr) })
+				progress.Pause(func() { benchrun.WriteGroup(out, report, ps.name, &gr) })
 			}
 		}
 		report.Scenarios = append(report.Scenarios, sr)

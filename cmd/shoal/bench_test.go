@@ -82,6 +82,28 @@ func TestBenchQuickJSON(t *testing.T) {
 	if want := scenarioNames(); !slices.Equal(names, want) {
 		t.Errorf("scenarios %v, want %v", names, want)
 	}
+	// Every case says how many connections it opened from its start and
+	// while measured: a pool opens its own before the window and none in
+	// it, a connection per request opens them in the window.
+	for _, g := range rep.Scenarios[0].Groups {
+		for _, res := range g.Results {
+			if res.ConnsOpenedTotal == nil || res.ConnsOpened == nil || len(res.SliceIPS) != 10 || res.Window != 120*time.Millisecond {
+				t.Errorf("churn/%s: opened %v in all, %v while measured, %d slices of %v", res.Name, res.ConnsOpenedTotal, res.ConnsOpened, len(res.SliceIPS), res.Window)
+				continue
+			}
+			total, during := *res.ConnsOpenedTotal, *res.ConnsOpened
+			switch res.Name {
+			case "pooled":
+				if total != int64(g.Workers) || during != 0 {
+					t.Errorf("churn/pooled opened %d in all, %d while measured; want %d and 0", total, during, g.Workers)
+				}
+			case "new_conn_per_request":
+				if during < 1 || total < during {
+					t.Errorf("churn/new_conn_per_request opened %d in all, %d while measured", total, during)
+				}
+			}
+		}
+	}
 	// Pooled cases report their acquire waits.
 	for _, s := range rep.Scenarios {
 		for _, g := range s.Groups {
@@ -99,14 +121,23 @@ func TestBenchTableAndCSV(t *testing.T) {
 	r := runShoal(t, append([]string{"bench", "--only", "churn"}, testTimes...)...)
 	r.wantCode(t, exitOK)
 	for _, want := range []string{
-		"Name", "ips", "average", "deviation", "median", "99th %",
-		"Comparison:", "x slower +", "pooled", "new_conn_per_request", "Estimated total run time",
+		"8 workers (fastest first)", "Name", "ops/s", "spread", "mean (", "p50 (", "p99 (",
+		"ops/s: operations per second by all 8 workers in the 120 ms measured window, after a 20 ms",
+		"Comparison, each against the fastest:", "x slower (+", " per op)", "Nx slower: the fastest's ops/s",
+		"opened", "while measured", "setup and warm-up included",
+		"pooled", "new_conn_per_request", "Estimated total run time",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "partitions") {
+	header, _, _ := strings.Cut(r.stdout[strings.Index(r.stdout, "\nName "):], "\n"+"pooled")
+	for _, gone := range []string{"ips ", "average", "deviation", "99th %", "μs"} {
+		if strings.Contains(header, gone) {
+			t.Errorf("table header still says %q: %s", gone, header)
+		}
+	}
+	if strings.Contains(r.stdout, "## partitions") {
 		t.Errorf("--only churn ran more than churn:\n%s", r.stdout)
 	}
 

@@ -50,6 +50,9 @@ func TestWindowContinuesFromWarmup(t *testing.T) {
 		if math.Abs(res.IPS-100) > 1e-6 || res.Window != 100*time.Millisecond {
 			t.Errorf("%v ops/s over %v, want 100 over 100ms", res.IPS, res.Window)
 		}
+		if s, ok := res.Spread(); !ok || s > 1e-9 {
+			t.Errorf("spread %v (%v), want 0", s, ok)
+		}
 	})
 }
 
