@@ -126,6 +126,7 @@ func TestBenchTableAndCSV(t *testing.T) {
 		"Comparison, each against the fastest:", "x slower (+", " per op)", "Nx slower: the fastest's ops/s",
 		"opened", "while measured", "setup and warm-up included",
 		"pooled", "new_conn_per_request", "Estimated total run time",
+		"Verdict for this machine", "What to try next", "shoal bench --rounds 3",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
@@ -217,5 +218,31 @@ func TestBenchInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "interrupted") {
 		t.Errorf("stderr does not say it was interrupted:\n%s", r.stderr)
+	}
+}
+
+// TestBenchRounds: with --rounds, every case runs that many times, the
+// figures are the rounds', and the verdict judges round by round.
+func TestBenchRounds(t *testing.T) {
+	r := runShoal(t, append([]string{"bench", "--only", "churn", "--rounds", "2"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	for _, want := range []string{
+		"rounds: 2 (every case once a round, the order reversed each round)",
+		"the mean of 2 rounds", "judged round by round", "judged round by round over 2",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--rounds", "2", "--json"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	var rep benchrun.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range rep.Scenarios[0].Groups[0].Results {
+		if len(res.RoundIPS) != 2 {
+			t.Errorf("%s: %d rounds, want 2", res.Name, len(res.RoundIPS))
+		}
 	}
 }

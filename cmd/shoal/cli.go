@@ -154,6 +154,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	} else {
 		fs.IntVar(&o.workers, "workers", 0, "concurrent workers (default: each scenario's own)")
 		fs.StringVar(&o.onlyList, "only", "", "scenarios to run, comma-separated: "+strings.Join(scenarioNames(), ", "))
+		fs.IntVar(&o.rounds, "rounds", 1, "times every case runs, the order alternating; 2 or more judge differences round by round (for a noisy machine)")
 	}
 	return fs, o
 }
@@ -240,6 +241,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if st, err := os.Stat(filepath.Dir(o.chart)); err != nil || !st.IsDir() {
 			return nil, usagef("--chart %q: directory %q does not exist", o.chart, filepath.Dir(o.chart))
 		}
+	}
+	if cmd == "bench" && (o.rounds < 1 || o.rounds > 100) {
+		return nil, usagef("--rounds %d: want 1 to 100", o.rounds)
 	}
 	if cmd == "sweep" {
 		if o.target == "" {

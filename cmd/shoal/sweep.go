@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -94,7 +95,12 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		benchrun.WriteHeader(out, report, time.Duration(o.rounds*len(cases))*(o.warmup+o.duration+setupAllowance))
 		benchrun.WriteScenarioTitle(out, &sr)
 	}
-	rounds := runRounds(ctx, o, cases, o.workers, o.rounds, stderr)
+	var progress *benchrun.Progress
+	if f, ok := stderr.(*os.File); ok {
+		progress = benchrun.NewProgress(f, time.Duration(o.rounds*len(cases))*(o.warmup+o.duration+setupAllowance))
+	}
+	rounds := runRounds(ctx, o, cases, o.workers, o.rounds, progress, func(c benchrun.Case) string { return c.Name })
+	progress.Stop()
 	report.Interrupted = ctx.Err() != nil
 	gr := benchrun.GroupResult{Title: fmt.Sprintf("%d workers, %s, %d rounds", o.workers, o.query, o.rounds), Workers: o.workers}
 	for i := range cases {
