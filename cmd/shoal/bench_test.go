@@ -246,3 +246,17 @@ func TestBenchRounds(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionsHeadingMatchesRows: the heading names each configuration
+// rather than a row the speed-sorted table may not put last.
+func TestPartitionsHeadingMatchesRows(t *testing.T) {
+	d := partitionsScenario.description
+	if strings.Contains(d, "last row") {
+		t.Errorf("heading refers to the last row of a table sorted by speed: %s", d)
+	}
+	for _, pc := range ectoTable {
+		if !strings.Contains(d, partitionCaseName(pc)) {
+			t.Errorf("heading lacks %s: %s", partitionCaseName(pc), d)
+		}
+	}
+}
