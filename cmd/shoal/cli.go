@@ -64,42 +64,82 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-const topUsage = `usage: shoal <command> [flags]
+// command is one of shoal's subcommands, as the help lists it.
+type command struct{ name, summary string }
 
-commands:
-  bench   measure what pooling buys (embedded servers, or --target)
-  sweep   sweep partitions x connections against your PostgreSQL (--target postgres://...)
-  budget  show a connection budget shared through etcd: shoal budget NAME --etcd ADDR
-  version print the version shoal was built from
-  help    show this, or a command's flags: shoal help bench
+// commands lists every subcommand: the help, the error for an unknown one
+// and the package doc (a test holds it to this list) all name these.
+var commands = []command{
+	{"bench", "measure what pooling buys (embedded servers, or --target URL)"},
+	{"sweep", "size a PostgreSQL pool: partitions x connections against --target postgres://..."},
+	{"budget", "show a connection budget shared through etcd: shoal budget NAME --etcd ADDR"},
+	{"version", "print the version and the commit shoal was built from"},
+	{"help", "show this, or a command's flags and what its output means: shoal help bench"},
+}
 
-Run "go doc github.com/shoalpool/shoal/cmd/shoal" for the whole story.
+// commandNames lists the subcommands for an error message.
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// topUsage is what `shoal help` prints.
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString("usage: shoal <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
+"shoal help <command>" shows a command's flags. From a checkout of the
+repository, run shoal as "go -C cmd/shoal run ." (go -C cmd/shoal run . help bench).
+`)
+	return b.String()
+}
+
+// versionUsage is what `shoal help version` prints.
+const versionUsage = `usage: shoal version
+
+Prints the version, the commit shoal was built from (or, for a binary
+built without version control stamping, how to build one that says), the
+Go version and the platform.
 `
 
 // run is the command without the process around it, so that tests can
 // call it. It returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stderr, topUsage())
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "help", "-h", "-help", "--help":
-		if len(rest) == 1 && rest[0] == "budget" {
-			fmt.Fprint(stdout, budgetUsage)
-			return exitOK
-		}
-		if len(rest) == 1 && (rest[0] == "bench" || rest[0] == "sweep") {
-			fs, _ := newFlagSet(rest[0])
-			fmt.Fprint(stdout, flagUsage(rest[0], fs))
-			return exitOK
-		}
-		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: bench, sweep, budget, version, help\n", redactRaw(rest[0]))
+		if len(rest) > 1 {
+			fmt.Fprintf(stderr, "shoal help: one command at a time, got %d; valid commands: %s\n", len(rest), commandNames())
 			return exitUsage
 		}
-		fmt.Fprint(stdout, topUsage)
+		if len(rest) == 0 {
+			fmt.Fprint(stdout, topUsage())
+			return exitOK
+		}
+		switch rest[0] {
+		case "bench", "sweep":
+			fs, _ := newFlagSet(rest[0])
+			fmt.Fprint(stdout, flagUsage(rest[0], fs))
+		case "budget":
+			fmt.Fprint(stdout, budgetUsage)
+		case "version":
+			fmt.Fprint(stdout, versionUsage)
+		case "help":
+			fmt.Fprint(stdout, topUsage())
+		default:
+			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: %s\n", redactRaw(rest[0]), commandNames())
+			return exitUsage
+		}
 		return exitOK
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, version())
@@ -108,7 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runBudget(ctx, rest, stdout, stderr)
 	case "bench", "sweep":
 	default:
-		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: bench, sweep, budget, version, help\n", redactRaw(cmd))
+		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: %s\n", redactRaw(cmd), commandNames())
 		return exitUsage
 	}
 	opts, err := parseFlags(cmd, rest)
@@ -180,6 +220,7 @@ func flagUsage(cmd string, fs *flag.FlagSet) string {
 		for _, s := range allScenarios {
 			fmt.Fprintf(&b, "  %-11s %s\n", s.name, s.description)
 		}
+		b.WriteString(benchOutputHelp)
 	}
 	return b.String()
 }
@@ -309,3 +350,14 @@ func durationHint(fs *flag.FlagSet, args []string) string {
 	}
 	return ""
 }
+
+// benchOutputHelp closes `shoal help bench`: what the output holds.
+const benchOutputHelp = `
+output:
+  Each group of cases prints a table, fastest first: ops/s (all its workers together, in
+  the measured window after the warm-up), how much ops/s varied, and the mean, p50 and p99
+  time per operation; then each case against the fastest, with whether the difference is
+  beyond the noise; then the connections each case opened and how long operations waited
+  for one. A legend under each table says what its columns count. The run ends with a
+  verdict: which case won each group, by how much, and what to try next.
+`
