@@ -177,13 +177,10 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 			fmt.Fprintf(errOut, "shoal %s: %v\n", o.command, err)
 			code = exitFailed
 		} else {
-			// On stdout under the tables; on stderr when stdout is JSON or
-			// CSV, which must stay parseable.
-			w := out
-			if o.json || o.csv {
-				w = errOut
-			}
-			fmt.Fprintf(w, "\nChart written to %s\n", o.chart)
+			// On stderr, with the other notes: stdout holds the results
+			// only, whether tables sent to a file or JSON and CSV that
+			// must stay parseable.
+			fmt.Fprintf(errOut, "Chart written to %s\n", o.chart)
 		}
 	}
 	if !report.Interrupted && !report.Measured() {

@@ -173,6 +173,13 @@ func TestBenchCharts(t *testing.T) {
 		t.Errorf("stderr does not say where the chart is:\n%s", r.stderr)
 	}
 
+	// Under the tables too: stdout sent to a file holds the results only.
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--chart", svgPath}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	if strings.Contains(r.stdout, "Chart written") || !strings.Contains(r.stderr, "Chart written to "+svgPath) {
+		t.Errorf("the chart's note belongs on stderr:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+
 	svg, err := os.ReadFile(svgPath)
 	if err != nil {
 		t.Fatal(err)
