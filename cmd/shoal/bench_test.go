@@ -122,7 +122,7 @@ func TestBenchTableAndCSV(t *testing.T) {
 	r.wantCode(t, exitOK)
 	for _, want := range []string{
 		"8 workers (fastest first)", "Name", "ops/s", "spread", "mean (", "p50 (", "p99 (",
-		"ops/s: operations per second by all 8 workers in the 120 ms measured window, after a 20 ms",
+		"ops/s: operations per second by all 8 workers in the 120 ms measured window, after a warm-up of",
 		"Comparison, each against the fastest:", "x slower (+", " per op)", "Nx slower: the fastest's ops/s",
 		"opened", "while measured", "setup and warm-up included",
 		"pooled", "new_conn_per_request", "Estimated total run time",

@@ -97,10 +97,10 @@ Name                    ops/s   spread   mean (µs)   p50 (µs)   p99 (µs)
 pooled                 65,570      ±2%         122       88.3        915
 pooled_too             63,600      ±7%         123       89.0        950
 new_conn_per_request    1,730      ±5%       4,630      4,290     13,380
-  ops/s: operations per second by all 8 workers in the 1.25 s measured window, after a 250 ms
-  warm-up (not counted); spread: standard deviation / mean of ops/s over the window's 10 slices.
-  mean, p50, p99: time per operation (p50: half took longer; p99: 1 in 100 did), percentiles because
-  a ± on skewed latencies says little.
+  ops/s: operations per second by all 8 workers in the 1.25 s measured window, after a warm-up of
+  250 ms and an operation per worker (not counted); spread: standard deviation / mean of ops/s over
+  the window's 10 slices. mean, p50, p99: time per operation (p50: half took longer; p99: 1 in 100
+  did), percentiles because a ± on skewed latencies says little.
 
 Comparison, each against the fastest:
 pooled                 65,570 ops/s

@@ -13,7 +13,10 @@ import (
 
 // Settings bound a run.
 type Settings struct {
-	Warmup   time.Duration // run, unmeasured, before measuring
+	// Warmup is run, unmeasured, before measuring: at least this long
+	// and, unless it is zero, until every worker has finished an
+	// operation (at most OpTimeout more).
+	Warmup   time.Duration
 	Duration time.Duration // the measured period
 	// SetupTimeout bounds a case's Setup (dialling and warming its pool).
 	SetupTimeout time.Duration
@@ -118,7 +121,9 @@ func RunCase(ctx context.Context, c Case, workers int, s Settings) Result {
 	}
 	res.Ops, res.Errors, res.Elapsed = m.measured.ops, m.measured.errs, m.elapsed
 	res.Window, res.SliceIPS = s.Duration, summarizeSlices(m.slices)
-	res.IPS = stat.Mean(res.SliceIPS, nil)
+	if len(res.SliceIPS) > 0 {
+		res.IPS = stat.Mean(res.SliceIPS, nil)
+	}
 	res.Latency = summarizeLatency(m.lat)
 	switch {
 	case observed != nil:
@@ -143,10 +148,14 @@ func RunCase(ctx context.Context, c Case, workers int, s Settings) Result {
 // runWorkers runs op with workers goroutines through the warm-up and then
 // the measured window, without stopping between them: the window sees
 // the pool, the server and the workers as the warm-up left them, not
-// workers starting all at once. atWindow is called once, as the first
-// operation of the window starts. A worker stops when the window has
-// ended, ctx ends, or it has done maxOpsPerRun/workers operations or
-// failed maxErrorsPerWorker times.
+// workers starting all at once. The warm-up lasts s.Warmup and, when that
+// is not zero, until every worker has finished an operation (at most
+// s.OpTimeout longer): a queue of 400 workers on one connection takes
+// four of its 100ms requests to fill, and a window that opens before it
+// has filled measures the filling. atWindow is called once, when the
+// window begins. A worker stops when the window has ended, ctx ends, or
+// it has done maxOpsPerRun/workers operations or failed
+// maxErrorsPerWorker times.
 //
 // An operation belongs to the part in which it started; the slices count
 // every operation for the time it ran inside the window, those begun in
@@ -154,10 +163,32 @@ func RunCase(ctx context.Context, c Case, workers int, s Settings) Result {
 func runWorkers(ctx context.Context, op Op, pooled bool, workers int, s Settings, atWindow func()) run {
 	workers = max(workers, 1)
 	start := time.Now()
-	window := start.Add(s.Warmup)
-	deadline := window.Add(s.Duration)
-	opCtx, cancel := context.WithDeadline(ctx, deadline.Add(s.OpTimeout))
+	warmed := start.Add(s.Warmup)
+	latest := warmed
+	if s.Warmup > 0 {
+		latest = warmed.Add(s.OpTimeout)
+	}
+	opCtx, cancel := context.WithDeadline(ctx, latest.Add(s.Duration+s.OpTimeout))
 	defer cancel()
+
+	var (
+		window    atomic.Pointer[time.Time] // nil until the window begins
+		firstDone atomic.Int64              // workers done with their first operation
+	)
+	// begin returns the window's start, beginning it now if it is due.
+	begin := func(now time.Time) (time.Time, bool) {
+		if w := window.Load(); w != nil {
+			return *w, true
+		}
+		due := !now.Before(warmed) && (s.Warmup == 0 || firstDone.Load() >= int64(workers))
+		if !due && now.Before(latest) {
+			return time.Time{}, false
+		}
+		if window.CompareAndSwap(nil, &now) {
+			atWindow()
+		}
+		return *window.Load(), true
+	}
 
 	perWorkerOps := int64(maxOpsPerRun / workers)
 	perWorkerSamples := max(maxSamples/workers, 1)
@@ -165,32 +196,34 @@ func runWorkers(ctx context.Context, op Op, pooled bool, workers int, s Settings
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
-		once     sync.Once
-		began    atomic.Bool
 		lastDone time.Time
 	)
 	for w := range workers {
 		lat := newRecorder(perWorkerSamples, uint64(w)+1)
 		wait := newRecorder(perWorkerSamples, uint64(w)+1<<32)
-		slices := newSliceRecorder(window, s.Duration)
-		r.lat[w], r.wait[w], r.slices[w] = lat, wait, slices
+		r.lat[w], r.wait[w] = lat, wait
 		wg.Go(func() {
 			var warm, measured phase
 			var last time.Time
+			var slices *sliceRecorder
+			first := false
 			for measured.ops+measured.errs < perWorkerOps && warm.errs+measured.errs < maxErrorsPerWorker {
 				t0 := time.Now()
-				inWindow := !t0.Before(window)
+				ws, began := begin(t0)
+				inWindow := began && !t0.Before(ws)
 				// Every worker makes at least one measured operation, so
 				// that a machine too busy to run the workers in time still
 				// yields a number instead of nothing.
-				if (measured.ops+measured.errs > 0 && !t0.Before(deadline)) || opCtx.Err() != nil {
+				if (measured.ops+measured.errs > 0 && !t0.Before(ws.Add(s.Duration))) || opCtx.Err() != nil {
 					break
-				}
-				if inWindow {
-					once.Do(func() { began.Store(true); atWindow() })
 				}
 				acquireWait, err := op(opCtx)
 				elapsed := time.Since(t0)
+				if !first {
+					first = true
+					firstDone.Add(1)
+				}
+				ws, began = begin(t0.Add(elapsed))
 				part := &warm
 				if inWindow {
 					part = &measured
@@ -206,7 +239,12 @@ func runWorkers(ctx context.Context, op Op, pooled bool, workers int, s Settings
 					continue
 				}
 				part.ops++
-				slices.add(t0, elapsed)
+				if began {
+					if slices == nil {
+						slices = newSliceRecorder(ws, s.Duration)
+					}
+					slices.add(t0, elapsed)
+				}
 				if !inWindow {
 					continue
 				}
@@ -216,9 +254,13 @@ func runWorkers(ctx context.Context, op Op, pooled bool, workers int, s Settings
 					wait.add(acquireWait)
 				}
 			}
+			if !first {
+				firstDone.Add(1) // it stopped before finishing one: do not wait for it
+			}
 			mu.Lock()
 			r.warm.record(warm.ops, warm.errs, warm.firstErr)
 			r.measured.record(measured.ops, measured.errs, measured.firstErr)
+			r.slices[w] = slices
 			if last.After(lastDone) {
 				lastDone = last
 			}
@@ -226,9 +268,10 @@ func runWorkers(ctx context.Context, op Op, pooled bool, workers int, s Settings
 		})
 	}
 	wg.Wait()
-	r.began = began.Load()
-	if !lastDone.IsZero() {
-		r.elapsed = lastDone.Sub(window)
+	ws, began := window.Load(), window.Load() != nil
+	r.began = began
+	if began && !lastDone.IsZero() {
+		r.elapsed = lastDone.Sub(*ws)
 	}
 	return r
 }

@@ -19,20 +19,7 @@ import (
 // (requests of 10, 20 and 30ms, more than 100 a second at first).
 func TestWindowContinuesFromWarmup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		server := make(chan struct{}, 1)
-		c := Case{Name: "queue", Setup: func(context.Context) (*Instance, error) {
-			return &Instance{Op: func(ctx context.Context) (time.Duration, error) {
-				select {
-				case server <- struct{}{}:
-				case <-ctx.Done():
-					return 0, ctx.Err()
-				}
-				time.Sleep(10 * time.Millisecond)
-				<-server
-				return 0, nil
-			}}, nil
-		}}
-		res := RunCase(context.Background(), c, 4, Settings{
+		res := RunCase(context.Background(), queueCase(), 4, Settings{
 			Warmup: 100 * time.Millisecond, Duration: 100 * time.Millisecond,
 			SetupTimeout: time.Second, OpTimeout: time.Second,
 		})
@@ -52,6 +39,47 @@ func TestWindowContinuesFromWarmup(t *testing.T) {
 		}
 		if s, ok := res.Spread(); !ok || s > 1e-9 {
 			t.Errorf("spread %v (%v), want 0", s, ok)
+		}
+	})
+}
+
+// queueCase is a case whose requests go to a server that serves one at a
+// time, each taking 10ms: with w workers, once they queue, every request
+// takes w times 10ms and the server does 100 a second.
+func queueCase() Case {
+	server := make(chan struct{}, 1)
+	return Case{Name: "queue", Setup: func(context.Context) (*Instance, error) {
+		return &Instance{Op: func(ctx context.Context) (time.Duration, error) {
+			select {
+			case server <- struct{}{}:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+			time.Sleep(10 * time.Millisecond)
+			<-server
+			return 0, nil
+		}}, nil
+	}}
+}
+
+// TestWarmupLastsAnOperationPerWorker: a warm-up shorter than the queue
+// takes to fill (8 workers, 80ms) goes on until every worker has finished
+// an operation, so that the window does not measure the filling: its
+// first slices would otherwise count the short requests of the first
+// round, more than the server's 100 a second.
+func TestWarmupLastsAnOperationPerWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := RunCase(context.Background(), queueCase(), 8, Settings{
+			Warmup: 20 * time.Millisecond, Duration: 100 * time.Millisecond,
+			SetupTimeout: time.Second, OpTimeout: time.Second,
+		})
+		if res.Status != StatusOK {
+			t.Fatalf("status %s: %s", res.Status, res.Reason)
+		}
+		for k, ips := range res.SliceIPS {
+			if math.Abs(ips-100) > 1e-6 {
+				t.Errorf("slice %d: %v ops/s, want 100 (slices %v)", k, ips, res.SliceIPS)
+			}
 		}
 	})
 }

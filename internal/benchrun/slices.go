@@ -43,18 +43,24 @@ func (s *sliceRecorder) add(t0 time.Time, elapsed time.Duration) {
 	}
 }
 
-// summarizeSlices returns the throughput of each slice over all workers.
+// summarizeSlices returns the throughput of each slice over all workers;
+// a nil recorder is a worker that did nothing in the window.
 func summarizeSlices(rs []*sliceRecorder) []float64 {
-	if len(rs) == 0 {
-		return nil
-	}
+	var width time.Duration
 	out := make([]float64, sliceCount)
 	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		width = r.width
 		for k, n := range r.ops {
 			out[k] += n
 		}
 	}
-	secs := rs[0].width.Seconds()
+	if width == 0 {
+		return nil
+	}
+	secs := width.Seconds()
 	for k := range out {
 		out[k] /= secs
 	}

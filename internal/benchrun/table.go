@@ -23,13 +23,17 @@ func WriteHeader(w io.Writer, r *Report, estimated time.Duration) {
 	fmt.Fprintf(w, "%s\n\n", m.GoVersion)
 	fmt.Fprintf(w, "Benchmark suite executing with the following configuration:\n")
 	fmt.Fprintf(w, "target: %s\n", r.Target)
-	fmt.Fprintf(w, "warmup: %s per case, not counted\n", formatSetting(r.Warmup))
-	fmt.Fprintf(w, "time: %s measured per case\n", formatSetting(r.Duration))
+	what := "case"
+	if r.Command == "sweep" {
+		what = "configuration"
+	}
+	round := ""
 	if r.Rounds > 1 {
-		what := "case"
-		if r.Command == "sweep" {
-			what = "configuration"
-		}
+		round = " and round"
+	}
+	fmt.Fprintf(w, "warmup: %s per %s%s, longer until every worker has finished an operation; not counted\n", formatSetting(r.Warmup), what, round)
+	fmt.Fprintf(w, "time: %s measured per %s%s\n", formatSetting(r.Duration), what, round)
+	if r.Rounds > 1 {
 		fmt.Fprintf(w, "rounds: %d (every %s once a round, the order reversed each round)\n", r.Rounds, what)
 	}
 	fmt.Fprintf(w, "Estimated total run time: %s\n", formatSetting(estimated.Round(time.Second)))
@@ -134,7 +138,7 @@ func writeTable(w io.Writer, r *Report, workers int, rs []Result) {
 // tableLegend says what the main table's columns count.
 func tableLegend(r *Report, workers int, rs []Result) []string {
 	window := windowOf(r, rs)
-	warm := "after a " + formatSetting(r.Warmup) + " warm-up (not counted)"
+	warm := "after a warm-up of " + formatSetting(r.Warmup) + " and an operation per worker (not counted)"
 	if r.Warmup == 0 {
 		warm = "with no warm-up"
 	}
