@@ -20,7 +20,7 @@ import (
 // TestBenchQuickJSON runs every scenario against the embedded servers and
 // checks the JSON's shape and that each case that ran produced numbers.
 func TestBenchQuickJSON(t *testing.T) {
-	r := runShoal(t, append([]string{"bench", "--quick", "--json"}, testTimes...)...)
+	r := runShoal(t, append([]string{"bench", "--quick", "--json"}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	var rep benchrun.Report
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
@@ -118,7 +118,7 @@ func TestBenchQuickJSON(t *testing.T) {
 
 // TestBenchTableAndCSV checks the Benchee-style table and the CSV of a short run.
 func TestBenchTableAndCSV(t *testing.T) {
-	r := runShoal(t, append([]string{"bench", "--only", "churn"}, testTimes...)...)
+	r := runShoal(t, append([]string{"bench", "--only", "churn"}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	for _, want := range []string{
 		"8 workers (fastest first)", "Name", "ops/s", "spread", "mean (", "p50 (", "p99 (",
@@ -126,7 +126,7 @@ func TestBenchTableAndCSV(t *testing.T) {
 		"Comparison, each against the fastest:", "x slower (+", " per op)", "Nx slower: the fastest's ops/s",
 		"opened", "while measured", "setup and warm-up included",
 		"pooled", "new_conn_per_request", "Estimated total run time",
-		"Verdict for this machine", "What to try next", "shoal bench --rounds 3",
+		"Verdict for this machine", "What to try next", "without --rounds 1",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
@@ -142,7 +142,7 @@ func TestBenchTableAndCSV(t *testing.T) {
 		t.Errorf("--only churn ran more than churn:\n%s", r.stdout)
 	}
 
-	r = runShoal(t, append([]string{"bench", "--only", "churn", "--csv"}, testTimes...)...)
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--csv"}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	if err != nil {
@@ -162,7 +162,7 @@ func TestBenchTableAndCSV(t *testing.T) {
 func TestBenchCharts(t *testing.T) {
 	dir := t.TempDir()
 	svgPath, pngPath := filepath.Join(dir, "bench.svg"), filepath.Join(dir, "bench.png")
-	r := runShoal(t, append([]string{"bench", "--only", "churn", "--json", "--chart", svgPath}, testTimes...)...)
+	r := runShoal(t, append([]string{"bench", "--only", "churn", "--json", "--chart", svgPath}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	var rep benchrun.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
@@ -174,7 +174,7 @@ func TestBenchCharts(t *testing.T) {
 	}
 
 	// Under the tables too: stdout sent to a file holds the results only.
-	r = runShoal(t, append([]string{"bench", "--only", "churn", "--chart", svgPath}, testTimes...)...)
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--chart", svgPath}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	if strings.Contains(r.stdout, "Chart written") || !strings.Contains(r.stderr, "Chart written to "+svgPath) {
 		t.Errorf("the chart's note belongs on stderr:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
@@ -228,14 +228,14 @@ func TestBenchInterrupted(t *testing.T) {
 	}
 }
 
-// TestBenchRounds: with --rounds, every case runs that many times, the
-// figures are the rounds', and the verdict judges round by round.
+// TestBenchRounds: by default every case runs three times, the figures
+// are the rounds', and the verdict judges round by round.
 func TestBenchRounds(t *testing.T) {
-	r := runShoal(t, append([]string{"bench", "--only", "churn", "--rounds", "2"}, testTimes...)...)
+	r := runShoal(t, append([]string{"bench", "--only", "churn"}, testTimes...)...)
 	r.wantCode(t, exitOK)
 	for _, want := range []string{
-		"rounds: 2 (every case once a round, the order reversed each round)",
-		"the mean of 2 rounds", "judged round by round", "judged round by round over 2",
+		"rounds: 3 (every case once a round, the order reversed each round)",
+		"the mean of 3 rounds", "judged round by round", "judged round by round over 3",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)

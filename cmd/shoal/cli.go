@@ -14,13 +14,19 @@ import (
 	"time"
 )
 
-// Defaults of the timing flags. The full run of the embedded scenarios
-// takes about a minute with them, --quick under 30 seconds.
+// Defaults of the timing flags, per case (bench) or configuration (sweep)
+// and round. The full run of the embedded scenarios takes about a minute
+// with them, --quick under 30 seconds: three rounds of a short window
+// judge a difference better than one long one, since the machine's load
+// changes between cases as much as within one.
 const (
-	defaultDuration      = 1250 * time.Millisecond
 	defaultWarmup        = 250 * time.Millisecond
-	quickDuration        = 400 * time.Millisecond
 	quickWarmup          = 100 * time.Millisecond
+	defaultBenchDuration = 500 * time.Millisecond
+	quickBenchDuration   = 150 * time.Millisecond
+	defaultBenchRounds   = 3
+	defaultDuration      = 1250 * time.Millisecond // sweep
+	quickDuration        = 400 * time.Millisecond  // sweep
 	defaultDialTimeout   = 5 * time.Second
 	maxWorkers           = 10_000
 	maxDuration          = time.Hour
@@ -178,9 +184,13 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	} else {
 		fs.StringVar(&o.target, "target", "", "the server to measure instead of the embedded ones, a `URL`: "+schemes)
 	}
-	fs.DurationVar(&o.duration, "duration", defaultDuration, "measured time per case")
-	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "unmeasured time per case before it")
-	fs.BoolVar(&o.quick, "quick", false, fmt.Sprintf("the short run: --duration %s --warmup %s", quickDuration, quickWarmup))
+	duration, quick, what := defaultBenchDuration, quickBenchDuration, "case"
+	if cmd == "sweep" {
+		duration, quick, what = defaultDuration, quickDuration, "configuration"
+	}
+	fs.DurationVar(&o.duration, "duration", duration, "measured time per "+what+" in each round")
+	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "unmeasured time per "+what+" before it, and one operation per worker at least")
+	fs.BoolVar(&o.quick, "quick", false, fmt.Sprintf("the short run: --duration %s --warmup %s", quick, quickWarmup))
 	fs.BoolVar(&o.json, "json", false, "print JSON on stdout instead of the tables")
 	fs.BoolVar(&o.csv, "csv", false, "print CSV on stdout instead of the tables")
 	fs.StringVar(&o.chart, "chart", "", "also draw a chart into `FILE`.svg or FILE.png")
@@ -194,7 +204,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	} else {
 		fs.IntVar(&o.workers, "workers", 0, "concurrent workers (default: each scenario's own)")
 		fs.StringVar(&o.onlyList, "only", "", "scenarios to run, comma-separated: "+strings.Join(scenarioNames(), ", "))
-		fs.IntVar(&o.rounds, "rounds", 1, "times every case runs, the order alternating; 2 or more judge differences round by round (for a noisy machine)")
+		fs.IntVar(&o.rounds, "rounds", defaultBenchRounds, "times every case runs, the order alternating, to judge each difference round by round; 1 judges it within one window")
 	}
 	return fs, o
 }
@@ -250,8 +260,10 @@ func parseFlags(cmd string, args []string) (*options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.quick {
-		if !set["duration"] {
+		if !set["duration"] && cmd == "sweep" {
 			o.duration = quickDuration
+		} else if !set["duration"] {
+			o.duration = quickBenchDuration
 		}
 		if !set["warmup"] {
 			o.warmup = quickWarmup

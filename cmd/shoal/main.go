@@ -23,8 +23,8 @@
 //
 // Each group of cases prints a table, fastest first: ops/s (all its
 // workers together, over the measured window that follows the warm-up; the
-// warm-up is not counted), how much ops/s varied over the window's ten
-// slices, and the mean, p50 and p99 time per operation, each column in one
+// warm-up is not counted), how much ops/s varied from round to round,
+// and the mean, p50 and p99 time per operation, each column in one
 // unit named in its header; then each case against the fastest ("1.07x
 // slower (+7.39 µs per op)") and whether that difference is beyond the
 // noise; then the connections each case opened, from its start and
@@ -39,23 +39,26 @@
 // own server the time depends on it (a PostgreSQL pool of 32 opens its
 // connections first, for instance).
 //
-// A difference is beyond the noise when the interval of the ratio of
-// throughputs, at 95% confidence over a table's comparisons together,
-// excludes 1. With one round (the default) the interval comes from how
-// much each case's throughput varied within its window; the cases run one
-// after another, so a change in the machine's load between them is not in
-// it. --rounds N runs every case N times, in alternating order, and
-// judges round by round, as sweep does.
+// Every case runs in 3 rounds (--rounds), the order of a table's cases
+// reversed each round, each round a warm-up (--warmup, and until every
+// worker has finished an operation) and a measured window (--duration);
+// ops/s is the mean of the rounds. A difference is beyond the noise when
+// the interval of the ratio of throughputs, at 95% confidence over a
+// table's comparisons together, excludes 1, compared round by round as
+// sweep does, so that a change in the machine's load between one case
+// and the next is in the noise. With --rounds 1 the interval comes from
+// how much each case's throughput varied within its one window, which
+// does not see such a change.
 //
 // Flags of bench:
 //
 //	--target URL        postgres://, clickhouse+http://host:8123, influxdb+http://host:8086,
 //	                    grpc://host:port, https://...; runs the experiments that fit
 //	--only LIST         scenarios to run, comma-separated
-//	--duration D        measured time per case (default 1.25s; --quick 400ms)
+//	--duration D        measured time per case in each round (default 500ms; --quick 150ms)
 //	--warmup D          unmeasured time per case before it (default 250ms; --quick 100ms)
+//	--rounds N          times every case runs, the order alternating (default 3)
 //	--workers N         concurrent workers (default: each scenario's own)
-//	--rounds N          times every case runs, the order alternating (default 1)
 //	--quick             the short run
 //	--json, --csv       machine-readable output on stdout instead of the tables
 //	--chart FILE        also draw a chart, FILE.svg or FILE.png
@@ -65,7 +68,8 @@
 // SQL (default SELECT 1), --max-conns N (default 32), --workers N (default
 // twice --max-conns, so that callers wait, as in a service that needs a
 // pool), --rounds N (default 5, --quick 3), --allow-writes and the output
-// and timing flags above. It measures a quarter, half and all of
+// and timing flags above (--duration 1.25s per configuration and round,
+// --quick 400ms). It measures a quarter, half and all of
 // --max-conns connections in all (--quick: half and all), each in 1, 2, 4
 // and 8 partitions where they divide evenly, and the default configuration
 // (what shoalpgx opens on the connection string without settings), every

@@ -157,16 +157,16 @@ func writeVerdict(w io.Writer, o *options, report *benchrun.Report, t *target) {
 	fmt.Fprintf(w, "\nWhat to try next (from a checkout, run shoal as go -C cmd/shoal run .):\n")
 	switch {
 	case o.rounds <= 1 && doubtful+unjudged > 0:
-		writeItem(w, fmt.Sprintf("%s within the noise or not judged: shoal bench --rounds 3 runs every case 3 times, alternating, and judges round by round (5 on a very busy machine).",
-			differences(doubtful+unjudged)))
+		writeItem(w, fmt.Sprintf("%s within the noise or not judged in one window: without --rounds 1, every case runs %d times, alternating, and each difference is judged round by round (--rounds 5 on a very busy machine).",
+			differences(doubtful+unjudged), defaultBenchRounds))
 	case o.rounds <= 1:
-		writeItem(w, "To check that the order holds while the machine's load changes: shoal bench --rounds 3 runs every case 3 times, alternating, and judges round by round.")
+		writeItem(w, fmt.Sprintf("One window per case cannot show the machine's load changing between cases: without --rounds 1, every case runs %d times, alternating, and each difference is judged round by round.", defaultBenchRounds))
 	case doubtful+unjudged > 0:
 		writeItem(w, fmt.Sprintf("%s still within the noise: more rounds (--rounds %d) or a quieter machine narrow the intervals.",
 			differences(doubtful+unjudged), 2*o.rounds))
 	}
 	if o.quick {
-		writeItem(w, fmt.Sprintf("This was --quick (%s per case): without it each case runs %s, and the figures settle.", o.duration, defaultDuration))
+		writeItem(w, fmt.Sprintf("This was --quick, %s windows: without it each window lasts %s, and the figures settle.", o.duration, defaultBenchDuration))
 	}
 	switch {
 	case t == nil:

@@ -46,7 +46,7 @@ func verdictReport() *benchrun.Report {
 // says, in a sentence, and what to run next.
 func TestVerdictSaysWhoWonAndWhatNext(t *testing.T) {
 	var buf bytes.Buffer
-	writeVerdict(&buf, &options{rounds: 1, quick: true, duration: quickDuration}, verdictReport(), nil)
+	writeVerdict(&buf, &options{rounds: 1, quick: true, duration: quickBenchDuration}, verdictReport(), nil)
 	out := buf.String()
 	for _, want := range []string{
 		"Verdict for this machine (AMD EPYC, 2 cores) and the embedded servers:",
@@ -54,8 +54,8 @@ func TestVerdictSaysWhoWonAndWhatNext(t *testing.T) {
 		"- partitions, 8 workers: 8x4 came first, but 4x8 and 1x32 were within the noise of it (1.07x to\n  1.09x slower); 2x16 was 2.38x slower, beyond the noise (16x2 failed: see above).",
 		"- multiplex, gRPC, 400 workers: shoalgrpc_4_conns came first: single_conn was 3.97x slower (the\n  noise not judged).",
 		"Beyond the noise: at 95% confidence over each table's comparisons, judged on the spread of ops/s",
-		"- 3 differences were within the noise or not judged: shoal bench --rounds 3",
-		"- This was --quick (400ms per case): without it each case runs 1.25s",
+		"- 3 differences were within the noise or not judged in one window: without --rounds 1, every case",
+		"- This was --quick, 150ms windows: without it each window lasts 500ms",
 		"- Measure your own server: shoal bench --target postgres://user@host/db",
 		"- Size a PostgreSQL pool: shoal sweep --target postgres://user@host/db",
 	} {
