@@ -44,6 +44,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"bench", "--chart", "/nonexistent-dir/out.png"},
 		{"bench", "--duration", "0s"},
 		{"bench", "--workers", "-1"},
+		{"bench", "--rounds", "0"},
+		{"bench", "--rounds", "101"},
 		{"bench", "--dial-timeout", "0s"},
 		{"bench", "extra"},
 		{"sweep"},

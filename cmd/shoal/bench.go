@@ -49,6 +49,9 @@ func runBench(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		Date: time.Now(), Quick: o.quick,
 		Warmup: o.warmup, Duration: o.duration,
 	}
+	if o.rounds > 1 {
+		report.Rounds = o.rounds
+	}
 	if t != nil {
 		report.Target = t.Redacted
 		if err := probe(ctx, t, o.dialTimeout); err != nil {
@@ -78,6 +81,9 @@ func runBench(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		planned = append(planned, plannedScenario{s, p})
 	}
 	execute(ctx, o, report, planned, out, stderr)
+	if !o.json && !o.csv && !report.Interrupted {
+		writeVerdict(out, o, report, t)
+	}
 	return finish(o, report, out, errOut)
 }
 
@@ -91,7 +97,7 @@ func estimate(o *options, planned []plannedScenario) time.Duration {
 		for _, g := range ps.plan.groups {
 			for _, c := range g.Cases {
 				if c.Skip == "" {
-					total += o.warmup + o.duration + setupAllowance
+					total += time.Duration(o.rounds) * (o.warmup + o.duration + setupAllowance)
 				}
 			}
 		}
@@ -113,7 +119,6 @@ func execute(ctx context.Context, o *options, report *benchrun.Report, planned [
 	if tables {
 		benchrun.WriteHeader(out, report, estimated)
 	}
-	settings := settingsFor(o)
 	for _, ps := range planned {
 		sr := benchrun.ScenarioResult{Name: ps.name, Description: ps.description, Server: ps.plan.server, Skipped: ps.plan.skip}
 		if tables {
@@ -124,21 +129,18 @@ func execute(ctx context.Context, o *options, report *benchrun.Report, planned [
 				break
 			}
 			gr := benchrun.GroupResult{Title: g.Title, Workers: g.Workers}
-			for _, c := range g.Cases {
-				if ctx.Err() != nil {
-					break
+			label := func(c benchrun.Case) string { return ps.name + "/" + c.Name + " (" + g.Title + ")" }
+			for _, rs := range runRounds(ctx, o, g.Cases, g.Workers, o.rounds, progress, label) {
+				switch {
+				case len(rs) == 1:
+					gr.Results = append(gr.Results, rs[0])
+				case len(rs) > 1:
+					gr.Results = append(gr.Results, mergeRounds(rs))
 				}
-				planned := time.Duration(0)
-				if c.Skip == "" {
-					planned = o.warmup + o.duration + setupAllowance
-				}
-				progress.Begin(ps.name+"/"+c.Name+" ("+g.Title+")", planned)
-				gr.Results = append(gr.Results, benchrun.RunCase(ctx, c, g.Workers, settings))
-				progress.End()
 			}
 			sr.Groups = append(sr.Groups, gr)
 			if tables {
-				progress.Pause(func() { benchrun.WriteGroup(out, ps.name, &gr) })
+				progress.Pause(func() { benchrun.WriteGroup(out, report, ps.name, &gr) })
 			}
 		}
 		report.Scenarios = append(report.Scenarios, sr)
@@ -175,13 +177,10 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 			fmt.Fprintf(errOut, "shoal %s: %v\n", o.command, err)
 			code = exitFailed
 		} else {
-			// On stdout under the tables; on stderr when stdout is JSON or
-			// CSV, which must stay parseable.
-			w := out
-			if o.json || o.csv {
-				w = errOut
-			}
-			fmt.Fprintf(w, "\nChart written to %s\n", o.chart)
+			// On stderr, with the other notes: stdout holds the results
+			// only, whether tables sent to a file or JSON and CSV that
+			// must stay parseable.
+			fmt.Fprintf(errOut, "Chart written to %s\n", o.chart)
 		}
 	}
 	if !report.Interrupted && !report.Measured() {

@@ -20,7 +20,7 @@ import (
 // TestBenchQuickJSON runs every scenario against the embedded servers and
 // checks the JSON's shape and that each case that ran produced numbers.
 func TestBenchQuickJSON(t *testing.T) {
-	r := runShoal(t, append([]string{"bench", "--quick", "--json"}, testTimes...)...)
+	r := runShoal(t, append([]string{"bench", "--quick", "--json"}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	var rep benchrun.Report
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
@@ -82,6 +82,28 @@ func TestBenchQuickJSON(t *testing.T) {
 	if want := scenarioNames(); !slices.Equal(names, want) {
 		t.Errorf("scenarios %v, want %v", names, want)
 	}
+	// Every case says how many connections it opened from its start and
+	// while measured: a pool opens its own before the window and none in
+	// it, a connection per request opens them in the window.
+	for _, g := range rep.Scenarios[0].Groups {
+		for _, res := range g.Results {
+			if res.ConnsOpenedTotal == nil || res.ConnsOpened == nil || len(res.SliceIPS) != 10 || res.Window != 120*time.Millisecond {
+				t.Errorf("churn/%s: opened %v in all, %v while measured, %d slices of %v", res.Name, res.ConnsOpenedTotal, res.ConnsOpened, len(res.SliceIPS), res.Window)
+				continue
+			}
+			total, during := *res.ConnsOpenedTotal, *res.ConnsOpened
+			switch res.Name {
+			case "pooled":
+				if total != int64(g.Workers) || during != 0 {
+					t.Errorf("churn/pooled opened %d in all, %d while measured; want %d and 0", total, during, g.Workers)
+				}
+			case "new_conn_per_request":
+				if during < 1 || total < during {
+					t.Errorf("churn/new_conn_per_request opened %d in all, %d while measured", total, during)
+				}
+			}
+		}
+	}
 	// Pooled cases report their acquire waits.
 	for _, s := range rep.Scenarios {
 		for _, g := range s.Groups {
@@ -96,21 +118,31 @@ func TestBenchQuickJSON(t *testing.T) {
 
 // TestBenchTableAndCSV checks the Benchee-style table and the CSV of a short run.
 func TestBenchTableAndCSV(t *testing.T) {
-	r := runShoal(t, append([]string{"bench", "--only", "churn"}, testTimes...)...)
+	r := runShoal(t, append([]string{"bench", "--only", "churn"}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	for _, want := range []string{
-		"Name", "ips", "average", "deviation", "median", "99th %",
-		"Comparison:", "x slower +", "pooled", "new_conn_per_request", "Estimated total run time",
+		"8 workers (fastest first)", "Name", "ops/s", "spread", "mean (", "p50 (", "p99 (",
+		"ops/s: operations per second by all 8 workers in the 120 ms measured window, after a warm-up of",
+		"Comparison, each against the fastest:", "x slower (+", " per op)", "Nx slower: the fastest's ops/s",
+		"opened", "while measured", "setup and warm-up included",
+		"pooled", "new_conn_per_request", "Estimated total run time",
+		"Verdict for this machine", "What to try next", "without --rounds 1",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "partitions") {
+	header, _, _ := strings.Cut(r.stdout[strings.Index(r.stdout, "\nName "):], "\n"+"pooled")
+	for _, gone := range []string{"ips ", "average", "deviation", "99th %", "μs"} {
+		if strings.Contains(header, gone) {
+			t.Errorf("table header still says %q: %s", gone, header)
+		}
+	}
+	if strings.Contains(r.stdout, "## partitions") {
 		t.Errorf("--only churn ran more than churn:\n%s", r.stdout)
 	}
 
-	r = runShoal(t, append([]string{"bench", "--only", "churn", "--csv"}, testTimes...)...)
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--csv"}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	if err != nil {
@@ -130,7 +162,7 @@ func TestBenchTableAndCSV(t *testing.T) {
 func TestBenchCharts(t *testing.T) {
 	dir := t.TempDir()
 	svgPath, pngPath := filepath.Join(dir, "bench.svg"), filepath.Join(dir, "bench.png")
-	r := runShoal(t, append([]string{"bench", "--only", "churn", "--json", "--chart", svgPath}, testTimes...)...)
+	r := runShoal(t, append([]string{"bench", "--only", "churn", "--json", "--chart", svgPath}, benchTimes...)...)
 	r.wantCode(t, exitOK)
 	var rep benchrun.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
@@ -139,6 +171,13 @@ func TestBenchCharts(t *testing.T) {
 	// With --json on stdout, where the chart went is said on stderr.
 	if !strings.Contains(r.stderr, "Chart written to "+svgPath) {
 		t.Errorf("stderr does not say where the chart is:\n%s", r.stderr)
+	}
+
+	// Under the tables too: stdout sent to a file holds the results only.
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--chart", svgPath}, benchTimes...)...)
+	r.wantCode(t, exitOK)
+	if strings.Contains(r.stdout, "Chart written") || !strings.Contains(r.stderr, "Chart written to "+svgPath) {
+		t.Errorf("the chart's note belongs on stderr:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 
 	svg, err := os.ReadFile(svgPath)
@@ -186,5 +225,45 @@ func TestBenchInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "interrupted") {
 		t.Errorf("stderr does not say it was interrupted:\n%s", r.stderr)
+	}
+}
+
+// TestBenchRounds: by default every case runs three times, the figures
+// are the rounds', and the verdict judges round by round.
+func TestBenchRounds(t *testing.T) {
+	r := runShoal(t, append([]string{"bench", "--only", "churn"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	for _, want := range []string{
+		"rounds: 3 (every case once a round, the order reversed each round)",
+		"the mean of 3 rounds", "judged round by round", "judged round by round over 3",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runShoal(t, append([]string{"bench", "--only", "churn", "--rounds", "2", "--json"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	var rep benchrun.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range rep.Scenarios[0].Groups[0].Results {
+		if len(res.RoundIPS) != 2 {
+			t.Errorf("%s: %d rounds, want 2", res.Name, len(res.RoundIPS))
+		}
+	}
+}
+
+// TestPartitionsHeadingMatchesRows: the heading names each configuration
+// rather than a row the speed-sorted table may not put last.
+func TestPartitionsHeadingMatchesRows(t *testing.T) {
+	d := partitionsScenario.description
+	if strings.Contains(d, "last row") {
+		t.Errorf("heading refers to the last row of a table sorted by speed: %s", d)
+	}
+	for _, pc := range ectoTable {
+		if !strings.Contains(d, partitionCaseName(pc)) {
+			t.Errorf("heading lacks %s: %s", partitionCaseName(pc), d)
+		}
 	}
 }

@@ -14,13 +14,19 @@ import (
 	"time"
 )
 
-// Defaults of the timing flags. The full run of the embedded scenarios
-// takes about a minute with them, --quick under 30 seconds.
+// Defaults of the timing flags, per case (bench) or configuration (sweep)
+// and round. The full run of the embedded scenarios takes about a minute
+// with them, --quick under 30 seconds: three rounds of a short window
+// judge a difference better than one long one, since the machine's load
+// changes between cases as much as within one.
 const (
-	defaultDuration      = 1250 * time.Millisecond
 	defaultWarmup        = 250 * time.Millisecond
-	quickDuration        = 400 * time.Millisecond
 	quickWarmup          = 100 * time.Millisecond
+	defaultBenchDuration = 500 * time.Millisecond
+	quickBenchDuration   = 150 * time.Millisecond
+	defaultBenchRounds   = 3
+	defaultDuration      = 1250 * time.Millisecond // sweep
+	quickDuration        = 400 * time.Millisecond  // sweep
 	defaultDialTimeout   = 5 * time.Second
 	maxWorkers           = 10_000
 	maxDuration          = time.Hour
@@ -64,42 +70,82 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-const topUsage = `usage: shoal <command> [flags]
+// command is one of shoal's subcommands, as the help lists it.
+type command struct{ name, summary string }
 
-commands:
-  bench   measure what pooling buys (embedded servers, or --target)
-  sweep   sweep partitions x connections against your PostgreSQL (--target postgres://...)
-  budget  show a connection budget shared through etcd: shoal budget NAME --etcd ADDR
-  version print the version shoal was built from
-  help    show this, or a command's flags: shoal help bench
+// commands lists every subcommand: the help, the error for an unknown one
+// and the package doc (a test holds it to this list) all name these.
+var commands = []command{
+	{"bench", "measure what pooling buys (embedded servers, or --target URL)"},
+	{"sweep", "size a PostgreSQL pool: partitions x connections against --target postgres://..."},
+	{"budget", "show a connection budget shared through etcd: shoal budget NAME --etcd ADDR"},
+	{"version", "print the version and the commit shoal was built from"},
+	{"help", "show this, or a command's flags and what its output means: shoal help bench"},
+}
 
-Run "go doc github.com/shoalpool/shoal/cmd/shoal" for the whole story.
+// commandNames lists the subcommands for an error message.
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// topUsage is what `shoal help` prints.
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString("usage: shoal <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
+"shoal help <command>" shows a command's flags. From a checkout of the
+repository, run shoal as "go -C cmd/shoal run ." (go -C cmd/shoal run . help bench).
+`)
+	return b.String()
+}
+
+// versionUsage is what `shoal help version` prints.
+const versionUsage = `usage: shoal version
+
+Prints the version, the commit shoal was built from (or, for a binary
+built without version control stamping, how to build one that says), the
+Go version and the platform.
 `
 
 // run is the command without the process around it, so that tests can
 // call it. It returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stderr, topUsage())
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "help", "-h", "-help", "--help":
-		if len(rest) == 1 && rest[0] == "budget" {
-			fmt.Fprint(stdout, budgetUsage)
-			return exitOK
-		}
-		if len(rest) == 1 && (rest[0] == "bench" || rest[0] == "sweep") {
-			fs, _ := newFlagSet(rest[0])
-			fmt.Fprint(stdout, flagUsage(rest[0], fs))
-			return exitOK
-		}
-		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: bench, sweep, budget, version, help\n", redactRaw(rest[0]))
+		if len(rest) > 1 {
+			fmt.Fprintf(stderr, "shoal help: one command at a time, got %d; valid commands: %s\n", len(rest), commandNames())
 			return exitUsage
 		}
-		fmt.Fprint(stdout, topUsage)
+		if len(rest) == 0 {
+			fmt.Fprint(stdout, topUsage())
+			return exitOK
+		}
+		switch rest[0] {
+		case "bench", "sweep":
+			fs, _ := newFlagSet(rest[0])
+			fmt.Fprint(stdout, flagUsage(rest[0], fs))
+		case "budget":
+			fmt.Fprint(stdout, budgetUsage)
+		case "version":
+			fmt.Fprint(stdout, versionUsage)
+		case "help":
+			fmt.Fprint(stdout, topUsage())
+		default:
+			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: %s\n", redactRaw(rest[0]), commandNames())
+			return exitUsage
+		}
 		return exitOK
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, version())
@@ -108,7 +154,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runBudget(ctx, rest, stdout, stderr)
 	case "bench", "sweep":
 	default:
-		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: bench, sweep, budget, version, help\n", redactRaw(cmd))
+		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: %s\n", redactRaw(cmd), commandNames())
 		return exitUsage
 	}
 	opts, err := parseFlags(cmd, rest)
@@ -138,9 +184,13 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	} else {
 		fs.StringVar(&o.target, "target", "", "the server to measure instead of the embedded ones, a `URL`: "+schemes)
 	}
-	fs.DurationVar(&o.duration, "duration", defaultDuration, "measured time per case")
-	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "unmeasured time per case before it")
-	fs.BoolVar(&o.quick, "quick", false, fmt.Sprintf("the short run: --duration %s --warmup %s", quickDuration, quickWarmup))
+	duration, quick, what := defaultBenchDuration, quickBenchDuration, "case"
+	if cmd == "sweep" {
+		duration, quick, what = defaultDuration, quickDuration, "configuration"
+	}
+	fs.DurationVar(&o.duration, "duration", duration, "measured time per "+what+" in each round")
+	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "unmeasured time per "+what+" before it, and one operation per worker at least")
+	fs.BoolVar(&o.quick, "quick", false, fmt.Sprintf("the short run: --duration %s --warmup %s", quick, quickWarmup))
 	fs.BoolVar(&o.json, "json", false, "print JSON on stdout instead of the tables")
 	fs.BoolVar(&o.csv, "csv", false, "print CSV on stdout instead of the tables")
 	fs.StringVar(&o.chart, "chart", "", "also draw a chart into `FILE`.svg or FILE.png")
@@ -154,6 +204,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	} else {
 		fs.IntVar(&o.workers, "workers", 0, "concurrent workers (default: each scenario's own)")
 		fs.StringVar(&o.onlyList, "only", "", "scenarios to run, comma-separated: "+strings.Join(scenarioNames(), ", "))
+		fs.IntVar(&o.rounds, "rounds", defaultBenchRounds, "times every case runs, the order alternating, to judge each difference round by round; 1 judges it within one window")
 	}
 	return fs, o
 }
@@ -179,6 +230,7 @@ func flagUsage(cmd string, fs *flag.FlagSet) string {
 		for _, s := range allScenarios {
 			fmt.Fprintf(&b, "  %-11s %s\n", s.name, s.description)
 		}
+		b.WriteString(benchOutputHelp)
 	}
 	return b.String()
 }
@@ -208,8 +260,10 @@ func parseFlags(cmd string, args []string) (*options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.quick {
-		if !set["duration"] {
+		if !set["duration"] && cmd == "sweep" {
 			o.duration = quickDuration
+		} else if !set["duration"] {
+			o.duration = quickBenchDuration
 		}
 		if !set["warmup"] {
 			o.warmup = quickWarmup
@@ -240,6 +294,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if st, err := os.Stat(filepath.Dir(o.chart)); err != nil || !st.IsDir() {
 			return nil, usagef("--chart %q: directory %q does not exist", o.chart, filepath.Dir(o.chart))
 		}
+	}
+	if cmd == "bench" && (o.rounds < 1 || o.rounds > 100) {
+		return nil, usagef("--rounds %d: want 1 to 100", o.rounds)
 	}
 	if cmd == "sweep" {
 		if o.target == "" {
@@ -305,3 +362,14 @@ func durationHint(fs *flag.FlagSet, args []string) string {
 	}
 	return ""
 }
+
+// benchOutputHelp closes `shoal help bench`: what the output holds.
+const benchOutputHelp = `
+output:
+  Each group of cases prints a table, fastest first: ops/s (all its workers together, in
+  the measured window after the warm-up), how much ops/s varied, and the mean, p50 and p99
+  time per operation; then each case against the fastest, with whether the difference is
+  beyond the noise; then the connections each case opened and how long operations waited
+  for one. A legend under each table says what its columns count. The run ends with a
+  verdict: which case won each group, by how much, and what to try next.
+`

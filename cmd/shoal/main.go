@@ -1,12 +1,13 @@
 // Command shoal measures what connection pooling buys, against an embedded
 // server or your own.
 //
-// Usage:
+// Usage (from a checkout, run shoal as "go -C cmd/shoal run ."):
 //
-//	shoal bench [flags]             run the experiments (embedded servers unless --target)
-//	shoal sweep --target URL [...]  sweep partitions x connections on your PostgreSQL
-//	shoal version                   the version and commit it was built from
-//	shoal help [command]
+//	shoal bench [flags]                 run the experiments (embedded servers unless --target)
+//	shoal sweep --target URL [flags]    size a PostgreSQL pool: partitions x connections
+//	shoal budget NAME --etcd ADDR       show a connection budget shared through etcd
+//	shoal version                       the version and the commit it was built from
+//	shoal help [command]                the commands, or a command's flags (also -h)
 //
 // With no flags, `shoal bench` starts embedded servers on 127.0.0.1 in the
 // same process, all with TLS and a certificate made at start (a line
@@ -14,30 +15,49 @@
 // capped at 100 streams per connection), and runs, in about a minute:
 //
 //	churn       a new connection per request against a pooled one (shoal core pool)
-//	partitions  Ecto's pool_count table: 1x32, 2x16, 4x8, 8x4, 16x2, 32x2 with 8 and 32 workers
+//	partitions  Ecto's pool_count table: 1x32, 2x16, 4x8, 8x4, 16x2 (32 connections
+//	            in all) and 32x2 (64), with 8 and 32 workers
 //	multiplex   one HTTP/2 connection against a shoal pool of them, and one
 //	            grpc.ClientConn against a shoalgrpc pool, 400 workers
 //	transport   http.DefaultTransport, a tuned http.Transport and shoalhttp, HTTP/1.1
 //
-// Each prints a table in the style of Benchee (ips, average, deviation,
-// median, 99th percentile), a comparison block, and a block of the
-// connections each case opened during the measured period (after its
-// warm-up, so a pool that keeps its connections shows 0) with the
-// percentiles of its acquire wait: from the pool's own observer where the
-// case is a shoal pool, from the case's timing of its acquire otherwise,
-// and "-" where a case has no pool to wait for. A progress bar with the
-// time left goes to stderr when it is a terminal. --quick runs the same in
-// under 30 seconds against the embedded servers; against your own server
-// the time depends on it (a PostgreSQL pool of 32 opens its connections
-// first, for instance).
+// Each group of cases prints a table, fastest first: ops/s (all its
+// workers together, over the measured window that follows the warm-up; the
+// warm-up is not counted), how much ops/s varied from round to round,
+// and the mean, p50 and p99 time per operation, each column in one
+// unit named in its header; then each case against the fastest ("1.07x
+// slower (+7.39 µs per op)") and whether that difference is beyond the
+// noise; then the connections each case opened, from its start and
+// during the measured window, and the percentiles of its acquire wait:
+// from the pool's own observer where the case is a shoal pool, from the
+// case's timing of its acquire otherwise, and "-" where a case has no
+// pool to wait for. A legend under each table says what its columns
+// count. The run ends with a verdict: which case won each table, by how
+// much, whether beyond the noise, and what to try next. A progress bar
+// with the time left goes to stderr when it is a terminal. --quick runs
+// the same in under 30 seconds against the embedded servers; against your
+// own server the time depends on it (a PostgreSQL pool of 32 opens its
+// connections first, for instance).
+//
+// Every case runs in 3 rounds (--rounds), the order of a table's cases
+// reversed each round, each round a warm-up (--warmup, and until every
+// worker has finished an operation) and a measured window (--duration);
+// ops/s is the mean of the rounds. A difference is beyond the noise when
+// the interval of the ratio of throughputs, at 95% confidence over a
+// table's comparisons together, excludes 1, compared round by round as
+// sweep does, so that a change in the machine's load between one case
+// and the next is in the noise. With --rounds 1 the interval comes from
+// how much each case's throughput varied within its one window, which
+// does not see such a change.
 //
 // Flags of bench:
 //
 //	--target URL        postgres://, clickhouse+http://host:8123, influxdb+http://host:8086,
 //	                    grpc://host:port, https://...; runs the experiments that fit
 //	--only LIST         scenarios to run, comma-separated
-//	--duration D        measured time per case (default 1.25s; --quick 400ms)
+//	--duration D        measured time per case in each round (default 500ms; --quick 150ms)
 //	--warmup D          unmeasured time per case before it (default 250ms; --quick 100ms)
+//	--rounds N          times every case runs, the order alternating (default 3)
 //	--workers N         concurrent workers (default: each scenario's own)
 //	--quick             the short run
 //	--json, --csv       machine-readable output on stdout instead of the tables
@@ -48,7 +68,8 @@
 // SQL (default SELECT 1), --max-conns N (default 32), --workers N (default
 // twice --max-conns, so that callers wait, as in a service that needs a
 // pool), --rounds N (default 5, --quick 3), --allow-writes and the output
-// and timing flags above. It measures a quarter, half and all of
+// and timing flags above (--duration 1.25s per configuration and round,
+// --quick 400ms). It measures a quarter, half and all of
 // --max-conns connections in all (--quick: half and all), each in 1, 2, 4
 // and 8 partitions where they divide evenly, and the default configuration
 // (what shoalpgx opens on the connection string without settings), every
@@ -61,6 +82,16 @@
 // configuration runs it runs --query once in a read-only transaction (a
 // query that writes needs --allow-writes) and compares --max-conns with
 // the server's max_connections and the role's limit.
+//
+// budget NAME --etcd ADDR prints every member of the connection budget NAME
+// kept in etcd by shoaletcd: its demand, minimum, share and held slots
+// (--watch to print again every --interval).
+//
+// version prints the version, the commit it was built from and the Go
+// version. A binary built by go run (which stamps no commit) asks git for
+// the commit of the checkout it was built from; another binary built
+// without version control information says so and how to build one with
+// it.
 //
 // Exit status: 0 when everything ran, 1 when a run failed, nothing could be
 // measured (every scenario skipped for this target) or the target could

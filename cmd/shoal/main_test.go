@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,10 @@ func TestMain(m *testing.M) {
 // testTimes shortens every case: the tests check shapes and errors, not
 // speed.
 var testTimes = []string{"--duration", "120ms", "--warmup", "20ms"}
+
+// benchTimes are testTimes for bench, in one round; the test of rounds
+// runs the default.
+var benchTimes = append(slices.Clone(testTimes), "--rounds", "1")
 
 // result is what one in-process run of the command produced.
 type result struct {

@@ -29,7 +29,7 @@ var partitionsWorkers = []int{8, 32}
 // partitionsScenario: partitions x connections per partition.
 var partitionsScenario = scenario{
 	name:        "partitions",
-	description: "partitions x connections per partition, 32 connections in all but the last row's 64 (Ecto's pool_count table)",
+	description: "partitions x connections per partition: 1x32, 2x16, 4x8, 8x4 and 16x2 open 32 connections in all, 32x2 opens 64 (Ecto's pool_count table)",
 	plan:        planPartitions,
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -94,7 +95,12 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		benchrun.WriteHeader(out, report, time.Duration(o.rounds*len(cases))*(o.warmup+o.duration+setupAllowance))
 		benchrun.WriteScenarioTitle(out, &sr)
 	}
-	rounds := runRounds(ctx, o, cases, o.workers, o.rounds, stderr)
+	var progress *benchrun.Progress
+	if f, ok := stderr.(*os.File); ok {
+		progress = benchrun.NewProgress(f, time.Duration(o.rounds*len(cases))*(o.warmup+o.duration+setupAllowance))
+	}
+	rounds := runRounds(ctx, o, cases, o.workers, o.rounds, progress, func(c benchrun.Case) string { return c.Name })
+	progress.Stop()
 	report.Interrupted = ctx.Err() != nil
 	gr := benchrun.GroupResult{Title: fmt.Sprintf("%d workers, %s, %d rounds", o.workers, o.query, o.rounds), Workers: o.workers}
 	for i := range cases {
@@ -105,7 +111,7 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	sr.Groups = append(sr.Groups, gr)
 	report.Scenarios = append(report.Scenarios, sr)
 	if tables {
-		benchrun.WriteGroup(out, sr.Name, &gr)
+		benchrun.WriteGroup(out, report, sr.Name, &gr)
 	}
 
 	switch {
@@ -182,17 +188,17 @@ func exportVerdict(v verdict, table []sweepConfig, configs []configRounds, resul
 func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
 	if r.KeepDefault {
 		fmt.Fprintf(w, "\nNo configuration is significantly better than the default (%s, %s ops/s over %d rounds): keep the default.\n",
-			strings.TrimSuffix(r.Default, defaultSuffix), benchrun.FormatCount(r.DefaultIPS), r.Rounds)
+			strings.TrimSuffix(r.Default, defaultSuffix), benchrun.FormatOps(r.DefaultIPS), r.Rounds)
 		return
 	}
 	p := r.Pool
 	fmt.Fprintf(w, "\nRecommendation: %s x %s (%s in all): %s ops/s, %.2fx the default's %s (%.2fx to %.2fx at %s confidence)",
 		plural(p.Partitions, "partition"), plural(p.ConnsPerPartition, "connection"), plural(p.MaxConns, "connection"),
-		benchrun.FormatCount(r.IPS), r.Ratio, benchrun.FormatCount(r.DefaultIPS), r.RatioLow, r.RatioHigh, formatLevel(r.Confidence))
+		benchrun.FormatOps(r.IPS), r.Ratio, benchrun.FormatOps(r.DefaultIPS), r.RatioLow, r.RatioHigh, formatLevel(r.Confidence))
 	if r.Name == r.Best {
 		fmt.Fprintf(w, "; the fastest.\n")
 	} else {
-		fmt.Fprintf(w, "; the smallest not significantly slower than the fastest, %s (%s ops/s).\n", r.Best, benchrun.FormatCount(r.BestIPS))
+		fmt.Fprintf(w, "; the smallest not significantly slower than the fastest, %s (%s ops/s).\n", r.Best, benchrun.FormatOps(r.BestIPS))
 	}
 	if r.ConnString != "" {
 		fmt.Fprintf(w, "\nConnection string (put your password back in):\n  %s\n", r.ConnString)

@@ -33,7 +33,7 @@ func TestSweepPostgres(t *testing.T) {
 	// three rounds.
 	r := runShoal(t, append([]string{"sweep", "--target", dsn, "--max-conns", "8", "--rounds", "3"}, testTimes...)...)
 	r.wantCode(t, exitOK)
-	for _, want := range []string{"rounds: 3", "16 workers", "Comparison:", "Rounds: ops/s per round", "vs default", "(default)"} {
+	for _, want := range []string{"rounds: 3", "16 workers", "Comparison, each against the fastest:", "Rounds: ops/s per round", "vs default", "(default)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("sweep output lacks %q:\n%s", want, r.stdout)
 		}

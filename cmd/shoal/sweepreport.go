@@ -35,9 +35,9 @@ func writeRounds(w io.Writer, table []sweepConfig, results []benchrun.Result, v 
 		switch {
 		case table[i].isDefault:
 			ratio, interval = "1x", ""
-		case c.better():
+		case c.Better():
 			verdict = "faster"
-		case c.worse():
+		case c.Worse():
 			verdict = "slower"
 		default:
 			// Not "same": too few or too spread rounds say nothing.
@@ -45,9 +45,9 @@ func writeRounds(w io.Writer, table []sweepConfig, results []benchrun.Result, v 
 		}
 		var each []string
 		for _, x := range r.RoundIPS {
-			each = append(each, benchrun.FormatCount(x))
+			each = append(each, benchrun.FormatOps(x))
 		}
-		fmt.Fprintf(w, "%-*s %11s %11s %11s %17s  %-8s %s\n", width, r.Name, benchrun.FormatCount(mean), "±"+benchrun.FormatCount(half),
+		fmt.Fprintf(w, "%-*s %11s %11s %11s %17s  %-8s %s\n", width, r.Name, benchrun.FormatOps(mean), "±"+benchrun.FormatOps(half),
 			ratio, interval, verdict, strings.Join(each, " "))
 	}
 }

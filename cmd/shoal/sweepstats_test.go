@@ -77,7 +77,7 @@ func TestDecideClearlyBetter(t *testing.T) {
 // TestDecideDefaultIsBest: when the others are slower, keep the default.
 func TestDecideDefaultIsBest(t *testing.T) {
 	v := decide(sweepOf(1, 5, []float64{30000, 20000, 21000}), 0, byIndex)
-	if v.Pick != -1 || !v.VsDefault[1].worse() {
+	if v.Pick != -1 || !v.VsDefault[1].Worse() {
 		t.Errorf("picked %d, vs default %+v", v.Pick, v.VsDefault)
 	}
 }

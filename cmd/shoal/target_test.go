@@ -15,7 +15,7 @@ import (
 // failing the test unless it ran cleanly.
 func benchTarget(t *testing.T, target string, extra ...string) (benchrun.Report, result) {
 	t.Helper()
-	args := append([]string{"bench", "--target", target, "--json", "--workers", "4"}, testTimes...)
+	args := append([]string{"bench", "--target", target, "--json", "--workers", "4"}, benchTimes...)
 	r := runShoal(t, append(args, extra...)...)
 	r.wantCode(t, exitOK)
 	var rep benchrun.Report

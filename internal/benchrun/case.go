@@ -13,8 +13,9 @@ type Op func(ctx context.Context) (acquireWait time.Duration, err error)
 // Instance is a case made ready to run: the operation and what to do after.
 type Instance struct {
 	Op Op
-	// ConnsOpened, when set, reports the connections opened so far; the
-	// runner reports how many were opened during the measured period.
+	// ConnsOpened, when set, reports the connections opened since Setup
+	// began; the runner reports that total and how many of them were
+	// opened during the measured period.
 	ConnsOpened func() int64
 	// Close releases what Setup made. It is called once, after the run.
 	Close func() error

@@ -15,13 +15,15 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// csvHeader names the CSV columns: one row per case, durations in ns.
+// csvHeader names the CSV columns: one row per case, durations in ns;
+// ips is ops/s, conns_opened those opened in the measured window and
+// conns_opened_total those from the case's start.
 var csvHeader = []string{
 	"scenario", "group", "workers", "name", "status", "reason",
 	"max_conns", "partitions", "conns_per_partition", "max_streams",
 	"ops", "errors", "elapsed_ns", "ips",
 	"mean_ns", "stddev_ns", "deviation_pct", "min_ns", "median_ns", "p99_ns", "p999_ns", "max_ns",
-	"wait_p50_ns", "wait_p99_ns", "wait_p999_ns", "conns_opened",
+	"wait_p50_ns", "wait_p99_ns", "wait_p999_ns", "conns_opened", "conns_opened_total", "window_ns",
 }
 
 // WriteCSV writes one row per case, with a header row.
@@ -39,12 +41,15 @@ func WriteCSV(w io.Writer, r *Report) error {
 				if p := res.Pool; p != nil {
 					maxConns, parts, perPart, streams = itoa(p.MaxConns), itoa(p.Partitions), itoa(p.ConnsPerPartition), itoa(p.MaxStreams)
 				}
-				var w50, w99, w999, conns string
+				var w50, w99, w999, conns, connsTotal string
 				if a := res.AcquireWait; a != nil {
 					w50, w99, w999 = ns(a.P50), ns(a.P99), ns(a.P999)
 				}
 				if res.ConnsOpened != nil {
 					conns = strconv.FormatInt(*res.ConnsOpened, 10)
+				}
+				if res.ConnsOpenedTotal != nil {
+					connsTotal = strconv.FormatInt(*res.ConnsOpenedTotal, 10)
 				}
 				l := res.Latency
 				row := []string{
@@ -54,7 +59,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 					strconv.FormatFloat(res.IPS, 'f', 2, 64),
 					ns(l.Mean), ns(l.StdDev), strconv.FormatFloat(l.DeviationPct, 'f', 2, 64),
 					ns(l.Min), ns(l.Median), ns(l.P99), ns(l.P999), ns(l.Max),
-					w50, w99, w999, conns,
+					w50, w99, w999, conns, connsTotal, ns(res.Window),
 				}
 				if err := cw.Write(row); err != nil {
 					return err

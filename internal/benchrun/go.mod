@@ -7,6 +7,7 @@ replace github.com/shoalpool/shoal => ../..
 
 require (
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 )
 

@@ -21,16 +21,34 @@ type Result struct {
 	Workers int         `json:"workers"`
 	Pool    *PoolConfig `json:"pool,omitempty"`
 
-	Ops     int64         `json:"ops"`        // operations completed in the measured period
-	Errors  int64         `json:"errors"`     // operations that failed
-	Elapsed time.Duration `json:"elapsed_ns"` // the measured period as it really lasted
-	// IPS is operations per second over all workers together.
-	IPS         float64 `json:"ips"`
-	Latency     Latency `json:"latency"`
-	AcquireWait *Wait   `json:"acquire_wait,omitempty"` // pooled cases only
+	Ops    int64 `json:"ops"`    // operations started in the measured period that completed
+	Errors int64 `json:"errors"` // operations that failed
+	// Elapsed runs from the measured period's start to the end of the
+	// last operation started in it.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// IPS is operations per second (ops/s) over all workers together:
+	// the operations done in the measured window (those under way at its
+	// start or end counted for the share of their time inside it) over
+	// its length, the mean of SliceIPS. The name is Benchee's "iterations
+	// per second", kept in JSON and CSV for the scripts that read them.
+	IPS float64 `json:"ips"`
+	// Window is the measured period as planned (Settings.Duration), which
+	// SliceIPS divides.
+	Window time.Duration `json:"window_ns,omitempty"`
+	// SliceIPS is the throughput in each of ten equal slices of Window,
+	// each operation counted in the slices it ran in, in proportion to the
+	// time it spent there: how much the throughput varied while the case
+	// ran, which Compare judges differences by.
+	SliceIPS    []float64 `json:"slice_ips,omitempty"`
+	Latency     Latency   `json:"latency"`
+	AcquireWait *Wait     `json:"acquire_wait,omitempty"` // pooled cases only
 	// ConnsOpened counts the connections opened during the measured
-	// period, when the case can tell.
+	// period, when the case can tell: 0 for a pool that opened its
+	// connections before it and kept them.
 	ConnsOpened *int64 `json:"conns_opened,omitempty"`
+	// ConnsOpenedTotal counts the connections opened from the case's
+	// start: its setup, its warm-up and the measured period.
+	ConnsOpenedTotal *int64 `json:"conns_opened_total,omitempty"`
 	// RoundIPS, in a sweep, is IPS in each round, in round order; IPS is
 	// then their mean, and the latency and wait columns are those of the
 	// median round.
