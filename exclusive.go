@@ -146,7 +146,13 @@ func (e *exclusiveEngine[T]) release(r *leaseRecord[T], reason Reason) {
 // waiter already.
 func (e *exclusiveEngine[T]) putBackReleased(r *leaseRecord[T]) {
 	p := e.p
-	if e.barge == nil || p.hot.waiters.Load() == 0 || p.hot.over.Load() {
+	if p.hot.waiters.Load() == 0 && !p.hot.over.Load() {
+		// The common case, nobody waiting and nothing to close: straight
+		// onto the stack, as putBack would, a call shorter.
+		e.putIdle(r, false)
+		return
+	}
+	if e.barge == nil || p.hot.over.Load() {
 		e.putBack(r) // which closes it if the pool is above its limit
 		return
 	}
