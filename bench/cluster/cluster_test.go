@@ -70,7 +70,7 @@ func TestTinyRun(t *testing.T) {
 		etcdMin:       1,
 		workers:       2, goroutines: 4, skew: 2, hot: 4, cold: 1, maxConns: 4, budget: 4,
 		duration: 300 * time.Millisecond, warmup: 200 * time.Millisecond, sleepShare: 0.5, pause: time.Millisecond,
-		loads:      []string{loadUniform, loadSkewed, loadIssueSkewed},
+		loads:      []string{loadUniform, loadSkewed, loadSkewedCapped},
 		contenders: []string{"static", "etcd", "pgbouncer"},
 		appName:    fmt.Sprintf("shoal-bench-cluster-test-%d", os.Getpid()),
 	}

@@ -28,7 +28,7 @@
 //     ones' below it, so a budget can lend the hot worker what the cold
 //     ones leave idle (max-min fairness: 28 / 4 / 4 / 4), which a static
 //     split strands.
-//   - issue-skewed: the load the issue asked for, worker 0 with -skew 4
+//   - skewed-capped: worker 0 with -skew 4
 //     times -goroutines (256), the others -goroutines (64). Every worker
 //     has more goroutines than its pool's -maxconns 32, so every demand
 //     sits at that cap, max-min fairness gives each worker budget/workers,
@@ -74,7 +74,7 @@
 //
 //	go run ./cluster                              # about 2 minutes
 //	go run ./cluster -duration 5s -loads skewed -contenders static,pgbouncer
-//	go run ./cluster -loads issue-skewed                 # the issue's literal skewed load
+//	go run ./cluster -loads skewed-capped         # every worker's demand at its cap
 //	go run ./cluster -rounds 3                    # about 6 minutes; targets on the medians
 //	go run ./cluster -workers 8 -budget 80 -pgbouncer-pool 40 -out results/cluster.md
 //

@@ -29,8 +29,8 @@ func main() {
 		etcdMin    = flag.Int("etcd-min", 2, "the etcd contender: each worker's minimum share (shoaletcd Options.Min)")
 		etcdIdle   = flag.Duration("etcd-idle", 0, "the etcd contender: how long a worker keeps a share its demand fell below (shoaletcd Options.IdleTime; 0 for its default, 2s)")
 		workers    = flag.Int("workers", 4, "worker processes")
-		goroutines = flag.Int("goroutines", 64, "goroutines per worker on the uniform load, and per cold worker on issue-skewed")
-		skew       = flag.Int("skew", 4, "the issue-skewed load's hot worker runs this many times -goroutines")
+		goroutines = flag.Int("goroutines", 64, "goroutines per worker on the uniform load, and per cold worker on skewed-capped")
+		skew       = flag.Int("skew", 4, "the skewed-capped load's hot worker runs this many times -goroutines")
 		hot        = flag.Int("hot", 32, "the skewed load: the hot worker's (worker 0's) goroutines")
 		cold       = flag.Int("cold", 4, "the skewed load: each other worker's goroutines")
 		maxConns   = flag.Int("maxconns", 32, "each worker's pool size (but in the static split)")
@@ -39,7 +39,7 @@ func main() {
 		warmup     = flag.Duration("warmup", 3*time.Second, "unmeasured time before it, for pools and shares to settle")
 		sleepShare = flag.Float64("sleep", 0.5, "share of the queries that are pg_sleep(-pause)")
 		pause      = flag.Duration("pause", time.Millisecond, "how long the sleeping queries sleep at the server (pg_sleep), holding their connection")
-		loads      = flag.String("loads", "uniform,skewed", "loads, comma-separated: uniform, skewed, issue-skewed (the issue's: -skew times -goroutines on worker 0, -goroutines on the others)")
+		loads      = flag.String("loads", "uniform,skewed", "loads, comma-separated: uniform, skewed, skewed-capped (-skew times -goroutines on worker 0, -goroutines on the others)")
 		only       = flag.String("contenders", "static,etcd,pgbouncer", "contenders, comma-separated, in the order to run")
 		app        = flag.String("appname", defaultAppName, "application_name of the workers' connections, the one counted")
 		out        = flag.String("out", "", "write the markdown fragment here")
@@ -123,8 +123,8 @@ func (cfg *config) check() error {
 		return fmt.Errorf("-sleep must be in [0, 1]")
 	}
 	for _, l := range cfg.loads {
-		if l != loadUniform && l != loadSkewed && l != loadIssueSkewed {
-			return fmt.Errorf("unknown load %q (uniform, skewed, issue-skewed)", l)
+		if l != loadUniform && l != loadSkewed && l != loadSkewedCapped {
+			return fmt.Errorf("unknown load %q (uniform, skewed, skewed-capped)", l)
 		}
 	}
 	for _, c := range cfg.contenders {

@@ -108,8 +108,8 @@ func loadsAbout(cfg config) string {
 		case loadSkewed:
 			parts = append(parts, fmt.Sprintf("skewed, %d goroutines in worker 0 and %d in each other "+
 				"(demand above the static share in one worker, below it in the others)", cfg.hot, cfg.cold))
-		case loadIssueSkewed:
-			parts = append(parts, fmt.Sprintf("issue-skewed, the issue's: %d goroutines in worker 0 and %d in each other "+
+		case loadSkewedCapped:
+			parts = append(parts, fmt.Sprintf("skewed-capped, %d goroutines in worker 0 and %d in each other "+
 				"(every worker's demand at its pool's cap of %d, so a budget's fair shares are the static split's)",
 				cfg.skew*cfg.goroutines, cfg.goroutines, cfg.maxConns))
 		}
@@ -175,8 +175,8 @@ func percent(f float64) string {
 }
 
 // targetsTable writes, per load, the etcd contender's throughput as a
-// multiple of the static split's and PgBouncer's, beside the targets of
-// the issue: no error and never above the budget at the server, at least
+// multiple of the static split's and PgBouncer's, beside the budget's
+// targets: no error and never above the budget at the server, at least
 // the static split on the uniform load and 1.3 times it on the skewed one,
 // at least PgBouncer. It is for a run of one round, whose ratios are one
 // sample; roundsSummary judges several rounds on their medians.

@@ -23,8 +23,8 @@ type config struct {
 	etcdMin       int           // each etcd member's minimum share
 	etcdIdle      time.Duration // shoaletcd's IdleTime; 0 for its default
 	workers       int
-	goroutines    int // per worker on the uniform load and the cold ones of issue-skewed
-	skew          int // issue-skewed: the hot worker runs skew times goroutines
+	goroutines    int // per worker on the uniform load and the cold ones of skewed-capped
+	skew          int // skewed-capped: the hot worker runs skew times goroutines
 	hot, cold     int // skewed: the hot worker's goroutines and each other worker's
 	maxConns      int // a worker's pool size, but in the static split
 	budget        int // the connections all workers may hold together
@@ -67,15 +67,14 @@ func (cfg config) roundLabel(r int) string {
 // hot goroutines (32), each other worker cold (4), so that the hot
 // worker's demand is above its static share (budget/workers, 10) and the
 // cold ones' below it: a budget can move the cold workers' idle share to
-// the hot one, which a static split cannot. issue-skewed: the issue's
-// load, worker 0 with skew times the others' goroutines (4 x 64); every
-// worker's demand sits at its pool's cap (-maxconns 32, above the static
-// share), so max-min fairness gives each the static share and a budget
-// has nothing to move.
+// the hot one, which a static split cannot. skewed-capped: worker 0 with
+// skew times the others' goroutines (4 x 64); every worker's demand sits
+// at its pool's cap (-maxconns 32, above the static share), so max-min
+// fairness gives each the static share and a budget has nothing to move.
 const (
-	loadUniform     = "uniform"
-	loadSkewed      = "skewed"
-	loadIssueSkewed = "issue-skewed"
+	loadUniform      = "uniform"
+	loadSkewed       = "skewed"
+	loadSkewedCapped = "skewed-capped"
 )
 
 // goroutinesFor is worker w's goroutine count under load.
@@ -85,7 +84,7 @@ func (cfg config) goroutinesFor(load string, w int) int {
 		return cfg.hot
 	case load == loadSkewed:
 		return cfg.cold
-	case load == loadIssueSkewed && w == 0:
+	case load == loadSkewedCapped && w == 0:
 		return cfg.skew * cfg.goroutines
 	}
 	return cfg.goroutines

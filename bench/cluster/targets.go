@@ -2,11 +2,11 @@ package main
 
 import "math"
 
-// staticTarget is issue 17's target for etcd / static under load: a budget
+// staticTarget is the budget's target for etcd / static under load: a budget
 // should match the static split where the workers' demand is even, and
 // beat it by 1.3 where one worker wants more than its share.
 func staticTarget(load string) float64 {
-	if load == loadSkewed || load == loadIssueSkewed {
+	if load == loadSkewed || load == loadSkewedCapped {
 		return 1.3
 	}
 	return 1.0

@@ -376,7 +376,7 @@ func report(args []string) int {
 		case r == nil:
 			listProblems = append(listProblems, fmt.Sprintf("%s is listed but did not run", name))
 		case r.status == "pass":
-			listProblems = append(listProblems, fmt.Sprintf("%s is listed as expected to fail but PASSED: take it off the list (and out of shoalpgx's package doc)", name))
+			listProblems = append(listProblems, fmt.Sprintf("%s is listed as expected to fail but PASSED: take it off the list (and out of docs/from-pgxpool.md)", name))
 		case r.status == "skip":
 			fmt.Printf("note: %s is listed but was skipped, so the list is not checked for it\n", name)
 		}

@@ -1,7 +1,7 @@
 // Command ratios turns benchstat's CSV output for the core benchmarks into
 // the Markdown summary of BENCHMARKS.md: each pool's median ns/op divided by
-// shoal's, per scenario, and the issue's targets for shoal with whether the
-// run met them.
+// shoal's, per scenario, and shoal's design targets with whether the run
+// met them.
 //
 // It reads, on standard input, the output of
 //
@@ -311,7 +311,7 @@ func writeWaited(w io.Writer, m *medians) {
 	fmt.Fprintln(w)
 }
 
-// writeTargets checks the medians against the targets of issue 2: at most
+// writeTargets checks the medians against shoal's design targets: at most
 // 40 ns and no allocation alone, at most 250 ns with 256 goroutines, and an
 // acquire-wait p99 under contention no worse than vitess's.
 func writeTargets(w io.Writer, m *medians) {
@@ -352,7 +352,7 @@ func writeTargets(w io.Writer, m *medians) {
 	if len(checks) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "shoal against the targets of issue 2 (medians of this run):")
+	fmt.Fprintln(w, "shoal against its design targets (medians of this run):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| target | shoal | met |")
 	fmt.Fprintln(w, "|---|---:|:---:|")
