@@ -1,0 +1,76 @@
+package keyed
+
+import (
+	"context"
+	"time"
+)
+
+// idleLocked reports whether e's pool has no caller, lease or waiter.
+func (s *Set[K, P]) idleLocked(e *Entry[P]) bool {
+	return e.users == 0 && e.ok && s.cfg.Idle(e.pool)
+}
+
+// evictLocked closes the least recently used idle pool to make room for a
+// new one, and reports whether there was one.
+func (s *Set[K, P]) evictLocked() bool {
+	var (
+		victim K
+		oldest *Entry[P]
+	)
+	for k, e := range s.pools {
+		if s.idleLocked(e) && (oldest == nil || e.lastUsed.Before(oldest.lastUsed)) {
+			victim, oldest = k, e
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(s.pools, victim)
+	s.closeInBackground(oldest.pool)
+	return true
+}
+
+// closeInBackground closes a pool the set dropped, without holding up the
+// caller who made room or the reaper; Close waits for it.
+func (s *Set[K, P]) closeInBackground(p P) {
+	s.bg.Go(func() { _ = s.cfg.Close(context.Background(), p) })
+}
+
+// reaper closes pools idle for IdleTimeout. It looks every quarter of
+// IdleTimeout, so a pool closes between IdleTimeout and 1.25 times it after
+// it was last used. A pool counts as idle from the later of its last Exit
+// and the first look that found it idle: a pool with no caller may still
+// have leases out (a Lease outlives Acquire), and the set cannot see
+// when they come back.
+func (s *Set[K, P]) reaper() {
+	defer close(s.reapd)
+	t := time.NewTicker(max(s.cfg.IdleTimeout/4, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		s.mu.Lock()
+		for k, e := range s.pools {
+			if !s.idleLocked(e) {
+				e.idleSince = time.Time{}
+				continue
+			}
+			if e.idleSince.IsZero() {
+				e.idleSince = now
+			}
+			since := e.idleSince
+			if e.lastUsed.After(since) {
+				since = e.lastUsed
+			}
+			if now.Sub(since) >= s.cfg.IdleTimeout {
+				delete(s.pools, k)
+				s.closeInBackground(e.pool)
+			}
+		}
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,233 @@
+// Package keyed keeps a pool per key, made on the key's first use, closed
+// after it has sat idle a while, and bounded in number: the logic of the
+// core's shoal.Group and of shoalpgx's Group, which differ only in the
+// pool they keep (a core Pool, a pgx Pool) and in the methods they offer on
+// it.
+package keyed
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// DefaultIdleTimeout is Config.IdleTimeout's default: long enough that a
+// key used every few minutes keeps its pool (and its warm connections),
+// short enough that a thousand keys used once do not hold their minimums
+// in the budget for long.
+const DefaultIdleTimeout = 5 * time.Minute
+
+// Config is what a Set needs of its Group: the operations on its pool
+// type P, and the bounds on how many it keeps and for how long.
+type Config[K comparable, P any] struct {
+	// Make makes key's pool, the nth the set has made (n counts from 1,
+	// for the Group's default pool names). ctx is the caller's whose first
+	// use of key made the pool; the pool outlives it. Required.
+	Make func(ctx context.Context, key K, n int) (P, error)
+	// Close closes a pool and waits for it within ctx. The set calls it
+	// with context.Background for a pool it closes on its own (idle,
+	// evicted, made after Close), and with Close's ctx from Close.
+	// Required.
+	Close func(ctx context.Context, p P) error
+	// Idle reports whether p has no lease and no waiter, so that the set
+	// may close it: callers inside Enter/Exit the set counts itself.
+	// Required.
+	Idle func(p P) bool
+	// IdleTimeout closes a pool idle for this long; 0 means
+	// DefaultIdleTimeout, negative keeps pools until Close.
+	IdleTimeout time.Duration
+	// MaxPools bounds how many pools the set keeps; 0 means no bound.
+	MaxPools int
+	// ErrClosed is what Enter returns once Close has been called: the
+	// Group's package's own sentinel, which this package cannot import.
+	ErrClosed error
+	// Exhausted returns the error of a new key when MaxPools pools are
+	// open and none is idle, naming the Group as its package's errors do.
+	Exhausted func(maxPools int) error
+}
+
+// Set keeps a pool per key. Its methods are safe for concurrent use.
+type Set[K comparable, P any] struct {
+	cfg   Config[K, P]
+	quit  chan struct{} // closed by Close: stops the reaper
+	reapd chan struct{} // closed when the reaper has ended
+	// bg counts pools the set closes outside Close, and pools being made
+	// (their maker closes one it finds the set closed under), so that
+	// Close waits for them.
+	bg sync.WaitGroup
+
+	mu     sync.Mutex
+	pools  map[K]*Entry[P]
+	made   int // pools made: n for Make
+	closed bool
+}
+
+// Entry is one key's pool, or the pool being made for it, as Enter returns
+// it to a caller who then uses Pool and gives it back with Exit.
+type Entry[P any] struct {
+	ready chan struct{} // closed once pool or err is set
+	// pool and err are written under the set's mu before ready is closed:
+	// under mu for the reaper and Pools, after ready for callers.
+	pool      P
+	err       error
+	ok        bool      // pool is made: P has no nil to tell
+	users     int       // callers between Enter and Exit now
+	lastUsed  time.Time // when the last caller left
+	idleSince time.Time // when the reaper first found it idle; zero while busy
+}
+
+// Pool returns the entry's pool; valid between Enter and Exit.
+func (e *Entry[P]) Pool() P { return e.pool }
+
+// New returns an empty set, with the goroutine that closes idle pools
+// running until Close. It panics if cfg lacks an operation: that is a
+// Group's own mistake, not its user's, whose input the Groups check.
+func New[K comparable, P any](cfg Config[K, P]) *Set[K, P] {
+	if cfg.Make == nil || cfg.Close == nil || cfg.Idle == nil || cfg.ErrClosed == nil || cfg.Exhausted == nil {
+		panic("keyed: Config needs Make, Close, Idle, ErrClosed and Exhausted")
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	s := &Set[K, P]{
+		cfg:   cfg,
+		quit:  make(chan struct{}),
+		reapd: make(chan struct{}),
+		pools: map[K]*Entry[P]{},
+	}
+	if cfg.IdleTimeout > 0 {
+		go s.reaper()
+	} else {
+		close(s.reapd)
+	}
+	return s
+}
+
+// Enter returns key's entry with the caller counted in it, making the pool
+// if key has none; the caller must Exit it once done with its Pool. A
+// caller counted in keeps the pool from being closed for idleness or
+// evicted while it waits for the pool to be made or for a connection, when
+// the pool's own Stats may show nothing yet.
+func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, s.cfg.ErrClosed
+	}
+	if e := s.pools[key]; e != nil {
+		e.users++
+		s.mu.Unlock()
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			s.Exit(e)
+			return nil, ctx.Err()
+		}
+		if e.err != nil {
+			s.Exit(e)
+			return nil, e.err
+		}
+		return e, nil
+	}
+	if limit := s.cfg.MaxPools; limit > 0 && len(s.pools) >= limit && !s.evictLocked() {
+		s.mu.Unlock()
+		return nil, s.cfg.Exhausted(limit)
+	}
+	s.made++
+	n := s.made
+	e := &Entry[P]{ready: make(chan struct{}), users: 1}
+	s.pools[key] = e
+	s.bg.Add(1) // under mu, before Close can set closed and wait on bg
+	s.mu.Unlock()
+	defer s.bg.Done()
+
+	// Outside mu: Make may dial, and take its time.
+	p, err := s.cfg.Make(ctx, key, n)
+	s.mu.Lock()
+	e.pool, e.err, e.ok = p, err, err == nil
+	close(e.ready)
+	closed := s.closed
+	if err != nil && s.pools[key] == e {
+		// The next use of key tries again: the error may be passing.
+		delete(s.pools, key)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.Exit(e)
+		return nil, err
+	}
+	if closed {
+		// Close ran while the pool was made and did not see it; it waits
+		// on bg for this close.
+		_ = s.cfg.Close(context.Background(), p)
+		s.Exit(e)
+		return nil, s.cfg.ErrClosed
+	}
+	return e, nil
+}
+
+// Exit counts a caller out of e, which starts its idle time anew.
+func (s *Set[K, P]) Exit(e *Entry[P]) {
+	s.mu.Lock()
+	e.users--
+	e.lastUsed = time.Now()
+	e.idleSince = time.Time{}
+	s.mu.Unlock()
+}
+
+// Len returns how many pools the set keeps now, those being made included.
+func (s *Set[K, P]) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pools)
+}
+
+// Pools returns the pool of each key open now, leaving out those being
+// made, so that a Group can ask each for its Stats outside the set's lock.
+func (s *Set[K, P]) Pools() map[K]P {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[K]P, len(s.pools))
+	for k, e := range s.pools {
+		if e.ok {
+			out[k] = e.pool
+		}
+	}
+	return out
+}
+
+// Close closes every pool of the set at once with Config.Close(ctx, p),
+// and waits for them, for the reaper, and, within ctx, for the pools the
+// set closed on its own or was making. It returns the pools' errors, and
+// ctx's error apart if ctx ended before the last wait did, for the Group
+// to word it. Later Enters fail with Config.ErrClosed.
+func (s *Set[K, P]) Close(ctx context.Context) (poolErrs []error, waitErr error) {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.quit)
+	}
+	var pools []P
+	for k, e := range s.pools {
+		if e.ok {
+			pools = append(pools, e.pool)
+		}
+		delete(s.pools, k)
+	}
+	s.mu.Unlock()
+	errs := make([]error, len(pools))
+	var wg sync.WaitGroup
+	for i, p := range pools {
+		wg.Go(func() { errs[i] = s.cfg.Close(ctx, p) })
+	}
+	wg.Wait()
+	<-s.reapd
+	done := make(chan struct{})
+	go func() { s.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		waitErr = ctx.Err()
+	}
+	return errs, waitErr
+}

@@ -1,0 +1,419 @@
+package keyed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Sentinels standing in for a Group's package's.
+var (
+	errClosed    = errors.New("closed")
+	errExhausted = errors.New("exhausted")
+)
+
+// fakePool is the pool type of these tests: the set only makes, closes
+// and asks about its pools, so a counter of leases is all one needs.
+type fakePool struct {
+	key    string
+	n      int             // the nth the set made
+	leases atomic.Int32    // as a real pool's Stats would count them
+	closes atomic.Int32    // how many times the set closed it: 1 at most
+	err    error           // what its Close returns
+	ctx    context.Context // the ctx Make was given
+}
+
+// closed reports whether the set closed p.
+func (p *fakePool) closed() bool { return p.closes.Load() > 0 }
+
+// harness is a set of fakePools with what it made, and a Make the test
+// can hold up or fail.
+type harness struct {
+	set   *Set[string, *fakePool]
+	made  map[string][]*fakePool // by key, in order
+	hold  chan struct{}          // Make waits on it when not nil
+	fail  error                  // Make returns it when not nil
+	makes atomic.Int32
+}
+
+// newHarness returns a harness whose set has idle and maxPools; the test
+// sets hold or fail before the Enter they are for.
+func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
+	t.Helper()
+	h := &harness{made: map[string][]*fakePool{}}
+	h.set = New(Config[string, *fakePool]{
+		Make: func(ctx context.Context, key string, n int) (*fakePool, error) {
+			h.makes.Add(1)
+			if h.hold != nil {
+				<-h.hold
+			}
+			if h.fail != nil {
+				return nil, h.fail
+			}
+			p := &fakePool{key: key, n: n, ctx: ctx}
+			if key == "bad" {
+				p.err = errors.New("bad pool")
+			}
+			h.made[key] = append(h.made[key], p)
+			return p, nil
+		},
+		Close: func(_ context.Context, p *fakePool) error {
+			if p.closes.Add(1) > 1 {
+				t.Errorf("pool %s[%d] closed twice", p.key, p.n)
+			}
+			return p.err
+		},
+		Idle:        func(p *fakePool) bool { return p.leases.Load() == 0 },
+		IdleTimeout: idle,
+		MaxPools:    maxPools,
+		ErrClosed:   errClosed,
+		Exhausted:   func(limit int) error { return fmt.Errorf("%w: %d pools", errExhausted, limit) },
+	})
+	return h
+}
+
+// use enters key and exits it at once, returning its pool.
+func (h *harness) use(t *testing.T, key string) *fakePool {
+	t.Helper()
+	p, err := h.tryUse(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tryUse is use for a goroutine other than the test's.
+func (h *harness) tryUse(ctx context.Context, key string) (*fakePool, error) {
+	e, err := h.set.Enter(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("Enter(%q): %w", key, err)
+	}
+	p := e.Pool()
+	h.set.Exit(e)
+	return p, nil
+}
+
+// closeSet closes h's set, failing t on any error.
+func (h *harness) closeSet(t *testing.T) {
+	t.Helper()
+	if errs, err := h.set.Close(context.Background()); err != nil || errors.Join(errs...) != nil {
+		t.Fatalf("Close: %v, %v", errs, err)
+	}
+}
+
+func TestNewNeedsOperations(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New with no operations did not panic")
+		}
+	}()
+	New(Config[string, *fakePool]{})
+}
+
+func TestEnterMakesOncePerKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 0)
+		defer h.closeSet(t)
+		a := h.use(t, "a")
+		if again := h.use(t, "a"); again != a {
+			t.Fatal("a second use of a key made another pool")
+		}
+		b := h.use(t, "b")
+		if a.n != 1 || b.n != 2 {
+			t.Fatalf("pools numbered %d and %d, want 1 and 2", a.n, b.n)
+		}
+		if h.set.Len() != 2 || len(h.set.Pools()) != 2 {
+			t.Fatalf("Len %d, Pools %v; want 2 of each", h.set.Len(), h.set.Pools())
+		}
+	})
+}
+
+func TestIdlePoolClosedAfterIdleTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = time.Minute
+		h := newHarness(t, idle, 0)
+		defer h.closeSet(t)
+		quiet := h.use(t, "quiet") // idle from now
+		leased := h.use(t, "leased")
+		leased.leases.Store(1) // a lease outlives the Enter that took it
+		inside, err := h.set.Enter(t.Context(), "inside")
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// The reaper looks every idle/4: a pool closes after IdleTimeout,
+		// by 1.25 times it.
+		time.Sleep(idle)
+		synctest.Wait()
+		if quiet.closed() {
+			t.Fatal("idle pool closed by IdleTimeout")
+		}
+		time.Sleep(idle/4 + time.Second)
+		synctest.Wait()
+		if !quiet.closed() {
+			t.Fatal("idle pool still open 1.25 IdleTimeout after its last use")
+		}
+		if _, ok := h.set.Pools()["quiet"]; ok {
+			t.Fatal("closed pool still in Pools")
+		}
+
+		// Busy pools stay, however long.
+		time.Sleep(10 * idle)
+		synctest.Wait()
+		if leased.closed() || inside.Pool().closed() {
+			t.Fatalf("busy pools closed: with a lease %v, with a caller %v", leased.closed(), inside.Pool().closed())
+		}
+
+		// Once idle, they go.
+		leased.leases.Store(0)
+		h.set.Exit(inside)
+		time.Sleep(idle + idle/4 + time.Second)
+		synctest.Wait()
+		if !leased.closed() || !inside.Pool().closed() || h.set.Len() != 0 {
+			t.Fatalf("pools idle for 1.25 IdleTimeout still open: with a lease %v, with a caller %v, Len %d", !leased.closed(), !inside.Pool().closed(), h.set.Len())
+		}
+
+		// A key used again gets a new pool.
+		if again := h.use(t, "quiet"); again == quiet || again.closed() {
+			t.Fatal("a key used after its pool was closed got the closed pool")
+		}
+	})
+}
+
+func TestUseRestartsIdleTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = time.Minute
+		h := newHarness(t, idle, 0)
+		defer h.closeSet(t)
+		p := h.use(t, "a")
+		for range 10 {
+			time.Sleep(idle - time.Second)
+			h.use(t, "a")
+		}
+		synctest.Wait()
+		if p.closed() {
+			t.Fatal("a pool used every IdleTimeout-1s was closed")
+		}
+	})
+}
+
+func TestMaxPoolsEvictsLeastRecentlyUsedIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 2)
+		defer h.closeSet(t)
+		a := h.use(t, "a")
+		time.Sleep(time.Second)
+		b := h.use(t, "b")
+		time.Sleep(time.Second)
+		h.use(t, "a") // now b is the least recently used
+		time.Sleep(time.Second)
+
+		c := h.use(t, "c")
+		synctest.Wait()
+		if !b.closed() || a.closed() || c.closed() {
+			t.Fatalf("closed: a %v, b %v, c %v; want b alone", a.closed(), b.closed(), c.closed())
+		}
+		if h.set.Len() != 2 {
+			t.Fatalf("Len %d, want 2", h.set.Len())
+		}
+
+		// a is older than c, but busy: c goes.
+		a.leases.Store(1)
+		time.Sleep(time.Second)
+		d := h.use(t, "d")
+		synctest.Wait()
+		if !c.closed() || a.closed() {
+			t.Fatalf("closed: a %v, c %v; want c alone", a.closed(), c.closed())
+		}
+
+		// Every pool busy: a new key fails, and nothing closes.
+		d.leases.Store(1)
+		if _, err := h.set.Enter(t.Context(), "e"); !errors.Is(err, errExhausted) {
+			t.Fatalf("Enter past MaxPools with every pool busy: %v, want errExhausted", err)
+		}
+		synctest.Wait()
+		if a.closed() || d.closed() || h.set.Len() != 2 {
+			t.Fatalf("after a refused key: a closed %v, d closed %v, Len %d", a.closed(), d.closed(), h.set.Len())
+		}
+	})
+}
+
+func TestMakeErrorLetsTheNextUseTryAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 1)
+		defer h.closeSet(t)
+		h.fail = errors.New("no such tenant yet")
+		if _, err := h.set.Enter(t.Context(), "a"); !errors.Is(err, h.fail) {
+			t.Fatalf("Enter with Make failing: %v", err)
+		}
+		if h.set.Len() != 0 {
+			t.Fatalf("a failed key holds a place: Len %d", h.set.Len())
+		}
+		h.fail = nil
+		if p := h.use(t, "a"); p.closed() || h.makes.Load() != 2 {
+			t.Fatalf("second use: closed %v, makes %d; want a new open pool, 2 makes", p.closed(), h.makes.Load())
+		}
+	})
+}
+
+func TestWaiterForAPoolBeingMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 1)
+		defer h.closeSet(t)
+		h.hold = make(chan struct{})
+		made := make(chan error)
+		go func() {
+			_, err := h.tryUse(t.Context(), "a")
+			made <- err
+		}()
+		synctest.Wait() // the maker is in Make
+
+		// A caller who gives up waiting leaves no count behind: the pool
+		// can be evicted once made.
+		ctx, cancel := context.WithCancel(t.Context())
+		gaveUp := make(chan error)
+		go func() {
+			_, err := h.set.Enter(ctx, "a")
+			gaveUp <- err
+		}()
+		synctest.Wait()
+		if len(h.set.Pools()) != 0 || h.set.Len() != 1 {
+			t.Fatalf("while made: Pools %v, Len %d; want none, 1", h.set.Pools(), h.set.Len())
+		}
+		cancel()
+		if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Enter cancelled while the pool was made: %v", err)
+		}
+
+		// One who waits gets the pool made, not another.
+		got := make(chan *fakePool)
+		go func() {
+			p, err := h.tryUse(t.Context(), "a")
+			if err != nil {
+				t.Error(err)
+			}
+			got <- p
+		}()
+		synctest.Wait()
+		close(h.hold)
+		if err := <-made; err != nil {
+			t.Fatal(err)
+		}
+		if p := <-got; p == nil || p != h.made["a"][0] || h.makes.Load() != 1 {
+			t.Fatalf("waiter got another pool, or Make ran %d times", h.makes.Load())
+		}
+		synctest.Wait()
+		h.hold = nil
+		h.use(t, "b") // a is idle, with no count left: evicted
+		synctest.Wait()
+		if !h.made["a"][0].closed() {
+			t.Fatal("a pool whose waiter gave up is not evictable")
+		}
+	})
+}
+
+func TestMakeKeepsNoCancellationOfItsOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 0)
+		defer h.closeSet(t)
+		type key struct{}
+		ctx := context.WithValue(t.Context(), key{}, "caller")
+		e, err := h.set.Enter(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.set.Exit(e)
+		if e.Pool().ctx.Value(key{}) != "caller" {
+			t.Fatal("Make did not get the caller's ctx")
+		}
+	})
+}
+
+func TestCloseClosesEveryPool(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, time.Minute, 0)
+		a, bad := h.use(t, "a"), h.use(t, "bad")
+		errs, err := h.set.Close(context.Background())
+		if err != nil {
+			t.Fatalf("Close waited in vain: %v", err)
+		}
+		if !a.closed() || !bad.closed() {
+			t.Fatalf("after Close: a closed %v, bad closed %v", a.closed(), bad.closed())
+		}
+		if j := errors.Join(errs...); j == nil || j.Error() != "bad pool" {
+			t.Fatalf("Close's pool errors: %v, want bad pool's", j)
+		}
+		if _, err := h.set.Enter(t.Context(), "a"); !errors.Is(err, errClosed) {
+			t.Fatalf("Enter after Close: %v", err)
+		}
+		if _, err := h.set.Close(context.Background()); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+	})
+}
+
+func TestCloseWaitsForAPoolBeingMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, time.Minute, 0)
+		h.hold = make(chan struct{})
+		entered := make(chan error)
+		go func() {
+			_, err := h.set.Enter(t.Context(), "a")
+			entered <- err
+		}()
+		synctest.Wait() // in Make
+
+		closed := make(chan error)
+		go func() {
+			errs, err := h.set.Close(context.Background())
+			closed <- errors.Join(append(errs, err)...)
+		}()
+		synctest.Wait()
+		select {
+		case err := <-closed:
+			t.Fatalf("Close returned (%v) while a pool was being made", err)
+		default:
+		}
+		close(h.hold)
+		if err := <-entered; !errors.Is(err, errClosed) {
+			t.Fatalf("Enter whose pool was made after Close: %v, want errClosed", err)
+		}
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		if p := h.made["a"][0]; !p.closed() {
+			t.Fatal("the pool made after Close was left open")
+		}
+	})
+}
+
+func TestCloseGivesUpWaitingWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, time.Minute, 0)
+		h.hold = make(chan struct{})
+		entered := make(chan error)
+		go func() {
+			_, err := h.set.Enter(t.Context(), "a")
+			entered <- err
+		}()
+		synctest.Wait()
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := h.set.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Close with a pool still made past its ctx: %v", err)
+		}
+		// The maker still closes what it made.
+		close(h.hold)
+		if err := <-entered; !errors.Is(err, errClosed) {
+			t.Fatalf("Enter: %v", err)
+		}
+		if !h.made["a"][0].closed() {
+			t.Fatal("the pool made after Close gave up was left open")
+		}
+	})
+}
