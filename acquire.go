@@ -20,6 +20,9 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 	if p.hot.closed.Load() {
 		return Lease[T]{}, ErrClosed
 	}
+	if p.ex.barge != nil && p.ex.shortOfTime(ctx) {
+		return p.acquireInTurn(ctx)
+	}
 	if p.feat.plain {
 		// The fast path: a pop from a lock-free stack and a store.
 		if c := p.ex.popIdle(); c != nil {
@@ -32,7 +35,7 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 			c.lease.handedAt = 0
 			l := p.hold(&c.lease)
 			if p.feat.tracking {
-				p.onAcquired(l, 0)
+				p.onAcquired(l, 0, true)
 			}
 			return l, nil
 		}
@@ -96,20 +99,44 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	return p.queue(ctx)
 }
 
+// acquireInTurn is Acquire for a caller too short of time to barge
+// (exclusiveEngine.shortOfTime): the idle connections go to the callers
+// already waiting, and this one waits its turn behind them.
+func (p *Pool[T]) acquireInTurn(ctx context.Context) (Lease[T], error) {
+	if err := ctx.Err(); err != nil {
+		return Lease[T]{}, p.acquireError(err, 0)
+	}
+	p.ex.handOffIdle(nil)
+	if p.hot.waiters.Load() == 0 {
+		return p.acquireSlow(ctx) // nobody left to wait behind
+	}
+	if err := p.failFast(ctx); err != nil {
+		return Lease[T]{}, err
+	}
+	return p.queueAs(ctx, true)
+}
+
 // queue waits in the wait queue (waitqueue.go) until a release or a dial
 // hands the caller a lease that passes its checks, or ctx ends.
 func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
+	return p.queueAs(ctx, false)
+}
+
+// queueAs is queue; inTurn (acquireInTurn) keeps the caller from taking an
+// idle connection ahead of older waiters while it waits.
+func (p *Pool[T]) queueAs(ctx context.Context, inTurn bool) (Lease[T], error) {
 	w := p.wq.get()
 	defer p.wq.put(w)
 	start := p.now()
 	w.since = start
+	w.inTurn = inTurn
 	w.deadline = p.deadline(ctx)
 	switch p.wq.enqueue(w, p.cfg.MaxWaiters) {
 	case queueClosed:
 		return Lease[T]{}, ErrClosed
 	case queueFull:
 		p.rejected()
-		return Lease[T]{}, &AcquireError{Err: p.life.errWaitersFull, MaxConns: int(p.cap.limit.Load()),
+		return Lease[T]{}, &AcquireError{Pool: p.cfg.Name, Err: p.life.errWaitersFull, MaxConns: int(p.cap.limit.Load()),
 			InUse: p.inUse(), Waiting: int(p.hot.waiters.Load())}
 	}
 	if p.wq.tracer == nil {
@@ -129,7 +156,11 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 		p.dialForWaiter()
 		// A release may have pushed a connection between our last look
 		// and the enqueue without seeing us in the queue: look once more.
-		if l := p.retake(ctx, w); l.rec != nil {
+		// A caller waiting its turn gives what is idle to the oldest
+		// waiters instead, itself among them.
+		if w.inTurn {
+			p.ex.handOffIdle(nil)
+		} else if l := p.retake(ctx, w); l.rec != nil {
 			return p.acquired(l, p.now()-start, true), nil
 		}
 		h, waiting, ok := p.wq.wait(ctx, w)
@@ -199,22 +230,29 @@ func (p *Pool[T]) acquired(l Lease[T], wait int64, waited bool) Lease[T] {
 		p.eng.countWait(l.rec.c, wait)
 	}
 	if p.feat.tracking {
-		p.onAcquired(l, time.Duration(wait))
+		p.onAcquired(l, time.Duration(wait), false)
 	}
 	return l
 }
 
 // onAcquired runs for every successful acquire when the pool tracks
 // something about it: load shedding's wait statistics, the observer, and
-// the acquiring stack for leak reports.
-func (p *Pool[T]) onAcquired(l Lease[T], wait time.Duration) {
+// the acquiring stack for leak reports, or with tracing only as much of it
+// as names the taker. fast says it was called from Acquire's fast path,
+// where the frame two above it (Acquire's caller) is most often the
+// taker's; elsewhere the pool's own frames lie between.
+func (p *Pool[T]) onAcquired(l Lease[T], wait time.Duration, fast bool) {
 	if p.shed != nil {
 		p.shed.observe(int64(wait))
 	}
 	if li := l.rec.leak; li != nil {
 		li.mu.Lock()
 		li.gen = l.gen
-		li.n = runtime.Callers(2, li.pcs[:])
+		if p.feat.nameTaker {
+			li.n = takerStack(li.pcs[:], 2, fast)
+		} else {
+			li.n = runtime.Callers(2, li.pcs[:])
+		}
 		li.mu.Unlock()
 	}
 	if p.obs != nil {
@@ -232,6 +270,7 @@ func (p *Pool[T]) timedOut(err error, waitedNanos int64, waiting int) error {
 	e := p.acquireError(err, waited)
 	if ae, ok := e.(*AcquireError); ok {
 		ae.Waiting = waiting
+		ae.Exhausted = p.exhaustion(err, waited, ae.InUse, ae.MaxConns)
 	}
 	return e
 }
@@ -266,6 +305,7 @@ func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
 		return ErrClosed
 	}
 	e := &AcquireError{
+		Pool:     p.cfg.Name,
 		Err:      err,
 		Waited:   waited,
 		MaxConns: int(p.cap.limit.Load()),

@@ -142,7 +142,6 @@ func TestHealthCheckPeriodValidation(t *testing.T) {
 		cfg  Config[*fakeConn]
 		want string
 	}{
-		{Config[*fakeConn]{Dial: dial, MaxConns: 1, HealthCheckPeriod: -1, HealthCheck: check}, "shoal: Config.HealthCheckPeriod must be >= 0, got -1ns"},
 		{Config[*fakeConn]{Dial: dial, MaxConns: 1, HealthCheckPeriod: time.Second}, "shoal: Config.HealthCheckPeriod is set but HealthCheck is nil; set HealthCheck to say how to check a connection"},
 		{Config[*fakeConn]{Dial: dial, MaxConns: 1, MaxStreams: 4, HealthCheckPeriod: time.Second, HealthCheck: check}, "shoal: Config.HealthCheckPeriod applies to exclusive connections only; MaxStreams is 4"},
 	} {

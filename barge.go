@@ -1,6 +1,7 @@
 package shoal
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 )
@@ -115,6 +116,27 @@ func (e *exclusiveEngine[T]) mayBarge(now int64) bool {
 	crowd := float64(p.hot.waiters.Load())
 	room := float64(crowdPerConn) * float64(p.cap.open.Load())
 	return float64(waited)*room < float64(b.after)*crowd
+}
+
+// shortOfTime reports whether a caller should wait its turn rather than
+// barge: barging is on, callers wait, and ctx ends sooner than the oldest
+// of them has waited. Such a caller would likely not be served in time in
+// turn, and one that barges is the likeliest to give its connection up
+// mid-statement, which costs the connection for the cancel's round trip
+// (a statement a database is asked to cancel), where giving up in the
+// queue costs nothing. In turn it waits behind the callers already
+// waiting, as it would with barging off (though later callers with time to
+// spare may still barge past it, within the window).
+func (e *exclusiveEngine[T]) shortOfTime(ctx context.Context) bool {
+	p := e.p
+	if p.hot.waiters.Load() == 0 {
+		return false
+	}
+	d, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	return int64(time.Until(d)) < p.now()-p.wq.headSince.Load()
 }
 
 // crowdPerConn is how many waiters per open connection a barging pool's

@@ -268,3 +268,49 @@ func TestBargeHandOffRacingCloseLeavesNothingOpen(t *testing.T) {
 		}
 	})
 }
+
+// A caller whose context ends sooner than the oldest waiter has waited does
+// not barge: the connection a barging release left on the stack goes to the
+// oldest waiter, and the caller waits its turn behind it, giving up in the
+// queue at its deadline. A caller with time to spare barges as before.
+func TestBargingCallerShortOfTimeWaitsItsTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
+		held := mustAcquire(t, p)
+		conn := held.Value()
+		waiter := acquireLater(p, 10*time.Second)
+		wantWaiters(t, p, 1)
+		time.Sleep(5 * time.Millisecond) // the waiter has waited 5ms
+
+		held.Release() // young waiter, hour-long window: onto the stack
+		short, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if l, err := p.Acquire(short); err == nil {
+			t.Fatalf("a caller with 2ms left got conn %d ahead of a waiter of 5ms", l.Value().id)
+		} else if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("the caller short of time: %v, want its deadline", err)
+		}
+		if waitedFor := time.Since(start); waitedFor != 2*time.Millisecond {
+			t.Fatalf("the caller short of time returned after %v, want at its deadline (2ms)", waitedFor)
+		}
+		l := received(t, waiter)
+		if l.Value() != conn {
+			t.Fatalf("the waiter got conn %d, want the released conn %d", l.Value().id, conn.id)
+		}
+
+		// The same with time to spare: it barges.
+		waiter = acquireLater(p, 10*time.Second)
+		wantWaiters(t, p, 1)
+		time.Sleep(5 * time.Millisecond)
+		l.Release()
+		ample, cancel2 := context.WithTimeout(context.Background(), time.Second)
+		defer cancel2()
+		again, err := p.Acquire(ample)
+		if err != nil || again.Value() != conn {
+			t.Fatalf("a caller with 1s left after a release with a waiter of 5ms: %v, %v; want the released connection", again.rec, err)
+		}
+		again.Release()
+		received(t, waiter).Release()
+	})
+}

@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// Budget is a limit on connections that a pool shares with other pools,
-// usually in other processes (shoaletcd keeps one in etcd). A pool with a
+// Budget is a limit on connections that a pool shares with other pools:
+// in this process (LocalBudget), or in many processes (shoaletcd keeps one
+// in etcd). A pool with a
 // Budget (Config.Budget) asks it for a permit before every dial and gives
 // the permit back once that connection is closed, so connections opened
 // under one budget never outnumber its permits. The budget also sets how
@@ -29,6 +30,8 @@ type Budget interface {
 	// Acquire returns a permit to open one connection, waiting until the
 	// budget has one for this pool or ctx ends (the pool's ctx ends when
 	// the pool closes). An error other than ctx's counts as a failed dial.
+	// ctx names the pool asking (BudgetMemberFromContext), so that a
+	// budget serving several pools knows whose share the permit counts in.
 	Acquire(ctx context.Context) (BudgetPermit, error)
 }
 
@@ -48,11 +51,16 @@ type BudgetPermit interface {
 	Release()
 }
 
-// BudgetMember is the side of a pool that its Budget sees.
+// BudgetMember is the side of a pool that its Budget sees. A pool's member
+// also has MinConns() int (Config.MinConns, the share it is granted first)
+// and Name() string (Config.Name), which a budget serving several pools
+// reads through interfaces of its own. Members are comparable: a budget
+// may key its pools by them.
 type BudgetMember interface {
 	// Demand is how many connections the pool would use now: those in use
 	// plus the callers waiting (in a multiplexed pool, the streams in use
-	// and waited for, in connections of MaxStreams), at most MaxConns.
+	// and waited for, in connections of BusyStreams, MaxStreams unless
+	// set), at most MaxConns.
 	Demand() int
 	// SetShare sets how many connections the pool may hold. Growing lets
 	// waiters be served by new dials at once; shrinking closes idle
@@ -81,6 +89,15 @@ type budgetMember[T any] struct{ p *Pool[T] }
 func (m budgetMember[T]) Demand() int    { return m.p.demand() }
 func (m budgetMember[T]) SetShare(n int) { m.p.setShare(n) }
 
+// Load is Demand split in two for a LocalBudget: the connections serving
+// leases now, and those plus the ones callers wait for.
+func (m budgetMember[T]) Load() (busy, demand int) { return m.p.load() }
+
+// MinConns and Name tell a budget that serves several pools (LocalBudget,
+// shoaletcd's) the pool's minimum share and what to call it.
+func (m budgetMember[T]) MinConns() int { return m.p.cfg.MinConns }
+func (m budgetMember[T]) Name() string  { return m.p.cfg.Name }
+
 // budgetLink is the pool's tie to its Budget: nil fields without one.
 type budgetLink struct {
 	budget Budget
@@ -101,22 +118,30 @@ func (p *Pool[T]) joinBudget(b Budget) error {
 
 // demand is Stats.Demand, read without the rest of Stats.
 func (p *Pool[T]) demand() int {
+	_, d := p.load()
+	return d
+}
+
+// load returns the connections serving leases now and Stats.Demand, from
+// one reading of the engine.
+func (p *Pool[T]) load() (busy, demand int) {
 	waiting := int(p.hot.waiters.Load())
 	leases, _, _ := p.eng.count()
-	return p.demandFrom(leases, waiting)
+	return p.demandFrom(leases, 0), p.demandFrom(leases, waiting)
 }
 
 // demandFrom turns leases held and callers waiting into connections wanted:
-// one each in exclusive mode, MaxStreams each in multiplexed mode.
+// one each in exclusive mode, BusyStreams (MaxStreams unless set) each in
+// multiplexed mode.
 func (p *Pool[T]) demandFrom(leases, waiting int) int {
-	n := (leases + waiting + p.feat.maxStreams - 1) / p.feat.maxStreams
+	n := (leases + waiting + p.feat.busyStreams - 1) / p.feat.busyStreams
 	return min(n, int(p.cap.maxConns.Load()))
 }
 
 // acquirePermit asks the Budget for leave to dial one connection and returns
 // the context the dial runs under, which carries the permit.
 func (p *Pool[T]) acquirePermit(ctx context.Context) (context.Context, BudgetPermit, error) {
-	permit, err := p.link.budget.Acquire(ctx)
+	permit, err := p.link.budget.Acquire(ContextWithBudgetMember(ctx, budgetMember[T]{p}))
 	if err != nil {
 		return ctx, nil, fmt.Errorf("budget: %w", err)
 	}

@@ -65,7 +65,7 @@ func (c *capacity) nothingCanServe() bool { return c.open.Load()-c.closing.Load(
 // most the smaller of n and its share. n must be in [1, math.MaxInt32].
 func (p *Pool[T]) SetMaxConns(n int) error {
 	if n < 1 || n > maxConnsLimit {
-		return fmt.Errorf("shoal: SetMaxConns(%d): must be in [1, %d]", n, maxConnsLimit)
+		return fmt.Errorf("shoal pool %q: SetMaxConns(%d): must be in [1, %d]", p.cfg.Name, n, maxConnsLimit)
 	}
 	if p.hot.closed.Load() {
 		return ErrClosed

@@ -11,13 +11,23 @@ import (
 )
 
 // A Close whose context ends says what it still waited for: the leases held,
-// the oldest one's age and, with LeakThreshold, the code that took it. (An
-// external test, so that the acquirer is code outside the package, as a
-// user's is.)
+// the oldest one's age and, with LeakThreshold or tracing, the code that
+// took it. (An external test, so that the acquirer is code outside the
+// package, as a user's is.)
 func TestCloseErrorSaysWhatIsHeld(t *testing.T) {
+	for name, cfg := range map[string]shoal.Config[int]{
+		"LeakThreshold": {LeakThreshold: time.Hour},
+		"tracing":       {Observer: tracingObserver{}},
+	} {
+		t.Run(name, func(t *testing.T) { testCloseErrorSaysWhatIsHeld(t, cfg) })
+	}
+}
+
+func testCloseErrorSaysWhatIsHeld(t *testing.T, cfg shoal.Config[int]) {
 	synctest.Test(t, func(t *testing.T) {
-		p, err := shoal.New(shoal.Config[int]{MaxConns: 3, LeakThreshold: time.Hour,
-			Dial: func(context.Context) (int, error) { return 1, nil }})
+		cfg.Name, cfg.MaxConns = "reports", 3
+		cfg.Dial = func(context.Context) (int, error) { return 1, nil }
+		p, err := shoal.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +45,7 @@ func TestCloseErrorSaysWhatIsHeld(t *testing.T) {
 		if ce.Held != 2 || ce.OldestHeld != 3*time.Second || ce.HeldBy != by {
 			t.Fatalf("CloseError %+v; want 2 held, the oldest for 3s, by %s", *ce, by)
 		}
-		want := "shoal: close: context deadline exceeded with 2 leases still held (the oldest for 3s, acquired by " + by + ")"
+		want := `shoal pool "reports": close: context deadline exceeded with 2 leases still held (the oldest for 3s, acquired by ` + by + ")"
 		if err.Error() != want {
 			t.Fatalf("Close: %q\nwant   %q", err, want)
 		}

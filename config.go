@@ -9,9 +9,16 @@ import (
 	"time"
 )
 
-// Config describes a pool. Dial and MaxConns are required; every other field
-// has a working zero value. New checks the whole Config (Validate) and names
-// the first field that is wrong.
+// Config describes a pool. Dial is required; every other field has a
+// working zero value. New checks the whole Config (Validate) and names the
+// first field that is wrong.
+//
+// Every setting follows one convention, the same in every adapter: zero
+// means the default written beside the field (which may be "no limit" or
+// "off"), and a negative value means off (no limit, no floor, no check)
+// wherever off makes sense; where it does not (MaxConns, MaxStreams,
+// Partitions, MaxDialing, QueueInterval, HealthCheckAfter) a negative value
+// is a *ConfigError.
 //
 // MaxStreams picks the mode. Exclusive connections (MaxStreams 0 or 1, a
 // database session) have four settings of their own: MinIdle, Partitions,
@@ -26,6 +33,13 @@ import (
 // value as it is (net.Conn.Close), while OnDisconnect is for code that wants
 // to know why, and a Close with a reason would make every user wrap theirs.
 type Config[T any] struct {
+	// Name names the pool in its logs (a "pool" attribute on every line),
+	// its errors (shoal pool "orders": acquire: ...), Stats.Name, metrics
+	// and the live page, so that a process with several pools tells them
+	// apart. Empty means a name made up from the connection type and a
+	// count of the pools of that type made so far, such as "net.Conn-1".
+	Name string
+
 	// Dial opens a connection. Required. It runs in a background goroutine
 	// under a context that ends when the pool is closed or DialTimeout
 	// passes, so a caller who gives up waiting does not waste the dial: the
@@ -56,31 +70,46 @@ type Config[T any] struct {
 	Close func(conn T) error
 
 	// MaxConns is the most connections open at once, counting those being
-	// dialled. Required, > 0.
+	// dialled. 0 means max(4, runtime.NumCPU()), as pgxpool's default.
+	// A negative value is an error: a pool with no limit is not a pool.
 	MaxConns int
 
 	// MinIdle connections are kept open and idle by the background
-	// maintenance goroutine (never more than MaxConns in all). Default 0.
-	// Idle reaping never takes the pool below MinIdle. Exclusive
-	// connections only: with MaxStreams > 1 it is an error, and MinConns
-	// is the floor to set.
+	// maintenance goroutine (never more than MaxConns in all). 0 (the
+	// default) or negative keeps none. Idle reaping never takes the pool
+	// below MinIdle. Exclusive connections only: with MaxStreams > 1 it is
+	// an error, and MinConns is the floor to set.
 	MinIdle int
 
 	// MinConns connections are kept open, busy or idle, by the background
 	// maintenance goroutine: it dials when fewer are open or being
 	// dialled, as after a lifetime expiry or a broken connection, and idle
-	// reaping never takes the pool below it. Default 0. It is the floor
-	// for multiplexed connections (MinIdle is an error there): a MinConns
-	// of 2 keeps two connections to spread leases over even while both
-	// are busy. Warm waits for max(MinIdle, MinConns).
+	// reaping never takes the pool below it. 0 (the default) or negative
+	// keeps none. It is the floor for multiplexed connections (MinIdle is
+	// an error there): a MinConns of 2 keeps two connections to spread
+	// leases over even while both are busy. Warm waits for max(MinIdle,
+	// MinConns).
 	MinConns int
 
 	// MaxStreams is how many leases one connection serves at once: 0 or 1
 	// means exclusive connections (database sessions), more means
 	// multiplexed ones (HTTP/2, gRPC). In multiplexed mode a new lease goes
 	// to the least-loaded connection and a new connection is dialled only
-	// when every open one is full.
+	// when every open one is full, unless BusyStreams says sooner.
 	MaxStreams int
+
+	// BusyStreams, in multiplexed mode, is the load at which a connection
+	// counts as busy: once every open connection carries BusyStreams
+	// leases, the next lease still goes to the least-loaded one, and the
+	// pool dials another connection in the background (one at a time,
+	// within MaxConns and the Budget's share), so that load spreads over
+	// more connections before any fills up. It suits a server that works
+	// on one connection's requests one after another (PostgreSQL's
+	// pipelined statements), where more connections run more at once. 0
+	// (the default) or negative means MaxStreams: a new connection only
+	// once every open one is full, the fewest connections. Above
+	// MaxStreams, or with exclusive connections, it is an error.
+	BusyStreams int
 
 	// Partitions splits the idle exclusive connections into this many
 	// lock-free stacks to cut contention between cores. 0 lets the pool
@@ -90,8 +119,9 @@ type Config[T any] struct {
 	// MaxStreams > 1 is an error.
 	Partitions int
 
-	// MaxWaiters bounds the callers waiting in Acquire. 0 means unlimited;
-	// past the bound Acquire fails at once with ErrExhausted.
+	// MaxWaiters bounds the callers waiting in Acquire; past the bound
+	// Acquire fails at once with ErrExhausted. 0 (the default) or negative
+	// means no bound.
 	MaxWaiters int
 
 	// BargeWindow turns on barging: while the oldest waiter has waited
@@ -99,17 +129,22 @@ type Config[T any] struct {
 	// stacks instead of handing it to that waiter, so that the next Acquire
 	// (often the releaser's own, coming straight back) takes it without
 	// waking anyone. Past the window releases go to the waiters in order
-	// again. 0 (the default) is strict FIFO: every release with callers
-	// waiting hands its connection to the oldest, a wake-up each.
+	// again. 0 (the default) or negative is strict FIFO: every release
+	// with callers waiting hands its connection to the oldest, a wake-up
+	// each.
 	//
 	// The window stretches in proportion when more than 8 callers wait per
 	// open connection, to 4 times BargeWindow at most. A connection left
 	// idle while someone waits is handed over within 200µs (BargeWindow, if
 	// shorter); that its releaser did not come back suspends barging for
-	// 100ms. It pays where leases are held across network round trips and
-	// callers outnumber connections: shoalpgx and shoalhttp (HTTP/1.1)
-	// default to 4ms (figures in BENCHMARKS.md). Exclusive connections only:
-	// setting it with MaxStreams > 1 is an error.
+	// 100ms. A caller whose context ends sooner than the oldest waiter has
+	// waited never barges: it waits its turn (and most likely gives up in
+	// the queue, at its deadline) rather than take a connection it would
+	// abandon mid-statement. It pays where leases are held across network
+	// round trips and callers outnumber connections: shoalpgx and
+	// shoalhttp (HTTP/1.1) default to 4ms (figures in BENCHMARKS.md).
+	// Exclusive connections only: setting it with MaxStreams > 1 is an
+	// error.
 	BargeWindow time.Duration
 
 	// QueueTarget turns on load shedding in the style of DBConnection: when
@@ -117,26 +152,32 @@ type Config[T any] struct {
 	// the pool counts as overloaded and, until an interval passes in which
 	// some acquire waited less, fails waiters that have waited 2*QueueTarget
 	// with ErrExhausted instead of letting the queue grow without end.
-	// 0 turns shedding off.
+	// 0 (the default) or negative: no shedding.
 	QueueTarget time.Duration
 
 	// QueueInterval is the window over which QueueTarget is judged.
-	// Default 1s when QueueTarget is set; setting it without QueueTarget is
-	// an error.
+	// 0 means 1s. Setting it without QueueTarget is an error, and so is a
+	// negative value.
 	QueueInterval time.Duration
 
-	// MaxLifetime closes a connection once it is this old: at release, when
-	// found idle, or when next acquired. 0 means no limit.
+	// MaxLifetime closes a connection once it is this old (plus its share
+	// of LifetimeJitter): at release, when found idle, or when next
+	// acquired. 0 (the default) or negative means no limit: the core knows
+	// nothing of what its connections reach, and the adapters set their
+	// own defaults (shoalpgx 1h, shoalhttp 10m).
 	MaxLifetime time.Duration
 
 	// LifetimeJitter spreads the lifetimes so that connections opened
 	// together do not all close together: each connection's own lifetime is
-	// drawn uniformly from [MaxLifetime-LifetimeJitter, MaxLifetime].
-	// Must not exceed MaxLifetime.
+	// drawn uniformly from [MaxLifetime, MaxLifetime+LifetimeJitter], as
+	// pgxpool draws it, so that MaxLifetime is the least a connection
+	// lives. 0 (the default) or negative: none. Setting it without
+	// MaxLifetime is an error.
 	LifetimeJitter time.Duration
 
 	// MaxIdleTime closes a connection that has been idle this long, never
-	// taking the pool below MinIdle. 0 means no limit.
+	// taking the pool below MinIdle or MinConns. 0 (the default) or
+	// negative means no limit.
 	MaxIdleTime time.Duration
 
 	// HealthCheck, when set, is called on Acquire for a connection that has
@@ -147,7 +188,8 @@ type Config[T any] struct {
 	HealthCheck func(ctx context.Context, conn T) error
 
 	// HealthCheckAfter is the idleness after which HealthCheck runs.
-	// 0 means 1s. Setting it without HealthCheck is an error.
+	// 0 means 1s. Setting it without HealthCheck is an error, and so is a
+	// negative value (leave HealthCheck nil for no check).
 	HealthCheckAfter time.Duration
 
 	// HealthCheckPeriod, when set, has the maintenance goroutine run
@@ -158,17 +200,19 @@ type Config[T any] struct {
 	// connection the server dropped while idle is replaced before anyone
 	// asks for it. The due connections of one partition are checked one
 	// after another, each put back as soon as it passes, so keep the check
-	// cheap (shoalpgx's looks at the socket without a round trip). 0 (the default) checks only on
-	// Acquire. Exclusive connections only; setting it without HealthCheck
-	// is an error.
+	// cheap (shoalpgx's looks at the socket without a round trip). 0 (the
+	// default) or negative checks only on Acquire. Exclusive connections
+	// only; setting it without HealthCheck is an error.
 	HealthCheckPeriod time.Duration
 
-	// DialTimeout bounds each dial. 0 means no bound beyond Dial's own and
-	// the pool's life.
+	// DialTimeout bounds each dial. 0 (the default) or negative means no
+	// bound beyond Dial's own and the pool's life: the adapters set theirs.
 	DialTimeout time.Duration
 
 	// MaxDialing bounds the dials in flight at once, so that a crowd of
-	// waiters cannot start a dial storm. 0 means min(MaxConns, 4).
+	// waiters cannot start a dial storm. 0 means min(MaxConns, 4); to let
+	// every connection dial at once set it to MaxConns (a negative value
+	// is an error).
 	MaxDialing int
 
 	// Broken tells Do whether an error returned by its function means the
@@ -178,14 +222,18 @@ type Config[T any] struct {
 
 	// Observer is told of acquires, releases, dials, closes, rejections,
 	// timeouts and leaks, for metrics (see shoalprom and shoalotel). nil
-	// costs nothing; set, it allocates nothing.
+	// costs nothing; set, it allocates nothing. One that is also a
+	// WaitTracer that traces (shoalotel's with wait spans on) makes each
+	// acquire keep the frame of the code that took the lease too, to be
+	// named by Holders and a timed-out acquire's Exhaustion, as
+	// LeakThreshold does with its whole stack.
 	Observer Observer
 
 	// LeakThreshold, when set, reports a lease held longer than this once,
 	// through Logger (Warn) and Observer, with the stack of the code that
 	// acquired it, and counts it in Stats.Leaked. Capturing that stack
 	// costs about a microsecond per acquire, so it happens only when this
-	// is set. 0 turns leak detection off.
+	// is set. 0 (the default) or negative: no leak detection.
 	LeakThreshold time.Duration
 
 	// LeakReclaim, with LeakThreshold, also takes the connection back: it
@@ -207,8 +255,11 @@ type Config[T any] struct {
 	// Hooks are called at points of a connection's life. All optional.
 	Hooks Hooks[T]
 
-	// Logger receives connection opens and closes (Debug), dial failures
-	// and load-shedding changes (Info, Warn). nil means no logging. Nothing
+	// Logger receives connection opens and closes (Debug), dial failures,
+	// leaks and load-shedding changes (Info, Warn), each line with a
+	// "pool" attribute holding Name. nil means slog.Default(), so that a
+	// failing server is seen (at its default level, Info, the Debug lines
+	// are not); slog.New(slog.DiscardHandler) silences the pool. Nothing
 	// is logged per acquire.
 	Logger *slog.Logger
 }
@@ -255,45 +306,39 @@ const (
 // Validate checks every field and returns a *ConfigError naming the first
 // wrong one, or nil. New calls it; an adapter that builds a Config calls it
 // to check the fields it passes through, instead of checking them again.
+// The rules that relate two fields see them as New will use them: a
+// negative value as off, MaxConns 0 as its default.
 func (c *Config[T]) Validate() error {
 	type check struct {
 		bad   bool
 		field string
 		why   string
 	}
+	n := c.normalized()
 	checks := []check{
 		{c.Dial == nil, "Dial", "is required"},
-		{c.MaxConns <= 0, "MaxConns", fmt.Sprintf("must be > 0, got %d", c.MaxConns)},
+		{c.MaxConns < 0, "MaxConns", fmt.Sprintf("must be >= 0 (0 means %d), got %d", defaultMaxConns(), c.MaxConns)},
 		{c.MaxConns > maxConnsLimit, "MaxConns", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxConns)},
-		{c.MinIdle < 0, "MinIdle", fmt.Sprintf("must be >= 0, got %d", c.MinIdle)},
-		{c.MinIdle > c.MaxConns && c.MaxConns > 0, "MinIdle", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinIdle)},
-		{c.MinIdle > 0 && c.MaxStreams > 1, "MinIdle", fmt.Sprintf("applies to exclusive connections only (MaxStreams is %d): a new lease goes to the least-loaded connection, so an idle one is the next to be used and never stays idle; set MinConns to keep connections open", c.MaxStreams)},
-		{c.MinConns < 0, "MinConns", fmt.Sprintf("must be >= 0, got %d", c.MinConns)},
-		{c.MinConns > c.MaxConns && c.MaxConns > 0, "MinConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", c.MaxConns, c.MinConns)},
-		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0, got %d", c.MaxStreams)},
-		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0, got %d", c.Partitions)},
+		{n.MinIdle > n.MaxConns, "MinIdle", fmt.Sprintf("must be <= MaxConns (%d), got %d", n.MaxConns, c.MinIdle)},
+		{n.MinIdle > 0 && c.MaxStreams > 1, "MinIdle", fmt.Sprintf("applies to exclusive connections only (MaxStreams is %d): a new lease goes to the least-loaded connection, so an idle one is the next to be used and never stays idle; set MinConns to keep connections open", c.MaxStreams)},
+		{n.MinConns > n.MaxConns, "MinConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", n.MaxConns, c.MinConns)},
+		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0 (0 or 1: exclusive connections), got %d", c.MaxStreams)},
+		{n.BusyStreams > 0 && c.MaxStreams <= 1, "BusyStreams", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
+		{n.BusyStreams > c.MaxStreams && c.MaxStreams > 1, "BusyStreams", fmt.Sprintf("must be <= MaxStreams (%d), got %d", c.MaxStreams, c.BusyStreams)},
+		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0 (0 lets the pool choose), got %d", c.Partitions)},
 		{c.Partitions > 1 && c.MaxStreams > 1, "Partitions", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
-		{c.MaxWaiters < 0, "MaxWaiters", fmt.Sprintf("must be >= 0, got %d", c.MaxWaiters)},
-		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0, got %d", c.MaxDialing)},
+		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0 (0 means min(MaxConns, 4)), got %d", c.MaxDialing)},
 		{c.MaxDialing > maxConnsLimit, "MaxDialing", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxDialing)},
-		{c.BargeWindow < 0, "BargeWindow", fmt.Sprintf("must be >= 0, got %s", c.BargeWindow)},
 		{c.BargeWindow > maxBargeWindow, "BargeWindow", fmt.Sprintf("must be <= %s, got %s", maxBargeWindow, c.BargeWindow)},
-		{c.BargeWindow > 0 && c.MaxStreams > 1, "BargeWindow", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
-		{c.QueueTarget < 0, "QueueTarget", fmt.Sprintf("must be >= 0, got %s", c.QueueTarget)},
-		{c.QueueInterval < 0, "QueueInterval", fmt.Sprintf("must be >= 0, got %s", c.QueueInterval)},
-		{c.QueueInterval > 0 && c.QueueTarget == 0, "QueueInterval", "is set but QueueTarget is 0; set QueueTarget to turn load shedding on"},
-		{c.MaxLifetime < 0, "MaxLifetime", fmt.Sprintf("must be >= 0, got %s", c.MaxLifetime)},
-		{c.LifetimeJitter < 0, "LifetimeJitter", fmt.Sprintf("must be >= 0, got %s", c.LifetimeJitter)},
-		{c.LifetimeJitter > c.MaxLifetime && c.LifetimeJitter > 0, "LifetimeJitter", fmt.Sprintf("must be <= MaxLifetime (%s), got %s", c.MaxLifetime, c.LifetimeJitter)},
-		{c.MaxIdleTime < 0, "MaxIdleTime", fmt.Sprintf("must be >= 0, got %s", c.MaxIdleTime)},
-		{c.HealthCheckAfter < 0, "HealthCheckAfter", fmt.Sprintf("must be >= 0, got %s", c.HealthCheckAfter)},
+		{n.BargeWindow > 0 && c.MaxStreams > 1, "BargeWindow", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
+		{c.QueueInterval < 0, "QueueInterval", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultQueueInterval, c.QueueInterval)},
+		{c.QueueInterval > 0 && n.QueueTarget == 0, "QueueInterval", "is set but QueueTarget is not; set QueueTarget to turn load shedding on"},
+		{c.LifetimeJitter > 0 && n.MaxLifetime == 0, "LifetimeJitter", "is set but MaxLifetime is not; set MaxLifetime to give connections a lifetime to spread"},
+		{c.HealthCheckAfter < 0, "HealthCheckAfter", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultHealthCheckAfter, c.HealthCheckAfter)},
 		{c.HealthCheckAfter > 0 && c.HealthCheck == nil, "HealthCheckAfter", "is set but HealthCheck is nil; set HealthCheck to say how to check a connection"},
-		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", fmt.Sprintf("must be >= 0, got %s", c.HealthCheckPeriod)},
-		{c.HealthCheckPeriod > 0 && c.HealthCheck == nil, "HealthCheckPeriod", "is set but HealthCheck is nil; set HealthCheck to say how to check a connection"},
-		{c.HealthCheckPeriod > 0 && c.MaxStreams > 1, "HealthCheckPeriod", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
-		{c.LeakThreshold < 0, "LeakThreshold", fmt.Sprintf("must be >= 0, got %s", c.LeakThreshold)},
-		{c.LeakReclaim && c.LeakThreshold == 0, "LeakReclaim", "is set but LeakThreshold is 0; set LeakThreshold to say when a lease counts as leaked"},
-		{c.DialTimeout < 0, "DialTimeout", fmt.Sprintf("must be >= 0, got %s", c.DialTimeout)},
+		{n.HealthCheckPeriod > 0 && c.HealthCheck == nil, "HealthCheckPeriod", "is set but HealthCheck is nil; set HealthCheck to say how to check a connection"},
+		{n.HealthCheckPeriod > 0 && c.MaxStreams > 1, "HealthCheckPeriod", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
+		{c.LeakReclaim && n.LeakThreshold == 0, "LeakReclaim", "is set but LeakThreshold is not; set LeakThreshold to say when a lease counts as leaked"},
 	}
 	for _, ch := range checks {
 		if ch.bad {

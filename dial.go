@@ -94,6 +94,17 @@ func (p *Pool[T]) maybeDial() {
 	}
 }
 
+// dialAhead starts a background dial, unless one is in flight, for a
+// multiplexed pool whose every open connection is busy (BusyStreams): the
+// new connection takes the load the busy ones would otherwise pile up.
+// Nobody waits for it; it joins the open connections when it is up.
+func (p *Pool[T]) dialAhead() {
+	if p.cap.dialing.Load() != 0 || p.cap.open.Load() >= p.cap.limit.Load() {
+		return
+	}
+	p.startDialIf(func() bool { return p.cap.dialing.Load() == 0 })
+}
+
 // dialForWaiter is maybeDial for a caller that has just joined the queue.
 // While the pool backs off, the dial that serves it is maintenance's, once
 // the backoff ends; maintenance may have gone to sleep for a full tick with
@@ -214,12 +225,15 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 }
 
 // lifetime draws one connection's lifetime from
-// [MaxLifetime-LifetimeJitter, MaxLifetime], uniformly, so connections
-// opened together do not expire together.
+// [MaxLifetime, MaxLifetime+LifetimeJitter], uniformly, as pgxpool does, so
+// connections opened together do not expire together and none lives less
+// than MaxLifetime. The sum saturates: a lifetime near math.MaxInt64 means
+// "for ever".
 func (p *Pool[T]) lifetime() int64 {
 	life := int64(p.cfg.MaxLifetime)
 	if j := int64(p.cfg.LifetimeJitter); j > 0 {
-		life -= rand.Int64N(min(j, math.MaxInt64-1) + 1)
+		extra := rand.Int64N(min(j, math.MaxInt64-1) + 1)
+		life += min(extra, math.MaxInt64-life)
 	}
 	return max(life, 1)
 }

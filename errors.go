@@ -3,6 +3,7 @@ package shoal
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -57,6 +58,7 @@ func (e *permanentError) Unwrap() []error { return []error{ErrPermanent, e.err} 
 // dial error), so errors.Is(err, context.DeadlineExceeded) and the like
 // work.
 type AcquireError struct {
+	Pool     string        // the pool's name (Config.Name)
 	Err      error         // the cause
 	Waited   time.Duration // how long the caller waited; 0 when it failed at once
 	MaxConns int           // the pool's limit on open connections
@@ -66,18 +68,23 @@ type AcquireError struct {
 	Waiting  int
 	Dialing  int   // dials in flight when it failed
 	LastDial error // the most recent dial error, if the last dial failed
+	// Exhausted says who held the connections, when the acquire's
+	// context ended while every one of them was held; nil otherwise.
+	Exhausted *Exhaustion
 }
 
-// Error says why the acquire ended, then what it waited for and how long:
-// "shoal: acquire: context deadline exceeded (waited 2s for one of 16
-// connections: 16 in use, 31 waiting)". A dial's error is the cause's own
-// text, so the wait is never read as the dial's: "shoal: acquire: dial
-// failed: dial tcp 127.0.0.1:5432: connect: connection refused (waited 0s
-// for one of 4 connections: 0 in use, 1 waiting)". When the last dial
-// failed and that is not the cause, its error follows.
+// Error names the pool, says why the acquire ended, then what it waited
+// for and how long: `shoal pool "orders": acquire: context deadline
+// exceeded (waited 2s for one of 16 connections: 16 in use, 31 waiting)`.
+// A dial's error is the cause's own text, so the wait is never read as the
+// dial's: `shoal pool "orders": acquire: dial failed: dial tcp
+// 127.0.0.1:5432: connect: connection refused (waited 0s for one of 4
+// connections: 0 in use, 1 waiting)`. When the last dial failed and that
+// is not the cause, its error follows.
 func (e *AcquireError) Error() string {
 	var b strings.Builder
-	b.WriteString("shoal: acquire: ")
+	writePrefix(&b, e.Pool)
+	b.WriteString("acquire: ")
 	b.WriteString(strings.TrimPrefix(e.Err.Error(), "shoal: "))
 	fmt.Fprintf(&b, " (waited %s for one of %d connections: %d in use, %d waiting",
 		roundDuration(e.Waited), e.MaxConns, e.InUse, e.Waiting)
@@ -85,6 +92,10 @@ func (e *AcquireError) Error() string {
 		fmt.Fprintf(&b, ", %d dialing", e.Dialing)
 	}
 	b.WriteString(")")
+	if e.Exhausted != nil {
+		b.WriteString("; ")
+		b.WriteString(e.Exhausted.String())
+	}
 	if e.LastDial != nil && !errors.Is(e.Err, e.LastDial) {
 		b.WriteString("; last dial failed: ")
 		b.WriteString(e.LastDial.Error())
@@ -100,24 +111,27 @@ func (e *AcquireError) Unwrap() error { return e.Err }
 // in flight. It wraps the context's error. The pool stays closed, and what
 // is left closes as its leases end.
 type CloseError struct {
-	Err     error // the context's error
-	Held    int   // leases still held
-	Closing int   // connections whose Close is still running
-	Dialing int   // dials still in flight
+	Pool    string // the pool's name (Config.Name)
+	Err     error  // the context's error
+	Held    int    // leases still held
+	Closing int    // connections whose Close is still running
+	Dialing int    // dials still in flight
 	// OldestHeld is how long the longest-held lease had been held, when
 	// the pool tracks holding (an Observer or LeakThreshold is set).
 	OldestHeld time.Duration
-	// HeldBy is the function that acquired that lease, when LeakThreshold
-	// is set (the pool keeps each acquire's stack only then).
+	// HeldBy is the function that acquired that lease, when the pool
+	// records it: with LeakThreshold or tracing (an Observer that is a
+	// WaitTracer) on.
 	HeldBy string
 }
 
-// Error says why Close gave up and what it waited for: "shoal: close:
-// context deadline exceeded with 3 leases still held (the oldest for
-// 12.5s, acquired by main.handleReport)".
+// Error names the pool and says why Close gave up and what it waited for:
+// `shoal pool "orders": close: context deadline exceeded with 3 leases
+// still held (the oldest for 12.5s, acquired by main.handleReport)`.
 func (e *CloseError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "shoal: close: %v with %d %s still held", e.Err, e.Held, plural(e.Held, "lease", "leases"))
+	writePrefix(&b, e.Pool)
+	fmt.Fprintf(&b, "close: %v with %d %s still held", e.Err, e.Held, plural(e.Held, "lease", "leases"))
 	if e.OldestHeld > 0 || e.HeldBy != "" {
 		b.WriteString(" (the oldest")
 		if e.OldestHeld > 0 {
@@ -139,6 +153,19 @@ func (e *CloseError) Error() string {
 
 // Unwrap returns the context's error.
 func (e *CloseError) Unwrap() error { return e.Err }
+
+// writePrefix starts a pool's error: `shoal pool "orders": `, or "shoal: "
+// for an error made without a pool's name. Adapters that restate the
+// message swap "shoal" for their own package's name.
+func writePrefix(b *strings.Builder, pool string) {
+	if pool == "" {
+		b.WriteString("shoal: ")
+		return
+	}
+	b.WriteString("shoal pool ")
+	b.WriteString(strconv.Quote(pool))
+	b.WriteString(": ")
+}
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -302,7 +302,7 @@ func (e *exclusiveEngine[T]) closeTaken(r *leaseRecord[T], reason Reason) {
 func (e *exclusiveEngine[T]) adopt(c *conn[T]) {
 	p := e.p
 	c.lease.c = c
-	if p.cfg.LeakThreshold > 0 {
+	if p.cfg.LeakThreshold > 0 || p.feat.nameTaker {
 		c.lease.leak = new(leakInfo)
 	}
 	c.part = int32((e.nextPart.Add(1) - 1) % uint32(len(e.parts)))

@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// features is what a Config turns on, derived once in New: the pool's code
-// asks these, never the Config, whether a feature is on. Every rule that
-// derives one is here (deriveFeatures), so that what makes the fast path
-// fast is decided, and tested, in one place.
+// features is what a Config turns on, derived once in New: the acquire and
+// release paths ask these, not the Config, whether a feature that combines
+// settings is on. Every rule that derives one is here (deriveFeatures), so
+// that what makes the fast path fast is decided, and tested, in one place.
+// Where one setting alone decides (a hook set, a timeout above zero), and
+// in set-up and maintenance, the code reads the Config.
 type features struct {
 	// plain: exclusive connections with nothing to do on the way in or out
 	// (no check, hook, clock, lifetime, observer, leak tracking or
@@ -23,6 +25,10 @@ type features struct {
 	// trackHeld: leases record when they were handed out (observer,
 	// leak reports).
 	trackHeld bool
+	// nameTaker: each lease records the frames as far as the code that took
+	// it, for Holders and the exhaustion message (a tracing Observer, a
+	// WaitTracer, without LeakThreshold, which keeps the whole stack).
+	nameTaker bool
 	// checkOnTake: a check runs on a connection before it is handed out
 	// (lifetime, health, BeforeAcquire).
 	checkOnTake bool
@@ -35,6 +41,7 @@ type features struct {
 
 	multiplexed bool
 	maxStreams  int   // leases one connection serves at once: 1 in exclusive mode
+	busyStreams int   // leases at which a connection counts as busy (BusyStreams): maxStreams unless set
 	partitions  int   // idle stacks: 1 in multiplexed mode
 	maxDialing  int32 // dials in flight at once
 	healthAfter int64 // idleness (ns) after which HealthCheck runs; 0 without one
@@ -52,7 +59,13 @@ func deriveFeatures[T any](cfg *Config[T], gomaxprocs int) features {
 		ctxChecks:   cfg.HealthCheck != nil || cfg.Hooks.BeforeAcquire != nil,
 		trackHeld:   cfg.Observer != nil || cfg.LeakThreshold > 0,
 	}
+	_, tracing := tracerOf(cfg.Observer)
+	f.nameTaker = tracing && cfg.LeakThreshold <= 0
 	f.multiplexed = f.maxStreams > 1
+	f.busyStreams = f.maxStreams
+	if cfg.BusyStreams > 0 && cfg.BusyStreams < f.maxStreams {
+		f.busyStreams = cfg.BusyStreams
+	}
 	if f.maxDialing == 0 {
 		f.maxDialing = int32(min(cfg.MaxConns, defaultMaxDialing))
 	}

@@ -15,7 +15,7 @@ func TestFeaturesDerivedFromTheConfig(t *testing.T) {
 	check := func(context.Context, int) error { return nil }
 	// base is what a Config with Dial and MaxConns 4 alone turns on, on a
 	// machine with 8 processors.
-	base := features{plain: true, quickTake: true, maxStreams: 1, partitions: 4, maxDialing: 4}
+	base := features{plain: true, quickTake: true, maxStreams: 1, busyStreams: 1, partitions: 4, maxDialing: 4}
 	cases := []struct {
 		name string
 		set  func(*Config[int])
@@ -33,7 +33,10 @@ func TestFeaturesDerivedFromTheConfig(t *testing.T) {
 		{"OnConnect", func(c *Config[int]) { c.Hooks.OnConnect = func(context.Context, int) error { return nil } }, func(*features) {}},
 		{"OnDisconnect", func(c *Config[int]) { c.Hooks.OnDisconnect = func(int, Reason) {} }, func(*features) {}},
 		{"MaxStreams", func(c *Config[int]) { c.MaxStreams = 2 }, func(f *features) {
-			f.plain, f.quickTake, f.multiplexed, f.maxStreams, f.partitions = false, false, true, 2, 1
+			f.plain, f.quickTake, f.multiplexed, f.maxStreams, f.busyStreams, f.partitions = false, false, true, 2, 2, 1
+		}},
+		{"BusyStreams", func(c *Config[int]) { c.MaxStreams, c.BusyStreams = 4, 2 }, func(f *features) {
+			f.plain, f.quickTake, f.multiplexed, f.maxStreams, f.busyStreams, f.partitions = false, false, true, 4, 2, 1
 		}},
 		{"MaxLifetime", func(c *Config[int]) { c.MaxLifetime = time.Hour }, func(f *features) {
 			f.plain, f.quickTake, f.checkOnTake = false, false, true
@@ -57,6 +60,12 @@ func TestFeaturesDerivedFromTheConfig(t *testing.T) {
 		}},
 		{"Observer", func(c *Config[int]) { c.Observer = BaseObserver{} }, func(f *features) {
 			f.plain, f.tracking, f.trackHeld = false, true, true
+		}},
+		{"tracing Observer", func(c *Config[int]) { c.Observer = &recordingTracer{} }, func(f *features) {
+			f.plain, f.tracking, f.trackHeld, f.nameTaker = false, true, true, true
+		}},
+		{"tracing Observer and LeakThreshold", func(c *Config[int]) { c.Observer, c.LeakThreshold = &recordingTracer{}, time.Hour }, func(f *features) {
+			f.plain, f.tracking, f.trackHeld = false, true, true // the leak's whole stack names the taker
 		}},
 		{"LeakThreshold", func(c *Config[int]) { c.LeakThreshold = time.Hour }, func(f *features) {
 			f.plain, f.tracking, f.trackHeld = false, true, true

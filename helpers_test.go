@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// A pool with no Logger logs to slog.Default(): hundreds of pools fail
+	// dials and health checks here on purpose, so the tests' own default
+	// says nothing. defaultlog_test.go sets its own to see what a pool says.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	goleak.VerifyTestMain(m)
 }
 

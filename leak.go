@@ -84,8 +84,9 @@ func (p *Pool[T]) checkLeak(l *leaseRecord[T], now, threshold int64) {
 }
 
 // acquiredBy returns the function that acquired l's current hand-out, from
-// the stack kept for leak reports, or "" when none is kept (no
-// LeakThreshold) or it belongs to another hand-out.
+// the stack kept for leak reports or the frames kept with tracing
+// (takerStack), or "" when none are kept or they belong to another
+// hand-out.
 func (l *leaseRecord[T]) acquiredBy() string {
 	li := l.leak
 	if li == nil {
@@ -105,14 +106,12 @@ func (l *leaseRecord[T]) acquiredBy() string {
 // (github.com/shoalpool/shoal/shoalpgx and the like) and net/http's client
 // (which calls shoalhttp's RoundTrip): the code that holds the lease.
 func formatStack(pcs []uintptr) (first, stack string) {
-	const core = "github.com/shoalpool/shoal."
-	const httpClient = "net/http."
 	var b strings.Builder
 	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
-		if f.Function != "" && !strings.HasPrefix(f.Function, core) {
-			if first == "" && !inAdapter(f.Function) && !strings.HasPrefix(f.Function, httpClient) {
+		if f.Function != "" && !strings.HasPrefix(f.Function, corePrefix) {
+			if first == "" && isCaller(f.Function) {
 				first = f.Function
 			}
 			fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
@@ -122,6 +121,17 @@ func formatStack(pcs []uintptr) (first, stack string) {
 		}
 	}
 	return first, b.String()
+}
+
+// corePrefix begins the name of every function of the core package.
+const corePrefix = "github.com/shoalpool/shoal."
+
+// isCaller reports whether a function is the code that called the pool:
+// not the pool's own, not an adapter's, and not net/http's client (which
+// calls shoalhttp's RoundTrip).
+func isCaller(function string) bool {
+	return !strings.HasPrefix(function, corePrefix) && !inAdapter(function) &&
+		!strings.HasPrefix(function, "net/http.")
 }
 
 // inAdapter reports whether a function belongs to one of the module's own

@@ -46,8 +46,8 @@ func TestLifetimeJitterIsPerConnection(t *testing.T) {
 	seen := map[int64]bool{}
 	for _, l := range leases {
 		life := time.Duration(l.rec.c.expiresAt - l.rec.c.createdAt)
-		if life < 30*time.Minute || life > time.Hour {
-			t.Errorf("lifetime %s outside [30m, 1h]", life)
+		if life < time.Hour || life > 90*time.Minute {
+			t.Errorf("lifetime %s outside [1h, 1h30m]", life)
 		}
 		seen[l.rec.c.expiresAt-l.rec.c.createdAt] = true
 		l.Release()
@@ -55,6 +55,55 @@ func TestLifetimeJitterIsPerConnection(t *testing.T) {
 	if len(seen) < n/2 {
 		t.Fatalf("only %d distinct lifetimes among %d connections: jitter is not per connection", len(seen), n)
 	}
+}
+
+// The jitter adds to MaxLifetime, as pgxpool's does: no connection closes
+// for its age before MaxLifetime, every one has by MaxLifetime+jitter, and
+// in between some have and some have not. Ages are exact under synctest.
+func TestLifetimeJitterAddsToMaxLifetime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 40
+		const life, jitter = time.Hour, 30 * time.Minute
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: n, MaxLifetime: life, LifetimeJitter: jitter})
+		first := map[*fakeConn]bool{}
+		leases := make([]Lease[*fakeConn], n)
+		for i := range leases {
+			leases[i] = mustAcquire(t, p)
+			first[leases[i].Value()] = true
+		}
+		// originals acquires n leases, counts how many are connections of
+		// the first round, and releases them all.
+		originals := func() int {
+			k := 0
+			for i := range leases {
+				leases[i] = mustAcquire(t, p)
+				if first[leases[i].Value()] {
+					k++
+				}
+			}
+			for _, l := range leases {
+				l.Release()
+			}
+			return k
+		}
+		for _, l := range leases {
+			l.Release()
+		}
+		time.Sleep(life - time.Nanosecond)
+		if k := originals(); k != n {
+			t.Fatalf("%d of %d connections closed before MaxLifetime (%s)", n-k, n, life)
+		}
+		time.Sleep(jitter / 2)
+		// Each connection's lifetime is uniform over the jitter: all 40 on
+		// one side of its middle has a chance of 2^-39.
+		if k := originals(); k == 0 || k == n {
+			t.Fatalf("%d of %d connections alive halfway through the jitter; want some, not all", k, n)
+		}
+		time.Sleep(jitter/2 + time.Nanosecond)
+		if k := originals(); k != 0 {
+			t.Fatalf("%d connections alive past MaxLifetime+LifetimeJitter (%s)", k, life+jitter)
+		}
+	})
 }
 
 func TestLifetimeClosesConnections(t *testing.T) {

@@ -53,8 +53,9 @@ func (p *Pool[T]) nextTick() time.Duration {
 	if d := p.cfg.MaxIdleTime; d > 0 {
 		tick = min(tick, d/2)
 	}
-	if d := p.cfg.MaxLifetime - p.cfg.LifetimeJitter; p.cfg.MaxLifetime > 0 {
-		tick = min(tick, max(d, p.cfg.MaxLifetime/2)/2)
+	if d := p.cfg.MaxLifetime; d > 0 {
+		// The shortest lifetime is MaxLifetime (jitter only adds).
+		tick = min(tick, d/2)
 	}
 	if d := p.cfg.LeakThreshold; d > 0 {
 		tick = min(tick, d/2)

@@ -8,7 +8,7 @@ import (
 )
 
 // muxEngine is the multiplexed mode (MaxStreams > 1): the open connections,
-// each with its stream slots (muxConn), under one mutex. Nothing outside
+// each with its streams (muxConn), under one mutex. Nothing outside
 // this file touches its fields or a connection's streams; the Pool calls it
 // through the engine interface (engine.go).
 //
@@ -22,6 +22,8 @@ type muxEngine[T any] struct {
 	mu    sync.Mutex
 	conns []*conn[T]
 	turn  uint32 // where the next least-loaded scan starts; guarded by mu
+	// idleSeq counts the times a connection went idle; guarded by mu.
+	idleSeq uint64
 
 	waited    atomic.Int64 // acquires that had to wait (Stats.WaitedAcquires)
 	waitNanos atomic.Int64 // and how long they waited in all
@@ -33,6 +35,7 @@ type muxConn[T any] struct {
 	limit       int              // stream limit for this conn (<= MaxStreams)
 	leases      []leaseRecord[T] // one per stream
 	freeStreams []int32          // indices of leases not held
+	idleSeq     uint64           // muxEngine.idleSeq when it last went idle
 }
 
 // take returns a lease on the least-loaded connection with a free stream
@@ -75,19 +78,25 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 				continue
 			}
 			rank := (i - start + n) % n
-			if best == nil || c.mux.streams < best.mux.streams || (c.mux.streams == best.mux.streams && rank < bestRank) {
+			if best == nil || c.mux.streams < best.mux.streams || (c.mux.streams == best.mux.streams && m.beforeLocked(c, rank, best, bestRank)) {
 				best, bestRank = c, rank
 			}
 		}
 		var l Lease[T]
-		wasIdle := false
+		wasIdle, busy := false, false
 		if best != nil {
 			wasIdle = best.mux.streams == 0
+			// The least-loaded connection is busy: every other open
+			// one is busy or full.
+			busy = best.mux.streams >= p.feat.busyStreams && p.feat.busyStreams < p.feat.maxStreams
 			l = m.takeStreamLocked(best)
 		}
 		m.mu.Unlock()
 		for _, c := range retired {
 			p.closeConn(c, c.retiredFor())
+		}
+		if busy {
+			p.dialAhead()
 		}
 		if l.rec == nil {
 			return l
@@ -101,6 +110,19 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 		}
 		return l
 	}
+}
+
+// beforeLocked breaks a tie between two equally loaded connections, c at
+// rank and best at bestRank: among busy ones the rank decides (round the
+// set), and among idle ones the last to go idle wins, so that a lone
+// caller's leases, one after another, keep to one connection, whose peer
+// (a database backend, say) stays awake and in cache, rather than wake a
+// cold one each time. m.mu must be held.
+func (m *muxEngine[T]) beforeLocked(c *conn[T], rank int, best *conn[T], bestRank int) bool {
+	if c.mux.streams == 0 {
+		return c.mux.idleSeq > best.mux.idleSeq
+	}
+	return rank < bestRank
 }
 
 // takeStreamLocked reserves one stream of c and returns its lease, held.
@@ -145,14 +167,14 @@ func (m *muxEngine[T]) release(r *leaseRecord[T], reason Reason) {
 	if reason == 0 && m.p.cfg.Hooks.AfterRelease != nil && !m.p.callAfterRelease(r.c) {
 		reason = ReasonRejected
 	}
-	m.returnStream(r, reason)
+	m.putBackStream(r, reason)
 }
 
-// returnStream frees a stream of r's connection: released, passed on by a waiter
+// putBackStream puts a stream of r's connection back: released, passed on by a waiter
 // who gave up (reason 0), or closed after a failed check. With a reason the
 // connection also retires. The freed stream goes straight to the oldest
 // waiter when the connection can still serve.
-func (m *muxEngine[T]) returnStream(r *leaseRecord[T], reason Reason) {
+func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason) {
 	p, c := m.p, r.c
 	m.mu.Lock()
 	switch {
@@ -175,6 +197,10 @@ func (m *muxEngine[T]) returnStream(r *leaseRecord[T], reason Reason) {
 	r.free()
 	m.freeStreamLocked(r)
 	closeNow := c.retiredFor() != 0 && c.mux.streams == 0
+	if c.mux.streams == 0 {
+		m.idleSeq++
+		c.mux.idleSeq = m.idleSeq
+	}
 	if closeNow {
 		m.removeConnLocked(c)
 	} else if c.mux.streams == 0 && p.feat.clockOnIdle {
@@ -187,11 +213,11 @@ func (m *muxEngine[T]) returnStream(r *leaseRecord[T], reason Reason) {
 }
 
 // putBack frees a stream that a waiter who gave up passed on.
-func (m *muxEngine[T]) putBack(r *leaseRecord[T]) { m.returnStream(r, 0) }
+func (m *muxEngine[T]) putBack(r *leaseRecord[T]) { m.putBackStream(r, 0) }
 
 // closeTaken frees the stream of a lease that failed its check, retiring
 // its connection.
-func (m *muxEngine[T]) closeTaken(r *leaseRecord[T], reason Reason) { m.returnStream(r, reason) }
+func (m *muxEngine[T]) closeTaken(r *leaseRecord[T], reason Reason) { m.putBackStream(r, reason) }
 
 // closeIdle retires every connection of a closed pool: idle ones close
 // now, busy ones when their last lease ends.
@@ -232,7 +258,7 @@ func (m *muxEngine[T]) adopt(c *conn[T]) {
 	for i := range mc.leases {
 		mc.leases[i].c = c
 		mc.leases[i].stream = int32(i)
-		if p.cfg.LeakThreshold > 0 {
+		if p.cfg.LeakThreshold > 0 || p.feat.nameTaker {
 			mc.leases[i].leak = new(leakInfo)
 		}
 		mc.freeStreams[i] = int32(p.feat.maxStreams - 1 - i)

@@ -275,6 +275,32 @@ func TestMultiplexedTiesGoRound(t *testing.T) {
 	}
 }
 
+// Among idle connections the last to go idle is picked: a lone caller's
+// leases, one after another, keep to one connection instead of going round
+// them all and waking a cold one each time.
+func TestMultiplexedIdleTieGoesToLastUsed(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 2, MinConns: 3})
+	WaitFor(t, "3 connections open", func() bool { return p.Stats().TotalConns == 3 })
+	first := mustAcquire(t, p)
+	last := first.Value()
+	first.Release()
+	for i := range 6 {
+		l := mustAcquire(t, p)
+		l.Release()
+		if l.Value() != last {
+			t.Fatalf("lease %d went to another idle connection than the one last used", i)
+		}
+	}
+	// Under load the pick still spreads: a second lease while one is held
+	// goes to an idle connection.
+	a, b := mustAcquire(t, p), mustAcquire(t, p)
+	if a.Value() == b.Value() {
+		t.Fatal("two leases at once went to one connection while others were idle")
+	}
+	a.Release()
+	b.Release()
+}
+
 // A crowd that arrives at once at a full multiplexed pool gets one dial per
 // MaxStreams waiters, not one per waiter (a dial counts as MaxStreams
 // future streams), and is served as those dials land: when a connection

@@ -77,7 +77,7 @@ func TestObserverSeesEveryEvent(t *testing.T) {
 	})
 }
 
-// The hot path allocates nothing, with or without an observer.
+// The hot path allocates nothing, with or without an observer or tracing.
 func TestAcquireReleaseAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -85,6 +85,7 @@ func TestAcquireReleaseAllocatesNothing(t *testing.T) {
 	for _, cfg := range []Config[*fakeConn]{
 		{MaxConns: 2},
 		{MaxConns: 2, Observer: &countingObserver{}},
+		{MaxConns: 2, Observer: &recordingTracer{}}, // tracing: the taker's frame is kept
 		{MaxConns: 2, MaxStreams: 4},
 		{MaxConns: 2, MaxLifetime: time.Hour, HealthCheck: func(context.Context, *fakeConn) error { return nil }},
 	} {

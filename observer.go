@@ -49,8 +49,27 @@ type StatsAttacher interface {
 // An acquire served at once never reaches it, so the fast path pays nothing.
 // Like the Observer's methods it runs on the acquirer's goroutine and must
 // not block.
+//
+// A WaitTracer whose tracing is an option it may leave off (shoalotel's,
+// without WithWaitSpans) also has a method Tracing() bool. The pool asks it
+// once, in New, and only when it says true does it trace waits and name
+// the code that took each lease (Config.Observer), so that nobody pays for
+// a trace they did not ask for.
 type WaitTracer interface {
 	TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error)
+}
+
+// tracerOf returns o as a WaitTracer when it traces waits: it is one and,
+// if it has a Tracing method, that method says so.
+func tracerOf(o Observer) (WaitTracer, bool) {
+	t, ok := o.(WaitTracer)
+	if !ok {
+		return nil, false
+	}
+	if s, ok := o.(interface{ Tracing() bool }); ok && !s.Tracing() {
+		return nil, false
+	}
+	return t, true
 }
 
 // BaseObserver implements Observer with methods that do nothing; embed it
@@ -76,7 +95,7 @@ func MultiObserver(observers ...Observer) Observer {
 	for _, o := range observers {
 		if o != nil {
 			list = append(list, o)
-			_, ok := o.(WaitTracer)
+			_, ok := tracerOf(o)
 			tracing = tracing || ok
 		}
 	}
@@ -86,9 +105,12 @@ func MultiObserver(observers ...Observer) Observer {
 	return list
 }
 
-// multiTracer is a multiObserver with a WaitTracer among its members: only
-// then does the pool pay for tracing waits.
+// multiTracer is a multiObserver with a member that traces waits: only
+// then does the pool pay for tracing them.
 type multiTracer struct{ multiObserver }
+
+// Tracing is true: a multiTracer is made only when a member traces.
+func (multiTracer) Tracing() bool { return true }
 
 type multiObserver []Observer
 
@@ -143,7 +165,7 @@ func (m multiObserver) ObserveTimeout(w time.Duration) {
 // TraceWait forwards to every member that is a WaitTracer.
 func (m multiTracer) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
 	for _, o := range m.multiObserver {
-		if t, ok := o.(WaitTracer); ok {
+		if t, ok := tracerOf(o); ok {
 			t.TraceWait(ctx, start, wait, err)
 		}
 	}

@@ -89,6 +89,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.normalized().named()
 	if cfg.Close == nil {
 		cfg.Close = ownClose[T]()
 	}
@@ -125,7 +126,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.cap.share.Store(maxConnsLimit)
 	p.cap.limit.Store(int32(cfg.MaxConns))
 	p.wq.count = &p.hot.waiters
-	p.wq.tracer, _ = cfg.Observer.(WaitTracer)
+	p.wq.tracer, _ = tracerOf(cfg.Observer)
 	p.life.ctx, p.life.cancel = context.WithCancel(context.Background())
 
 	// Last, once the pool is whole: from here a scrape may call Stats at
@@ -133,6 +134,7 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	if a, ok := cfg.Observer.(StatsAttacher); ok {
 		p.life.detachObs = a.Attach(p.Stats)
 	}
+	p.attachHolders(cfg.Observer)
 	if cfg.Budget != nil {
 		if err := p.joinBudget(cfg.Budget); err != nil {
 			p.life.cancel()
@@ -194,7 +196,7 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 
 // closeError says what a Close whose context ended was still waiting for.
 func (p *Pool[T]) closeError(err error) error {
-	e := &CloseError{Err: err, Closing: int(p.cap.closing.Load()), Dialing: int(p.cap.dialing.Load())}
+	e := &CloseError{Pool: p.cfg.Name, Err: err, Closing: int(p.cap.closing.Load()), Dialing: int(p.cap.dialing.Load())}
 	now := p.now()
 	var oldest *leaseRecord[T]
 	var oldestAt int64

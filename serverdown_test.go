@@ -283,7 +283,7 @@ func outage(t *testing.T, srv *flakyServer, dialTimeout time.Duration) []time.Du
 func TestDialFailedAcquireErrorCountsTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDialer{err: errBoom, block: make(chan struct{})}
-		p, err := New(Config[*fakeConn]{Dial: d.dial, MaxConns: 4})
+		p, err := New(Config[*fakeConn]{Name: "orders", Dial: d.dial, MaxConns: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func TestDialFailedAcquireErrorCountsTheCaller(t *testing.T) {
 		if !errors.As(err, &ae) || ae.Waiting != 1 || ae.Waited != time.Second {
 			t.Fatalf("acquire: %v (%+v), want an AcquireError that waited 1s with the caller counted", err, ae)
 		}
-		want := "shoal: acquire: dial failed: boom (waited 1s for one of 4 connections: 0 in use, 1 waiting)"
+		want := "shoal pool \"orders\": acquire: dial failed: boom (waited 1s for one of 4 connections: 0 in use, 1 waiting)"
 		if err.Error() != want {
 			t.Fatalf("error %q\nwant  %q", err, want)
 		}

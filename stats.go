@@ -6,6 +6,10 @@ import "time"
 // it was taken; the counters (second block) only grow over the pool's life.
 // Taking it walks the pool's connections: cheap, but not for every request.
 type Stats struct {
+	// Name is the pool's name: Config.Name, or the one the pool made up.
+	// Metrics (shoalprom, shoalotel) and the live page (shoaldebug) use it
+	// when they are given none.
+	Name     string
 	MaxConns int // the limit now: Config.MaxConns, or what SetMaxConns set last
 	// Share is how many connections the Budget lets the pool hold now (the
 	// pool opens at most the smaller of Share and MaxConns); without a
@@ -65,6 +69,7 @@ type Stats struct {
 // Stats returns a snapshot of the pool's state and counters.
 func (p *Pool[T]) Stats() Stats {
 	s := Stats{
+		Name:             p.cfg.Name,
 		MaxConns:         int(p.cap.maxConns.Load()),
 		Share:            int(min(p.cap.share.Load(), p.cap.maxConns.Load())),
 		MinIdle:          p.cfg.MinIdle,

@@ -5,11 +5,15 @@ import (
 	"strings"
 )
 
-// String describes the snapshot on one line, gauges first, then the
-// counters, for logs and debugging: "open 8/10 (idle 3, in use 5),
-// waiting 2, ...". The budget fields appear only when a Budget is set.
+// String describes the snapshot on one line, the pool's name, gauges
+// first, then the counters, for logs and debugging: `pool "orders": open
+// 8/10 (idle 3, in use 5), waiting 2, ...`. The budget fields appear only
+// when a Budget is set.
 func (s Stats) String() string {
 	var b strings.Builder
+	if s.Name != "" {
+		fmt.Fprintf(&b, "pool %q: ", s.Name)
+	}
 	fmt.Fprintf(&b, "open %d/%d (idle %d, in use %d, leases %d), waiting %d, dialing %d",
 		s.TotalConns, s.MaxConns, s.IdleConns, s.InUseConns, s.Leases, s.Waiting, s.Dialing)
 	if s.Closing > 0 {

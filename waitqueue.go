@@ -13,6 +13,7 @@ type waiter[T any] struct {
 	queued     bool           // in the queue; guarded by waitQueue.mu
 	since      int64          // pool clock when it started waiting
 	deadline   int64          // pool clock at which its context ends; math.MaxInt64 for never
+	inTurn     bool           // takes nothing idle ahead of older waiters (Pool.acquireInTurn)
 	ch         chan handed[T] // capacity 1: a delivery never blocks the deliverer
 }
 

@@ -1,0 +1,34 @@
+package shoal
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// The barging figures are stated once, as barge.go's constants; the field's
+// go doc, the README and docs/core.md restate them for users. Each must
+// restate the constants as they are: one changed alone fails here.
+func TestBargingFiguresInTheDocsAreTheConstants(t *testing.T) {
+	figures := map[string]*regexp.Regexp{
+		"crowdPerConn":     regexp.MustCompile(`\b` + strconv.Itoa(crowdPerConn) + ` (callers|waiters) (wait )?per`),
+		"maxStretch":       regexp.MustCompile(`\b` + strconv.Itoa(maxStretch) + ` times`),
+		"idleGrace":        regexp.MustCompile(`(within|for) ` + regexp.QuoteMeta(idleGrace.String())),
+		"suspendAfterMiss": regexp.MustCompile(`barging (pauses )?for ` + regexp.QuoteMeta(suspendAfterMiss.String())),
+	}
+	// Line breaks, comment markers and indentation read as one space.
+	joined := regexp.MustCompile(`\s*\n\s*(//)?\s*`)
+	for _, file := range []string{"config.go", "README.md", "docs/core.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := joined.ReplaceAllString(string(b), " ")
+		for name, re := range figures {
+			if !re.MatchString(text) {
+				t.Errorf("%s does not state %s as the code has it (want a match for %q)", file, name, re)
+			}
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package shoal
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+// BusyStreams: once every open connection carries BusyStreams leases, the
+// next lease goes to the least-loaded one at once and the pool dials
+// another in the background, until MaxConns; a lone caller keeps to one
+// connection.
+func TestBusyStreamsSpreadsLoadBeforeConnectionsFill(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// One connection open before the first acquire, so that no caller
+		// waits for a dial: a waiter served by the dial it started may
+		// take a second stream in its own last look and dial ahead once.
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4, BusyStreams: 1, MinConns: 1})
+		if err := p.Warm(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		a := mustAcquire(t, p)
+		a.Release()
+		a = mustAcquire(t, p)
+		synctest.Wait()
+		if n := d.dials.Load(); n != 1 {
+			t.Fatalf("%d dials for one caller at a time, want 1", n)
+		}
+		b := mustAcquire(t, p) // the only connection is busy: b shares it, and a second is dialled
+		if b.Value() != a.Value() {
+			t.Fatalf("the second lease waited for a new connection instead of sharing the open one")
+		}
+		synctest.Wait()
+		if n := d.dials.Load(); n != 2 {
+			t.Fatalf("%d dials once the only connection was busy, want 2", n)
+		}
+		c := mustAcquire(t, p) // to the new, idle connection: no dial
+		if c.Value() == a.Value() {
+			t.Fatalf("the third lease went to the busier connection")
+		}
+		synctest.Wait()
+		if n := d.dials.Load(); n != 2 {
+			t.Fatalf("%d dials with a connection that was idle, want 2", n)
+		}
+		e := mustAcquire(t, p) // both busy: a third is dialled
+		synctest.Wait()
+		f := mustAcquire(t, p)
+		g := mustAcquire(t, p) // three busy, at MaxConns: no more
+		synctest.Wait()
+		if n := d.dials.Load(); n != 3 {
+			t.Fatalf("%d dials at MaxConns 3, want 3", n)
+		}
+		if s := p.Stats(); s.TotalConns != 3 || s.Leases != 6 {
+			t.Fatalf("stats %+v, want 3 connections and 6 leases", s)
+		}
+		for _, l := range []Lease[*fakeConn]{a, b, c, e, f, g} {
+			l.Release()
+		}
+	})
+}
+
+// Without BusyStreams a connection takes MaxStreams leases before a second
+// is dialled; BusyStreams is checked against the mode and MaxStreams.
+func TestBusyStreamsDefaultAndValidation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4, BusyStreams: -1})
+		var ls []Lease[*fakeConn]
+		for range 4 {
+			ls = append(ls, mustAcquire(t, p))
+		}
+		synctest.Wait()
+		if n := d.dials.Load(); n != 1 {
+			t.Fatalf("%d dials for 4 leases of MaxStreams 4 with BusyStreams off, want 1", n)
+		}
+		for _, l := range ls {
+			l.Release()
+		}
+	})
+	for _, c := range []struct {
+		cfg  Config[*fakeConn]
+		want string
+	}{
+		{Config[*fakeConn]{MaxStreams: 4, BusyStreams: 5}, "BusyStreams must be <= MaxStreams (4), got 5"},
+		{Config[*fakeConn]{BusyStreams: 2}, "BusyStreams applies to multiplexed connections only"},
+	} {
+		c.cfg.Dial = (&fakeDialer{}).dial
+		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%+v): %v, want an error with %q", c.cfg, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,466 @@
+package shoal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/fairshare"
+	"github.com/shoalpool/shoal/internal/permitmove"
+)
+
+// LocalBudget is a Budget for the pools of one process: any number of
+// pools join it (Config.Budget), and between them they never hold more
+// than its Size connections. It is the in-process counterpart of
+// shoaletcd's budget, and shares out the same way:
+//
+//   - Each pool is granted its minimum (Config.MinConns) first; New
+//     refuses a pool whose minimum would bring the minimums above Size.
+//   - The rest is divided max-min fairly by demand (Stats.Demand: leases
+//     held plus callers waiting): no pool gets more than another unless
+//     the other has all it asks for. What is left once every demand is
+//     met is spread too, so an idle pool holds headroom that the next
+//     pool to need it takes at once. The connections that do not divide
+//     evenly go round the pools, to the next ones every IdleTime (at
+//     least a second), so that when more pools want connections than
+//     there are, none waits for ever.
+//   - A pool's demand counts as the highest it was over the last
+//     IdleTime: a share grows as soon as demand rises and shrinks only
+//     once demand has stayed low for IdleTime, so shares do not follow
+//     every dip between two bursts.
+//   - While a pool waits for connections its share does not cover, the
+//     shares move, only as far as the pools that wait need, toward the
+//     division by need: the connections each pool keeps busy, averaged
+//     over IdleTime (not the callers waiting, which gather where
+//     connections are short). A pool that waits takes its peers' idle
+//     connections above their need at once; connections in use only once
+//     it has waited an eighth of IdleTime (at least 50ms), since a
+//     moved connection costs a close and a dial; and a pool left with
+//     none gets one then even when more pools want one than there are.
+//
+// A pool whose share shrinks closes idle connections above it at once and
+// leased ones as they are released; its permits come back when those
+// connections' Close returns, and the pools that grew dial into them. So a
+// pool at its share whose peers hold idle connections gets them, and the
+// permits out never exceed Size at any moment. Each permit has a slot
+// number in [0, Size), unique among the permits out.
+//
+// The budget samples its pools' demand every 50ms on one goroutine, which
+// runs while at least one pool is joined. Its methods are safe for
+// concurrent use.
+type LocalBudget struct {
+	name string
+	size int
+	idle time.Duration
+	kick chan struct{} // wakes the sampler: a pool joined or left
+
+	// pushMu orders SetShare calls, which are made without mu held so a
+	// pool's SetShare may take its own locks. It is taken before mu.
+	pushMu sync.Mutex
+
+	mu      sync.Mutex
+	members map[BudgetMember]*localMember
+	order   []*localMember // in join order
+	joined  int            // pools ever joined: their default names
+	sumMin  int
+	out     int   // permits out
+	free    []int // free slot numbers, the lowest last
+	running bool  // the sampler goroutine runs
+	changed chan struct{}
+}
+
+// localMember is one pool in a LocalBudget.
+type localMember struct {
+	m      BudgetMember
+	name   string
+	part   fairshare.Pool // its demand, need and share
+	pushed int            // what SetShare was told last; -1 before the first time
+	held   int            // permits out
+	left   bool
+}
+
+// localSampleEvery is how often a LocalBudget samples its pools' demand:
+// shoaletcd's tick, so the two follow demand alike.
+const localSampleEvery = 50 * time.Millisecond
+
+// defaultBudgetIdleTime is a LocalBudget's IdleTime unless BudgetIdleTime
+// says otherwise; shoaletcd's default too.
+const defaultBudgetIdleTime = 2 * time.Second
+
+// BudgetOption configures a LocalBudget in NewBudget.
+type BudgetOption func(*LocalBudget) error
+
+// BudgetName names the budget in its Stats and on the live page; default
+// "budget".
+func BudgetName(name string) BudgetOption {
+	return func(b *LocalBudget) error {
+		if name == "" {
+			return errors.New("shoal: BudgetName is empty")
+		}
+		b.name = name
+		return nil
+	}
+}
+
+// BudgetIdleTime sets how long a pool's demand must stay below a level
+// before the share above it is given back (default 2s, as shoaletcd's
+// Options.IdleTime). 0 makes shares follow demand at every sample.
+func BudgetIdleTime(d time.Duration) BudgetOption {
+	return func(b *LocalBudget) error {
+		if d < 0 {
+			return fmt.Errorf("shoal: BudgetIdleTime is %v; it must be >= 0", d)
+		}
+		b.idle = d
+		return nil
+	}
+}
+
+// NewBudget returns a budget of size connections for the pools of this
+// process to share: give it to each as Config.Budget (shoalpgx's and
+// shoalgrpc's Config.Budget, shoalhttp's Options.Budget). size must be
+// at least 1.
+func NewBudget(size int, opts ...BudgetOption) (*LocalBudget, error) {
+	if size < 1 || size > maxConnsLimit {
+		return nil, fmt.Errorf("shoal: NewBudget(%d): the size must be in [1, %d]", size, maxConnsLimit)
+	}
+	b := &LocalBudget{
+		name:    "budget",
+		size:    size,
+		idle:    defaultBudgetIdleTime,
+		kick:    make(chan struct{}, 1),
+		members: map[BudgetMember]*localMember{},
+		changed: make(chan struct{}),
+	}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(b); err != nil {
+			return nil, err
+		}
+	}
+	b.free = make([]int, size)
+	for i := range b.free {
+		b.free[i] = size - 1 - i
+	}
+	return b, nil
+}
+
+var _ Budget = (*LocalBudget)(nil)
+
+// Name returns the budget's name (BudgetName).
+func (b *LocalBudget) Name() string { return b.name }
+
+// Size returns how many connections the budget's pools may hold between
+// them.
+func (b *LocalBudget) Size() int { return b.size }
+
+// Join adds a pool to the budget and sets its share, and the others', before
+// it returns. New calls it; a pool joins once. It refuses a pool whose
+// minimum (its MinConns, capped at its MaxConns) would bring the minimums of
+// the pools joined above Size.
+func (b *LocalBudget) Join(m BudgetMember) (leave func(), err error) {
+	if m == nil {
+		return nil, errors.New("shoal: LocalBudget.Join: nil member")
+	}
+	if !reflect.TypeOf(m).Comparable() {
+		return nil, fmt.Errorf("shoal: LocalBudget.Join: a member of type %T cannot be told apart from others (not comparable)", m)
+	}
+	lm := &localMember{m: m, pushed: -1}
+	if mc, ok := m.(interface{ MinConns() int }); ok {
+		lm.part.Min = min(max(mc.MinConns(), 0), b.size)
+	}
+	if n, ok := m.(interface{ Name() string }); ok {
+		lm.name = n.Name()
+	}
+	d := min(max(m.Demand(), 0), b.size)
+
+	b.mu.Lock()
+	if _, dup := b.members[m]; dup {
+		b.mu.Unlock()
+		return nil, errors.New("shoal: LocalBudget.Join: this pool has joined already")
+	}
+	if b.sumMin+lm.part.Min > b.size {
+		err := fmt.Errorf("shoal: budget %q of size %d: the pools' minimums (MinConns) would sum to %d with this pool's %d",
+			b.name, b.size, b.sumMin+lm.part.Min, lm.part.Min)
+		b.mu.Unlock()
+		return nil, err
+	}
+	b.joined++
+	if lm.name == "" {
+		lm.name = fmt.Sprintf("pool-%d", b.joined)
+	}
+	lm.part.Smooth.Window = b.idle
+	lm.part.Sample(time.Now(), 0, d, localSampleEvery)
+	b.members[m] = lm
+	b.order = append(b.order, lm)
+	b.sumMin += lm.part.Min
+	b.recomputeLocked()
+	start := !b.running
+	b.running = true
+	b.mu.Unlock()
+
+	if start {
+		go b.sampler()
+	}
+	b.pushShares()
+	var once sync.Once
+	return func() { once.Do(func() { b.leave(lm) }) }, nil
+}
+
+// leave takes lm out of the budget; its permits still out come back as
+// their connections close. The others' shares grow at the sampler's next
+// pass, which the kick makes at once.
+func (b *LocalBudget) leave(lm *localMember) {
+	b.mu.Lock()
+	lm.left = true
+	delete(b.members, lm.m)
+	for i, o := range b.order {
+		if o == lm {
+			b.order = append(b.order[:i], b.order[i+1:]...)
+			break
+		}
+	}
+	b.sumMin -= lm.part.Min
+	b.recomputeLocked()
+	b.broadcastLocked()
+	b.mu.Unlock()
+	b.wake()
+}
+
+// budgetMemberKey is the context key under which a pool names itself to
+// its budget's Acquire.
+type budgetMemberKey struct{}
+
+// BudgetMemberFromContext returns the pool asking for a permit, from the
+// ctx a pool passes Budget.Acquire: the member it joined with. A budget
+// that serves several pools (LocalBudget; shoaletcd's budget) tells them
+// apart by it. It returns nil for a ctx that no pool made.
+func BudgetMemberFromContext(ctx context.Context) BudgetMember {
+	m, _ := ctx.Value(budgetMemberKey{}).(BudgetMember)
+	return m
+}
+
+// ContextWithBudgetMember returns ctx naming m as the pool asking for a
+// permit, as a pool's own Acquire does: for a Budget that passes its
+// members' requests on to another budget it joined them to under members
+// of its own.
+func ContextWithBudgetMember(ctx context.Context, m BudgetMember) context.Context {
+	return context.WithValue(ctx, budgetMemberKey{}, m)
+}
+
+// errNotMember is Acquire's error for a ctx that names no pool of this
+// budget.
+var errNotMember = errors.New("shoal: LocalBudget.Acquire: no member of this budget asks; pools call Acquire themselves, with their own context")
+
+// Acquire returns a permit for the pool named by ctx (see
+// BudgetMemberFromContext) to open one connection: AcquireFor that pool.
+func (b *LocalBudget) Acquire(ctx context.Context) (BudgetPermit, error) {
+	return b.AcquireFor(ctx, BudgetMemberFromContext(ctx))
+}
+
+// AcquireFor returns a permit for m, a member joined through Join, to open
+// one connection, waiting until m holds fewer permits than its share and
+// the budget fewer than Size, or until ctx ends or m leaves. Pools call
+// Acquire; AcquireFor is for code that joins members of its own, such as
+// shoalhttp, whose first connection to an origin is dialled before the
+// origin's pool exists.
+func (b *LocalBudget) AcquireFor(ctx context.Context, m BudgetMember) (BudgetPermit, error) {
+	if m == nil || !reflect.TypeOf(m).Comparable() {
+		return nil, errNotMember
+	}
+	b.mu.Lock()
+	lm := b.members[m]
+	if lm == nil {
+		b.mu.Unlock()
+		return nil, errNotMember
+	}
+	for {
+		if lm.left {
+			b.mu.Unlock()
+			return nil, fmt.Errorf("shoal: budget %q: pool %q has left it", b.name, lm.name)
+		}
+		if err := ctx.Err(); err != nil {
+			b.mu.Unlock()
+			return nil, err
+		}
+		if lm.held < lm.part.Share && b.out < b.size {
+			n := len(b.free)
+			p := &localPermit{b: b, lm: lm, slot: b.free[n-1]}
+			b.free = b.free[:n-1]
+			b.out++
+			lm.held++
+			b.mu.Unlock()
+			return p, nil
+		}
+		ch := b.changed
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		b.mu.Lock()
+	}
+}
+
+// localPermit is a LocalBudget's leave to keep one connection open.
+type localPermit struct {
+	b        *LocalBudget
+	lm       *localMember
+	slot     int
+	released atomic.Bool
+}
+
+// Slot returns the permit's number, in [0, Size), unique among the permits
+// out.
+func (p *localPermit) Slot() int { return p.slot }
+
+// Release gives the permit back; a second call does nothing.
+func (p *localPermit) Release() {
+	if p.released.Swap(true) {
+		return
+	}
+	b := p.b
+	b.mu.Lock()
+	b.out--
+	p.lm.held--
+	b.free = append(b.free, p.slot)
+	b.broadcastLocked()
+	b.mu.Unlock()
+}
+
+func init() { permitmove.Move = movePermit }
+
+// movePermit moves a permit to another member of its budget (see
+// permitmove.Move): shoalhttp hands an origin's first connection, dialled
+// under a member of its own, to the origin's pool with its permit.
+func movePermit(permit, to any) error {
+	p, ok := permit.(*localPermit)
+	if !ok {
+		return fmt.Errorf("shoal: permit of type %T is not a LocalBudget's", permit)
+	}
+	m, ok := to.(BudgetMember)
+	if !ok || m == nil || !reflect.TypeOf(m).Comparable() {
+		return errNotMember
+	}
+	b := p.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lm := b.members[m]
+	switch {
+	case lm == nil:
+		return errNotMember
+	case p.released.Load():
+		return errors.New("shoal: LocalBudget: moving a permit released")
+	}
+	p.lm.held--
+	lm.held++
+	p.lm = lm
+	b.broadcastLocked() // the member it left may be under its share now
+	return nil
+}
+
+// sampler is the budget's goroutine while any pool is joined: it samples
+// every pool's demand, recomputes the shares and tells the pools theirs.
+func (b *LocalBudget) sampler() {
+	t := time.NewTicker(localSampleEvery)
+	defer t.Stop()
+	for b.sample(time.Now()) {
+		b.pushShares()
+		select {
+		case <-t.C:
+		case <-b.kick:
+		}
+	}
+}
+
+// sample reads every pool's demand, outside mu (a pool's Demand may take
+// its engine's lock, under which the pool may release a permit), and
+// recomputes the shares. It returns false, and marks the sampler stopped,
+// once no pool is left.
+func (b *LocalBudget) sample(now time.Time) bool {
+	b.mu.Lock()
+	if len(b.order) == 0 {
+		b.running = false
+		b.mu.Unlock()
+		return false
+	}
+	ms := append([]*localMember(nil), b.order...)
+	b.mu.Unlock()
+	ds := make([]int, len(ms))
+	busy := make([]int, len(ms))
+	for i, lm := range ms {
+		if l, ok := lm.m.(interface{ Load() (busy, demand int) }); ok {
+			busy[i], ds[i] = l.Load()
+		} else {
+			ds[i] = lm.m.Demand()
+			busy[i] = ds[i]
+		}
+		ds[i] = min(max(ds[i], 0), b.size)
+		busy[i] = min(max(busy[i], 0), ds[i])
+	}
+	b.mu.Lock()
+	for i, lm := range ms {
+		if !lm.left {
+			lm.part.Sample(now, busy[i], ds[i], localSampleEvery)
+		}
+	}
+	if b.recomputeLocked() {
+		b.broadcastLocked()
+	}
+	b.mu.Unlock()
+	return true
+}
+
+// recomputeLocked divides Size among the pools joined
+// (fairshare.DividePools, as shoaletcd's pools of one member divide its
+// share) and reports whether a share changed.
+func (b *LocalBudget) recomputeLocked() bool {
+	parts := make([]*fairshare.Pool, len(b.order))
+	for i, lm := range b.order {
+		parts[i] = &lm.part
+	}
+	return fairshare.DividePools(b.size, parts, time.Now(), b.idle, localSampleEvery)
+}
+
+// pushShares tells every pool whose share changed its new one, without mu
+// (SetShare takes the pool's locks and may close connections), under
+// pushMu, so that the calls reach each pool in the order computed.
+func (b *LocalBudget) pushShares() {
+	b.pushMu.Lock()
+	defer b.pushMu.Unlock()
+	type push struct {
+		m     BudgetMember
+		share int
+	}
+	var todo []push
+	b.mu.Lock()
+	for _, lm := range b.order {
+		if lm.part.Share != lm.pushed {
+			lm.pushed = lm.part.Share
+			todo = append(todo, push{lm.m, lm.part.Share})
+		}
+	}
+	b.mu.Unlock()
+	for _, p := range todo {
+		p.m.SetShare(p.share)
+	}
+}
+
+// broadcastLocked wakes every Acquire waiting for a change.
+func (b *LocalBudget) broadcastLocked() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// wake pokes the sampler without blocking.
+func (b *LocalBudget) wake() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
