@@ -22,10 +22,15 @@ type PoolError struct {
 }
 
 // Error says what the call waited for and why it gave up. The package is
-// named once: the core's "shoal: " prefix gives way to "shoalgrpc: ", and
-// the pool's dial errors carry no prefix of their own (conn.go).
+// named once: the core's "shoal" gives way to "shoalgrpc" (`shoalgrpc pool
+// "orders": acquire: ...`), and the pool's dial errors carry no prefix of
+// their own (conn.go).
 func (e *PoolError) Error() string {
-	return "shoalgrpc: " + strings.TrimPrefix(e.Err.Error(), "shoal: ")
+	msg := e.Err.Error()
+	if rest, ok := strings.CutPrefix(msg, "shoal pool "); ok {
+		return "shoalgrpc pool " + rest
+	}
+	return "shoalgrpc: " + strings.TrimPrefix(msg, "shoal: ")
 }
 
 // Unwrap returns the cause.

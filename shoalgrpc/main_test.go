@@ -2,6 +2,7 @@ package shoalgrpc
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -13,6 +14,10 @@ import (
 // TestMain fails the run when any goroutine outlives the tests: every pool
 // is closed and every server stopped by the tests' cleanups.
 func TestMain(m *testing.M) {
+	// Pools with no Logger log to slog.Default(); the tests fail dials on
+	// purpose, so their default says nothing (convention_test.go sets its
+	// own to see what a pool says).
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	goleak.VerifyTestMain(m)
 }
 

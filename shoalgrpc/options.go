@@ -1,24 +1,34 @@
 package shoalgrpc
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/setting"
 	"google.golang.org/grpc"
 )
 
-// Options configures a Pool. The zero value is ready to use: every field's
-// zero means the default written beside it.
+// Options configures a Pool. The zero value is ready to use. Every field
+// follows the convention of shoal.Config: zero means the default written
+// beside it, and a negative value means off (no limit, no bound) where off
+// makes sense and is an error where it does not (MaxConns, MaxStreams,
+// MaxDialing).
 type Options struct {
+	// Name names the pool in its logs (a "pool" attribute on every line),
+	// errors, Stats, metrics and on the live page. Empty means the target,
+	// with any credentials in it removed.
+	Name string
+
 	// MaxConns is the most grpc.ClientConns open at once, counting those
 	// being connected. Default 16. With MaxStreams 100 that is 1,600
 	// concurrent calls before callers wait.
 	MaxConns int
 
 	// MinConns connections are kept open, carrying calls or not, opened
-	// in the background and replaced when one closes. Default 0. Idle
-	// reaping never goes below it. Must not exceed MaxConns.
+	// in the background and replaced when one closes. Default 0; negative:
+	// none. Idle reaping never goes below it. Must not exceed MaxConns.
 	MinConns int
 
 	// MaxStreams is how many calls one connection carries at once. Default
@@ -32,13 +42,18 @@ type Options struct {
 
 	// MaxLifetime is how long a connection takes new calls. After it, the
 	// connection drains: calls in flight finish normally and it closes when
-	// the last one ends. 0 means no limit.
+	// the last one ends. Default no limit (0 and negative alike), unlike
+	// shoalhttp's 10 minutes: a draining connection counts against
+	// MaxConns until its last stream ends, and gRPC streams (watches,
+	// subscriptions) may last for hours. Set it behind a TCP load balancer,
+	// so that calls spread over backends added later.
 	MaxLifetime time.Duration
 
 	// LifetimeJitter spreads lifetimes so that connections opened together
 	// do not drain together: each connection's lifetime is drawn uniformly
-	// from [MaxLifetime-LifetimeJitter, MaxLifetime]. Must not exceed
-	// MaxLifetime. Default 0.
+	// from [MaxLifetime, MaxLifetime+LifetimeJitter], as shoal.Config
+	// draws it. Default MaxLifetime/10, as in shoalhttp; negative: none.
+	// Setting it without MaxLifetime is an error.
 	LifetimeJitter time.Duration
 
 	// MaxIdleTime closes a connection that has carried no call for this
@@ -48,14 +63,15 @@ type Options struct {
 	// waits for a new connection; set MinConns to 1 to keep one ready (and
 	// pass grpc.WithIdleTimeout(0), or grpc-go disconnects it after its own
 	// idle timeout; see the package doc).
-	// Default 5 minutes; a negative value means never.
+	// Default 5 minutes; a negative value means no limit.
 	MaxIdleTime time.Duration
 
 	// DialTimeout bounds how long a new connection may take to become
 	// READY. Default 20s, grpc-go's own minimum connect timeout. A
 	// connection that reaches TRANSIENT_FAILURE first fails at once, and
 	// callers waiting for it get the error instead of sitting until their
-	// deadline.
+	// deadline. A negative value means no bound but the caller's deadline
+	// and grpc-go's own.
 	DialTimeout time.Duration
 
 	// MaxDialing bounds the connections being opened at once. Default
@@ -63,12 +79,12 @@ type Options struct {
 	// when a burst of calls finds every connection full it needs all the
 	// new ones now (1,000 watches on a 100-stream server need 10). After a
 	// failed dial the pool backs off before dialling again, so a server
-	// that is down sees no storm either way.
+	// that is down sees no storm either way. A negative value is an error.
 	MaxDialing int
 
 	// MaxWaiters bounds the callers waiting for a free stream when every
 	// connection is full; past it a call fails at once with
-	// codes.ResourceExhausted. 0 means no bound.
+	// codes.ResourceExhausted. 0 (the default) or negative: no bound.
 	MaxWaiters int
 
 	// IgnoreServerStreamLimit turns off reading the server's advertised
@@ -79,8 +95,10 @@ type Options struct {
 	// installed. Set this to keep grpc-go's own dialer regardless.
 	IgnoreServerStreamLimit bool
 
-	// Logger receives connection opens, closes and dial failures. nil means
-	// no logging. Nothing is logged per call.
+	// Logger receives connection opens, closes and dial failures, each
+	// line with a "pool" attribute (Name). nil means slog.Default(), as in
+	// shoal.Config: slog.New(slog.DiscardHandler) silences the pool.
+	// Nothing is logged per call.
 	Logger *slog.Logger
 
 	// Observer is told of every call's wait for a stream slot, every slot
@@ -96,7 +114,8 @@ type Options struct {
 
 	// LeakThreshold reports a stream slot held longer than this (a stream
 	// its caller forgot), once, with the stack that opened it, through
-	// Logger, Observer and Stats().Leaked. 0 turns it off.
+	// Logger, Observer and Stats().Leaked. 0 (the default) or negative:
+	// off.
 	LeakThreshold time.Duration
 
 	// UnaryInterceptors run once around every unary call made through the
@@ -125,6 +144,28 @@ const (
 	defaultMaxIdleTime = 5 * time.Minute
 )
 
+// check refuses the negative values that have no "off" to mean, with the
+// default in the message (the core's would name its own defaults), and a
+// jitter with no lifetime to spread, which withDefaults would drop.
+func (o Options) check() error {
+	bad := func(field string, got, zero any) error {
+		return &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: field,
+			Reason: fmt.Sprintf("must be >= 0 (0 means %v), got %v", zero, got)}
+	}
+	switch {
+	case o.MaxConns < 0:
+		return bad("MaxConns", o.MaxConns, defaultMaxConns)
+	case o.MaxStreams < 0:
+		return bad("MaxStreams", o.MaxStreams, defaultMaxStreams)
+	case o.MaxDialing < 0:
+		return bad("MaxDialing", o.MaxDialing, "MaxConns")
+	case o.LifetimeJitter > 0 && o.MaxLifetime <= 0:
+		return &shoal.ConfigError{Struct: "shoalgrpc.Options", Field: "LifetimeJitter",
+			Reason: "is set but MaxLifetime is not; set MaxLifetime to give connections a lifetime to spread"}
+	}
+	return nil
+}
+
 // withDefaults returns o with every zero field that has a default filled in.
 func (o Options) withDefaults() Options {
 	if o.MaxConns == 0 {
@@ -140,10 +181,13 @@ func (o Options) withDefaults() Options {
 		o.DialTimeout = defaultDialTimeout
 	}
 	switch {
-	case o.MaxIdleTime == 0:
-		o.MaxIdleTime = defaultMaxIdleTime
-	case o.MaxIdleTime < 0:
-		o.MaxIdleTime = 0
+	case o.MaxLifetime <= 0:
+		o.MaxLifetime, o.LifetimeJitter = 0, 0
+	case o.LifetimeJitter == 0:
+		o.LifetimeJitter = o.MaxLifetime / 10
+	case o.LifetimeJitter < 0:
+		o.LifetimeJitter = 0
 	}
+	o.MaxIdleTime = setting.Or(o.MaxIdleTime, defaultMaxIdleTime)
 	return o
 }

@@ -73,6 +73,9 @@ var _ grpc.ClientConnInterface = (*Pool)(nil)
 // secure transport over an insecure one, a target it cannot parse, ...),
 // with grpc-go's words for the problem.
 func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	p := &Pool{
 		target:      target,
@@ -98,7 +101,12 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		return nil, p.redact(fmt.Errorf("shoalgrpc: NewClient(%s): %w", p.shownTarget, err))
 	}
 	p.failCC = failCC
+	name := opts.Name
+	if name == "" {
+		name = p.shownTarget
+	}
 	pool, err := shoal.New(shoal.Config[*conn]{
+		Name:           name,
 		Dial:           p.dial,
 		Close:          p.closeConn,
 		MaxConns:       opts.MaxConns,

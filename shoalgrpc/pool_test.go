@@ -492,10 +492,7 @@ func TestOptionsValidated(t *testing.T) {
 	}{
 		{Options{MaxConns: -1}, "MaxConns"},
 		{Options{MaxConns: 2, MinConns: 3}, "MinConns"},
-		{Options{MinConns: -3}, "MinConns"},
 		{Options{MaxStreams: -5}, "MaxStreams"},
-		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},
-		{Options{DialTimeout: -time.Second}, "DialTimeout"},
 		{Options{MaxDialing: -1}, "MaxDialing"},
 	}
 	for _, c := range cases {

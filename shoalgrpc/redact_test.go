@@ -62,6 +62,7 @@ func TestRedactQuotedPieces(t *testing.T) {
 // TestErrorSaysEachLayerOnce: a failed dial's error names the package,
 // the acquire, the dial and the connection attempt once each, instead of
 // "shoalgrpc: shoal: acquire: dial failed: shoalgrpc: connecting to".
+// The pool is named once too, by its name (here its target).
 func TestErrorSaysEachLayerOnce(t *testing.T) {
 	p := newTestPool(t, "127.0.0.1:1", Options{DialTimeout: 2 * time.Second})
 	err := p.Invoke(testContext(t, 10*time.Second), "/grpc.testing.TestService/EmptyCall", &testpb.Empty{}, &testpb.Empty{})
@@ -69,10 +70,10 @@ func TestErrorSaysEachLayerOnce(t *testing.T) {
 		t.Fatalf("call to a closed port: %v", err)
 	}
 	msg := err.Error()
-	if !strings.HasPrefix(msg, "shoalgrpc: acquire: dial failed: connecting to 127.0.0.1:1: ") {
+	if !strings.HasPrefix(msg, `shoalgrpc pool "127.0.0.1:1": acquire: dial failed: connecting to 127.0.0.1:1: `) {
 		t.Errorf("message starts %q", msg)
 	}
-	for _, piece := range []string{"shoalgrpc:", "shoal:", "acquire", "dial failed", "connecting to"} {
+	for _, piece := range []string{"shoalgrpc", "shoal:", "acquire", "dial failed", "connecting to"} {
 		if n := strings.Count(msg, piece); n > 1 {
 			t.Errorf("%q appears %d times: %s", piece, n, msg)
 		}

@@ -83,9 +83,9 @@ func TestNewTransportNamesBadField(t *testing.T) {
 		{Options{MaxConns: -1}, "MaxConns"},
 		{Options{WarmOrigins: []string{"http://ok", "ftp://x"}}, "WarmOrigins[1]"},
 		{Options{WarmOrigins: []string{"http://user:secret@"}}, "WarmOrigins[0]"},
-		{Options{DialTimeout: -time.Second}, "DialTimeout"},
-		{Options{TLSHandshakeTimeout: -time.Second}, "TLSHandshakeTimeout"},
-		{Options{MaxLifetime: time.Second, LifetimeJitter: 2 * time.Second}, "LifetimeJitter"},
+		{Options{Partitions: -1}, "Partitions"},
+		{Options{MaxResponseHeaderBytes: -1}, "MaxResponseHeaderBytes"},
+		{Options{MaxLifetime: -1, LifetimeJitter: time.Minute}, "LifetimeJitter"},
 	} {
 		_, err := NewTransport(tc.opts)
 		var ce *shoal.ConfigError

@@ -96,7 +96,10 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, cfg *tls.Config) (n
 		trace.TLSHandshakeStart()
 	}
 	tc := tls.Client(nc, cfg)
-	hctx, cancel := context.WithTimeout(ctx, d.opts.TLSHandshakeTimeout)
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if d.opts.TLSHandshakeTimeout > 0 {
+		hctx, cancel = context.WithTimeout(ctx, d.opts.TLSHandshakeTimeout)
+	}
 	defer cancel()
 	err := tc.HandshakeContext(hctx)
 	if trace != nil && trace.TLSHandshakeDone != nil {
@@ -118,9 +121,12 @@ func (d *dialer) handshake(ctx context.Context, nc net.Conn, cfg *tls.Config) (n
 
 func (d *dialer) dialTCP(ctx context.Context) (net.Conn, error) {
 	if d.opts.DialContext != nil {
-		dctx, cancel := context.WithTimeout(ctx, d.opts.DialTimeout)
-		defer cancel()
-		return d.opts.DialContext(dctx, "tcp", d.key.dialAddr())
+		if d.opts.DialTimeout > 0 {
+			dctx, cancel := context.WithTimeout(ctx, d.opts.DialTimeout)
+			defer cancel()
+			ctx = dctx
+		}
+		return d.opts.DialContext(ctx, "tcp", d.key.dialAddr())
 	}
 	nd := net.Dialer{Timeout: d.opts.DialTimeout, KeepAlive: defaultKeepAlive}
 	return nd.DialContext(ctx, "tcp", d.key.dialAddr())

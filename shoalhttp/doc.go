@@ -155,7 +155,9 @@
 //     ExpectContinueTimeout, MaxResponseHeaderBytes: the fields of the
 //     same name (a zero TLSHandshakeTimeout is 10 seconds, a zero
 //     ExpectContinueTimeout 1 second, as in http.DefaultTransport; a zero
-//     MaxResponseHeaderBytes 10 MiB, as in net/http).
+//     MaxResponseHeaderBytes 10 MiB, as in net/http). As in every Options
+//     of shoal, zero is the default and a negative value is off: an
+//     http.Transport's zero TLSHandshakeTimeout (no bound) is -1 here.
 //   - MaxConnsPerHost: Options.MaxConns, per origin (0 means 64, not
 //     unlimited).
 //   - MaxIdleConnsPerHost, MaxIdleConns: none; idle connections are

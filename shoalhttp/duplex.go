@@ -129,10 +129,10 @@ func (c *h1Conn) sendDuplex(lease shoal.Lease[*h1Conn], stop func() bool, req *h
 func (c *h1Conn) duplexReadFailed(lease shoal.Lease[*h1Conn], stop func() bool, dw *duplexWrite, rerr error, reused bool) error {
 	c.end(lease, stop, false)
 	dw.mu.Lock()
-	writerDone, werr := dw.writerDone, dw.err
+	writerDone, werr, raised := dw.writerDone, dw.err, dw.returned
 	dw.mu.Unlock()
 	if writerDone {
-		if werr == errBodyPanicked {
+		if werr == errBodyPanicked && !raised {
 			panic(dw.panicVal)
 		}
 		if be := dw.body.bodyErr(); be != nil {
@@ -166,7 +166,7 @@ func (c *h1Conn) writeDuplex(ctx context.Context, lease shoal.Lease[*h1Conn], st
 		c.interrupt()
 	}
 	dw.mu.Lock()
-	if err != nil && !broken && !dw.returned {
+	if err != nil && !broken && !dw.returned && !dw.readerDone {
 		c.nc.SetReadDeadline(time.Now().Add(earlyResponseWait))
 		if ctx.Err() != nil {
 			c.interrupt()
@@ -174,7 +174,7 @@ func (c *h1Conn) writeDuplex(ctx context.Context, lease shoal.Lease[*h1Conn], st
 	}
 	dw.err, dw.panicVal, dw.writerDone = err, p, true
 	final, reuse := dw.readerDone, dw.readerReuse
-	rethrow := err == errBodyPanicked && dw.returned
+	rethrow := err == errBodyPanicked && dw.returned // else the caller raises it
 	dw.mu.Unlock()
 	if final {
 		c.finish(lease, stop, reuse && err == nil)
@@ -205,7 +205,7 @@ func (c *h1Conn) end(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 		return
 	}
 	dw.mu.Lock()
-	dw.readerDone, dw.readerReuse, dw.returned = true, reuse, true
+	dw.readerDone, dw.readerReuse = true, reuse
 	writerDone, werr := dw.writerDone, dw.err
 	dw.mu.Unlock()
 	if writerDone {
@@ -221,10 +221,16 @@ func (c *h1Conn) end(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 			dw.gate.decide(false)
 		}
 	}
+	// Until the wait is over the caller may still raise the writer's
+	// panic itself (duplexReadFailed looks once end returns), so the
+	// writer is told that nobody waits for it only when end gives up.
 	t := time.NewTimer(wait)
 	select {
 	case <-dw.done:
 	case <-t.C:
+		dw.mu.Lock()
+		dw.returned = true
+		dw.mu.Unlock()
 	}
 	t.Stop()
 }

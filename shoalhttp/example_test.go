@@ -111,3 +111,33 @@ func ExampleOptions_hooks() {
 	fmt.Println("opened", <-opened, "closed:", <-closed)
 	// Output: opened HTTP/1.1 closed: discarded
 }
+
+// MaxConnsTotal caps the connections to all origins together: here three
+// servers share two connections, and Budget shows each origin's part.
+func ExampleTransport_Budget() {
+	var urls []string
+	for range 3 {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "ok")
+		}))
+		defer srv.Close()
+		urls = append(urls, srv.URL)
+	}
+	tr, err := shoalhttp.NewTransport(shoalhttp.Options{MaxConnsTotal: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tr.Close(context.Background())
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for _, u := range urls {
+		resp, err := client.Get(u)
+		if err != nil {
+			log.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	s := tr.Budget().Stats()
+	fmt.Printf("%d origins share %d connections; %d open\n", len(s.Members), s.Size, s.InUse)
+	// Output: 3 origins share 2 connections; 2 open
+}

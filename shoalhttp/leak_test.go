@@ -97,10 +97,3 @@ func TestLeakThresholdReportsAnUnclosedBody(t *testing.T) {
 		})
 	}
 }
-
-func TestLeakThresholdMustNotBeNegative(t *testing.T) {
-	_, err := NewTransport(Options{LeakThreshold: -time.Second})
-	if err == nil || !strings.Contains(err.Error(), "Options.LeakThreshold") {
-		t.Fatalf("NewTransport with a negative LeakThreshold: %v, want an error naming Options.LeakThreshold", err)
-	}
-}

@@ -12,19 +12,30 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/setting"
 )
 
 // Options configures a Transport. Limits apply per origin unless a field
-// says otherwise; every zero value means a sane default, so Options{} is a
-// good choice for most programs.
+// says otherwise. Every field follows the convention of shoal.Config: zero
+// means the default written beside it, so Options{} is a good choice for
+// most programs, and a negative value means off (no limit, no wait) where
+// off makes sense and is an error where it does not.
 type Options struct {
+	// Name names the Transport's pools, one per origin, in their logs,
+	// errors, Stats, metrics and on the live page: an origin's pool is
+	// called Name followed by the origin, "payments https://api.example.com:443".
+	// Empty means the origin alone.
+	Name string
+
 	// MaxConns is the most connections open to one origin at once,
 	// counting those being dialled. Default 64. With HTTP/2 each
 	// connection carries many requests, so 64 connections go a long way.
+	// A negative value is an error.
 	MaxConns int
 
 	// MinIdle connections per origin are kept open and idle in the
-	// background once the origin has been used or warmed. Default 0. For
+	// background once the origin has been used or warmed. Default 0;
+	// negative: none. For
 	// an HTTP/2 origin, where the least-loaded connection takes the next
 	// request and so never stays idle, it counts as MinConns: the pool
 	// keeps max(MinIdle, MinConns) connections open, busy or idle.
@@ -45,12 +56,13 @@ type Options struct {
 
 	// Partitions splits an origin's idle HTTP/1.1 connections into this
 	// many lock-free stacks to cut contention between cores. 0 lets the
-	// pool choose (GOMAXPROCS, at most MaxConns, at most 16).
+	// pool choose (GOMAXPROCS, at most MaxConns, at most 16); a negative
+	// value is an error.
 	Partitions int
 
 	// MaxWaiters bounds the requests waiting for a connection to one
-	// origin. 0 means unlimited; past the bound RoundTrip fails at once
-	// with an error that matches shoal.ErrExhausted.
+	// origin; past the bound RoundTrip fails at once with an error that
+	// matches shoal.ErrExhausted. 0 (the default) or negative: no bound.
 	MaxWaiters int
 
 	// BargeWindow is how long the oldest request waiting for an HTTP/1.1
@@ -75,8 +87,9 @@ type Options struct {
 
 	// LifetimeJitter spreads lifetimes so that connections opened together
 	// do not all close together: each connection's lifetime is drawn from
-	// [MaxLifetime-LifetimeJitter, MaxLifetime]. Default MaxLifetime/10; a
-	// negative value means no jitter. Must not exceed MaxLifetime.
+	// [MaxLifetime, MaxLifetime+LifetimeJitter], as shoal.Config draws it.
+	// Default MaxLifetime/10; a negative value means no jitter. Setting it
+	// with MaxLifetime off (negative) is an error.
 	LifetimeJitter time.Duration
 
 	// MaxIdleTime closes a connection idle this long (never going below
@@ -84,11 +97,13 @@ type Options struct {
 	// IdleConnTimeout; a negative value means no limit.
 	MaxIdleTime time.Duration
 
-	// DialTimeout bounds the TCP connect. 0 means 30 seconds.
+	// DialTimeout bounds the TCP connect. 0 means 30 seconds; a negative
+	// value means no bound but the operating system's and the request's.
 	DialTimeout time.Duration
 
 	// TLSHandshakeTimeout bounds the TLS handshake (and, for HTTP/2, the
-	// exchange of settings that follows it). 0 means 10 seconds.
+	// exchange of settings that follows it). 0 means 10 seconds; a
+	// negative value means no bound but the request's.
 	TLSHandshakeTimeout time.Duration
 
 	// ExpectContinueTimeout is how long an HTTP/1.1 request with
@@ -104,7 +119,9 @@ type Options struct {
 	// MaxResponseHeaderBytes bounds an HTTP/1.1 response's head (status
 	// line, header and any 1xx answers before it), as
 	// http.Transport.MaxResponseHeaderBytes: past it the request fails
-	// and the connection is closed. 0 means 10 MiB, net/http's default.
+	// and the connection is closed. 0 means 10 MiB, net/http's default; a
+	// negative value is an error (a response head without a bound is a
+	// way to run out of memory).
 	// HTTP/2 heads are bounded by x/net's MaxHeaderListSize (10 MiB).
 	MaxResponseHeaderBytes int64
 
@@ -126,8 +143,9 @@ type Options struct {
 	// once below the server's SETTINGS_MAX_CONCURRENT_STREAMS, so that load
 	// spreads over more connections sooner: useful behind a TCP load
 	// balancer, where each connection lands on one backend. Against a single
-	// server it costs throughput (fewer frames per write). 0 means the
-	// server's limit (at most 1000). It has no effect on HTTP/1.1.
+	// server it costs throughput (fewer frames per write). 0 (the default)
+	// or negative means no cap of ours: the server's limit (at most 1000).
+	// It has no effect on HTTP/1.1.
 	MaxStreamsPerConn int
 
 	// DisableCompression stops the Transport from asking for gzip and
@@ -176,8 +194,9 @@ type Options struct {
 	WarmOrigins []string
 
 	// Logger receives connection opens and closes (Debug) and dial failures
-	// (Warn), each with an "origin" attribute; never a URL path, a query or
-	// a header. nil means no logging.
+	// (Warn), each with "pool" (see Name) and "origin" attributes; never a
+	// URL path, a query or a header. nil means slog.Default(), as in
+	// shoal.Config: slog.New(slog.DiscardHandler) silences the Transport.
 	Logger *slog.Logger
 
 	// Observer, when set, gives the observer (metrics) of an origin's pool,
@@ -197,13 +216,30 @@ type Options struct {
 	// a slot twice.
 	Budget func(origin string) shoal.Budget
 
+	// MaxConnsTotal caps the connections the Transport holds to all
+	// origins together, those being dialled or closed included; 0 (the
+	// default) or negative means no cap (MaxConns still bounds each
+	// origin). The origins' pools share
+	// it as the pools of a shoal.LocalBudget (Transport.Budget): each
+	// origin's MinConns, as set here, first (the HTTP/2 default is not
+	// claimed), the rest max-min fair by demand, an origin whose demand
+	// fell giving its part back after 2s, and an idle origin's connections
+	// closing for a busy one's at once. An origin's first connection,
+	// dialled before its pool exists to learn its protocol, waits for a
+	// permit too, then counts as its origin's. The origins' MinConns
+	// must fit together: a request to an origin whose MinConns would
+	// bring those of the origins open above MaxConnsTotal fails at once,
+	// with an error naming both. Not with Budget.
+	MaxConnsTotal int
+
 	// LeakThreshold reports a request whose connection (HTTP/1.1) or
 	// stream (HTTP/2) has been held longer than this, once, with the stack
 	// of the code that sent it, through Logger (Warn), Observer and the
 	// origin's Stats().Leaked. A request holds its connection until its
 	// response body is read to the end or closed, so this finds the
 	// response bodies a program forgot to close. Set it above the longest
-	// download or stream you mean to read. 0 turns it off.
+	// download or stream you mean to read. 0 (the default) or negative:
+	// off.
 	LeakThreshold time.Duration
 }
 
@@ -258,23 +294,13 @@ func (o Options) withDefaults() Options {
 	case o.LifetimeJitter < 0:
 		o.LifetimeJitter = 0
 	}
-	switch {
-	case o.MaxIdleTime == 0:
-		o.MaxIdleTime = defaultMaxIdleTime
-	case o.MaxIdleTime < 0:
-		o.MaxIdleTime = 0
-	}
-	switch {
-	case o.BargeWindow == 0:
-		o.BargeWindow = defaultBargeWindow
-	case o.BargeWindow < 0:
-		o.BargeWindow = 0
-	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = defaultDialTimeout
-	}
-	if o.TLSHandshakeTimeout <= 0 {
-		o.TLSHandshakeTimeout = defaultTLSHandshakeTimeout
+	o.MaxIdleTime = setting.Or(o.MaxIdleTime, defaultMaxIdleTime)
+	o.BargeWindow = setting.Or(o.BargeWindow, defaultBargeWindow)
+	o.DialTimeout = setting.Or(o.DialTimeout, defaultDialTimeout)                         // negative: net.Dialer's "no timeout"
+	o.TLSHandshakeTimeout = setting.Or(o.TLSHandshakeTimeout, defaultTLSHandshakeTimeout) // negative: no bound, see dialer.handshake
+	o.MaxStreamsPerConn = max(o.MaxStreamsPerConn, 0)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	if o.ExpectContinueTimeout == 0 {
 		o.ExpectContinueTimeout = defaultExpectContinueTimeout
@@ -294,19 +320,19 @@ func (o Options) validate() error {
 		return &shoal.ConfigError{Struct: "shoalhttp.Options", Field: field, Reason: reason}
 	}
 	if o.MaxConns < 0 {
-		return bad("MaxConns", fmt.Sprintf("must be >= 0, got %d", o.MaxConns))
+		return bad("MaxConns", fmt.Sprintf("must be >= 0 (0 means %d), got %d", defaultMaxConns, o.MaxConns))
 	}
-	if o.MaxStreamsPerConn < 0 {
-		return bad("MaxStreamsPerConn", fmt.Sprintf("must be >= 0, got %d", o.MaxStreamsPerConn))
+	if o.MaxLifetime < 0 && o.LifetimeJitter > 0 {
+		return bad("LifetimeJitter", "is set but MaxLifetime is off (negative); give connections a lifetime to spread, or leave LifetimeJitter 0")
 	}
-	if o.DialTimeout < 0 {
-		return bad("DialTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultDialTimeout, o.DialTimeout))
+	if o.MaxConnsTotal > 0 && o.Budget != nil {
+		return bad("MaxConnsTotal", "set with Budget: give each origin a Budget, or the Transport a cap, not both")
+	}
+	if o.MaxConnsTotal > 0 && o.MinConns > 0 && o.MinConns > o.MaxConnsTotal {
+		return bad("MinConns", fmt.Sprintf("%d is above MaxConnsTotal %d: no origin could be granted its minimum", o.MinConns, o.MaxConnsTotal))
 	}
 	if o.MaxResponseHeaderBytes < 0 {
 		return bad("MaxResponseHeaderBytes", fmt.Sprintf("must be >= 0 (0 means %d), got %d", defaultMaxResponseHeaderBytes, o.MaxResponseHeaderBytes))
-	}
-	if o.TLSHandshakeTimeout < 0 {
-		return bad("TLSHandshakeTimeout", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultTLSHandshakeTimeout, o.TLSHandshakeTimeout))
 	}
 	for i, raw := range o.WarmOrigins {
 		if _, err := parseOrigin(raw); err != nil {

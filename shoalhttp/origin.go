@@ -47,6 +47,14 @@ type origin struct {
 	// to each pool made for it; 0 means Options.MaxConns.
 	maxConns atomic.Int32
 
+	// seedPermit is the probe's permit under MaxConnsTotal, from the
+	// probe's dial until the backend's pool takes it (originPool.open);
+	// only the probe's goroutine touches it.
+	seedPermit shoal.BudgetPermit
+	// seedMin is true while the probe holds the origin's MinConns
+	// reserved under MaxConnsTotal, until the backend's pool takes it.
+	seedMin bool
+
 	mu       sync.Mutex
 	probing  *probe // the probe in flight, if any; guarded by mu
 	shutDown bool   // guarded by mu
@@ -190,6 +198,32 @@ func (o *origin) noteProbe(err error) {
 // probe opens the origin's first connection and builds the backend that
 // matches the protocol the server chose, handing it that connection.
 func (o *origin) probe(ctx context.Context) (backend, error) {
+	if f := o.t.first; f != nil {
+		// Before the dial's bound starts, as the core asks its budget:
+		// waiting for a permit is waiting for another origin's
+		// connection to close, not a slow server.
+		minConns := max(o.t.opts.MinConns, 0)
+		if err := f.reserve(o.name, minConns, o.t.opts.MaxConnsTotal); err != nil {
+			return nil, err
+		}
+		o.seedMin = true
+		defer func() {
+			// Not taken by the pool: the probe failed before it.
+			if o.seedMin {
+				f.unreserve(minConns)
+				o.seedMin = false
+			}
+			if o.seedPermit != nil {
+				o.seedPermit.Release()
+				o.seedPermit = nil
+			}
+		}()
+		p, err := f.acquire(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("shoalhttp: waiting for a connection under MaxConnsTotal (%d): %w", o.t.opts.MaxConnsTotal, err)
+		}
+		o.seedPermit = p
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.t.opts.dialBound())
 	defer cancel()
 	nc, proto, err := o.d.dial(ctx, alpnBoth)

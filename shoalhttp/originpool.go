@@ -31,6 +31,8 @@ type originPool[E any, C pooledConn[E]] struct {
 	// floor is the larger of the pool's MinIdle and MinConns: what warm
 	// waits for.
 	floor int
+	// budget is the pool's part of Options.MaxConnsTotal; nil without it.
+	budget *originBudget
 }
 
 // open builds the pool: the Options both protocols share (poolConfig),
@@ -63,10 +65,37 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 	}
 	protocol(&cfg)
 	p.floor = max(cfg.MinIdle, cfg.MinConns)
+	if f := o.t.first; f != nil {
+		p.budget = &originBudget{first: f, name: o.name, min: max(opts.MinConns, 0)}
+		if sp := o.seedPermit; sp != nil {
+			p.budget.seed.Store(&sp)
+			o.seedPermit = nil
+		}
+		if o.seedMin {
+			p.budget.reserved.Store(true)
+			o.seedMin = false
+		} else if p.budget.min > 0 {
+			// A pool made without a probe (plain HTTP/1.1) claims its
+			// minimum here.
+			if err := f.reserve(o.name, p.budget.min, opts.MaxConnsTotal); err != nil {
+				if seed != nil {
+					seed.close()
+				}
+				p.budget.dropSeed()
+				return err
+			}
+			p.budget.reserved.Store(true)
+		}
+		cfg.Budget = p.budget
+	}
 	pool, err := shoal.New(cfg)
 	if err != nil {
 		if seed != nil {
 			seed.close()
+		}
+		if p.budget != nil {
+			p.budget.dropSeed()
+			p.budget.unreserve()
 		}
 		return err
 	}
@@ -110,5 +139,9 @@ func (p *originPool[E, C]) close(ctx context.Context) error {
 	if c := C(p.seed.Swap(nil)); c != nil {
 		c.close()
 	}
-	return p.pool.Close(ctx)
+	err := p.pool.Close(ctx)
+	if p.budget != nil {
+		p.budget.dropSeed() // after the seed's close: its permit covered it
+	}
+	return err
 }

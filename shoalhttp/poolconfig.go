@@ -11,6 +11,7 @@ import (
 // for one origin. Callers add the hooks their protocol needs.
 func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, error), closeConn func(T) error) shoal.Config[T] {
 	cfg := shoal.Config[T]{
+		Name:           poolName(o.Name, origin),
 		Dial:           dial,
 		Close:          closeConn,
 		MaxConns:       o.MaxConns,
@@ -24,7 +25,7 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 		DialTimeout:    o.dialBound(),
 		LeakThreshold:  o.LeakThreshold,
 	}
-	if o.Logger != nil {
+	if o.Logger != nil { // withDefaults made it slog.Default() if unset
 		cfg.Logger = o.Logger.With("origin", origin)
 	}
 	if o.Observer != nil {
@@ -36,6 +37,21 @@ func poolConfig[T any](o Options, origin string, dial func(context.Context) (T, 
 	return cfg
 }
 
+// poolName names an origin's pool: the origin, after Options.Name when
+// there is one.
+func poolName(name, origin string) string {
+	if name == "" {
+		return origin
+	}
+	return name + " " + origin
+}
+
 // dialBound bounds a whole dial, the probe's and the pool's: TCP, TLS and,
-// for HTTP/2, the settings exchange; each step has its own bound too.
-func (o Options) dialBound() time.Duration { return o.DialTimeout + o.TLSHandshakeTimeout }
+// for HTTP/2, the settings exchange; each step has its own bound too. With
+// either step unbounded (a negative Options value, 0 here) so is the whole.
+func (o Options) dialBound() time.Duration {
+	if o.DialTimeout == 0 || o.TLSHandshakeTimeout == 0 {
+		return 0
+	}
+	return o.DialTimeout + o.TLSHandshakeTimeout
+}

@@ -97,7 +97,9 @@ func TestClientTimeoutWhileReadingBody(t *testing.T) {
 			base := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: h2}
 			defer base.CloseIdleConnections()
 			for _, rt := range []http.RoundTripper{base, tr} {
-				c := &http.Client{Transport: rt, Timeout: 50 * time.Millisecond}
+				// Long enough for a TLS handshake under -race on a busy
+				// machine: the timeout must pass in the body, not before.
+				c := &http.Client{Transport: rt, Timeout: 250 * time.Millisecond}
 				for i := range 4 {
 					resp, err := c.Get(srv.URL)
 					if err != nil {

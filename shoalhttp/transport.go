@@ -32,6 +32,10 @@ type Transport struct {
 	closed  bool                // guarded by mu
 	retired []*origin           // dropped by CloseIdleConnections, still draining; guarded by mu
 
+	// first holds the budget of Options.MaxConnsTotal and the permits of
+	// origins' first connections; nil without a cap (budget.go).
+	first *firstConns
+
 	warmCtx    context.Context // ends when the Transport closes
 	warmCancel context.CancelFunc
 	warmDone   chan struct{} // closed when the WarmOrigins goroutine ends
@@ -60,6 +64,13 @@ func NewTransport(opts Options) (*Transport, error) {
 		origins: make(map[hostKey]*origin),
 		proxy:   proxyFunc(opts),
 	}
+	if n := t.opts.MaxConnsTotal; n > 0 {
+		b, err := shoal.NewBudget(n, shoal.BudgetName("shoalhttp"))
+		if err != nil {
+			return nil, err
+		}
+		t.first = &firstConns{budget: b}
+	}
 	t.mayNegotiateH2 = !t.opts.DisableHTTP2 || t.opts.H2CPriorKnowledge
 	t.h2 = &http2.Transport{
 		AllowHTTP:          true,
@@ -83,7 +94,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	} else {
 		go func() {
 			defer close(t.warmDone)
-			if err := t.Warm(t.warmCtx, t.opts.WarmOrigins...); err != nil && t.opts.Logger != nil && t.warmCtx.Err() == nil {
+			if err := t.Warm(t.warmCtx, t.opts.WarmOrigins...); err != nil && t.warmCtx.Err() == nil {
 				t.opts.Logger.Info("shoalhttp: warming failed", "error", err)
 			}
 		}()
