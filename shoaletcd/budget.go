@@ -17,8 +17,10 @@ import (
 )
 
 // Budget is one member's side of a connection budget kept in etcd. It is a
-// shoal.Budget: give it to one pool as Config.Budget. A Budget serves one
-// pool; create one per pool, each with the same Name and Size.
+// shoal.Budget: give it to the pools of this process as their
+// Config.Budget. They share the member's share among themselves (see
+// Join); a process may also make a Budget per pool, each with the same Name
+// and Size, and then each pool is a member of its own.
 type Budget struct {
 	client *clientv3.Client
 	opts   Options
@@ -36,20 +38,20 @@ type Budget struct {
 
 	// shareMu orders SetShare calls, which are made without mu held so a
 	// pool's SetShare may take its own locks. It is taken before mu.
-	shareMu    sync.Mutex
-	lastPushed int
+	shareMu sync.Mutex
 
 	mu          sync.Mutex
 	closed      bool
-	member      shoal.BudgetMember
-	left        bool
-	joined      bool // joined etcd at least once; before that the budget runs on Min
-	session     bool // a lease is being kept alive
+	pools       []*seat // the pools this member serves, in join order (pools.go)
+	joins       int     // pools ever joined: their default names
+	left        bool    // every pool has left (after one joined): the member is out of the budget
+	joined      bool    // joined etcd at least once; before that the budget runs on Min
+	session     bool    // a lease is being kept alive
 	lease       clientv3.LeaseID
 	lastContact time.Time // of etcd's last answer
 	opFailed    bool      // the last request to etcd failed
 	published   int       // the demand in our member record
-	share       int       // fairShares' answer for this member
+	share       int       // fairshare.Divide's answer for this member
 	view        view      // etcd's budget as the watch last showed it
 	localRev    int64     // revision of our own last slot write
 	owned       map[int]*ownedSlot
@@ -108,24 +110,23 @@ func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, e
 	}
 	host := hostName()
 	b := &Budget{
-		client:     client,
-		opts:       opts,
-		keys:       newKeys(opts.Prefix, opts.Name),
-		id:         memberID(host),
-		host:       host,
-		pid:        os.Getpid(),
-		log:        opts.Logger.With("budget", opts.Name),
-		kick:       make(chan struct{}, 1),
-		shareKick:  make(chan struct{}, 1),
-		lastPushed: -1,
-		owned:      map[int]*ownedSlot{},
-		pending:    map[int]bool{},
-		permits:    map[*permit]struct{}{},
-		slotUsers:  map[int]int{},
-		avoid:      map[int]time.Time{},
-		suspect:    map[int]bool{},
-		changed:    make(chan struct{}),
-		share:      opts.Min,
+		client:    client,
+		opts:      opts,
+		keys:      newKeys(opts.Prefix, opts.Name),
+		id:        memberID(host),
+		host:      host,
+		pid:       os.Getpid(),
+		log:       opts.Logger.With("budget", opts.Name),
+		kick:      make(chan struct{}, 1),
+		shareKick: make(chan struct{}, 1),
+		owned:     map[int]*ownedSlot{},
+		pending:   map[int]bool{},
+		permits:   map[*permit]struct{}{},
+		slotUsers: map[int]int{},
+		avoid:     map[int]time.Time{},
+		suspect:   map[int]bool{},
+		changed:   make(chan struct{}),
+		share:     opts.Min,
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 
@@ -151,37 +152,6 @@ func memberID(host string) string {
 	var r [4]byte
 	_, _ = rand.Read(r[:])
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(r[:]))
-}
-
-// Join makes m the pool this budget serves and calls m.SetShare with its
-// starting share before it returns. The returned leave gives every slot
-// back and removes the member from the budget, so the others' shares grow;
-// the pool calls it once its connections are closed. A Budget serves one
-// pool, once: a second Join returns ErrJoined (New and shoalpgx's
-// NewWithConfig then return it), and so does a Join after the pool left.
-func (b *Budget) Join(m shoal.BudgetMember) (leave func(), err error) {
-	b.mu.Lock()
-	if b.member != nil || b.left {
-		b.mu.Unlock()
-		return nil, fmt.Errorf("%w: %q serves a pool already; give each pool a Budget of its own (Budgets made with the same Name share one limit)", ErrJoined, b.opts.Name)
-	}
-	b.member = m
-	b.mu.Unlock()
-	b.pushShare()
-	var once sync.Once
-	return func() { once.Do(b.leave) }, nil
-}
-
-// leave is Join's leave: demand and share drop to zero, idle slots are
-// deleted, and the run loop deletes the member record.
-func (b *Budget) leave() {
-	b.mu.Lock()
-	b.left = true
-	b.member = nil
-	b.trimLocked()
-	b.broadcastLocked()
-	b.mu.Unlock()
-	b.wake()
 }
 
 // Close stops the budget and revokes its lease, which deletes its member
@@ -247,7 +217,7 @@ func (b *Budget) Members() int {
 
 // Status is one member's view of its budget, for metrics.
 type Status struct {
-	Share   int  // connections the pool may hold now (what SetShare was told)
+	Share   int  // connections this member's pools may hold now, between them
 	Fair    int  // this member's max-min share of the budget
 	Demand  int  // the smoothed demand this member publishes
 	Held    int  // slots owned, lent or idle, plus permits not yet backed by a slot
@@ -255,14 +225,24 @@ type Status struct {
 	Members int  // members seen, as Members returns
 	Joined  bool // joined etcd at least once
 	Online  bool // etcd answers now
+	// Pools is each pool's part of Share, in the order they joined.
+	Pools []PoolStatus
 }
 
-// Status returns this member's view of the budget now.
+// Status returns this member's view of the budget now. It only reads:
+// each pool's Share is what SetShare was told last, not a division made
+// for the asking (dividing moves the pools' grace timers and rotation, so
+// a metrics scrape would change the division it reports).
 func (b *Budget) Status() Status {
 	n := b.Members()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	pools := make([]PoolStatus, len(b.pools))
+	for i, s := range b.pools {
+		pools[i] = PoolStatus{Name: s.name, Min: s.part.Min, Demand: s.part.Demand, Share: max(s.pushed, 0), Held: s.held}
+	}
 	return Status{
+		Pools:   pools,
 		Share:   b.poolShareLocked(),
 		Fair:    b.share,
 		Demand:  b.published,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/fairshare"
 )
 
 // A member's minimum is its share even while it is idle, and counts
@@ -148,18 +150,46 @@ func TestMinimumsExceedSize(t *testing.T) {
 	}
 }
 
-// Bad options are refused with the field named.
+// Bad options are refused with the field named, as a shoal.ConfigError.
 func TestOptionsErrors(t *testing.T) {
-	for _, o := range []Options{
-		{Size: 1},
-		{Name: "a/b", Size: 1},
-		{Name: "x"},
-		{Name: "x", Size: 2, Min: 3},
-		{Name: "x", Size: 2, TTL: time.Second},
+	for _, c := range []struct {
+		o     Options
+		field string
+	}{
+		{Options{Size: 1}, "Name"},
+		{Options{Name: "a/b", Size: 1}, "Name"},
+		{Options{Name: "x"}, "Size"},
+		{Options{Name: "x", Size: -1}, "Size"},
+		{Options{Name: "x", Size: 2, Min: 3}, "Min"},
+		{Options{Name: "x", Size: 2, TTL: time.Second}, "TTL"},
+		{Options{Name: "x", Size: 2, TTL: -time.Second}, "TTL"},
 	} {
-		if _, err := o.withDefaults(); err == nil || !strings.Contains(err.Error(), "Options.") {
-			t.Errorf("%+v: %v; want an error naming the field", o, err)
+		_, err := c.o.withDefaults()
+		var ce *shoal.ConfigError
+		if !errors.As(err, &ce) || ce.Struct != "shoaletcd.Options" || ce.Field != c.field ||
+			!strings.HasPrefix(err.Error(), "shoaletcd: Options."+c.field+" ") {
+			t.Errorf("%+v: %v; want a ConfigError naming Options.%s", c.o, err, c.field)
 		}
+	}
+}
+
+// Zero is the default; a negative Min or IdleTime is none.
+func TestOptionsZeroIsTheDefaultNegativeIsNone(t *testing.T) {
+	o, err := Options{Name: "x", Size: 2}.withDefaults()
+	if err != nil || o.TTL != 5*time.Second || o.IdleTime != 2*time.Second || o.Min != 0 ||
+		o.Prefix != DefaultPrefix || o.Logger != slog.Default() {
+		t.Errorf("defaults: %+v, %v", o, err)
+	}
+	o, err = Options{Name: "x", Size: 2, Min: -1, IdleTime: -1}.withDefaults()
+	if err != nil || o.Min != 0 || o.IdleTime != 0 {
+		t.Errorf("Min -1, IdleTime -1: %+v, %v; want both 0 (none)", o, err)
+	}
+	// IdleTime none: the published demand follows a fall at once.
+	s := fairshare.Smoother{Window: o.IdleTime}
+	now := time.Now()
+	s.Add(now, 8)
+	if got := s.Add(now.Add(time.Millisecond), 2); got != 2 {
+		t.Errorf("with no IdleTime a fall from 8 to 2 publishes %d, want 2", got)
 	}
 }
 
@@ -217,34 +247,4 @@ func TestFenceKey(t *testing.T) {
 	if a != b || a == c {
 		t.Fatalf("fence keys %d %d %d", a, b, c)
 	}
-}
-
-// A Budget serves one pool: a second pool given the same Budget is refused
-// with an error that says what to do, never a panic, and the first pool
-// keeps its place.
-func TestSecondPoolOnABudgetIsRefused(t *testing.T) {
-	addr := etcdAddr(t)
-	prefix := testPrefix(t, newClient(t, addr))
-	b := newBudget(t, addr, Options{Name: "db", Size: 4, Prefix: prefix})
-	dial := func(context.Context) (int, error) { return 1, nil }
-	first, err := shoal.New(shoal.Config[int]{MaxConns: 2, Dial: dial, Budget: b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close(context.Background())
-	_, err = shoal.New(shoal.Config[int]{MaxConns: 2, Dial: dial, Budget: b})
-	var ce *shoal.ConfigError
-	if !errors.Is(err, ErrJoined) || !errors.As(err, &ce) || ce.Field != "Budget" {
-		t.Fatalf("second pool: %v, want a ConfigError naming Budget and wrapping ErrJoined", err)
-	}
-	if !strings.Contains(err.Error(), `"db" serves a pool already`) {
-		t.Fatalf("error %q does not say which budget", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	l, err := first.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("the first pool after the refusal: %v", err)
-	}
-	l.Release()
 }

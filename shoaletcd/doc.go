@@ -40,6 +40,24 @@
 // internal/clustertest measured 1.9s to 3.25s with a 3s TTL); Close revokes
 // the lease and frees it at once.
 //
+// # Several pools in one process
+//
+// One Budget serves any number of the process's pools (a pool per
+// database of a server, the read pool beside the write pool): give each
+// the same Budget as its Config.Budget. In etcd the process is one member,
+// whose demand is the sum of its pools' demands and whose minimum is
+// Options.Min; in the process its pools divide the member's share among
+// themselves as the pools of a shoal.LocalBudget divide its size, through
+// the same code: each pool's MinConns first, the rest max-min fair by
+// demand, a pool's part shrinking only after its demand has stayed low for
+// IdleTime. Give Options.Min at least the sum of the pools' MinConns, or
+// the minimums are granted in the order the pools joined while the
+// member's share lasts. When the last pool leaves (is closed) the member
+// leaves the budget and gives every slot back; the next pool to join
+// makes it rejoin. A process may instead make a Budget per pool, with the
+// same Name and Size: each pool is then a member of its own, with a Min
+// of its own, and shows in `shoal budget` as one.
+//
 // # When etcd is away
 //
 // At boot: New does not fail when etcd does not answer (a service must

@@ -56,3 +56,33 @@ func Example() {
 	log.Printf("this instance may hold %d of the budget's connections (demand %d, %d instances)",
 		s.Share, s.Demand, s.BudgetMembers)
 }
+
+// The pools of one process share one Budget: in etcd the process is one
+// member, and its pools divide the member's share between them by demand,
+// each one's MinConns first. Status shows each pool's part.
+func Example_poolsOfAProcess() {
+	ctx := context.Background()
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:2379"}, DialTimeout: 2 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer etcd.Close()
+	budget, err := shoaletcd.New(ctx, etcd, shoaletcd.Options{Name: "pg-main", Size: 90, Min: 4})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer budget.Close()
+
+	var dialer net.Dialer
+	dial := func(ctx context.Context) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", "127.0.0.1:5432") }
+	for _, name := range []string{"orders", "billing"} {
+		pool, err := shoal.New(shoal.Config[net.Conn]{Name: name, Dial: dial, MaxConns: 32, MinConns: 2, Budget: budget})
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer pool.Close(ctx)
+	}
+	for _, p := range budget.Status().Pools {
+		log.Printf("%s: %d of this member's %d (demand %d, min %d)", p.Name, p.Share, budget.Status().Share, p.Demand, p.Min)
+	}
+}

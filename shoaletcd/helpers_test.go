@@ -121,6 +121,9 @@ type fakePool struct {
 	share  atomic.Int64
 	shares atomic.Int64 // SetShare calls
 	drops  atomic.Int64 // permits released while running
+	// revokes counts the drops the budget asked for (OnRevoke), apart
+	// from those of a share below what the pool held.
+	revokes atomic.Int64
 
 	mu      sync.Mutex
 	held    []shoal.BudgetPermit
@@ -169,6 +172,7 @@ func (f *fakePool) run(ctx context.Context) {
 				drop = p
 				f.held = append(f.held[:i], f.held[i+1:]...)
 				delete(f.revoked, p)
+				f.revokes.Add(1)
 				break
 			}
 		}

@@ -161,8 +161,11 @@ func TestUnreachableAtStart(t *testing.T) {
 		st := b.Status()
 		return st.Joined && st.Online && f.holding() == 5 && st.Members == 2, fmt.Sprintf("%+v, holds %d", st, f.holding())
 	})
-	if d := f.drops.Load(); d != int64(collisions) {
-		t.Fatalf("%d permits given up on joining, want %d (the boot permits whose numbers the other held)", d, collisions)
+	// The boot permits whose numbers the other held are revoked; a
+	// share that dips below what the pool holds while the division
+	// settles may close others, which is not what this test is about.
+	if r := f.revokes.Load(); r != int64(collisions) {
+		t.Fatalf("%d permits revoked on joining, want %d (the boot permits whose numbers the other held); %d dropped in all", r, collisions, f.drops.Load())
 	}
 	// Each boot permit kept got the key of its own number.
 	v, err := Read(context.Background(), admin, "db", prefix)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/shoalpool/shoal"
 )
 
 // DefaultPrefix is where budgets live in etcd unless Options.Prefix says
@@ -23,18 +25,21 @@ type Options struct {
 	// > 0. The first member writes it to etcd, and New fails for a member
 	// whose Size differs while others are alive.
 	Size int
-	// Min is this member's minimum share, >= 0. It is granted first, even
-	// when the member is idle, and it is what the member runs on while etcd
-	// is unreachable at start. The minimums of all members must fit in Size.
+	// Min is this member's minimum share; 0 (the default) or negative: none.
+	// It is granted first, even when the member is idle, and it is what the
+	// member runs on while etcd is unreachable at start. The minimums of
+	// all members must fit in Size.
 	Min int
 	// TTL is the etcd lease behind every key this member writes; default 5s,
-	// at least 2s (etcd counts leases in whole seconds). A member killed
+	// at least 2s (etcd counts leases in whole seconds); a negative value
+	// is an error. A member killed
 	// without closing frees its share within TTL, plus up to the half
 	// second etcd takes to notice an expired lease.
 	TTL time.Duration
 	// IdleTime is how long demand must stay below a level before the share
 	// above it is given back; default 2s. It keeps shares from following
-	// every short dip in demand.
+	// every short dip in demand. A negative value means no wait: the share
+	// follows demand down at once.
 	IdleTime time.Duration
 	// Prefix is the key prefix of all budgets; default DefaultPrefix. It
 	// should end in "/".
@@ -43,7 +48,8 @@ type Options struct {
 	// e.g. a deployment or pod name; optional.
 	Label string
 	// Logger receives what the budget reports (etcd lost and found again,
-	// slots re-taken); default slog.Default().
+	// slots re-taken); nil means slog.Default(), as everywhere in shoal:
+	// slog.New(slog.DiscardHandler) silences it.
 	Logger *slog.Logger
 }
 
@@ -53,39 +59,43 @@ var (
 	ErrSizeMismatch = errors.New("shoaletcd: budget size differs")
 	// ErrMinimums: the members' minimums, this one's included, exceed Size.
 	ErrMinimums = errors.New("shoaletcd: sum of minimums exceeds the budget size")
-	// ErrJoined: Join on a Budget that serves a pool already (or did).
-	// Each pool needs a Budget of its own; Budgets made with the same
-	// Name share one limit.
-	ErrJoined = errors.New("shoaletcd: budget joined twice")
+	// ErrJoined: Join of a pool that has joined the Budget already.
+	ErrJoined = errors.New("shoaletcd: pool joined twice")
 	// ErrClosed: Acquire on a closed budget.
 	ErrClosed = errors.New("shoaletcd: budget closed")
 )
 
-// withDefaults checks o and fills in the defaults, naming the wrong field.
+// withDefaults checks o and fills in the defaults. Its errors are
+// *shoal.ConfigError naming the field, as every part of shoal reports a
+// setting that cannot work. Zero means the default; a negative Min or
+// IdleTime means none, and a negative TTL, which has no "none", is an error.
 func (o Options) withDefaults() (Options, error) {
-	if o.Name == "" {
-		return o, errors.New("shoaletcd: Options.Name is required")
+	bad := func(field, reason string) error {
+		return &shoal.ConfigError{Struct: "shoaletcd.Options", Field: field, Reason: reason}
 	}
-	if strings.Contains(o.Name, "/") {
-		return o, fmt.Errorf("shoaletcd: Options.Name %q contains '/'", o.Name)
+	switch {
+	case o.Name == "":
+		return o, bad("Name", "is required: it names the budget every member shares")
+	case strings.Contains(o.Name, "/"):
+		return o, bad("Name", fmt.Sprintf("must not contain '/', got %q", o.Name))
+	case o.Size <= 0:
+		return o, bad("Size", fmt.Sprintf("is required and must be > 0, got %d", o.Size))
+	case o.Min > o.Size:
+		return o, bad("Min", fmt.Sprintf("must be <= Size (%d), got %d", o.Size, o.Min))
+	case o.TTL < 0:
+		return o, bad("TTL", fmt.Sprintf("must be >= 0 (0 means %s), got %s", defaultTTL, o.TTL))
+	case o.TTL > 0 && o.TTL < minTTL:
+		return o, bad("TTL", fmt.Sprintf("must be at least %s (etcd counts leases in whole seconds), got %s", minTTL, o.TTL))
 	}
-	if o.Size <= 0 {
-		return o, fmt.Errorf("shoaletcd: Options.Size is %d; it must be > 0", o.Size)
-	}
-	if o.Min < 0 || o.Min > o.Size {
-		return o, fmt.Errorf("shoaletcd: Options.Min is %d; it must be in [0, Size=%d]", o.Min, o.Size)
-	}
+	o.Min = max(o.Min, 0)
 	if o.TTL == 0 {
-		o.TTL = 5 * time.Second
+		o.TTL = defaultTTL
 	}
-	if o.TTL < 2*time.Second {
-		return o, fmt.Errorf("shoaletcd: Options.TTL is %v; it must be at least 2s", o.TTL)
-	}
-	if o.IdleTime == 0 {
-		o.IdleTime = 2 * time.Second
-	}
-	if o.IdleTime < 0 {
-		return o, fmt.Errorf("shoaletcd: Options.IdleTime is %v; it must be >= 0", o.IdleTime)
+	switch {
+	case o.IdleTime == 0:
+		o.IdleTime = defaultIdleTime
+	case o.IdleTime < 0:
+		o.IdleTime = 0 // shares follow demand down at once
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
@@ -95,6 +105,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	return o, nil
 }
+
+// Defaults and bounds of Options.
+const (
+	defaultTTL      = 5 * time.Second
+	minTTL          = 2 * time.Second
+	defaultIdleTime = 2 * time.Second
+)
 
 // opTimeout bounds one etcd request, so that an unreachable etcd is noticed
 // well within a lease and no caller waits on it for long.

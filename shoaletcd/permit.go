@@ -2,6 +2,7 @@ package shoaletcd
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -14,6 +15,7 @@ import (
 // joined, or lost with a lease).
 type permit struct {
 	b        *Budget
+	seat     *seat // the pool it was granted to
 	slot     int
 	cover    int // guarded by b.mu
 	fenced   bool
@@ -60,6 +62,7 @@ func (p *permit) Release() {
 	}
 	p.released = true
 	delete(b.permits, p)
+	p.seat.held--
 	if !p.fenced {
 		// Its connection held the slot (or never got as far as the
 		// server): no one else's is known to be there.
@@ -82,13 +85,14 @@ func (p *permit) Release() {
 	b.wake()
 }
 
-// grantLocked hands out a permit with slot number slot, backed by key
-// cover (or none, -1).
-func (b *Budget) grantLocked(slot, cover int) *permit {
+// grantLocked hands out a permit to pool s with slot number slot, backed
+// by key cover (or none, -1).
+func (b *Budget) grantLocked(s *seat, slot, cover int) *permit {
 	// Before joining, the member cannot know who holds a number: every
 	// local permit is suspect.
-	p := &permit{b: b, slot: slot, cover: cover, suspect: b.suspect[slot] || cover < 0}
+	p := &permit{b: b, seat: s, slot: slot, cover: cover, suspect: b.suspect[slot] || cover < 0}
 	b.permits[p] = struct{}{}
+	s.held++
 	b.slotUsers[slot]++
 	if cover >= 0 {
 		b.owned[cover].permit = p
@@ -96,8 +100,10 @@ func (b *Budget) grantLocked(slot, cover int) *permit {
 	return p
 }
 
-// Acquire returns a permit to open one connection, waiting until this
-// member may hold one more and a slot is free, or ctx ends. In order, it
+// Acquire returns a permit to open one connection for the pool ctx names
+// (shoal.BudgetMemberFromContext; without one, the one pool joined),
+// waiting until that pool may hold one more, the member may too, and a
+// slot is free, or until ctx ends or the pool leaves. In order, it
 // lends a slot key the member already owns (no request to etcd), creates a
 // free one (one transaction), or, before the member has joined etcd,
 // grants one locally within Min. It never creates a key while etcd does
@@ -115,22 +121,28 @@ func (b *Budget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 			b.mu.Unlock()
 			return nil, err
 		}
+		s := b.seatLocked(ctx)
+		if s == nil || s.left {
+			b.mu.Unlock()
+			return nil, fmt.Errorf("shoaletcd: budget %q: Acquire for no pool of this Budget (pools call it with their own context; %d joined)", b.opts.Name, len(b.pools))
+		}
 		now := time.Now()
-		if len(b.permits) < b.poolShareLocked() {
+		b.partsLocked()
+		if len(b.permits) < b.poolShareLocked() && s.held < s.part.Share {
 			if k, ok := b.idleKeyLocked(); ok && b.slotUsers[k] == 0 {
-				p := b.grantLocked(k, k)
+				p := b.grantLocked(s, k, k)
 				b.mu.Unlock()
 				return p, nil
 			}
 			if !b.joined {
 				if k, ok := b.localSlotLocked(); ok {
-					p := b.grantLocked(k, -1)
+					p := b.grantLocked(s, k, -1)
 					b.mu.Unlock()
 					return p, nil
 				}
 			} else if b.onlineLocked(now) && b.coveredLocked()+len(b.pending) < b.share {
 				if k, ok := b.freeSlotLocked(-1, tried); ok {
-					p, retry, err := b.createAndGrantLocked(ctx, k)
+					p, retry, err := b.createAndGrantLocked(ctx, s, k)
 					if p != nil || err != nil {
 						return p, err
 					}
@@ -159,7 +171,7 @@ func (b *Budget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 // called with mu held and returns with it released. With no permit and no
 // error, retry says whether to try another key at once (k was taken) or
 // to wait (etcd did not answer).
-func (b *Budget) createAndGrantLocked(ctx context.Context, k int) (p *permit, retry bool, err error) {
+func (b *Budget) createAndGrantLocked(ctx context.Context, s *seat, k int) (p *permit, retry bool, err error) {
 	b.pending[k] = true
 	lease := b.lease
 	b.mu.Unlock()
@@ -173,7 +185,7 @@ func (b *Budget) createAndGrantLocked(ctx context.Context, k int) (p *permit, re
 		if b.closed {
 			return nil, false, ErrClosed
 		}
-		return b.grantLocked(k, k), false, nil
+		return b.grantLocked(s, k, k), false, nil
 	}
 	b.reconcileLocked()
 	if ctx.Err() != nil {

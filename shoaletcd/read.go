@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/shoalpool/shoal/internal/fairshare"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -47,7 +48,7 @@ func Read(ctx context.Context, client *clientv3.Client, name, prefix string) (Vi
 	v.reset(k, r.Kvs, r.Header.Revision)
 	out := View{Name: name, Prefix: prefix, Size: v.size, FenceKey: fenceKey(prefix, name), Revision: r.Header.Revision}
 	cs := v.claims("", memberRecord{}, false)
-	shares := fairShares(v.size, cs)
+	shares := fairshare.Divide(v.size, cs)
 	byID := map[string]int{}
 	for i, c := range cs {
 		rec := v.members[c.ID]

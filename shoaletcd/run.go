@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/fairshare"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -24,7 +25,7 @@ const (
 func (b *Budget) run(s *session) {
 	defer b.wg.Done()
 	backoff := 250 * time.Millisecond
-	var smooth = smoother{window: b.opts.IdleTime}
+	var smooth = fairshare.Smoother{Window: b.opts.IdleTime}
 	var lastErr string
 	for b.ctx.Err() == nil {
 		if s == nil {
@@ -66,7 +67,7 @@ func (b *Budget) run(s *session) {
 // serve keeps session s: its lease alive, the view current through a
 // watch, the member record current, the share recomputed. It returns when
 // the lease is lost or the budget closed.
-func (b *Budget) serve(s *session, smooth *smoother) {
+func (b *Budget) serve(s *session, smooth *fairshare.Smoother) {
 	kctx, kcancel := context.WithCancel(b.ctx)
 	defer kcancel()
 	ka, err := b.client.KeepAlive(kctx, s.lease)
@@ -223,9 +224,9 @@ func (b *Budget) lost(err error) {
 // publish samples the pool's demand and rewrites the member record when
 // the smoothed demand changed, at most every publishEvery. After leave it
 // deletes the record instead, once.
-func (b *Budget) publish(lease clientv3.LeaseID, smooth *smoother, now, last time.Time, gone bool) (time.Time, bool) {
+func (b *Budget) publish(lease clientv3.LeaseID, smooth *fairshare.Smoother, now, last time.Time, gone bool) (time.Time, bool) {
 	b.mu.Lock()
-	m, left, published := b.member, b.left, b.published
+	pools, left, published := append([]*seat(nil), b.pools...), b.left, b.published
 	b.mu.Unlock()
 	if left {
 		if gone {
@@ -237,11 +238,7 @@ func (b *Budget) publish(lease clientv3.LeaseID, smooth *smoother, now, last tim
 		b.noteResult(b.ctx, err)
 		return now, err == nil
 	}
-	d := 0
-	if m != nil {
-		d = min(max(m.Demand(), 0), b.opts.Size)
-	}
-	d = smooth.add(now, d)
+	d := smooth.Add(now, min(fairshare.Sum(b.demandOf(pools)), b.opts.Size))
 	if d == published || now.Sub(last) < publishEvery {
 		return last, false
 	}

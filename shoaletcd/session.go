@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
+	"github.com/shoalpool/shoal/internal/fairshare"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -21,7 +23,7 @@ type session struct {
 // re-takes, under the new lease, the slot keys of the permits it has out
 // (moving them from the old lease, or creating them again if they were
 // lost and are free). rejoin skips the check of the minimums: a member
-// that was in the budget before keeps its place, and fairShares copes.
+// that was in the budget before keeps its place, and fairshare.Divide copes.
 func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
 	name := b.opts.Name
 	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
@@ -121,11 +123,8 @@ func (b *Budget) ensureSize(ctx context.Context) error {
 // fails if a member record was created since the minimums were summed, so
 // two members joining at once cannot both squeeze in over the size.
 func (b *Budget) register(ctx context.Context, lease clientv3.LeaseID, rejoin bool) error {
-	b.mu.Lock()
-	m := b.member
-	b.mu.Unlock()
-	if m != nil {
-		d := min(max(m.Demand(), 0), b.opts.Size)
+	if pools := b.poolsNow(); len(pools) > 0 {
+		d := min(fairshare.Sum(b.demandOf(pools)), b.opts.Size)
 		b.mu.Lock()
 		b.published = d
 		b.mu.Unlock()
@@ -202,6 +201,15 @@ func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 	}
 
 	b.mu.Lock()
+	// Until the member counts as joined, a connection that closes is
+	// replaced by a local permit; it must not take a number another
+	// member holds, or it would be revoked as soon as it is covered.
+	now := time.Now()
+	for k, id := range taken {
+		if id != b.id {
+			b.avoid[k] = now.Add(b.avoidFor())
+		}
+	}
 	var lent []int
 	for k, o := range b.owned {
 		if o.permit == nil {

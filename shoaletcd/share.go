@@ -1,6 +1,10 @@
 package shoaletcd
 
-import "time"
+import (
+	"time"
+
+	"github.com/shoalpool/shoal"
+)
 
 // staleAfter is how long without an answer from etcd before the member
 // counts it as unreachable: a keep-alive is due every TTL/3, so two missed
@@ -97,32 +101,49 @@ func (b *Budget) poolShareLocked() int {
 	}
 }
 
-// pushShare tells the pool its share if it changed. SetShare runs without
-// mu, under shareMu, so calls reach the pool in the order computed.
+// pushShare tells each pool its part of the member's share if it changed.
+// SetShare runs without mu, under shareMu, so calls reach each pool in the
+// order computed.
 func (b *Budget) pushShare() {
 	b.shareMu.Lock()
 	defer b.shareMu.Unlock()
+	type push struct {
+		m     shoal.BudgetMember
+		share int
+	}
+	var todo []push
 	b.mu.Lock()
-	m, v := b.member, b.poolShareLocked()
+	b.partsLocked()
+	for _, s := range b.pools {
+		if s.part.Share != s.pushed {
+			s.pushed = s.part.Share
+			todo = append(todo, push{s.m, s.part.Share})
+		}
+	}
 	b.mu.Unlock()
-	if m != nil && v != b.lastPushed {
-		b.lastPushed = v
-		m.SetShare(v)
+	for _, p := range todo {
+		p.m.SetShare(p.share)
 	}
 }
 
-// pushShares is the goroutine that pushes shares when woken, so that a
-// Release (called by the pool, perhaps under its locks) never calls back
-// into the pool itself.
+// pushShares is the goroutine that samples the pools' demand and pushes
+// their shares every tick and when woken, so that a Release (called by a
+// pool, perhaps under its locks) never calls back into a pool itself. It
+// runs whether etcd answers or not: the member's pools keep sharing what
+// it holds.
 func (b *Budget) pushShares() {
 	defer b.wg.Done()
+	tick := time.NewTicker(tickEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-b.ctx.Done():
 			return
 		case <-b.shareKick:
-			b.pushShare()
+		case <-tick.C:
+			b.samplePools(time.Now())
 		}
+		b.pushShare()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/shoalpool/shoal/internal/fairshare"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
@@ -62,19 +63,19 @@ func (v *view) del(k keys, key string) {
 	}
 }
 
-// claims lists the members' claims for fairShares. self is included even
+// claims lists the members' claims for fairshare.Divide. self is included even
 // when the watch has not shown its record yet, so a new member counts
 // itself from the start.
-func (v *view) claims(selfID string, self memberRecord, haveSelf bool) []claim {
-	cs := make([]claim, 0, len(v.members)+1)
+func (v *view) claims(selfID string, self memberRecord, haveSelf bool) []fairshare.Claim {
+	cs := make([]fairshare.Claim, 0, len(v.members)+1)
 	for id, r := range v.members {
 		if id == selfID && haveSelf {
 			r = self
 		}
-		cs = append(cs, claim{ID: id, Min: r.Min, Demand: r.Demand})
+		cs = append(cs, fairshare.Claim{ID: id, Min: r.Min, Demand: r.Demand})
 	}
 	if _, ok := v.members[selfID]; !ok && haveSelf {
-		cs = append(cs, claim{ID: selfID, Min: self.Min, Demand: self.Demand})
+		cs = append(cs, fairshare.Claim{ID: selfID, Min: self.Min, Demand: self.Demand})
 	}
 	return cs
 }
@@ -84,7 +85,7 @@ func (v *view) claims(selfID string, self memberRecord, haveSelf bool) []claim {
 func (b *Budget) recomputeLocked() bool {
 	self := b.recordLocked()
 	cs := b.view.claims(b.id, self, b.session && !b.left)
-	shares := fairShares(b.opts.Size, cs)
+	shares := fairshare.Divide(b.opts.Size, cs)
 	share := 0
 	for i, c := range cs {
 		if c.ID == b.id {
