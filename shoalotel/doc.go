@@ -164,6 +164,11 @@
 //	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(tracers, shoalotel.DefaultWaitSpanThreshold))
 //	metrics, err := shoalotel.New(meters, shoalotel.WithWaitSpans(nil, 5*time.Millisecond))
 //
+// With wait spans on, the pool also keeps, for each lease, the frame of the
+// code that took it (PoolMetrics.Tracing), so that an acquire that times out
+// on a full pool, Pool.Holders and /debug/shoal name that code; that costs a
+// checkout a short walk of the stack, and without wait spans nothing.
+//
 // OpenTelemetry's conventions name the pool's metrics but no span for a
 // wait; shoal.pool.wait follows their attribute names and nothing else.
 //

@@ -2,6 +2,7 @@ package shoalotel_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/shoalpool/shoal/shoalotel"
@@ -10,6 +11,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The pools here fail dials and leak on purpose, and a pool with no
+	// Logger logs to slog.Default(): the tests' default says nothing.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
 	goleak.VerifyTestMain(m)
 }
 

@@ -118,5 +118,12 @@ func serverAttrs(addr string) []attribute.KeyValue {
 // reported; it does nothing once hosts was replaced, and calling it twice
 // does nothing. Unregister ends the per-host instruments too.
 func (p *PoolMetrics) AttachHosts(hosts func() []shoal.HostStat) (detach func()) {
+	if p.late != nil {
+		b, detach := p.late.AttachHosts(hosts)
+		if b == nil {
+			return detach // attached when a pool names the metrics
+		}
+		return b.AttachHosts(hosts)
+	}
 	return p.pool.AttachHosts(hosts)
 }

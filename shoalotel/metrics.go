@@ -191,13 +191,18 @@ var ErrDuplicatePool = errors.New("shoalotel: pool name already registered")
 //
 // name becomes the db.client.connection.pool.name attribute: choose it
 // yourself, or make it with OriginName, and never let it carry a password.
-// It must be non-empty, valid UTF-8 and not in use in these Metrics (the
-// error wraps ErrDuplicatePool); after PoolMetrics.Unregister the name is
-// free again.
+// It must be valid UTF-8 and not in use in these Metrics (the error wraps
+// ErrDuplicatePool); after PoolMetrics.Unregister the name is free again.
+// An empty name means the pool's own: the metrics take the name of the
+// pool that attaches them (shoal.Config.Name, or the one the pool made up;
+// see PoolMetrics.Attach), and record nothing until one does.
 //
 // The pool's counters start at zero at once, so that a backend computing
 // rates sees their first increase.
 func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
+	if name == "" {
+		return &PoolMetrics{metrics: m, late: new(poolmetrics.Deferred[PoolMetrics])}, nil
+	}
 	var p *PoolMetrics
 	_, err := m.pools.Register(name, func(pool *poolmetrics.Pool) error {
 		p = newPoolMetrics(m, pool)

@@ -19,6 +19,10 @@ type PoolMetrics struct {
 	metrics      *Metrics
 	pool         *poolmetrics.Pool // the name, its attached Stats and hosts
 	registration metric.Registration
+	// late, for metrics made without a name, holds the metrics bound to
+	// the name of the pool that attached them; every method forwards to
+	// them. nil for metrics made with a name.
+	late *poolmetrics.Deferred[PoolMetrics]
 
 	// Option slices built once, in Pool, around precomputed attribute
 	// sets: passing them to Record and Add builds no set, sorts nothing
@@ -59,8 +63,17 @@ func newPoolMetrics(m *Metrics, pool *poolmetrics.Pool) *PoolMetrics {
 	return p
 }
 
-// Name returns the pool's name, its db.client.connection.pool.name.
-func (p *PoolMetrics) Name() string { return p.pool.Name() }
+// Name returns the pool's name, its db.client.connection.pool.name; ""
+// for metrics made without a name until a pool attaches them.
+func (p *PoolMetrics) Name() string {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			return b.Name()
+		}
+		return ""
+	}
+	return p.pool.Name()
+}
 
 // Attach gives the metrics a pool's Stats method, called at
 // each collection for the observable instruments: connections idle and
@@ -82,7 +95,22 @@ func (p *PoolMetrics) Name() string { return p.pool.Name() }
 // metrics as Observer (each attaches itself): their values are summed, and their
 // counters and histograms add up already. Attach returns the function that
 // detaches stats again. Calling it twice does nothing.
+//
+// Metrics made without a name (Metrics.Pool("")) take the name of the
+// first pool that attaches them, its Stats.Name (shoal.Config.Name, or
+// the name the pool made up); when another pool of the Metrics has that
+// name already, the first free of name-2, name-3 and so on.
 func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
+	if p.late != nil {
+		b, err := p.late.Bind(stats, p.metrics.Pool, ErrDuplicatePool, func(b *PoolMetrics, hosts func() []shoal.HostStat) { b.AttachHosts(hosts) })
+		if err != nil {
+			otel.Handle(err) // the MeterProvider refused the callback
+		}
+		if b == nil {
+			return func() {}
+		}
+		return b.Attach(stats)
+	}
 	return p.pool.Attach(stats)
 }
 
@@ -100,6 +128,12 @@ func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 // otel.Handle, the global error handler, where OpenTelemetry sends the
 // errors it cannot return.
 func (p *PoolMetrics) Unregister() {
+	if p.late != nil {
+		if b := p.late.Remove(); b != nil {
+			b.Unregister()
+		}
+		return
+	}
 	p.pool.Unregister(nil)
 	if err := p.registration.Unregister(); err != nil {
 		otel.Handle(fmt.Errorf("shoalotel: unregistering pool %q: %w", p.pool.Name(), err))
@@ -135,11 +169,23 @@ func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
 
 // ObserveAcquire records wait in db.client.connection.wait_time.
 func (p *PoolMetrics) ObserveAcquire(wait time.Duration) {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			b.ObserveAcquire(wait)
+		}
+		return
+	}
 	p.metrics.waitTime.Record(context.Background(), wait.Seconds(), p.recordOpts...)
 }
 
 // ObserveRelease records held in db.client.connection.use_time.
 func (p *PoolMetrics) ObserveRelease(held time.Duration) {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			b.ObserveRelease(held)
+		}
+		return
+	}
 	p.metrics.useTime.Record(context.Background(), held.Seconds(), p.recordOpts...)
 }
 
@@ -147,6 +193,12 @@ func (p *PoolMetrics) ObserveRelease(held time.Duration) {
 // db.client.connection.create_time and counts a failed one in
 // shoal.pool.dial_errors.
 func (p *PoolMetrics) ObserveDial(took time.Duration, err error) {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			b.ObserveDial(took, err)
+		}
+		return
+	}
 	if err != nil {
 		p.metrics.dialErrors.Add(context.Background(), 1, p.addOpts...)
 		return
@@ -157,6 +209,12 @@ func (p *PoolMetrics) ObserveDial(took time.Duration, err error) {
 // ObserveClose counts a closed connection in shoal.pool.closes under its
 // reason.
 func (p *PoolMetrics) ObserveClose(reason shoal.Reason) {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			b.ObserveClose(reason)
+		}
+		return
+	}
 	if r := int(reason); r > 0 && r < len(p.closeOpts) && p.closeOpts[r] != nil {
 		p.metrics.closes.Add(context.Background(), 1, p.closeOpts[r]...)
 		return
@@ -170,6 +228,12 @@ func (p *PoolMetrics) ObserveClose(reason shoal.Reason) {
 // ObserveReject counts in shoal.pool.rejections an acquire refused by
 // MaxWaiters or dropped by load shedding.
 func (p *PoolMetrics) ObserveReject() {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			b.ObserveReject()
+		}
+		return
+	}
 	p.metrics.rejections.Add(context.Background(), 1, p.addOpts...)
 }
 
@@ -177,13 +241,25 @@ func (p *PoolMetrics) ObserveReject() {
 // context ended while it waited: a deadline or a cancellation, which the
 // pool does not tell apart. Its wait is not recorded in wait_time: it
 // obtained no connection.
-func (p *PoolMetrics) ObserveTimeout(time.Duration) {
+func (p *PoolMetrics) ObserveTimeout(waited time.Duration) {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			b.ObserveTimeout(waited)
+		}
+		return
+	}
 	p.metrics.timeouts.Add(context.Background(), 1, p.addOpts...)
 }
 
 // ObserveLeak counts a lease held past Config.LeakThreshold in
 // shoal.pool.leaks. The report's stack goes to the pool's Logger, not to
 // metrics.
-func (p *PoolMetrics) ObserveLeak(shoal.LeakReport) {
+func (p *PoolMetrics) ObserveLeak(r shoal.LeakReport) {
+	if p.late != nil {
+		if b := p.late.Load(); b != nil {
+			b.ObserveLeak(r)
+		}
+		return
+	}
 	p.metrics.leaks.Add(context.Background(), 1, p.addOpts...)
 }

@@ -39,6 +39,12 @@ func WithWaitSpans(provider trace.TracerProvider, threshold time.Duration) Optio
 	})
 }
 
+// Tracing reports whether wait spans are on (WithWaitSpans). The pool asks
+// it once, when it is made: only with spans on does it trace waits and
+// keep, for each lease, the frame of the code that took it (see
+// shoal.WaitTracer), which costs each checkout a walk of the stack.
+func (p *PoolMetrics) Tracing() bool { return p.metrics.tracer != nil }
+
 // TraceWait records a span, as a child of the caller's span, for an acquire
 // that waited at least the threshold (WithWaitSpans): from when it began
 // to wait to when it got a connection or gave up, with the pool's name and,

@@ -3,6 +3,7 @@ package shoalotel_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,13 @@ func TestWaitSpanUnderTheCallersSpan(t *testing.T) {
 	held, err := p.Acquire(ctx) // served at once: no span
 	if err != nil {
 		t.Fatal(err)
+	}
+	// With spans on, the pool names the code that took each lease.
+	if !obs.Tracing() {
+		t.Fatal("Tracing says false with wait spans on")
+	}
+	if h := p.Holders(); len(h) != 1 || !strings.HasSuffix(h[0].AcquiredBy, ".TestWaitSpanUnderTheCallersSpan") {
+		t.Fatalf("Holders = %+v with wait spans on, want the test named as the taker", h)
 	}
 	const hold = 30 * time.Millisecond
 	go func() {
@@ -155,6 +163,9 @@ func testWaitSpansOff(t *testing.T, optIn bool) {
 		tracer = tp.Tracer("test")
 	}
 	obs, _ := m.Pool("off")
+	if obs.Tracing() {
+		t.Fatal("Tracing says true with wait spans off")
+	}
 	p, err := shoal.New(shoal.Config[*conn]{Dial: dial, MaxConns: 1, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +173,10 @@ func testWaitSpansOff(t *testing.T, optIn bool) {
 	defer p.Close(context.Background())
 	ctx, parent := tracer.Start(context.Background(), "request")
 	held, _ := p.Acquire(ctx)
+	// Without spans the pool pays for no stack walk: no taker is kept.
+	if h := p.Holders(); len(h) != 1 || h[0].AcquiredBy != "" {
+		t.Fatalf("Holders = %+v with wait spans off, want one with no taker", h)
+	}
 	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	p.Acquire(short)
 	cancel()

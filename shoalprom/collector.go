@@ -153,13 +153,19 @@ var ErrDuplicatePool = errors.New("shoalprom: pool name already registered")
 // reported (see PoolMetrics.Attach).
 //
 // name becomes the pool_name label: choose it yourself, or make it with
-// OriginName, and never let it carry a password. It must be non-empty,
-// valid UTF-8 and not in use in this Collector (the error wraps
-// ErrDuplicatePool); after PoolMetrics.Unregister the name is free again.
+// OriginName, and never let it carry a password. It must be valid UTF-8
+// and not in use in this Collector (the error wraps ErrDuplicatePool);
+// after PoolMetrics.Unregister the name is free again. An empty name means
+// the pool's own: the metrics take the name of the pool that attaches
+// them (shoal.Config.Name, or the one the pool made up; see
+// PoolMetrics.Attach), and record nothing until one does.
 //
 // The counters of the new pool are reported at zero from the next scrape,
 // so that rate() sees their first increase.
 func (c *Collector) Pool(name string) (*PoolMetrics, error) {
+	if name == "" {
+		return &PoolMetrics{collector: c, late: new(poolmetrics.Deferred[PoolMetrics])}, nil
+	}
 	var m *PoolMetrics
 	_, err := c.pools.Register(name, func(p *poolmetrics.Pool) error {
 		m = c.bind(p)

@@ -99,5 +99,12 @@ func (d hostDescs) collect(ch chan<- prometheus.Metric, p *poolmetrics.Pool) {
 // reported; it does nothing once hosts was replaced, and calling it twice
 // does nothing. Unregister ends the per-host gauges too.
 func (m *PoolMetrics) AttachHosts(hosts func() []shoal.HostStat) (detach func()) {
+	if m.late != nil {
+		b, detach := m.late.AttachHosts(hosts)
+		if b == nil {
+			return detach // attached when a pool names the metrics
+		}
+		return b.AttachHosts(hosts)
+	}
 	return m.pool.AttachHosts(hosts)
 }

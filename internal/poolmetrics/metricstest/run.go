@@ -11,6 +11,7 @@ func Run(t *testing.T, b Backend) {
 		run  func(*testing.T, Backend)
 	}{
 		{"PoolNames", testPoolNames},
+		{"PoolsOwnName", testPoolsOwnName},
 		{"ReadsStatsOnlyWhenRead", testReadsStatsOnlyWhenRead},
 		{"SharedName", testSharedName},
 		{"Budget", testBudget},

@@ -1,0 +1,95 @@
+package poolmetrics
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shoalpool/shoal"
+)
+
+// Deferred is the state of a package's pool metrics made without a name
+// (shoalprom's Collector.Pool(""), shoalotel's Metrics.Pool("")): they are
+// named after the first pool that attaches them, by its Stats.Name, and
+// until then record nothing (a pool attaches its Observer in shoal.New,
+// before it can report anything). M is the package's PoolMetrics, bound
+// to the name as Pool(name) makes it. Its methods are safe for concurrent
+// use.
+type Deferred[M any] struct {
+	bound atomic.Pointer[M]
+
+	mu      sync.Mutex
+	hosts   func() []shoal.HostStat // attached before the name was known
+	removed bool                    // unregistered before it was bound
+}
+
+// Load returns the bound metrics, or nil before a pool attached them.
+func (d *Deferred[M]) Load() *M { return d.bound.Load() }
+
+// Bind names the metrics after stats().Name, once: the first free of
+// that name, name-2, name-3 and so on, so that two pools given the same
+// Name are both reported. newPool makes the metrics under a name and
+// fails with an error for which dup is true when the name is taken;
+// attachHosts gives them a hosts function attached before they were
+// named. Bind returns the bound metrics, or nil when they were
+// unregistered first or newPool failed otherwise (its error is returned).
+func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (*M, error), dup error,
+	attachHosts func(m *M, hosts func() []shoal.HostStat)) (*M, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m := d.bound.Load(); m != nil || d.removed {
+		return m, nil
+	}
+	base := stats().Name
+	if base == "" {
+		base = "pool" // a Stats function of another kind than a shoal pool's
+	}
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = base + "-" + strconv.Itoa(i)
+		}
+		m, err := newPool(name)
+		if errors.Is(err, dup) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if d.hosts != nil {
+			attachHosts(m, d.hosts)
+			d.hosts = nil
+		}
+		d.bound.Store(m)
+		return m, nil
+	}
+}
+
+// AttachHosts keeps hosts for the metrics to attach once they are named,
+// when they are not yet: bound is nil then, and detach forgets hosts.
+// Once named it returns the bound metrics, for the caller to attach hosts
+// to.
+func (d *Deferred[M]) AttachHosts(hosts func() []shoal.HostStat) (bound *M, detach func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m := d.bound.Load(); m != nil {
+		return m, nil
+	}
+	d.hosts = hosts
+	return nil, func() {
+		d.mu.Lock()
+		d.hosts = nil
+		d.mu.Unlock()
+	}
+}
+
+// Remove marks the metrics unregistered, so that no later pool names them,
+// and returns the bound ones (nil if none), for the caller to unregister.
+func (d *Deferred[M]) Remove() *M {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.removed = true
+	d.hosts = nil
+	return d.bound.Load()
+}
