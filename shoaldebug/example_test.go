@@ -76,3 +76,19 @@ func ExampleRegistry() {
 	}
 	// Output: orders-db: 1 open, 1 in use, watched by its Observer: true
 }
+
+// A budget shared by a group of pools, on the page with a line per pool.
+func ExampleRegisterBudget() {
+	budget, err := shoal.NewBudget(40, shoal.BudgetName("tenants"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	unregister := shoaldebug.RegisterBudget("tenants", budget.Stats)
+	defer unregister()
+	pool, _ := shoal.New(shoal.Config[*session]{Name: "acme", Dial: dialSession, MaxConns: 8, Budget: budget})
+	defer pool.Close(context.Background())
+	for _, b := range shoaldebug.Default.Snapshot().Budgets {
+		fmt.Println(b.Name, b.Stats.Size, len(b.Stats.Members))
+	}
+	// Output: tenants 40 1
+}

@@ -165,3 +165,44 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestBudgetListed: a registered budget is listed with a line per pool
+// that shares it, in the HTML and the JSON, and leaves once unregistered.
+func TestBudgetListed(t *testing.T) {
+	reg := shoaldebug.NewRegistry()
+	b, err := shoal.NewBudget(5, shoal.BudgetName("tenants"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unregister := reg.RegisterBudget("tenants", b.Stats)
+	for _, name := range []string{"acme", "postgres://app:s3cret@db/globex"} {
+		p, err := shoal.New(shoal.Config[int]{Name: name, Dial: func(context.Context) (int, error) { return 1, nil }, MaxConns: 2, MinConns: 1, Budget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+	}
+	srv := httptest.NewServer(reg.Handler())
+	defer srv.Close()
+	_, html := get(t, srv, "", "")
+	for _, want := range []string{`data-budget="tenants"`, `data-member="acme"`, `data-k="min">1<`, `data-k="size">5<`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q:\n%s", want, html)
+		}
+	}
+	if strings.Contains(html, "s3cret") {
+		t.Fatal("a pool's password reached the page through its budget")
+	}
+	_, js := get(t, srv, "?format=json", "")
+	var page shoaldebug.Page
+	if err := json.Unmarshal([]byte(js), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Budgets) != 1 || len(page.Budgets[0].Stats.Members) != 2 || page.Budgets[0].Stats.Size != 5 {
+		t.Fatalf("JSON budgets: %+v", page.Budgets)
+	}
+	unregister()
+	if got := reg.Snapshot().Budgets; len(got) != 0 {
+		t.Fatalf("after unregistering: %+v", got)
+	}
+}

@@ -2,6 +2,7 @@ package shoaldebug
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -22,6 +23,8 @@ type Observer struct {
 	name  string
 	reg   *Registry
 	waits histogram
+	// holders is the pool's Holders method (AttachHolders).
+	holders atomic.Pointer[func() []shoal.Holder]
 
 	mu      sync.Mutex
 	dialErr *DialError
@@ -44,7 +47,9 @@ type Leak struct {
 }
 
 // NewObserver returns an Observer that lists its pool on the default
-// registry's page under name.
+// registry's page under name; an empty name means the pool's own
+// (shoal.Config.Name, or the one the pool made up), so that
+// NewObserver("") is enough for a pool that has a Name.
 func NewObserver(name string) *Observer { return Default.NewObserver(name) }
 
 // NewObserver returns an Observer that lists its pool on r's page under

@@ -56,6 +56,8 @@ th { font-weight: normal; color: #666; font-size: .9em; }
 td { font-variant-numeric: tabular-nums; font-size: 1.1em; }
 .waits td { font-size: 1em; text-align: left; }
 .waits td.n { text-align: right; }
+.holders td, .holders th { text-align: left; font-size: 1em; }
+.holders td.n { text-align: right; }
 .bar { width: 20em; }
 .bar span { display: block; height: .9em; background: #4a7bb7; min-width: 2px; }
 .err { color: #a00; }
@@ -75,7 +77,16 @@ setInterval(async () => {
 </script>
 </body></html>
 {{define "pools"}}<p class="note">At <span id="at">{{clock .At}}</span>, refreshed every second. <a href="?format=json">JSON</a></p>
-{{if not .Pools}}<p>No pools registered.</p>{{end}}
+{{range .Budgets}}<section class="pool" data-budget="{{.Name}}">
+<h2>budget {{.Name}}</h2>
+<table class="gauges"><tr><th>size</th><th>permits out</th><th>pools</th></tr>
+<tr><td data-k="size">{{.Stats.Size}}</td><td data-k="inuse">{{.Stats.InUse}}</td><td data-k="pools">{{len .Stats.Members}}</td></tr></table>
+{{if .Stats.Members}}<table class="members">
+<tr><th>pool</th><th>min</th><th>demand</th><th>share</th><th>holds</th></tr>
+{{range .Stats.Members}}<tr data-member="{{.Name}}"><td>{{.Name}}</td><td data-k="min">{{.Min}}</td><td data-k="demand">{{.Demand}}</td><td data-k="share">{{.Share}}</td><td data-k="held">{{.Held}}</td></tr>
+{{end}}</table>{{end}}
+</section>
+{{end}}{{if not .Pools}}<p>No pools registered.</p>{{end}}
 {{range .Pools}}<section class="pool" data-pool="{{.Name}}">
 <h2>{{.Name}}</h2>
 <table class="gauges">
@@ -91,7 +102,11 @@ setInterval(async () => {
 <tr><th>acquire wait</th><th></th><th>acquires</th></tr>
 {{range .Waits}}<tr><td>{{.Label}}</td><td class="bar">{{if .Count}}<span style="width: {{pct .Count $max}}%"></span>{{end}}</td><td class="n" data-k="waitcount">{{.Count}}</td></tr>
 {{end}}</table>
-{{range .Leaks}}<details class="leak" open><summary><b>Leak</b>: held {{dur .Held}} by <code data-k="leakfunc">{{.Function}}</code>{{if .Reclaimed}}, reclaimed{{end}} (reported at {{clock .At}})</summary><pre data-k="leakstack">{{.Stack}}</pre></details>
+{{if .Holders}}<table class="holders" data-k="holders">
+<tr><th>lease held for</th><th>acquired by</th></tr>
+{{range .Holders}}<tr><td class="n" data-k="heldfor">{{dur .Held}}</td><td><code data-k="heldby">{{.AcquiredBy}}</code></td></tr>
+{{end}}</table>
+{{end}}{{range .Leaks}}<details class="leak" open><summary><b>Leak</b>: held {{dur .Held}} by <code data-k="leakfunc">{{.Function}}</code>{{if .Reclaimed}}, reclaimed{{end}} (reported at {{clock .At}})</summary><pre data-k="leakstack">{{.Stack}}</pre></details>
 {{end}}{{else}}<p class="note">Registered without a shoaldebug Observer: no wait histogram, dial error or leak stacks.</p>{{end}}
 </section>
 {{end}}{{end}}`

@@ -12,15 +12,16 @@ import (
 // through the package's functions; a Registry of its own serves a second
 // page, or keeps a test's pools apart.
 type Registry struct {
-	mu    sync.Mutex
-	next  uint64
-	pools map[uint64]*entry
+	mu      sync.Mutex
+	next    uint64
+	pools   map[uint64]*entry
+	budgets map[uint64]*budgetEntry // budgets.go
 }
 
 // entry is one registered pool.
 type entry struct {
 	seq   uint64 // registration order, which is the page's order
-	name  string // masked
+	name  string // masked; "" for the pool's own, read with its Stats
 	stats func() shoal.Stats
 	obs   *Observer // nil for a pool registered with Register
 }
@@ -30,11 +31,12 @@ var Default = NewRegistry()
 
 // NewRegistry returns an empty Registry.
 func NewRegistry() *Registry {
-	return &Registry{pools: map[uint64]*entry{}}
+	return &Registry{pools: map[uint64]*entry{}, budgets: map[uint64]*budgetEntry{}}
 }
 
 // Register lists a pool on the default registry's page under name, read
-// through stats (a pool's Stats method). Call the returned function to
+// through stats (a pool's Stats method); an empty name means the pool's
+// own (Stats.Name, from shoal.Config.Name). Call the returned function to
 // remove it, after the pool is closed say. Two pools may share a name;
 // both are listed.
 func Register(name string, stats func() shoal.Stats) (unregister func()) {
