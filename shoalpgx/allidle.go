@@ -8,7 +8,9 @@ import "context"
 // BeforeAcquire) runs on each under ctx, and a connection it refuses or
 // fails is closed, not returned; there is no ping and no AcquireTracer
 // event. Release each Conn as usual. Unlike pgxpool's, these count in the
-// statistics as acquires that did not wait.
+// statistics as acquires that did not wait. With Pipeline, only the whole
+// connections are taken: a shared one is never one caller's, though Stat
+// counts it idle while no statement is on it.
 func (p *Pool) AcquireAllIdle(ctx context.Context) []*Conn {
 	leases := p.core.AcquireAllIdle()
 	conns := make([]*Conn, 0, len(leases))

@@ -58,13 +58,13 @@ func TestAcquireAllIdleAppliesPrepareConn(t *testing.T) {
 	if pid := backendPID(t, all[0]); pid != kept {
 		t.Errorf("AcquireAllIdle returned backend %d, want %d", pid, kept)
 	}
-	pgtest.WaitFor(t, 10*time.Second, "the 2 connections PrepareConn refused or failed closed", func() bool { return p.Stats().Closed == 2 })
-	if s := p.Stats(); s.IdleConns != 0 || s.InUseConns != 2 {
+	pgtest.WaitFor(t, 10*time.Second, "the 2 connections PrepareConn refused or failed closed", func() bool { return p.Stat().Shoal().Closed == 2 })
+	if s := p.Stat().Shoal(); s.IdleConns != 0 || s.InUseConns != 2 {
 		t.Errorf("stats %+v: want nothing idle and 2 held", s)
 	}
 	all[0].Release()
 	held[3].Release()
-	if s := p.Stats(); s.IdleConns != 2 {
+	if s := p.Stat().Shoal(); s.IdleConns != 2 {
 		t.Errorf("stats %+v: want the 2 released connections idle", s)
 	}
 	if got := p.AcquireAllIdle(ctx); len(got) != 2 {

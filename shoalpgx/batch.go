@@ -14,6 +14,11 @@ import (
 // results' Tx method, commits or rolls back. A failed acquire shows as the
 // results' errors. See pgx.Conn.SendBatch.
 func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if p.pipe != nil {
+		if br, ok := p.pipeSendBatch(ctx, b); ok {
+			return br
+		}
+	}
 	pc, err := p.acquire(ctx)
 	if err != nil {
 		return pgx.FailedBatchResults(b, err)

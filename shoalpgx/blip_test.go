@@ -46,7 +46,7 @@ func TestOneRefusedDialFailsNoCallerWithTime(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if s := p.Stats(); s.DialErrors != 1 {
+	if s := p.Stat().Shoal(); s.DialErrors != 1 {
 		t.Fatalf("%d dial errors, want the one refused", s.DialErrors)
 	}
 }

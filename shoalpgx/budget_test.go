@@ -167,7 +167,7 @@ func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
 	if b.fenced.Load() == 0 {
 		t.Fatal("the budget was not told that its slot was refused")
 	}
-	if s := p.Stats(); s.TotalConns != 0 {
+	if s := p.Stat().Shoal(); s.TotalConns != 0 {
 		t.Fatalf("a refused connection stayed in the pool: %+v", s)
 	}
 	// Once the stale session lets go, the slot is usable.
@@ -222,9 +222,9 @@ func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
 		done <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for p.Stats().Waiting < 2 {
+	for p.Stat().Shoal().Waiting < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the dial never borrowed a connection: %+v", p.Stats())
+			t.Fatalf("the dial never borrowed a connection: %+v", p.Stat().Shoal())
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -358,7 +358,7 @@ func TestBudgetFenceDoesNotWaitForAPlainSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	second.Release()
-	if s := p.Stats(); s.WaitedAcquires > 2 || s.Acquires != 2 {
+	if s := p.Stat().Shoal(); s.WaitedAcquires > 2 || s.Acquires != 2 {
 		t.Fatalf("the dial borrowed a connection for a plain slot: %+v", s)
 	}
 }

@@ -41,7 +41,7 @@ func execReturns(t *testing.T, p *Pool, ctx context.Context, sql string) error {
 func waitClosed(t *testing.T, p *Pool) {
 	t.Helper()
 	for stop := time.Now().Add(hangLimit); ; {
-		s := p.Stats()
+		s := p.Stat().Shoal()
 		if s.TotalConns == 0 && s.Closing == 0 {
 			if s.Closed == 0 {
 				t.Errorf("the pool holds no connection and closed none: %+v", s)

@@ -140,7 +140,7 @@ func TestCancelFakeSilentServer(t *testing.T) {
 		}
 		time.Sleep(closeTimeout)
 		synctest.Wait()
-		if s := p.Stats(); s.Closing != 0 || s.TotalConns != 0 || s.Closed != 1 {
+		if s := p.Stat().Shoal(); s.Closing != 0 || s.TotalConns != 0 || s.Closed != 1 {
 			t.Fatalf("%+v, want the connection closed", s)
 		}
 	})

@@ -73,7 +73,7 @@ func abandonKeeps(t *testing.T, mutate func(*Config)) {
 		}
 	})
 	before := backendPIDs(t, p, conns)
-	dials := p.Stats().Dials
+	dials := p.Stat().Shoal().Dials
 	for i := range 10 {
 		ctx := pgtest.AbandonedCtx(t)
 		_, err := p.Exec(ctx, "SELECT pg_sleep(10)")
@@ -82,7 +82,7 @@ func abandonKeeps(t *testing.T, mutate func(*Config)) {
 			t.Fatalf("round %d", i)
 		}
 	}
-	if got := p.Stats().Dials; got != dials {
+	if got := p.Stat().Shoal().Dials; got != dials {
 		t.Errorf("%d dials after abandoned statements, want none", got-dials)
 	}
 	if after := backendPIDs(t, p, conns); !slices.Equal(before, after) {
@@ -103,7 +103,7 @@ func TestCancelNeverReachesTheNextStatement(t *testing.T) {
 		timeLimit = 20 * time.Second
 	)
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
-	dials := p.Stats().Dials
+	dials := p.Stat().Shoal().Dials
 	stop := time.Now().Add(timeLimit)
 	var canceled atomic.Int64 // abandoned statements the server cancelled
 	errs := make(chan error, workers)
@@ -117,7 +117,7 @@ func TestCancelNeverReachesTheNextStatement(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	t.Logf("%d abandoned statements cancelled at the server, %d dials", canceled.Load(), p.Stats().Dials-dials)
+	t.Logf("%d abandoned statements cancelled at the server, %d dials", canceled.Load(), p.Stat().Shoal().Dials-dials)
 	if canceled.Load() == 0 {
 		t.Error("no statement was cancelled mid-flight: the test did not exercise the race")
 	}
@@ -192,7 +192,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 	const slow = "SELECT pg_sleep(10)"
 	copySrc := func() pgx.CopyFromSource { return pgx.CopyFromRows([][]any{{1}}) }
 	table := pgx.Identifier{"slow_insert"}
-	dials := p.Stats().Dials
+	dials := p.Stat().Shoal().Dials
 
 	paths := []struct {
 		name string
@@ -294,7 +294,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
 	}
 
-	if got := p.Stats().Dials; got != dials {
+	if got := p.Stat().Shoal().Dials; got != dials {
 		t.Errorf("%d dials after abandoned statements, want none", got-dials)
 	}
 	if after := backendPIDs(t, p, 1); !slices.Equal(before, after) {
@@ -367,7 +367,7 @@ func abandonUnderLoad(t *testing.T, cancelTimeout time.Duration) {
 	if len(report.Samples) == 0 {
 		t.Fatal("no sample of pg_stat_activity")
 	}
-	t.Logf("%d samples, at most %d of the pool's connections at the server; %d dials", len(report.Samples), report.Max, p.Stats().Dials)
+	t.Logf("%d samples, at most %d of the pool's connections at the server; %d dials", len(report.Samples), report.Max, p.Stat().Shoal().Dials)
 	for _, s := range report.Over {
 		t.Errorf("%s: the server held %d of the pool's connections, MaxConns is %d", s.At.Format("15:04:05.000"), s.Count, maxConns)
 	}

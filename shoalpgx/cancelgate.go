@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -45,6 +46,27 @@ type cancelGate struct {
 	// statement.
 	busy atomic.Bool
 	tail [6]byte // the last bytes pgx read; pgx never reads from two goroutines at once
+
+	// waitHangUp is set for a pool whose closes wait for the server to end
+	// the backend (closeAndWait), and terminated once pgx wrote its
+	// Terminate (gateWriter): Close then waits for the server's hang-up
+	// too, so that a connection pgx closes itself (a caller's Close of the
+	// *pgx.Conn under an acquired Conn) frees its permit only once the
+	// server has.
+	waitHangUp bool
+	terminated atomic.Bool
+}
+
+// Close closes the socket; after pgx's Terminate, on a pool whose closes
+// wait for the server, it first reads until the server hangs up, which it
+// does as the backend exits (closeTimeout at most; see closeAndWait).
+func (g *cancelGate) Close() error {
+	if g.waitHangUp && g.terminated.Load() {
+		if g.Conn.SetDeadline(time.Now().Add(closeTimeout)) == nil {
+			_, _ = io.Copy(io.Discard, g.Conn)
+		}
+	}
+	return g.Conn.Close()
 }
 
 // Write writes b once no cancel request for an earlier statement is in
@@ -134,11 +156,29 @@ func findGate(nc net.Conn) *cancelGate {
 	return nil
 }
 
+// gateWriter is the writer pgx's protocol frontend writes to, above TLS,
+// for a pool whose closes wait for the server: it tells the gate when pgx
+// has written its Terminate, which pgx writes alone, just before it hangs
+// up.
+type gateWriter struct {
+	g *cancelGate
+	w io.Writer
+}
+
+func (gw *gateWriter) Write(b []byte) (int, error) {
+	n, err := gw.w.Write(b)
+	if n == len(b) && bytes.HasSuffix(b, terminate) {
+		gw.g.terminated.Store(true)
+	}
+	return n, err
+}
+
 // gateConnConfig sets cc up for the pool's dials: each connection's socket
 // goes under a cancelGate carrying the pool's CancelTimeout, and pgx's
-// frontend reads through a gateReader. The ConnConfig's own DialFunc and
-// BuildFrontend still do their work underneath.
-func gateConnConfig(cc *pgx.ConnConfig, timeout time.Duration) {
+// frontend reads through a gateReader (and writes through a gateWriter
+// when waitHangUp). The ConnConfig's own DialFunc and BuildFrontend still
+// do their work underneath.
+func gateConnConfig(cc *pgx.ConnConfig, timeout time.Duration, waitHangUp bool) {
 	dial, build := cc.DialFunc, cc.BuildFrontend
 	if dial == nil || build == nil {
 		return // pgconn cannot connect without them either
@@ -148,12 +188,15 @@ func gateConnConfig(cc *pgx.ConnConfig, timeout time.Duration) {
 		if err != nil {
 			return nil, err
 		}
-		return &cancelGate{Conn: nc, timeout: timeout}, nil
+		return &cancelGate{Conn: nc, timeout: timeout, waitHangUp: waitHangUp}, nil
 	}
 	cc.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
 		if nc, ok := w.(net.Conn); ok {
 			if g := findGate(nc); g != nil {
 				r = &gateReader{g: g, r: r}
+				if waitHangUp {
+					w = &gateWriter{g: g, w: w}
+				}
 			}
 		}
 		return build(r, w)

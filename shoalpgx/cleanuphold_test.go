@@ -32,17 +32,17 @@ func TestCleanupHoldFakeSilentServer(t *testing.T) {
 			t.Errorf("the statement returned after %s, want %s (its deadline and CancelTimeout)", took, want)
 		}
 		synctest.Wait()
-		if s := p.Stats(); s.Closing != 1 {
+		if s := p.Stat().Shoal(); s.Closing != 1 {
 			t.Fatalf("right after: %+v, want the connection closing, its place held", s)
 		}
 		time.Sleep(cleanupHold - time.Nanosecond)
 		synctest.Wait()
-		if s := p.Stats(); s.Closing != 1 {
+		if s := p.Stat().Shoal(); s.Closing != 1 {
 			t.Fatalf("just before cleanupHold: %+v, want its place still held", s)
 		}
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
-		if s := p.Stats(); s.Closing != 0 || s.TotalConns != 0 || s.Closed != 1 {
+		if s := p.Stat().Shoal(); s.Closing != 0 || s.TotalConns != 0 || s.Closed != 1 {
 			t.Fatalf("at cleanupHold: %+v, want the place freed", s)
 		}
 	})
@@ -62,12 +62,12 @@ func TestCleanupHoldFakeUntilCleanup(t *testing.T) {
 			t.Fatalf("got %v after %s, want an error matching context.DeadlineExceeded at the deadline", err, took)
 		}
 		synctest.Wait()
-		if s := p.Stats(); s.Closing != 1 {
+		if s := p.Stat().Shoal(); s.Closing != 1 {
 			t.Fatalf("right after: %+v, want the connection closing, its place held", s)
 		}
 		time.Sleep(20 * time.Millisecond)
 		synctest.Wait()
-		if s := p.Stats(); s.Closing != 0 || s.TotalConns != 0 || s.Closed != 1 {
+		if s := p.Stat().Shoal(); s.Closing != 0 || s.TotalConns != 0 || s.Closed != 1 {
 			t.Fatalf("once pgx's cleanup ended: %+v, want the place freed", s)
 		}
 	})

@@ -58,6 +58,13 @@ const (
 // ParseConfig (or a Copy of one), and returns an error for any other, where
 // pgxpool panics.
 type Config struct {
+	// Name names the pool in its logs, errors, statistics and metrics, so
+	// that a process with several pools tells them apart. Empty, the
+	// default, means the connection string's host:port and database
+	// ("db.internal:5432/app"; several hosts joined by commas). The read
+	// pool (Reads) is named Name + "/reads". Connection string: pool_name.
+	Name string
+
 	// ConnConfig is how to connect. Required; ParseConfig fills it in. Its
 	// Tracer, when it also implements AcquireTracer or ReleaseTracer, traces
 	// the pool's acquires and releases too (see the package doc, "Tracing").
@@ -123,6 +130,19 @@ type Config struct {
 	// flight. Default: the greater of 4 and runtime.NumCPU(), as in pgxpool.
 	// Connection string: pool_max_conns.
 	MaxConns int32
+
+	// Pipeline, above 0, lets the statements that Exec, Query, QueryRow
+	// and SendBatch run outside a transaction share connections, up to
+	// Pipeline in flight on one, each with its own Sync so that each
+	// succeeds or fails alone; transactions, Acquire, CopyFrom and what
+	// leaves state in the session get a whole connection as without it
+	// (see the package doc, "Pipelining"). MaxConns bounds both kinds
+	// together, shared between them by demand; a new shared connection
+	// opens as soon as every open one has a statement in flight; MaxConns
+	// must be 2 or more and MinConns below MaxConns-1. 0 (the default) gives
+	// every statement a whole connection, as pgxpool does; below 0 is an
+	// error. Connection string: pool_pipeline.
+	Pipeline int
 
 	// MinConns is the fewest connections the pool keeps open, busy or idle,
 	// as in pgxpool: they are dialled in the background, and idle reaping
@@ -296,19 +316,30 @@ type Config struct {
 
 	// Logger receives the core's connection opens and closes (Debug), dial
 	// failures and failed checks (Warn), and failed pings before a
-	// connection is handed out (Warn). nil means no logging. Passwords
-	// never reach it.
+	// connection is handed out (Warn), each line with a "pool" attribute
+	// holding Name. nil means slog.Default(), as in every shoal pool;
+	// slog.New(slog.DiscardHandler) silences the pool. Passwords never
+	// reach it.
 	Logger *slog.Logger
 
 	// Observer is told of every acquire, release, dial, close, rejection,
 	// timeout and leak, for metrics: pass a shoalprom or shoalotel pool's
-	// metrics here. nil costs nothing.
+	// metrics here. With Pipeline it hears the shared connections too, and
+	// its gauges count both kinds as one pool, as Stat does. nil costs
+	// nothing.
 	Observer shoal.Observer
 
 	// ReadObserver is the read pool's Observer (Reads): give it a metrics
 	// pool of its own name, so that reads and writes count apart. nil
 	// means none.
 	ReadObserver shoal.Observer
+
+	// PipelineObserver, with Pipeline, is told of the shared connections
+	// alone, as a pool named Name + "/pipelined" whose leases are the
+	// statements in flight: give it a metrics pool of that name to watch
+	// how many share a connection. Observer counts the shared connections
+	// with the whole ones either way. nil means none.
+	PipelineObserver shoal.Observer
 
 	// Budget, when set, is a limit on connections shared with pools in
 	// other processes (shoaletcd.Budget keeps one in etcd): the pool asks
@@ -322,7 +353,7 @@ type Config struct {
 
 	// LeakThreshold reports a connection held longer than this, once, with
 	// the stack of the code that acquired it (Logger, Observer,
-	// Stats().Leaked). 0 turns leak detection off.
+	// Stat().Shoal().Leaked). 0 turns leak detection off.
 	LeakThreshold time.Duration
 
 	// parsed is set by ParseConfig; NewWithConfig refuses configs made

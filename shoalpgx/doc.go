@@ -43,6 +43,12 @@
 //     where pgxpool panics; tracers are told of a *shoalpgx.Pool (see
 //     Tracing); Acquire's errors are *shoal.AcquireError, which wrap the
 //     context's error, shoal.ErrClosed or the dial's.
+//   - Every pool has a name (Config.Name, pool_name; by default
+//     host:port/database, the read pool's that plus "/reads"), carried on
+//     its log lines, errors and statistics. Config.Logger nil means
+//     slog.Default(). Warm opens max(MinConns, MinIdleConns) connections
+//     and waits for them. Stat has pgxpool's methods, and Stat().Shoal()
+//     the core's fuller shoal.Stats.
 //   - Config.String, ParseConfig's errors and a failed connect's error never
 //     show the password. Log a Config, never its ConnString or ConnConfig:
 //     pgx's ConnConfig prints the password.
@@ -90,8 +96,9 @@
 // SQLSTATE 25006, or when its look at an idle connection's server every
 // RoleCheckPeriod (1s) finds it no longer takes writes; with read-only,
 // standby or prefer-standby, a host that stops qualifying has its
-// connections closed. Hosts reports each host's connections, role, lag and
-// last dial error; shoalprom and shoalotel export them (AttachHosts).
+// connections closed. Hosts reports, per host, the pool's own connections
+// and the role, lag and last dial error it last saw; shoalprom and
+// shoalotel export them (AttachHosts).
 //
 // # Reads on standbys
 //
@@ -109,7 +116,16 @@
 // Begin starts read-only transactions, and it has no Exec or CopyFrom. A
 // read on a standby can miss what was just written on the primary: read
 // your own writes through the Pool. ReadMaxConns bounds it and ReadObserver
-// gives it metrics of its own; it is not counted in Config.Budget.
+// gives it metrics of its own; it is not counted in Config.Budget. Its
+// connections are its own in every figure: pool.Stat() and pool.Hosts()
+// leave them out, pool.Reads().Stat() and pool.Reads().Hosts() count them:
+//
+//	for _, h := range pool.Hosts() { // the primary: 127.0.0.1:5441 primary 1
+//		fmt.Println(h.Addr, h.Role, h.Open)
+//	}
+//	for _, h := range pool.Reads().Hosts() { // and a standby: 127.0.0.1:5442 standby 1
+//		fmt.Println(h.Addr, h.Role, h.Open)
+//	}
 //
 // # Tracing
 //
@@ -151,7 +167,11 @@
 // Config.Budget shares one connection limit between pools in many processes
 // (shoaletcd keeps one in etcd; docs/operating.md). Each pool asks the
 // budget for a permit before every dial, holds at most its share, and gives
-// the permit back when the connection closes. A lease-based budget can count
+// the permit back when the connection closes, once the server has ended its
+// backend: a close sends Terminate and waits for the server to hang up
+// (5 seconds at most), a Close of the *pgx.Conn under an acquired Conn
+// included, so that no other pool takes the permit while the backend still
+// counts at the server. A lease-based budget can count
 // a slot twice while a process is paused past its lease with its
 // connections open, so with a budget that has a FenceKey (shoaletcd's has)
 // shoalpgx also fences at the server: each connection takes the session
@@ -171,6 +191,116 @@
 // no longer fences its slot. It also needs the connections to reach
 // PostgreSQL directly: behind PgBouncer in transaction mode a session lock
 // belongs to whichever client holds the server connection.
+//
+// # Pipelining
+//
+// With Config.Pipeline (pool_pipeline) above 0, the statements that the
+// pool's Exec, Query, QueryRow and SendBatch run outside a transaction
+// share connections: up to Pipeline of them in flight on one, each with
+// its own Sync, so that each runs in its own implicit transaction and
+// succeeds or fails alone, and answers come back in order to their own
+// callers. A new statement goes to the least-loaded shared connection. A
+// statement completes at its ReadyForQuery, so an error at the implicit
+// commit (a deferred constraint) is its caller's error, never a success.
+// A lone caller reads its own answer, as on a whole connection.
+//
+// What never shares a connection: Begin and BeginTx, Acquire and
+// AcquireFunc, CopyFrom, Ping, database/sql (stdlib), and statements that
+// would leave state in the session or span a transaction, which go to a
+// whole connection as without pipelining: those whose first keyword is
+// BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE, PREPARE,
+// EXECUTE, DEALLOCATE, SET, RESET, LISTEN, UNLISTEN, DECLARE, FETCH, MOVE,
+// CLOSE, DISCARD, LOCK, COPY, LOAD, or CREATE TEMP; those that call
+// pg_advisory_lock, pg_try_advisory_lock, pg_advisory_unlock, set_config
+// or dblink_connect; an Exec without arguments whose text holds a ';'; a
+// batch that begins a transaction or holds any of these; and statements
+// with pgx's simple protocol, QueryResultFormats or a QueryRewriter other
+// than NamedArgs. The look is at the text: a function of your own that
+// changes the session is not seen, so call it on an acquired Conn. A
+// statement that leaves a transaction open anyway fails, with the
+// statements behind it on its connection, which is closed so that the
+// server rolls them all back.
+//
+// The shared connections are dialled as the others (AfterConnect, the
+// hosts logic and the types AfterConnect registers all apply), then taken
+// over from pgx: PrepareConn, BeforeAcquire, ShouldPing, AfterRelease and
+// BeforeClose are not called for them. pgx's QueryTracer and BatchTracer
+// (ConnConfig.Tracer) see pipelined statements as they would on a whole
+// connection, with the shared connection's *pgx.Conn, to be read
+// (Config, PgConn().PID()) and never used; a Query's trace ends when its
+// rows close. Pipelined statements trace no acquire or release.
+// ConnConfig.OnNotice hears their notices, with the shared connection's
+// PgConn, to be read likewise.
+//
+// MaxConns bounds both kinds together: the whole and the shared
+// connections share it through an in-process budget (shoal.NewBudget),
+// max-min fair by demand, and a kind that needs none for a while gives its
+// connections back to the other. Two shared connections stay open (fewer
+// when MaxConns leaves no room for them beside MinConns and one whole
+// connection), so that a statement finds an idle one beside one busy with
+// a slow statement, and another opens, in the background, as soon as
+// every open one has a statement in flight: a PostgreSQL backend runs one
+// statement at a time, so a statement queued behind another waits for it,
+// where an idle connection runs it at once. Callers spread over the
+// connections first and share them, up to Pipeline on each, once every
+// connection MaxConns allows is busy: at 32 callers and MaxConns 8, four
+// on each. While the server has two statements of a connection in hand,
+// new ones wait and go out together, in one write, once the next answer is
+// in: a write is a system call, and one per statement cost as much as the
+// server's work on a small one. MaxConns must be 2 or more and MinConns
+// below MaxConns-1. With Pipeline, SetMaxConns(n) divides n in halves
+// between the kinds, and the pool never grows past the MaxConns it was
+// made with. With a Budget, the whole and the shared connections join it as two
+// members (Name, and Name + "/pipelined") besides dividing MaxConns: each
+// kind holds at most the smaller of its two shares and each dial takes a
+// permit of both, so the pool stays within MaxConns and within the budget;
+// no shared connection is then kept open for its own sake.
+//
+// The read pool (Reads) pipelines too, on its standby or fallback
+// connections, ReadMaxConns divided as MaxConns is (a ReadMaxConns of 1
+// does not pipeline). Its shared sessions are read-only as its whole ones
+// are; one made writable takes no more statements; every RoleCheckPeriod
+// a statement's turn first asks the server for its role and lag, pipelined,
+// so a standby promoted or past MaxStandbyLag stops taking reads; and a
+// shared connection on a host the pool stopped using takes no new
+// statements and closes once those on it are answered.
+//
+// Stat and the Observer describe the pool as a whole, shared connections
+// included, as one pool of MaxConns connections: a shared connection with
+// a statement in flight counts as acquired (AcquiredConns, the used
+// connections of metrics), one with none as idle, and every pipelined
+// statement is one acquire and one release, its time in flight the lease's
+// use time. Stat().Pipelined() has the shared connections' figures apart,
+// and Config.PipelineObserver sees them alone, as a pool named Name plus
+// "/pipelined" whose leases are the statements in flight: with shoalprom,
+// shoal_pool_leases over db_client_connection_count{state="used"} of that
+// name is how many statements share a busy connection.
+//
+// Each caller's result is read whole into memory before it is handed over,
+// so that a slow reader never holds up the connection: rows cost their
+// size in memory at once (a million 100-byte rows are over 100 MB), and
+// the statements behind a long result on its connection wait for all of
+// it to arrive. Query what may be large, or slow, on an acquired Conn. A
+// caller whose context ends returns at once with its error; its statement,
+// if already written, runs on and its answer is read and dropped (no
+// cancel request is sent on a shared connection: it would cancel whichever
+// statement runs then), and callers queued behind a slow statement wait
+// for it unless their contexts end first. A connection that breaks fails
+// the callers whose statements were on it, at once, and is replaced. A
+// pipelined write refused as read-only resets the pool after a failover,
+// as a whole connection's does.
+//
+// Query execution modes on shared connections: QueryExecModeCacheStatement
+// (pgx's default) prepares each statement by name on each shared
+// connection, beside its first unnamed run, and runs it by name after,
+// ConnConfig.StatementCacheCapacity statements per connection at most (the
+// others run unnamed); CacheDescribe, DescribeExec and Exec run as
+// QueryExecModeExec, unnamed, with arguments in text whose types the
+// server infers; SimpleProtocol goes to a whole connection. An argument
+// whose PostgreSQL type the Go type cannot tell (a map for json or hstore)
+// therefore needs a cast in the SQL the first time a connection runs it.
+// The Rows of a pipelined Query return nil from Conn, and a copy of the
+// connection's type map from TypeMap.
 //
 // # Things to know
 //

@@ -127,3 +127,36 @@ func ExampleConfig_String() {
 	// Output:
 	// shoalpgx.Config{host=127.0.0.1 port=5432 database=app user=app password=xxxxx tls=off pool_max_conns=16 pool_min_idle=0 pool_min_conns=0 pool_partitions=0 pool_max_waiters=0 pool_max_conn_lifetime=0s pool_max_conn_lifetime_jitter=0s pool_max_conn_idle_time=30m0s pool_health_check_after=1s pool_health_check_period=1m0s pool_ping_timeout=0s pool_barge_window=4ms}
 }
+
+// With pool_pipeline, statements outside a transaction share connections,
+// up to 8 in flight on one here; a transaction still gets a connection of
+// its own. See the package doc, "Pipelining".
+func ExampleConfig_pipeline() {
+	ctx := context.Background()
+	cfg, err := shoalpgx.ParseConfig(os.Getenv("DATABASE_URL")) // or ...?pool_max_conns=8&pool_pipeline=8
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg.MaxConns, cfg.Pipeline = 8, 8
+	pool, err := shoalpgx.NewWithConfig(ctx, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+
+	// Shared: each statement with its own Sync, so each succeeds or fails
+	// alone.
+	var n int
+	if err := pool.QueryRow(ctx, "select count(*) from users where active = $1", true).Scan(&n); err != nil {
+		log.Fatal(err)
+	}
+	// Whole: the transaction holds its connection until it ends.
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "update users set seen = now() where id = $1", 42)
+		return err
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n)
+}

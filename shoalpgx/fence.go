@@ -159,6 +159,9 @@ func refuseSlot(permit shoal.BudgetPermit) {
 // ones as they are released, and never fails an Acquire. With a Budget the
 // pool holds at most the smaller of n and its share.
 func (p *Pool) SetMaxConns(n int32) error {
+	if p.pipe != nil {
+		return p.pipe.setMaxConns(n)
+	}
 	if err := p.core.SetMaxConns(int(n)); err != nil {
 		return fmt.Errorf("shoalpgx: %w", err)
 	}
@@ -180,9 +183,17 @@ var terminate = []byte{'X', 0, 0, 0, 4}
 // that long (closeTimeout at most).
 func closeAndWait(pc *pooledConn) error {
 	pc.openGate()
-	hc, err := pc.conn.PgConn().Hijack()
+	return closeWaiting(pc.conn)
+}
+
+// closeWaiting is closeAndWait for a connection the pool has not taken yet:
+// a dial that refuses its new connection (AfterConnect failed, the fence
+// or pipelining refused it) gives its permit back as it returns, so the
+// backend must be gone by then too.
+func closeWaiting(conn *pgx.Conn) error {
+	hc, err := conn.PgConn().Hijack()
 	if err != nil {
-		return closeConn(pc) // busy or closed already: nothing to wait on
+		return closePgx(conn) // busy or closed already: nothing to wait on
 	}
 	nc := hc.Conn
 	defer nc.Close()

@@ -49,13 +49,13 @@ func TestBudgetFenceLookKeepsTheConnectionItBorrows(t *testing.T) {
 		}
 	})
 	close(b.gate)
-	for p.Stats().TotalConns < 2 {
+	for p.Stat().Shoal().TotalConns < 2 {
 		if ctx.Err() != nil {
-			t.Fatalf("the pool never opened its 2 connections: %+v", p.Stats())
+			t.Fatalf("the pool never opened its 2 connections: %+v", p.Stat().Shoal())
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if s := p.Stats(); s.Closed != 0 || s.Dials != 2 {
+	if s := p.Stat().Shoal(); s.Closed != 0 || s.Dials != 2 {
 		t.Fatalf("%d connections closed in %d dials; the look must give back the connection it borrowed", s.Closed, s.Dials)
 	}
 }

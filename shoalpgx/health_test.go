@@ -81,8 +81,8 @@ func TestTerminatedIdleConnectionIsReplaced(t *testing.T) {
 			if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
 				t.Fatalf("first query after the idle connection was terminated: %d, %v", one, err)
 			}
-			pgtest.Settle(t, p)
-			if s := p.Stats(); s.Dials != 2 || s.Closed != 1 {
+			pgtest.Settle(t, shoalStats(p))
+			if s := p.Stat().Shoal(); s.Dials != 2 || s.Closed != 1 {
 				t.Errorf("stats %+v: want the terminated connection closed and one new dial", s)
 			}
 		})
@@ -118,12 +118,12 @@ func TestHealthCheckPeriodReplacesATerminatedIdleConnection(t *testing.T) {
 		c.HealthCheckPeriod = 20 * time.Millisecond
 	})
 	terminateIdle(t, p)
-	acquires := p.Stats().Acquires
+	acquires := p.Stat().Shoal().Acquires
 	pgtest.WaitFor(t, 10*time.Second, "the terminated connection closed and replaced", func() bool {
-		s := p.Stats()
+		s := p.Stat().Shoal()
 		return s.Closed == 1 && s.Dials == 2 && s.IdleConns == 1
 	})
-	if s := p.Stats(); s.Acquires != acquires {
+	if s := p.Stat().Shoal(); s.Acquires != acquires {
 		t.Fatalf("stats %+v: %d acquires since the termination; the background check alone must find it", s, s.Acquires-acquires)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/shoalpool/shoal"
 )
 
 // ReadPool sends reads to the standbys of a pool's connection string: Reads
@@ -29,10 +28,15 @@ type ReadPool struct {
 var errReadWriteTx = errors.New("shoalpgx: a ReadPool's transactions are read-only; begin read-write transactions on the Pool")
 
 // Reads returns the pool's read pool, made on the first call: its
-// connections are opened as the pool's are, with MaxConns set to
+// connections are opened as the pool's are, named the pool's Name +
+// "/reads", with MaxConns set to
 // ReadMaxConns (the pool's MaxConns by default), MinConns and MinIdleConns
-// 0, no Budget, and Config.ReadObserver in place of Observer. The pool's
-// Close closes it; Hosts counts its connections with the pool's.
+// 0, no Budget, and Config.ReadObserver in place of Observer. With
+// Config.Pipeline its Query, QueryRow and SendBatch share connections as
+// the pool's do, its MaxConns divided between the two kinds the same way
+// (a ReadMaxConns of 1 leaves no room for both: that read pool does not
+// pipeline). The pool's Close closes it. Its Stat and Hosts count its own connections, which the
+// pool's leave out.
 func (p *Pool) Reads() *ReadPool {
 	p.readsMu.Lock()
 	defer p.readsMu.Unlock()
@@ -44,7 +48,11 @@ func (p *Pool) Reads() *ReadPool {
 		cfg.MaxConns = cfg.ReadMaxConns
 	}
 	cfg.MinConns, cfg.MinIdleConns = 0, 0
+	cfg.Name = readsName(p.config.Name)
 	cfg.Budget = nil
+	if cfg.MaxConns < 2 {
+		cfg.Pipeline = 0 // no room for both kinds: every read gets a whole connection
+	}
 	cfg.Observer, cfg.ReadObserver = cfg.ReadObserver, nil
 	cfg.ConnConfig.ValidateConnect = nil // the read pool's own target decides (hosts_target.go)
 	rp, err := newPool(cfg, targetReads)
@@ -78,22 +86,17 @@ func (pc *pooledConn) stillReadOnly() bool {
 	return v == "" || v == "on"
 }
 
-// readsIfOpen returns the read pool if Reads has made it.
-func (p *Pool) readsIfOpen() *ReadPool {
-	p.readsMu.Lock()
-	defer p.readsMu.Unlock()
-	return p.reads
-}
-
-// closeReads closes the read pool, if any, and keeps Reads from making one.
-func (p *Pool) closeReads() {
+// closeReads closes the read pool, if any, waiting within ctx as
+// Pool.close does, and keeps Reads from making one.
+func (p *Pool) closeReads(ctx context.Context) error {
 	p.readsMu.Lock()
 	r := p.reads
 	p.readsClosed = true
 	p.readsMu.Unlock()
-	if r != nil {
-		r.p.Close()
+	if r == nil {
+		return nil
 	}
+	return r.p.close(ctx)
 }
 
 // Query runs a query on a read connection, as Pool.Query does.
@@ -145,12 +148,11 @@ func (r *ReadPool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
 // Ping acquires a read connection and pings its server.
 func (r *ReadPool) Ping(ctx context.Context) error { return r.p.Ping(ctx) }
 
-// Stats returns a snapshot of the read pool's state and counters.
-func (r *ReadPool) Stats() shoal.Stats { return r.p.Stats() }
-
 // Stat returns the read pool's statistics in pgxpool's shape.
 func (r *ReadPool) Stat() *Stat { return r.p.Stat() }
 
-// Hosts returns what the read pool knows of each host: its own
-// connections, and each host's role and lag as it last saw them.
+// Hosts returns what the read pool knows of each host of the connection
+// string, in the string's order: its own connections open to it (the
+// Pool's are not counted), and each host's role, lag and dial error as
+// the read pool last saw them.
 func (r *ReadPool) Hosts() []HostStat { return r.p.Hosts() }

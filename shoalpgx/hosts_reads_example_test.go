@@ -10,7 +10,7 @@ import (
 
 // Writes go to the primary of a multi-host string, reads through Reads to
 // a standby no more than a second behind it (or to the primary while none
-// qualifies); Hosts says where the connections are.
+// qualifies); each pool's Hosts says where its connections are.
 func ExamplePool_Reads() {
 	ctx := context.Background()
 	pool, err := shoalpgx.New(ctx,
@@ -28,7 +28,10 @@ func ExamplePool_Reads() {
 		log.Fatal(err)
 	}
 	fmt.Println(n, "visits (as of at most a second ago)")
-	for _, h := range pool.Hosts() {
-		fmt.Printf("%s: %s, %d open, lag %s\n", h.Addr, h.Role, h.Open, h.Lag)
+	for _, h := range pool.Hosts() { // the pool's connections: the writes'
+		fmt.Printf("writes %s: %s, %d open\n", h.Addr, h.Role, h.Open)
+	}
+	for _, h := range pool.Reads().Hosts() { // the read pool's
+		fmt.Printf("reads %s: %s, %d open, lag %s\n", h.Addr, h.Role, h.Open, h.Lag)
 	}
 }

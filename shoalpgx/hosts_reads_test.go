@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -46,6 +47,13 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// sameHosts reports whether a and b list the same hosts with the same
+// connections and roles (a background look may move LastCheck between two
+// calls).
+func sameHosts(a, b []HostStat) bool {
+	return slices.EqualFunc(a, b, func(x, y HostStat) bool { return x.Addr == y.Addr && x.Open == y.Open && x.Role == y.Role })
+}
+
 // isReadOnlyRefusal reports whether err is SQLSTATE 25006.
 func isReadOnlyRefusal(err error) bool {
 	var pe *pgconn.PgError
@@ -77,10 +85,21 @@ func TestReadsGoToStandby(t *testing.T) {
 	if !isReadOnlyRefusal(err) {
 		t.Fatalf("a write in the read pool's transaction: %v, want SQLSTATE 25006", err)
 	}
+	// Each pool's Hosts counts its own connections: the pool's on the
+	// primary, the read pool's on the standby, none of one in the other's.
 	hosts := pool.Hosts()
-	if p, s := hostStat(t, hosts, pair.Primary.Addr), hostStat(t, hosts, pair.Standby.Addr); p.Open < 1 || s.Open < 1 ||
-		p.Role != RolePrimary || s.Role != RoleStandby {
-		t.Fatalf("hosts %+v: want a connection on each, the primary's role primary and the standby's standby", hosts)
+	if p, s := hostStat(t, hosts, pair.Primary.Addr), hostStat(t, hosts, pair.Standby.Addr); p.Open < 1 || s.Open != 0 || p.Role != RolePrimary {
+		t.Fatalf("the pool's hosts %+v: want its connections on the primary, role primary, and none on the standby", hosts)
+	}
+	if got := pool.Stat().Shoal().Hosts; !sameHosts(got, pool.Hosts()) {
+		t.Errorf("the pool's Stat().Shoal().Hosts %+v, want its Hosts %+v", got, pool.Hosts())
+	}
+	hosts = reads.Hosts()
+	if p, s := hostStat(t, hosts, pair.Primary.Addr), hostStat(t, hosts, pair.Standby.Addr); s.Open < 1 || p.Open != 0 || s.Role != RoleStandby {
+		t.Fatalf("the read pool's hosts %+v: want its connections on the standby, role standby, and none on the primary", hosts)
+	}
+	if got := reads.Stat().Shoal().Hosts; !sameHosts(got, reads.Hosts()) {
+		t.Errorf("the read pool's Stat().Shoal().Hosts %+v, want its Hosts %+v", got, reads.Hosts())
 	}
 }
 
@@ -120,7 +139,7 @@ func TestReadsMaxStandbyLag(t *testing.T) {
 	pool, reads := readsPool(t, pair, 100*time.Millisecond, "pool_max_standby_lag=300ms")
 	ctx := context.Background()
 	if got := serverPort(t, reads); got != pair.Standby.Port {
-		t.Fatalf("a read ran on port %s, want the standby's %s; hosts %+v", got, pair.Standby.Port, pool.Hosts())
+		t.Fatalf("a read ran on port %s, want the standby's %s; hosts %+v", got, pair.Standby.Port, reads.Hosts())
 	}
 	if err := pair.PauseReplay(ctx, pair.Standby, true); err != nil {
 		t.Fatal(err)
@@ -134,7 +153,7 @@ func TestReadsMaxStandbyLag(t *testing.T) {
 	eventually(t, 5*time.Second, "reads off the lagging standby", func() bool {
 		return serverPort(t, reads) == pair.Primary.Port
 	})
-	if s := hostStat(t, pool.Hosts(), pair.Standby.Addr); s.Lag <= 300*time.Millisecond {
+	if s := hostStat(t, reads.Hosts(), pair.Standby.Addr); s.Lag <= 300*time.Millisecond {
 		t.Errorf("the standby's lag reads %v, want more than the 300ms bound", s.Lag)
 	}
 	if err := pair.PauseReplay(ctx, pair.Standby, false); err != nil {
@@ -226,7 +245,7 @@ func TestReadsSessionTurnedWritableIsClosed(t *testing.T) {
 // primary without an error.
 func TestReadsStandbyPromotedUnderThem(t *testing.T) {
 	pair := pgpair.ForTest(t)
-	pool, reads := readsPool(t, pair, 100*time.Millisecond)
+	_, reads := readsPool(t, pair, 100*time.Millisecond)
 	ctx := context.Background()
 	if got := serverPort(t, reads); got != pair.Standby.Port {
 		t.Fatalf("a read ran on port %s, want the standby's %s", got, pair.Standby.Port)
@@ -241,7 +260,7 @@ func TestReadsStandbyPromotedUnderThem(t *testing.T) {
 		port, err := tryPort(reads)
 		return err == nil && port == pair.Standby.Port && reads.p.fallbackOpen.Load() > 0
 	})
-	if s := hostStat(t, pool.Hosts(), pair.Standby.Addr); s.Role != RolePrimary {
+	if s := hostStat(t, reads.Hosts(), pair.Standby.Addr); s.Role != RolePrimary {
 		t.Errorf("the promoted standby's role reads %q, want %q", s.Role, RolePrimary)
 	}
 }

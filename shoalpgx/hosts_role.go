@@ -93,7 +93,14 @@ func readRole(ctx context.Context, pg *pgconn.PgConn) (role, error) {
 	if len(res) != 1 || len(res[0].Rows) != 1 || len(res[0].Rows[0]) != 3 {
 		return role{}, fmt.Errorf("shoalpgx: the role query returned an unexpected shape")
 	}
-	row := res[0].Rows[0]
+	return parseRole(res[0].Rows[0])
+}
+
+// parseRole reads roleQuery's row, its values in text.
+func parseRole(row [][]byte) (role, error) {
+	if len(row) != 3 {
+		return role{}, fmt.Errorf("shoalpgx: the role query returned an unexpected shape")
+	}
 	var lag float64
 	if _, err := fmt.Sscan(string(row[2]), &lag); err != nil {
 		return role{}, fmt.Errorf("shoalpgx: the role query's lag %q: %w", row[2], err)

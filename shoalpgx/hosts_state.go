@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/internal/poolmetrics"
 )
 
 // hostState is what one pool knows of one host:port of its connection
@@ -120,8 +119,8 @@ func (s *hostSet) all() []*hostState {
 }
 
 // HostStat is what a pool knows of one host of its connection string:
-// Addr is host:port as the string names it; Open counts the connections of
-// the pool and of its read pool (Pool.Reads); Role is RolePrimary,
+// Addr is host:port as the string names it; Open counts the pool's own
+// connections there (a Pool's and its read pool's are counted apart); Role is RolePrimary,
 // RoleReadOnly, RoleStandby, or RoleUnknown when the pool never asked (a
 // single host with target_session_attrs unset or any); Lag is a standby's
 // replay lag (see Config.MaxStandbyLag for how it is measured); LastCheck
@@ -142,19 +141,16 @@ func (h *hostState) stat() HostStat {
 }
 
 // Hosts returns what the pool knows of each host of its connection string,
-// in the string's order: the connections open to it (the read pool's
-// included), and its role, lag and dial error as last seen. shoalprom and
-// shoalotel export them per host: metrics.AttachHosts(pool.Hosts).
+// in the string's order: its own connections open to it, and its role, lag
+// and dial error as this pool last saw them. The read pool's connections
+// are not counted here: Reads().Hosts() reports them, so that a read-write
+// pool's figures show where its writes go. shoalprom and shoalotel export
+// them per host: metrics.AttachHosts(pool.Hosts), and the read pool's on
+// metrics of its own name.
 func (p *Pool) Hosts() []HostStat {
 	var out []HostStat
 	for _, h := range p.hosts.all() {
 		out = append(out, h.stat())
-	}
-	if r := p.readsIfOpen(); r != nil {
-		for _, h := range r.p.hosts.all() {
-			out = append(out, h.stat())
-		}
-		out = poolmetrics.MergeHosts(out) // one entry per host, the latest look's role
 	}
 	return out
 }

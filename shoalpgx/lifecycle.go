@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,6 +21,15 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		key, what string
 		got       any
 	}{
+		// pgxpool's meanings: a Config is pgxpool's, so MaxConns 0 and a
+		// negative floor or barge window are errors here, not the core's
+		// default and off.
+		{c.MaxConns < 1, "MaxConns", "must be > 0", c.MaxConns},
+		{c.MinConns < 0, "MinConns", "must be >= 0", c.MinConns},
+		{c.MinIdleConns < 0, "MinIdleConns", "must be >= 0", c.MinIdleConns},
+		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0", c.MaxWaiters},
+		{c.BargeWindow < 0, "BargeWindow", "must be >= 0", c.BargeWindow},
+		{c.Partitions < 0, "Partitions", "must be >= 0", c.Partitions},
 		{c.MaxConnLifetime < 0, "MaxConnLifetime", "must be >= 0", c.MaxConnLifetime},
 		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0", c.MaxConnLifetimeJitter},
 		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
@@ -39,12 +47,26 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 			return shoal.Config[*pooledConn]{}, &ConfigError{Key: ch.key, Reason: fmt.Sprintf("%s, got %v", ch.what, ch.got)}
 		}
 	}
+	if err := checkPipeline(c); err != nil {
+		return shoal.Config[*pooledConn]{}, err
+	}
+	budget := c.Budget
+	if c.Pipeline > 0 {
+		// The whole and the shared connections divide MaxConns
+		// (pipeline_pool.go).
+		div, err := newDivision(c)
+		if err != nil {
+			return shoal.Config[*pooledConn]{}, err
+		}
+		p.division, budget = div, div
+	}
 
 	closer := p.closeOrLeave
-	if c.Budget != nil {
+	if p.waitsForHangUp() {
 		closer = closeAndWait
 	}
 	cfg := shoal.Config[*pooledConn]{
+		Name:        c.Name,
 		Dial:        p.dialMarked,
 		Close:       closer,
 		MaxConns:    int(c.MaxConns),
@@ -57,18 +79,14 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		BargeWindow: c.BargeWindow,
 		Logger:      c.Logger,
 
-		Observer:      c.Observer,
+		Observer:      p.wholeCoreObserver(),
 		LeakThreshold: c.LeakThreshold,
-		Budget:        c.Budget,
+		Budget:        budget,
 	}
-	// pgxpool's lifetime is MaxConnLifetime plus up to the jitter; the
-	// core's is MaxLifetime minus up to its jitter. Same interval.
+	// pgxpool's lifetime is MaxConnLifetime plus up to the jitter, and so
+	// is the core's.
 	if c.MaxConnLifetime > 0 {
-		if c.MaxConnLifetimeJitter > math.MaxInt64-c.MaxConnLifetime {
-			return shoal.Config[*pooledConn]{}, &ConfigError{Key: "MaxConnLifetimeJitter",
-				Reason: fmt.Sprintf("plus MaxConnLifetime (%s) must fit in a time.Duration, got %s", c.MaxConnLifetime, c.MaxConnLifetimeJitter)}
-		}
-		cfg.MaxLifetime = c.MaxConnLifetime + c.MaxConnLifetimeJitter
+		cfg.MaxLifetime = c.MaxConnLifetime
 		cfg.LifetimeJitter = c.MaxConnLifetimeJitter
 	}
 	if c.HealthCheckAfter > 0 {
@@ -118,6 +136,13 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	return cfg, nil
 }
 
+// waitsForHangUp reports whether the pool's connections hold a budget's
+// permits (the user's, or the division of MaxConns with Pipeline), whose
+// closes therefore wait for the server to end the backend (closeAndWait).
+func (p *Pool) waitsForHangUp() bool {
+	return p.config.Budget != nil || p.config.Pipeline > 0
+}
+
 // pgxField names the Config field that sets a core Config field.
 func pgxField(core string) string {
 	switch core {
@@ -153,7 +178,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	if p.target == targetReads {
 		readOnlySession(cc) // after BeforeConnect, which may have replaced the parameters
 	}
-	gateConnConfig(cc, c.CancelTimeout) // likewise: a statement cut short is cancelled (cancel.go)
+	gateConnConfig(cc, c.CancelTimeout, p.waitsForHangUp()) // likewise: a statement cut short is cancelled (cancel.go)
 	var d dialed
 	var err error
 	if p.dialsHosts(cc) {
@@ -178,9 +203,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	// refuses it.
 	closeNew := func() {
 		d.host.open.Add(-1)
-		closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		_ = conn.Close(closeCtx)
-		cancel()
+		_ = closeWaiting(conn)
 	}
 	if fenced {
 		if err := takeFence(ctx, conn, key, permit.Slot()); err != nil {
@@ -245,9 +268,7 @@ func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn)
 	defer func() {
 		if p := recover(); p != nil {
 			host.open.Add(-1)
-			closeCtx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-			_ = conn.Close(closeCtx)
-			cancel()
+			_ = closeWaiting(conn)
 			panic(p)
 		}
 	}()
@@ -305,11 +326,16 @@ func (p *Pool) closeOrLeave(pc *pooledConn) error {
 // a closed pool leaves no goroutine behind.
 func closeConn(pc *pooledConn) error {
 	pc.openGate()
+	return closePgx(pc.conn)
+}
+
+// closePgx is closeConn for a connection the pool has not taken yet.
+func closePgx(conn *pgx.Conn) error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	err := pc.conn.Close(ctx)
+	err := conn.Close(ctx)
 	select {
-	case <-pc.conn.PgConn().CleanupDone():
+	case <-conn.PgConn().CleanupDone():
 	case <-ctx.Done():
 	}
 	return err

@@ -13,7 +13,7 @@ func waitStats(t *testing.T, p *Pool, what string, ok func(open, idle int) bool)
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s := p.Stats()
+		s := p.Stat().Shoal()
 		if ok(s.TotalConns+s.Dialing, s.IdleConns) {
 			return
 		}
@@ -47,7 +47,7 @@ func TestMinConnsIsAFloorOnOpenConnections(t *testing.T) {
 	// Five maintenance passes with both connections busy: MinConns is met,
 	// so none of them dials. (MinIdleConns 2 would dial two more.)
 	time.Sleep(500 * time.Millisecond)
-	if s := p.Stats(); s.TotalConns+s.Dialing != 2 {
+	if s := p.Stat().Shoal(); s.TotalConns+s.Dialing != 2 {
 		t.Errorf("with MinConns 2 and both busy: %d open, %d dialing; want 2 and no dials", s.TotalConns, s.Dialing)
 	}
 
@@ -60,7 +60,7 @@ func TestMinConnsIsAFloorOnOpenConnections(t *testing.T) {
 	c.Release()
 	waitStats(t, p, "idle reaping down to MinConns", func(open, _ int) bool { return open == 2 })
 	time.Sleep(500 * time.Millisecond)
-	if s := p.Stats(); s.TotalConns != 2 {
+	if s := p.Stat().Shoal(); s.TotalConns != 2 {
 		t.Errorf("after reaping with MinConns 2: %d open, want 2", s.TotalConns)
 	}
 }

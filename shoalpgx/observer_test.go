@@ -47,7 +47,7 @@ func TestObserverAndLeakThresholdReachTheCore(t *testing.T) {
 	}
 	c := holdTooLong(t, p)
 	deadline := time.Now().Add(10 * time.Second)
-	for p.Stats().Leaked == 0 {
+	for p.Stat().Shoal().Leaked == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("leak not reported")
 		}

@@ -26,6 +26,7 @@ type poolKey struct {
 // poolKeys lists the keys ParseConfig understands, shoal's names first and
 // pgxpool's spellings after them.
 var poolKeys = []poolKey{
+	{"pool_name", func(c *Config, v string) error { c.Name = v; return nil }},
 	{"pool_max_conns", func(c *Config, v string) error { return parseInt32(v, 1, &c.MaxConns) }},
 	{"pool_min_idle", func(c *Config, v string) error { return parseInt32(v, 0, &c.MinIdleConns) }},
 	{"pool_min_idle_conns", func(c *Config, v string) error { return parseInt32(v, 0, &c.MinIdleConns) }},
@@ -44,12 +45,15 @@ var poolKeys = []poolKey{
 	{"pool_role_check_period", func(c *Config, v string) error { return parseDuration(v, &c.RoleCheckPeriod) }},
 	{"pool_max_standby_lag", func(c *Config, v string) error { return parseDuration(v, &c.MaxStandbyLag) }},
 	{"pool_read_max_conns", func(c *Config, v string) error { return parseInt32(v, 1, &c.ReadMaxConns) }},
+	{"pool_pipeline", func(c *Config, v string) error { return parseInt(v, 0, &c.Pipeline) }},
 }
 
 // ParseConfig parses a connection string as pgx.ParseConfig does (URL or
 // keyword/value form, environment variables, .pgpass), and takes the pool's
 // own keys out of it:
 //
+//	pool_name                      the pool's name in logs, errors and
+//	                               metrics (default host:port/database)
 //	pool_max_conns                 integer >= 1 (default max(4, runtime.NumCPU()))
 //	pool_min_idle                  integer >= 0 (default 0); pgxpool's
 //	                               pool_min_idle_conns is the same key, and
@@ -78,6 +82,9 @@ var poolKeys = []poolKey{
 //	                               pool's bound on a standby's lag
 //	pool_read_max_conns            integer >= 1 (default pool_max_conns):
 //	                               the read pool's MaxConns
+//	pool_pipeline                  integer >= 0 (default 0: off): statements
+//	                               in flight on one shared connection (see
+//	                               Config.Pipeline)
 //
 // It also reads libpq's load_balance_hosts (disable or random), which pgx
 // does not know and would send to the server as a run-time parameter.

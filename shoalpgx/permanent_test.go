@@ -69,7 +69,7 @@ func TestRefusedLoginFailsAtOnceWithoutRetrying(t *testing.T) {
 			}
 			// MinConns's dial and the first Ping's may both have run: two
 			// logins at most, where retries would have made a dozen.
-			if s := p.Stats(); s.Dials > 2 || s.FailedAcquires != 2 {
+			if s := p.Stat().Shoal(); s.Dials > 2 || s.FailedAcquires != 2 {
 				t.Fatalf("%d logins and %d failed acquires for two Pings, want at most 2 and 2", s.Dials, s.FailedAcquires)
 			}
 			if n := log.count("shoal: dial failed"); n != 1 {
@@ -97,7 +97,7 @@ func TestNeverConnectedPingFailsAfterOneDial(t *testing.T) {
 	if !errors.Is(err, shoal.ErrDial) || errors.Is(err, shoal.ErrPermanent) {
 		t.Fatalf("Ping: %v, want the refused dial, not marked permanent", err)
 	}
-	if s := p.Stats(); s.Dials != 1 {
+	if s := p.Stat().Shoal(); s.Dials != 1 {
 		t.Fatalf("%d dials before Ping failed, want 1", s.Dials)
 	}
 }

@@ -106,9 +106,13 @@ func (p *Pool) endAbandonedPing(pc *pooledConn, err error) {
 // pingFailed closes a connection that failed its ping, and says so, as the
 // core says of a failed health check.
 func (p *Pool) pingFailed(pc *pooledConn, err error) {
-	if l := p.config.Logger; l != nil && l.Enabled(context.Background(), slog.LevelWarn) {
+	l := p.config.Logger
+	if l == nil {
+		l = slog.Default() // as the core's lines
+	}
+	if l.Enabled(context.Background(), slog.LevelWarn) {
 		l.LogAttrs(context.Background(), slog.LevelWarn, "shoalpgx: ping before handing out a connection failed; closing it",
-			slog.String("error", err.Error()))
+			slog.String("pool", p.config.Name), slog.String("error", err.Error()))
 	}
 	pc.lease.DiscardFor(shoal.ReasonHealth)
 }

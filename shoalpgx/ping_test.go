@@ -3,6 +3,8 @@ package shoalpgx
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,15 +48,15 @@ func TestPingOutlivesTheCallersCancel(t *testing.T) {
 	if _, err := p.Acquire(ctx); err != context.Canceled {
 		t.Fatalf("Acquire: %v, want context.Canceled itself, as pgxpool returns", err)
 	}
-	if s := p.Stats(); s.InUseConns != 1 {
+	if s := p.Stat().Shoal(); s.InUseConns != 1 {
 		t.Fatalf("stats %+v: the ping should still hold the connection", s)
 	}
 	g.Open()
-	pgtest.WaitFor(t, 10*time.Second, "the pinged connection back in the pool", func() bool { return p.Stats().IdleConns == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the pinged connection back in the pool", func() bool { return p.Stat().Shoal().IdleConns == 1 })
 	if got := warmPID(t, p); got != warm {
 		t.Fatalf("next acquire got backend %d, want the healthy one (%d) the cancelled acquire pinged", got, warm)
 	}
-	if s := p.Stats(); s.Closed != 0 {
+	if s := p.Stat().Shoal(); s.Closed != 0 {
 		t.Fatalf("stats %+v: no connection should have closed", s)
 	}
 }
@@ -73,8 +75,8 @@ func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
 		t.Fatalf("Acquire: %v, want context.Canceled", err)
 	}
 	g.Cut()
-	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping failed closed", func() bool { return p.Stats().Closed == 1 })
-	if s := p.Stats(); s.InUseConns != 0 || s.IdleConns != 0 {
+	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping failed closed", func() bool { return p.Stat().Shoal().Closed == 1 })
+	if s := p.Stat().Shoal(); s.InUseConns != 0 || s.IdleConns != 0 {
 		t.Fatalf("stats %+v: the dead connection must be neither held nor idle", s)
 	}
 }
@@ -94,7 +96,7 @@ func TestPingIsBoundedByTheCallersDeadline(t *testing.T) {
 	}()
 	<-g.held // the ping waits at the gate, its lease held
 	pgtest.WaitFor(t, 10*time.Second, "the ping given up at the caller's deadline", func() bool {
-		return ctx.Err() != nil && p.Stats().InUseConns == 0
+		return ctx.Err() != nil && p.Stat().Shoal().InUseConns == 0
 	})
 	// pgx's close of the dead connection waits for the server to hang up
 	// (behind the shut gate, up to closeTimeout): cut, so it need not.
@@ -102,13 +104,19 @@ func TestPingIsBoundedByTheCallersDeadline(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire: %v, want context.DeadlineExceeded", err)
 	}
-	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping outlived the deadline closed", func() bool { return p.Stats().Closed == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping outlived the deadline closed", func() bool { return p.Stat().Shoal().Closed == 1 })
 }
 
 // PingTimeout bounds the ping on its own: a connection that does not answer
-// within it is closed, and the acquire goes on with a new connection.
+// within it is closed, with a Warn line that names the pool, and the
+// acquire goes on with a new connection.
 func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
-	p, g, warm := pingingPool(t, func(c *Config) { c.PingTimeout = 100 * time.Millisecond })
+	var logs lockedBuffer
+	p, g, warm := pingingPool(t, func(c *Config) {
+		c.PingTimeout = 100 * time.Millisecond
+		c.Name = "pinged"
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
 	g.Shut() // the warm connection only: a new one passes
 	type result struct {
 		c   *Conn
@@ -120,7 +128,7 @@ func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
 		done <- result{c, err}
 	}()
 	<-g.held
-	pgtest.WaitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stats().InUseConns == 0 })
+	pgtest.WaitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stat().Shoal().InUseConns == 0 })
 	g.Cut() // as above: the close need not wait for the server
 	r := <-done
 	if r.err != nil {
@@ -130,5 +138,14 @@ func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
 	if got := backendPID(t, r.c); got == warm {
 		t.Fatalf("Acquire handed out backend %d, whose ping could not have answered", got)
 	}
-	pgtest.WaitFor(t, 10*time.Second, "the silent connection closed", func() bool { return p.Stats().Closed == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the silent connection closed", func() bool { return p.Stat().Shoal().Closed == 1 })
+	var line string
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "ping before handing out a connection failed") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"pool":"pinged"`) {
+		t.Errorf("the failed ping's log line %q: want a Warn with the pool's name; the log:\n%s", line, logs.String())
+	}
 }

@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,12 @@ type Pool struct {
 
 	fallbackOpen atomic.Int64 // connections on a host used only as a fallback (hosts_fallback.go)
 
+	pipe     *pipePool    // the shared connections of Config.Pipeline; nil without it
+	division shoal.Budget // how the whole and the shared connections divide MaxConns (pipeline_pool.go)
+	// sharedCore is pipe.core, for the Observer's gauges, which a
+	// scrape may read while New is still making it (pipeline_observe.go).
+	sharedCore atomic.Pointer[shoal.Pool[*pipeConn]]
+
 	readsMu     sync.Mutex
 	reads       *ReadPool // made by the first Reads
 	readsClosed bool      // set by Close: Reads makes no pool after it
@@ -83,6 +90,9 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 // newPool is NewWithConfig for a checked copy of a config, with the target
 // its hosts must meet: the connection string's, or the read pool's.
 func newPool(cfg *Config, t target) (*Pool, error) {
+	if cfg.Name == "" {
+		cfg.Name = defaultName(cfg.ConnConfig)
+	}
 	p := &Pool{config: cfg, attempts: int(cfg.MaxConns) + 1, target: t}
 	p.resetOnReadOnly = resetsOnReadOnly(t, cfg.ConnConfig)
 	if t == targetReads {
@@ -108,6 +118,13 @@ func newPool(cfg *Config, t target) (*Pool, error) {
 	}
 	p.core = core
 	p.ready.Store(core)
+	if cfg.Pipeline > 0 {
+		if p.pipe, err = newPipePool(p); err != nil {
+			_ = core.Close(context.Background())
+			return nil, err
+		}
+		p.sharedCore.Store(p.pipe.core)
+	}
 	if cfg.RoleCheckPeriod > 0 && (p.resetOnReadOnly || t.fallsBack()) {
 		p.roleStop, p.roleDone = make(chan struct{}), make(chan struct{})
 		go p.watchRole(cfg.RoleCheckPeriod)
@@ -119,24 +136,46 @@ func newPool(cfg *Config, t target) (*Pool, error) {
 // connections close now, and Close blocks until every acquired connection
 // has been released and closed, as pgxpool's does.
 func (p *Pool) Close() {
-	p.closeReads()
-	if p.roleStop != nil {
-		p.roleOnce.Do(func() { close(p.roleStop) })
-		<-p.roleDone
-	}
-	_ = p.core.Close(context.Background())
-	p.cleanups.Wait()
+	// pgxpool's Close has no deadline, and neither has this wait.
+	_ = p.close(context.Background())
 }
 
-// Stats returns a snapshot of the pool's state and counters, with Hosts
-// set when the connection string names several hosts. Stat gives the same
-// in pgxpool's shape.
-func (p *Pool) Stats() shoal.Stats {
-	s := p.core.Stats()
-	if severalHosts(p.config.ConnConfig) {
-		s.Hosts = p.Hosts()
+// close closes the pool as Close does, waiting within ctx, for
+// Group.Close. When ctx ends first every part of the pool is closed all
+// the same, the rest of its connections close as their leases end, and
+// the error wraps ctx's and says what was still held (a *shoal.CloseError
+// for the leases).
+func (p *Pool) close(ctx context.Context) error {
+	errs := []error{p.closeReads(ctx)}
+	if p.roleStop != nil {
+		p.roleOnce.Do(func() { close(p.roleStop) })
+		errs = append(errs, p.waitClosing(ctx, "its role watcher", func() { <-p.roleDone }))
 	}
-	return s
+	if p.pipe != nil {
+		errs = append(errs, p.waitClosing(ctx, "its pipelined connections", p.pipe.close))
+	}
+	errs = append(errs, p.core.Close(ctx))
+	errs = append(errs, p.waitClosing(ctx, "pgx's cleanups of connections it closed", p.cleanups.Wait))
+	return errors.Join(errs...)
+}
+
+// waitClosing runs wait, a part of closing with no deadline of its own,
+// and waits for it within ctx; if ctx ends first, wait goes on alone and
+// the error names what (what) was still closing.
+func (p *Pool) waitClosing(ctx context.Context, what string, wait func()) error {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		select {
+		case <-done: // both were ready: the wait did finish
+			return nil
+		default:
+		}
+		return fmt.Errorf("shoalpgx pool %q: close: %w while waiting for %s", p.config.Name, ctx.Err(), what)
+	}
 }
 
 // Reset closes every connection: idle ones now, acquired ones when they
@@ -148,9 +187,13 @@ func (p *Pool) Stats() shoal.Stats {
 func (p *Pool) Reset() {
 	p.resets.Add(1)
 	p.core.Reset()
+	if p.pipe != nil {
+		p.pipe.core.Reset()
+	}
 }
 
-// Config returns a copy of the config the pool was created with.
+// Config returns a copy of the config the pool was created with, its Name
+// the pool's own when it was left empty.
 func (p *Pool) Config() *Config { return p.config.Copy() }
 
 // pooledConn is the value the core pool holds for one connection: the pgx

@@ -48,13 +48,13 @@ func TestExecQueryQueryRowCopyFromPing(t *testing.T) {
 	if err := p.QueryRow(ctx, "select name from shoalpgx_copy_test where id = 99").Scan(&name); !errors.Is(err, pgx.ErrNoRows) {
 		t.Fatalf("QueryRow of nothing: err = %v, want pgx.ErrNoRows", err)
 	}
-	if s := p.Stats(); s.InUseConns != 0 {
+	if s := p.Stat().Shoal(); s.InUseConns != 0 {
 		t.Fatalf("after all the above %d connections are still in use", s.InUseConns)
 	}
 }
 
 // inUse reports the pool's connections with a holder.
-func inUse(p *Pool) int { return p.Stats().InUseConns }
+func inUse(p *Pool) int { return p.Stat().Shoal().InUseConns }
 
 func TestQueryHoldsTheConnectionUntilRowsClose(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
@@ -327,8 +327,8 @@ func TestAcquireFuncAndHijack(t *testing.T) {
 	if err := conn.Ping(ctx); err != nil {
 		t.Fatalf("the pool closed a hijacked connection: %v", err)
 	}
-	if n := p.Stats().Closed; n != 0 {
-		t.Errorf("Stats().Closed = %d after a hijack, want 0: the pool closed nothing", n)
+	if n := p.Stat().Shoal().Closed; n != 0 {
+		t.Errorf("Stat().Shoal().Closed = %d after a hijack, want 0: the pool closed nothing", n)
 	}
 }
 
@@ -355,7 +355,7 @@ func TestAfterConnectPanicClosesTheConnection(t *testing.T) {
 		t.Fatalf("Ping on the dial whose AfterConnect panicked: %v, want the panic as the dial's error", err)
 	}
 	eventually(t, 10*time.Second, "a Ping served by the next dial", func() bool { return p.Ping(ctx) == nil })
-	if s := p.Stats(); s.DialErrors != 1 || s.TotalConns != 1 {
+	if s := p.Stat().Shoal(); s.DialErrors != 1 || s.TotalConns != 1 {
 		t.Fatalf("%+v, want the panicked dial counted as failed and one connection open", s)
 	}
 	p.Close() // its own connection leaves too: only the panicked one could remain
@@ -393,7 +393,7 @@ func TestStatAndReset(t *testing.T) {
 	}
 	for i := 0; p.Stat().MaxIdleDestroyCount() < 1; i++ {
 		if i == 100 {
-			t.Fatalf("no idle close counted 2s past MaxConnIdleTime: %+v", p.Stats())
+			t.Fatalf("no idle close counted 2s past MaxConnIdleTime: %+v", p.Stat().Shoal())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

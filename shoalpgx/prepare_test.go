@@ -72,8 +72,8 @@ func TestPrepareConnAnswers(t *testing.T) {
 			}
 			if tc.closed {
 				// The close may run off the acquiring goroutine.
-				pgtest.WaitFor(t, 10*time.Second, "the refused connection closed", func() bool { return p.Stats().Closed == 1 })
-			} else if s := p.Stats(); s.Closed != 0 {
+				pgtest.WaitFor(t, 10*time.Second, "the refused connection closed", func() bool { return p.Stat().Shoal().Closed == 1 })
+			} else if s := p.Stat().Shoal(); s.Closed != 0 {
 				t.Errorf("stats %+v: want the warm connection kept", s)
 			}
 			if tc.ok && tc.err != nil {
@@ -103,8 +103,8 @@ func TestPrepareConnRefusingEverythingEndsTheAcquire(t *testing.T) {
 	if n := calls.Load(); n != 3 {
 		t.Errorf("PrepareConn ran %d times, want MaxConns+1 = 3", n)
 	}
-	pgtest.WaitFor(t, 10*time.Second, "the 3 refused connections closed", func() bool { return p.Stats().Closed == 3 })
-	if s := p.Stats(); s.InUseConns != 0 {
+	pgtest.WaitFor(t, 10*time.Second, "the 3 refused connections closed", func() bool { return p.Stat().Shoal().Closed == 3 })
+	if s := p.Stat().Shoal(); s.InUseConns != 0 {
 		t.Errorf("stats %+v: want none held", s)
 	}
 }
@@ -163,8 +163,8 @@ func TestPrepareConnPanicClosesTheConnection(t *testing.T) {
 		_, _ = p.Acquire(pgtest.Ctx(t))
 		t.Fatal("Acquire returned; PrepareConn's panic was swallowed")
 	}()
-	pgtest.WaitFor(t, 10*time.Second, "the connection closed", func() bool { return p.Stats().Closed == 1 })
-	if s := p.Stats(); s.InUseConns != 0 {
+	pgtest.WaitFor(t, 10*time.Second, "the connection closed", func() bool { return p.Stat().Shoal().Closed == 1 })
+	if s := p.Stat().Shoal(); s.InUseConns != 0 {
 		t.Fatalf("stats %+v: want none held", s)
 	}
 	if got := warmPID(t, p); got == warm {

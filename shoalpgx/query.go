@@ -11,6 +11,11 @@ import (
 // Exec acquires a connection, runs sql on it and releases it. See
 // pgx.Conn.Exec.
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if p.pipe != nil {
+		if tag, ok, err := p.pipeExec(ctx, sql, args); ok {
+			return tag, err
+		}
+	}
 	pc, err := p.acquire(ctx)
 	if err != nil {
 		return pgconn.CommandTag{}, err
@@ -27,6 +32,11 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 // returned rows carry the error too, so it may be handled either way. See
 // pgx.Conn.Query.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if p.pipe != nil {
+		if rows, ok, err := p.pipeQuery(ctx, sql, args); ok {
+			return rows, err
+		}
+	}
 	pc, err := p.acquire(ctx)
 	if err != nil {
 		return errRows{err: err}, err
@@ -45,6 +55,11 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 // until Scan is called on the returned row; errors, including a failed
 // acquire, come from Scan. See pgx.Conn.QueryRow.
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if p.pipe != nil {
+		if row, ok := p.pipeQueryRow(ctx, sql, args); ok {
+			return row
+		}
+	}
 	pc, err := p.acquire(ctx)
 	if err != nil {
 		return errRow{err: err}

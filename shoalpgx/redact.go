@@ -60,6 +60,9 @@ func (c *Config) String() string {
 		}
 		b.WriteString(" ")
 	}
+	if c.Name != "" {
+		b.WriteString("pool_name=" + c.Name + " ")
+	}
 	fmt.Fprintf(&b, "pool_max_conns=%d pool_min_idle=%d pool_min_conns=%d pool_partitions=%d pool_max_waiters=%d "+
 		"pool_max_conn_lifetime=%s pool_max_conn_lifetime_jitter=%s pool_max_conn_idle_time=%s "+
 		"pool_health_check_after=%s pool_health_check_period=%s pool_ping_timeout=%s pool_barge_window=%s}",

@@ -113,7 +113,7 @@ func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
 	if !rows.Next() {
 		t.Fatal(rows.Err())
 	}
-	closedBefore := p.Stats().Closed
+	closedBefore := p.Stat().Shoal().Closed
 	c.Release() // rows still open: the connection is busy
 
 	c2, pid2 := acquireOne(t, p)
@@ -122,9 +122,9 @@ func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
 	if pid2 == pid {
 		t.Fatal("a connection released with unread rows was handed out again")
 	}
-	pgtest.Settle(t, p)
-	if p.Stats().Closed != closedBefore+1 {
-		t.Fatalf("Closed = %d, want %d", p.Stats().Closed, closedBefore+1)
+	pgtest.Settle(t, shoalStats(p))
+	if p.Stat().Shoal().Closed != closedBefore+1 {
+		t.Fatalf("Closed = %d, want %d", p.Stat().Shoal().Closed, closedBefore+1)
 	}
 }
 

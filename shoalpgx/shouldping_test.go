@@ -149,7 +149,7 @@ func TestShouldPingReplacesADeadConnection(t *testing.T) {
 	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("query after the ping replaced the dead connection: %d, %v", one, err)
 	}
-	pgtest.Settle(t, p)
+	pgtest.Settle(t, shoalStats(p))
 	if got := closes.list(); len(got) != 1 || got[0] != shoal.ReasonHealth {
 		t.Fatalf("closes reported as %v, want the one failed ping as %v", got, shoal.ReasonHealth)
 	}

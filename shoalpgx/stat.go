@@ -9,9 +9,9 @@ import (
 
 // Stat is a snapshot of a Pool's statistics with the methods of
 // pgxpool.Stat, so that code reading pgxpool's numbers works unchanged.
-// Pool.Stats gives shoal's own, fuller snapshot.
+// Shoal returns the same snapshot in shoal's own, fuller shape.
 type Stat struct {
-	s                         shoal.Stats
+	s, pipelined              shoal.Stats
 	idleDestroys, ageDestroys int64
 }
 
@@ -30,10 +30,46 @@ func (d *destroyCounts) count(r shoal.Reason) {
 	}
 }
 
-// Stat returns a snapshot of the pool's statistics in pgxpool's shape.
+// Stat returns a snapshot of the pool's statistics: pgxpool's methods,
+// and Shoal for the rest (waiters, leaks, closes by any cause, the hosts).
+// It counts this pool's connections only; the read pool (Reads) has its
+// own Stat.
+//
+// With Config.Pipeline the figures are those of the whole connections and
+// the shared ones added together, as one pool of MaxConns connections: a
+// shared connection carrying at least one statement counts as acquired,
+// one carrying none as idle, and each pipelined statement is one acquire
+// (AcquireCount), its wait for a place on a connection the acquire's wait.
+// Pipelined has the shared connections' figures apart.
 func (p *Pool) Stat() *Stat {
-	return &Stat{s: p.core.Stats(), idleDestroys: p.destroys.idle.Load(), ageDestroys: p.destroys.lifetime.Load()}
+	s := p.core.Stats()
+	if severalHosts(p.config.ConnConfig) {
+		s.Hosts = p.Hosts()
+	}
+	var ps shoal.Stats
+	if p.pipe != nil {
+		ps = p.pipe.core.Stats()
+		s = sumStats(s, ps, int(p.config.MaxConns))
+	}
+	return &Stat{s: s, pipelined: ps, idleDestroys: p.destroys.idle.Load(), ageDestroys: p.destroys.lifetime.Load()}
 }
+
+// Pipelined returns the shared connections' own figures (Config.Pipeline),
+// which the rest of the Stat includes: their pool is named Name +
+// "/pipelined", its Leases are the statements in flight, and Leases /
+// InUseConns is how many share a busy connection on average. Without
+// Pipeline it is the zero Stats. For shoaldebug.Register:
+//
+//	func() shoal.Stats { return pool.Stat().Pipelined() }
+func (s *Stat) Pipelined() shoal.Stats { return s.pipelined }
+
+// Shoal returns the snapshot as the shoal core reports it, the figures
+// pgxpool has no method for included, with Hosts set when the connection
+// string names several hosts (see Pool.Hosts). For a function that
+// returns it, as shoaldebug.Register takes:
+//
+//	func() shoal.Stats { return pool.Stat().Shoal() }
+func (s *Stat) Shoal() shoal.Stats { return s.s }
 
 // AcquireCount is the number of successful acquires.
 func (s *Stat) AcquireCount() int64 { return s.s.Acquires }

@@ -20,7 +20,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 	defer db.Close()
 	before := sqlBackendPID(t, db) // the pool's one connection's
 	const slow = "SELECT pg_sleep(10)"
-	dials := p.Stats().Dials
+	dials := p.Stat().Shoal().Dials
 
 	sqlPaths := []struct {
 		name string
@@ -60,7 +60,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if got := p.Stats().Dials; got != dials {
+	if got := p.Stat().Shoal().Dials; got != dials {
 		t.Errorf("%d dials after abandoned statements, want none", got-dials)
 	}
 	if after != before {

@@ -31,7 +31,7 @@ func TestOpenDBFromPoolSharesThePoolWithPgx(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "select $1::int + 1", 41).Scan(&n); err != nil || n != 42 {
 		t.Fatalf("database/sql query while a pgx lease is held: %d, %v", n, err)
 	}
-	if s := p.Stats(); s.InUseConns != 1 || s.TotalConns != 2 {
+	if s := p.Stat().Shoal(); s.InUseConns != 1 || s.TotalConns != 2 {
 		t.Fatalf("after the database/sql query: %d in use, %d open; want 1 (the pgx lease) and 2", s.InUseConns, s.TotalConns)
 	}
 
@@ -39,7 +39,7 @@ func TestOpenDBFromPoolSharesThePoolWithPgx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := p.Stats(); s.InUseConns != 2 {
+	if s := p.Stat().Shoal(); s.InUseConns != 2 {
 		t.Fatalf("with a pgx lease and a sql.Conn held the pool has %d connections in use, want 2", s.InUseConns)
 	}
 	if s := db.Stats(); s.InUse != 1 || s.OpenConnections != 1 {
@@ -63,7 +63,7 @@ func TestOpenDBFromPoolSharesThePoolWithPgx(t *testing.T) {
 	if err := sc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := p.Stats(); s.InUseConns != 0 || s.IdleConns != 2 {
+	if s := p.Stat().Shoal(); s.InUseConns != 0 || s.IdleConns != 2 {
 		t.Fatalf("all released: %d in use, %d idle; want 0 and 2", s.InUseConns, s.IdleConns)
 	}
 	if s := db.Stats(); s.OpenConnections != 0 || s.Idle != 0 {
@@ -258,7 +258,7 @@ func TestSQLRowsClosedEarlyOrFailedKeepTheConnection(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "select 1").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("next query: %d, %v", n, err)
 	}
-	if s := p.Stats(); s.Dials != 1 || s.Closed != 0 {
+	if s := p.Stat().Shoal(); s.Dials != 1 || s.Closed != 0 {
 		t.Fatalf("stats %+v: want the one connection kept throughout", s)
 	}
 }
@@ -314,7 +314,7 @@ func TestOpenDBFromPoolAndPgxConcurrently(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := p.Stats(); s.Closed != 0 || s.InUseConns != 0 || s.Acquires < workers*ops {
+	if s := p.Stat().Shoal(); s.Closed != 0 || s.InUseConns != 0 || s.Acquires < workers*ops {
 		t.Fatalf("stats %+v: want %d acquires or more, nothing closed, nothing in use", s, workers*ops)
 	}
 }

@@ -102,9 +102,9 @@ func TestSQLContextCanceledMidQuery(t *testing.T) {
 			// A transaction's connection is released by database/sql's own
 			// goroutine when the context ends, after its rollback.
 			pgtest.WaitFor(t, 10*time.Second, "the canceled query's connection released", func() bool {
-				return p.Stats().InUseConns == 0
+				return p.Stat().Shoal().InUseConns == 0
 			})
-			if s := p.Stats(); s.Closed != 0 || s.Dials != 1 {
+			if s := p.Stat().Shoal(); s.Closed != 0 || s.Dials != 1 {
 				t.Fatalf("stats %+v: want the canceled query's connection kept", s)
 			}
 			var n int
@@ -135,7 +135,7 @@ func TestSQLContextEndedBeforeTheCall(t *testing.T) {
 	if err := sc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := p.Stats(); s.Closed != 0 || s.IdleConns != 1 {
+	if s := p.Stat().Shoal(); s.Closed != 0 || s.IdleConns != 1 {
 		t.Fatalf("stats %+v: want the connection kept", s)
 	}
 }
@@ -208,8 +208,8 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 		if err := sc.Close(); !errors.Is(err, sql.ErrConnDone) {
 			t.Fatalf("closing the sql.Conn after its connection went bad: %v, want sql.ErrConnDone", err)
 		}
-		pgtest.Settle(t, p)
-		if s := p.Stats(); s.Closed != 1 || s.TotalConns != 0 {
+		pgtest.Settle(t, shoalStats(p))
+		if s := p.Stat().Shoal(); s.Closed != 1 || s.TotalConns != 0 {
 			t.Fatalf("stats %+v: want the terminated connection closed", s)
 		}
 		if err := db.PingContext(ctx); err != nil {
@@ -232,8 +232,8 @@ func TestSQLTerminatedConnectionIsNotReused(t *testing.T) {
 		if pid := nextPID(t, db); pid == old {
 			t.Fatalf("database/sql reused the terminated backend %d", pid)
 		}
-		pgtest.Settle(t, p)
-		if s := p.Stats(); s.Closed != 1 {
+		pgtest.Settle(t, shoalStats(p))
+		if s := p.Stat().Shoal(); s.Closed != 1 {
 			t.Fatalf("stats %+v: want the terminated connection closed", s)
 		}
 		// The pool did not get it back as a good one.
@@ -279,8 +279,8 @@ func TestOptionResetSession(t *testing.T) {
 	if pids[1] != pids[0] || pids[2] == pids[0] {
 		t.Fatalf("backends %v: want the first reused once, then replaced after the refused reset", pids)
 	}
-	pgtest.Settle(t, p)
-	if s := p.Stats(); s.Closed != 1 {
+	pgtest.Settle(t, shoalStats(p))
+	if s := p.Stat().Shoal(); s.Closed != 1 {
 		t.Fatalf("stats %+v: want the refused connection closed, not given back", s)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"testing"
 
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/stdlib"
@@ -21,7 +22,7 @@ func newTestPool(t testing.TB, mutate func(*shoalpgx.Config)) *shoalpgx.Pool {
 // closes the DB and checks that the DB left no lease out.
 func newTestDB(t testing.TB, p *shoalpgx.Pool, opts ...stdlib.OptionOpenDB) *sql.DB {
 	t.Helper()
-	return pgtest.DB(t, stdlib.OpenDBFromPool(p, opts...), p)
+	return pgtest.DB(t, stdlib.OpenDBFromPool(p, opts...), shoalStats(p))
 }
 
 // newTestSQLConn takes one connection of db for the test, given back when
@@ -47,4 +48,9 @@ func sqlBackendPID(t *testing.T, c interface {
 		t.Fatal(err)
 	}
 	return pid
+}
+
+// shoalStats is p's statistics as a function, for pgtest's helpers.
+func shoalStats(p *shoalpgx.Pool) func() shoal.Stats {
+	return func() shoal.Stats { return p.Stat().Shoal() }
 }

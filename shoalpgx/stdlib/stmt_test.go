@@ -113,7 +113,7 @@ func TestSQLDBPreparedStatementLeavesNothingBehind(t *testing.T) {
 	if err := c.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'shoalpgx_sql_%'").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the pool's connection has %d of the driver's statements left (%v), want none", n, err)
 	}
-	if s := p.Stats(); s.Dials != 1 {
+	if s := p.Stat().Shoal(); s.Dials != 1 {
 		t.Fatalf("%d dials: the connection should have been reused, not replaced", s.Dials)
 	}
 }

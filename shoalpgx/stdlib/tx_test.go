@@ -167,8 +167,8 @@ func TestSQLConnClosedInsideTransactionIsDiscarded(t *testing.T) {
 			if err := sc.Close(); err != nil {
 				t.Fatal(err)
 			}
-			pgtest.Settle(t, p)
-			if s := p.Stats(); s.Closed != 1 {
+			pgtest.Settle(t, shoalStats(p))
+			if s := p.Stat().Shoal(); s.Closed != 1 {
 				t.Fatalf("stats %+v: want the connection closed", s)
 			}
 			c, err := p.Acquire(ctx)

@@ -1,0 +1,35 @@
+package shoalpgx
+
+import (
+	"context"
+	"fmt"
+)
+
+// make makes key's pool, the Nth of the group. ctx is the caller's whose
+// first use of key made it, without its cancellation: the pool outlives
+// that call, and its connections must not die with it.
+func (g *Group) make(ctx context.Context, key string, n int) (*Pool, error) {
+	cfg, err := g.cfg.Config(key)
+	if err != nil {
+		return nil, fmt.Errorf("shoalpgx: group %q: the Config of a key: %w", g.cfg.Name, err)
+	}
+	if cfg == nil {
+		return nil, fmt.Errorf("shoalpgx: group %q: the Config of a key is nil", g.cfg.Name)
+	}
+	cfg = cfg.Copy()
+	if cfg.Name == "" {
+		// Not the key itself: it may be a connection string with a password.
+		cfg.Name = fmt.Sprintf("%s[%d]", g.cfg.Name, n)
+	}
+	if g.cfg.Budget != nil {
+		cfg.Budget = g.cfg.Budget
+	}
+	return NewWithConfig(context.WithoutCancel(ctx), cfg)
+}
+
+// poolIdle reports whether p has no connection acquired and no waiter, so
+// that the group may close it.
+func poolIdle(p *Pool) bool {
+	s := p.core.Stats()
+	return s.Leases == 0 && s.Waiting == 0
+}

@@ -1,0 +1,170 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// pipeTable creates a table for one test, named for this process so that
+// runs side by side do not meet, and drops it at cleanup.
+func pipeTable(t *testing.T, name, columns string) string {
+	t.Helper()
+	admin := pgtest.AdminConn(t)
+	table := fmt.Sprintf("%s_%d", name, os.Getpid())
+	ctx := pgtest.Ctx(t)
+	if _, err := admin.Exec(ctx, fmt.Sprintf("drop table if exists %s; create table %s (%s)", table, table, columns)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "drop table if exists "+table) })
+	return table
+}
+
+// Every answer reaches its own caller: 128 callers on 4 shared connections,
+// each query's value unique to its caller and round, with failing queries
+// (an error during the statement, a unique violation, a deferred constraint
+// that fails at the implicit commit, after CommandComplete) and callers who
+// give up mid-flight mixed in.
+func TestPipelineAnswersToTheirCallers(t *testing.T) {
+	p := newPipelinedPool(t, 8, 16, nil)
+	uniq := pipeTable(t, "pipe_uniq", "id bigint primary key")
+	deferred := pipeTable(t, "pipe_deferred", "id bigint, constraint pipe_deferred_u unique (id) deferrable initially deferred")
+	ctx := pgtest.Ctx(t)
+	if _, err := p.Exec(ctx, "insert into "+uniq+" values (-1)"); err != nil {
+		t.Fatal(err)
+	}
+
+	const callers, rounds = 128, 12
+	var wrong, gaveUp, answered atomic.Int64
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				v := int64(c*1000 + r)
+				var err error
+				var want string
+				switch (c + r) % 6 {
+				case 0, 1: // a value unique to this caller and round
+					var got int64
+					var s string
+					err = p.QueryRow(ctx, "select $1::bigint * 2, 'v' || $1::bigint", v).Scan(&got, &s)
+					if err == nil && (got != v*2 || s != fmt.Sprintf("v%d", v)) {
+						t.Errorf("caller %d round %d got %d %q", c, r, got, s)
+						wrong.Add(1)
+					}
+				case 2:
+					_, err = p.Exec(ctx, "select 1 / ($1::bigint - $1::bigint)", v)
+					want = "22012"
+				case 3:
+					_, err = p.Exec(ctx, "insert into "+uniq+" values (-1)")
+					want = "23505"
+				case 4:
+					var tag pgconn.CommandTag
+					tag, err = p.Exec(ctx, "insert into "+deferred+" values ($1), ($1)", v)
+					if err == nil {
+						t.Errorf("caller %d: deferred violation reported success: %s", c, tag)
+					}
+					want = "23505"
+				case 5: // gives up mid-flight
+					gctx, cancel := context.WithTimeout(ctx, time.Duration(200+v%30*100)*time.Microsecond)
+					var got int64
+					err = p.QueryRow(gctx, "select $1::bigint from pg_sleep(0.001)", v).Scan(&got)
+					cancel()
+					if err == nil && got != v {
+						t.Errorf("caller %d round %d gave up, got %d", c, r, got)
+						wrong.Add(1)
+					}
+					if err != nil {
+						if !errors.Is(err, context.DeadlineExceeded) {
+							t.Errorf("caller %d gave up: %v", c, err)
+						}
+						gaveUp.Add(1)
+						err = nil
+					}
+				}
+				if want != "" {
+					var pgErr *pgconn.PgError
+					if !errors.As(err, &pgErr) || pgErr.Code != want {
+						t.Errorf("caller %d round %d: want SQLSTATE %s, got %v", c, r, want, err)
+					}
+				} else if err != nil {
+					t.Errorf("caller %d round %d: %v", c, r, err)
+				}
+				answered.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d answered, %d gave up, %d wrong", answered.Load(), gaveUp.Load(), wrong.Load())
+	var n int
+	if err := p.QueryRow(ctx, "select count(*) from "+deferred).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the deferred table holds %d rows (%v): a failed commit kept its rows", n, err)
+	}
+	// Every stream comes back, the abandoned ones once their answers came.
+	pgtest.WaitFor(t, 5*time.Second, "every shared stream released", func() bool {
+		return p.pipe.core.Stats().Leases == 0
+	})
+	if shared, whole := p.pipe.core.Stats().TotalConns, p.core.Stats().TotalConns; shared+whole > 8 {
+		t.Fatalf("%d shared and %d whole connections, want at most 8 in all", shared, whole)
+	}
+}
+
+// A caller reading its own long answer that gives up mid-read returns at
+// once; the connection's goroutine goes on from the middle of the message
+// the read was cut in, and the next callers on that connection get their
+// own answers.
+func TestPipelineGiveUpMidRead(t *testing.T) {
+	// MaxConns 2: at most two shared connections (a second opens while
+	// an abandoned answer still streams in on the first).
+	p := newPipelinedPool(t, 2, 8, nil)
+	ctx := pgtest.Ctx(t)
+	var n int
+	if err := p.QueryRow(ctx, "select 1").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	first := p.pipe.conns()
+	cut := 0
+	for round := range 20 {
+		gctx, cancel := context.WithTimeout(ctx, time.Duration(1+round%5)*time.Millisecond)
+		start := time.Now()
+		rows, err := p.Query(gctx, "select g, repeat('x', 200) from generate_series(1, 50000) g")
+		took := time.Since(start)
+		cancel()
+		if err == nil {
+			rows.Close()
+			continue // answered within the deadline: nothing was cut
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if took > time.Second {
+			t.Fatalf("round %d: gave up after %s", round, took)
+		}
+		cut++
+		for i := range 3 {
+			var v int
+			var s string
+			if err := p.QueryRow(ctx, "select $1::int, repeat('y', $1::int)", round*10+i).Scan(&v, &s); err != nil || v != round*10+i || len(s) != v {
+				t.Fatalf("round %d, the query after: %d %d, %v", round, v, len(s), err)
+			}
+		}
+	}
+	if now := p.pipe.conns(); len(first) != 1 || !slices.Contains(now, first[0]) {
+		t.Fatalf("shared connections %v, then %v: want the first kept", first, now)
+	}
+	if cut == 0 {
+		t.Fatal("no read was cut: the test proves nothing")
+	}
+	t.Logf("%d of 20 reads cut", cut)
+}

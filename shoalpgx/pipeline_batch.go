@@ -1,0 +1,150 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// pipeSendBatch is SendBatch on a shared connection: the batch's statements
+// with one Sync, as pgx sends them, so that they run in one implicit
+// transaction and an error skips the rest, and the whole answer read before
+// it returns. A batch that begins a transaction (pgx.Batch.BeginTx, or a
+// BEGIN queued) or holds any statement that must have a whole connection
+// goes to one.
+func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, bool) {
+	if len(b.QueuedQueries) == 0 {
+		return nil, false
+	}
+	type stmt struct {
+		sql  string
+		args []any
+	}
+	mode := p.config.ConnConfig.DefaultQueryExecMode
+	if mode == pgx.QueryExecModeSimpleProtocol {
+		return nil, false
+	}
+	stmts := make([]stmt, len(b.QueuedQueries))
+	cache := mode == pgx.QueryExecModeCacheStatement
+	for i, q := range b.QueuedQueries {
+		args, rewrite, _, ok := pipeOptions(q.Arguments, mode)
+		if !ok || !shareable(q.SQL) {
+			return nil, false
+		}
+		sql, args, err := rewritten(ctx, rewrite, q.SQL, args)
+		if err != nil {
+			return pgx.FailedBatchResults(b, err), true
+		}
+		stmts[i] = stmt{sql, args}
+	}
+	r := newPipeReq(len(stmts))
+	tr := batchTrace{t: p.pipe.bt}
+	err := p.pipe.run(ctx, r, cache, func(pb *pipeBuild, buf []byte) ([]byte, error) {
+		tr.start(ctx, pb.c, b)
+		for i, s := range stmts {
+			var err error
+			if buf, err = pb.statement(buf, s.sql, s.args, true, &r.res[i]); err != nil {
+				return nil, err
+			}
+		}
+		return (&pgproto3.Sync{}).Encode(buf)
+	})
+	if err != nil {
+		tr.end(err)
+		return pgx.FailedBatchResults(b, err), true
+	}
+	r.invalidate()
+	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, trace: tr}, true
+}
+
+// pipeBatchResults are the results of a pipelined batch, all in memory.
+type pipeBatchResults struct {
+	r      *pipeReq
+	tm     *typeMap
+	qs     []*pgx.QueuedQuery
+	i      int   // the next result to read
+	err    error // the first error read, returned from then on
+	closed bool
+	trace  batchTrace
+}
+
+var errBatchClosed = errors.New("batch already closed")
+
+// next returns the next result, or the batch's error.
+func (b *pipeBatchResults) next() (*pipeResult, error) {
+	if b.closed {
+		return nil, errBatchClosed
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	if b.i >= len(b.r.res) {
+		b.err = errors.New("no more results in batch")
+		return nil, b.err
+	}
+	start := time.Now()
+	res := b.r.result(b.i)
+	b.r.noteErr(res.err)
+	b.trace.query(b.qs[b.i], res.tag, res.err, start)
+	b.i++
+	if res.err != nil {
+		b.err = res.err
+	}
+	return res, res.err
+}
+
+// Exec reads the next result as pgx.BatchResults.Exec does.
+func (b *pipeBatchResults) Exec() (pgconn.CommandTag, error) {
+	res, err := b.next()
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return res.tag, nil
+}
+
+// Query reads the next result as pgx.BatchResults.Query does.
+func (b *pipeBatchResults) Query() (pgx.Rows, error) {
+	res, err := b.next()
+	if err != nil {
+		return errRows{err: err}, err
+	}
+	return newPipeRows(res, b.tm), nil
+}
+
+// QueryRow reads the next result as pgx.BatchResults.QueryRow does.
+func (b *pipeBatchResults) QueryRow() pgx.Row {
+	rows, err := b.Query()
+	if err != nil {
+		return pipeRow{err: err}
+	}
+	return pipeRow{rows: rows.(*pipeRows)}
+}
+
+// Close runs the callbacks of the queries not read yet, as pgx's does, and
+// returns the batch's first error. Calling it again returns the same.
+func (b *pipeBatchResults) Close() error {
+	if b.closed {
+		return b.err
+	}
+	for b.err == nil && b.i < len(b.r.res) {
+		var err error
+		if fn := b.qs[b.i].Fn; fn != nil {
+			err = fn(b)
+		} else {
+			_, err = b.Exec()
+		}
+		if err != nil && b.err == nil {
+			b.err = err
+		}
+	}
+	b.closed = true
+	b.trace.end(b.err)
+	return b.err
+}
+
+// Tx returns nil: a batch that begins a transaction is never pipelined.
+func (b *pipeBatchResults) Tx() pgx.Tx { return nil }

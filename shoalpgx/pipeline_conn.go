@@ -1,0 +1,324 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// pipeConn is one connection that pipelined callers share (see the
+// package doc, "Pipelining"). pgx dialled it, so that TLS, authentication,
+// AfterConnect, the fence and the hosts logic all applied, and then the
+// pool took it over from pgx: from there it speaks the protocol itself.
+//
+// Each caller's request is a self-contained run of messages ending in its
+// own Sync, so that the server answers it, and succeeds or fails it, on its
+// own. One writer at a time: a caller who finds nobody writing and fewer
+// than pipeCorkAt requests at the server writes everything queued, then
+// looks again; past that, requests wait until an answer brings the
+// connection below it, and a goroutine then writes them out together
+// (flushLocked). One reader at a time, handing each answer to the oldest
+// request still unanswered: the server answers in the order it was written
+// to, and pending keeps that order. The reader is a caller who found
+// nobody reading, until its own answer is in, and otherwise the
+// connection's goroutine (pipeline_read.go).
+type pipeConn struct {
+	pc    *pooledConn // the connection as pgx dialled it: its host and typeMap
+	nc    net.Conn
+	fe    *pgproto3.Frontend
+	tm    *typeMap
+	stmts pipeStmts     // statements prepared on the connection
+	done  chan struct{} // closed when readLoop has returned
+	wake  chan struct{} // hands the reading to readLoop
+	quit  chan struct{} // closed when the connection breaks or closes
+
+	// For the pool's look at the connection before a request
+	// (pipeline_admit.go): whether the session no longer refuses writes
+	// by default, and when a look last found its standby past
+	// MaxStandbyLag (UnixNano; 0 for not).
+	writable  atomic.Bool
+	lagSeenAt atomic.Int64
+
+	// Who reads (pipeline_read.go): nobody, a caller waiting for its own
+	// answer, or readLoop. Only the reader touches fe's reads and cur.
+	reader int      // guarded by mu
+	cur    *pipeReq // the request being answered; nil between requests
+
+	mu      sync.Mutex
+	queue   []*pipeReq // written next, in order; a prefix of what pending does not yet hold sent
+	pending []*pipeReq // written or about to be, not yet answered, oldest first
+	writing bool       // a caller or the background writer is writing queue out
+	err     error      // why the connection broke; nil while it works
+	spare   []*pipeReq // the writer's second queue slice, reused
+	wbuf    []byte     // the writer's buffer; only the writer touches it
+}
+
+// errPipeTxOpen fails the requests behind one that left a transaction open
+// on a shared connection: they ran inside it, and the pool closes the
+// connection so that the server rolls it all back.
+var errPipeTxOpen = errors.New("shoalpgx: a pipelined statement left a transaction open on a shared connection; the connection was closed and the statements behind it rolled back")
+
+// errPipeClosed is the error of a request on a connection the pool closed.
+var errPipeClosed = errors.New("shoalpgx: pipelined connection closed")
+
+// newPipeConn takes pc over from pgx and starts its reader.
+func newPipeConn(pc *pooledConn, stmtCapacity int) (*pipeConn, error) {
+	pg := pc.conn.PgConn()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	err := pg.SyncConn(ctx)
+	cancel()
+	if err != nil {
+		_ = closeAndWait(pc)
+		return nil, fmt.Errorf("shoalpgx: readying a connection for pipelining: %w", err)
+	}
+	if pg.TxStatus() != 'I' {
+		// AfterConnect left a transaction open: sharing the connection
+		// would run every caller's statements inside it.
+		_ = closeAndWait(pc)
+		return nil, errors.New("shoalpgx: AfterConnect left a transaction open; a pipelined connection must be idle")
+	}
+	hc, err := pg.Hijack()
+	if err != nil {
+		_ = closeAndWait(pc)
+		return nil, fmt.Errorf("shoalpgx: taking over a connection for pipelining: %w", err)
+	}
+	c := &pipeConn{pc: pc, nc: hc.Conn, fe: hc.Frontend, tm: &typeMap{m: pc.conn.TypeMap()},
+		done: make(chan struct{}), wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	c.stmts.capacity = stmtCapacity
+	go c.readLoop()
+	return c, nil
+}
+
+// pipeCorkAt is how many requests written and not yet answered keep the
+// server busy enough that a new one waits in the queue rather than be
+// written at once: the server works through a connection's requests one
+// after another, so while it has the next one in hand, a request written
+// now would only wait behind it, and one write after the next answer
+// carries every request queued meanwhile. A write is a system call, which
+// on loopback costs as much as the server's work on a small statement.
+const pipeCorkAt = 2
+
+// send queues preps (the preparations r's statements need) and r, and
+// writes them out, with whatever else is queued, unless another caller is
+// writing, who then writes it, or the server has pipeCorkAt requests in
+// hand, when the next answer writes it (flushLocked). It fails when the
+// connection is broken. A write the caller makes that is still blocked
+// when ctx ends (a server that stopped reading) is cut off, and the
+// connection with it, so that the caller returns: a message half written
+// cannot be taken back.
+func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		for _, p := range preps {
+			p.finish(err)
+		}
+		return err
+	}
+	for _, p := range preps {
+		p.conn = c
+		c.pending = append(c.pending, p)
+		c.queue = append(c.queue, p)
+	}
+	r.conn = c
+	c.pending = append(c.pending, r)
+	c.queue = append(c.queue, r)
+	if c.writing || len(c.pending)-len(c.queue) >= pipeCorkAt {
+		c.mu.Unlock()
+		return nil
+	}
+	c.writing = true
+	c.writeLocked(ctx)
+	return nil
+}
+
+// flushLocked writes out, on a goroutine of its own, what send left queued
+// while the server had pipeCorkAt requests in hand, once it has fewer: the
+// reader calls it after each answer. Not on the reader's goroutine: a
+// write that blocks while the server waits for the reader to take its
+// answers would block both. c.mu must be held.
+func (c *pipeConn) flushLocked() {
+	if len(c.queue) == 0 || c.writing || c.err != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
+		return
+	}
+	c.writing = true
+	go c.writeInBackground()
+}
+
+// writeInBackground is writeLocked on a goroutine that no caller waits on,
+// so that no caller's context cuts its writes: the callers whose requests
+// it carries return at their deadlines without it (pipePool.await), and a
+// write that blocks goes on once the server reads again.
+func (c *pipeConn) writeInBackground() {
+	c.mu.Lock()
+	c.writeLocked(context.Background())
+}
+
+// writeLocked writes the queue out, and what is queued while it writes,
+// until it is empty or the connection breaks. ctx is the context of the
+// caller writing, which cuts a write that blocks past it; once it has
+// ended, the rest (other callers' requests) goes out in the background;
+// context.Background for the background writer. c.mu must be held and
+// c.writing set; it returns with c.mu released.
+func (c *pipeConn) writeLocked(ctx context.Context) {
+	for {
+		if c.err != nil || len(c.queue) == 0 {
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		if ctx.Err() != nil {
+			// The caller writing gave up: it returns, and another
+			// goroutine writes on, still holding c.writing.
+			go c.writeInBackground()
+			c.mu.Unlock()
+			return
+		}
+		out := c.queue
+		c.queue = c.spare[:0]
+		c.mu.Unlock()
+		var err error
+		uncut := cutWriteAt(ctx, c.nc)
+		if len(out) == 1 {
+			_, err = c.nc.Write(out[0].buf)
+		} else {
+			b := c.wbuf[:0]
+			for _, q := range out {
+				b = append(b, q.buf...)
+			}
+			_, err = c.nc.Write(b)
+			if cap(b) <= 64<<10 {
+				c.wbuf = b
+			}
+		}
+		uncut()
+		clear(out)
+		c.mu.Lock()
+		c.spare = out
+		if err != nil {
+			c.writing = false
+			gone := c.failLocked(fmt.Errorf("shoalpgx: writing to a pipelined connection: %w", err))
+			c.mu.Unlock()
+			endLeases(gone)
+			return // the requests written, pending, have its error
+		}
+	}
+}
+
+// cutWriteAt sets a write deadline in the past on nc when ctx ends, so that
+// a write blocked on a server that stopped reading returns; the function it
+// returns undoes that once the write is over. A ctx that cannot end costs
+// nothing.
+func cutWriteAt(ctx context.Context, nc net.Conn) (uncut func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	cut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = nc.SetWriteDeadline(time.Unix(1, 0))
+		close(cut)
+	})
+	return func() {
+		if !stop() {
+			<-cut
+			_ = nc.SetWriteDeadline(time.Time{})
+		}
+	}
+}
+
+// unqueue takes r back when it was not written yet, and reports whether it
+// was: a caller that gave up before its request left costs the server
+// nothing.
+func (c *pipeConn) unqueue(r *pipeReq) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := indexReq(c.queue, r)
+	if i < 0 {
+		return false
+	}
+	c.queue = append(c.queue[:i], c.queue[i+1:]...)
+	if j := indexReq(c.pending, r); j >= 0 {
+		c.pending = append(c.pending[:j], c.pending[j+1:]...)
+	}
+	return true
+}
+
+func indexReq(rs []*pipeReq, r *pipeReq) int {
+	for i, x := range rs {
+		if x == r {
+			return i
+		}
+	}
+	return -1
+}
+
+// broken returns why the connection broke, or nil.
+func (c *pipeConn) broken() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// failLocked breaks the connection: every request on it fails with err, at
+// once, and the socket closes, which ends the reader. c.mu must be held. It
+// returns the requests whose callers gave up, whose leases the caller of
+// failLocked ends once it let go of c.mu (endLeases): ending one may close
+// the connection, which takes c.mu.
+func (c *pipeConn) failLocked(err error) (gone []*pipeReq) {
+	if c.err != nil {
+		return nil
+	}
+	c.err = err
+	for _, r := range c.pending {
+		if r.finish(err) {
+			gone = append(gone, r)
+		}
+	}
+	c.pending = nil
+	c.queue = nil
+	_ = c.nc.Close()
+	close(c.quit)
+	return gone
+}
+
+// fail is failLocked for a caller that does not hold c.mu.
+func (c *pipeConn) fail(err error) {
+	c.mu.Lock()
+	gone := c.failLocked(err)
+	c.mu.Unlock()
+	endLeases(gone)
+}
+
+// close closes the connection for the core pool: Terminate, then it waits
+// for the server to hang up, which it does as the backend exits
+// (closeTimeout at most), so that the place in MaxConns this connection
+// frees is free at the server too before another connection takes it (the
+// budget the whole and shared connections share gives its permit back
+// when close returns; see closeAndWait). Then the socket closes and
+// readLoop returns. Nobody reads when close is called: the pool closes a
+// connection only once no request on it is unanswered.
+func (c *pipeConn) close() error {
+	c.mu.Lock()
+	healthy := c.err == nil && !c.writing && len(c.pending) == 0
+	if healthy {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(closeTimeout))
+		_, err := c.nc.Write(terminate)
+		healthy = err == nil
+	}
+	c.mu.Unlock()
+	if healthy {
+		_ = c.nc.SetReadDeadline(time.Now().Add(closeTimeout))
+		_, _ = io.Copy(io.Discard, c.nc)
+	}
+	c.fail(errPipeClosed)
+	<-c.done
+	return nil
+}

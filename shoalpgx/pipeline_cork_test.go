@@ -1,0 +1,88 @@
+package shoalpgx
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// While the server has pipeCorkAt requests of a connection in hand, new
+// ones wait in the queue, and the answer that brings it below writes them
+// all out in one write; every caller still gets its own answer. The first
+// statement waits for an advisory lock the test holds, so the server
+// answers nothing until the counts are checked.
+func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
+	p := newPipelinedPool(t, 2, 16, nil)
+	if err := p.pipe.core.SetMaxConns(1); err != nil {
+		t.Fatal(err)
+	}
+	ctx := pgtest.Ctx(t)
+	admin := pgtest.AdminConn(t)
+	const lock = 7316
+	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	unlocked := false
+	unlock := func() {
+		if !unlocked {
+			unlocked = true
+			if _, err := admin.Exec(ctx, "select pg_advisory_unlock($1)", lock); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer unlock()
+	var conn *pipeConn
+	pgtest.WaitFor(t, 5*time.Second, "one shared connection", func() bool {
+		cs := p.pipe.conns()
+		if len(cs) == 1 {
+			conn = cs[0]
+		}
+		return len(cs) == 1
+	})
+	counts := func() (pending, queued int) {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending), len(conn.queue)
+	}
+	var wg sync.WaitGroup
+	run := func(sql string, args ...any) {
+		want := args[0].(int)
+		wg.Go(func() {
+			var got int
+			if err := p.QueryRow(ctx, sql, args...).Scan(&got); err != nil || got != want {
+				t.Errorf("%s with %d: %d, %v", sql, want, got, err)
+			}
+		})
+	}
+	run("select $1::int from (select pg_advisory_xact_lock($2::bigint)) l", 1000, lock)
+	// Alone in hand: its preparation, written before it, answered. Until
+	// then the preparation counts as in hand too, and what follows would
+	// be corked behind the two and written out with the preparation's
+	// answer, before the counts below could see it queued.
+	pgtest.WaitFor(t, 5*time.Second, "the waiting statement alone in flight", func() bool { p, q := counts(); return p == 1 && q == 0 })
+	// The second in hand, written at once (with the preparation its
+	// statement needs the first time, a request of its own).
+	run("select $1::int", 1001)
+	var inHand int
+	pgtest.WaitFor(t, 5*time.Second, "the second statement written", func() bool {
+		p, q := counts()
+		inHand = p
+		return p >= 2 && q == 0
+	})
+	const corked = 10
+	for i := range corked {
+		run("select $1::int", i)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the rest queued behind the two", func() bool { _, q := counts(); return q == corked })
+	if pending, queued := counts(); pending != inHand+corked || queued != corked {
+		t.Fatalf("%d pending and %d queued while the server waits, want %d and %d", pending, queued, inHand+corked, corked)
+	}
+	unlock()
+	wg.Wait()
+	if pending, queued := counts(); pending != 0 || queued != 0 {
+		t.Fatalf("%d pending and %d queued after every answer, want none", pending, queued)
+	}
+}

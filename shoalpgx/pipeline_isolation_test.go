@@ -1,0 +1,404 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shoalpool/shoal/internal/pgpair"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// pipePIDs returns the backend pids of the pool's shared connections.
+func pipePIDs(p *Pool) map[uint32]bool {
+	pids := map[uint32]bool{}
+	for _, c := range p.pipe.conns() {
+		pids[c.pc.conn.PgConn().PID()] = true
+	}
+	return pids
+}
+
+// Transactions never share a connection, and no pipelined statement runs
+// inside one: a row a transaction inserted is invisible to every pipelined
+// query while the transaction is open, and a BEGIN sent through the pool's
+// Exec goes to a whole connection, leaving the shared ones outside it.
+func TestPipelineTransactionsApart(t *testing.T) {
+	p := newPipelinedPool(t, 6, 8, nil)
+	table := pipeTable(t, "pipe_tx", "id int")
+	ctx := pgtest.Ctx(t)
+
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, "insert into "+table+" values (1)"); err != nil {
+		t.Fatal(err)
+	}
+	var txPID uint32
+	if err := tx.QueryRow(ctx, "select pg_backend_pid()").Scan(&txPID); err != nil {
+		t.Fatal(err)
+	}
+	// A BEGIN through the pool: without pipelining it leaves a whole
+	// connection in a transaction, which the pool rolls back.
+	if _, err := p.Exec(ctx, "begin"); err != nil {
+		t.Fatal(err)
+	}
+
+	var wg sync.WaitGroup
+	var seen, onTx atomic.Int64
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				var n int
+				var pid uint32
+				var inTx bool
+				err := p.QueryRow(ctx, "select count(*), pg_backend_pid(), now() <> statement_timestamp() or txid_current_if_assigned() is not null from "+table).Scan(&n, &pid, &inTx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				seen.Add(int64(n))
+				if pid == txPID {
+					onTx.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if seen.Load() != 0 || onTx.Load() != 0 {
+		t.Fatalf("pipelined queries saw the transaction's row %d times, ran on its connection %d times", seen.Load(), onTx.Load())
+	}
+	if pids := pipePIDs(p); pids[txPID] || len(pids) == 0 {
+		t.Fatalf("shared connections %v, the transaction's %d", pids, txPID)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := p.QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("after commit: %d, %v", n, err)
+	}
+}
+
+// A backend killed mid-pipeline fails the callers whose statements were on
+// it, and only them, and the pool replaces it.
+func TestPipelineBackendKilled(t *testing.T) {
+	p := newPipelinedPool(t, 4, 16, nil) // two shared connections
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
+	var wg sync.WaitGroup
+	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	pids := pipePIDs(p)
+	if len(pids) != 2 {
+		t.Fatalf("want 2 shared connections, got %v", pids)
+	}
+	var victim uint32
+	for pid := range pids {
+		victim = pid
+		break
+	}
+
+	const callers = 16
+	var failed, ok atomic.Int64
+	start := make(chan struct{})
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			var pid uint32
+			var v int
+			err := p.QueryRow(ctx, "select pg_backend_pid(), $1::int from pg_sleep(0.5)", c).Scan(&pid, &v)
+			switch {
+			case err == nil && (pid == victim || v != c):
+				t.Errorf("caller %d: answered from pid %d with %d after the kill", c, pid, v)
+			case err == nil:
+				ok.Add(1)
+			default:
+				var pgErr *pgconn.PgError
+				if errors.As(err, &pgErr) && pgErr.Code != "57P01" {
+					t.Errorf("caller %d: %v", c, err)
+				}
+				failed.Add(1)
+			}
+		}()
+	}
+	close(start)
+	// Once every caller's statement is on a connection, count those on
+	// the victim, then kill it.
+	var onVictim int
+	pgtest.WaitFor(t, 5*time.Second, "every caller in flight", func() bool {
+		inFlight := 0
+		for _, c := range p.pipe.conns() {
+			c.mu.Lock()
+			callersOn := 0 // not counting the statement cache's preparations
+			for _, r := range c.pending {
+				if r.onDone == nil {
+					callersOn++
+				}
+			}
+			inFlight += callersOn
+			if c.pc.conn.PgConn().PID() == victim {
+				onVictim = callersOn
+			}
+			c.mu.Unlock()
+		}
+		return inFlight == callers
+	})
+	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", victim); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if int(failed.Load()) != onVictim || int(ok.Load()) != callers-onVictim || onVictim == 0 {
+		t.Fatalf("%d failed, %d answered; %d were on the killed connection", failed.Load(), ok.Load(), onVictim)
+	}
+	// The pool replaces it.
+	var pid uint32
+	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil || pid == victim {
+		t.Fatalf("after the kill: pid %d, %v", pid, err)
+	}
+}
+
+// A slow statement delays nobody on the other connections; new work goes
+// to the other connection; callers queued behind it on its connection
+// return when their deadlines pass, not when it ends.
+func TestPipelineSlowStatement(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil) // two shared connections
+	ctx := pgtest.Ctx(t)
+	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	slowDone := make(chan struct{})
+	var slowPID uint32
+	go func() {
+		defer close(slowDone)
+		if err := p.QueryRow(ctx, "select pg_backend_pid() from pg_sleep(3)").Scan(&slowPID); err != nil {
+			t.Errorf("the slow statement: %v", err)
+		}
+	}()
+	var busy *pipeConn
+	pgtest.WaitFor(t, 5*time.Second, "the slow statement in flight", func() bool {
+		for _, c := range p.pipe.conns() {
+			c.mu.Lock()
+			if len(c.pending) == 1 {
+				busy = c
+			}
+			c.mu.Unlock()
+		}
+		return busy != nil
+	})
+	busyPID := busy.pc.conn.PgConn().PID()
+	// New work goes to the other connection, and is not held up.
+	for i := range 50 {
+		var pid uint32
+		if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		if pid == busyPID {
+			t.Fatalf("query %d went to the busy connection", i)
+		}
+	}
+	select {
+	case <-slowDone:
+		t.Fatal("the slow statement ended before the quick ones: the test proves nothing")
+	default:
+	}
+	// Load the other connection as much, so that callers queue behind
+	// the slow statement too; those with deadlines return at them.
+	hold := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := p.Exec(ctx, "select pg_sleep(1)"); err != nil {
+			t.Error(err)
+		}
+		close(hold)
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the second connection busy", func() bool {
+		return p.pipe.core.Stats().Leases == 2
+	})
+	const deadline = 50 * time.Millisecond
+	var late atomic.Int64
+	var behind atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dctx, cancel := context.WithTimeout(ctx, deadline)
+			defer cancel()
+			start := time.Now()
+			_, err := p.Exec(dctx, "select 1 from pg_sleep(0)")
+			took := time.Since(start)
+			if err != nil {
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Error(err)
+				}
+				behind.Add(1)
+				late.Store(max(late.Load(), int64(took-deadline)))
+			}
+		}()
+	}
+	wg.Wait()
+	<-slowDone
+	if behind.Load() == 0 {
+		t.Fatal("no caller queued behind the slow statement")
+	}
+	if lateBy := time.Duration(late.Load()); lateBy > 500*time.Millisecond {
+		t.Fatalf("callers queued behind the slow statement returned %s past their deadline", lateBy)
+	}
+	t.Logf("%d callers behind a slow statement returned at most %s past their deadline", behind.Load(), time.Duration(late.Load()))
+}
+
+// The server never sees more than MaxConns connections from a pipelined
+// pool, shared and whole together, under a load of both kinds.
+func TestPipelineMaxConnsAtServer(t *testing.T) {
+	const maxConns = 6
+	p := newPipelinedPool(t, maxConns, 4, nil)
+	admin := pgtest.AdminConn(t)
+	app := pgtest.AppName(t)
+	ctx := pgtest.Ctx(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 48 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 40; j++ {
+				var err error
+				switch (i + j) % 4 {
+				case 0:
+					err = pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
+						_, err := tx.Exec(ctx, "select pg_sleep(0.001)")
+						return err
+					})
+				case 1:
+					err = p.AcquireFunc(ctx, func(c *Conn) error { return c.Ping(ctx) })
+				default:
+					_, err = p.Exec(ctx, "select $1::int from pg_sleep(0.001)", j)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	var most int
+	polled := 0
+	go func() { wg.Wait(); close(stop) }()
+poll:
+	for {
+		select {
+		case <-stop:
+			break poll
+		default:
+		}
+		var n int
+		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, n)
+		polled++
+	}
+	t.Logf("at most %d connections at the server over %d looks", most, polled)
+	if most > maxConns {
+		t.Fatalf("the server saw %d connections of a pool of MaxConns %d", most, maxConns)
+	}
+	if most < 2 {
+		t.Fatalf("the server saw %d connections: the load did not use both kinds", most)
+	}
+}
+
+// Types registered in AfterConnect decode pipelined results and encode
+// pipelined arguments.
+func TestPipelineAfterConnectTypes(t *testing.T) {
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
+	typ := fmt.Sprintf("pipe_point_%d", time.Now().UnixNano()%1e9)
+	if _, err := admin.Exec(ctx, "create type "+typ+" as (x int, y int)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "drop type "+typ) })
+	p := newPipelinedPool(t, 4, 8, func(c *Config) {
+		c.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+			dt, err := conn.LoadType(ctx, typ)
+			if err != nil {
+				return err
+			}
+			conn.TypeMap().RegisterType(dt)
+			return nil
+		}
+	})
+	rows, err := p.Query(ctx, "select row($1::int, 2)::"+typ, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, isPipe := rows.(*pipeRows); !isPipe {
+		t.Fatalf("not pipelined: %T", rows)
+	}
+	var got []any
+	for rows.Next() {
+		if got, err = rows.Values(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, isMap := got[0].(map[string]any)
+	if !isMap || m["x"] != int32(1) || m["y"] != int32(2) {
+		t.Fatalf("the composite came back as %#v: its registered type was not used", got[0])
+	}
+	var pt struct{ X, Y int32 }
+	if err := p.QueryRow(ctx, "select $1::"+typ, "(5,6)").Scan(pgtype.CompositeFields{&pt.X, &pt.Y}); err != nil || pt.X != 5 || pt.Y != 6 {
+		t.Fatalf("round trip through the registered type: %+v, %v", pt, err)
+	}
+}
+
+// After a failover, a pipelined write refused as read-only resets the
+// pool, shared connections included, so that the writes after it reach
+// the new primary, as without pipelining.
+func TestPipelineFailoverReadOnlyResets(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	cfg, err := ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns, cfg.Pipeline, cfg.RoleCheckPeriod = 4, 8, 0 // no role check: the reset is the refused write's
+	pool := newPoolFor(t, cfg)
+	if _, err := pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the shared connections open", func() bool { return len(pool.pipe.conns()) == 2 })
+	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = pool.Exec(wctx, "INSERT INTO shoalpgx_failover VALUES ($1)", 0)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "25006" {
+		t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
+	}
+	for i := range 8 {
+		var port int
+		err := pool.QueryRow(wctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port)
+		if err != nil {
+			t.Fatalf("write %d after the first failed: %v", i+2, err)
+		}
+		if strconv.Itoa(port) != pair.Standby.Port {
+			t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
+		}
+	}
+}

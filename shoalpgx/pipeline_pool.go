@@ -1,0 +1,252 @@
+package shoalpgx
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal"
+)
+
+// pipePool is the pool of shared connections behind Config.Pipeline: a core
+// pool in multiplexed mode, whose streams are the queries in flight on one
+// connection, so that a new query goes to the least-loaded connection, and
+// another connection is dialled as soon as every open one has a query in
+// flight (BusyStreams 1): a backend runs one statement at a time, so a
+// query queued behind another waits for it, where one more connection,
+// within MaxConns, runs it at once. Queries share a connection, up to
+// Pipeline on each, once every connection the pool may open is busy.
+type pipePool struct {
+	p    *Pool
+	core *shoal.Pool[*pipeConn]
+	qt   pgx.QueryTracer // ConnConfig.Tracer as one, or nil
+	bt   pgx.BatchTracer // likewise
+
+	mu   sync.Mutex
+	open map[*pipeConn]struct{} // the connections open, for conns
+}
+
+// How MaxConns is divided between the pool's whole connections
+// (transactions, Acquire, CopyFrom) and its shared ones: both core pools
+// join one in-process budget of MaxConns connections (shoal.NewBudget),
+// which shares it out by demand, max-min fairly, and never lets the two
+// together hold more. The shared pool's minimum keeps two shared
+// connections open (one when MaxConns is 2) so that new statements find an
+// idle connection beside one busy with a slow statement while the next
+// dial is under way.
+
+// newDivision returns the budget the two kinds share, for a config with
+// Pipeline on: with a Budget of the user's, joined to it too
+// (pipeline_budget.go).
+func newDivision(c *Config) (shoal.Budget, error) {
+	b, err := shoal.NewBudget(int(c.MaxConns), shoal.BudgetName("shoalpgx pipeline"))
+	if err != nil {
+		return nil, fmt.Errorf("shoalpgx: dividing MaxConns: %w", err)
+	}
+	if c.Budget != nil {
+		return &twoBudgets{division: b, user: c.Budget, members: map[shoal.BudgetMember]*twoShares{}}, nil
+	}
+	return b, nil
+}
+
+// sharedFloor is how many shared connections the pool keeps open: two, or
+// fewer when MaxConns would leave no room for a whole connection beside
+// them and the whole ones' MinConns (the budget grants each pool its
+// minimum first, and a whole pool with none left would wait for ever);
+// none under a Budget of the user's, which may be smaller than MaxConns.
+func sharedFloor(c *Config) int {
+	if c.Budget != nil {
+		return 0
+	}
+	return max(min(2, int(c.MaxConns)-int(c.MinConns)-1), 0)
+}
+
+// checkPipeline checks the settings that pipelining depends on.
+func checkPipeline(c *Config) error {
+	switch {
+	case c.Pipeline < 0:
+		return &ConfigError{Key: "Pipeline", Reason: fmt.Sprintf("must be >= 0 (0 means off: every statement gets a whole connection), got %d", c.Pipeline)}
+	case c.Pipeline == 0:
+		return nil
+	case c.MaxConns < 2:
+		return &ConfigError{Key: "MaxConns", Reason: fmt.Sprintf("must be >= 2 with Pipeline (%d): the pool keeps a shared connection and room for a whole one, got %d", c.Pipeline, c.MaxConns)}
+	case c.MinConns >= c.MaxConns-1:
+		return &ConfigError{Key: "MinConns", Reason: fmt.Sprintf("must be < MaxConns-1 (%d) with Pipeline (%d): the pool keeps a shared connection beside them, got %d", c.MaxConns-1, c.Pipeline, c.MinConns)}
+	}
+	return nil
+}
+
+// newPipePool makes the shared connections' pool for p.
+func newPipePool(p *Pool) (*pipePool, error) {
+	c := p.config
+	pp := &pipePool{p: p, open: map[*pipeConn]struct{}{}}
+	pp.qt = c.ConnConfig.Tracer
+	pp.bt, _ = c.ConnConfig.Tracer.(pgx.BatchTracer)
+	cfg := shoal.Config[*pipeConn]{
+		// The whole connections' pool's name, so that logs and metrics
+		// tell the two apart and tie them together.
+		Name:        pipelinedName(p.core.Stats().Name),
+		Observer:    p.sharedCoreObserver(),
+		Dial:        pp.dial,
+		Close:       pp.closeConn,
+		MaxConns:    int(c.MaxConns),
+		MinConns:    sharedFloor(c),
+		MaxStreams:  c.Pipeline,
+		BusyStreams: busyStreams(c.Pipeline),
+		Budget:      p.division,
+		MaxWaiters:  c.MaxWaiters,
+		MaxIdleTime: c.MaxConnIdleTime,
+		MaxDialing:  c.MaxDialing,
+		Logger:      c.Logger,
+	}
+	if c.MaxConnLifetime > 0 {
+		cfg.MaxLifetime = c.MaxConnLifetime
+		cfg.LifetimeJitter = c.MaxConnLifetimeJitter
+	}
+	cfg.Hooks.OnDisconnect = func(pc *pipeConn, r shoal.Reason) {
+		p.destroys.count(r)
+		pc.pc.forget()
+	}
+	core, err := shoal.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("shoalpgx: the pipelined connections' pool: %w", err)
+	}
+	pp.core = core
+	return pp, nil
+}
+
+// busyStreams is the shared pool's BusyStreams: 1, so that statements
+// spread before they share (see pipePool), where Pipeline allows sharing
+// at all; with Pipeline 1 a shared connection carries one statement, and
+// the core refuses BusyStreams for a connection of one stream.
+func busyStreams(pipeline int) int {
+	if pipeline > 1 {
+		return 1
+	}
+	return 0
+}
+
+// dial opens a shared connection: dialled as any of the pool's, then
+// taken over from pgx.
+func (pp *pipePool) dial(ctx context.Context) (*pipeConn, error) {
+	pc, err := pp.p.dialMarked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newPipeConn(pc, pp.p.config.ConnConfig.StatementCacheCapacity)
+	if err != nil {
+		pc.forget()
+		return nil, err
+	}
+	pp.mu.Lock()
+	pp.open[c] = struct{}{}
+	pp.mu.Unlock()
+	return c, nil
+}
+
+// closeConn closes a shared connection for the core pool.
+func (pp *pipePool) closeConn(c *pipeConn) error {
+	pp.mu.Lock()
+	delete(pp.open, c)
+	pp.mu.Unlock()
+	return c.close()
+}
+
+// run sends r on the least-loaded shared connection and waits for its
+// answer or for ctx to end. A caller whose ctx ends returns at once with
+// ctx's error; its request, if already written, is answered and dropped
+// later, and its stream is given back only then, so that a connection never
+// carries more than Pipeline requests.
+func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipeEncoder) error {
+	for attempt, refused := 0, 0; ; {
+		l, err := pp.core.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		c := l.Value()
+		if !pp.admit(ctx, l) {
+			// Retired, or looked at for its host's role: another
+			// acquire, within the pool's attempts (pipeline_admit.go).
+			if refused++; refused > pp.p.attempts {
+				return errPipeAdmit
+			}
+			continue
+		}
+		b := pipeBuild{c: c, cache: cache}
+		buf, err := encode(&b, r.buf[:0])
+		if err != nil {
+			l.Release()
+			return err
+		}
+		r.buf = buf
+		r.lease = l
+		if err := c.send(ctx, b.preps, r); err != nil {
+			// Broken before r was queued: nothing of r reached the
+			// server, so another connection may take it.
+			l.Discard()
+			if attempt++; attempt < 3 {
+				continue
+			}
+			return err
+		}
+		break
+	}
+	return pp.await(ctx, r)
+}
+
+// await waits for the answer to r, sent, or for ctx to end (see run).
+func (pp *pipePool) await(ctx context.Context, r *pipeReq) error {
+	r.conn.readFor(ctx, r)
+	select {
+	case <-r.ready:
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqWaiting, reqAbandoned) {
+			if r.conn.unqueue(r) {
+				r.endLease()
+			}
+			return ctx.Err()
+		}
+		<-r.ready
+	}
+	r.endLease()
+	return nil
+}
+
+// setMaxConns is Pool.SetMaxConns with pipelining. The budget the two
+// kinds share stays at the MaxConns the pool was made with, so n is
+// divided in halves between them, the odd one to the whole connections:
+// the two never hold more than n, and never more than that MaxConns.
+func (pp *pipePool) setMaxConns(n int32) error {
+	if n < 2 {
+		return fmt.Errorf("shoalpgx: SetMaxConns(%d): must be >= 2 with Pipeline (%d): the pool keeps connections of both kinds", n, pp.p.config.Pipeline)
+	}
+	shared := int(n) / 2
+	if err := pp.core.SetMaxConns(shared); err != nil {
+		return fmt.Errorf("shoalpgx: %w", err)
+	}
+	if err := pp.p.core.SetMaxConns(int(n) - shared); err != nil {
+		return fmt.Errorf("shoalpgx: %w", err)
+	}
+	return nil
+}
+
+// pipeEncoder appends a request's messages to buf, encoding its arguments
+// with the type map of the connection it will go on, b.c.
+type pipeEncoder func(b *pipeBuild, buf []byte) ([]byte, error)
+
+// close closes the shared connections, waiting for those in use.
+func (pp *pipePool) close() {
+	_ = pp.core.Close(context.Background())
+}
+
+// conns returns the shared connections open now.
+func (pp *pipePool) conns() []*pipeConn {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	out := make([]*pipeConn, 0, len(pp.open))
+	for c := range pp.open {
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package shoalpgx
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// The pool's operations on shared connections. Each returns ok false, and
+// does nothing, for a statement that must have a whole connection
+// (pipeline_route.go); the pool's operation then runs it as without
+// pipelining.
+
+// pipeExec is Exec on a shared connection.
+func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.CommandTag, bool, error) {
+	args, rewrite, cache, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
+	if !ok || !shareable(sql) {
+		return pgconn.CommandTag{}, false, nil
+	}
+	sql, args, err := rewritten(ctx, rewrite, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, true, err
+	}
+	// pgx runs an Exec without arguments in the simple protocol, which
+	// takes several statements in one string: those go to a whole
+	// connection, since one of them could open a transaction that the
+	// first keyword does not show.
+	simple := len(args) == 0
+	if simple && strings.IndexByte(sql, ';') >= 0 {
+		return pgconn.CommandTag{}, false, nil
+	}
+	r := newPipeReq(1)
+	r.res[0].discard = true
+	tr := queryTrace{t: p.pipe.qt}
+	err = p.pipe.run(ctx, r, cache && !simple, func(b *pipeBuild, buf []byte) ([]byte, error) {
+		tr.start(ctx, b.c, sql, args)
+		if simple {
+			buf = b.c.stmts.appendDeallocations(buf)
+			return (&pgproto3.Query{String: sql}).Encode(buf)
+		}
+		buf, err := b.statement(buf, sql, args, false, &r.res[0])
+		if err != nil {
+			return nil, err
+		}
+		return (&pgproto3.Sync{}).Encode(buf)
+	})
+	if err != nil {
+		tr.end(pgconn.CommandTag{}, err)
+		return pgconn.CommandTag{}, true, err
+	}
+	res := r.result(0)
+	r.invalidate()
+	r.noteErr(res.err)
+	tr.end(res.tag, res.err)
+	return res.tag, true, res.err
+}
+
+// pipeQuery is Query on a shared connection: the rows are read whole
+// before it returns. A server error is returned and carried by the rows.
+func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows, bool, error) {
+	args, rewrite, cache, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
+	if !ok || !shareable(sql) {
+		return nil, false, nil
+	}
+	sql, args, err := rewritten(ctx, rewrite, sql, args)
+	if err != nil {
+		return errRows{err: err}, true, err
+	}
+	r := newPipeReq(1)
+	tr := queryTrace{t: p.pipe.qt}
+	err = p.pipe.run(ctx, r, cache, func(b *pipeBuild, buf []byte) ([]byte, error) {
+		tr.start(ctx, b.c, sql, args)
+		buf, err := b.statement(buf, sql, args, true, &r.res[0])
+		if err != nil {
+			return nil, err
+		}
+		return (&pgproto3.Sync{}).Encode(buf)
+	})
+	if err != nil {
+		tr.end(pgconn.CommandTag{}, err)
+		return errRows{err: err}, true, err
+	}
+	res := r.result(0)
+	r.invalidate()
+	r.noteErr(res.err)
+	rows := newPipeRows(res, r.conn.tm)
+	rows.trace = tr
+	if res.err != nil {
+		rows.Close() // ends the trace, as pgx's rows do on an error
+	}
+	return rows, true, res.err
+}
+
+// pipeQueryRow is QueryRow on a shared connection.
+func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Row, bool) {
+	rows, ok, err := p.pipeQuery(ctx, sql, args)
+	if !ok {
+		return nil, false
+	}
+	if pr, isPipe := rows.(*pipeRows); isPipe {
+		return pipeRow{rows: pr}, true
+	}
+	return pipeRow{err: err}, true
+}
+
+// rewritten applies pgx's named arguments, if any.
+func rewritten(ctx context.Context, rewrite pgx.QueryRewriter, sql string, args []any) (string, []any, error) {
+	if rewrite == nil {
+		return sql, args, nil
+	}
+	// pgx's named-argument rewriters do not use the connection.
+	sql, args, err := rewrite.RewriteQuery(ctx, nil, sql, args)
+	if err != nil {
+		return "", nil, fmt.Errorf("rewrite query failed: %w", err)
+	}
+	return sql, args, nil
+}
+
+// eqbs recycles the builders that encode arguments.
+var eqbs = sync.Pool{New: func() any { return new(pgx.ExtendedQueryBuilder) }}
+
+// appendStatement appends one statement of pgx's QueryExecModeExec to buf:
+// Parse (unnamed), Bind with the arguments encoded in text by tm (the
+// server infers their types), a Describe of the portal when the rows are
+// wanted, and Execute. Results come in text, decoded by tm.
+func appendStatement(buf []byte, tm *typeMap, sql string, args []any, describe bool) ([]byte, error) {
+	eqb := eqbs.Get().(*pgx.ExtendedQueryBuilder)
+	defer eqbs.Put(eqb)
+	tm.mu.Lock()
+	err := eqb.Build(tm.m, nil, args)
+	tm.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	buf, err = (&pgproto3.Parse{Query: sql}).Encode(buf)
+	if err != nil {
+		return nil, err
+	}
+	buf, err = (&pgproto3.Bind{ParameterFormatCodes: eqb.ParamFormats, Parameters: eqb.ParamValues, ResultFormatCodes: eqb.ResultFormats}).Encode(buf)
+	if err != nil {
+		return nil, err
+	}
+	if describe {
+		if buf, err = (&pgproto3.Describe{ObjectType: 'P'}).Encode(buf); err != nil {
+			return nil, err
+		}
+	}
+	return (&pgproto3.Execute{}).Encode(buf)
+}

@@ -1,0 +1,194 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Reading a shared connection. One goroutine at a time reads, and who it is
+// moves: a caller that finds nobody reading once its request is written
+// reads the answers itself until its own is in, as a caller of a whole
+// connection does, so that a lone caller pays no hand-off between
+// goroutines; then, if other requests wait for answers, it hands the
+// reading to the connection's goroutine (readLoop), which reads while any
+// are pending. A caller whose context ends while it reads interrupts its
+// read with a deadline in the past, hands over, and returns: the protocol
+// reader keeps what it had read of a message, and readLoop goes on from
+// there.
+
+// Who reads.
+const (
+	readerNone = iota
+	readerCaller
+	readerLoop
+)
+
+// readLoop reads whenever a caller hands it the reading, until nothing is
+// pending, and returns when the connection breaks or closes.
+func (c *pipeConn) readLoop() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.wake:
+		case <-c.quit:
+			return
+		}
+		for {
+			c.mu.Lock()
+			if c.err != nil {
+				c.mu.Unlock()
+				return
+			}
+			if len(c.pending) == 0 && c.cur == nil {
+				c.reader = readerNone
+				c.mu.Unlock()
+				break
+			}
+			c.mu.Unlock()
+			if err := c.readOne(); err != nil {
+				c.fail(err)
+				return
+			}
+		}
+	}
+}
+
+// readFor reads, on r's caller's goroutine, until r is answered, when
+// nobody else is reading; it returns at once otherwise. It stops early when
+// ctx ends, so that the caller returns at once.
+func (c *pipeConn) readFor(ctx context.Context, r *pipeReq) {
+	c.mu.Lock()
+	if c.reader != readerNone || c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.reader = readerCaller
+	c.mu.Unlock()
+
+	var stop func() bool
+	var interrupted chan struct{}
+	if ctx.Done() != nil {
+		interrupted = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			_ = c.nc.SetReadDeadline(time.Now().Add(-time.Second))
+			close(interrupted)
+		})
+	}
+	for r.state.Load() == reqWaiting {
+		err := c.readOne()
+		if err == nil {
+			continue
+		}
+		if interrupted != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			break // ctx ended: readLoop goes on where this read stopped
+		}
+		c.fail(err)
+		if stop != nil {
+			stop()
+		}
+		return
+	}
+	if stop != nil && !stop() {
+		<-interrupted // the interruption ran: undo its deadline
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+	c.mu.Lock()
+	if c.err == nil && (len(c.pending) > 0 || c.cur != nil) {
+		c.reader = readerLoop
+		c.mu.Unlock()
+		c.wake <- struct{}{}
+		return
+	}
+	c.reader = readerNone
+	c.mu.Unlock()
+}
+
+// readOne reads one message and files it with the request it answers,
+// completing the request at its ReadyForQuery. Only the reader calls it.
+// An error it returns is the read's; the connection's own failures (a
+// FATAL error from the server, a transaction left open) it handles itself,
+// returning errPipeClosed.
+func (c *pipeConn) readOne() error {
+	msg, err := c.fe.Receive()
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return err
+		}
+		return fmt.Errorf("shoalpgx: reading from a pipelined connection: %w", err)
+	}
+	switch m := msg.(type) {
+	case *pgproto3.NoticeResponse:
+		// A RAISE NOTICE, say: to ConnConfig.OnNotice as pgx would, with
+		// the shared connection's PgConn, to be read, not used.
+		if f := c.pc.conn.Config().OnNotice; f != nil {
+			f(c.pc.conn.PgConn(), (*pgconn.Notice)(pgconn.ErrorResponseToPgError((*pgproto3.ErrorResponse)(m))))
+		}
+		return nil
+	case *pgproto3.ParameterStatus:
+		// Asynchronous: no request's answer. A read pool's session made
+		// writable is closed at its next acquire (pipeline_admit.go).
+		if m.Name == "default_transaction_read_only" && m.Value != "on" {
+			c.writable.Store(true)
+		}
+		return nil
+	case *pgproto3.NotificationResponse:
+		return nil // asynchronous: no request's answer
+	case *pgproto3.ErrorResponse:
+		if m.Severity == "FATAL" || m.Severity == "PANIC" || m.SeverityUnlocalized == "FATAL" {
+			// The server ends the session (pg_terminate_backend, a
+			// shutdown): every request on it fails with its error.
+			c.fail(pgconn.ErrorResponseToPgError(m))
+			return errPipeClosed
+		}
+	}
+	cur := c.cur
+	if cur == nil {
+		c.mu.Lock()
+		if len(c.pending) == 0 {
+			c.mu.Unlock()
+			return fmt.Errorf("shoalpgx: pipelined connection: unexpected message %T with no request in flight", msg)
+		}
+		cur = c.pending[0]
+		c.cur = cur
+		c.mu.Unlock()
+	}
+	rfq, ok := msg.(*pgproto3.ReadyForQuery)
+	if !ok {
+		cur.take(msg)
+		return nil
+	}
+	c.cur = nil
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return errPipeClosed
+	}
+	// Shifted down rather than resliced, so that the slice keeps its
+	// array and a lone caller's request costs no allocation here.
+	n := copy(c.pending, c.pending[1:])
+	c.pending[n] = nil
+	c.pending = c.pending[:n]
+	if rfq.TxStatus != 'I' {
+		gone := c.failLocked(errPipeTxOpen)
+		c.mu.Unlock()
+		if cur.finish(errPipeTxOpen) {
+			gone = append(gone, cur)
+		}
+		endLeases(gone)
+		return errPipeClosed
+	}
+	c.flushLocked()
+	c.mu.Unlock()
+	if cur.finish(nil) {
+		cur.endLease()
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package shoalpgx
+
+import (
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shoalpool/shoal"
+)
+
+// pipeReq is one caller's request on a pipelined connection: its messages,
+// ending in one Sync, and the answers to them, which the connection's
+// reader fills in and the caller reads once the request is finished.
+type pipeReq struct {
+	buf   []byte       // the encoded messages
+	res   []pipeResult // one per statement, filled by the reader
+	cur   int          // the statement the reader is filling
+	err   error        // the connection's error, when it broke under the request
+	ready chan struct{}
+	state atomic.Int32 // reqWaiting, then reqDone or reqAbandoned
+
+	conn   *pipeConn              // set by send
+	onDone func(*pipeReq)         // a preparation's, run by the reader instead of waking a caller
+	lease  shoal.Lease[*pipeConn] // the stream it holds
+	chunk  []byte                 // where row values are copied to; see keep
+	one    [1]pipeResult          // res of a request of one statement
+}
+
+// The states of a request: its caller waits for it, has it, or gave up.
+const (
+	reqWaiting = iota
+	reqDone
+	reqAbandoned
+)
+
+// pipeResult is the answer to one statement of a request.
+type pipeResult struct {
+	fields  []pgconn.FieldDescription
+	rows    [][][]byte
+	tag     pgconn.CommandTag
+	err     error     // the server's *pgconn.PgError, or the request's error
+	ended   bool      // CommandComplete or EmptyQueryResponse came
+	params  []uint32  // a preparation's parameter types
+	stmt    *pipeStmt // the cached statement it ran by name, if it did
+	discard bool      // Exec's: rows are read and dropped
+}
+
+func newPipeReq(statements int) *pipeReq {
+	r := &pipeReq{ready: make(chan struct{})}
+	if statements == 1 {
+		r.res = r.one[:]
+	} else {
+		r.res = make([]pipeResult, statements)
+	}
+	r.buf = make([]byte, 0, 256)
+	return r
+}
+
+// take files one message of the request's answer. Only the reader calls it.
+func (r *pipeReq) take(msg pgproto3.BackendMessage) {
+	if e, ok := msg.(*pgproto3.ErrorResponse); ok {
+		r.takeError(e)
+		return
+	}
+	if r.cur >= len(r.res) {
+		return // nothing more was asked: ignore rather than index past the end
+	}
+	res := &r.res[r.cur]
+	switch m := msg.(type) {
+	case *pgproto3.RowDescription:
+		res.fields = make([]pgconn.FieldDescription, len(m.Fields))
+		for i, f := range m.Fields {
+			res.fields[i] = pgconn.FieldDescription{
+				Name:                 string(f.Name),
+				TableOID:             f.TableOID,
+				TableAttributeNumber: f.TableAttributeNumber,
+				DataTypeOID:          f.DataTypeOID,
+				DataTypeSize:         f.DataTypeSize,
+				TypeModifier:         f.TypeModifier,
+				Format:               f.Format,
+			}
+		}
+	case *pgproto3.ParameterDescription:
+		res.params = append([]uint32(nil), m.ParameterOIDs...)
+	case *pgproto3.DataRow:
+		if !res.discard {
+			res.rows = append(res.rows, r.keep(m.Values))
+		}
+	case *pgproto3.CommandComplete:
+		res.tag = pgconn.NewCommandTag(string(m.CommandTag))
+		res.ended = true
+		r.cur++
+	case *pgproto3.EmptyQueryResponse:
+		res.ended = true
+		r.cur++
+	}
+	// ParseComplete, BindComplete, ParameterDescription, NoData: nothing
+	// to keep.
+}
+
+// takeError files the server's error. During a statement, the server skips
+// the request's other statements up to its Sync: each gets the error, as
+// in a pgx batch. After the last one, it is the implicit commit's (a
+// deferred constraint): every statement's work was rolled back, and every
+// result gets the error.
+func (r *pipeReq) takeError(m *pgproto3.ErrorResponse) {
+	err := pgconn.ErrorResponseToPgError(m)
+	from := r.cur
+	if from >= len(r.res) {
+		from = 0
+	}
+	for i := from; i < len(r.res); i++ {
+		if r.res[i].err == nil {
+			r.res[i].err = err
+		}
+	}
+	r.cur = len(r.res)
+}
+
+// keep copies a row's values out of the reader's buffer, which the next
+// message overwrites, into chunks shared by the request's rows, so that a
+// result of many small rows costs few allocations.
+func (r *pipeReq) keep(values [][]byte) [][]byte {
+	n := 0
+	for _, v := range values {
+		n += len(v)
+	}
+	row := make([][]byte, len(values))
+	if r.chunk == nil || n > cap(r.chunk)-len(r.chunk) {
+		// Small for a one-row answer, doubling for long ones.
+		r.chunk = make([]byte, 0, max(n, min(2*cap(r.chunk), 8192), 64))
+	}
+	for i, v := range values {
+		if v == nil {
+			continue // NULL
+		}
+		start := len(r.chunk)
+		r.chunk = append(r.chunk, v...)
+		row[i] = r.chunk[start:len(r.chunk):len(r.chunk)]
+	}
+	return row
+}
+
+// finish completes the request, with err when the connection failed under
+// it, and reports whether its caller gave up, in which case the caller of
+// finish ends its lease (endLease), outside the connection's mutex.
+func (r *pipeReq) finish(err error) (abandoned bool) {
+	if err != nil {
+		r.err = err
+	}
+	if r.onDone != nil {
+		r.onDone(r)
+		return false
+	}
+	if r.state.CompareAndSwap(reqWaiting, reqDone) {
+		close(r.ready)
+		return false
+	}
+	return true
+}
+
+// endLease gives the request's stream back: released while its connection
+// works, discarded once it broke, so that the pool replaces it.
+func (r *pipeReq) endLease() {
+	if r.conn != nil && r.conn.broken() != nil {
+		r.lease.Discard()
+		return
+	}
+	r.lease.Release()
+}
+
+// endLeases ends the leases of requests whose callers gave up.
+func endLeases(rs []*pipeReq) {
+	for _, r := range rs {
+		r.endLease()
+	}
+}
+
+// result returns the answer to statement i: the statement's own error, or
+// else the connection's when it broke before the request's ReadyForQuery,
+// even after the statement's CommandComplete: its implicit transaction
+// commits at the Sync, so without the ReadyForQuery nobody knows whether it
+// did.
+func (r *pipeReq) result(i int) *pipeResult {
+	res := &r.res[i]
+	if r.err != nil && res.err == nil {
+		res.err = r.err
+	}
+	return res
+}
+
+// invalidate forgets the cached statements of r that failed in a way that
+// says they no longer fit the schema.
+func (r *pipeReq) invalidate() {
+	for i := range r.res {
+		if res := &r.res[i]; res.stmt != nil && res.err != nil {
+			r.conn.stmts.invalidate(res.stmt, res.err)
+		}
+	}
+}
+
+// noteErr lets the pool see a pipelined statement's error as it sees a
+// whole connection's: a write refused as read-only resets the pool after a
+// failover (hosts_failover.go).
+func (r *pipeReq) noteErr(err error) {
+	if err != nil && r.conn != nil {
+		r.conn.pc.noteErr(err)
+	}
+}

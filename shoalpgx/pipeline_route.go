@@ -1,0 +1,127 @@
+package shoalpgx
+
+import (
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// What may share a connection. A pipelined statement runs in the implicit
+// transaction its own Sync ends, on a session other callers use before and
+// after it, so a statement that leaves anything behind in the session
+// (a transaction, a setting, a cursor, a prepared statement, a LISTEN, a
+// temporary table, a session advisory lock) goes to a whole connection, as
+// without pipelining. The look is at the statement's first keyword and a
+// few function names; what it misses is still caught when a transaction is
+// left open (pipeConn.read), not when a setting is (see the package doc).
+
+// sessionKeywords are the first keywords of statements that begin or end
+// a transaction or leave session state behind.
+var sessionKeywords = map[string]bool{
+	"begin": true, "start": true, "commit": true, "end": true, "rollback": true, "abort": true,
+	"savepoint": true, "release": true, "prepare": true, "execute": true, "deallocate": true,
+	"set": true, "reset": true, "listen": true, "unlisten": true,
+	"declare": true, "fetch": true, "move": true, "close": true, "discard": true,
+	"lock": true, "copy": true, "load": true,
+}
+
+// sessionFunctions are functions whose calls leave session state behind:
+// session advisory locks (the transaction-level pg_advisory_xact_lock
+// ends at the Sync and may share), settings, dblink's named connections.
+var sessionFunctions = []string{"pg_advisory_lock", "pg_try_advisory_lock", "pg_advisory_unlock", "set_config", "dblink_connect"}
+
+// shareable reports whether sql may run on a shared connection.
+func shareable(sql string) bool {
+	word, rest := firstKeyword(sql)
+	if sessionKeywords[word] {
+		return false
+	}
+	if word == "create" {
+		next, _ := firstKeyword(rest)
+		switch next {
+		case "temp", "temporary", "local", "global":
+			return false
+		}
+	}
+	for _, f := range sessionFunctions {
+		if containsFold(sql, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// firstKeyword returns sql's first word, lowercased, past whitespace,
+// comments and opening parentheses, and what follows it.
+func firstKeyword(sql string) (string, string) {
+	i := 0
+	for i < len(sql) {
+		switch c := sql[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == '\f':
+			i++
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			end := strings.Index(sql[i+2:], "*/")
+			if end < 0 {
+				return "", ""
+			}
+			i += end + 4
+		default:
+			j := i
+			for j < len(sql) && (sql[j] >= 'a' && sql[j] <= 'z' || sql[j] >= 'A' && sql[j] <= 'Z' || sql[j] == '_') {
+				j++
+			}
+			return strings.ToLower(sql[i:j]), sql[j:]
+		}
+	}
+	return "", ""
+}
+
+// containsFold reports whether s contains sub (lowercase ASCII) in any
+// case, without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// pipeOptions takes pgx's options off the front of args, as pgx does, and
+// reports whether the statement may be pipelined with them: the simple
+// protocol, chosen result formats and query rewriters other than pgx's
+// named arguments go to a whole connection. rewrite is the named-argument
+// rewriter to apply, if any, and cache whether the statement runs in
+// QueryExecModeCacheStatement (pipeline_stmt.go); the other modes run as
+// QueryExecModeExec.
+func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.QueryRewriter, cache, ok bool) {
+	for len(args) > 0 {
+		switch a := args[0].(type) {
+		case pgx.QueryExecMode:
+			mode = a
+		case pgx.NamedArgs, pgx.StrictNamedArgs:
+			rewrite = a.(pgx.QueryRewriter)
+		case pgx.QueryRewriter, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+			return nil, nil, false, false
+		default:
+			return args, rewrite, mode == pgx.QueryExecModeCacheStatement, mode != pgx.QueryExecModeSimpleProtocol
+		}
+		args = args[1:]
+	}
+	return args, rewrite, mode == pgx.QueryExecModeCacheStatement, mode != pgx.QueryExecModeSimpleProtocol
+}

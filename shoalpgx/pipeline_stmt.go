@@ -1,0 +1,172 @@
+package shoalpgx
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Statements cached per shared connection, for pgx's default
+// QueryExecModeCacheStatement: the first time a connection sees a
+// statement, the request that runs it goes unnamed as in
+// QueryExecModeExec, and just before it, in the same write, a request that
+// prepares it under a name and describes it; from then on the statement
+// runs by name with its arguments and results in the formats its types
+// prefer, and the server neither parses nor plans it again. Nobody waits
+// for the preparation. A connection caches ConnConfig's
+// StatementCacheCapacity statements (pgx's 512 by default), and once full
+// runs the others unnamed rather than evict: a name in use by a request in
+// flight cannot be deallocated safely.
+
+// pipeStmts is a connection's cache.
+type pipeStmts struct {
+	mu       sync.Mutex
+	capacity int
+	next     int                  // the number of the next name
+	bySQL    map[string]*pipeStmt // prepared or being prepared
+	dropped  []string             // names to deallocate with the next request
+}
+
+// pipeStmt is one statement prepared on a connection.
+type pipeStmt struct {
+	sql    string
+	name   string
+	sd     *pgconn.StatementDescription // nil until prepared
+	fields []pgconn.FieldDescription    // sd.Fields in the result formats asked for
+}
+
+// pipeBuild is what a request's encoder builds with: the connection it
+// goes on, and the preparations to send before it.
+type pipeBuild struct {
+	c     *pipeConn
+	cache bool // QueryExecModeCacheStatement
+	preps []*pipeReq
+}
+
+// statement appends one statement to buf: by name when it is prepared on
+// the connection, else unnamed (and, the first time, prepared beside). It
+// presets res.fields for a statement run by name, which is not described.
+func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool, res *pipeResult) ([]byte, error) {
+	c := b.c
+	res.fields, res.stmt = nil, nil // from another connection's try, if any
+	buf = c.stmts.appendDeallocations(buf)
+	if !b.cache {
+		return appendStatement(buf, c.tm, sql, args, describe)
+	}
+	st, prep := c.stmts.lookup(c, sql)
+	if prep != nil {
+		b.preps = append(b.preps, prep)
+	}
+	if st == nil {
+		return appendStatement(buf, c.tm, sql, args, describe)
+	}
+	eqb := eqbs.Get().(*pgx.ExtendedQueryBuilder)
+	defer eqbs.Put(eqb)
+	c.tm.mu.Lock()
+	err := eqb.Build(c.tm.m, st.sd, args)
+	c.tm.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	buf, err = (&pgproto3.Bind{PreparedStatement: st.name, ParameterFormatCodes: eqb.ParamFormats, Parameters: eqb.ParamValues, ResultFormatCodes: eqb.ResultFormats}).Encode(buf)
+	if err != nil {
+		return nil, err
+	}
+	res.fields = st.fields
+	res.stmt = st
+	return (&pgproto3.Execute{}).Encode(buf)
+}
+
+// lookup returns sql's statement when it is prepared, and, when the cache
+// has room and has not seen sql, the request that prepares it.
+func (s *pipeStmts) lookup(c *pipeConn, sql string) (*pipeStmt, *pipeReq) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.bySQL[sql]; ok {
+		if st.sd == nil {
+			return nil, nil // being prepared
+		}
+		return st, nil
+	}
+	if len(s.bySQL) >= s.capacity {
+		return nil, nil
+	}
+	if s.bySQL == nil {
+		s.bySQL = map[string]*pipeStmt{}
+	}
+	st := &pipeStmt{sql: sql, name: "shoal_" + strconv.Itoa(s.next)}
+	s.next++
+	s.bySQL[sql] = st
+	prep := newPipeReq(1)
+	prep.onDone = func(r *pipeReq) { s.prepared(c, st, r) }
+	var err error
+	prep.buf, err = (&pgproto3.Parse{Name: st.name, Query: sql}).Encode(nil)
+	if err == nil {
+		prep.buf, err = (&pgproto3.Describe{ObjectType: 'S', Name: st.name}).Encode(prep.buf)
+	}
+	if err == nil {
+		prep.buf, err = (&pgproto3.Sync{}).Encode(prep.buf)
+	}
+	if err != nil {
+		delete(s.bySQL, sql)
+		return nil, nil
+	}
+	return nil, prep
+}
+
+// prepared files the answer to a preparation: the statement runs by name
+// from now on, or, when it failed, is forgotten (its unnamed run reports
+// the error to its caller).
+func (s *pipeStmts) prepared(c *pipeConn, st *pipeStmt, r *pipeReq) {
+	res := &r.res[0]
+	if r.err != nil || res.err != nil {
+		s.mu.Lock()
+		delete(s.bySQL, st.sql)
+		s.mu.Unlock()
+		return
+	}
+	fields := make([]pgconn.FieldDescription, len(res.fields))
+	copy(fields, res.fields)
+	c.tm.mu.Lock()
+	for i := range fields {
+		fields[i].Format = c.tm.m.FormatCodeForOID(fields[i].DataTypeOID)
+	}
+	c.tm.mu.Unlock()
+	s.mu.Lock()
+	st.sd = &pgconn.StatementDescription{Name: st.name, SQL: st.sql, ParamOIDs: res.params, Fields: res.fields}
+	st.fields = fields
+	s.mu.Unlock()
+}
+
+// invalidate forgets a statement that failed in a way that says the
+// server's prepared statement no longer fits (the schema changed under
+// it), and deallocates it with the connection's next request.
+func (s *pipeStmts) invalidate(st *pipeStmt, err error) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || (pgErr.Code != "0A000" && pgErr.Code != "26000") {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bySQL[st.sql] == st {
+		delete(s.bySQL, st.sql)
+		s.dropped = append(s.dropped, st.name)
+	}
+}
+
+// appendDeallocations appends a Close for each statement invalidated
+// since the last request. Its CloseComplete is part of that request's
+// answer, which ignores it.
+func (s *pipeStmts) appendDeallocations(buf []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range s.dropped {
+		buf, _ = (&pgproto3.Close{ObjectType: 'S', Name: name}).Encode(buf)
+	}
+	s.dropped = s.dropped[:0]
+	return buf
+}

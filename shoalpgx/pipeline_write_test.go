@@ -1,0 +1,66 @@
+package shoalpgx
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// A caller whose statement cannot be written, because the backend is busy
+// and has stopped reading its socket, returns when its context ends, not
+// when the backend reads again; the connection, whose message was cut
+// half written, fails the statement it carried and is replaced, and the
+// other connection's statement runs on.
+func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil) // two shared connections
+	ctx := pgtest.Ctx(t)
+	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	// Both shared connections busy for 10s: the next statement queues
+	// behind one of them, and its backend reads nothing meanwhile.
+	sleepers := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := p.Exec(ctx, "select pg_sleep(10)")
+			sleepers <- err
+		}()
+	}
+	pgtest.WaitFor(t, 5*time.Second, "a statement in flight on each shared connection", func() bool {
+		for _, c := range p.pipe.conns() {
+			c.mu.Lock()
+			n := len(c.pending)
+			c.mu.Unlock()
+			if n == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	// 64 MB, more than loopback's socket buffers hold on either side. Its
+	// encoding took over a second under -race, and the write must start
+	// before the deadline to be cut: 4s, well before the sleepers wake.
+	big := strings.Repeat("x", 64<<20)
+	short, cancel := context.WithTimeout(ctx, 4*time.Second)
+	defer cancel()
+	_, err := p.Exec(short, "select length($1::text)", big)
+	if err == nil {
+		t.Fatal("the blocked statement succeeded")
+	}
+	t.Logf("the blocked caller: %v", err)
+	// The cut connection's sleeper failed with it; the other sleeps on.
+	if err := <-sleepers; err == nil {
+		t.Fatal("a sleeping statement ended before the blocked caller returned: its write was not cut")
+	}
+	select {
+	case err := <-sleepers:
+		t.Fatalf("the other connection's statement ended too (%v): the cut reached beyond its connection, or came only after the sleep", err)
+	default:
+	}
+	// The pool goes on: the cut connection is replaced.
+	var n int
+	if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
+		t.Fatalf("after the cut: %d, %v", n, err)
+	}
+}
