@@ -104,11 +104,12 @@ new_conn_per_request    1,730      ±5%       4,630      4,290     13,380
 
 Comparison, each against the fastest:
 pooled                 65,570 ops/s
-pooled_too             63,600 ops/s   1.03x slower (+1.00 µs per op)   within the noise (0.970x to 1.10x)
-new_conn_per_request    1,730 ops/s   37.9x slower (+4.51 ms per op)   beyond the noise (36.2x to 39.7x)
-  Nx slower: the fastest's ops/s over this one's; per op: the difference in mean latency. Beyond the
-  noise: the ratio's interval (97.5% each, 95% over 2 comparisons) excludes 1x, judged on the spread
-  of each case's slices (not on load changes between cases: --rounds catches those).
+pooled_too             63,600 ops/s   1.03x slower (+3.78 µs per op)   within the noise (0.970x to 1.10x)
+new_conn_per_request    1,730 ops/s   37.9x slower (+4.50 ms per op)   beyond the noise (36.2x to 39.7x)
+  Nx slower: the fastest's ops/s over this one's; per op: the longer time per operation that means
+  (workers / ops/s, less the fastest's). Beyond the noise: the ratio's interval (97.5% each, 95%
+  over 2 comparisons) excludes 1x, judged on the spread of each case's slices (not on load changes
+  between cases: --rounds catches those).
 
 Connections and acquire wait:
 Name                   opened   while measured   wait p50 (ns)   wait p99 (ns)   wait p99.9 (ns)
@@ -141,6 +142,26 @@ func TestTableLayoutRounds(t *testing.T) {
 	}
 }
 
+// TestComparisonPerOpAgreesWithRatio: a case slower by ops/s whose mean
+// latency is the lower (its rounds' mean against its median round's
+// latency, say) still reads as longer per operation, never "1.01x slower
+// (-30.9 µs per op)": the per-op figure comes from ops/s, as the ratio does.
+func TestComparisonPerOpAgreesWithRatio(t *testing.T) {
+	fast := groupOf("fast", 101000, 1030*time.Microsecond, time.Millisecond, 2*time.Millisecond, 0.01, -0.01)
+	slow := groupOf("slow", 100000, 1000*time.Microsecond, time.Millisecond, 2*time.Millisecond, 0.01, -0.01)
+	fast.Workers, slow.Workers = 100, 100
+	var buf bytes.Buffer
+	WriteGroup(&buf, &Report{Duration: time.Second}, "s", &GroupResult{Title: "100 workers", Workers: 100, Results: []Result{slow, fast}})
+	out := buf.String()
+	// 100 workers: 100/100,000 s = 1 ms per op against 100/101,000 s = 990.1 µs.
+	if want := "1.01x slower (+9.90 µs per op)"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "(-") {
+		t.Errorf("a slower case reads as quicker per op:\n%s", out)
+	}
+}
+
 func TestPercentilesAndMoments(t *testing.T) {
 	r := newRecorder(4, 1)
 	for i := 1; i <= 100; i++ {
@@ -162,5 +183,11 @@ func TestPercentilesAndMoments(t *testing.T) {
 	}
 	if !strings.Contains(FormatDuration(l.StdDev), "ns") {
 		t.Errorf("stddev %v", l.StdDev)
+	}
+}
+
+func TestPlural(t *testing.T) {
+	if got := Plural(32, "partition") + " x " + Plural(1, "connection"); got != "32 partitions x 1 connection" {
+		t.Errorf("Plural: %s", got)
 	}
 }

@@ -142,7 +142,7 @@ func tableLegend(r *Report, workers int, rs []Result) []string {
 	if r.Warmup == 0 {
 		warm = "with no warm-up"
 	}
-	who := "all " + plural(workers, "worker")
+	who := "all " + Plural(workers, "worker")
 	if workers == 1 {
 		who = "1 worker"
 	}
@@ -177,8 +177,8 @@ func roundsOf(rs []Result) int {
 }
 
 // writeComparison prints each case against the fastest: how many times
-// slower, how much longer per operation, and whether that is beyond the
-// noise.
+// slower, how much longer per operation that means, and whether that is
+// beyond the noise.
 func writeComparison(w io.Writer, rs []Result) {
 	if len(rs) < 2 {
 		return
@@ -208,20 +208,24 @@ func writeComparison(w io.Writer, rs []Result) {
 		}
 		if c.Judged {
 			judged++
-			noise += fmt.Sprintf(" (%s to %s)", formatBound(c.Low), formatBound(c.High))
+			noise += fmt.Sprintf(" (%s to %s)", FormatBound(c.Low), FormatBound(c.High))
 		}
-		g.add(r.Name, FormatOps(r.IPS)+" ops/s", ratio+" slower ("+perOp(r.Latency.Mean-best.Latency.Mean)+")", noise)
+		slower := ratio + " slower"
+		if r.IPS > 0 && best.IPS > 0 {
+			slower += " (" + perOp(opTime(r)-opTime(best)) + ")"
+		}
+		g.add(r.Name, FormatOps(r.IPS)+" ops/s", slower, noise)
 	}
 	g.write(w)
 	basis := "judged on the spread of each case's slices (not on load changes between cases: --rounds catches those)"
 	if roundsOf(rs) > 1 {
 		basis = "judged round by round"
 	}
-	legend := []string{"Nx slower: the fastest's ops/s over this one's; per op: the difference in mean latency."}
+	legend := []string{"Nx slower: the fastest's ops/s over this one's; per op: the longer time per operation that means (workers / ops/s, less the fastest's)."}
 	if judged > 0 {
 		level := "95%"
 		if len(rs) > 2 {
-			level = fmt.Sprintf("%s each, 95%% over %d comparisons", formatLevel(j.Level), len(rs)-1)
+			level = fmt.Sprintf("%s each, 95%% over %d comparisons", FormatLevel(j.Level), len(rs)-1)
 		}
 		legend = append(legend, fmt.Sprintf("Beyond the noise: the ratio's interval (%s) excludes 1x, %s.", level, basis))
 	}
@@ -231,7 +235,16 @@ func writeComparison(w io.Writer, rs []Result) {
 	writeLegend(w, legend...)
 }
 
-// perOp writes a difference in mean latency in its own unit:
+// opTime is the time per operation r's throughput means for one of its
+// workers (workers / ops/s): the comparison's per-op difference comes from
+// it, so that it grows with the ratio beside it. The mean latency cannot
+// serve: it times the operation alone (and with rounds, in the median
+// round), so a case slower by ops/s may have the lower mean.
+func opTime(r Result) time.Duration {
+	return time.Duration(float64(max(r.Workers, 1)) / r.IPS * float64(time.Second))
+}
+
+// perOp writes a difference in time per operation in its own unit:
 // "+4.51 ms per op", "-120 ns per op".
 func perOp(d time.Duration) string {
 	sign := "+"
@@ -241,9 +254,9 @@ func perOp(d time.Duration) string {
 	return sign + FormatDuration(d) + " per op"
 }
 
-// formatBound writes a bound of a ratio's interval, and the bounds of a
+// FormatBound writes a bound of a ratio's interval, and the bounds of a
 // wide one as "<0.01x" and ">100x" rather than digits nobody reads.
-func formatBound(r float64) string {
+func FormatBound(r float64) string {
 	switch {
 	case r > 100:
 		return ">100x"
@@ -253,14 +266,14 @@ func formatBound(r float64) string {
 	return FormatRatio(r)
 }
 
-// formatLevel writes a confidence level as a percentage, with the digits
+// FormatLevel writes a confidence level as a percentage, with the digits
 // that tell 99.6% from 99.5%.
-func formatLevel(level float64) string {
+func FormatLevel(level float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", level*100), "0"), ".") + "%"
 }
 
-// plural writes n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
+// Plural writes n and the noun, with an s unless n is 1.
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

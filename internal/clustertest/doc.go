@@ -6,7 +6,9 @@
 // sample above the budget's size N. The scenarios: all busy, one idle,
 // join and leave, SIGKILL (short and default TTL), a worker stopped with
 // SIGSTOP for three lease lengths, etcd stopped for 5 seconds, and one
-// member of a three-member etcd cluster killed.
+// member of a three-member etcd cluster killed. One test runs in the test's
+// own process instead: a pipelining shoalpgx pool, whose whole and shared
+// connections join the budget as two pools, counted the same way.
 //
 // The tests need SHOAL_TEST_POSTGRES and SHOAL_TEST_ETCD (scripts/services.sh
 // and scripts/test-env.sh) and an etcd binary (internal/etcdtest's rules)

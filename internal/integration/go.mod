@@ -25,6 +25,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rs/zerolog v1.35.1
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/pgcount v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/pgpair v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/pgtest v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoaldebug v0.0.0-00010101000000-000000000000

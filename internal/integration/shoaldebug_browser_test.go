@@ -144,6 +144,16 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshot: %s", path)
 	if *updateScreenshot {
+		// The stacks on the page name source files: built without
+		// -trimpath they are this machine's absolute paths, which the
+		// docs must not show.
+		for _, l := range leaks {
+			for _, line := range strings.Split(l, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), "/") {
+					t.Fatalf("the page shows this machine's path %s: run go test -trimpath to update the screenshot", strings.TrimSpace(line))
+				}
+			}
+		}
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "shoal-debug.png"), shot, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -129,7 +129,7 @@ func TestTerminateEveryBackendUnderLoad(t *testing.T) {
 	if n := l2.failed.Load(); n != 0 {
 		t.Fatalf("%d of %d queries after the recovery failed, first: %v", n, n+l2.ok.Load(), l2.errors()[0])
 	}
-	if s := p.Stats(); s.TotalConns > maxConns {
+	if s := p.Stat().Shoal(); s.TotalConns > maxConns {
 		t.Fatalf("%d connections open, more than MaxConns %d", s.TotalConns, maxConns)
 	}
 }
@@ -153,7 +153,7 @@ func TestServerDownAndUp(t *testing.T) {
 	p := pgtest.Open(t, shoalpgx.NewWithConfig, cfg)
 	t.Cleanup(proxy.Stop) // runs before the pool's cleanup and its goroutine check
 
-	full := func() bool { return p.Stats().TotalConns == maxConns }
+	full := func() bool { return p.Stat().Shoal().TotalConns == maxConns }
 	// Each query has 2s. pgx closes a connection whose query outlives its
 	// context, so a tight deadline on a slow (race-instrumented, shared)
 	// machine would keep closing the fresh connections after the return.
@@ -171,7 +171,7 @@ func TestServerDownAndUp(t *testing.T) {
 	dialsDown := dials.Load() - dialsAtStop
 	failedDown := l.failed.Load() - failedAtStop
 
-	statsAtStart := p.Stats()
+	statsAtStart := p.Stat().Shoal()
 	proxy.Start(t)
 	dialsAtStart := dials.Load()
 	recovery := pgtest.WaitFor(t, 20*time.Second, "the pool back at full strength", full)
@@ -179,7 +179,7 @@ func TestServerDownAndUp(t *testing.T) {
 	okAtUp := l.ok.Load()
 	pgtest.WaitFor(t, 20*time.Second, "1000 queries after the return", func() bool { return l.ok.Load() >= okAtUp+1000 })
 	l.finish(t)
-	statsUp := p.Stats()
+	statsUp := p.Stat().Shoal()
 	dialErrorsUp, closedUp := statsUp.DialErrors-statsAtStart.DialErrors, statsUp.Closed-statsAtStart.Closed
 	t.Logf("after the return: %d dial errors, %d connections closed", dialErrorsUp, closedUp)
 

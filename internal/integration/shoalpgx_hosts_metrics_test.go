@@ -12,9 +12,10 @@ import (
 	"github.com/shoalpool/shoal/shoalprom"
 )
 
-// A pool's Hosts, attached to shoalprom, show per host: the primary with
-// the pool's connection and the standby with the read pool's, each under
-// its role.
+// A pool's Hosts and its read pool's, attached to shoalprom under two
+// names, show per host each pool's own connections: the pool's on the
+// primary, the read pool's on the standby, each host under its role as
+// the pool that uses it last saw it.
 func TestHostsExportedByShoalprom(t *testing.T) {
 	pair := pgpair.ForTest(t)
 	cfg, err := shoalpgx.ParseConfig(pair.HA)
@@ -44,39 +45,49 @@ func TestHostsExportedByShoalprom(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg.MustRegister(collector)
-	metrics, err := collector.Pool("orders")
-	if err != nil {
-		t.Fatal(err)
+	for name, hosts := range map[string]func() []shoalpgx.HostStat{"orders": pool.Hosts, "orders/reads": pool.Reads().Hosts} {
+		metrics, err := collector.Pool(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer metrics.Unregister()
+		defer metrics.AttachHosts(hosts)()
 	}
-	defer metrics.Unregister()
-	defer metrics.AttachHosts(pool.Hosts)()
 
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := map[string]float64{}
-	role := map[string]string{}
+	type series struct{ pool, host string }
+	open := map[series]float64{}
+	role := map[series]string{}
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
+			at := series{labels[shoalprom.LabelPoolName], labels[shoalprom.LabelHost]}
 			switch f.GetName() {
 			case "shoal_pool_host_connection_open":
-				open[labels["host"]] = m.GetGauge().GetValue()
+				open[at] = m.GetGauge().GetValue()
 			case "shoal_pool_host_role":
-				role[labels["host"]] = labels["role"]
+				role[at] = labels[shoalprom.LabelRole]
 			}
 		}
 	}
 	for _, c := range []struct {
-		node pgpair.Node
-		role string
-	}{{pair.Primary, shoalpgx.RolePrimary}, {pair.Standby, shoalpgx.RoleStandby}} {
-		if open[c.node.Addr] < 1 || role[c.node.Addr] != c.role {
-			t.Errorf("%s: open %v, role %q; want at least 1 and %q (all: %v, %v)", c.node.Addr, open[c.node.Addr], role[c.node.Addr], c.role, open, role)
+		pool       string
+		used, idle pgpair.Node
+		role       string
+	}{
+		{"orders", pair.Primary, pair.Standby, shoalpgx.RolePrimary},
+		{"orders/reads", pair.Standby, pair.Primary, shoalpgx.RoleStandby},
+	} {
+		used, idle := series{c.pool, c.used.Addr}, series{c.pool, c.idle.Addr}
+		if open[used] < 1 || role[used] != c.role || open[idle] != 0 {
+			t.Errorf("%s: open %v on %s, role %q, open %v on %s; want at least 1, %q and 0 (all: %v, %v)",
+				c.pool, open[used], c.used.Addr, role[used], open[idle], c.idle.Addr, c.role, open, role)
 		}
 	}
 }

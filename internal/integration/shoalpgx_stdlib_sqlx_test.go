@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalpgx"
 	"github.com/shoalpool/shoal/shoalpgx/stdlib"
@@ -15,7 +16,7 @@ import (
 // and Select into structs, NamedExec, and In with a rebind to $n.
 func TestSQLWithSqlx(t *testing.T) {
 	p := pgtest.NewPool(t, shoalpgx.ParseConfig, shoalpgx.NewWithConfig, func(c *shoalpgx.Config) { c.MaxConns = 2 })
-	db := sqlx.NewDb(pgtest.DB(t, stdlib.OpenDBFromPool(p), p), "pgx")
+	db := sqlx.NewDb(pgtest.DB(t, stdlib.OpenDBFromPool(p), func() shoal.Stats { return p.Stat().Shoal() }), "pgx")
 	ctx := pgtest.Ctx(t)
 	if _, err := db.ExecContext(ctx, `drop table if exists shoalpgx_sqlx;
 		create table shoalpgx_sqlx (id bigint primary key, name text not null, score numeric, born date, tags text[])`); err != nil {

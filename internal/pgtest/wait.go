@@ -33,13 +33,14 @@ func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) t
 
 // Settle waits until no close the pool started is still running: the core
 // closes connections on goroutines of their own, after the Release or
-// Discard that let them go has returned.
-func Settle(t testing.TB, p interface{ Stats() shoal.Stats }) {
+// Discard that let them go has returned. stats is the pool's statistics
+// (func() shoal.Stats { return pool.Stat().Shoal() } for shoalpgx).
+func Settle(t testing.TB, stats func() shoal.Stats) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for p.Stats().Closing != 0 {
+	for stats().Closing != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("closes still running after 10s: %v", p.Stats())
+			t.Fatalf("closes still running after 10s: %v", stats())
 		}
 		time.Sleep(time.Millisecond)
 	}

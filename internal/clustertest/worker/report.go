@@ -71,7 +71,7 @@ type reporter struct {
 
 // write writes one Report line.
 func (r *reporter) write() error {
-	s := r.pool.Stats()
+	s := r.pool.Stat().Shoal()
 	b := r.budget.Status()
 	closed, dropped := r.obs.closes()
 	first, _ := r.load.firstError.Load().(string)
