@@ -58,7 +58,7 @@ func openShoalpgx(tune func(*shoalpgx.Config)) func(ctx context.Context, cc *pgx
 		}
 		return pool{
 			exec:     func(ctx context.Context, sql string) error { _, err := p.Exec(ctx, sql); return err },
-			newConns: func() int64 { return p.Stats().Dials },
+			newConns: func() int64 { return p.Stat().Shoal().Dials },
 			close:    p.Close,
 		}, nil
 	}

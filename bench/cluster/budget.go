@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/shoaletcd"
 	"github.com/shoalpool/shoal/shoalpgx"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -137,8 +136,8 @@ func (e *etcdCleanup) finish() (leftover int, err error) {
 	return leftover, nil
 }
 
-// statsPool is a pool whose shoal Stats the worker samples.
-type statsPool interface{ Stats() shoal.Stats }
+// statsPool is a shoalpgx pool, whose shoal Stats the worker samples.
+type statsPool interface{ Stat() *shoalpgx.Stat }
 
 // budgetStatuser is a pool on a shoaletcd budget.
 type budgetStatuser interface{ budgetStatus() shoaletcd.Status }

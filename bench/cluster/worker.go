@@ -169,7 +169,7 @@ func sampleUntil(ctx context.Context, pool execer, start, until time.Time) []sta
 		s := statSample{T: time.Since(start)}
 		switch p := pool.(type) {
 		case statsPool:
-			st := p.Stats()
+			st := p.Stat().Shoal()
 			s.Share, s.Demand, s.Conns, s.Waiting, s.Dials = st.Share, st.Demand, st.TotalConns, st.Waiting, st.Dials
 		case interface{ Stat() *pgxpool.Stat }:
 			st := p.Stat()

@@ -13,7 +13,7 @@ import (
 	"github.com/shoalpool/shoal"
 )
 
-// ccTransport is the design issue 21 asks to weigh against shoalhttp's own
+// ccTransport is the other design for an HTTP pool, weighed against shoalhttp's own
 // connections: shoal pools net/http's own connections, made with Go 1.26's
 // Transport.NewClientConn, one pool per origin. net/http then writes and
 // reads every request (HTTP/1.1 or HTTP/2, TLS, proxies), and shoal only

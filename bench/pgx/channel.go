@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // chanPool is the least a pool can be: a buffered channel of open
@@ -44,6 +45,13 @@ func (ch chanPool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 		return nil, err
 	}
 	return &chanRows{Rows: rows, release: func() { ch <- c }}, nil
+}
+
+// Exec holds a connection for the statement.
+func (ch chanPool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c := <-ch
+	defer func() { ch <- c }()
+	return c.Exec(ctx, sql, args...)
 }
 
 // QueryRow holds a connection until Scan.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/shoalpool/shoal/shoalpgx"
@@ -15,6 +16,9 @@ import (
 // A contender is one way of running queries over conns connections.
 type contender struct {
 	name string
+	// conns, when set, is this contender's own number of connections,
+	// in place of -conns (the pipeline set compares 8 with 32).
+	conns int
 	// fixedWorkers: the contender runs one goroutine per connection
 	// whatever the worker count (the dedicated ceiling).
 	fixedWorkers bool
@@ -25,6 +29,14 @@ type contender struct {
 type opened struct {
 	worker func(q query) worker
 	close  func()
+	// perCall, when set, is how many statements one call of a worker
+	// completes (the pipeline ceiling's depth); otherwise one.
+	perCall int
+}
+
+// statementsPerCall is how many statements one call of o's worker completes.
+func (o opened) statementsPerCall() int {
+	return max(o.perCall, 1)
 }
 
 var contenders = []contender{
@@ -49,10 +61,20 @@ type account struct {
 type pgxQuerier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 // pgxWorker runs q on the querier picked for the worker.
 func pgxWorker(q query, pick func(worker int) pgxQuerier) worker {
+	if q.exec {
+		return func(ctx context.Context, w, i int) error {
+			tag, err := pick(w).Exec(ctx, q.sql, q.args(w, i)...)
+			if err == nil && tag.RowsAffected() != 1 {
+				err = fmt.Errorf("%s affected %d rows", q.name, tag.RowsAffected())
+			}
+			return err
+		}
+	}
 	if !q.rows {
 		return func(ctx context.Context, w, _ int) error {
 			var v int
@@ -60,7 +82,7 @@ func pgxWorker(q query, pick func(worker int) pgxQuerier) worker {
 		}
 	}
 	return func(ctx context.Context, w, i int) error {
-		rows, err := pick(w).Query(ctx, q.sql, accountID(w, i))
+		rows, err := pick(w).Query(ctx, q.sql, q.args(w, i)...)
 		if err != nil {
 			return err
 		}
@@ -83,8 +105,26 @@ func pgxWorker(q query, pick func(worker int) pgxQuerier) worker {
 	}
 }
 
-// accountID spreads the workers' lookups over the table.
-func accountID(worker, i int) int { return (worker*7919+i)%accountIDs + 1 }
+// args are the arguments of worker's iteration i of q: the worker and the
+// iteration for an insert, an account's id for a lookup, none for SELECT 1.
+func (q query) args(worker, i int) []any {
+	switch {
+	case q.exec:
+		return []any{worker, i}
+	case q.rows:
+		return []any{q.accountID(worker, i)}
+	}
+	return nil
+}
+
+// accountID spreads the workers' lookups over the query's accounts.
+func (q query) accountID(worker, i int) int {
+	ids := q.ids
+	if ids == 0 {
+		ids = accountIDs
+	}
+	return (worker*7919+i)%ids + 1
+}
 
 func openDedicated(ctx context.Context, dsn string, conns int) (opened, error) {
 	cs := make([]*pgx.Conn, conns)
@@ -204,7 +244,7 @@ func openSQL(ctx context.Context, dsn string, conns int) (opened, error) {
 				}
 			}
 			return func(ctx context.Context, w, i int) error {
-				rows, err := db.QueryContext(ctx, q.sql, accountID(w, i))
+				rows, err := db.QueryContext(ctx, q.sql, q.accountID(w, i))
 				if err != nil {
 					return err
 				}

@@ -51,6 +51,34 @@
 //
 //	go run ./pgx -rounds 5 -duration 2s -out results/pgx.md
 //
+// With -set pipeline it measures what shoalpgx's pipelining buys instead:
+// SELECT 1, a primary-key lookup in a 100,000-row table and a one-row
+// INSERT, by 1, 8, 32, 128 and 512 workers, through pipelined-8 (shoalpgx
+// with pool_max_conns=8 and pool_pipeline=-pipeline), shoalpgx and pgxpool
+// on 8 and on 32 connections, and pgbouncer-8: pgxpool through PgBouncer in
+// transaction mode (SHOAL_TEST_PGBOUNCER; the database shoal_test_pool8,
+// which scripts/services.sh gives a server pool of 8). Beside them runs
+// pgx-pipeline-8, the protocol's ceiling on this machine: pgx's own
+// pipeline API (pgconn's StartPipeline, SendQueryStatement on a statement
+// prepared once per connection, SendPipelineSync after each so that each
+// is its own implicit transaction, Flush, GetResults up to each sync) on 8
+// connections, each driven by one goroutine that sends -pipeline
+// statements per round trip, with the same arguments as the others, and
+// decodes the rows into the same Go types. Like dedicated it ignores the
+// worker count: with no hand-off between goroutines it is what
+// pipelining on 8 connections reaches here whatever a pool does (below
+// 8 x -pipeline workers, with more statements in flight than the workers
+// could have). Its q/s counts statements, as the others' do; its latency
+// is the batch's round trip. It judges the targets cell by cell on the median of each round's
+// pair: at 32 and 128 workers pipelined-8 at least 1.5x pgxpool-32 and 2x
+// pgxpool-8, above pgbouncer-8 everywhere, and a lone worker at least
+// 0.95x shoalpgx-8. Beside each target against a pgxpool it sets what
+// pgx-pipeline-8 reached against the same pool in the same rounds, so a
+// target the ceiling misses too reads as out of reach on this machine
+// rather than as shoalpgx's shortfall.
+//
+//	go run ./pgx -set pipeline -rounds 3 -duration 1s -out results/pipeline.md
+//
 // It prints the table and writes it, with the machine and the command, as a
 // markdown fragment to -out.
 package main

@@ -21,7 +21,10 @@ func main() {
 	var (
 		dsn      = flag.String("dsn", os.Getenv("SHOAL_TEST_POSTGRES"), "PostgreSQL connection string (default $SHOAL_TEST_POSTGRES)")
 		conns    = flag.Int("conns", 8, "connections per contender")
-		workers  = flag.String("workers", "8,32,128", "worker counts, comma-separated")
+		set      = flag.String("set", "default", "what to compare: default (the pools on -conns connections each) or pipeline (pipelining on 8 connections beside pools of 8 and 32 and PgBouncer)")
+		workers  = flag.String("workers", "", "worker counts, comma-separated (default 8,32,128; the pipeline set: "+pipelineWorkers+")")
+		depth    = flag.Int("pipeline", pipelineDepth, "the pipeline set: pool_pipeline of the pipelined contender")
+		bouncer  = flag.String("pgbouncer", os.Getenv("SHOAL_TEST_PGBOUNCER"), "the pipeline set: PgBouncer's connection string (default $SHOAL_TEST_PGBOUNCER)")
 		rounds   = flag.Int("rounds", 5, "interleaved rounds per cell; the best is kept")
 		duration = flag.Duration("duration", 2*time.Second, "length of one round")
 		cprTime  = flag.Duration("cpr", 2*time.Second, "length of the connect-per-request run (0 skips it)")
@@ -32,6 +35,18 @@ func main() {
 	flag.Parse()
 	if *dsn == "" {
 		log.Fatal("no connection string: set SHOAL_TEST_POSTGRES or -dsn")
+	}
+	all, queries, defaultWorkers := contenders, defaultQueries, "8,32,128"
+	switch *set {
+	case "default":
+	case "pipeline":
+		all, queries, defaultWorkers = pipelineContenders, pipelineQueries, pipelineWorkers
+		pipelineDepth, pgbouncerDSN = *depth, *bouncer
+	default:
+		log.Fatalf("-set %q: want default or pipeline", *set)
+	}
+	if *workers == "" {
+		*workers = defaultWorkers
 	}
 	counts, err := parseCounts(*workers)
 	if err != nil {
@@ -45,11 +60,14 @@ func main() {
 
 	var open []contender
 	var running []opened
-	for _, c := range contenders {
+	for _, c := range all {
 		if *only != "" && !contains(strings.Split(*only, ","), c.name) {
 			continue
 		}
-		o, err := c.open(ctx, *dsn, *conns)
+		if c.conns == 0 {
+			c.conns = *conns
+		}
+		o, err := c.open(ctx, *dsn, c.conns)
 		if err != nil {
 			log.Fatalf("open %s: %v", c.name, err)
 		}
@@ -78,7 +96,7 @@ func main() {
 		// One unmeasured round each, so every connection has prepared the
 		// statement and the first measured round is not the cold one.
 		for i, c := range open {
-			if _, err := runFor(ctx, *conns, 200*time.Millisecond, running[i].worker(q)); err != nil {
+			if _, err := runFor(ctx, c.conns, 200*time.Millisecond, running[i].worker(q), running[i].statementsPerCall()); err != nil {
 				log.Fatalf("warm %s %s: %v", c.name, q.name, err)
 			}
 		}
@@ -90,19 +108,21 @@ func main() {
 			p50s := make([][]float64, len(open))   // per round, nanoseconds
 			p99s := make([][]float64, len(open))
 			idles := make([][]float64, len(open))
+			perRound := make([][]float64, len(open)) // per contender, each round's q/s
 			for r := range *rounds {
 				var roundFirst float64
 				for _, i := range roundOrder(len(open), r) {
 					c := open[i]
 					goroutines := n
 					if c.fixedWorkers {
-						goroutines = *conns
+						goroutines = c.conns
 					}
-					m, err := runFor(ctx, goroutines, *duration, running[i].worker(q))
+					m, err := runFor(ctx, goroutines, *duration, running[i].worker(q), running[i].statementsPerCall())
 					if err != nil {
 						log.Fatalf("%s %s %d workers: %v", c.name, q.name, n, err)
 					}
 					best[i] = max(best[i], m.qps)
+					perRound[i] = append(perRound[i], m.qps)
 					p50s[i] = append(p50s[i], float64(m.p50))
 					p99s[i] = append(p99s[i], float64(m.p99))
 					if m.idle >= 0 {
@@ -119,15 +139,15 @@ func main() {
 					if cs[i] == 0 || m.csQuery < cs[i] {
 						cs[i] = m.csQuery
 					}
-					fmt.Fprintf(os.Stderr, "%-9s %-13s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query  %5.2f thread sleeps/query  %3.0f%% machine idle\n",
-						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery, 100*m.idle)
+					fmt.Fprintf(os.Stderr, "%-9s %-13s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query  %5.2f thread sleeps/query  %5.2f reads %5.2f writes/query  %3.0f%% machine idle\n",
+						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery, m.reads, m.writes, 100*m.idle)
 				}
 			}
 			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs,
-				medianRatio: medians(ratios), p50: medians(p50s), p99: medians(p99s), idle: medians(idles)})
+				medianRatio: medians(ratios), p50: medians(p50s), p99: medians(p99s), idle: medians(idles), perRound: perRound})
 		}
-		if *cprTime > 0 && *only == "" {
-			m, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q))
+		if *cprTime > 0 && *only == "" && *set == "default" {
+			m, err := runFor(ctx, *conns, *cprTime, connectPerRequest(*dsn, q), 1)
 			if err != nil {
 				log.Fatalf("connect-per-request %s: %v", q.name, err)
 			}
@@ -139,6 +159,9 @@ func main() {
 	machine := fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, %s on loopback",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), serverVersion)
 	md := res.markdown(cmd, machine, *rounds, *duration)
+	if *set == "pipeline" {
+		md = res.pipelineMarkdown(cmd, machine, *rounds, *duration)
+	}
 	fmt.Print(md)
 	if *out != "" {
 		if err := outfile.Write(*out, []byte(md)); err != nil {

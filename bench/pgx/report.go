@@ -35,6 +35,10 @@ type row struct {
 	// idle is, per contender, the median over the rounds of the share of
 	// the machine's CPU time left unused (0 when /proc/stat is missing).
 	idle []float64
+
+	// perRound is, per contender, the q/s of each round, for ratios of
+	// any two contenders paired round by round.
+	perRound [][]float64
 }
 
 type cprRow struct {
@@ -50,22 +54,7 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	fmt.Fprintf(&b, "### PostgreSQL through pgx: %d connections\n\n", r.conns)
 	fmt.Fprintf(&b, "Machine: %s. Best of %d interleaved rounds of %s per cell.\n", machine, rounds, d)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
-	cols := []string{"query", "workers", r.contenders[0].name + " q/s"}
-	for _, c := range r.contenders[1:] {
-		cols = append(cols, fmt.Sprintf("%s q/s (of %s)", c.name, r.contenders[0].name))
-	}
-	mdtable.Header(&b, cols...)
-	for _, row := range r.rows {
-		fmt.Fprintf(&b, "| %s | %d |", row.query, row.workers)
-		for i, q := range row.qps {
-			if i == 0 {
-				fmt.Fprintf(&b, " %.0f |", q)
-			} else {
-				fmt.Fprintf(&b, " %.0f (%.2f) |", q, q/row.qps[0])
-			}
-		}
-		b.WriteString("\n")
-	}
+	r.qpsTable(&b)
 	b.WriteString("\nClient cost per query, lowest of the rounds: CPU time of this process (user+system, µs), and its threads' voluntary context switches (a thread going to sleep for want of work, to be woken by a futex or epoll later; less sensitive to the machine's other load than throughput).\n\n")
 	r.table(&b, 0, func(row row, i int) string {
 		return fmt.Sprintf("%.1f µs, %.2f sw", float64(row.cpu[i])/1e3, row.cs[i])
@@ -95,6 +84,27 @@ func (r *results) markdown(cmd, machine string, rounds int, d time.Duration) str
 	}
 	b.WriteString("\nDedicated is one goroutine per connection on its own `*pgx.Conn`, the ceiling for this many connections at every worker count (see bench/pgx/doc.go).\n")
 	return b.String()
+}
+
+// qpsTable writes each contender's best q/s per query and worker count,
+// and its fraction of the first contender's.
+func (r *results) qpsTable(b *strings.Builder) {
+	cols := []string{"query", "workers", r.contenders[0].name + " q/s"}
+	for _, c := range r.contenders[1:] {
+		cols = append(cols, fmt.Sprintf("%s q/s (of %s)", c.name, r.contenders[0].name))
+	}
+	mdtable.Header(b, cols...)
+	for _, row := range r.rows {
+		fmt.Fprintf(b, "| %s | %d |", row.query, row.workers)
+		for i, q := range row.qps {
+			if i == 0 {
+				fmt.Fprintf(b, " %.0f |", q)
+			} else {
+				fmt.Fprintf(b, " %.0f (%.2f) |", q, q/row.qps[0])
+			}
+		}
+		b.WriteString("\n")
+	}
 }
 
 // table writes one row per query and worker count, with a column per

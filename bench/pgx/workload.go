@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,14 +20,21 @@ type query struct {
 	name string
 	sql  string
 	rows bool // read with Query and a rows loop instead of QueryRow
+	exec bool // run with Exec, given the worker's index and iteration
+	ids  int  // for rows: how many of the table's accounts it picks from (accountIDs when 0)
 }
 
-var queries = []query{
+var defaultQueries = []query{
 	{name: "SELECT 1", sql: "select 1"},
-	{name: "small row", sql: "select id, name, email, balance, created_at from shoal_bench_accounts where id = $1", rows: true},
+	{name: "small row", sql: smallRowSQL, rows: true},
 }
 
-// setupSQL creates the table the small-row query reads.
+// smallRowSQL reads one account by its primary key.
+const smallRowSQL = "select id, name, email, balance, created_at from shoal_bench_accounts where id = $1"
+
+// setupSQL creates the table the small-row query reads, with 100,000 rows
+// (the default set picks from the first accountIDs), and the table the
+// pipeline set's inserts write.
 const setupSQL = `
 create table if not exists shoal_bench_accounts (
 	id         int primary key,
@@ -35,10 +45,16 @@ create table if not exists shoal_bench_accounts (
 );
 insert into shoal_bench_accounts
 select i, 'user ' || i, 'user' || i || '@example.com', i * 1.5, now()
-from generate_series(1, 1000) i
-on conflict (id) do nothing`
+from generate_series(1, 100000) i
+on conflict (id) do nothing;
+create table if not exists shoal_bench_events (
+	worker int not null,
+	n      int not null,
+	at     timestamptz not null default now()
+);
+truncate shoal_bench_events`
 
-// accountIDs are how many rows the small-row query picks from.
+// accountIDs are how many rows the default set's small-row query picks from.
 const accountIDs = 1000
 
 // A worker runs one query and reports its error. worker is the caller's
@@ -50,6 +66,11 @@ type measured struct {
 	qps      float64       // queries per second
 	cpuQuery time.Duration // this process's CPU time (user+system) per query
 	csQuery  float64       // this process's voluntary context switches (threads going to sleep) per query
+	// reads and writes are this process's read and write system calls per
+	// query (/proc/self/io; 0 where there is none): on loopback each costs
+	// about as much as the server's work on a small statement, so they
+	// say how well a pool batches.
+	reads, writes float64
 	// p50 and p99 of the queries' latencies as the workers saw them, a
 	// wait for a connection included: what barging trades for throughput.
 	p50, p99 time.Duration
@@ -72,10 +93,40 @@ func usage() (time.Duration, int64) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw
 }
 
+// ioCounts are this process's read and write system calls so far.
+type ioCounts struct{ reads, writes int64 }
+
+// syscallCounts reads syscr and syscw from /proc/self/io, or returns zeros
+// where it cannot.
+func syscallCounts() ioCounts {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return ioCounts{}
+	}
+	var c ioCounts
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch k {
+		case "syscr":
+			c.reads = n
+		case "syscw":
+			c.writes = n
+		}
+	}
+	return c
+}
+
 // runFor runs n goroutines of w for d and returns the queries per second
-// they completed, the client's CPU time per query and the queries' latency
-// percentiles. The first error stops the run.
-func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, error) {
+// they completed, the client's CPU time per query and the calls' latency
+// percentiles. Each call of w completes perCall queries (the pipeline
+// ceiling's calls send several at once), so the latencies are those of its
+// calls: a call's statements all wait for its last answer. The first error
+// stops the run.
+func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) (measured, error) {
 	var (
 		stop     atomic.Bool
 		wg       sync.WaitGroup
@@ -85,6 +136,7 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	latencies := make([][]time.Duration, n) // per worker, merged after the clock stops
 	start := time.Now()
 	cpuStart, csStart := usage()
+	ioStart := syscallCounts()
 	machine := cpustat.Start()
 	for g := range n {
 		wg.Add(1)
@@ -108,14 +160,18 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker) (measured, er
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpuEnd, csEnd := usage()
+	ioEnd := syscallCounts()
 	idle := machine.IdleShare()
 	all := slices.Concat(latencies...)
-	m := measured{qps: float64(len(all)) / elapsed.Seconds(), idle: idle}
-	if q := len(all); q > 0 {
+	q := len(all) * perCall
+	m := measured{qps: float64(q) / elapsed.Seconds(), idle: idle}
+	if calls := len(all); calls > 0 {
 		m.cpuQuery = (cpuEnd - cpuStart) / time.Duration(q)
 		m.csQuery = float64(csEnd-csStart) / float64(q)
+		m.reads = float64(ioEnd.reads-ioStart.reads) / float64(q)
+		m.writes = float64(ioEnd.writes-ioStart.writes) / float64(q)
 		slices.Sort(all)
-		m.p50, m.p99 = all[q/2], all[q*99/100]
+		m.p50, m.p99 = all[calls/2], all[calls*99/100]
 	}
 	return m, firstErr
 }

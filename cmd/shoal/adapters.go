@@ -75,6 +75,9 @@ type pgPoolOptions struct {
 	MaxConns    int
 	Partitions  int
 	DialTimeout time.Duration
+	// Pipeline, above 0, is shoalpgx's pool_pipeline: statements share
+	// the pool's connections, up to Pipeline in flight on one.
+	Pipeline int
 }
 
 // pgPool runs a statement on a pooled connection.

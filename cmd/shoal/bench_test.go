@@ -124,6 +124,7 @@ func TestBenchTableAndCSV(t *testing.T) {
 		"8 workers (fastest first)", "Name", "ops/s", "spread", "mean (", "p50 (", "p99 (",
 		"ops/s: operations per second by all 8 workers in the 120 ms measured window, after a warm-up of",
 		"Comparison, each against the fastest:", "x slower (+", " per op)", "Nx slower: the fastest's ops/s",
+		"per op: the longer time per operation that means",
 		"opened", "while measured", "setup and warm-up included",
 		"pooled", "new_conn_per_request", "Estimated total run time",
 		"Verdict for this machine", "What to try next", "without --rounds 1",
@@ -131,6 +132,11 @@ func TestBenchTableAndCSV(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	// The per-op figure comes from ops/s, as the ratio does: a case slower
+	// by ops/s never reads as quicker per operation.
+	if strings.Contains(r.stdout, "slower (-") {
+		t.Errorf("a slower case reads as quicker per op:\n%s", r.stdout)
 	}
 	header, _, _ := strings.Cut(r.stdout[strings.Index(r.stdout, "\nName "):], "\n"+"pooled")
 	for _, gone := range []string{"ips ", "average", "deviation", "99th %", "μs"} {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/benchrun"
 	"github.com/shoalpool/shoal/shoaletcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -145,7 +146,7 @@ func printBudget(w io.Writer, v shoaletcd.View, stamp bool) {
 		fmt.Fprintf(w, "%s\n", time.Now().Format("15:04:05"))
 	}
 	fmt.Fprintf(w, "budget %s: %d connections, %d held, %d free, %s",
-		v.Name, v.Size, held, v.Free, plural(len(v.Members), "member"))
+		v.Name, v.Size, held, v.Free, benchrun.Plural(len(v.Members), "member"))
 	if len(v.Orphans) > 0 {
 		fmt.Fprintf(w, ", %d slots held by members leaving (%v)", len(v.Orphans), v.Orphans)
 	}

@@ -148,15 +148,20 @@ func pgPoolCase(e *env, name string, maxConns, partitions int, sql string) bench
 		if err != nil {
 			return nil, err
 		}
-		return &benchrun.Instance{
-			Op:          func(ctx context.Context) (time.Duration, error) { return pool.Exec(ctx, sql) },
-			ConnsOpened: pool.ConnsOpened,
-			Close: func() error {
-				ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-				defer cancel()
-				return pool.Close(ctx)
-			},
-		}, nil
+		return pgInstance(pool, sql), nil
 	}
 	return c
+}
+
+// pgInstance runs sql on pool.
+func pgInstance(pool pgPool, sql string) *benchrun.Instance {
+	return &benchrun.Instance{
+		Op:          func(ctx context.Context) (time.Duration, error) { return pool.Exec(ctx, sql) },
+		ConnsOpened: pool.ConnsOpened,
+		Close: func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			defer cancel()
+			return pool.Close(ctx)
+		},
+	}
 }

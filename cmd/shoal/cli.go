@@ -16,7 +16,7 @@ import (
 
 // Defaults of the timing flags, per case (bench) or configuration (sweep)
 // and round. The full run of the embedded scenarios takes about a minute
-// with them, --quick under 30 seconds: three rounds of a short window
+// with them, --quick about half a minute: three rounds of a short window
 // judge a difference better than one long one, since the machine's load
 // changes between cases as much as within one.
 const (
@@ -368,8 +368,9 @@ const benchOutputHelp = `
 output:
   Each group of cases prints a table, fastest first: ops/s (all its workers together, in
   the measured window after the warm-up), how much ops/s varied, and the mean, p50 and p99
-  time per operation; then each case against the fastest, with whether the difference is
-  beyond the noise; then the connections each case opened and how long operations waited
-  for one. A legend under each table says what its columns count. The run ends with a
-  verdict: which case won each group, by how much, and what to try next.
+  time per operation; then each case against the fastest (how many times slower by ops/s,
+  and how much longer per operation that means), with whether the difference is beyond the
+  noise; then the connections each case opened and how long operations waited for one. A
+  legend under each table says what its columns count. The run ends with a verdict: which
+  case won each group, by how much, and what to try next.
 `

@@ -18,7 +18,9 @@
 //	partitions  Ecto's pool_count table: 1x32, 2x16, 4x8, 8x4, 16x2 (32 connections
 //	            in all) and 32x2 (64), with 8 and 32 workers
 //	multiplex   one HTTP/2 connection against a shoal pool of them, and one
-//	            grpc.ClientConn against a shoalgrpc pool, 400 workers
+//	            grpc.ClientConn against a shoalgrpc pool, 400 workers; against a
+//	            postgres:// target, shoalpgx with pool_pipeline=16 on 8 connections
+//	            beside 8 and 32 whole connections, with 32 and 128 workers
 //	transport   http.DefaultTransport, a tuned http.Transport and shoalhttp, HTTP/1.1
 //
 // Each group of cases prints a table, fastest first: ops/s (all its
@@ -26,8 +28,9 @@
 // warm-up is not counted), how much ops/s varied from round to round,
 // and the mean, p50 and p99 time per operation, each column in one
 // unit named in its header; then each case against the fastest ("1.07x
-// slower (+7.39 µs per op)") and whether that difference is beyond the
-// noise; then the connections each case opened, from its start and
+// slower (+7.39 µs per op)", the per-op figure the longer time per
+// operation its ops/s mean, workers / ops/s) and whether that difference
+// is beyond the noise; then the connections each case opened, from its start and
 // during the measured window, and the percentiles of its acquire wait:
 // from the pool's own observer where the case is a shoal pool, from the
 // case's timing of its acquire otherwise, and "-" where a case has no
@@ -35,7 +38,7 @@
 // count. The run ends with a verdict: which case won each table, by how
 // much, whether beyond the noise, and what to try next. A progress bar
 // with the time left goes to stderr when it is a terminal. --quick runs
-// the same in under 30 seconds against the embedded servers; against your
+// the same in about half a minute against the embedded servers; against your
 // own server the time depends on it (a PostgreSQL pool of 32 opens its
 // connections first, for instance).
 //

@@ -47,6 +47,8 @@ func planMultiplex(e *env) (*plan, error) {
 			p.groups = append(p.groups, h2Group(e, req, e.target.HostPort, nil, workers))
 		}
 		return p, nil
+	case e.target.Kind == targetPostgres:
+		return planPipelinePostgres(e), nil
 	case e.target.Kind == targetGRPC:
 		p := &plan{server: e.target.Redacted + " (grpc.health.v1.Health/Check)"}
 		var tlsCfg *tls.Config
@@ -58,7 +60,7 @@ func planMultiplex(e *env) (*plan, error) {
 		}
 		return p, nil
 	}
-	return skipPlan("does not fit the " + e.target.Scheme + ":// target (it needs https:// with HTTP/2, or grpc://)")
+	return skipPlan("does not fit the " + e.target.Scheme + ":// target (it needs https:// with HTTP/2, grpc:// or postgres://)")
 }
 
 func planMultiplexEmbedded(e *env) *plan {

@@ -170,9 +170,6 @@ func TestSmallThings(t *testing.T) {
 	if !strings.Contains(r.stderr, "--duration 5: a duration needs a unit, such as 5s") {
 		t.Errorf("stderr: %s", r.stderr)
 	}
-	if got := plural(32, "partition") + " x " + plural(1, "connection"); got != "32 partitions x 1 connection" {
-		t.Errorf("plural: %s", got)
-	}
 	// 2, 5 and 10 in all, in the partitions that divide them, and the
 	// default (4 connections in 2 partitions) added.
 	var names []string

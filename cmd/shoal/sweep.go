@@ -143,7 +143,7 @@ func defaultName(table []sweepConfig) string {
 	for _, c := range table {
 		if c.isDefault {
 			return fmt.Sprintf("the default, %s: %s in %s, what shoalpgx opens on this connection string and machine without settings",
-				strings.TrimSuffix(c.name(), defaultSuffix), plural(c.maxConns, "connection"), plural(c.partitions, "partition"))
+				strings.TrimSuffix(c.name(), defaultSuffix), benchrun.Plural(c.maxConns, "connection"), benchrun.Plural(c.partitions, "partition"))
 		}
 	}
 	return "none"
@@ -193,8 +193,8 @@ func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
 	}
 	p := r.Pool
 	fmt.Fprintf(w, "\nRecommendation: %s x %s (%s in all): %s ops/s, %.2fx the default's %s (%.2fx to %.2fx at %s confidence)",
-		plural(p.Partitions, "partition"), plural(p.ConnsPerPartition, "connection"), plural(p.MaxConns, "connection"),
-		benchrun.FormatOps(r.IPS), r.Ratio, benchrun.FormatOps(r.DefaultIPS), r.RatioLow, r.RatioHigh, formatLevel(r.Confidence))
+		benchrun.Plural(p.Partitions, "partition"), benchrun.Plural(p.ConnsPerPartition, "connection"), benchrun.Plural(p.MaxConns, "connection"),
+		benchrun.FormatOps(r.IPS), r.Ratio, benchrun.FormatOps(r.DefaultIPS), r.RatioLow, r.RatioHigh, benchrun.FormatLevel(r.Confidence))
 	if r.Name == r.Best {
 		fmt.Fprintf(w, "; the fastest.\n")
 	} else {
@@ -213,18 +213,4 @@ func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-}
-
-// formatLevel writes a confidence level as a percentage, with the digits
-// that tell 99.6% from 99.5%.
-func formatLevel(level float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", level*100), "0"), ".") + "%"
-}
-
-// plural writes n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -26,12 +26,12 @@ func writeRounds(w io.Writer, table []sweepConfig, results []benchrun.Result, v 
 		width = max(width, len(r.Name))
 	}
 	fmt.Fprintf(w, "\nRounds: ops/s per round; vs default: the ratio of throughputs, its interval at %s confidence each (%.0f%% over all %d comparisons)\n",
-		formatLevel(v.Level), sweepAlpha*100, max(len(results)-1, 1))
+		benchrun.FormatLevel(v.Level), sweepAlpha*100, max(len(results)-1, 1))
 	fmt.Fprintf(w, "%-*s %11s %11s %11s %17s  %-8s %s\n", width, "Name", "mean", "95% CI", "vs default", "interval", "verdict", "rounds")
 	for _, i := range order {
 		r, c := results[i], v.VsDefault[i]
 		mean, half := meanCI(r.RoundIPS)
-		verdict, ratio, interval := "", formatRatio(c.Ratio), formatRatio(c.Low)+" - "+formatRatio(c.High)
+		verdict, ratio, interval := "", benchrun.FormatBound(c.Ratio), benchrun.FormatBound(c.Low)+" - "+benchrun.FormatBound(c.High)
 		switch {
 		case table[i].isDefault:
 			ratio, interval = "1x", ""
@@ -50,17 +50,4 @@ func writeRounds(w io.Writer, table []sweepConfig, results []benchrun.Result, v 
 		fmt.Fprintf(w, "%-*s %11s %11s %11s %17s  %-8s %s\n", width, r.Name, benchrun.FormatOps(mean), "±"+benchrun.FormatOps(half),
 			ratio, interval, verdict, strings.Join(each, " "))
 	}
-}
-
-// formatRatio writes a ratio with two decimals, and the bounds of a wide
-// interval (few rounds on a busy machine) as "<0.01x" and ">100x" rather
-// than digits nobody reads.
-func formatRatio(r float64) string {
-	switch {
-	case r > 100:
-		return ">100x"
-	case r < 0.01:
-		return "<0.01x"
-	}
-	return fmt.Sprintf("%.2fx", r)
 }

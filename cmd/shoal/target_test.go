@@ -86,6 +86,8 @@ func TestServiceTargets(t *testing.T) {
 		{"SHOAL_TEST_INFLUXDB", "influxdb+", "churn/shoalhttp", []string{"--only", "churn"}},
 		{"SHOAL_TEST_ETCD", "grpc://", "multiplex/shoalgrpc_2_conns", []string{"--only", "multiplex"}},
 		{"SHOAL_TEST_POSTGRES", "", "churn/shoalpgx_pool", []string{"--only", "churn"}},
+		// pool_pipeline beside whole connections.
+		{"SHOAL_TEST_POSTGRES", "", "multiplex/pipelined_8_conns", []string{"--only", "multiplex"}},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			addr := os.Getenv(tc.env)

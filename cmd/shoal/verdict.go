@@ -138,7 +138,7 @@ func writeVerdict(w io.Writer, o *options, report *benchrun.Report, t *target) {
 	if t != nil {
 		where = t.Redacted
 	}
-	fmt.Fprintf(w, "\nVerdict for this machine (%s, %s) and %s:\n", m.CPU, plural(m.Cores, "core"), where)
+	fmt.Fprintf(w, "\nVerdict for this machine (%s, %s) and %s:\n", m.CPU, benchrun.Plural(m.Cores, "core"), where)
 	doubtful, unjudged, judged := 0, 0, 0
 	for _, v := range verdicts {
 		writeItem(w, v.sentence())

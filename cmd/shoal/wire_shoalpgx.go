@@ -139,7 +139,7 @@ func (p shoalPGXPool) Exec(ctx context.Context, sql string) (time.Duration, erro
 }
 
 // ConnsOpened counts the pool's dials.
-func (p shoalPGXPool) ConnsOpened() int64 { return p.pool.Stats().Dials }
+func (p shoalPGXPool) ConnsOpened() int64 { return p.pool.Stat().Shoal().Dials }
 
 // Close closes the pool.
 func (p shoalPGXPool) Close(context.Context) error {
@@ -153,6 +153,9 @@ func openShoalPGX(ctx context.Context, o pgPoolOptions) (pgPool, error) {
 	cfg, err := shoalpgx.ParseConfig(o.ConnString)
 	if err != nil {
 		return nil, err
+	}
+	if o.Pipeline > 0 {
+		return openShoalPGXPipelined(ctx, cfg, o)
 	}
 	cfg.MaxConns = int32(o.MaxConns)
 	cfg.MinIdleConns = int32(o.MaxConns)
@@ -168,17 +171,17 @@ func openShoalPGX(ctx context.Context, o pgPoolOptions) (pgPool, error) {
 		pool.Close()
 		return nil, err
 	}
-	for pool.Stats().TotalConns < o.MaxConns {
+	for pool.Stat().Shoal().TotalConns < o.MaxConns {
 		var pgErr *pgconn.PgError
 		if err := dialErr.get(); errors.As(err, &pgErr) && pgErr.Code == "53300" {
 			// The server refuses more connections: waiting will not help.
-			s := pool.Stats()
+			s := pool.Stat().Shoal()
 			pool.Close()
 			return nil, fmt.Errorf("%d of %d connections open: %w", s.TotalConns, o.MaxConns, err)
 		}
 		select {
 		case <-ctx.Done():
-			s := pool.Stats()
+			s := pool.Stat().Shoal()
 			pool.Close()
 			cause := ctx.Err()
 			if err := dialErr.get(); err != nil {
