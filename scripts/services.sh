@@ -2,7 +2,8 @@
 # Installs (from Debian's packages) and starts every real server that shoal's
 # integration tests talk to, then prints the environment the tests read:
 #
-#   PostgreSQL  127.0.0.1:5432  role shoal / db shoal_test, password auth (SCRAM)
+#   PostgreSQL  127.0.0.1:5432  role shoal / db shoal_test, password auth (SCRAM);
+#                               roles shoal_tenant_00..49, a schema each
 #   PostgreSQL  127.0.0.1:5441  primary of the HA pair, same role and db
 #   PostgreSQL  127.0.0.1:5442  its synchronous streaming standby
 #                               (internal/pgpair/pair.sh; tests fail it over)
@@ -12,6 +13,8 @@
 #   etcd x3     127.0.0.1:2381,2382,2383  a 3-member cluster (peers 2391-2393)
 #   PgBouncer   127.0.0.1:6432  transaction pooling, 40 server connections,
 #                               in front of PostgreSQL's shoal_test as shoal
+#   Prometheus  installed, not started: internal/promtest's tests run their
+#               own, on a free loopback port (promtool comes with it)
 #
 # Runs as root on Debian bookworm, without systemd: every server is started
 # directly as a background daemon, listening on loopback only. Safe to run any
@@ -56,7 +59,7 @@ wait_for() {
 
 # ---------------------------------------------------------------------------
 step "install missing packages"
-packages=(curl postgresql clickhouse-server clickhouse-client influxdb etcd-server etcd-client pgbouncer chromium)
+packages=(curl postgresql clickhouse-server clickhouse-client influxdb etcd-server etcd-client pgbouncer chromium prometheus)
 missing=()
 for p in "${packages[@]}"; do
 	status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
@@ -103,16 +106,20 @@ wait_for "PostgreSQL (pg_isready -h 127.0.0.1)" "$pg_log" pg_ready
 # "local" rule is PgBouncer's way in: it reaches PostgreSQL over the Unix
 # socket, so that its server connections are the shoal backends without a
 # client address and can be counted apart from direct TCP clients.
+# The tenant roles (the members of shoal_tenants, made below) log in over
+# TCP with a password of their own, the same way.
 # Other roles and databases keep whatever access they had.
 hba="$pg_conf/pg_hba.conf"
 export SHOAL_HBA_BLOCK="# shoal integration tests: password (SCRAM) over TCP and the socket (scripts/services.sh)
 local   shoal_test      shoal                                   scram-sha-256
 host    shoal_test      shoal           127.0.0.1/32            scram-sha-256
-host    shoal_test      shoal           ::1/128                 scram-sha-256"
+host    shoal_test      shoal           ::1/128                 scram-sha-256
+host    shoal_test      +shoal_tenants  127.0.0.1/32            scram-sha-256
+host    shoal_test      +shoal_tenants  ::1/128                 scram-sha-256"
 hba_new="$(awk '
 	BEGIN { block = ENVIRON["SHOAL_HBA_BLOCK"] }
 	/^# shoal integration tests: password/ { next }        # drop an older copy
-	/^[ \t]*(host|local)[ \t]+shoal_test[ \t]+shoal[ \t]/ { next } # of our block
+	/^[ \t]*(host|local)[ \t]+shoal_test[ \t]+(shoal|\+shoal_tenants)[ \t]/ { next } # of our block
 	!done && $0 !~ /^[ \t]*(#|$)/ { print block; done = 1 } # before the first rule
 	{ print }
 	END { if (!done) print block }
@@ -181,6 +188,65 @@ if pg_try not-the-password >/dev/null 2>&1; then
 	die "a wrong password was accepted for shoal@127.0.0.1/shoal_test: the scram-sha-256 rule is not in effect"
 fi
 echo "    role shoal can log in to shoal_test with its password (SCRAM); a wrong password is refused"
+
+# A role per tenant, for the test of many tenants under one cap
+# (internal/integration): shoal_tenant_00 .. shoal_tenant_49, each a login
+# with the one tenant password (SCRAM), a member of shoal_tenants (the
+# pg_hba rules above name the group, not fifty roles), and the owner of a
+# schema of its own name in shoal_test that is its search_path there. No
+# tenant may use another's schema, nor create anything in public (a
+# PostgreSQL 15 default, made explicit). The tests make and drop their own
+# tables in these schemas, so nothing here depends on a run.
+pg_tenants=50
+pg_tenant_password=shoal-tenant-secret
+pg_admin -v n="$pg_tenants" -v pw="$pg_tenant_password" <<'SQL'
+SET client_min_messages = warning;
+SET password_encryption = 'scram-sha-256';
+SELECT 'CREATE ROLE shoal_tenants NOLOGIN'
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'shoal_tenants')
+\gexec
+CREATE TEMP TABLE tenant AS
+SELECT format('shoal_tenant_%s', to_char(i, 'FM00')) AS r FROM generate_series(0, :n - 1) AS i;
+SELECT format('CREATE ROLE %I', r) FROM tenant
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r)
+\gexec
+SELECT format('ALTER ROLE %I WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE INHERIT PASSWORD %L', r, :'pw'),
+	format('ALTER ROLE %I IN DATABASE shoal_test SET search_path = %I', r, r),
+	format('GRANT shoal_tenants TO %I', r)
+FROM tenant
+\gexec
+SQL
+pg_admin -d shoal_test -v n="$pg_tenants" <<'SQL'
+SET client_min_messages = warning;
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+GRANT CONNECT ON DATABASE shoal_test TO shoal_tenants;
+CREATE TEMP TABLE tenant AS
+SELECT format('shoal_tenant_%s', to_char(i, 'FM00')) AS r FROM generate_series(0, :n - 1) AS i;
+SELECT format('CREATE SCHEMA IF NOT EXISTS %I AUTHORIZATION %I', r, r),
+	format('ALTER SCHEMA %I OWNER TO %I', r, r),
+	format('REVOKE ALL ON SCHEMA %I FROM PUBLIC', r)
+FROM tenant
+\gexec
+SQL
+
+# Prove it: the last tenant gets in with the password over TCP and finds its
+# schema first on its path, a wrong password is refused, and no tenant may
+# use another's schema.
+pg_tenant_last="$(printf 'shoal_tenant_%02d' $((pg_tenants - 1)))"
+tenant_try() { PGPASSWORD="$1" PGCONNECT_TIMEOUT=5 psql -X -q -At -w -h 127.0.0.1 -p 5432 -U "$pg_tenant_last" -d shoal_test -c 'SELECT current_schema()'; }
+[ "$(tenant_try "$pg_tenant_password" 2>&1)" = "$pg_tenant_last" ] ||
+	die "$pg_tenant_last cannot log in to shoal_test over TCP with its schema on its path: $(tenant_try "$pg_tenant_password" 2>&1)"
+if tenant_try not-the-password >/dev/null 2>&1; then
+	die "a wrong password was accepted for $pg_tenant_last@127.0.0.1/shoal_test: the scram-sha-256 rule for +shoal_tenants is not in effect"
+fi
+tenant_leaks="$(pg_admin -d shoal_test -v n="$pg_tenants" <<'SQL'
+SELECT count(*) FROM generate_series(0, :n - 1) AS a, generate_series(0, :n - 1) AS b
+WHERE a <> b AND has_schema_privilege(format('shoal_tenant_%s', to_char(a, 'FM00')),
+	format('shoal_tenant_%s', to_char(b, 'FM00')), 'USAGE');
+SQL
+)"
+[ "$tenant_leaks" = 0 ] || die "$tenant_leaks pairs of tenant roles can use each other's schemas"
+echo "    $pg_tenants tenant roles can log in to shoal_test (SCRAM), each to a schema of its own no other may use"
 
 # ---------------------------------------------------------------------------
 step "PostgreSQL HA pair"
@@ -346,7 +412,8 @@ done
 
 # ---------------------------------------------------------------------------
 step "PgBouncer"
-# Transaction pooling in front of shoal_test: at most 40 server connections,
+# Transaction pooling in front of shoal_test: at most 40 server connections
+# (8 under the name shoal_test_pool8, which bench/pgx's pipeline set uses),
 # logged into as shoal over PostgreSQL's Unix socket (SCRAM, the "local" rule
 # above), so that they are the shoal backends whose client_port is -1 and a
 # benchmark can count them at the server whatever application_name their
@@ -365,6 +432,8 @@ pgb_ready() { [ "$(pgb_try shoal-secret 2>/dev/null)" = 1 ]; }
 pgb_ini_want="; Written by shoal's scripts/services.sh: a loopback-only test pooler.
 [databases]
 shoal_test = host=/var/run/postgresql port=5432 dbname=shoal_test user=shoal
+; The same database with a server pool of 8, for bench/pgx's pipeline set.
+shoal_test_pool8 = host=/var/run/postgresql port=5432 dbname=shoal_test user=shoal pool_size=8
 
 [pgbouncer]
 listen_addr = 127.0.0.1

@@ -27,13 +27,15 @@ if [ "${SHOAL_SKIP_SERVICES:-0}" != 1 ]; then
 	: "${SHOAL_TEST_INFLUXDB:=http://127.0.0.1:8086}"
 	: "${SHOAL_TEST_ETCD:=127.0.0.1:2379}"
 	: "${SHOAL_TEST_ETCD_CLUSTER:=127.0.0.1:2381,127.0.0.1:2382,127.0.0.1:2383}"
+	: "${SHOAL_TEST_PG_TENANTS:=postgres://shoal_tenant_%02d:shoal-tenant-secret@127.0.0.1:5432/shoal_test?sslmode=disable}"
 	: "${SHOAL_TEST_PGBOUNCER:=postgres://shoal:shoal-secret@127.0.0.1:6432/shoal_test?sslmode=disable}"
 	: "${SHOAL_TEST_PG_PRIMARY:=postgres://shoal:shoal-secret@127.0.0.1:5441/shoal_test?sslmode=disable}"
 	: "${SHOAL_TEST_PG_STANDBY:=postgres://shoal:shoal-secret@127.0.0.1:5442/shoal_test?sslmode=disable}"
 	: "${SHOAL_TEST_PG_HA:=postgres://shoal:shoal-secret@127.0.0.1:5441,127.0.0.1:5442/shoal_test?sslmode=disable&target_session_attrs=read-write}"
+	: "${SHOAL_TEST_PROMETHEUS:=/usr/bin/prometheus}"
 	export SHOAL_TEST_POSTGRES SHOAL_TEST_CLICKHOUSE SHOAL_TEST_INFLUXDB SHOAL_TEST_ETCD \
-		SHOAL_TEST_ETCD_CLUSTER SHOAL_TEST_PGBOUNCER \
-		SHOAL_TEST_PG_PRIMARY SHOAL_TEST_PG_STANDBY SHOAL_TEST_PG_HA
+		SHOAL_TEST_ETCD_CLUSTER SHOAL_TEST_PG_TENANTS SHOAL_TEST_PGBOUNCER \
+		SHOAL_TEST_PG_PRIMARY SHOAL_TEST_PG_STANDBY SHOAL_TEST_PG_HA SHOAL_TEST_PROMETHEUS
 fi
 
 if [ "$#" -gt 0 ]; then
@@ -54,6 +56,12 @@ for m in "${modules[@]}"; do
 	step "$m: go test -race -p 1 ./..."
 	(cd "$m" && GOWORK=off go test -race -count=1 -p 1 -timeout 30m ./...)
 done
+# shoalpgx's tests of what its operations promise, again with every test
+# pool pipelining (SHOAL_TEST_PIPELINE, helpers_test.go), where the promise
+# holds with it: the tests that an unclosed Rows, Row or batch holds its
+# connection are left out, since a pipelined one holds none.
+step "shoalpgx pipelined: SHOAL_TEST_PIPELINE=4 go test -race -run ..."
+(cd shoalpgx && SHOAL_TEST_PIPELINE=4 GOWORK=off go test -race -count=1 -timeout 30m -run "$(bash ../scripts/pipelined-tests.sh)" .)
 step "bench: go vet ./... && go test ./..."
 (cd bench && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ./...)
 
