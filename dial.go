@@ -52,8 +52,11 @@ type dialState struct {
 	lastErr      error // nil after a success
 	lastErrAt    int64 // pool clock
 	failingSince int64 // pool clock at which the first failed dial since the last success started; 0 after a success
-	failures     int64 // dials failed since the last success
-	backoff      time.Duration
+	// logSince is failingSince for the log: also set by failures that do
+	// not count towards the server being down (ErrPermitRefused).
+	logSince int64
+	failures int64 // dials failed since the last success
+	backoff  time.Duration
 	// backoffUntil is the pool clock before which no background dial
 	// starts. Written under mu, read without it by startDialIf.
 	backoffUntil atomic.Int64
@@ -137,8 +140,7 @@ func (p *Pool[T]) startDialIf(wanted func() bool) bool {
 // connection to the oldest waiter (or the idle stacks), or the error to the
 // waiters who would otherwise sit until their deadline.
 func (p *Pool[T]) dialAndAdopt() {
-	started := p.now()
-	c, err := p.dialOne(p.life.ctx)
+	c, started, err := p.dialOne(p.life.ctx)
 	if err != nil {
 		// The place first, then the dial: in between, established()
 		// reads low, never high, so no caller passes failFast on a
@@ -169,19 +171,21 @@ func (p *Pool[T]) dialAndAdopt() {
 
 // dialOne dials under ctx (bounded by DialTimeout), runs OnConnect, and
 // returns a connection that holds a place in MaxConns already reserved by
-// the caller. It counts the dial and records its outcome.
-func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
+// the caller. It counts the dial and records its outcome. started is the
+// pool clock when the connect began, after any wait for a budget permit: a
+// failure run (dialState.failingSince) counts from there, since the wait
+// was for another pool to let a connection go, not the server failing.
+func (p *Pool[T]) dialOne(ctx context.Context) (c *conn[T], started int64, err error) {
 	p.counters.dials.Add(1)
 	var permit BudgetPermit
 	if p.link.budget != nil {
-		// Before DialTimeout starts: waiting for a permit is waiting for
-		// another pool to close a connection, not a slow server.
-		var err error
+		// Before DialTimeout starts, for the same reason.
 		if ctx, permit, err = p.acquirePermit(ctx); err != nil {
 			p.counters.dialErrors.Add(1)
-			return nil, &dialError{err: err}
+			return nil, p.now(), &dialError{err: err}
 		}
 	}
+	started = p.now()
 	if p.cfg.DialTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.cfg.DialTimeout)
@@ -208,10 +212,10 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 			permit.Release()
 		}
 		p.counters.dialErrors.Add(1)
-		return nil, &dialError{err: err}
+		return nil, started, &dialError{err: err}
 	}
 	p.dialSucceeded()
-	c := &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit}
+	c = &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit}
 	if r, ok := permit.(revocablePermit); ok {
 		r.OnRevoke(func() { p.eng.retire(c, ReasonRevoked) })
 	}
@@ -221,7 +225,7 @@ func (p *Pool[T]) dialOne(ctx context.Context) (*conn[T], error) {
 		c.expiresAt = c.createdAt + min(p.lifetime(), math.MaxInt64-c.createdAt)
 	}
 	p.logOpened(c, time.Since(start))
-	return c, nil
+	return c, started, nil
 }
 
 // lifetime draws one connection's lifetime from
@@ -260,10 +264,10 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 func (p *Pool[T]) dialSucceeded() {
 	p.dial.mu.Lock()
 	d := &p.dial
-	failures, since, logged := d.failures, d.failingSince, d.loggedAt != 0
+	failures, since, logged := d.failures, d.logSince, d.loggedAt != 0
 	d.connected = true
 	d.lastErr, d.permanent = nil, false
-	d.failingSince, d.failures, d.loggedAt = 0, 0, 0
+	d.failingSince, d.logSince, d.failures, d.loggedAt = 0, 0, 0, 0
 	d.backoff = 0
 	d.backoffUntil.Store(0)
 	p.dial.mu.Unlock()
@@ -310,9 +314,13 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 	// in between) begins a new run of failures: the server is down only if
 	// dials kept failing one after another for downAfter. The run starts
 	// when its first dial did: a connect that hung for a second before it
-	// failed is a second of failing.
-	if d.failingSince == 0 || started-d.lastErrAt > int64(streakGap) {
+	// failed is a second of failing. A refused permit says the server
+	// answered: it starts no run, though the log counts it.
+	if !errors.Is(err, ErrPermitRefused) && (d.failingSince == 0 || started-d.lastErrAt > int64(streakGap)) {
 		d.failingSince = started
+	}
+	if d.logSince == 0 || started-d.lastErrAt > int64(streakGap) {
+		d.logSince = started
 	}
 	d.failures++
 	d.lastErr, d.lastErrAt = err, now
@@ -334,7 +342,7 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 	if logLine {
 		d.loggedAt = now
 	}
-	failures, since, retryIn := d.failures, d.failingSince, time.Duration(max(d.backoffUntil.Load()-now, 0))
+	failures, since, retryIn := d.failures, d.logSince, time.Duration(max(d.backoffUntil.Load()-now, 0))
 	p.dial.mu.Unlock()
 	if logLine {
 		p.logDialFailing(err, failures, time.Duration(now-since), retryIn, permanent)

@@ -33,6 +33,14 @@ var (
 	// the server refuses, a database or role that does not exist, a
 	// certificate the client rejects. Dial marks its errors with Permanent.
 	ErrPermanent = errors.New("shoal: permanent dial failure")
+	// ErrPermitRefused marks a dial error that says the connection's
+	// budget permit was refused, not that the server failed: shoalpgx's
+	// fence found the permit's slot still held at the server by another
+	// process. The pool dials again with another permit after a short
+	// backoff, and such failures never count towards the server being
+	// down, so callers with time left wait for that dial instead of
+	// getting the error at once.
+	ErrPermitRefused = errors.New("shoal: budget permit refused")
 )
 
 // Permanent marks err, a dial's error, as one that no retry can mend. The

@@ -2,6 +2,7 @@ package shoal
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"slices"
 	"sync"
@@ -349,4 +350,102 @@ func TestCallerArrivingDuringBackoffIsServedWhenItEnds(t *testing.T) {
 			t.Fatalf("served %s after joining the queue, want at the backoff's end (%s)", took, backoffMin)
 		}
 	})
+}
+
+// slowPermits is a testBudget whose permits each take wait to come, as
+// shoaletcd's do while another process lets its connection go.
+type slowPermits struct {
+	*testBudget
+	wait time.Duration
+}
+
+func (b *slowPermits) Acquire(ctx context.Context) (BudgetPermit, error) {
+	time.Sleep(b.wait)
+	return b.testBudget.Acquire(ctx)
+}
+
+// A dial that waited long for its budget permit and then failed once is a
+// blip too: the wait was for another pool, not the server failing, so the
+// failure run starts at the connect. Counted from the permit wait, the one
+// failure made the server "down" and failed every waiter at once.
+func TestOneFailedDialAfterASlowPermitIsWaitedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fail atomic.Bool
+		d := &fakeDialer{}
+		b := &slowPermits{testBudget: newTestBudget(t, 1), wait: 300 * time.Millisecond}
+		p, err := New(Config[*fakeConn]{MaxConns: 1, Budget: b, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
+			if fail.Swap(false) {
+				return nil, errBoom
+			}
+			return d.dial(ctx)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail.Store(true)
+		l.Discard() // the next dial waits 300ms for its permit, then fails once
+		const n = 4
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				l, err := p.Acquire(ctx)
+				if err == nil {
+					time.Sleep(time.Millisecond)
+					l.Release()
+				}
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatalf("a caller with 10s to spare failed after one failed dial that waited for its permit: %v", err)
+			}
+		}
+		if s := p.Stats(); s.DialErrors != 1 || s.FailedAcquires != 0 {
+			t.Fatalf("%d dial errors, %d failed acquires; want the one failed dial and no failed acquire", s.DialErrors, s.FailedAcquires)
+		}
+	})
+}
+
+// Dials refused for their budget permit (ErrPermitRefused: the server
+// answered, another process holds the slot) never make the server count as
+// down, even in a pool that never connected or after many in a row: a
+// caller with time left waits for the dial that gets a usable permit.
+func TestRefusedPermitsAreNotAServerDown(t *testing.T) {
+	for _, refusals := range []int32{1, 6} {
+		t.Run(fmt.Sprint(refusals, " refused"), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var left atomic.Int32
+				left.Store(refusals)
+				d := &fakeDialer{}
+				p, err := New(Config[*fakeConn]{MaxConns: 1, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
+					if left.Add(-1) >= 0 {
+						return nil, fmt.Errorf("slot held elsewhere: %w", ErrPermitRefused)
+					}
+					return d.dial(ctx)
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close(context.Background())
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				l, err := p.Acquire(ctx)
+				if err != nil {
+					t.Fatalf("a caller with 10s to spare failed on %d refused permits: %v", refusals, err)
+				}
+				l.Release()
+				if s := p.Stats(); s.DialErrors != int64(refusals) || s.FailedAcquires != 0 {
+					t.Fatalf("%d dial errors, %d failed acquires; want %d and none", s.DialErrors, s.FailedAcquires, refusals)
+				}
+			})
+		})
+	}
 }

@@ -41,8 +41,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		}
 		go func() {
 			defer func() { <-sem }()
-			started := p.now()
-			c, err := p.dialOne(ctx)
+			c, started, err := p.dialOne(ctx)
 			if err != nil {
 				p.cap.open.Add(-1) // the place first: see dialAndAdopt
 				p.cap.dialing.Add(-1)

@@ -164,6 +164,9 @@ func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
 	if !errors.Is(err, ErrSlotFenced) && !(errors.As(err, &ae) && errors.Is(ae.LastDial, ErrSlotFenced)) {
 		t.Fatalf("Acquire with slot 0 held elsewhere: %v, want ErrSlotFenced", err)
 	}
+	if !errors.Is(err, shoal.ErrPermitRefused) && !(ae != nil && errors.Is(ae.LastDial, shoal.ErrPermitRefused)) {
+		t.Fatalf("the fenced dial's error %v does not wrap shoal.ErrPermitRefused", err)
+	}
 	if b.fenced.Load() == 0 {
 		t.Fatal("the budget was not told that its slot was refused")
 	}
@@ -185,6 +188,43 @@ func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
 			t.Fatalf("Acquire after the stale session let go: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A refused slot is not a server that is down: callers with time left wait
+// for the dial with the budget's next slot and are served, in a pool that
+// has not connected yet as in one that has (where a run of failed dials
+// fails every waiter at once).
+func TestBudgetFencedSlotIsWaitedOut(t *testing.T) {
+	ctx := pgtest.Ctx(t)
+	key := fenceKeyFor(t)
+	stale := pgtest.AdminConn(t)
+	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
+		t.Fatal(err)
+	}
+	b := newSlotBudget(key, 0, 1)
+	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 1 })
+	const callers = 4
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			c, err := p.Acquire(ctx)
+			if err == nil {
+				c.Release()
+			}
+			errs <- err
+		}()
+	}
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Fatalf("a caller with time left failed on a fenced slot: %v", err)
+		}
+	}
+	if b.fenced.Load() == 0 {
+		t.Fatal("slot 0 was never tried: the test proves nothing")
+	}
+	if s := p.Stat().Shoal(); s.FailedAcquires != 0 {
+		t.Fatalf("%d failed acquires, want none", s.FailedAcquires)
 	}
 }
 

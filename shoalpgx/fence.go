@@ -34,7 +34,17 @@ type fencedPermit interface{ Fenced() }
 // the server by another session: a process that shares the budget held
 // that slot, was paused past its lease, and its connection is still open.
 // The dial's connection is closed; the pool dials again with another slot.
-var ErrSlotFenced = errors.New("shoalpgx: the budget slot is still held at the server by another session")
+// It wraps shoal.ErrPermitRefused: the server answered, so the refusal
+// never makes the pool count its server as down.
+var ErrSlotFenced error = slotFenced{}
+
+// slotFenced is ErrSlotFenced's type, for its Unwrap.
+type slotFenced struct{}
+
+func (slotFenced) Error() string {
+	return "shoalpgx: the budget slot is still held at the server by another session"
+}
+func (slotFenced) Unwrap() error { return shoal.ErrPermitRefused }
 
 // suspectPermit is a permit that knows whether its slot may still be held
 // at the server by a process that lost its lease (shoaletcd's does).
