@@ -2,8 +2,8 @@ package shoal
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
