@@ -99,8 +99,8 @@ func abandonKeeps(t *testing.T, mutate func(*Config)) {
 func TestCancelNeverReachesTheNextStatement(t *testing.T) {
 	const (
 		workers   = 8
-		perWorker = 300
-		timeLimit = 20 * time.Second
+		perWorker = 150
+		timeLimit = 10 * time.Second
 	)
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 2 })
 	dials := p.Stat().Shoal().Dials
@@ -124,11 +124,14 @@ func TestCancelNeverReachesTheNextStatement(t *testing.T) {
 }
 
 // cancelStressWorker runs rounds of one statement with a random deadline
-// of up to 3ms and one without, through the pool or, with held, on one
+// of up to 3ms and two without, through the pool or, with held, on one
 // acquired connection per round. It returns the first failure of a
-// statement whose context did not end.
+// statement whose context did not end. The abandoned statement sleeps
+// from 1 to 20ms, so that its cancel request arrives now mid-flight and
+// now as it ends, however long a loaded machine takes to deliver one.
 func cancelStressWorker(p *Pool, held bool, rounds int, stop time.Time, canceled *atomic.Int64) error {
 	const sleep = "SELECT pg_sleep(0.002)"
+	const abandoned = "SELECT pg_sleep($1::float8)"
 	bg, cancelBg := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelBg()
 	for i := 0; i < rounds && time.Now().Before(stop); i++ {
@@ -142,7 +145,7 @@ func cancelStressWorker(p *Pool, held bool, rounds int, stop time.Time, canceled
 			exec = c.Exec
 		}
 		ctx, cancel := context.WithTimeout(bg, time.Duration(rand.Int64N(int64(3*time.Millisecond))))
-		_, err := exec(ctx, sleep)
+		_, err := exec(ctx, abandoned, 0.001+0.019*rand.Float64())
 		cancel()
 		if err != nil {
 			var pe *pgconn.PgError
