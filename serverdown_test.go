@@ -295,14 +295,17 @@ func TestDialFailedAcquireErrorCountsTheCaller(t *testing.T) {
 			done <- err
 		}()
 		synctest.Wait() // the caller waits, the dial hangs
-		time.Sleep(time.Second)
+		// Not a whole second: maintenance's pass, due each second, would
+		// come at the same instant as the failure and may start the next
+		// dial before the caller counts the dials in flight.
+		time.Sleep(1500 * time.Millisecond)
 		close(d.block)
 		err = <-done
 		var ae *AcquireError
-		if !errors.As(err, &ae) || ae.Waiting != 1 || ae.Waited != time.Second {
-			t.Fatalf("acquire: %v (%+v), want an AcquireError that waited 1s with the caller counted", err, ae)
+		if !errors.As(err, &ae) || ae.Waiting != 1 || ae.Waited != 1500*time.Millisecond {
+			t.Fatalf("acquire: %v (%+v), want an AcquireError that waited 1.5s with the caller counted", err, ae)
 		}
-		want := "shoal pool \"orders\": acquire: dial failed: boom (waited 1s for one of 4 connections: 0 in use, 1 waiting)"
+		want := "shoal pool \"orders\": acquire: dial failed: boom (waited 1.5s for one of 4 connections: 0 in use, 1 waiting)"
 		if err.Error() != want {
 			t.Fatalf("error %q\nwant  %q", err, want)
 		}
