@@ -153,16 +153,17 @@ func (p *Pool[T]) queueAs(ctx context.Context, inTurn bool) (Lease[T], error) {
 // ctx ends. start is when it began to wait (pool clock).
 func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T], error) {
 	for {
-		p.dialForWaiter()
-		// A release may have pushed a connection between our last look
-		// and the enqueue without seeing us in the queue: look once more.
-		// A caller waiting its turn gives what is idle to the oldest
-		// waiters instead, itself among them.
+		// A release (or a dial) may have pushed a connection between our
+		// last look and the enqueue without seeing us in the queue: look
+		// once more, before asking for a dial that connection makes
+		// needless. A caller waiting its turn gives what is idle to the
+		// oldest waiters instead, itself among them.
 		if w.inTurn {
 			p.ex.handOffIdle(nil)
 		} else if l := p.retake(ctx, w); l.rec != nil {
 			return p.acquired(l, p.now()-start, true), nil
 		}
+		p.dialForWaiter()
 		h, waiting, ok := p.wq.wait(ctx, w)
 		if !ok {
 			if h.lease.rec != nil {

@@ -408,6 +408,10 @@ func TestLocalBudgetAcquireFor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Both demands while the sampler sleeps: set between its looks,
+		// one would be seen before the other, and the share it gave would
+		// shrink only after the budget's idle time.
+		synctest.Wait()
 		other.demand.Store(3)
 		m.demand.Store(3)
 		time.Sleep(100 * time.Millisecond)
