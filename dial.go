@@ -155,9 +155,12 @@ func (p *Pool[T]) dialAndAdopt() {
 		p.checkDrained() // adopt closed it; Close waits for this goroutine too
 		return
 	}
-	// A multiplexed connection whose own stream limit is low may have
-	// served fewer waiters than its dial was counted for.
-	if p.hot.waiters.Load() > 0 {
+	// Waiters this dial did not serve may need the next one, which
+	// MaxDialing held back. Not for a waiter about to take an idle
+	// connection (one that enqueued as this one went idle): a multiplexed
+	// connection whose own stream limit is low may have served fewer
+	// waiters than its dial was counted for.
+	if w := p.hot.waiters.Load(); w > 0 && (p.feat.multiplexed || int(w) > p.idleCount()) {
 		p.maybeDial()
 	}
 	// Still short of MinIdle or MinConns: the next dial starts now, as

@@ -248,12 +248,17 @@ func (e *exclusiveEngine[T]) handOff(r *leaseRecord[T]) bool {
 	if w == nil {
 		return false
 	}
+	e.handTo(w, r)
+	return true
+}
+
+// handTo hands r to w, a waiter just taken off the queue.
+func (e *exclusiveEngine[T]) handTo(w *waiter[T], r *leaseRecord[T]) {
 	yield := e.yieldAfterHandOff(r)
 	w.ch <- handed[T]{lease: e.p.hold(r)}
 	if yield {
 		runtime.Gosched()
 	}
-	return true
 }
 
 // yieldHeldUnder: a lease held for less than this did no network round
@@ -307,7 +312,18 @@ func (e *exclusiveEngine[T]) adopt(c *conn[T]) {
 	}
 	c.part = int32((e.nextPart.Add(1) - 1) % uint32(len(e.parts)))
 	e.slots.put(c)
+	// The oldest waiter comes off the queue before the dial stops
+	// counting: in between, maybeDial would see a waiter with no dial for
+	// it and dial again, for a connection already on its way.
+	var w *waiter[T]
+	if p.hot.waiters.Load() > 0 && !p.hot.over.Load() {
+		w = p.wq.popOldest()
+	}
 	p.cap.dialing.Add(-1)
+	if w != nil {
+		e.handTo(w, &c.lease)
+		return
+	}
 	e.putBack(&c.lease)
 }
 

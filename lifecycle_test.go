@@ -64,13 +64,20 @@ func TestLifetimeJitterAddsToMaxLifetime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 40
 		const life, jitter = time.Hour, 30 * time.Minute
-		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: n, MaxLifetime: life, LifetimeJitter: jitter})
-		first := map[*fakeConn]bool{}
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: n, MaxLifetime: life, LifetimeJitter: jitter})
 		leases := make([]Lease[*fakeConn], n)
 		for i := range leases {
 			leases[i] = mustAcquire(t, p)
-			first[leases[i].Value()] = true
 		}
+		// Every connection of the first round, leased or not: a dial can
+		// race a caller's and open one that no lease above got.
+		synctest.Wait()
+		first := map[*fakeConn]bool{}
+		d.mu.Lock()
+		for _, c := range d.conns {
+			first[c] = true
+		}
+		d.mu.Unlock()
 		// originals acquires n leases, counts how many are connections of
 		// the first round, and releases them all.
 		originals := func() int {
