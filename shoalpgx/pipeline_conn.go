@@ -307,7 +307,10 @@ func (c *pipeConn) fail(err error) {
 // connection only once no request on it is unanswered.
 func (c *pipeConn) close() error {
 	c.mu.Lock()
-	healthy := c.err == nil && !c.writing && len(c.pending) == 0
+	// Not c.writing: with nothing pending, a writer has written all it
+	// had (the server answers a request only once it has all of it) and
+	// is at most about to find the queue empty.
+	healthy := c.err == nil && len(c.pending) == 0
 	if healthy {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(closeTimeout))
 		_, err := c.nc.Write(terminate)

@@ -1,8 +1,11 @@
 package shoalpgx
 
 import (
+	"bytes"
 	"context"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,4 +66,68 @@ func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 	if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
 		t.Fatalf("after the cut: %d, %v", n, err)
 	}
+}
+
+// A shared connection with nothing pending closes with a Terminate and
+// waits for the server to end its backend, even while a writer is between
+// its last write and its look at an empty queue (c.writing still set):
+// with nothing pending, nothing more will be written. Without the wait the
+// budget's permit could come back while the server still counts the
+// backend.
+func TestPipelineCloseTerminatesBesideAFinishingWriter(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil)
+	ctx := pgtest.Ctx(t)
+	if _, err := p.Exec(ctx, "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	cs := p.pipe.conns()
+	if len(cs) == 0 {
+		t.Fatal("no shared connection")
+	}
+	c := cs[0]
+	pgtest.WaitFor(t, 5*time.Second, "nothing pending", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.pending) == 0 && !c.writing
+	})
+	pid := c.pc.conn.PgConn().PID()
+	rec := &writeRecorder{Conn: c.nc}
+	c.mu.Lock()
+	c.nc = rec       // nobody writes now; the reader reads through c.fe
+	c.writing = true // a writer about to find the queue empty
+	c.mu.Unlock()
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.written(); !bytes.Equal(got, terminate) {
+		t.Fatalf("close wrote %q, want Terminate %q", got, terminate)
+	}
+	var alive bool
+	admin := pgtest.AdminConn(t)
+	if err := admin.QueryRow(ctx, "select exists (select 1 from pg_stat_activity where pid = $1)", int32(pid)).Scan(&alive); err != nil {
+		t.Fatal(err)
+	}
+	if alive {
+		t.Fatalf("backend %d still at the server after close returned", pid)
+	}
+}
+
+// writeRecorder keeps what is written through it.
+type writeRecorder struct {
+	net.Conn
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *writeRecorder) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	w.buf = append(w.buf, b...)
+	w.mu.Unlock()
+	return w.Conn.Write(b)
+}
+
+func (w *writeRecorder) written() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]byte(nil), w.buf...)
 }
