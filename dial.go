@@ -318,11 +318,18 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 	// dials kept failing one after another for downAfter. The run starts
 	// when its first dial did: a connect that hung for a second before it
 	// failed is a second of failing. A refused permit says the server
-	// answered: it starts no run, though the log counts it.
-	if !errors.Is(err, ErrPermitRefused) && (d.failingSince == 0 || started-d.lastErrAt > int64(streakGap)) {
+	// answered: it starts no run, and ends a stale one, though the log
+	// counts it.
+	stale := started-d.lastErrAt > int64(streakGap)
+	switch {
+	case errors.Is(err, ErrPermitRefused):
+		if stale {
+			d.failingSince = 0
+		}
+	case d.failingSince == 0 || stale:
 		d.failingSince = started
 	}
-	if d.logSince == 0 || started-d.lastErrAt > int64(streakGap) {
+	if d.logSince == 0 || stale {
 		d.logSince = started
 	}
 	d.failures++

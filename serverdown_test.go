@@ -452,3 +452,50 @@ func TestRefusedPermitsAreNotAServerDown(t *testing.T) {
 		})
 	}
 }
+
+// A refused permit long after a failed dial (no dial in between) does not
+// extend that old run of failures into a server that is down: the caller
+// with time left waits for the next dial and is served.
+func TestRefusedPermitEndsAStaleRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mode atomic.Int32 // 0 dials, 1 fails, 2 refuses the permit once
+		d := &fakeDialer{}
+		p, err := New(Config[*fakeConn]{MaxConns: 1, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
+			switch mode.Load() {
+			case 1:
+				return nil, errBoom
+			case 2:
+				mode.Store(0)
+				return nil, fmt.Errorf("slot held elsewhere: %w", ErrPermitRefused)
+			}
+			return d.dial(ctx)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode.Store(1)
+		l.Discard()
+		// One failed dial, for a caller whose deadline ends before the
+		// next try; then nobody needs a dial for 5s.
+		short, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		_, err = p.Acquire(short)
+		cancel()
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("the short caller: %v, want the dial's error", err)
+		}
+		time.Sleep(5 * time.Second)
+		mode.Store(2)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		l, err = p.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("a caller with 10s to spare failed on a refused permit 5s after the last failure: %v", err)
+		}
+		l.Release()
+	})
+}
