@@ -98,7 +98,10 @@ func (p *Pool[T]) refill() {
 		if int(p.cap.open.Load()) < p.cfg.MinConns { // open counts dials in flight
 			return true
 		}
-		return p.cfg.MinIdle > 0 && p.idleCount()+int(p.cap.dialing.Load()) < p.cfg.MinIdle
+		// Idle or on the way to idle: counted from open, which holds a
+		// dialled connection throughout, where the dials in flight and
+		// the idle stacks each miss it for a moment as it lands.
+		return p.cfg.MinIdle > 0 && int(p.cap.open.Load()-p.cap.closing.Load())-p.inUse() < p.cfg.MinIdle
 	}
 	for p.startDialIf(short) {
 	}
