@@ -65,18 +65,9 @@ func RegisterBudget(name string, stats func() shoal.BudgetStats) (unregister fun
 // RegisterBudget lists a budget on r's page; see the package function
 // RegisterBudget.
 func (r *Registry) RegisterBudget(name string, stats func() shoal.BudgetStats) (unregister func()) {
-	e := &budgetEntry{name: maskName(name), stats: stats}
-	r.mu.Lock()
-	r.next++
-	seq := r.next
-	e.seq = seq
-	r.budgets[seq] = e
-	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		delete(r.budgets, seq)
-		r.mu.Unlock()
-	}
+	return register(r, r.budgets, func(seq uint64) *budgetEntry {
+		return &budgetEntry{name: maskName(name), stats: stats, seq: seq}
+	})
 }
 
 // budgetViews reads every registered budget, in registration order. Pool

@@ -51,16 +51,24 @@ func (r *Registry) Register(name string, stats func() shoal.Stats) (unregister f
 // add registers a pool and returns the function that removes it, which
 // may be called more than once.
 func (r *Registry) add(name string, stats func() shoal.Stats, obs *Observer) func() {
-	e := &entry{name: maskName(name), stats: stats, obs: obs}
+	return register(r, r.pools, func(seq uint64) *entry {
+		return &entry{name: maskName(name), stats: stats, obs: obs, seq: seq}
+	})
+}
+
+// register files the entry made for the registry's next number in m, and
+// returns the function that takes it out again, which may be called more
+// than once. Pools and budgets share the numbering, so that each list
+// keeps registration order.
+func register[E any](r *Registry, m map[uint64]E, newEntry func(seq uint64) E) func() {
 	r.mu.Lock()
 	r.next++
 	seq := r.next
-	e.seq = seq
-	r.pools[seq] = e
+	m[seq] = newEntry(seq)
 	r.mu.Unlock()
 	return func() {
 		r.mu.Lock()
-		delete(r.pools, seq)
+		delete(m, seq)
 		r.mu.Unlock()
 	}
 }
