@@ -245,9 +245,11 @@
 // connections first and share them, up to Pipeline on each, once every
 // connection MaxConns allows is busy: at 32 callers and MaxConns 8, four
 // on each. While the server has two statements of a connection in hand,
-// new ones wait and go out together, in one write, once the next answer is
-// in: a write is a system call, and one per statement cost as much as the
-// server's work on a small one. MaxConns must be 2 or more and MinConns
+// new ones wait and go out together, in one write, once the answers that
+// came are read; before it waits for more, the connection's reader lets
+// the callers it has just answered run, so that their next statements join
+// that write: a write is a system call, and one per statement cost as much
+// as the server's work on a small one. MaxConns must be 2 or more and MinConns
 // below MaxConns-1. With Pipeline, SetMaxConns(n) divides n in halves
 // between the kinds, and the pool never grows past the MaxConns it was
 // made with. With a Budget, the whole and the shared connections join it as two

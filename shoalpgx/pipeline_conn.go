@@ -22,13 +22,14 @@ import (
 // own Sync, so that the server answers it, and succeeds or fails it, on its
 // own. One writer at a time: a caller who finds nobody writing and fewer
 // than pipeCorkAt requests at the server writes everything queued, then
-// looks again; past that, requests wait until an answer brings the
-// connection below it, and a goroutine then writes them out together
-// (flushLocked). One reader at a time, handing each answer to the oldest
-// request still unanswered: the server answers in the order it was written
-// to, and pending keeps that order. The reader is a caller who found
-// nobody reading, until its own answer is in, and otherwise the
-// connection's goroutine (pipeline_read.go).
+// looks again; past that, requests wait in the queue, and the reader
+// writes them out together, on a goroutine of its own, each time it has
+// read all the answers that came and is about to wait for more
+// (flushLocked, pipeline_read.go). One reader at a time, handing each
+// answer to the oldest request still unanswered: the server answers in the
+// order it was written to, and pending keeps that order. The reader is a
+// caller who found nobody reading, until its own answer is in, and
+// otherwise the connection's goroutine (pipeline_read.go).
 type pipeConn struct {
 	pc    *pooledConn // the connection as pgx dialled it: its host and typeMap
 	nc    net.Conn
@@ -50,11 +51,13 @@ type pipeConn struct {
 	// answer, or readLoop. Only the reader touches fe's reads and cur.
 	reader int      // guarded by mu
 	cur    *pipeReq // the request being answered; nil between requests
+	woke   bool     // the reader has answered another caller since it last yielded
 
 	mu      sync.Mutex
 	queue   []*pipeReq // written next, in order; a prefix of what pending does not yet hold sent
 	pending []*pipeReq // written or about to be, not yet answered, oldest first
 	writing bool       // a caller or the background writer is writing queue out
+	between bool       // the reader is letting the callers it answered run (yieldLocked)
 	err     error      // why the connection broke; nil while it works
 	spare   []*pipeReq // the writer's second queue slice, reused
 	wbuf    []byte     // the writer's buffer; only the writer touches it
@@ -100,19 +103,22 @@ func newPipeConn(pc *pooledConn, stmtCapacity int) (*pipeConn, error) {
 // server busy enough that a new one waits in the queue rather than be
 // written at once: the server works through a connection's requests one
 // after another, so while it has the next one in hand, a request written
-// now would only wait behind it, and one write after the next answer
-// carries every request queued meanwhile. A write is a system call, which
-// on loopback costs as much as the server's work on a small statement.
+// now would only wait behind it, and one write once the next answer is
+// read carries every request queued meanwhile. A write is a system call,
+// which on loopback costs as much as the server's work on a small
+// statement.
 const pipeCorkAt = 2
 
 // send queues preps (the preparations r's statements need) and r, and
 // writes them out, with whatever else is queued, unless another caller is
-// writing, who then writes it, or the server has pipeCorkAt requests in
-// hand, when the next answer writes it (flushLocked). It fails when the
-// connection is broken. A write the caller makes that is still blocked
-// when ctx ends (a server that stopped reading) is cut off, and the
-// connection with it, so that the caller returns: a message half written
-// cannot be taken back.
+// writing, who then writes it, or the reader will write it soon
+// (flushLocked): when the server has pipeCorkAt requests in hand, or none
+// while the reader lets the callers it has just answered run
+// (yieldLocked), whose next requests then go out with this one. It fails
+// when the connection is broken. A write the caller makes that is still
+// blocked when ctx ends (a server that stopped reading) is cut off, and
+// the connection with it, so that the caller returns: a message half
+// written cannot be taken back.
 func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error {
 	c.mu.Lock()
 	if c.err != nil {
@@ -131,7 +137,8 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 	r.conn = c
 	c.pending = append(c.pending, r)
 	c.queue = append(c.queue, r)
-	if c.writing || len(c.pending)-len(c.queue) >= pipeCorkAt {
+	inHand := len(c.pending) - len(c.queue)
+	if c.writing || inHand >= pipeCorkAt || (inHand == 0 && c.between) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -140,11 +147,12 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 	return nil
 }
 
-// flushLocked writes out, on a goroutine of its own, what send left queued
-// while the server had pipeCorkAt requests in hand, once it has fewer: the
-// reader calls it after each answer. Not on the reader's goroutine: a
-// write that blocks while the server waits for the reader to take its
-// answers would block both. c.mu must be held.
+// flushLocked writes out, on a goroutine of its own, what send left queued,
+// unless the server still has pipeCorkAt requests in hand: the reader
+// calls it each time it has read every answer that came (flushBeforeWait).
+// Not on the reader's goroutine: a write that blocks while the server
+// waits for the reader to take its answers would block both. c.mu must be
+// held.
 func (c *pipeConn) flushLocked() {
 	if len(c.queue) == 0 || c.writing || c.err != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
 		return

@@ -9,15 +9,13 @@ import (
 )
 
 // While the server has pipeCorkAt requests of a connection in hand, new
-// ones wait in the queue, and the answer that brings it below writes them
-// all out in one write; every caller still gets its own answer. The first
+// ones wait in the queue, and the reader, once it has read the answer that
+// brings it below, writes them all out in one write; every caller still gets its own answer. The first
 // statement waits for an advisory lock the test holds, so the server
 // answers nothing until the counts are checked.
 func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
 	p := newPipelinedPool(t, 2, 16, nil)
-	if err := p.pipe.core.SetMaxConns(1); err != nil {
-		t.Fatal(err)
-	}
+	conn := oneSharedConn(t, p)
 	ctx := pgtest.Ctx(t)
 	admin := pgtest.AdminConn(t)
 	const lock = 7316
@@ -34,14 +32,6 @@ func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
 		}
 	}
 	defer unlock()
-	var conn *pipeConn
-	pgtest.WaitFor(t, 5*time.Second, "one shared connection", func() bool {
-		cs := p.pipe.conns()
-		if len(cs) == 1 {
-			conn = cs[0]
-		}
-		return len(cs) == 1
-	})
 	counts := func() (pending, queued int) {
 		conn.mu.Lock()
 		defer conn.mu.Unlock()
@@ -85,4 +75,86 @@ func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
 	if pending, queued := counts(); pending != 0 || queued != 0 {
 		t.Fatalf("%d pending and %d queued after every answer, want none", pending, queued)
 	}
+}
+
+// A request sent while the reader is between answers, with none in the
+// server's hands, waits for the reader, which writes it out with every
+// other request sent meanwhile in one write once it goes back to the
+// socket: callers just answered send their next requests at once, and
+// those leave together, not in one write each.
+func TestPipelineRequestsSentBetweenAnswersLeaveInOneWrite(t *testing.T) {
+	p := newPipelinedPool(t, 2, 16, nil)
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	const sql = "select $1::int"
+	var n int
+	if err := p.QueryRow(ctx, sql, 0).Scan(&n); err != nil { // prepared: one request a caller
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the connection quiet", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending) == 0 && !conn.writing && conn.reader == readerNone
+	})
+	rec := &writeRecorder{Conn: conn.nc}
+	conn.mu.Lock()
+	conn.nc = rec            // the reader reads through conn.fe
+	conn.reader = readerLoop // letting the callers it answered run
+	conn.between = true
+	conn.mu.Unlock()
+	// The reader goes on, as readLoop's does once it has yielded; on a
+	// failure too, so that the callers get their answers and the pool
+	// closes.
+	var resume sync.Once
+	goOn := func() {
+		resume.Do(func() {
+			conn.mu.Lock()
+			conn.between = false
+			conn.flushLocked()
+			conn.mu.Unlock()
+			conn.wake <- struct{}{}
+		})
+	}
+	defer goOn()
+	const callers = 5
+	var wg sync.WaitGroup
+	for i := 1; i <= callers; i++ {
+		wg.Go(func() {
+			var got int
+			if err := p.QueryRow(ctx, sql, i).Scan(&got); err != nil || got != i {
+				t.Errorf("caller %d: %d, %v", i, got, err)
+			}
+		})
+	}
+	pgtest.WaitFor(t, 5*time.Second, "every request queued", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.queue) == callers
+	})
+	if w := rec.writes(); w != 0 {
+		t.Errorf("%d writes while the reader was between answers, want none before it goes back to the socket", w)
+	}
+	goOn()
+	wg.Wait()
+	if w := rec.writes(); w != 1 {
+		t.Fatalf("%d writes for %d requests sent between answers, want one", w, callers)
+	}
+}
+
+// oneSharedConn holds p's shared connections to one, and returns it once
+// it is open.
+func oneSharedConn(t *testing.T, p *Pool) *pipeConn {
+	t.Helper()
+	if err := p.pipe.core.SetMaxConns(1); err != nil {
+		t.Fatal(err)
+	}
+	var conn *pipeConn
+	pgtest.WaitFor(t, 5*time.Second, "one shared connection", func() bool {
+		cs := p.pipe.conns()
+		if len(cs) == 1 {
+			conn = cs[0]
+		}
+		return len(cs) == 1
+	})
+	return conn
 }

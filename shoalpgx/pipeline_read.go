@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,6 +23,12 @@ import (
 // read with a deadline in the past, hands over, and returns: the protocol
 // reader keeps what it had read of a message, and readLoop goes on from
 // there.
+//
+// Before a read that waits for the server, the reader lets the callers it
+// has just answered run first, and then writes out what is queued
+// (flushBeforeWait): a caller that has its answer usually sends its next
+// request at once, and those requests then leave in one write, as a
+// batch of a pgx pipeline would, rather than one write each.
 
 // Who reads.
 const (
@@ -40,18 +47,30 @@ func (c *pipeConn) readLoop() {
 		case <-c.quit:
 			return
 		}
-		for {
+		for yielded := false; ; {
 			c.mu.Lock()
 			if c.err != nil {
 				c.mu.Unlock()
 				return
 			}
 			if len(c.pending) == 0 && c.cur == nil {
+				if !yielded {
+					// Every answer is in: the callers just answered
+					// run before the reading stops, and what they
+					// send meanwhile leaves in one write.
+					yielded = true
+					c.yieldLocked()
+					c.flushLocked()
+					c.mu.Unlock()
+					continue
+				}
 				c.reader = readerNone
 				c.mu.Unlock()
 				break
 			}
+			yielded = false
 			c.mu.Unlock()
+			c.flushBeforeWait()
 			if err := c.readOne(); err != nil {
 				c.fail(err)
 				return
@@ -71,6 +90,7 @@ func (c *pipeConn) readFor(ctx context.Context, r *pipeReq) {
 	}
 	c.reader = readerCaller
 	c.mu.Unlock()
+	c.woke = false // a new reader has answered nobody yet
 
 	var stop func() bool
 	var interrupted chan struct{}
@@ -82,6 +102,7 @@ func (c *pipeConn) readFor(ctx context.Context, r *pipeReq) {
 		})
 	}
 	for r.state.Load() == reqWaiting {
+		c.flushBeforeWait()
 		err := c.readOne()
 		if err == nil {
 			continue
@@ -185,10 +206,43 @@ func (c *pipeConn) readOne() error {
 		endLeases(gone)
 		return errPipeClosed
 	}
-	c.flushLocked()
 	c.mu.Unlock()
+	c.woke = c.woke || cur.onDone == nil
 	if cur.finish(nil) {
 		cur.endLease()
 	}
 	return nil
+}
+
+// flushBeforeWait writes out what is queued when the next read would wait
+// for the server, having first let the callers answered since the last
+// such wait run, so that their next requests go out in the same write.
+// Only the reader calls it. A reader whose own answers are the only ones
+// it read yields nothing, so that a lone caller pays no trip through the
+// scheduler.
+func (c *pipeConn) flushBeforeWait() {
+	if c.fe.ReadBufferLen() > 0 {
+		return // answers already read wait to be handed out
+	}
+	c.mu.Lock()
+	if c.woke {
+		c.woke = false
+		c.yieldLocked()
+	}
+	c.flushLocked()
+	c.mu.Unlock()
+}
+
+// yieldLocked lets the callers the reader has just answered run. What they
+// send meanwhile to a server with nothing in hand waits in the queue
+// (between, see send), for the reader to write out as soon as it has
+// c.mu again, in the same hold that ends the wait: so a request never
+// waits on a reader that has gone back to the socket. c.mu must be held;
+// it is held again on return.
+func (c *pipeConn) yieldLocked() {
+	c.between = true
+	c.mu.Unlock()
+	runtime.Gosched()
+	c.mu.Lock()
+	c.between = false
 }

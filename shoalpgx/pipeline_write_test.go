@@ -112,18 +112,26 @@ func TestPipelineCloseTerminatesBesideAFinishingWriter(t *testing.T) {
 	}
 }
 
-// writeRecorder keeps what is written through it.
+// writeRecorder keeps what is written through it, and counts the writes.
 type writeRecorder struct {
 	net.Conn
 	mu  sync.Mutex
 	buf []byte
+	n   int
 }
 
 func (w *writeRecorder) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	w.buf = append(w.buf, b...)
+	w.n++
 	w.mu.Unlock()
 	return w.Conn.Write(b)
+}
+
+func (w *writeRecorder) writes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
 }
 
 func (w *writeRecorder) written() []byte {
