@@ -193,23 +193,33 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		out := c.queue
 		c.queue = c.spare[:0]
 		c.mu.Unlock()
+		var n int
 		var err error
 		uncut := cutWriteAt(ctx, c.nc)
 		if len(out) == 1 {
-			_, err = c.nc.Write(out[0].buf)
+			n, err = c.nc.Write(out[0].buf)
 		} else {
 			b := c.wbuf[:0]
 			for _, q := range out {
 				b = append(b, q.buf...)
 			}
-			_, err = c.nc.Write(b)
+			n, err = c.nc.Write(b)
 			if cap(b) <= 64<<10 {
 				c.wbuf = b
 			}
 		}
 		uncut()
-		clear(out)
 		c.mu.Lock()
+		if err != nil && n == 0 && ctx.Err() != nil && c.err == nil {
+			// Cut before a byte left: nothing needs taking back, so the
+			// requests go back to the front of the queue and out in the
+			// background, and the connection stays.
+			c.queue = append(out, c.queue...)
+			go c.writeInBackground()
+			c.mu.Unlock()
+			return
+		}
+		clear(out)
 		c.spare = out
 		if err != nil {
 			c.writing = false
