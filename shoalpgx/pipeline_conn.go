@@ -51,7 +51,7 @@ type pipeConn struct {
 	// answer, or readLoop. Only the reader touches fe's reads and cur.
 	reader int      // guarded by mu
 	cur    *pipeReq // the request being answered; nil between requests
-	woke   bool     // the reader has answered another caller since it last yielded
+	woke   bool     // the reader has answered a caller since it last yielded (see flushBeforeWait)
 
 	mu      sync.Mutex
 	queue   []*pipeReq // written next, in order; a prefix of what pending does not yet hold sent

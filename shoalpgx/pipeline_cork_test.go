@@ -10,9 +10,9 @@ import (
 
 // While the server has pipeCorkAt requests of a connection in hand, new
 // ones wait in the queue, and the reader, once it has read the answer that
-// brings it below, writes them all out in one write; every caller still gets its own answer. The first
-// statement waits for an advisory lock the test holds, so the server
-// answers nothing until the counts are checked.
+// brings it below, writes them all out in one write; every caller still
+// gets its own answer. The first statement waits for an advisory lock the
+// test holds, so the server answers nothing until the counts are checked.
 func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
 	p := newPipelinedPool(t, 2, 16, nil)
 	conn := oneSharedConn(t, p)
