@@ -121,24 +121,8 @@ func TestOneFailedDialIsWaitedOut(t *testing.T) {
 // if not nil), makes its next dial fail once, and checks that 8 callers
 // with a minute to spare are all served, within the given time.
 func waitOutOneFailedDial(t *testing.T, b Budget, within time.Duration) {
-	var fail atomic.Bool
-	d := &fakeDialer{}
-	p, err := New(Config[*fakeConn]{MaxConns: 1, Budget: b, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
-		if fail.Swap(false) {
-			return nil, errBoom
-		}
-		return d.dial(ctx)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := poolWithAFailedDialAhead(t, b)
 	defer p.Close(context.Background())
-	l, err := p.Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fail.Store(true)
-	l.Discard() // the connection broke; the next dial fails once
 	const n = 8
 	errs := make(chan error, n)
 	start := time.Now()
@@ -165,6 +149,33 @@ func waitOutOneFailedDial(t *testing.T, b Budget, within time.Duration) {
 	if s := p.Stats(); s.DialErrors != 1 || s.FailedAcquires != 0 {
 		t.Fatalf("%d dial errors, %d failed acquires; want the one failed dial and no failed acquire", s.DialErrors, s.FailedAcquires)
 	}
+}
+
+// poolWithAFailedDialAhead returns a pool of one connection (with budget
+// b, if not nil) whose connection has just broken and whose next dial
+// fails once, as a server that drops a connection and refuses the first
+// try to reconnect. The caller closes it.
+func poolWithAFailedDialAhead(t *testing.T, b Budget) *Pool[*fakeConn] {
+	t.Helper()
+	var fail atomic.Bool
+	d := &fakeDialer{}
+	p, err := New(Config[*fakeConn]{MaxConns: 1, Budget: b, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
+		if fail.Swap(false) {
+			return nil, errBoom
+		}
+		return d.dial(ctx)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := p.Acquire(context.Background())
+	if err != nil {
+		p.Close(context.Background())
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	l.Discard() // the connection broke; the next dial fails once
+	return p
 }
 
 // A server that goes down for 3s under 32 callers with 1s deadlines, 8
@@ -322,24 +333,8 @@ func TestDialFailedAcquireErrorCountsTheCaller(t *testing.T) {
 // tick: maintenance, which slept with nobody waiting, is woken to dial then.
 func TestCallerArrivingDuringBackoffIsServedWhenItEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var fail atomic.Bool
-		d := &fakeDialer{}
-		p, err := New(Config[*fakeConn]{MaxConns: 1, Close: d.close, Dial: func(ctx context.Context) (*fakeConn, error) {
-			if fail.Swap(false) {
-				return nil, errBoom
-			}
-			return d.dial(ctx)
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := poolWithAFailedDialAhead(t, nil)
 		defer p.Close(context.Background())
-		l, err := p.Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fail.Store(true)
-		l.Discard()
 		// A caller in a hurry meets the failed dial: it cannot wait for the
 		// next try, and nobody waits once it has its error.
 		hurried, cancel := context.WithTimeout(context.Background(), backoffMin/2)
@@ -349,7 +344,7 @@ func TestCallerArrivingDuringBackoffIsServedWhenItEnds(t *testing.T) {
 		}
 		synctest.Wait() // maintenance has gone back to sleep
 		start := time.Now()
-		l, err = p.Acquire(context.Background())
+		l, err := p.Acquire(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
