@@ -94,8 +94,9 @@ type Config[T any] struct {
 	// MaxStreams is how many leases one connection serves at once: 0 or 1
 	// means exclusive connections (database sessions), more means
 	// multiplexed ones (HTTP/2, gRPC). In multiplexed mode a new lease goes
-	// to the least-loaded connection and a new connection is dialled only
-	// when every open one is full, unless BusyStreams says sooner.
+	// to the least-loaded connection (unless Fill prefers a loaded one) and
+	// a new connection is dialled only when every open one is full, unless
+	// BusyStreams says sooner.
 	MaxStreams int
 
 	// BusyStreams, in multiplexed mode, is the load at which a connection
@@ -110,6 +111,20 @@ type Config[T any] struct {
 	// once every open one is full, the fewest connections. Above
 	// MaxStreams, or with exclusive connections, it is an error.
 	BusyStreams int
+
+	// Fill, in multiplexed mode, lets a loaded connection take new leases
+	// before less-loaded ones: a new lease goes to the most loaded
+	// connection, not full, for which Fill(value, streams) reports true,
+	// streams being the leases it carries now (1 or more), and to the
+	// least-loaded one only when Fill accepts none. It suits a connection
+	// whose requests cost less together than apart, such as PostgreSQL's
+	// pipelined statements, which leave in one write when they queue on
+	// one connection, for as long as that connection answers them
+	// quickly. The pool calls it with its lock held: it must be quick and
+	// must not call the pool. Nil (the default) spreads leases over the
+	// connections, least-loaded first. With exclusive connections it is an
+	// error.
+	Fill func(value T, streams int) bool
 
 	// Partitions splits the idle exclusive connections into this many
 	// lock-free stacks to cut contention between cores. 0 lets the pool
@@ -325,6 +340,7 @@ func (c *Config[T]) Validate() error {
 		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0 (0 or 1: exclusive connections), got %d", c.MaxStreams)},
 		{n.BusyStreams > 0 && c.MaxStreams <= 1, "BusyStreams", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
 		{n.BusyStreams > c.MaxStreams && c.MaxStreams > 1, "BusyStreams", fmt.Sprintf("must be <= MaxStreams (%d), got %d", c.MaxStreams, c.BusyStreams)},
+		{c.Fill != nil && c.MaxStreams <= 1, "Fill", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0 (0 lets the pool choose), got %d", c.Partitions)},
 		{c.Partitions > 1 && c.MaxStreams > 1, "Partitions", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0 (0 means min(MaxConns, 4)), got %d", c.MaxDialing)},

@@ -39,7 +39,8 @@ type muxConn[T any] struct {
 }
 
 // take returns a lease on the least-loaded connection with a free stream
-// that passes its checks, or the zero Lease when every connection is full.
+// that passes its checks (on the most loaded one that Config.Fill accepts,
+// first), or the zero Lease when every connection is full.
 func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 	p := m.p
 	for {
@@ -56,7 +57,9 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 		// spread over all of them, as round-robin would, instead of piling
 		// onto the first in the list, whose goroutines at both ends would
 		// then serialise work that could run in parallel.
-		var best *conn[T]
+		// best is the least-loaded connection; fill, with Config.Fill, the
+		// most loaded one that Fill accepts, which goes first.
+		var best, fill *conn[T]
 		n := len(m.conns)
 		start := int(m.turn % uint32(max(n, 1)))
 		m.turn++
@@ -77,6 +80,9 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 			if c.mux.streams >= c.mux.limit {
 				continue
 			}
+			if p.cfg.Fill != nil && c.mux.streams > 0 && (fill == nil || c.mux.streams > fill.mux.streams) && p.cfg.Fill(c.value, c.mux.streams) {
+				fill = c
+			}
 			rank := (i - start + n) % n
 			if best == nil || c.mux.streams < best.mux.streams || (c.mux.streams == best.mux.streams && m.beforeLocked(c, rank, best, bestRank)) {
 				best, bestRank = c, rank
@@ -85,10 +91,13 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 		var l Lease[T]
 		wasIdle, busy := false, false
 		if best != nil {
-			wasIdle = best.mux.streams == 0
 			// The least-loaded connection is busy: every other open
 			// one is busy or full.
 			busy = best.mux.streams >= p.feat.busyStreams && p.feat.busyStreams < p.feat.maxStreams
+			if fill != nil {
+				best = fill
+			}
+			wasIdle = best.mux.streams == 0
 			l = m.takeStreamLocked(best)
 		}
 		m.mu.Unlock()

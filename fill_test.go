@@ -1,0 +1,70 @@
+package shoal
+
+import (
+	"errors"
+	"testing"
+)
+
+// With Fill, new leases go to the most loaded connection that Fill accepts,
+// and spread least-loaded first once it accepts none.
+func TestFillPacksWhileAccepted(t *testing.T) {
+	var refuse *fakeConn // a connection Fill turns down, whatever its load
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 8,
+		Fill: func(c *fakeConn, streams int) bool { return c != refuse && streams < 4 }})
+	var held []Lease[*fakeConn]
+	defer func() {
+		for _, l := range held {
+			l.Release()
+		}
+	}()
+	// Three connections, one lease each, then released but for one: the
+	// pool is at rest with three open and one of them loaded.
+	for range 24 {
+		held = append(held, mustAcquire(t, p))
+	}
+	if s := p.Stats(); s.TotalConns != 3 {
+		t.Fatalf("stats %+v, want 3 connections", s)
+	}
+	first := held[0].Value()
+	var keep Lease[*fakeConn]
+	for _, l := range held {
+		if l.Value() == first && keep.Value() == nil {
+			keep = l
+			continue
+		}
+		l.Release()
+	}
+	held = []Lease[*fakeConn]{keep}
+
+	// The loaded connection takes leases up to the 4 Fill accepts, though
+	// two idle ones stand beside it.
+	for i := range 3 {
+		l := mustAcquire(t, p)
+		held = append(held, l)
+		if l.Value() != first {
+			t.Fatalf("lease %d went to an idle connection while Fill accepted the loaded one", i+2)
+		}
+	}
+	// At 4 Fill says no: the next lease goes to the least-loaded one.
+	l := mustAcquire(t, p)
+	held = append(held, l)
+	if l.Value() == first {
+		t.Fatal("lease went to the connection Fill turned down")
+	}
+	// And a connection Fill turns down is passed over while loaded less.
+	refuse = l.Value()
+	l = mustAcquire(t, p)
+	held = append(held, l)
+	if l.Value() == first || l.Value() == refuse {
+		t.Fatalf("lease went to a connection Fill turned down, not to the idle one")
+	}
+}
+
+// Fill is for multiplexed connections only.
+func TestFillExclusiveIsAnError(t *testing.T) {
+	err := (&Config[*fakeConn]{Dial: (&fakeDialer{}).dial, Fill: func(*fakeConn, int) bool { return true }}).Validate()
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "Fill" {
+		t.Fatalf("Validate = %v, want a ConfigError naming Fill", err)
+	}
+}
