@@ -46,6 +46,7 @@ var poolKeys = []poolKey{
 	{"pool_max_standby_lag", func(c *Config, v string) error { return parseDuration(v, &c.MaxStandbyLag) }},
 	{"pool_read_max_conns", func(c *Config, v string) error { return parseInt32(v, 1, &c.ReadMaxConns) }},
 	{"pool_pipeline", func(c *Config, v string) error { return parseInt(v, 0, &c.Pipeline) }},
+	{"pool_pipeline_fill", func(c *Config, v string) error { return parseDuration(v, &c.PipelineFill) }},
 }
 
 // ParseConfig parses a connection string as pgx.ParseConfig does (URL or
@@ -85,6 +86,11 @@ var poolKeys = []poolKey{
 //	pool_pipeline                  integer >= 0 (default 0: off): statements
 //	                               in flight on one shared connection (see
 //	                               Config.Pipeline)
+//	pool_pipeline_fill             duration (default 800µs; 0 = spread
+//	                               least-loaded first): the wait a
+//	                               pipelined statement may expect behind
+//	                               others on a shared connection (see
+//	                               Config.PipelineFill)
 //
 // It also reads libpq's load_balance_hosts (disable or random), which pgx
 // does not know and would send to the server as a run-time parameter.

@@ -47,6 +47,8 @@ type pipeConn struct {
 	writable  atomic.Bool
 	lagSeenAt atomic.Int64
 
+	pace pipePace // the server's pace, for the pool's fill (pipeline_fill.go)
+
 	// Who reads (pipeline_read.go): nobody, a caller waiting for its own
 	// answer, or readLoop. Only the reader touches fe's reads and cur.
 	reader int      // guarded by mu
@@ -195,6 +197,7 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		c.mu.Unlock()
 		var n int
 		var err error
+		c.pace.written(out, pipeClock())
 		uncut := cutWriteAt(ctx, c.nc)
 		if len(out) == 1 {
 			n, err = c.nc.Write(out[0].buf)
@@ -214,6 +217,7 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 			// Cut before a byte left: nothing needs taking back, so the
 			// requests go back to the front of the queue and out in the
 			// background, and the connection stays.
+			c.pace.unwritten(out)
 			c.queue = append(out, c.queue...)
 			go c.writeInBackground()
 			c.mu.Unlock()

@@ -16,7 +16,9 @@ import (
 // flight (BusyStreams 1): a backend runs one statement at a time, so a
 // query queued behind another waits for it, where one more connection,
 // within MaxConns, runs it at once. Queries share a connection, up to
-// Pipeline on each, once every connection the pool may open is busy.
+// Pipeline on each, once every connection the pool may open is busy, or
+// sooner while that connection answers them quickly (fill,
+// pipeline_fill.go).
 type pipePool struct {
 	p    *Pool
 	core *shoal.Pool[*pipeConn]
@@ -67,6 +69,8 @@ func checkPipeline(c *Config) error {
 	switch {
 	case c.Pipeline < 0:
 		return &ConfigError{Key: "Pipeline", Reason: fmt.Sprintf("must be >= 0 (0 means off: every statement gets a whole connection), got %d", c.Pipeline)}
+	case c.PipelineFill < 0:
+		return &ConfigError{Key: "PipelineFill", Reason: fmt.Sprintf("must be >= 0 (0 spreads statements least-loaded first), got %s", c.PipelineFill)}
 	case c.Pipeline == 0:
 		return nil
 	case c.MaxConns < 2:
@@ -99,6 +103,9 @@ func newPipePool(p *Pool) (*pipePool, error) {
 		MaxIdleTime: c.MaxConnIdleTime,
 		MaxDialing:  c.MaxDialing,
 		Logger:      c.Logger,
+	}
+	if c.PipelineFill > 0 && c.Pipeline > 1 {
+		cfg.Fill = pp.fill
 	}
 	if c.MaxConnLifetime > 0 {
 		cfg.MaxLifetime = c.MaxConnLifetime

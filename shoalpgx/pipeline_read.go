@@ -187,6 +187,7 @@ func (c *pipeConn) readOne() error {
 		return nil
 	}
 	c.cur = nil
+	c.pace.answered(cur)
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()

@@ -24,6 +24,7 @@ type pipeReq struct {
 	lease  shoal.Lease[*pipeConn] // the stream it holds
 	chunk  []byte                 // where row values are copied to; see keep
 	one    [1]pipeResult          // res of a request of one statement
+	sentAt int64                  // pipeClock when it was written; 0 before
 }
 
 // The states of a request: its caller waits for it, has it, or gave up.

@@ -131,11 +131,22 @@ func TestPipelineConfig(t *testing.T) {
 	if _, err := ParseConfig("postgres://u@127.0.0.1/db?pool_pipeline=-1"); err == nil || !strings.Contains(err.Error(), "pool_pipeline") {
 		t.Fatalf("pool_pipeline=-1: %v", err)
 	}
+	if cfg.PipelineFill != 800*time.Microsecond {
+		t.Fatalf("PipelineFill = %s by default, want 800µs", cfg.PipelineFill)
+	}
+	cfg, err = ParseConfig("postgres://u@127.0.0.1/db?pool_pipeline=8&pool_pipeline_fill=0")
+	if err != nil || cfg.PipelineFill != 0 {
+		t.Fatalf("pool_pipeline_fill=0: %v, %s", err, cfg.PipelineFill)
+	}
+	if _, err := ParseConfig("postgres://u@127.0.0.1/db?pool_pipeline_fill=soon"); err == nil || !strings.Contains(err.Error(), "pool_pipeline_fill") {
+		t.Fatalf("pool_pipeline_fill=soon: %v", err)
+	}
 	for _, c := range []struct {
 		mutate func(*Config)
 		want   string
 	}{
 		{func(c *Config) { c.Pipeline = -1 }, "Pipeline must be >= 0"},
+		{func(c *Config) { c.Pipeline = 4; c.PipelineFill = -time.Millisecond }, "PipelineFill must be >= 0"},
 		{func(c *Config) { c.Pipeline = 4; c.MaxConns = 1 }, "MaxConns must be >= 2 with Pipeline"},
 		{func(c *Config) { c.Pipeline = 4; c.MaxConns, c.MinConns = 3, 2 }, "MinConns must be < MaxConns-1 (2) with Pipeline"},
 	} {

@@ -1,0 +1,119 @@
+package shoalpgx
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// paceOn runs sql three times as a lone caller, so that the shared
+// connection it keeps to has measured its pace, and returns that
+// connection's backend PID.
+func paceOn(t *testing.T, p *Pool, sql string) uint32 {
+	t.Helper()
+	ctx := pgtest.Ctx(t)
+	var pid uint32
+	for range 3 {
+		if err := p.QueryRow(ctx, sql).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pid
+}
+
+// sharedByPID returns the shared connection of backend pid.
+func sharedByPID(t *testing.T, p *Pool, pid uint32) *pipeConn {
+	t.Helper()
+	for _, c := range p.pipe.conns() {
+		if c.pc.conn.PgConn().PID() == pid {
+			return c
+		}
+	}
+	t.Fatalf("no shared connection of backend %d", pid)
+	return nil
+}
+
+// Callers arriving together share the connection that answers them
+// within PipelineFill, though the pool has others open and idle: six
+// statements of 50ms each, whose pace the connection has measured, all
+// run on one backend. With PipelineFill 0 they spread over several.
+func TestPipelineFillSharesBeforeSpreading(t *testing.T) {
+	const sql = "select pg_backend_pid() from pg_sleep(0.05)"
+	run := func(t *testing.T, fill time.Duration) map[uint32]int {
+		p := newPipelinedPool(t, 8, 16, func(c *Config) { c.PipelineFill = fill })
+		ctx := pgtest.Ctx(t)
+		paceOn(t, p, sql)
+		pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) >= 2 })
+		start := make(chan struct{})
+		var mu sync.Mutex
+		pids := map[uint32]int{}
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				<-start
+				var pid uint32
+				if err := p.QueryRow(ctx, sql).Scan(&pid); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				pids[pid]++
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+		return pids
+	}
+	t.Run("fill", func(t *testing.T) {
+		if pids := run(t, 10*time.Second); len(pids) != 1 {
+			t.Fatalf("six statements together ran on backends %v, want one backend: the connection answers all six within PipelineFill", pids)
+		}
+	})
+	t.Run("spread", func(t *testing.T) {
+		if pids := run(t, 0); len(pids) < 2 {
+			t.Fatalf("six statements together ran on backends %v with PipelineFill 0, want them spread", pids)
+		}
+	})
+}
+
+// A connection held up by a slow statement, well past the pace it has
+// been answering at, takes no new statement, however much PipelineFill
+// would allow: the quick one goes to another connection, and is not held
+// up.
+func TestPipelineFillAvoidsAStalledConnection(t *testing.T) {
+	p := newPipelinedPool(t, 4, 16, func(c *Config) { c.PipelineFill = 10 * time.Second })
+	ctx := pgtest.Ctx(t)
+	pid := paceOn(t, p, "select pg_backend_pid()")
+	c := sharedByPID(t, p, pid)
+	pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) >= 2 })
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		var got uint32
+		if err := p.QueryRow(ctx, "select pg_backend_pid() from pg_sleep(2)").Scan(&got); err != nil {
+			t.Errorf("the slow statement: %v", err)
+		} else if got != pid {
+			t.Errorf("the slow statement ran on backend %d, want the lone caller's %d", got, pid)
+		}
+	}()
+	each := c.pace.each.Load()
+	pgtest.WaitFor(t, 5*time.Second, "the slow statement past four times the connection's pace", func() bool {
+		return c.pace.atServer.Load() > 0 && pipeClock()-c.pace.turnAt.Load() > 4*each
+	})
+	var got uint32
+	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got == pid {
+		t.Fatal("a quick statement went to the connection held up by a slow one")
+	}
+	select {
+	case <-slowDone:
+		t.Fatal("the slow statement ended before the quick one: the test proves nothing")
+	default:
+	}
+	<-slowDone
+}
