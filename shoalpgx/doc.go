@@ -199,7 +199,8 @@
 // share connections: up to Pipeline of them in flight on one, each with
 // its own Sync, so that each runs in its own implicit transaction and
 // succeeds or fails alone, and answers come back in order to their own
-// callers. A new statement goes to the least-loaded shared connection. A
+// callers. A new statement goes to the busiest shared connection that
+// would answer it within PipelineFill, else to the least-loaded one. A
 // statement completes at its ReadyForQuery, so an error at the implicit
 // commit (a deferred constraint) is its caller's error, never a success.
 // A lone caller reads its own answer, as on a whole connection.
@@ -241,10 +242,16 @@
 // a slow statement, and another opens, in the background, as soon as
 // every open one has a statement in flight: a PostgreSQL backend runs one
 // statement at a time, so a statement queued behind another waits for it,
-// where an idle connection runs it at once. Callers spread over the
-// connections first and share them, up to Pipeline on each, once every
-// connection MaxConns allows is busy: at 32 callers and MaxConns 8, four
-// on each. While the server has two statements of a connection in hand,
+// where an idle connection runs it at once. Quick statements fill a
+// connection first: a new one goes to the busiest shared connection whose
+// statements in flight, itself included, would all be answered within
+// Config.PipelineFill (pool_pipeline_fill, default 800µs) at the pace that
+// connection has been answering, so that statements arriving together
+// leave in fewer writes and come back in fewer reads; a connection whose
+// oldest statement at the server has gone four times that pace (a slow
+// statement) takes none. Otherwise callers spread over the connections and
+// share them, up to Pipeline on each, once every connection MaxConns
+// allows is busy. While the server has two statements of a connection in hand,
 // new ones wait and go out together, in one write, once the answers that
 // came are read; before it waits for more, the connection's reader lets
 // the callers it has just answered run, so that their next statements join

@@ -54,8 +54,10 @@
 // With -set pipeline it measures what shoalpgx's pipelining buys instead:
 // SELECT 1, a primary-key lookup in a 100,000-row table and a one-row
 // INSERT, by 1, 8, 32, 128 and 512 workers, through pipelined-8 (shoalpgx
-// with pool_max_conns=8 and pool_pipeline=-pipeline), shoalpgx and pgxpool
-// on 8 and on 32 connections, and pgbouncer-8: pgxpool through PgBouncer in
+// with pool_max_conns=8 and pool_pipeline=-pipeline), spread-8 (the same
+// with pool_pipeline_fill=0, to show what filling a connection first buys),
+// shoalpgx and pgxpool on 8 and on 32 connections, and pgbouncer-8: pgxpool
+// through PgBouncer in
 // transaction mode (SHOAL_TEST_PGBOUNCER; the database shoal_test_pool8,
 // which scripts/services.sh gives a server pool of 8). Beside them runs
 // pgx-pipeline-8, the protocol's ceiling on this machine: pgx's own

@@ -14,7 +14,9 @@ import (
 
 // The pipeline set (-set pipeline) asks what shoalpgx's pipelining buys: 8
 // pipelined connections beside pools of 8 and 32 whole connections, and
-// beside PgBouncer in transaction mode keeping 8 server connections; and
+// beside PgBouncer in transaction mode keeping 8 server connections, and
+// beside themselves spreading statements instead of filling a connection
+// first (spread-8); and
 // what pipelining itself reaches here, pgx's own pipeline on 8 connections
 // with a goroutine each (ceiling.go), whatever the worker count.
 var (
@@ -29,6 +31,7 @@ var (
 		{name: "shoalpgx-8", conns: 8, open: openShoalpgx(nil)},
 		{name: "shoalpgx-32", conns: 32, open: openShoalpgx(nil)},
 		{name: "pipelined-8", conns: 8, open: openPipelined},
+		{name: "spread-8", conns: 8, open: openSpread},
 		{name: "pgbouncer-8", conns: 8, open: openPgbouncer},
 		{name: ceilingName, conns: 8, fixedWorkers: true, open: openPgxPipeline},
 	}
@@ -75,6 +78,17 @@ func openPipelined(ctx context.Context, dsn string, conns int) (opened, error) {
 		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return p }) },
 		close:  p.Close,
 	}, nil
+}
+
+// openSpread is openPipelined with pool_pipeline_fill=0: statements spread
+// over the shared connections least-loaded first, never filling one, so
+// that beside pipelined-8 it shows what filling buys.
+func openSpread(ctx context.Context, dsn string, conns int) (opened, error) {
+	spread, err := setParam(dsn, "pool_pipeline_fill", "0")
+	if err != nil {
+		return opened{}, err
+	}
+	return openPipelined(ctx, spread, conns)
 }
 
 // openPgbouncer opens pgxpool on PgBouncer's database whose server pool

@@ -39,7 +39,7 @@ func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Durat
 	b.WriteString("### Pipelining: 8 connections against 8 and 32, and PgBouncer\n\n")
 	fmt.Fprintf(&b, "Machine: %s. %d rounds of %s per cell, the contenders' order turned every round; q/s is the best round, ratios the median of each round's pair.\n", machine, rounds, d)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
-	b.WriteString("pipelined-8 is shoalpgx with `pool_max_conns=8` and `pool_pipeline`; shoalpgx-N and pgxpool-N hold N whole connections; pgbouncer-8 is pgxpool (128 client connections, unnamed statements) through PgBouncer in transaction mode with a server pool of 8.")
+	b.WriteString("pipelined-8 is shoalpgx with `pool_max_conns=8` and `pool_pipeline`; shoalpgx-N and pgxpool-N hold N whole connections; pgbouncer-8 is pgxpool (128 client connections, unnamed statements) through PgBouncer in transaction mode with a server pool of 8; spread-8 is pipelined-8 with `pool_pipeline_fill=0`, its statements spread over the connections least-loaded first instead of filling one that answers quickly.")
 	ceiling := r.index(ceilingName) >= 0
 	if ceiling {
 		fmt.Fprintf(&b, " %s is the protocol's ceiling here: pgx's own pipeline (pgconn) on 8 connections, each driven by one goroutine that sends `-pipeline` statements per round trip, every one its own implicit transaction, and reads their answers; it does not use the workers count (no goroutine hands a statement to another), so its row at every count is the same measure taken again, below 8 × `-pipeline` workers it keeps more statements in flight than that many workers could, and its latency is that of a round trip of the whole batch.", ceilingName)
