@@ -38,7 +38,7 @@ func pipeClock() int64 { return int64(time.Since(pipeEpoch)) }
 // Only the writer calls it.
 func (pc *pipePace) written(out []*pipeReq, now int64) {
 	for _, r := range out {
-		r.sentAt = now
+		r.sentAt.Store(now)
 	}
 	if pc.atServer.Add(int32(len(out))) == int32(len(out)) {
 		pc.turnAt.Store(now) // the server had nothing of ours in hand
@@ -53,11 +53,12 @@ func (pc *pipePace) unwritten(out []*pipeReq) {
 // answered notes r's answer. Only the reader calls it. A statement's
 // preparation (onDone) is no caller's statement: the pace is the callers'.
 func (pc *pipePace) answered(r *pipeReq) {
-	if r.sentAt == 0 {
+	sentAt := r.sentAt.Load()
+	if sentAt == 0 {
 		return
 	}
 	now := pipeClock()
-	took := now - max(pc.lastAt, r.sentAt)
+	took := now - max(pc.lastAt, sentAt)
 	pc.lastAt = now
 	if r.onDone == nil {
 		if e := pc.each.Load(); e == 0 {

@@ -24,7 +24,10 @@ type pipeReq struct {
 	lease  shoal.Lease[*pipeConn] // the stream it holds
 	chunk  []byte                 // where row values are copied to; see keep
 	one    [1]pipeResult          // res of a request of one statement
-	sentAt int64                  // pipeClock when it was written; 0 before
+	// sentAt is pipeClock when it was written (0 before), for the pace
+	// (pipeline_fill.go). Atomic: the reader loads it once the server has
+	// answered, which orders it after the writer's store, but no lock does.
+	sentAt atomic.Int64
 }
 
 // The states of a request: its caller waits for it, has it, or gave up.
