@@ -160,11 +160,12 @@ func (pp *pipePool) closeConn(c *pipeConn) error {
 	return c.close()
 }
 
-// run sends r on the least-loaded shared connection and waits for its
-// answer or for ctx to end. A caller whose ctx ends returns at once with
-// ctx's error; its request, if already written, is answered and dropped
-// later, and its stream is given back only then, so that a connection never
-// carries more than Pipeline requests.
+// run sends r on the shared connection the core picks (one filling, else
+// the least-loaded; see fill) and waits for its answer or for ctx to end. A
+// caller whose ctx ends returns at once with ctx's error; its request, if
+// already written, is answered and dropped later, and its stream is given
+// back only then, so that a connection never carries more than Pipeline
+// requests.
 func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipeEncoder) error {
 	for attempt, refused := 0, 0; ; {
 		l, err := pp.core.Acquire(ctx)
