@@ -34,9 +34,9 @@ const (
 	// on one idle connection costs the server nothing it would notice.
 	defaultRoleCheckPeriod = time.Second
 	// defaultPipelineFill: see Config.PipelineFill. Long enough that a
-	// connection fills at a few dozen small statements in flight, where
-	// the writes and reads they share save more than their wait costs;
-	// short beside a network round trip.
+	// few dozen small statements fill a connection, where the writes and
+	// reads they share save more than their wait costs; about what one
+	// more round trip costs a caller across a network.
 	defaultPipelineFill = 800 * time.Microsecond
 
 	// closeTimeout bounds closing one connection: sending Terminate and
