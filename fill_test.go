@@ -17,8 +17,9 @@ func TestFillPacksWhileAccepted(t *testing.T) {
 			l.Release()
 		}
 	}()
-	// Three connections, one lease each, then released but for one: the
-	// pool is at rest with three open and one of them loaded.
+	// Three connections, filled to MaxStreams each (a new one is dialled
+	// only when the open ones are full), then every lease released but one:
+	// three open, one of them loaded.
 	for range 24 {
 		held = append(held, mustAcquire(t, p))
 	}
