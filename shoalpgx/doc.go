@@ -249,15 +249,15 @@
 // connection has been answering, so that statements arriving together
 // leave in fewer writes and come back in fewer reads; a connection whose
 // oldest statement at the server has gone four times that pace, or
-// PipelineFill if sooner (a slow statement), takes none. Otherwise callers spread over the connections and
-// share them, up to Pipeline on each, once every connection MaxConns
-// allows is busy. While the server has two statements of a connection in hand,
-// new ones wait and go out together, in one write, once the answers that
-// came are read; before it waits for more, the connection's reader lets
-// the callers it has just answered run, so that their next statements join
-// that write: a write is a system call, and one per statement cost as much
-// as the server's work on a small one. MaxConns must be 2 or more and MinConns
-// below MaxConns-1. With Pipeline, SetMaxConns(n) divides n in halves
+// PipelineFill if sooner (a slow statement), takes none. Otherwise callers
+// spread over the connections and share them, up to Pipeline on each, once
+// every connection MaxConns allows is busy. While the server has two
+// statements of a connection in hand, new ones wait and go out together,
+// in one write, once the answers that came are read; before it waits for
+// more, the connection's reader lets the callers it has just answered run,
+// so that their next statements join that write: a write is a system call,
+// and one per statement cost as much as the server's work on a small one.
+// MaxConns must be 2 or more and MinConns below MaxConns-1. With Pipeline, SetMaxConns(n) divides n in halves
 // between the kinds, and the pool never grows past the MaxConns it was
 // made with. With a Budget, the whole and the shared connections join it as two
 // members (Name, and Name + "/pipelined") besides dividing MaxConns: each

@@ -197,7 +197,7 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		c.mu.Unlock()
 		var n int
 		var err error
-		c.pace.written(out, pipeClock())
+		c.pace.written(out)
 		uncut := cutWriteAt(ctx, c.nc)
 		if len(out) == 1 {
 			n, err = c.nc.Write(out[0].buf)

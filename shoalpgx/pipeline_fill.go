@@ -17,10 +17,13 @@ import (
 
 // pipePace is what a shared connection's reader measures of its server.
 type pipePace struct {
-	each     atomic.Int64 // moving average of a request's time at the server, ns; 0 before the first answer
-	turnAt   atomic.Int64 // pipeClock when the oldest request at the server began its turn
-	atServer atomic.Int32 // requests written and not yet answered
-	lastAt   int64        // pipeClock of the last answer; the reader's alone
+	each   atomic.Int64 // moving average of a request's time at the server, ns; 0 before the first answer
+	turnAt atomic.Int64 // pipeClock when the oldest request at the server began its turn
+	// atServer counts requests written and not yet answered, as
+	// len(pending)-len(queue) would, but without c.mu, which fill, called
+	// under the core pool's lock, does not take.
+	atServer atomic.Int32
+	lastAt   int64 // pipeClock of the last answer; the reader's alone
 }
 
 // paceWeight is the weight of the newest measure in each's average, as a
@@ -34,9 +37,10 @@ var pipeEpoch = time.Now()
 
 func pipeClock() int64 { return int64(time.Since(pipeEpoch)) }
 
-// written notes requests about to be written: at now their turn may start.
+// written notes requests about to be written: their turn may start now.
 // Only the writer calls it.
-func (pc *pipePace) written(out []*pipeReq, now int64) {
+func (pc *pipePace) written(out []*pipeReq) {
+	now := pipeClock()
 	for _, r := range out {
 		r.sentAt.Store(now)
 	}
