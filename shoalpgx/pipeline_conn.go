@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -63,6 +64,12 @@ type pipeConn struct {
 	err     error      // why the connection broke; nil while it works
 	spare   []*pipeReq // the writer's second queue slice, reused
 	wbuf    []byte     // the writer's buffer; only the writer touches it
+	rest    []byte     // what the reader's write left for the background writer (pipeline_flush.go)
+
+	// raw is the socket's, for the reader's writes that never wait
+	// (pipeline_flush.go); nil when the connection is not a plain socket
+	// (TLS, a DialFunc's own net.Conn).
+	raw syscall.RawConn
 }
 
 // errPipeTxOpen fails the requests behind one that left a transaction open
@@ -97,6 +104,7 @@ func newPipeConn(pc *pooledConn, stmtCapacity int) (*pipeConn, error) {
 	c := &pipeConn{pc: pc, nc: hc.Conn, fe: hc.Frontend, tm: &typeMap{m: pc.conn.TypeMap()},
 		done: make(chan struct{}), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	c.stmts.capacity = stmtCapacity
+	c.raw = plainSocket(c.nc)
 	go c.readLoop()
 	return c, nil
 }
@@ -149,29 +157,6 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 	return nil
 }
 
-// flushLocked writes out, on a goroutine of its own, what send left queued,
-// unless the server still has pipeCorkAt requests in hand: the reader
-// calls it each time it has read every answer that came (flushBeforeWait).
-// Not on the reader's goroutine: a write that blocks while the server
-// waits for the reader to take its answers would block both. c.mu must be
-// held.
-func (c *pipeConn) flushLocked() {
-	if len(c.queue) == 0 || c.writing || c.err != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
-		return
-	}
-	c.writing = true
-	go c.writeInBackground()
-}
-
-// writeInBackground is writeLocked on a goroutine that no caller waits on,
-// so that no caller's context cuts its writes: the callers whose requests
-// it carries return at their deadlines without it (pipePool.await), and a
-// write that blocks goes on once the server reads again.
-func (c *pipeConn) writeInBackground() {
-	c.mu.Lock()
-	c.writeLocked(context.Background())
-}
-
 // writeLocked writes the queue out, and what is queued while it writes,
 // until it is empty or the connection breaks. ctx is the context of the
 // caller writing, which cuts a write that blocks past it; once it has
@@ -191,6 +176,22 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 			go c.writeInBackground()
 			c.mu.Unlock()
 			return
+		}
+		if c.rest != nil {
+			// The reader's write stopped short: the rest goes first.
+			rest := c.rest
+			c.rest = nil
+			c.mu.Unlock()
+			_, err := c.nc.Write(rest)
+			c.mu.Lock()
+			if err != nil {
+				c.writing = false
+				gone := c.failLocked(fmt.Errorf("shoalpgx: writing to a pipelined connection: %w", err))
+				c.mu.Unlock()
+				endLeases(gone)
+				return
+			}
+			continue
 		}
 		out := c.queue
 		c.queue = c.spare[:0]

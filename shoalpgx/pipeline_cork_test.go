@@ -99,6 +99,7 @@ func TestPipelineRequestsSentBetweenAnswersLeaveInOneWrite(t *testing.T) {
 	rec := &writeRecorder{Conn: conn.nc}
 	conn.mu.Lock()
 	conn.nc = rec            // the reader reads through conn.fe
+	conn.raw = nil           // and writes through nc
 	conn.reader = readerLoop // letting the callers it answered run
 	conn.between = true
 	conn.mu.Unlock()
