@@ -32,7 +32,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 	cache := mode == pgx.QueryExecModeCacheStatement
 	for i, q := range b.QueuedQueries {
 		args, rewrite, _, ok := pipeOptions(q.Arguments, mode)
-		if !ok || !shareable(q.SQL) {
+		if !ok || !p.pipe.sc.shareable(q.SQL) {
 			return nil, false
 		}
 		sql, args, err := rewritten(ctx, rewrite, q.SQL, args)

@@ -24,6 +24,7 @@ type pipePool struct {
 	core *shoal.Pool[*pipeConn]
 	qt   pgx.QueryTracer // ConnConfig.Tracer as one, or nil
 	bt   pgx.BatchTracer // likewise
+	sc   shareCache      // which statements may share a connection
 
 	mu   sync.Mutex
 	open map[*pipeConn]struct{} // the connections open, for conns

@@ -19,7 +19,7 @@ import (
 // pipeExec is Exec on a shared connection.
 func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.CommandTag, bool, error) {
 	args, rewrite, cache, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
-	if !ok || !shareable(sql) {
+	if !ok || !p.pipe.sc.shareable(sql) {
 		return pgconn.CommandTag{}, false, nil
 	}
 	sql, args, err := rewritten(ctx, rewrite, sql, args)
@@ -64,7 +64,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 // before it returns. A server error is returned and carried by the rows.
 func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows, bool, error) {
 	args, rewrite, cache, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
-	if !ok || !shareable(sql) {
+	if !ok || !p.pipe.sc.shareable(sql) {
 		return nil, false, nil
 	}
 	sql, args, err := rewritten(ctx, rewrite, sql, args)
