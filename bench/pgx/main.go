@@ -29,6 +29,7 @@ func main() {
 		duration = flag.Duration("duration", 2*time.Second, "length of one round")
 		cprTime  = flag.Duration("cpr", 2*time.Second, "length of the connect-per-request run (0 skips it)")
 		only     = flag.String("only", "", "run only these contenders, comma-separated (for profiling)")
+		onlyQ    = flag.String("queries", "", "run only these queries, by name, comma-separated (for profiling)")
 		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the measured rounds here")
 		out      = flag.String("out", "", "write the markdown fragment here")
 	)
@@ -51,6 +52,12 @@ func main() {
 	counts, err := parseCounts(*workers)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *onlyQ != "" {
+		queries, err = pickQueries(queries, strings.Split(*onlyQ, ","))
+		if err != nil {
+			log.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	serverVersion, err := prepare(ctx, *dsn)
@@ -155,7 +162,14 @@ func main() {
 		}
 	}
 
-	cmd := "go run ./pgx " + strings.Join(os.Args[1:], " ")
+	args := make([]string, len(os.Args)-1)
+	for i, a := range os.Args[1:] {
+		args[i] = a
+		if strings.ContainsAny(a, " \t'\"&") {
+			args[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	cmd := "go run ./pgx " + strings.Join(args, " ")
 	machine := fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, %s on loopback",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), serverVersion)
 	md := res.markdown(cmd, machine, *rounds, *duration)

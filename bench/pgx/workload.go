@@ -175,3 +175,34 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) 
 	}
 	return m, firstErr
 }
+
+// pickQueries returns the queries of set named in names, in set's order,
+// or an error naming one that set does not have.
+func pickQueries(set []query, names []string) ([]query, error) {
+	var out []query
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		found := false
+		for _, q := range set {
+			if strings.EqualFold(q.name, n) {
+				found = true
+			}
+		}
+		if !found {
+			have := make([]string, len(set))
+			for i, q := range set {
+				have[i] = q.name
+			}
+			return nil, fmt.Errorf("-queries: no query %q here (this set has %s)", n, strings.Join(have, ", "))
+		}
+	}
+	for _, q := range set {
+		for _, n := range names {
+			if strings.EqualFold(q.name, strings.TrimSpace(n)) {
+				out = append(out, q)
+				break
+			}
+		}
+	}
+	return out, nil
+}
