@@ -8,7 +8,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -69,7 +68,7 @@ type pipeConn struct {
 	// raw is the socket's, for the reader's writes that never wait
 	// (pipeline_flush.go); nil when the connection is not a plain socket
 	// (TLS, a DialFunc's own net.Conn).
-	raw syscall.RawConn
+	raw *rawWriter
 }
 
 // errPipeTxOpen fails the requests behind one that left a transaction open
@@ -165,7 +164,7 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 // c.writing set; it returns with c.mu released.
 func (c *pipeConn) writeLocked(ctx context.Context) {
 	for {
-		if c.err != nil || len(c.queue) == 0 {
+		if c.err != nil || len(c.queue) == 0 && c.rest == nil {
 			c.writing = false
 			c.mu.Unlock()
 			return
@@ -196,23 +195,8 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		out := c.queue
 		c.queue = c.spare[:0]
 		c.mu.Unlock()
-		var n int
-		var err error
 		c.pace.written(out)
-		uncut := cutWriteAt(ctx, c.nc)
-		if len(out) == 1 {
-			n, err = c.nc.Write(out[0].buf)
-		} else {
-			b := c.wbuf[:0]
-			for _, q := range out {
-				b = append(b, q.buf...)
-			}
-			n, err = c.nc.Write(b)
-			if cap(b) <= 64<<10 {
-				c.wbuf = b
-			}
-		}
-		uncut()
+		n, err := c.writeAll(ctx, c.joined(out))
 		c.mu.Lock()
 		if err != nil && n == 0 && ctx.Err() != nil && c.err == nil {
 			// Cut before a byte left: nothing needs taking back, so the

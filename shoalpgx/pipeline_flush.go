@@ -35,11 +35,8 @@ func (c *pipeConn) flushLocked() {
 		c.queue = c.spare[:0]
 		c.mu.Unlock()
 		c.pace.written(out)
-		b := c.wbuf[:0]
-		for _, q := range out {
-			b = append(b, q.buf...)
-		}
-		n, err := writeNoWait(c.raw, b)
+		b := c.joined(out)
+		n, err := c.raw.write(b)
 		c.mu.Lock()
 		clear(out)
 		c.spare = out
@@ -50,9 +47,6 @@ func (c *pipeConn) flushLocked() {
 			c.rest = append([]byte(nil), b[n:]...)
 			go c.writeInBackground()
 			return
-		}
-		if cap(b) <= 64<<10 {
-			c.wbuf = b
 		}
 	}
 	c.writing = false
@@ -67,23 +61,71 @@ func (c *pipeConn) writeInBackground() {
 	c.writeLocked(context.Background())
 }
 
-// writeNoWait writes what the socket takes of b now, in one system call,
-// and returns how much that was: 0 with no error when the socket's buffer
-// is full.
-func writeNoWait(raw syscall.RawConn, b []byte) (int, error) {
-	var n int
-	var werr error
-	err := raw.Write(func(fd uintptr) bool {
+// joined returns the messages of out in one slice: the request's own
+// buffer for one, else the writer's buffer, which only the writer touches.
+func (c *pipeConn) joined(out []*pipeReq) []byte {
+	if len(out) == 1 {
+		return out[0].buf
+	}
+	b := c.wbuf[:0]
+	for _, q := range out {
+		b = append(b, q.buf...)
+	}
+	if cap(b) <= 64<<10 {
+		c.wbuf = b // kept for the next write, unless a rare batch made it large
+	}
+	return b
+}
+
+// writeAll writes b for a caller: first in a write that never waits, where
+// the socket allows one, which leaves ctx out of it; what that leaves, in a
+// write that waits and that ctx's end cuts (cutWriteAt).
+func (c *pipeConn) writeAll(ctx context.Context, b []byte) (int, error) {
+	n := 0
+	if c.raw != nil {
+		var err error
+		if n, err = c.raw.write(b); err != nil || n == len(b) {
+			return n, err
+		}
+	}
+	uncut := cutWriteAt(ctx, c.nc)
+	m, err := c.nc.Write(b[n:])
+	uncut()
+	return n + m, err
+}
+
+// rawWriter writes to a socket in one system call that never waits. Its
+// fields carry one write's bytes and outcome through the function the
+// socket calls, made once, so that a write allocates nothing; one writer
+// at a time (pipeConn.writing) uses it.
+type rawWriter struct {
+	raw syscall.RawConn
+	b   []byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
+}
+
+func newRawWriter(raw syscall.RawConn) *rawWriter {
+	w := &rawWriter{raw: raw}
+	w.fn = func(fd uintptr) bool {
 		for {
-			n, werr = syscall.Write(int(fd), b)
-			if werr != syscall.EINTR {
+			w.n, w.err = syscall.Write(int(fd), w.b)
+			if w.err != syscall.EINTR {
 				return true // done, whatever came of it: never wait here
 			}
 		}
-	})
-	if n < 0 {
-		n = 0
 	}
+	return w
+}
+
+// write writes what the socket takes of b now and returns how much that
+// was: 0 with no error when the socket's buffer is full.
+func (w *rawWriter) write(b []byte) (int, error) {
+	w.b = b
+	err := w.raw.Write(w.fn)
+	n, werr := max(w.n, 0), w.err
+	w.b, w.err = nil, nil
 	if errors.Is(werr, syscall.EAGAIN) {
 		werr = nil
 	}
@@ -93,12 +135,12 @@ func writeNoWait(raw syscall.RawConn, b []byte) (int, error) {
 	return n, err
 }
 
-// plainSocket returns the raw connection of nc when it is the pool's
+// plainSocket returns a rawWriter for nc when it is the pool's
 // cancelGate over a TCP or Unix socket, and nil otherwise: only there is a
 // write straight to the socket the same as nc.Write. The gate lets a write
 // through at once unless a cancel request is in flight, and a shared
 // connection sends none, so one with none now never will.
-func plainSocket(nc net.Conn) syscall.RawConn {
+func plainSocket(nc net.Conn) *rawWriter {
 	g, ok := nc.(*cancelGate)
 	if !ok || g.c != nil && (g.c.pending.Load() || g.c.cut.Load()) {
 		return nil
@@ -116,5 +158,5 @@ func plainSocket(nc net.Conn) syscall.RawConn {
 	if err != nil {
 		return nil
 	}
-	return raw
+	return newRawWriter(raw)
 }

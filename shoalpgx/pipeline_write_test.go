@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -138,4 +139,70 @@ func (w *writeRecorder) written() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]byte(nil), w.buf...)
+}
+
+// The reader writes the statements queued behind a busy server itself,
+// and must not wait on that write: here the server streams a result larger
+// than the sockets' buffers hold while the statements queued for it are
+// larger still, so a reader that waited for its write to finish would stop
+// taking the result, and the server, blocked on sending it, would never
+// read the statements. What the socket does not take goes to the
+// background writer, and every statement gets its answer.
+func TestPipelineReaderNeverWaitsOnItsWrite(t *testing.T) {
+	p := newPipelinedPool(t, 2, 16, nil)
+	conn := oneSharedConn(t, p)
+	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 60*time.Second)
+	defer cancel()
+	admin := pgtest.AdminConn(t)
+	const lock = 7317
+	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = admin.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", lock) }()
+	counts := func() (pending, queued int) {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending), len(conn.queue)
+	}
+	var wg sync.WaitGroup
+	// Unprepared (QueryExecModeExec), so that no preparation joins the
+	// requests counted below.
+	exec := pgx.QueryExecModeExec
+	wg.Go(func() {
+		var got int
+		if err := p.QueryRow(ctx, "select $1::int from (select pg_advisory_xact_lock($2::bigint)) l", exec, 1, lock).Scan(&got); err != nil || got != 1 {
+			t.Errorf("the waiting statement: %d, %v", got, err)
+		}
+	})
+	pgtest.WaitFor(t, 5*time.Second, "the waiting statement in flight", func() bool { p, q := counts(); return p == 1 && q == 0 })
+	const rows = 40000 // of 1000 bytes: 40 MB
+	wg.Go(func() {
+		r, err := p.Query(ctx, "select repeat('x', 1000) from generate_series(1, $1::int)", exec, rows)
+		if err != nil {
+			t.Errorf("the large result: %v", err)
+			return
+		}
+		n := 0
+		for r.Next() {
+			n++
+		}
+		if err := r.Err(); err != nil || n != rows {
+			t.Errorf("the large result: %d rows, %v", n, err)
+		}
+	})
+	pgtest.WaitFor(t, 5*time.Second, "the large result's statement written", func() bool { p, q := counts(); return p == 2 && q == 0 })
+	const big = 8 << 20 // three of them: 24 MB
+	for i := range 3 {
+		wg.Go(func() {
+			var n int
+			if err := p.QueryRow(ctx, "select length($1::text)", exec, strings.Repeat("y", big+i)).Scan(&n); err != nil || n != big+i {
+				t.Errorf("large statement %d: %d, %v", i, n, err)
+			}
+		})
+	}
+	pgtest.WaitFor(t, 30*time.Second, "the large statements queued behind the two in hand", func() bool { _, q := counts(); return q == 3 })
+	if _, err := admin.Exec(ctx, "select pg_advisory_unlock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
 }
