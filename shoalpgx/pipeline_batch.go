@@ -119,9 +119,9 @@ func (b *pipeBatchResults) Query() (pgx.Rows, error) {
 func (b *pipeBatchResults) QueryRow() pgx.Row {
 	rows, err := b.Query()
 	if err != nil {
-		return pipeRow{err: err}
+		return errRow{err: err}
 	}
-	return pipeRow{rows: rows.(*pipeRows)}
+	return (*pipeRow)(rows.(*pipeRows))
 }
 
 // Close runs the callbacks of the queries not read yet, as pgx's does, and

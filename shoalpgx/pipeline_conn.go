@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -51,9 +52,10 @@ type pipeConn struct {
 
 	// Who reads (pipeline_read.go): nobody, a caller waiting for its own
 	// answer, or readLoop. Only the reader touches fe's reads and cur.
-	reader int      // guarded by mu
-	cur    *pipeReq // the request being answered; nil between requests
-	woke   bool     // the reader has answered a caller since it last yielded (see flushBeforeWait)
+	reader int               // guarded by mu
+	cur    *pipeReq          // the request being answered; nil between requests
+	woke   bool              // the reader has answered a caller since it last yielded (see flushBeforeWait)
+	tagged pgconn.CommandTag // the last command tag the reader read (see tag)
 
 	mu      sync.Mutex
 	queue   []*pipeReq // written next, in order; a prefix of what pending does not yet hold sent
@@ -331,4 +333,14 @@ func (c *pipeConn) close() error {
 	c.fail(errPipeClosed)
 	<-c.done
 	return nil
+}
+
+// tag returns the command tag b holds, the last one read again when b
+// repeats it, as a pool's statements mostly do, so that it allocates no
+// string. Only the reader calls it.
+func (c *pipeConn) tag(b []byte) pgconn.CommandTag {
+	if string(b) != c.tagged.String() {
+		c.tagged = pgconn.NewCommandTag(string(b))
+	}
+	return c.tagged
 }

@@ -103,9 +103,9 @@ func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Ro
 		return nil, false
 	}
 	if pr, isPipe := rows.(*pipeRows); isPipe {
-		return pipeRow{rows: pr}, true
+		return (*pipeRow)(pr), true
 	}
-	return pipeRow{err: err}, true
+	return errRow{err: err}, true
 }
 
 // rewritten applies pgx's named arguments, if any.

@@ -24,6 +24,11 @@ type pipeReq struct {
 	lease  shoal.Lease[*pipeConn] // the stream it holds
 	chunk  []byte                 // where row values are copied to; see keep
 	one    [1]pipeResult          // res of a request of one statement
+	// The first row's storage, inside the request, so that a one-row
+	// answer, the usual one, allocates nothing for its row (appendRow).
+	first [1][][]byte
+	vals  [4][]byte
+	small [64]byte
 	// sentAt is pipeClock when it was written (0 before), for the pace
 	// (pipeline_fill.go). Atomic: the reader loads it once the server has
 	// answered, which orders it after the writer's store, but no lock does.
@@ -88,10 +93,10 @@ func (r *pipeReq) take(msg pgproto3.BackendMessage) {
 		res.params = append([]uint32(nil), m.ParameterOIDs...)
 	case *pgproto3.DataRow:
 		if !res.discard {
-			res.rows = append(res.rows, r.keep(m.Values))
+			res.rows = r.appendRow(res.rows, m.Values)
 		}
 	case *pgproto3.CommandComplete:
-		res.tag = pgconn.NewCommandTag(string(m.CommandTag))
+		res.tag = r.conn.tag(m.CommandTag)
 		res.ended = true
 		r.cur++
 	case *pgproto3.EmptyQueryResponse:
@@ -121,22 +126,36 @@ func (r *pipeReq) takeError(m *pgproto3.ErrorResponse) {
 	r.cur = len(r.res)
 }
 
+// appendRow appends a copy of a row's values to rows. The request's first
+// row goes into the arrays the request holds for it, when it fits.
+func (r *pipeReq) appendRow(rows [][][]byte, values [][]byte) [][][]byte {
+	if rows == nil && r.first[0] == nil && len(values) <= len(r.vals) {
+		r.first[0] = r.keep(r.vals[:len(values):len(values)], values)
+		return r.first[:1:1]
+	}
+	return append(rows, r.keep(make([][]byte, len(values)), values))
+}
+
 // keep copies a row's values out of the reader's buffer, which the next
-// message overwrites, into chunks shared by the request's rows, so that a
-// result of many small rows costs few allocations.
-func (r *pipeReq) keep(values [][]byte) [][]byte {
+// message overwrites, into row, pointing into chunks shared by the
+// request's rows, so that a result of many small rows costs few
+// allocations; the first chunk is the request's own small array.
+func (r *pipeReq) keep(row, values [][]byte) [][]byte {
 	n := 0
 	for _, v := range values {
 		n += len(v)
 	}
-	row := make([][]byte, len(values))
-	if r.chunk == nil || n > cap(r.chunk)-len(r.chunk) {
-		// Small for a one-row answer, doubling for long ones.
+	switch {
+	case r.chunk == nil && n <= len(r.small):
+		r.chunk = r.small[:0:len(r.small)]
+	case r.chunk == nil || n > cap(r.chunk)-len(r.chunk):
+		// Doubling for long answers.
 		r.chunk = make([]byte, 0, max(n, min(2*cap(r.chunk), 8192), 64))
 	}
 	for i, v := range values {
 		if v == nil {
-			continue // NULL
+			row[i] = nil // NULL
+			continue
 		}
 		start := len(r.chunk)
 		r.chunk = append(r.chunk, v...)

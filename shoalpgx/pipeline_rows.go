@@ -195,19 +195,15 @@ func (r *pipeRows) Values() ([]any, error) {
 	return out, nil
 }
 
-// pipeRow is QueryRow's result for a pipelined query.
-type pipeRow struct {
-	rows *pipeRows
-	err  error
-}
+// pipeRow is QueryRow's result for a pipelined query: its pipeRows seen as
+// one row, a conversion of the same pointer, so that QueryRow allocates
+// nothing beyond Query.
+type pipeRow pipeRows
 
 // Scan reads the first row into dest, as pgx.Row.Scan does: pgx.ErrNoRows
 // when there is none.
-func (r pipeRow) Scan(dest ...any) error {
-	if r.err != nil {
-		return r.err
-	}
-	rows := r.rows
+func (r *pipeRow) Scan(dest ...any) error {
+	rows := (*pipeRows)(r)
 	if !rows.Next() {
 		if rows.Err() == nil {
 			return pgx.ErrNoRows
