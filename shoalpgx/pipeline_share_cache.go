@@ -14,8 +14,9 @@ import (
 // its values in the statement's text pays the scan, not memory.
 type shareCache struct {
 	known atomic.Pointer[map[string]bool]
-	mu    sync.Mutex // serialises the copies
-	bytes int        // the text the map holds; guarded by mu
+	full  atomic.Bool // no more is learned: a miss takes no lock
+	mu    sync.Mutex  // serialises the copies
+	bytes int         // the text the map holds; guarded by mu
 }
 
 const (
@@ -31,7 +32,9 @@ func (sc *shareCache) shareable(sql string) bool {
 		}
 	}
 	ok := shareable(sql)
-	sc.learn(sql, ok)
+	if !sc.full.Load() {
+		sc.learn(sql, ok)
+	}
 	return ok
 }
 
@@ -47,8 +50,12 @@ func (sc *shareCache) learn(sql string, ok bool) {
 			return
 		}
 	}
-	if n >= shareCacheStatements || sc.bytes+len(sql) > shareCacheBytes {
+	if n >= shareCacheStatements || sc.bytes > shareCacheBytes/2 && sc.bytes+len(sql) > shareCacheBytes {
+		sc.full.Store(true)
 		return
+	}
+	if sc.bytes+len(sql) > shareCacheBytes {
+		return // too long for the room left, which shorter ones may still take
 	}
 	m := make(map[string]bool, n+1)
 	if old != nil {

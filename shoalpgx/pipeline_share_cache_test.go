@@ -49,6 +49,9 @@ func TestShareCacheStopsLearning(t *testing.T) {
 	if n := len(*sc.known.Load()); n != shareCacheStatements {
 		t.Fatalf("the cache holds %d statements, want it to stop at %d", n, shareCacheStatements)
 	}
+	if !sc.full.Load() {
+		t.Fatal("a full cache still takes its lock on every new statement")
+	}
 
 	var big shareCache
 	huge := "select '" + strings.Repeat("x", shareCacheBytes) + "'"
@@ -57,5 +60,9 @@ func TestShareCacheStopsLearning(t *testing.T) {
 	}
 	if m := big.known.Load(); m != nil {
 		t.Fatalf("the cache kept a statement longer than its %d bytes", shareCacheBytes)
+	}
+	big.shareable("select 1")
+	if m := big.known.Load(); m == nil || len(*m) != 1 {
+		t.Fatal("after a statement too long for it, the cache stopped learning short ones")
 	}
 }
