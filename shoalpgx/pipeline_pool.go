@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
@@ -25,6 +26,10 @@ type pipePool struct {
 	qt   pgx.QueryTracer // ConnConfig.Tracer as one, or nil
 	bt   pgx.BatchTracer // likewise
 	sc   shareCache      // which statements may share a connection
+
+	// closing is set by close: from then on a connection whose callers
+	// have all given up closes at once (pipeline_close.go).
+	closing atomic.Bool
 
 	mu   sync.Mutex
 	open map[*pipeConn]struct{} // the connections open, for conns
@@ -213,6 +218,8 @@ func (pp *pipePool) await(ctx context.Context, r *pipeReq) error {
 		if r.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 			if r.conn.unqueue(r) {
 				r.endLease()
+			} else if pp.closing.Load() {
+				r.conn.dropAbandoned()
 			}
 			return ctx.Err()
 		}
@@ -244,8 +251,14 @@ func (pp *pipePool) setMaxConns(n int32) error {
 // with the type map of the connection it will go on, b.c.
 type pipeEncoder func(b *pipeBuild, buf []byte) ([]byte, error)
 
-// close closes the shared connections, waiting for those in use.
+// close closes the shared connections, waiting for those in use: for
+// their callers, not for statements whose callers have given up
+// (dropAbandoned).
 func (pp *pipePool) close() {
+	pp.closing.Store(true)
+	for _, c := range pp.conns() {
+		c.dropAbandoned()
+	}
 	_ = pp.core.Close(context.Background())
 }
 
