@@ -18,9 +18,9 @@ import (
 // The cancel request hits no caller's statement: every one pending is
 // abandoned, and the closing pool lets no new one in (only a caller that
 // acquired the connection before Close, still on its way to sending, could
-// join in the moment between, and it gets the closed pool's error). Breaking the
-// connection ends the abandoned statements' leases, which lets the pool's
-// Close return.
+// join in the moment between, and it fails as on a closed connection).
+// Breaking the connection ends the abandoned statements' leases, which
+// lets the pool's Close return.
 func (c *pipeConn) dropAbandoned() {
 	if !c.abandoned() {
 		return

@@ -219,7 +219,8 @@ func (pp *pipePool) await(ctx context.Context, r *pipeReq) error {
 			if r.conn.unqueue(r) {
 				r.endLease()
 			} else if pp.closing.Load() {
-				r.conn.dropAbandoned()
+				// Not on the caller's time: the cancel request dials.
+				go r.conn.dropAbandoned()
 			}
 			return ctx.Err()
 		}
