@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -143,6 +144,9 @@ func holdOnlySlot(t *testing.T, p *Pool) {
 	if _, err := s.Recv(); err != nil {
 		t.Fatal(err)
 	}
+	// A stream dropped unreachable is canceled when the garbage collector
+	// finds it, which would free the slot mid-test.
+	t.Cleanup(func() { runtime.KeepAlive(s) })
 }
 
 // TestStatsHandlerSeesCallsFailedInThePool: the calls the pool fails while

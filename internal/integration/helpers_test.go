@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -113,4 +114,7 @@ func holdOnlySlot(t *testing.T, p *shoalgrpc.Pool) {
 	if _, err := s.Recv(); err != nil {
 		t.Fatal(err)
 	}
+	// A stream dropped unreachable is canceled when the garbage collector
+	// finds it, which would free the slot mid-test.
+	t.Cleanup(func() { runtime.KeepAlive(s) })
 }
