@@ -164,6 +164,12 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 			return p.acquired(l, p.now()-start, true), nil
 		}
 		p.dialForWaiter()
+		// A dial that failed between our failFast and our enqueue swept
+		// the queue without us (dialFailed): look at the dials once more,
+		// now that we are in it, as for an idle connection above.
+		if err := p.downError(); err != nil && p.wq.remove(w) {
+			return Lease[T]{}, p.handedError(err, p.now()-start)
+		}
 		h, waiting, ok := p.wq.wait(ctx, w)
 		if !ok {
 			if h.lease.rec != nil {

@@ -18,6 +18,12 @@ type capacity struct {
 	open    atomic.Int32 // connections open or being dialled; never above limit but after a shrink
 	dialing atomic.Int32 // dials in flight
 	closing atomic.Int32 // closes running on goroutines of their own (Pool.closeConn)
+	// up counts the connections that may serve a caller: dialled, not yet
+	// let go to a close or a Hijack. It is kept apart from open, dialing
+	// and closing, whose changes come in pairs, so that one load reads it:
+	// a decision to fail waiters because nothing is up must never see a
+	// connection between a pair's two writes.
+	up atomic.Int32
 
 	maxConns atomic.Int32 // Config.MaxConns, or what SetMaxConns set last
 	share    atomic.Int32 // the Budget's share; maxConnsLimit without a Budget
@@ -43,11 +49,14 @@ func (c *capacity) reserve() bool {
 }
 
 // established counts the open connections that may serve a caller: not
-// dials in flight, not connections closing. Its three loads are not one
-// snapshot; a decision that reads it wrong for an instant fails a caller
-// that could have waited, or lets one wait for a release, never more.
-func (c *capacity) established() int32 {
-	return c.open.Load() - c.dialing.Load() - c.closing.Load()
+// dials in flight, not connections closing.
+func (c *capacity) established() int32 { return c.up.Load() }
+
+// landed counts a dial that succeeded: its connection is up, and the dial
+// no longer in flight.
+func (c *capacity) landed() {
+	c.up.Add(1)
+	c.dialing.Add(-1)
 }
 
 // nothingCanServe reports whether no connection is open (or closing, which

@@ -13,6 +13,7 @@ func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
 	// Now, while the connection has just left its engine, so that
 	// Stats.Acquires never misses its hand-outs for the whole close.
 	p.counters.closedHandouts.Add(c.handouts())
+	p.cap.up.Add(-1)
 	if p.cfg.Hooks.OnDisconnect == nil && p.cfg.Close == nil {
 		p.closeDone(c, reason, false)
 		return
@@ -46,7 +47,7 @@ func (p *Pool[T]) closeDone(c *conn[T], reason Reason, async bool) {
 	}
 	p.counters.closed.Add(1)
 	if async {
-		// Before the place: open minus closing may read one high for a
+		// Before the place: nothingCanServe may read one high for a
 		// moment (nobody fails waiters for it), never one low.
 		p.cap.closing.Add(-1)
 	}
@@ -65,6 +66,14 @@ func (p *Pool[T]) capacityFreed() {
 	if p.hot.closed.Load() {
 		p.checkDrained()
 		return
+	}
+	if p.hot.waiters.Load() > 0 && p.cap.established() <= 0 {
+		// The last connection up is gone while dials fail: its waiters
+		// get the dial's error now, as a newcomer would (failFast),
+		// rather than at the next probe's failure.
+		if err := p.downError(); err != nil {
+			p.wq.failAll(err, false)
+		}
 	}
 	if p.hot.waiters.Load() > p.cap.dialing.Load() {
 		p.maybeDial()

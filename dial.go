@@ -142,9 +142,9 @@ func (p *Pool[T]) startDialIf(wanted func() bool) bool {
 func (p *Pool[T]) dialAndAdopt() {
 	c, started, err := p.dialOne(p.life.ctx)
 	if err != nil {
-		// The place first, then the dial: in between, established()
-		// reads low, never high, so no caller passes failFast on a
-		// connection that is not there and waits out a backoff.
+		// The place first, then the dial: in between, maybeDial sees
+		// the dial still in flight and does not start another for the
+		// place this one is giving back.
 		p.cap.open.Add(-1)
 		p.cap.dialing.Add(-1)
 		p.dialFailed(err, started)
@@ -252,7 +252,7 @@ func (p *Pool[T]) lifetime() int64 {
 // a waiter that got it would see it twice in Stats.
 func (p *Pool[T]) adopt(c *conn[T]) {
 	if p.hot.closed.Load() {
-		p.cap.dialing.Add(-1)
+		p.cap.landed()
 		p.closeConn(c, ReasonPoolClosed)
 		return
 	}
@@ -387,6 +387,21 @@ func (p *Pool[T]) failFast(ctx context.Context) error {
 	}
 	p.counters.dialFailed.Add(1)
 	return p.acquireError(lastErr, 0)
+}
+
+// downError returns the last dial's error when the server counts as down
+// and no connection is up, nil otherwise: the state in which failFast fails
+// a newcomer at once, for callers already in the queue.
+func (p *Pool[T]) downError() error {
+	if p.cap.established() > 0 {
+		return nil
+	}
+	p.dial.mu.Lock()
+	defer p.dial.mu.Unlock()
+	if p.dial.lastErr == nil || !p.dial.down() {
+		return nil
+	}
+	return p.dial.lastErr
 }
 
 // deadline returns ctx's deadline on the pool clock, or math.MaxInt64 when

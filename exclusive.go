@@ -319,7 +319,7 @@ func (e *exclusiveEngine[T]) adopt(c *conn[T]) {
 	if p.hot.waiters.Load() > 0 && !p.hot.over.Load() {
 		w = p.wq.popOldest()
 	}
-	p.cap.dialing.Add(-1)
+	p.cap.landed()
 	if w != nil {
 		e.handTo(w, &c.lease)
 		return

@@ -163,6 +163,7 @@ func (l Lease[T]) Hijack() (T, error) {
 		p.obs.ObserveRelease(held)
 	}
 	p.counters.closedHandouts.Add(c.handouts())
+	p.cap.up.Add(-1)
 	p.cap.open.Add(-1)
 	p.capacityFreed()
 	return c.value, nil

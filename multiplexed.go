@@ -276,14 +276,14 @@ func (m *muxEngine[T]) adopt(c *conn[T]) {
 	m.mu.Lock()
 	if p.hot.closed.Load() {
 		m.mu.Unlock()
-		p.cap.dialing.Add(-1)
+		p.cap.landed()
 		p.closeConn(c, ReasonPoolClosed)
 		return
 	}
 	if m.fullLocked() {
 		// Dialled before a shrink: the pool has what its limit allows.
 		m.mu.Unlock()
-		p.cap.dialing.Add(-1)
+		p.cap.landed()
 		p.closeConn(c, ReasonResized)
 		return
 	}
@@ -291,7 +291,7 @@ func (m *muxEngine[T]) adopt(c *conn[T]) {
 	deliveries := m.takeForWaitersLocked(c)
 	// Counted in the set now, and the waiters it serves are off the queue,
 	// so nobody dials again for them (see Pool.adopt).
-	p.cap.dialing.Add(-1)
+	p.cap.landed()
 	m.mu.Unlock()
 	deliver(deliveries)
 }

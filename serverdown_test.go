@@ -19,9 +19,9 @@ import (
 type flakyServer struct {
 	mu       sync.Mutex
 	down     bool
-	downErr  error
-	silent   bool // while down, a dial hangs until its context ends (a network that drops packets)
-	gen      int  // bumped when it goes down: connections of older gens are broken
+	downErr  error // what a dial that began before the server went down fails with
+	silent   bool  // while down, a dial hangs until its context ends (a network that drops packets)
+	gen      int   // bumped when it goes down: connections of older gens are broken
 	inFlight int
 	peak     int
 	dials    int
@@ -201,7 +201,7 @@ func TestServerDownFailsCallersAtOnceAndRecovers(t *testing.T) {
 	t.Run("silent", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			const dialTimeout = 250 * time.Millisecond
-			failed := outage(t, &flakyServer{silent: true}, dialTimeout)
+			failed := outage(t, &flakyServer{silent: true, downErr: errBoom}, dialTimeout)
 			if p99 := failed[len(failed)*99/100]; p99 > 100*time.Millisecond {
 				t.Errorf("p99 of failed queries %s, want at most 100ms", p99)
 			}

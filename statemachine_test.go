@@ -24,6 +24,7 @@ type poolMachine struct {
 	minConns   int
 	held       []Lease[*fakeConn]
 	acquires   int64
+	hijacked   int // connections taken out by Hijack and closed by the model
 	closed     bool
 	stale      []Lease[*fakeConn] // the last leases released or discarded, whatever became of their connections since
 	retired    map[*fakeConn]bool // multiplexed conns discarded while other leases remain
@@ -102,6 +103,13 @@ func (m *poolMachine) settle(t *rapid.T) {
 		open := int(m.p.cap.open.Load())
 		s := m.p.Stats()
 		return s.Dialing == 0 && open == s.TotalConns && (m.closed || open >= min(m.minConns, m.maxConns))
+	})
+	// The count of connections up, which failing waiters relies on, is
+	// kept apart from open, dialing and closing: once the pool is settled
+	// it must agree with them.
+	WaitFor(t, "connections up = open - dialing - closing", func() bool {
+		c := &m.p.cap
+		return c.up.Load() == c.open.Load()-c.dialing.Load()-c.closing.Load()
 	})
 }
 
@@ -221,6 +229,26 @@ func (m *poolMachine) Discard(t *rapid.T) {
 	m.freed(l)
 }
 
+// Hijack takes a connection out of the pool for good and closes it, as
+// its new owner would. Exclusive mode only: a multiplexed connection's
+// Hijack depends on its other leases.
+func (m *poolMachine) Hijack(t *rapid.T) {
+	if m.maxStreams != 1 {
+		t.Skip("multiplexed")
+	}
+	l := m.pick(t)
+	c, err := l.Hijack()
+	if err != nil {
+		t.Fatalf("Hijack: %v", err)
+	}
+	m.retired[c] = true
+	m.hijacked++
+	if err := m.d.close(c); err != nil {
+		t.Fatal(err)
+	}
+	m.freed(l)
+}
+
 // freed keeps l, just released or discarded, for ReleaseStale.
 func (m *poolMachine) freed(l Lease[*fakeConn]) {
 	m.stale = append(m.stale, l)
@@ -323,8 +351,9 @@ func (m *poolMachine) Check(t *rapid.T) {
 	if open := m.d.openConns(); open != s.TotalConns {
 		t.Fatalf("dialer has %d open connections, Stats %d (%+v)", open, s.TotalConns, s)
 	}
-	if s.Closed != int64(m.d.closes.Load()) || s.Dials != int64(m.d.dials.Load()) {
-		t.Fatalf("Stats closed/dials %d/%d, dialer %d/%d", s.Closed, s.Dials, m.d.closes.Load(), m.d.dials.Load())
+	// The pool does not count the closes of connections it let go to Hijack.
+	if s.Closed+int64(m.hijacked) != int64(m.d.closes.Load()) || s.Dials != int64(m.d.dials.Load()) {
+		t.Fatalf("Stats closed/dials %d/%d (and %d hijacked), dialer %d/%d", s.Closed, s.Dials, m.hijacked, m.d.closes.Load(), m.d.dials.Load())
 	}
 	if s.Waiting != 0 {
 		t.Fatalf("%d waiting with no caller blocked", s.Waiting)
