@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -76,15 +77,30 @@ func TestPageInBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
+	// Each read is one script, run between two of the page's refreshes:
+	// a refresh replaces the pools' HTML each second, and a read in
+	// several steps (find the node, then its text) could meet it halfway.
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).innerText`, sel)))
 		if err != nil {
 			t.Fatalf("%s: %v", sel, err)
 		}
 		return s
 	}
-	waiting, inUse, maxConns, acquires1 := text(`[data-k=waiting]`), text(`[data-k=inuse]`), text(`[data-k=max]`), text(`[data-k=acquires]`)
+	// One render is one Stats call, and a lease passing from a worker
+	// that released it to one that waited is held by neither for an
+	// instant: a render may show one connection less in use. Wait for
+	// a refresh (each second) that shows them all, and read the four
+	// numbers from that one render.
+	nums, err := chromedp.Run(ctx, chromedp.Poll[[]string](`(() => {
+		const v = k => document.querySelector("[data-k=" + k + "]").textContent.trim();
+		return v("inuse") === v("max") && [v("waiting"), v("inuse"), v("max"), v("acquires")];
+	})()`, chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(15*time.Second)))
+	if err != nil {
+		t.Fatalf("no render in 15s showed every connection in use (the last: %s of %s): %v", text(`[data-k=inuse]`), text(`[data-k=max]`), err)
+	}
+	waiting, inUse, maxConns, acquires1 := nums[0], nums[1], nums[2], nums[3]
 	body := text(`body`)
 	// Every leak's function and stack: on a loaded machine a worker
 	// descheduled while holding its lease can be reported too.
