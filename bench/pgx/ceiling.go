@@ -43,10 +43,29 @@ type ceilingStmt struct {
 	plans         []pgtype.ScanPlan
 }
 
-// openPgxPipeline opens conns connections for the ceiling. It sends
-// pipelineDepth statements per call of its worker, which is what main's
-// count of statements multiplies by.
+// inFlight32Name is the ceiling with as many statements in flight as 32
+// workers can keep, no more: pgx's pipeline on 4 connections, 8
+// statements per round trip each. Of the ways to keep 32 in flight on at
+// most 8 connections, 8 x 4, 4 x 8 and 2 x 16, 4 x 8 reached the most
+// here, so it is what the 32-worker targets are held against.
+const inFlight32Name = "pgx-pipeline-4x8"
+
+// openPgxPipeline opens conns connections for the ceiling, which sends
+// -pipeline statements per call of its worker.
 func openPgxPipeline(ctx context.Context, dsn string, conns int) (opened, error) {
+	return openPgxPipelineDepth(ctx, dsn, conns, pipelineDepth)
+}
+
+// openInFlight32 opens the ceiling at 32 statements in flight: 8 per call
+// of its worker, on its 4 connections.
+func openInFlight32(ctx context.Context, dsn string, conns int) (opened, error) {
+	return openPgxPipelineDepth(ctx, dsn, conns, 8)
+}
+
+// openPgxPipelineDepth opens conns connections driven as the ceiling
+// drives them, depth statements per call of a worker, which is what
+// main's count of statements multiplies by.
+func openPgxPipelineDepth(ctx context.Context, dsn string, conns, depth int) (opened, error) {
 	pcs := make([]*pgx.Conn, 0, conns)
 	closeAll := func() {
 		for _, c := range pcs {
@@ -67,7 +86,6 @@ func openPgxPipeline(ctx context.Context, dsn string, conns int) (opened, error)
 		cc.oneDst = []any{&cc.one}
 		cs[i] = cc
 	}
-	depth := pipelineDepth
 	return opened{
 		worker:  func(q query) worker { return ceilingWorker(q, cs, depth) },
 		close:   closeAll,

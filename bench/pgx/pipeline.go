@@ -18,7 +18,8 @@ import (
 // beside themselves spreading statements instead of filling a connection
 // first (spread-8); and
 // what pipelining itself reaches here, pgx's own pipeline on 8 connections
-// with a goroutine each (ceiling.go), whatever the worker count.
+// with a goroutine each (ceiling.go), whatever the worker count, and on 4
+// with 32 statements in flight, as many as 32 workers keep.
 var (
 	pipelineQueries = []query{
 		{name: "SELECT 1", sql: "select 1"},
@@ -34,6 +35,7 @@ var (
 		{name: "spread-8", conns: 8, open: openSpread},
 		{name: "pgbouncer-8", conns: 8, open: openPgbouncer},
 		{name: ceilingName, conns: 8, fixedWorkers: true, open: openPgxPipeline},
+		{name: inFlight32Name, conns: 4, fixedWorkers: true, open: openInFlight32},
 	}
 	pipelineWorkers = "1,8,32,128,512"
 )

@@ -44,6 +44,10 @@ func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Durat
 	if ceiling {
 		fmt.Fprintf(&b, " %s is the protocol's ceiling here: pgx's own pipeline (pgconn) on 8 connections, each driven by one goroutine that sends `-pipeline` statements per round trip, every one its own implicit transaction, and reads their answers; it does not use the workers count (no goroutine hands a statement to another), so its row at every count is the same measure taken again, below 8 × `-pipeline` workers it keeps more statements in flight than that many workers could, and its latency is that of a round trip of the whole batch.", ceilingName)
 	}
+	inFlight32 := r.index(inFlight32Name) >= 0
+	if inFlight32 {
+		fmt.Fprintf(&b, " %s is the same on 4 connections, 8 statements per round trip each: 32 in flight, as many as 32 workers can keep.", inFlight32Name)
+	}
 	b.WriteString("\n\n")
 	r.qpsTable(&b)
 
@@ -51,6 +55,9 @@ func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Durat
 	cols := []string{"query", "workers", "against", "ratio (rounds' range)", "target", "verdict"}
 	if ceiling {
 		fmt.Fprintf(&b, "; beside a target against a pool, what %s reached against the same pool in the same rounds", ceilingName)
+		if inFlight32 {
+			fmt.Fprintf(&b, " (at 32 workers, %s)", inFlight32Name)
+		}
 		cols = append(cols, "the protocol's ceiling here")
 	}
 	b.WriteString(":\n\n")
@@ -79,7 +86,11 @@ func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Durat
 				row.query, row.workers, t.other, med, lo, hi, op, t.min, verdict)
 			if ceiling {
 				cell := "–"
-				if cmed, clo, chi, ok := r.pairRatio(row, ceilingName, t.other); t.ceiling && ok {
+				name := ceilingName
+				if inFlight32 && row.workers == 32 {
+					name = inFlight32Name
+				}
+				if cmed, clo, chi, ok := r.pairRatio(row, name, t.other); t.ceiling && ok {
 					cell = fmt.Sprintf("%.2fx (%.2f-%.2f)", cmed, clo, chi)
 					if !t.reached(cmed) {
 						cell += ", short of the target"
@@ -95,7 +106,11 @@ func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Durat
 	}
 	fmt.Fprintf(&b, "\n%d targets met, %d missed", met, missed)
 	if ceiling {
-		fmt.Fprintf(&b, ", %d of them beyond the protocol's ceiling on this machine (%s fell short of them too)", beyond, ceilingName)
+		at32 := ""
+		if inFlight32 {
+			at32 = "; at 32 workers, " + inFlight32Name
+		}
+		fmt.Fprintf(&b, ", %d of them beyond the protocol's ceiling on this machine (%s fell short of them too%s)", beyond, ceilingName, at32)
 	}
 	b.WriteString(".\n")
 

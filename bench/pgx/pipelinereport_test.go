@@ -78,3 +78,33 @@ func TestPipelineTargetsShowTheCeiling(t *testing.T) {
 		}
 	}
 }
+
+// With pgx-pipeline-4x8 in the run, the 32-worker targets are held
+// against it, which keeps as many statements in flight as 32 workers can,
+// and the other counts still against pgx-pipeline-8.
+func TestPipelineTargetsAt32HeldAgainstThirtyTwoInFlight(t *testing.T) {
+	r := &results{contenders: []contender{{name: "pgxpool-8"}, {name: "pipelined-8"}, {name: ceilingName}, {name: inFlight32Name}}}
+	cell := func(workers int, perRound [][]float64) row {
+		return row{query: "pk lookup", workers: workers, qps: []float64{100, 150, 300, 220}, perRound: perRound,
+			cpu: make([]time.Duration, 4), p50: make([]float64, 4), p99: make([]float64, 4)}
+	}
+	r.rows = []row{
+		// pipelined-8 makes 1.5x pgxpool-8 and misses; pgx-pipeline-8
+		// would make 3x, but 32 in flight make 1.8x, short of 2x too.
+		cell(32, [][]float64{{100, 100, 100}, {150, 150, 150}, {300, 300, 300}, {180, 180, 180}}),
+		// At 128 the 4x8 column does not count: pgx-pipeline-8's 3x does.
+		cell(128, [][]float64{{100, 100, 100}, {150, 150, 150}, {300, 300, 300}, {120, 120, 120}}),
+	}
+	md := r.pipelineMarkdown("cmd", "machine", 3, 0)
+	for _, want := range []string{
+		"| pk lookup | 32 | pgxpool-8 | 1.50x (1.50-1.50) | >= 2.00x | missed | 1.80x (1.80-1.80), short of the target |",
+		"| pk lookup | 128 | pgxpool-8 | 1.50x (1.50-1.50) | >= 2.00x | missed | 3.00x (3.00-3.00) |",
+		"0 targets met, 2 missed, 1 of them beyond the protocol's ceiling on this machine (pgx-pipeline-8 fell short of them too; at 32 workers, pgx-pipeline-4x8)",
+		"pgx-pipeline-4x8 is the same on 4 connections",
+		"(at 32 workers, pgx-pipeline-4x8)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
