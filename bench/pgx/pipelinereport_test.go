@@ -20,16 +20,12 @@ func TestPipelineTargetsJudgeRoundPairs(t *testing.T) {
 		cpu:      make([]time.Duration, 4), p50: make([]float64, 4), p99: make([]float64, 4),
 	}}
 	md := r.pipelineMarkdown("cmd", "machine", 3, 0)
-	for _, want := range []string{
+	reportHas(t, md,
 		"| SELECT 1 | 32 | pgxpool-32 | 1.60x (1.20-2.00) | >= 1.50x | met |",
 		"| SELECT 1 | 32 | pgxpool-8 | 2.40x (1.60-3.00) | >= 2.00x | met |",
 		"| SELECT 1 | 32 | pgbouncer-8 | 1.00x (0.90-1.10) | > 1.00x | missed |",
 		"2 targets met, 1 missed.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q:\n%s", want, md)
-		}
-	}
+	)
 	if strings.Contains(md, "shoalpgx-8") {
 		t.Errorf("report judges a contender that did not run:\n%s", md)
 	}
@@ -61,7 +57,7 @@ func TestPipelineTargetsShowTheCeiling(t *testing.T) {
 			[][]float64{{100, 100, 100}, {100, 100, 100}, {180, 180, 180}, {100, 100, 100}, {300, 300, 300}}),
 	}
 	md := r.pipelineMarkdown("cmd", "machine", 3, 0)
-	for _, want := range []string{
+	reportHas(t, md,
 		"| query | workers | against | ratio (rounds' range) | target | verdict | the protocol's ceiling here |",
 		"| SELECT 1 | 32 | pgxpool-32 | 1.20x (1.00-1.40) | >= 1.50x | missed | 1.30x (1.30-1.30), short of the target |",
 		"| SELECT 1 | 32 | pgxpool-8 | 2.00x (1.20-2.10) | >= 2.00x | met | 1.95x (1.30-2.60), short of the target |",
@@ -72,11 +68,7 @@ func TestPipelineTargetsShowTheCeiling(t *testing.T) {
 		"pgx-pipeline-8 q/s (of pgxpool-8)",
 		"| SELECT 1 | 32 | 100 | 200 (2.00) | 210 (2.10) | 100 (1.00) | 260 (2.60) |",
 		"it does not use the workers count",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q:\n%s", want, md)
-		}
-	}
+	)
 }
 
 // With pgx-pipeline-4x8 in the run, the 32-worker targets are held
@@ -96,13 +88,19 @@ func TestPipelineTargetsAt32HeldAgainstThirtyTwoInFlight(t *testing.T) {
 		cell(128, [][]float64{{100, 100, 100}, {150, 150, 150}, {300, 300, 300}, {120, 120, 120}}),
 	}
 	md := r.pipelineMarkdown("cmd", "machine", 3, 0)
-	for _, want := range []string{
+	reportHas(t, md,
 		"| pk lookup | 32 | pgxpool-8 | 1.50x (1.50-1.50) | >= 2.00x | missed | 1.80x (1.80-1.80), short of the target |",
 		"| pk lookup | 128 | pgxpool-8 | 1.50x (1.50-1.50) | >= 2.00x | missed | 3.00x (3.00-3.00) |",
 		"0 targets met, 2 missed, 1 of them beyond the protocol's ceiling on this machine (pgx-pipeline-8 fell short of them too; at 32 workers, pgx-pipeline-4x8)",
 		"pgx-pipeline-4x8 is the same on 4 connections",
 		"(at 32 workers, pgx-pipeline-4x8)",
-	} {
+	)
+}
+
+// reportHas fails t for each of wants that md does not contain.
+func reportHas(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
