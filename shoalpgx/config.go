@@ -232,7 +232,9 @@ type Config struct {
 	// pgx does by default. It applies with the ConnConfig's
 	// BuildContextWatcherHandler that ParseConfig installs; set your own
 	// handler there (after ParseConfig) and pgx does what it says instead.
-	// Connection string: pool_cancel_timeout.
+	// With Pipeline, it is also how long Close lets the server take to stop
+	// the statements that callers gave up on, on a shared connection, before
+	// it cuts the connection off. Connection string: pool_cancel_timeout.
 	CancelTimeout time.Duration
 
 	// HealthCheckPeriod is how often the maintenance goroutine looks at

@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"time"
 )
 
 // Closing a pool whose shared connections still carry statements that
@@ -10,39 +11,107 @@ import (
 // leases; a pg_sleep(3600) abandoned a second in would hold Close for an
 // hour where pgxpool, which cancels a statement its caller gives up on,
 // would return at once. So once the pool is closing, a shared connection
-// on which no caller waits sends the server a cancel request and closes:
-// nothing on it has anyone to answer.
+// on which no caller waits has the server cancel what it runs, until
+// nothing is left unanswered, and then closes as an idle one does.
+//
+// Closing the socket alone would not stop the statement: a backend
+// notices that its client has gone only when it next reads or writes, an
+// hour later for that pg_sleep. And one cancel request is not enough: a
+// request that reaches the backend between two statements is dropped
+// (see cancel.go), and the next abandoned statement then runs on.
 
-// dropAbandoned cancels what the server runs on the connection and breaks
-// it, when statements are pending on it and none has a caller waiting.
-// The cancel request hits no caller's statement: every one pending is
-// abandoned, and the closing pool lets no new one in (only a caller that
-// acquired the connection before Close, still on its way to sending, could
-// join in the moment between, and it fails as on a closed connection).
-// Breaking the connection ends the abandoned statements' leases, which
-// lets the pool's Close return.
+// dropAbandoned has the server cancel what it runs on the connection, for
+// as long as statements are pending on it and none has a caller waiting:
+// a cancel request, and another every cancelRetry until the server has
+// answered them all, CancelTimeout at most after the first; then it
+// returns, leaving the connection idle for the pool's Close. A server that
+// has not answered them by then has the connection broken instead, which
+// ends their leases (and leaves what it runs to run on). The cancel
+// requests hit no caller's statement: every one pending is abandoned, and
+// the closing pool lets no new one in. Only a caller that acquired the
+// connection before Close, still on its way to sending, could join in the
+// moment between; once one has, the cancelling stops and the connection
+// breaks, failing that caller as on a closed connection.
+//
+// One goroutine at a time does the cancelling: a call while it runs (a
+// second caller giving up during Close) makes it look again before it
+// returns, and returns at once.
 func (c *pipeConn) dropAbandoned() {
-	if !c.abandoned() {
+	n := c.drops.Add(1)
+	if n > 1 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	_ = c.pc.conn.PgConn().CancelRequest(ctx)
-	cancel()
-	c.fail(errPipeClosed)
+	for {
+		c.cancelAbandoned()
+		if c.drops.Add(-n) == 0 {
+			return
+		}
+		n = c.drops.Load()
+	}
 }
 
-// abandoned reports whether statements are pending on the connection and
-// none has a caller waiting for it.
-func (c *pipeConn) abandoned() bool {
+// cancelAbandoned is dropAbandoned's work, one goroutine at a time.
+func (c *pipeConn) cancelAbandoned() {
+	var deadline time.Time
+	for sent := false; ; sent = true {
+		drained, live := c.abandoned()
+		if drained == nil {
+			if live && sent {
+				c.fail(errPipeClosed)
+			}
+			return
+		}
+		// The first request has closeTimeout to reach the server, as a
+		// close has; those after it share what is left of CancelTimeout.
+		wait := closeTimeout
+		if sent {
+			if wait = time.Until(deadline); wait <= 0 {
+				c.fail(errPipeClosed)
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		_ = c.pc.conn.PgConn().CancelRequest(ctx)
+		cancel()
+		if !sent {
+			deadline = time.Now().Add(c.cancelWait)
+		}
+		retry := time.NewTimer(min(cancelRetry, max(time.Until(deadline), 0)))
+		select {
+		case <-drained:
+		case <-c.quit:
+		case <-retry.C:
+		}
+		retry.Stop()
+	}
+}
+
+// abandoned returns, when statements are pending on the connection and
+// none has a caller waiting for it, a channel closed once nothing is
+// pending (noteDrainedLocked), and nil otherwise; live reports that a
+// caller waits.
+func (c *pipeConn) abandoned() (drained <-chan struct{}, live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil || len(c.pending) == 0 {
-		return false
+		return nil, false
 	}
 	for _, r := range c.pending {
 		if r.onDone == nil && r.state.Load() == reqWaiting {
-			return false
+			return nil, true
 		}
 	}
-	return true
+	if c.drained == nil {
+		c.drained = make(chan struct{})
+	}
+	return c.drained, false
+}
+
+// noteDrainedLocked tells cancelAbandoned, if it waits, that nothing is
+// pending any more. c.mu must be held, and pending just emptied.
+func (c *pipeConn) noteDrainedLocked() {
+	if c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
 }

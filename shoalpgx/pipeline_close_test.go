@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -24,6 +25,10 @@ func TestPipelineCloseDoesNotWaitForAbandonedStatements(t *testing.T) {
 			p := newPipelinedPool(t, 4, 8, func(c *Config) { c.ConnConfig.RuntimeParams["application_name"] = app })
 			admin := pgtest.AdminConn(t)
 			ctx := pgtest.Ctx(t)
+			t.Cleanup(func() {
+				// Whatever the outcome, no backend of this test sleeps on.
+				_, _ = admin.Exec(context.Background(), "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", app)
+			})
 			sleeping := func() int {
 				var n int
 				if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and query like 'select pg_sleep%'", app).Scan(&n); err != nil {
@@ -61,5 +66,123 @@ func TestPipelineCloseDoesNotWaitForAbandonedStatements(t *testing.T) {
 			}
 			pgtest.WaitFor(t, 10*time.Second, "the server to stop the abandoned statement", func() bool { return sleeping() == 0 })
 		})
+	}
+}
+
+// A cancel request that reaches the backend between two statements is
+// dropped, so Close goes on cancelling while abandoned statements remain:
+// with two abandoned on one connection, the first request stops the first
+// statement, and the second, which starts after it, is stopped by the
+// next, not left to sleep for an hour on a backend whose client has gone.
+func TestPipelineCloseStopsEveryAbandonedStatement(t *testing.T) {
+	app := fmt.Sprintf("shoalpgx-close-two-%d-%d", os.Getpid(), time.Now().UnixNano())
+	p := newPipelinedPool(t, 2, 8, func(c *Config) { c.ConnConfig.RuntimeParams["application_name"] = app })
+	conn := oneSharedConn(t, p)
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
+	t.Cleanup(func() {
+		// Whatever the outcome, no backend of this test sleeps on.
+		_, _ = admin.Exec(context.Background(), "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", app)
+	})
+	running := func() int {
+		var n int
+		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and state = 'active' and query like 'select pg_sleep%'", app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	qctx, cancel := context.WithCancel(ctx)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			// Unprepared, so that no preparation joins the two.
+			_, err := p.Exec(qctx, "select pg_sleep($1::float8)", pgx.QueryExecModeExec, 3600)
+			errs <- err
+		}()
+	}
+	pgtest.WaitFor(t, 10*time.Second, "both statements at the server, the first running", func() bool {
+		conn.mu.Lock()
+		pending, queued := len(conn.pending), len(conn.queue)
+		conn.mu.Unlock()
+		return pending == 2 && queued == 0 && running() == 1
+	})
+	cancel()
+	for range 2 {
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Fatalf("an abandoned statement: %v, want context.Canceled", err)
+		}
+	}
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second): // against an hour's sleep
+		t.Fatal("Close waits for statements whose callers gave up")
+	}
+	pgtest.WaitFor(t, 10*time.Second, "the server to stop both abandoned statements", func() bool { return running() == 0 })
+}
+
+// A statement that swallows cancel requests (PL/pgSQL catching
+// query_canceled): Close waits CancelTimeout for the server to stop it,
+// not for the statement, and then cuts the connection off, the statement
+// still running.
+func TestPipelineCloseCutsOffWhatIgnoresTheCancel(t *testing.T) {
+	app := fmt.Sprintf("shoalpgx-close-ignored-%d-%d", os.Getpid(), time.Now().UnixNano())
+	p := newPipelinedPool(t, 2, 8, func(c *Config) {
+		c.ConnConfig.RuntimeParams["application_name"] = app
+		c.CancelTimeout = silentCancelTimeout
+	})
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
+	fn := fmt.Sprintf("shoal_swallow_cancel_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, `create function `+fn+`(secs float8) returns int language plpgsql as $$
+		DECLARE stop timestamptz := clock_timestamp() + make_interval(secs => secs);
+		BEGIN
+			WHILE clock_timestamp() < stop LOOP
+				BEGIN
+					PERFORM pg_sleep(0.02);
+				EXCEPTION WHEN query_canceled THEN
+					NULL;
+				END;
+			END LOOP;
+			RETURN 1;
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		bg := context.Background()
+		_, _ = admin.Exec(bg, "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", app)
+		_, _ = admin.Exec(bg, "drop function if exists "+fn)
+	})
+	running := func() int {
+		var n int
+		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and state = 'active' and query like $2", app, "select "+fn+"%").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	qctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		// A minute: far past the wait Close may give it.
+		_, err := p.Exec(qctx, "select "+fn+"($1::float8)", pgx.QueryExecModeExec, 60)
+		done <- err
+	}()
+	pgtest.WaitFor(t, 10*time.Second, "the statement running at the server", func() bool { return running() == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the abandoned statement: %v, want context.Canceled", err)
+	}
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(hangLimit):
+		t.Fatal("Close waits for a statement that ignores the cancel requests")
+	}
+	if n := running(); n != 1 {
+		t.Errorf("%d statements running once Close returned, want the one that ignores cancel requests: Close waited for it to end", n)
 	}
 }

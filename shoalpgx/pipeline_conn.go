@@ -67,6 +67,14 @@ type pipeConn struct {
 	wbuf    []byte     // the writer's buffer; only the writer touches it
 	rest    []byte     // what the reader's write left for the background writer (pipeline_flush.go)
 
+	// For closing with abandoned statements pending (pipeline_close.go):
+	// how long the server may take to stop them (CancelTimeout), calls of
+	// dropAbandoned not yet served, and what the one cancelling waits on,
+	// closed when nothing is pending (guarded by mu).
+	cancelWait time.Duration
+	drops      atomic.Int32
+	drained    chan struct{}
+
 	// raw is the socket's, for the reader's writes that never wait
 	// (pipeline_flush.go); nil when the connection is not a plain socket
 	// (TLS, a DialFunc's own net.Conn).
@@ -81,8 +89,9 @@ var errPipeTxOpen = errors.New("shoalpgx: a pipelined statement left a transacti
 // errPipeClosed is the error of a request on a connection the pool closed.
 var errPipeClosed = errors.New("shoalpgx: pipelined connection closed")
 
-// newPipeConn takes pc over from pgx and starts its reader.
-func newPipeConn(pc *pooledConn, stmtCapacity int) (*pipeConn, error) {
+// newPipeConn takes pc over from pgx and starts its reader. cancelWait is
+// the pool's CancelTimeout, for closing with abandoned statements pending.
+func newPipeConn(pc *pooledConn, stmtCapacity int, cancelWait time.Duration) (*pipeConn, error) {
 	pg := pc.conn.PgConn()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	err := pg.SyncConn(ctx)
@@ -105,6 +114,7 @@ func newPipeConn(pc *pooledConn, stmtCapacity int) (*pipeConn, error) {
 	c := &pipeConn{pc: pc, nc: hc.Conn, fe: hc.Frontend, tm: &typeMap{m: pc.conn.TypeMap()},
 		done: make(chan struct{}), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	c.stmts.capacity = stmtCapacity
+	c.cancelWait = cancelWait
 	c.raw = plainSocket(c.nc)
 	go c.readLoop()
 	return c, nil
@@ -256,6 +266,9 @@ func (c *pipeConn) unqueue(r *pipeReq) bool {
 	c.queue = append(c.queue[:i], c.queue[i+1:]...)
 	if j := indexReq(c.pending, r); j >= 0 {
 		c.pending = append(c.pending[:j], c.pending[j+1:]...)
+	}
+	if len(c.pending) == 0 {
+		c.noteDrainedLocked()
 	}
 	return true
 }

@@ -147,7 +147,7 @@ func (pp *pipePool) dial(ctx context.Context) (*pipeConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := newPipeConn(pc, pp.p.config.ConnConfig.StatementCacheCapacity)
+	c, err := newPipeConn(pc, pp.p.config.ConnConfig.StatementCacheCapacity, pp.p.config.CancelTimeout)
 	if err != nil {
 		pc.forget()
 		return nil, err
@@ -254,12 +254,14 @@ type pipeEncoder func(b *pipeBuild, buf []byte) ([]byte, error)
 
 // close closes the shared connections, waiting for those in use: for
 // their callers, not for statements whose callers have given up
-// (dropAbandoned).
+// (dropAbandoned, on every connection at once).
 func (pp *pipePool) close() {
 	pp.closing.Store(true)
+	var wg sync.WaitGroup
 	for _, c := range pp.conns() {
-		c.dropAbandoned()
+		wg.Go(c.dropAbandoned)
 	}
+	wg.Wait()
 	_ = pp.core.Close(context.Background())
 }
 

@@ -198,6 +198,9 @@ func (c *pipeConn) readOne() error {
 	n := copy(c.pending, c.pending[1:])
 	c.pending[n] = nil
 	c.pending = c.pending[:n]
+	if n == 0 {
+		c.noteDrainedLocked()
+	}
 	if rfq.TxStatus != 'I' {
 		gone := c.failLocked(errPipeTxOpen)
 		c.mu.Unlock()
