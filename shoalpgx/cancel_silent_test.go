@@ -15,6 +15,20 @@ import (
 // fallback comes soon after the deadline.
 const silentCancelTimeout = 200 * time.Millisecond
 
+// ignoreCancelsUntilStop opens a PL/pgSQL body that sleeps until its
+// variable stop, catching query_canceled: a statement that swallows cancel
+// requests. The caller declares stop before it and closes the body after.
+const ignoreCancelsUntilStop = `
+	BEGIN
+		WHILE clock_timestamp() < stop LOOP
+			BEGIN
+				PERFORM pg_sleep(0.02);
+			EXCEPTION WHEN query_canceled THEN
+				NULL;
+			END;
+		END LOOP;
+	`
+
 // hangLimit bounds a wait that only a hang would reach.
 const hangLimit = 30 * time.Second
 
@@ -107,17 +121,8 @@ func TestCancelIgnoredByTheStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := pgtest.AbandonedCtx(t)
-	err := execReturns(t, p, ctx, `DO $$
-		DECLARE stop timestamptz := clock_timestamp() + interval '2 seconds';
-		BEGIN
-			WHILE clock_timestamp() < stop LOOP
-				BEGIN
-					PERFORM pg_sleep(0.02);
-				EXCEPTION WHEN query_canceled THEN
-					NULL;
-				END;
-			END LOOP;
-		END $$`)
+	err := execReturns(t, p, ctx, "DO $$ DECLARE stop timestamptz := clock_timestamp() + interval '2 seconds';"+
+		ignoreCancelsUntilStop+"END $$")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a statement that ignores the cancel returned %v, want an error matching context.DeadlineExceeded", err)
 	}

@@ -20,22 +20,9 @@ func TestPipelineCloseDoesNotWaitForAbandonedStatements(t *testing.T) {
 	for _, whileClosing := range []bool{false, true} {
 		name := map[bool]string{false: "given up before Close", true: "given up while Close waits"}[whileClosing]
 		t.Run(name, func(t *testing.T) {
-			// Its own name, so that no other run's statement is counted.
-			app := fmt.Sprintf("shoalpgx-close-abandoned-%d-%d", os.Getpid(), time.Now().UnixNano())
-			p := newPipelinedPool(t, 4, 8, func(c *Config) { c.ConnConfig.RuntimeParams["application_name"] = app })
-			admin := pgtest.AdminConn(t)
+			p, running := closeTestPool(t, 4, nil)
 			ctx := pgtest.Ctx(t)
-			t.Cleanup(func() {
-				// Whatever the outcome, no backend of this test sleeps on.
-				_, _ = admin.Exec(context.Background(), "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", app)
-			})
-			sleeping := func() int {
-				var n int
-				if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and query like 'select pg_sleep%'", app).Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-				return n
-			}
+			sleeping := func() int { return running("select pg_sleep") }
 
 			qctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
@@ -75,22 +62,9 @@ func TestPipelineCloseDoesNotWaitForAbandonedStatements(t *testing.T) {
 // statement, and the second, which starts after it, is stopped by the
 // next, not left to sleep for an hour on a backend whose client has gone.
 func TestPipelineCloseStopsEveryAbandonedStatement(t *testing.T) {
-	app := fmt.Sprintf("shoalpgx-close-two-%d-%d", os.Getpid(), time.Now().UnixNano())
-	p := newPipelinedPool(t, 2, 8, func(c *Config) { c.ConnConfig.RuntimeParams["application_name"] = app })
+	p, running := closeTestPool(t, 2, nil)
 	conn := oneSharedConn(t, p)
-	admin := pgtest.AdminConn(t)
 	ctx := pgtest.Ctx(t)
-	t.Cleanup(func() {
-		// Whatever the outcome, no backend of this test sleeps on.
-		_, _ = admin.Exec(context.Background(), "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", app)
-	})
-	running := func() int {
-		var n int
-		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and state = 'active' and query like 'select pg_sleep%'", app).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 
 	qctx, cancel := context.WithCancel(ctx)
 	errs := make(chan error, 2)
@@ -105,7 +79,7 @@ func TestPipelineCloseStopsEveryAbandonedStatement(t *testing.T) {
 		conn.mu.Lock()
 		pending, queued := len(conn.pending), len(conn.queue)
 		conn.mu.Unlock()
-		return pending == 2 && queued == 0 && running() == 1
+		return pending == 2 && queued == 0 && running("select pg_sleep") == 1
 	})
 	cancel()
 	for range 2 {
@@ -120,7 +94,7 @@ func TestPipelineCloseStopsEveryAbandonedStatement(t *testing.T) {
 	case <-time.After(30 * time.Second): // against an hour's sleep
 		t.Fatal("Close waits for statements whose callers gave up")
 	}
-	pgtest.WaitFor(t, 10*time.Second, "the server to stop both abandoned statements", func() bool { return running() == 0 })
+	pgtest.WaitFor(t, 10*time.Second, "the server to stop both abandoned statements", func() bool { return running("select pg_sleep") == 0 })
 }
 
 // A statement that swallows cancel requests (PL/pgSQL catching
@@ -128,40 +102,16 @@ func TestPipelineCloseStopsEveryAbandonedStatement(t *testing.T) {
 // not for the statement, and then cuts the connection off, the statement
 // still running.
 func TestPipelineCloseCutsOffWhatIgnoresTheCancel(t *testing.T) {
-	app := fmt.Sprintf("shoalpgx-close-ignored-%d-%d", os.Getpid(), time.Now().UnixNano())
-	p := newPipelinedPool(t, 2, 8, func(c *Config) {
-		c.ConnConfig.RuntimeParams["application_name"] = app
-		c.CancelTimeout = silentCancelTimeout
-	})
+	p, running := closeTestPool(t, 2, func(c *Config) { c.CancelTimeout = silentCancelTimeout })
 	admin := pgtest.AdminConn(t)
 	ctx := pgtest.Ctx(t)
-	fn := fmt.Sprintf("shoal_swallow_cancel_%d", time.Now().UnixNano())
-	if _, err := admin.Exec(ctx, `create function `+fn+`(secs float8) returns int language plpgsql as $$
-		DECLARE stop timestamptz := clock_timestamp() + make_interval(secs => secs);
-		BEGIN
-			WHILE clock_timestamp() < stop LOOP
-				BEGIN
-					PERFORM pg_sleep(0.02);
-				EXCEPTION WHEN query_canceled THEN
-					NULL;
-				END;
-			END LOOP;
-			RETURN 1;
-		END $$`); err != nil {
+	fn := fmt.Sprintf("shoal_ignore_cancel_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "create function "+fn+"(secs float8) returns int language plpgsql as $$"+
+		"DECLARE stop timestamptz := clock_timestamp() + make_interval(secs => secs);"+ignoreCancelsUntilStop+
+		"RETURN 1; END $$"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		bg := context.Background()
-		_, _ = admin.Exec(bg, "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", app)
-		_, _ = admin.Exec(bg, "drop function if exists "+fn)
-	})
-	running := func() int {
-		var n int
-		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and state = 'active' and query like $2", app, "select "+fn+"%").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "drop function if exists "+fn) })
 
 	qctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -170,7 +120,7 @@ func TestPipelineCloseCutsOffWhatIgnoresTheCancel(t *testing.T) {
 		_, err := p.Exec(qctx, "select "+fn+"($1::float8)", pgx.QueryExecModeExec, 60)
 		done <- err
 	}()
-	pgtest.WaitFor(t, 10*time.Second, "the statement running at the server", func() bool { return running() == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the statement running at the server", func() bool { return running("select "+fn) == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the abandoned statement: %v, want context.Canceled", err)
@@ -182,7 +132,35 @@ func TestPipelineCloseCutsOffWhatIgnoresTheCancel(t *testing.T) {
 	case <-time.After(hangLimit):
 		t.Fatal("Close waits for a statement that ignores the cancel requests")
 	}
-	if n := running(); n != 1 {
+	if n := running("select " + fn); n != 1 {
 		t.Errorf("%d statements running once Close returned, want the one that ignores cancel requests: Close waited for it to end", n)
+	}
+}
+
+// closeTestPool is a pipelined pool of maxConns for the close tests, its
+// backends under a name of their own, so that no other run's statements
+// are counted, with running, the count of statements starting with
+// prefix that its backends run now. Whatever the test's outcome, its
+// backends end with it: none is left sleeping for an hour.
+func closeTestPool(t *testing.T, maxConns int32, mutate func(*Config)) (p *Pool, running func(prefix string) int) {
+	t.Helper()
+	app := fmt.Sprintf("shoalpgx-close-%d-%d", os.Getpid(), time.Now().UnixNano())
+	p = newPipelinedPool(t, maxConns, 8, func(c *Config) {
+		c.ConnConfig.RuntimeParams["application_name"] = app
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	admin := pgtest.AdminConn(t)
+	t.Cleanup(func() {
+		_, _ = admin.Exec(context.Background(), "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", app)
+	})
+	ctx := pgtest.Ctx(t)
+	return p, func(prefix string) int {
+		var n int
+		if err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where application_name = $1 and state = 'active' and starts_with(query, $2)", app, prefix).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
 }
