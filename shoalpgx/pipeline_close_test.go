@@ -34,9 +34,9 @@ func TestPipelineCloseDoesNotWaitForAbandonedStatements(t *testing.T) {
 			if n := p.Stat().Pipelined().Leases; n != 1 {
 				t.Fatalf("%d statements in flight on shared connections, want the one, pipelined", n)
 			}
-			closed := make(chan struct{})
+			var closed <-chan struct{}
 			if whileClosing {
-				go func() { p.Close(); close(closed) }()
+				closed = startClose(p)
 				pgtest.WaitFor(t, 10*time.Second, "Close under way", p.pipe.closing.Load)
 			}
 			cancel()
@@ -44,13 +44,9 @@ func TestPipelineCloseDoesNotWaitForAbandonedStatements(t *testing.T) {
 				t.Fatalf("the abandoned statement: %v, want context.Canceled", err)
 			}
 			if !whileClosing {
-				go func() { p.Close(); close(closed) }()
+				closed = startClose(p)
 			}
-			select {
-			case <-closed:
-			case <-time.After(30 * time.Second): // against an hour's sleep
-				t.Fatal("Close waits for a statement whose caller gave up")
-			}
+			closedWithin(t, closed, "Close waits for a statement whose caller gave up")
 			pgtest.WaitFor(t, 10*time.Second, "the server to stop the abandoned statement", func() bool { return sleeping() == 0 })
 		})
 	}
@@ -87,13 +83,7 @@ func TestPipelineCloseStopsEveryAbandonedStatement(t *testing.T) {
 			t.Fatalf("an abandoned statement: %v, want context.Canceled", err)
 		}
 	}
-	closed := make(chan struct{})
-	go func() { p.Close(); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(30 * time.Second): // against an hour's sleep
-		t.Fatal("Close waits for statements whose callers gave up")
-	}
+	closedWithin(t, startClose(p), "Close waits for statements whose callers gave up")
 	pgtest.WaitFor(t, 10*time.Second, "the server to stop both abandoned statements", func() bool { return running("select pg_sleep") == 0 })
 }
 
@@ -125,13 +115,7 @@ func TestPipelineCloseCutsOffWhatIgnoresTheCancel(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the abandoned statement: %v, want context.Canceled", err)
 	}
-	closed := make(chan struct{})
-	go func() { p.Close(); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(hangLimit):
-		t.Fatal("Close waits for a statement that ignores the cancel requests")
-	}
+	closedWithin(t, startClose(p), "Close waits for a statement that ignores the cancel requests")
 	if n := running("select " + fn); n != 1 {
 		t.Errorf("%d statements running once Close returned, want the one that ignores cancel requests: Close waited for it to end", n)
 	}
@@ -162,5 +146,27 @@ func closeTestPool(t *testing.T, maxConns int32, mutate func(*Config)) (p *Pool,
 			t.Fatal(err)
 		}
 		return n
+	}
+}
+
+// startClose closes p on a goroutine of its own and returns a channel
+// closed when Close has returned.
+func startClose(p *Pool) <-chan struct{} {
+	closed := make(chan struct{})
+	go func() {
+		p.Close()
+		close(closed)
+	}()
+	return closed
+}
+
+// closedWithin fails t with why unless closed is closed within hangLimit,
+// far short of the hour a statement in these tests would run.
+func closedWithin(t *testing.T, closed <-chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-closed:
+	case <-time.After(hangLimit):
+		t.Fatal(why)
 	}
 }
