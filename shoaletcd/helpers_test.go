@@ -124,6 +124,9 @@ type fakePool struct {
 	// revokes counts the drops the budget asked for (OnRevoke), apart
 	// from those of a share below what the pool held.
 	revokes atomic.Int64
+	// asked counts the permits the budget asked to revoke, at the asking
+	// (the drop follows in the pool's own time).
+	asked atomic.Int64
 
 	mu      sync.Mutex
 	held    []shoal.BudgetPermit
@@ -191,7 +194,9 @@ func (f *fakePool) run(ctx context.Context) {
 			cancel()
 			if err == nil {
 				if r, ok := p.(interface{ OnRevoke(func()) }); ok {
+					var once sync.Once
 					r.OnRevoke(func() {
+						once.Do(func() { f.asked.Add(1) })
 						f.mu.Lock()
 						if f.revoked == nil {
 							f.revoked = map[shoal.BudgetPermit]bool{}

@@ -320,6 +320,191 @@ func TestEtcdStopped(t *testing.T) {
 	}
 }
 
+// A member whose keep-alive stream ended rejoins while its old lease is
+// still alive at the server, so it reads its slot keys as its own; the old
+// lease then ends before it moves them (etcd revokes a lease that expired
+// while it was stopped up to half a second after it resumes). The keys are
+// free then: it creates them again under its new lease and keeps every
+// connection, instead of taking them for another member's and closing
+// them (TestEtcdStopped's "B dropped 2 permits across the stop"). A key
+// another member created in that moment stays the other's, and only its
+// connection is revoked.
+func TestRejoinOldLeaseEndsMidRetake(t *testing.T) {
+	for _, stolen := range []int{0, 1} {
+		t.Run(fmt.Sprintf("stolen=%d", stolen), func(t *testing.T) { testRejoinOldLeaseEnds(t, stolen) })
+	}
+}
+
+// testRejoinOldLeaseEnds holds 5 permits, ends the member's keep-alive
+// stream, and revokes its old lease right after its rejoin read the slots;
+// another member then creates the keys of stolen of its permits.
+func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	watchSlots(t, admin, prefix, "db", 10)
+	c := newClient(t, addr)
+	ka := &cutLease{Lease: c.Lease}
+	kv := &afterGetKV{KV: c.KV}
+	c.Lease, c.KV = ka, kv
+	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	f := newFakePool(t, b, 5)
+	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
+		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	other, err := admin.Grant(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	old := b.lease
+	var held []*permit
+	steal := map[int]bool{}
+	for p := range b.permits {
+		held = append(held, p)
+		if len(steal) < stolen {
+			steal[p.slot] = true
+		}
+	}
+	b.mu.Unlock()
+	k := newKeys(prefix, "db")
+	var revoked atomic.Bool
+	kv.arm(k.slots(), func() {
+		if _, err := admin.Revoke(ctx, old); err != nil {
+			t.Errorf("revoking the old lease: %v", err)
+		}
+		for s := range steal {
+			if _, err := admin.Put(ctx, k.slot(s), "other", clientv3.WithLease(other.ID)); err != nil {
+				t.Errorf("taking slot %d: %v", s, err)
+			}
+		}
+		revoked.Store(true)
+	})
+	ka.cut(old)
+	eventually(t, 10*time.Second, "rejoined under a new lease", func() (bool, string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.session && b.lease != old, fmt.Sprintf("lease %x (old %x), session %v", int64(b.lease), int64(old), b.session)
+	})
+	if !revoked.Load() {
+		t.Fatal("the old lease was not revoked between reading the slots and re-taking them")
+	}
+	// The rejoin is over: any revocation was asked for during it. The
+	// pool replaces a revoked permit meanwhile, so only the 5 held across
+	// are looked at.
+	if n := f.asked.Load(); n != int64(stolen) {
+		t.Fatalf("%d connections held through the lease's loss were revoked, want %d (those whose keys another member took)", n, stolen)
+	}
+	b.mu.Lock()
+	lease := b.lease
+	for _, p := range held {
+		if o := b.owned[p.slot]; !steal[p.slot] && (p.cover != p.slot || o == nil || o.permit != p) {
+			t.Errorf("the permit on slot %d is not backed by its own key after rejoining (cover %d)", p.slot, p.cover)
+		}
+	}
+	b.mu.Unlock()
+	for _, p := range held {
+		r, err := admin.Get(ctx, k.slot(p.slot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantLease := b.ID(), int64(lease)
+		if steal[p.slot] {
+			want, wantLease = "other", int64(other.ID)
+		}
+		if len(r.Kvs) != 1 || string(r.Kvs[0].Value) != want || r.Kvs[0].Lease != wantLease {
+			t.Errorf("slot key %d: %v, want %s under lease %x", p.slot, r.Kvs, want, wantLease)
+		}
+	}
+}
+
+// coveredOwn counts b's permits backed by the slot key of their own number.
+func coveredOwn(b *Budget) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for p := range b.permits {
+		if o := b.owned[p.slot]; p.cover == p.slot && o != nil && o.permit == p {
+			n++
+		}
+	}
+	return n
+}
+
+// cutLease is a client's Lease whose keep-alive streams the test can end,
+// as the client ends one when etcd has not answered for a TTL; the lease
+// lives on at the server until it expires or is revoked.
+type cutLease struct {
+	clientv3.Lease
+	mu   sync.Mutex
+	ends map[clientv3.LeaseID]context.CancelFunc
+}
+
+func (l *cutLease) KeepAlive(ctx context.Context, id clientv3.LeaseID) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	l.mu.Lock()
+	if l.ends == nil {
+		l.ends = map[clientv3.LeaseID]context.CancelFunc{}
+	}
+	l.ends[id] = cancel
+	l.mu.Unlock()
+	return l.Lease.KeepAlive(ctx, id)
+}
+
+// cut ends the keep-alive stream of lease id, closing its channel.
+func (l *cutLease) cut(id clientv3.LeaseID) {
+	l.mu.Lock()
+	end := l.ends[id]
+	l.mu.Unlock()
+	if end != nil {
+		end()
+	}
+}
+
+// afterGetKV is a client's KV that, once armed, runs a function right
+// after the next successful read of a given key: the test's way to change
+// etcd between a read and the writes that rely on it, every time.
+type afterGetKV struct {
+	clientv3.KV
+	mu  sync.Mutex
+	key string
+	fn  func()
+}
+
+func (k *afterGetKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	r, err := k.KV.Get(ctx, key, opts...)
+	if err != nil {
+		return r, err
+	}
+	k.mu.Lock()
+	fn := k.fn
+	if key != k.key {
+		fn = nil
+	}
+	if fn != nil {
+		k.fn = nil
+	}
+	k.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return r, nil
+}
+
+// arm makes the next read of key run fn after it.
+func (k *afterGetKV) arm(key string, fn func()) {
+	k.mu.Lock()
+	k.key, k.fn = key, fn
+	k.mu.Unlock()
+}
+
 // A member that booted on Min while etcd was away and finds, on joining,
 // every slot taken is over budget: its share drops to the keys it owns,
 // its surplus connections close as released, and it then grows into the

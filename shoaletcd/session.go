@@ -227,13 +227,7 @@ func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 	b.mu.Unlock()
 
 	for _, k := range lent {
-		var rev int64
-		switch taken[k] {
-		case b.id:
-			rev, err = b.moveSlot(ctx, lease, k)
-		case "":
-			rev, err = b.createSlot(ctx, lease, k)
-		}
+		rev, err := b.retakeSlot(ctx, lease, k, taken[k])
 		if err != nil {
 			return fmt.Errorf("shoaletcd: budget %q: re-taking slot %d: %w", b.opts.Name, k, err)
 		}
@@ -248,6 +242,9 @@ func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 				bare = append(bare, o.permit)
 			}
 			delete(b.owned, k)
+		}
+		if rev == 0 {
+			taken[k] = "?" // another member's, whatever the read showed
 		}
 		b.mu.Unlock()
 	}
@@ -290,6 +287,27 @@ func (b *Budget) retake(ctx context.Context, lease clientv3.LeaseID) error {
 		}
 	}
 	return nil
+}
+
+// retakeSlot puts slot key k, which the read before showed held by holder
+// ("" for no one), under lease: a key of ours is moved, a free one created.
+// A key read as ours may be gone since, with the old lease (etcd revokes a
+// lease that expired while it was stopped up to half a second after it
+// resumes); it is then created again, as one lost earlier would be, rather
+// than taken for another member's and its connection closed. It returns
+// the revision of the write, or 0 when another member holds k.
+func (b *Budget) retakeSlot(ctx context.Context, lease clientv3.LeaseID, k int, holder string) (int64, error) {
+	switch holder {
+	case b.id:
+		rev, err := b.moveSlot(ctx, lease, k)
+		if err != nil || rev > 0 {
+			return rev, err
+		}
+		return b.createSlot(ctx, lease, k)
+	case "":
+		return b.createSlot(ctx, lease, k)
+	}
+	return 0, nil
 }
 
 // revoke revokes lease, best effort: if etcd does not answer, the lease
