@@ -62,6 +62,12 @@ done
 # connection are left out, since a pipelined one holds none.
 step "shoalpgx pipelined: SHOAL_TEST_PIPELINE=4 go test -race -run ..."
 (cd shoalpgx && SHOAL_TEST_PIPELINE=4 GOWORK=off go test -race -count=1 -timeout 30m -run "$(bash ../scripts/pipelined-tests.sh)" .)
+# The tests that count allocations, again without the race detector, which
+# allocates for its own bookkeeping and makes a sync.Pool drop what it is
+# given: under -race they skip.
+step "allocations: go test -run AllocatesNothing|ReuseTheirRequests (no -race)"
+GOWORK=off go test -count=1 -run 'AllocatesNothing' .
+(cd shoalpgx && GOWORK=off go test -count=1 -run 'AllocatesNothing|ReuseTheirRequests' .)
 step "bench: go vet ./... && go test ./..."
 (cd bench && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ./...)
 

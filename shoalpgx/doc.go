@@ -309,7 +309,9 @@
 // whose PostgreSQL type the Go type cannot tell (a map for json or hstore)
 // therefore needs a cast in the SQL the first time a connection runs it.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
-// connection's type map from TypeMap.
+// connection's type map from TypeMap. A pipelined QueryRow's Scan copies
+// out what it decodes and hands the memory of the answer to the next
+// statement, so it refuses *pgtype.DriverBytes as pgx's QueryRow does.
 //
 // # Things to know
 //

@@ -187,8 +187,9 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 			}
 			continue
 		}
-		b := pipeBuild{c: c, cache: cache}
-		buf, err := encode(&b, r.buf[:0])
+		b := &r.build
+		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0]}
+		buf, err := encode(b, r.buf[:0])
 		if err != nil {
 			l.Release()
 			return err

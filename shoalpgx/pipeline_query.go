@@ -34,7 +34,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	if simple && strings.IndexByte(sql, ';') >= 0 {
 		return pgconn.CommandTag{}, false, nil
 	}
-	r := newPipeReq(1)
+	r := getPipeReq()
 	r.res[0].discard = true
 	tr := queryTrace{t: p.pipe.qt}
 	err = p.pipe.run(ctx, r, cache && !simple, func(b *pipeBuild, buf []byte) ([]byte, error) {
@@ -57,7 +57,9 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	r.invalidate()
 	r.noteErr(res.err)
 	tr.end(res.tag, res.err)
-	return res.tag, true, res.err
+	tag, err := res.tag, res.err
+	r.recycle()
+	return tag, true, err
 }
 
 // pipeQuery is Query on a shared connection: the rows are read whole
@@ -71,7 +73,7 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 	if err != nil {
 		return errRows{err: err}, true, err
 	}
-	r := newPipeReq(1)
+	r := getPipeReq()
 	tr := queryTrace{t: p.pipe.qt}
 	err = p.pipe.run(ctx, r, cache, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		tr.start(ctx, b.c, sql, args)
@@ -89,6 +91,7 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 	r.invalidate()
 	r.noteErr(res.err)
 	rows := newPipeRows(res, r.conn.tm)
+	rows.req = r
 	rows.trace = tr
 	if res.err != nil {
 		rows.Close() // ends the trace, as pgx's rows do on an error

@@ -12,16 +12,17 @@ import (
 // ending in one Sync, and the answers to them, which the connection's
 // reader fills in and the caller reads once the request is finished.
 type pipeReq struct {
-	buf   []byte       // the encoded messages
-	res   []pipeResult // one per statement, filled by the reader
-	cur   int          // the statement the reader is filling
-	err   error        // the connection's error, when it broke under the request
-	ready chan struct{}
-	state atomic.Int32 // reqWaiting, then reqDone or reqAbandoned
+	buf   []byte        // the encoded messages
+	res   []pipeResult  // one per statement, filled by the reader
+	cur   int           // the statement the reader is filling
+	err   error         // the connection's error, when it broke under the request
+	ready chan struct{} // one token, sent by finish; buffered, so that it can be reused (pipeline_recycle.go)
+	state atomic.Int32  // reqWaiting, then reqDone or reqAbandoned
 
 	conn   *pipeConn              // set by send
 	onDone func(*pipeReq)         // a preparation's, run by the reader instead of waking a caller
 	lease  shoal.Lease[*pipeConn] // the stream it holds
+	build  pipeBuild              // what its encoder builds with (pipePool.run)
 	chunk  []byte                 // where row values are copied to; see keep
 	one    [1]pipeResult          // res of a request of one statement
 	// The first row's storage, inside the request, so that a one-row
@@ -55,7 +56,7 @@ type pipeResult struct {
 }
 
 func newPipeReq(statements int) *pipeReq {
-	r := &pipeReq{ready: make(chan struct{})}
+	r := &pipeReq{ready: make(chan struct{}, 1)}
 	if statements == 1 {
 		r.res = r.one[:]
 	} else {
@@ -176,7 +177,7 @@ func (r *pipeReq) finish(err error) (abandoned bool) {
 		return false
 	}
 	if r.state.CompareAndSwap(reqWaiting, reqDone) {
-		close(r.ready)
+		r.ready <- struct{}{} // never waits: the one token, into a buffer of one
 		return false
 	}
 	return true

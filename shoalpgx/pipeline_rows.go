@@ -27,6 +27,9 @@ type pipeRows struct {
 	types []reflect.Type
 	own   *pgtype.Map // TypeMap's copy
 	trace queryTrace  // ended by Close
+	// req is the request res is in, given back once QueryRow's row is
+	// scanned (release); nil for a batch's rows.
+	req *pipeReq
 
 	planBuf [4]pgtype.ScanPlan // plans and types for a few columns, unallocated
 	typeBuf [4]reflect.Type
@@ -200,10 +203,21 @@ func (r *pipeRows) Values() ([]any, error) {
 // nothing beyond Query.
 type pipeRow pipeRows
 
+// errDriverBytesRow is pgx's refusal, kept: a QueryRow's values are gone
+// once Scan returns.
+var errDriverBytesRow = errors.New("cannot scan into *pgtype.DriverBytes from QueryRow")
+
 // Scan reads the first row into dest, as pgx.Row.Scan does: pgx.ErrNoRows
-// when there is none.
+// when there is none. It gives the request back for reuse as it returns.
 func (r *pipeRow) Scan(dest ...any) error {
 	rows := (*pipeRows)(r)
+	defer rows.release()
+	for _, d := range dest {
+		if _, ok := d.(*pgtype.DriverBytes); ok {
+			rows.fatal(errDriverBytesRow)
+			return errDriverBytesRow
+		}
+	}
 	if !rows.Next() {
 		if rows.Err() == nil {
 			return pgx.ErrNoRows
@@ -215,4 +229,22 @@ func (r *pipeRow) Scan(dest ...any) error {
 	}
 	rows.Close()
 	return rows.Err()
+}
+
+// released is the result rows answer from once their request is given
+// back: no rows, no tag, and nothing of the request's.
+var released pipeResult
+
+// release gives the request back for reuse, once QueryRow's Scan has
+// copied out what it wanted: Scan copies every value it decodes, and
+// refuses *pgtype.DriverBytes, which would not. The rows keep their error
+// and answer from an empty result after.
+func (r *pipeRows) release() {
+	req := r.req
+	if req == nil {
+		return
+	}
+	r.Close() // ends the trace while the tag is still there
+	r.req, r.res = nil, &released
+	req.recycle()
 }

@@ -1,0 +1,79 @@
+package shoalpgx
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// A lone caller's pipelined QueryRow and Exec reuse their requests: what
+// is left per statement is the rows QueryRow returns, pgx's encoding of the
+// argument and the lone caller's watch on its context while it reads
+// (pipeConn.readFor), not the request, its buffer, its wake-up channel and
+// its encoder's state.
+func TestPipelineStatementsReuseTheirRequests(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates, and makes a sync.Pool drop requests")
+	}
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 4; c.Pipeline = 16 })
+	ctx := pgtest.Ctx(t)
+	var n int
+	if err := p.QueryRow(ctx, "select $1::int", 1).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, "select $1::int", 1); err != nil {
+		t.Fatal(err)
+	}
+	row := testing.AllocsPerRun(200, func() {
+		if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
+			t.Fatal(n, err)
+		}
+	})
+	exec := testing.AllocsPerRun(200, func() {
+		if _, err := p.Exec(ctx, "select $1::int", 7); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Without reuse: 4 more each.
+	if row > 7 || exec > 5 {
+		t.Fatalf("allocations per statement: QueryRow %v (want <= 7), Exec %v (want <= 5)", row, exec)
+	}
+}
+
+// A QueryRow's row, once scanned, has given its request to the next
+// statement: scanning it again finds no row, as pgx's does, and never the
+// answer of a statement that reused the request.
+func TestPipelineRowScannedTwiceSeesNoOtherAnswer(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 4; c.Pipeline = 16 })
+	ctx := pgtest.Ctx(t)
+	first := p.QueryRow(ctx, "select $1::int", 1)
+	var n int
+	if err := first.Scan(&n); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	for i := 2; i < 20; i++ {
+		if err := p.QueryRow(ctx, "select $1::int", i).Scan(&n); err != nil || n != i {
+			t.Fatal(n, err)
+		}
+		n = 0
+		if err := first.Scan(&n); !errors.Is(err, pgx.ErrNoRows) || n != 0 {
+			t.Fatalf("the first row scanned again after statement %d: %d, %v; want pgx.ErrNoRows", i, n, err)
+		}
+	}
+}
+
+// QueryRow refuses *pgtype.DriverBytes with pipelining as pgx does without:
+// the row's values are gone once Scan returns.
+func TestPipelineRowRefusesDriverBytes(t *testing.T) {
+	for _, depth := range []int{0, 16} {
+		p := newTestPool(t, func(c *Config) { c.MaxConns = 4; c.Pipeline = depth })
+		var b pgtype.DriverBytes
+		err := p.QueryRow(pgtest.Ctx(t), "select 'abc'::bytea").Scan(&b)
+		if err == nil || err.Error() != "cannot scan into *pgtype.DriverBytes from QueryRow" {
+			t.Fatalf("Pipeline %d: %v, want pgx's refusal", depth, err)
+		}
+	}
+}
