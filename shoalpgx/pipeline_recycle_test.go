@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -74,6 +75,44 @@ func TestPipelineRowRefusesDriverBytes(t *testing.T) {
 		err := p.QueryRow(pgtest.Ctx(t), "select 'abc'::bytea").Scan(&b)
 		if err == nil || err.Error() != "cannot scan into *pgtype.DriverBytes from QueryRow" {
 			t.Fatalf("Pipeline %d: %v, want pgx's refusal", depth, err)
+		}
+	}
+}
+
+// A statement run by name keeps the plans that scanned its last rows for
+// the next: rows scanned into other types than the last rows' are planned
+// anew, whichever caller scanned before.
+func TestPipelineScanPlansFollowTheDestination(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2; c.Pipeline = 16 })
+	ctx := pgtest.Ctx(t)
+	const sql = "select $1::int, $1::text"
+	for i := range 40 {
+		var err error
+		var got string
+		switch i % 4 {
+		case 0:
+			var a int32
+			var b string
+			err = p.QueryRow(ctx, sql, i).Scan(&a, &b)
+			got = fmt.Sprint(a, " ", b)
+		case 1:
+			var a int64
+			var b []byte
+			err = p.QueryRow(ctx, sql, i).Scan(&a, &b)
+			got = fmt.Sprint(a, " ", string(b))
+		case 2:
+			var a string
+			var b pgtype.Text
+			err = p.QueryRow(ctx, sql, i).Scan(&a, &b)
+			got = fmt.Sprint(a, " ", b.String)
+		case 3:
+			var a float64
+			var b *string
+			err = p.QueryRow(ctx, sql, i).Scan(&a, &b)
+			got = fmt.Sprint(a, " ", *b)
+		}
+		if want := fmt.Sprint(i, " ", i); err != nil || got != want {
+			t.Fatalf("statement %d: %q, %v; want %q", i, got, err, want)
 		}
 	}
 }

@@ -28,7 +28,7 @@ type pipeReq struct {
 	// The first row's storage, inside the request, so that a one-row
 	// answer, the usual one, allocates nothing for its row (appendRow).
 	first [1][][]byte
-	vals  [4][]byte
+	vals  [8][]byte
 	small [64]byte
 	// sentAt is pipeClock when it was written (0 before), for the pace
 	// (pipeline_fill.go). Atomic: the reader loads it once the server has

@@ -140,12 +140,7 @@ func (r *pipeRows) Scan(dest ...any) error {
 	r.tm.mu.Lock()
 	defer r.tm.mu.Unlock()
 	if r.plans == nil {
-		if len(dest) <= len(r.planBuf) {
-			r.plans, r.types = r.planBuf[:len(dest)], r.typeBuf[:len(dest)]
-		} else {
-			r.plans = make([]pgtype.ScanPlan, len(dest))
-			r.types = make([]reflect.Type, len(dest))
-		}
+		r.plans, r.types = r.scanPlans(len(dest))
 	}
 	for i, d := range dest {
 		if d == nil {
@@ -162,6 +157,23 @@ func (r *pipeRows) Scan(dest ...any) error {
 		}
 	}
 	return nil
+}
+
+// scanPlans returns where Scan keeps its plans for n columns: with the
+// statement's cache when it ran by name, so that its next rows start
+// planned; else in the rows' own arrays, or new ones past a few columns.
+// r.tm.mu must be held.
+func (r *pipeRows) scanPlans(n int) ([]pgtype.ScanPlan, []reflect.Type) {
+	if st := r.res.stmt; st != nil {
+		if len(st.plans) != n {
+			st.plans, st.types = make([]pgtype.ScanPlan, n), make([]reflect.Type, n)
+		}
+		return st.plans, st.types
+	}
+	if n <= len(r.planBuf) {
+		return r.planBuf[:n], r.typeBuf[:n]
+	}
+	return make([]pgtype.ScanPlan, n), make([]reflect.Type, n)
 }
 
 // Values returns the current row's values decoded, as pgx.Rows.Values

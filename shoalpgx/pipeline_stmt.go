@@ -2,12 +2,14 @@ package shoalpgx
 
 import (
 	"errors"
+	"reflect"
 	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Statements cached per shared connection, for pgx's default
@@ -37,6 +39,12 @@ type pipeStmt struct {
 	name   string
 	sd     *pgconn.StatementDescription // nil until prepared
 	fields []pgconn.FieldDescription    // sd.Fields in the result formats asked for
+	// The plans that scanned its last rows, and the destination types
+	// they are for, kept for the next rows (pipeRows.Scan): planning a
+	// scan costs about as much as the scan. Guarded by the connection's
+	// typeMap lock, which scanning holds.
+	plans []pgtype.ScanPlan
+	types []reflect.Type
 }
 
 // pipeBuild is what a request's encoder builds with: the connection it
