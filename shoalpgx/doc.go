@@ -309,9 +309,11 @@
 // whose PostgreSQL type the Go type cannot tell (a map for json or hstore)
 // therefore needs a cast in the SQL the first time a connection runs it.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
-// connection's type map from TypeMap. A pipelined QueryRow's Scan copies
-// out what it decodes and hands the memory of the answer to the next
-// statement, so it refuses *pgtype.DriverBytes as pgx's QueryRow does.
+// connection's type map from TypeMap. Closing them (which Next does after
+// the last row, and QueryRow's Scan as it returns) hands the memory of the
+// answer to the next statement: RawValues and *pgtype.DriverBytes stay
+// valid until then, and QueryRow refuses *pgtype.DriverBytes as pgx's
+// does; the command tag, the columns and the error stay readable.
 //
 // # Things to know
 //

@@ -93,10 +93,11 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 	rows := newPipeRows(res, r.conn.tm)
 	rows.req = r
 	rows.trace = tr
-	if res.err != nil {
-		rows.Close() // ends the trace, as pgx's rows do on an error
+	if err := res.err; err != nil {
+		rows.Close() // ends the trace, as pgx's rows do on an error, and gives r back
+		return rows, true, err
 	}
-	return rows, true, res.err
+	return rows, true, nil
 }
 
 // pipeQueryRow is QueryRow on a shared connection.

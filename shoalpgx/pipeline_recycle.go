@@ -4,11 +4,11 @@ import "sync"
 
 // Reusing requests. A pipelined statement's request, with its buffers and
 // the channel that wakes its caller, is most of what the statement
-// allocates; an Exec, and a QueryRow once its row is scanned, give theirs
-// back for the next statement. Only a request the reader answered whole
-// comes back: one whose caller gave up may still be read into, one whose
-// connection broke may still be in a writer's or reader's hands, and a
-// Query's rows, and a batch's results, keep pointing into theirs.
+// allocates; an Exec as it returns, and a Query or QueryRow once its rows
+// close, give theirs back for the next statement. Only a request the
+// reader answered whole comes back: one whose caller gave up may still be
+// read into, one whose connection broke may still be in a writer's or
+// reader's hands, and a batch's results keep pointing into theirs.
 
 // reqs holds requests given back, for getPipeReq.
 var reqs = sync.Pool{New: func() any { return newPipeReq(1) }}

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
-// A lone caller's pipelined QueryRow and Exec reuse their requests: what
-// is left per statement is the rows QueryRow returns, pgx's encoding of the
-// argument and the lone caller's watch on its context while it reads
+// A lone caller's pipelined Query, QueryRow and Exec reuse their requests:
+// what is left per statement is the rows, pgx's encoding of the argument
+// and the lone caller's watch on its context while it reads
 // (pipeConn.readFor), not the request, its buffer, its wake-up channel and
 // its encoder's state.
 func TestPipelineStatementsReuseTheirRequests(t *testing.T) {
@@ -38,9 +39,23 @@ func TestPipelineStatementsReuseTheirRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	query := testing.AllocsPerRun(200, func() {
+		rows, err := p.Query(ctx, "select $1::int", 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			if err := rows.Scan(&n); err != nil || n != 7 {
+				t.Fatal(n, err)
+			}
+		}
+		if rows.Err() != nil {
+			t.Fatal(rows.Err())
+		}
+	})
 	// Without reuse: 4 more each.
-	if row > 7 || exec > 5 {
-		t.Fatalf("allocations per statement: QueryRow %v (want <= 7), Exec %v (want <= 5)", row, exec)
+	if row > 7 || exec > 5 || query > 7 {
+		t.Fatalf("allocations per statement: QueryRow %v (want <= 7), Exec %v (want <= 5), Query %v (want <= 7)", row, exec, query)
 	}
 }
 
@@ -63,6 +78,36 @@ func TestPipelineRowScannedTwiceSeesNoOtherAnswer(t *testing.T) {
 		if err := first.Scan(&n); !errors.Is(err, pgx.ErrNoRows) || n != 0 {
 			t.Fatalf("the first row scanned again after statement %d: %d, %v; want pgx.ErrNoRows", i, n, err)
 		}
+	}
+}
+
+// Closed rows keep their command tag, columns and error while their
+// request serves the next statements.
+func TestPipelineClosedRowsKeepTheirTag(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 2; c.Pipeline = 16 })
+	ctx := pgtest.Ctx(t)
+	rows, err := p.Query(ctx, "select g as first from generate_series(1, $1::int) g", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	failed, err := p.Query(ctx, "select 1/$1::int as second", 0)
+	if err == nil {
+		t.Fatal("division by zero succeeded")
+	}
+	for i := range 20 {
+		if _, err := p.Exec(ctx, "select $1::int", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fields := rows.FieldDescriptions()
+	if got := rows.CommandTag().String(); got != "SELECT 3" || len(fields) != 1 || fields[0].Name != "first" || rows.Err() != nil || rows.RawValues() != nil {
+		t.Fatalf("closed rows: tag %q, fields %v, err %v, raw %v; want SELECT 3, first, nil, nil", got, fields, rows.Err(), rows.RawValues())
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(failed.Err(), &pgErr) || pgErr.Code != "22012" {
+		t.Fatalf("failed rows: %v, want division_by_zero", failed.Err())
 	}
 }
 

@@ -27,9 +27,11 @@ type pipeRows struct {
 	types []reflect.Type
 	own   *pgtype.Map // TypeMap's copy
 	trace queryTrace  // ended by Close
-	// req is the request res is in, given back once QueryRow's row is
-	// scanned (release); nil for a batch's rows.
-	req *pipeReq
+	// req is the request res is in, given back for reuse at Close, when
+	// res becomes kept; nil for a batch's rows, whose request holds the
+	// batch's other results.
+	req  *pipeReq
+	kept pipeResult
 
 	planBuf [4]pgtype.ScanPlan // plans and types for a few columns, unallocated
 	typeBuf [4]reflect.Type
@@ -53,6 +55,14 @@ func newPipeRows(res *pipeResult, tm *typeMap) *pipeRows {
 func (r *pipeRows) Close() {
 	r.closed = true
 	r.trace.end(r.res.tag, r.err)
+	if req := r.req; req != nil {
+		// The tag, the columns and the error stay readable; the rows'
+		// memory goes to the next statement.
+		r.req = nil
+		r.kept = pipeResult{fields: r.res.fields, tag: r.res.tag, err: r.res.err}
+		r.res = &r.kept
+		req.recycle()
+	}
 }
 
 // Err returns the query's error, or the first error of a Scan or Values.
@@ -76,7 +86,8 @@ func (r *pipeRows) Next() bool {
 }
 
 // RawValues returns the current row's values as the server sent them. They
-// stay valid after Next.
+// stay valid after Next, until the rows close (pgx's are valid until Next):
+// then their memory goes to the next statement.
 func (r *pipeRows) RawValues() [][]byte {
 	if r.i == 0 || r.i > len(r.res.rows) {
 		return nil
@@ -220,10 +231,10 @@ type pipeRow pipeRows
 var errDriverBytesRow = errors.New("cannot scan into *pgtype.DriverBytes from QueryRow")
 
 // Scan reads the first row into dest, as pgx.Row.Scan does: pgx.ErrNoRows
-// when there is none. It gives the request back for reuse as it returns.
+// when there is none. It closes the rows, whatever comes of it.
 func (r *pipeRow) Scan(dest ...any) error {
 	rows := (*pipeRows)(r)
-	defer rows.release()
+	defer rows.Close()
 	for _, d := range dest {
 		if _, ok := d.(*pgtype.DriverBytes); ok {
 			rows.fatal(errDriverBytesRow)
@@ -239,24 +250,5 @@ func (r *pipeRow) Scan(dest ...any) error {
 	if err := rows.Scan(dest...); err != nil {
 		return err
 	}
-	rows.Close()
 	return rows.Err()
-}
-
-// released is the result rows answer from once their request is given
-// back: no rows, no tag, and nothing of the request's.
-var released pipeResult
-
-// release gives the request back for reuse, once QueryRow's Scan has
-// copied out what it wanted: Scan copies every value it decodes, and
-// refuses *pgtype.DriverBytes, which would not. The rows keep their error
-// and answer from an empty result after.
-func (r *pipeRows) release() {
-	req := r.req
-	if req == nil {
-		return
-	}
-	r.Close() // ends the trace while the tag is still there
-	r.req, r.res = nil, &released
-	req.recycle()
 }
