@@ -61,10 +61,13 @@ func (c *pipeConn) writeInBackground() {
 	c.writeLocked(context.Background())
 }
 
-// joined returns the messages of out in one slice: the request's own
-// buffer for one, else the writer's buffer, which only the writer touches.
+// joined returns the messages of out in one slice, the writer's buffer,
+// which only the writer touches: a request's own buffer may be reused by
+// the next statement as soon as the server has answered, which can be
+// before the write that carried it has returned (pipeline_recycle.go).
+// A buffer too large to be reused is written as it is, saving the copy.
 func (c *pipeConn) joined(out []*pipeReq) []byte {
-	if len(out) == 1 {
+	if len(out) == 1 && cap(out[0].buf) > keptBuf {
 		return out[0].buf
 	}
 	b := c.wbuf[:0]
