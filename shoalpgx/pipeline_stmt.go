@@ -40,8 +40,8 @@ type pipeStmt struct {
 	sd     *pgconn.StatementDescription // nil until prepared
 	fields []pgconn.FieldDescription    // sd.Fields in the result formats asked for
 	// The plans that scanned its last rows, and the destination types
-	// they are for, kept for the next rows (pipeRows.Scan): planning a
-	// scan costs about as much as the scan. Guarded by the connection's
+	// they are for, kept for the next rows (pipeRows.Scan): planning is
+	// a good part of a small row's Scan. Guarded by the connection's
 	// typeMap lock, which scanning holds.
 	plans []pgtype.ScanPlan
 	types []reflect.Type
