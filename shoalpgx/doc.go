@@ -295,7 +295,9 @@
 // cancel request is sent on a shared connection: it would cancel whichever
 // statement runs then), and callers queued behind a slow statement wait
 // for it unless their contexts end first. A connection that breaks fails
-// the callers whose statements were on it, at once, and is replaced. A
+// the callers whose statements were on it, at once, and is replaced; a
+// statement whose whole answer had come in by then gets its answer, as
+// the server ran it. A
 // pipelined write refused as read-only resets the pool after a failover,
 // as a whole connection's does.
 //

@@ -51,7 +51,10 @@ type pipeConn struct {
 	pace pipePace // the server's pace, for the pool's fill (pipeline_fill.go)
 
 	// Who reads (pipeline_read.go): nobody, a caller waiting for its own
-	// answer, or readLoop. Only the reader touches fe's reads and cur.
+	// answer, or readLoop. Only the reader touches fe's reads, and only
+	// the reader finishes cur, the request it is filling: it sets and
+	// clears cur under mu, and failLocked, which reads it there, leaves
+	// it to the reader (failRead).
 	reader int               // guarded by mu
 	cur    *pipeReq          // the request being answered; nil between requests
 	woke   bool              // the reader has answered a caller since it last yielded (see flushBeforeWait)
@@ -294,12 +297,19 @@ func (c *pipeConn) broken() error {
 // returns the requests whose callers gave up, whose leases the caller of
 // failLocked ends once it let go of c.mu (endLeases): ending one may close
 // the connection, which takes c.mu.
+//
+// The request the reader is filling (cur) is the reader's to finish: it
+// may be writing the answer into it, and the answer may be whole by the
+// time the reader sees the break, and then it is its caller's.
 func (c *pipeConn) failLocked(err error) (gone []*pipeReq) {
 	if c.err != nil {
 		return nil
 	}
 	c.err = err
 	for _, r := range c.pending {
+		if r == c.cur {
+			continue
+		}
 		if r.finish(err) {
 			gone = append(gone, r)
 		}
@@ -317,6 +327,31 @@ func (c *pipeConn) fail(err error) {
 	gone := c.failLocked(err)
 	c.mu.Unlock()
 	endLeases(gone)
+}
+
+// failRead is fail for the reader, on its way out with the connection
+// broken: the request it was filling fails too, with the connection's
+// error (the first, if the connection broke before err).
+func (c *pipeConn) failRead(err error) {
+	c.mu.Lock()
+	gone := append(c.failLocked(err), c.dropCurLocked()...)
+	c.mu.Unlock()
+	endLeases(gone)
+}
+
+// dropCurLocked finishes the request the reader was filling with the
+// connection's error, once the connection broke, and returns it if its
+// caller gave up. Only the reader calls it, with c.mu held.
+func (c *pipeConn) dropCurLocked() (gone []*pipeReq) {
+	cur := c.cur
+	if cur == nil || c.err == nil {
+		return nil
+	}
+	c.cur = nil
+	if cur.finish(c.err) {
+		return []*pipeReq{cur}
+	}
+	return nil
 }
 
 // close closes the connection for the core pool: Terminate, then it waits

@@ -45,12 +45,21 @@ func (c *pipeConn) readLoop() {
 		select {
 		case <-c.wake:
 		case <-c.quit:
+			// Broken, perhaps just after a caller handed the reading
+			// over: the request it left half answered is ours.
+			c.mu.Lock()
+			ours := c.reader == readerLoop
+			c.mu.Unlock()
+			if ours {
+				c.finishCur()
+			}
 			return
 		}
 		for yielded := false; ; {
 			c.mu.Lock()
 			if c.err != nil {
 				c.mu.Unlock()
+				c.finishCur()
 				return
 			}
 			if len(c.pending) == 0 && c.cur == nil {
@@ -72,7 +81,7 @@ func (c *pipeConn) readLoop() {
 			c.mu.Unlock()
 			c.flushBeforeWait()
 			if err := c.readOne(); err != nil {
-				c.fail(err)
+				c.failRead(err)
 				return
 			}
 		}
@@ -110,7 +119,7 @@ func (c *pipeConn) readFor(ctx context.Context, r *pipeReq) {
 		if interrupted != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 			break // ctx ended: readLoop goes on where this read stopped
 		}
-		c.fail(err)
+		c.failRead(err)
 		if stop != nil {
 			stop()
 		}
@@ -128,7 +137,30 @@ func (c *pipeConn) readFor(ctx context.Context, r *pipeReq) {
 		return
 	}
 	c.reader = readerNone
+	broke := c.err != nil
 	c.mu.Unlock()
+	if broke {
+		// Nobody reads a broken connection after this caller (readFor
+		// and readLoop both stop at c.err), so what it was filling is
+		// its to finish.
+		c.finishCur()
+	}
+}
+
+// finishCur is for the reader leaving a broken connection: the request it
+// was filling gets its answer if the rest of it, up to its ReadyForQuery,
+// is already in the protocol reader's buffer (readOne then finishes it),
+// and the connection's error otherwise.
+func (c *pipeConn) finishCur() {
+	for c.cur != nil && c.fe.ReadBufferLen() > 0 {
+		if err := c.readOne(); err != nil {
+			break
+		}
+	}
+	c.mu.Lock()
+	gone := c.dropCurLocked()
+	c.mu.Unlock()
+	endLeases(gone)
 }
 
 // readOne reads one message and files it with the request it answers,
@@ -166,13 +198,17 @@ func (c *pipeConn) readOne() error {
 		if m.Severity == "FATAL" || m.Severity == "PANIC" || m.SeverityUnlocalized == "FATAL" {
 			// The server ends the session (pg_terminate_backend, a
 			// shutdown): every request on it fails with its error.
-			c.fail(pgconn.ErrorResponseToPgError(m))
+			c.failRead(pgconn.ErrorResponseToPgError(m))
 			return errPipeClosed
 		}
 	}
 	cur := c.cur
 	if cur == nil {
 		c.mu.Lock()
+		if c.err != nil {
+			c.mu.Unlock()
+			return errPipeClosed
+		}
 		if len(c.pending) == 0 {
 			c.mu.Unlock()
 			return fmt.Errorf("shoalpgx: pipelined connection: unexpected message %T with no request in flight", msg)
@@ -186,11 +222,20 @@ func (c *pipeConn) readOne() error {
 		cur.take(msg)
 		return nil
 	}
-	c.cur = nil
 	c.pace.answered(cur)
 	c.mu.Lock()
+	c.cur = nil
 	if c.err != nil {
+		// The connection broke while the answer came in, and the
+		// answer is whole: it is its caller's.
 		c.mu.Unlock()
+		var err error
+		if rfq.TxStatus != 'I' {
+			err = errPipeTxOpen
+		}
+		if cur.finish(err) {
+			cur.endLease()
+		}
 		return errPipeClosed
 	}
 	// Shifted down rather than resliced, so that the slice keeps its
