@@ -43,8 +43,10 @@
 // context.Background(). Rounds are interleaved (dedicated, then the others,
 // then again) so that a noisy moment of the shared machine hits all of them
 // alike, and the best round of each is kept. Dedicated opens every round;
-// the others take turns in the places after it, so that no contender
-// always runs in the same place (see roundOrder).
+// the others follow it in an order that every second round runs
+// backwards and that turns between those pairs, so that every two of
+// them run in both orders and no contender always runs in the same place
+// (see roundOrder): give -rounds an even number.
 //
 // Run it from bench/ with the server's connection string in
 // SHOAL_TEST_POSTGRES (scripts/test-env.sh sets it):
@@ -79,7 +81,7 @@
 // target the ceiling misses too reads as out of reach on this machine
 // rather than as shoalpgx's shortfall.
 //
-//	go run ./pgx -set pipeline -rounds 3 -duration 1s -out results/pipeline.md
+//	go run ./pgx -set pipeline -rounds 4 -duration 1s -out results/pipeline.md
 //
 // It prints the table and writes it, with the machine and the command, as a
 // markdown fragment to -out.

@@ -203,12 +203,14 @@ func prepare(ctx context.Context, dsn string) (string, error) {
 
 // roundOrder is the order in which round r runs n contenders: the first
 // (dedicated, which the others are paired with) always first, then the
-// rest turned by r places. In a fixed order one contender has the same
-// place in every round, so whatever that place costs (the previous run's
-// garbage, the server's state after it) lands on it alone. Suspected when
-// two shoalpgx contenders that do the same thing when nobody waits read
-// 0.88 and 1.00 of dedicated at 8 workers; the gap stayed after the
-// rotation, so it was noise, but the rotation costs nothing.
+// rest, turned by one place every second round and run backwards in odd
+// rounds. In a fixed order one contender has the same place in every
+// round, so whatever that place costs (the previous run's garbage, the
+// server's state after it: a checkpoint, the WAL an insert run left)
+// lands on it alone; turning alone leaves most pairs in one order over
+// three rounds. A round and its mirror run every pair in both orders and
+// give every contender the middle place on average, so an even number of
+// rounds cancels a cost that grows with the place.
 func roundOrder(n, r int) []int {
 	order := make([]int, 0, n)
 	if n == 0 {
@@ -216,7 +218,10 @@ func roundOrder(n, r int) []int {
 	}
 	order = append(order, 0)
 	for k := range n - 1 {
-		order = append(order, 1+(k+r)%(n-1))
+		order = append(order, 1+(k+r/2)%(n-1))
+	}
+	if r%2 == 1 {
+		slices.Reverse(order[1:])
 	}
 	return order
 }

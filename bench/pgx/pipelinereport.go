@@ -37,7 +37,7 @@ var pipelineTargets = []pipelineTarget{
 func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Duration) string {
 	var b strings.Builder
 	b.WriteString("### Pipelining: 8 connections against 8 and 32, and PgBouncer\n\n")
-	fmt.Fprintf(&b, "Machine: %s. %d rounds of %s per cell, the contenders' order turned every round; q/s is the best round, ratios the median of each round's pair.\n", machine, rounds, d)
+	fmt.Fprintf(&b, "Machine: %s. %d rounds of %s per cell, the contenders' order mirrored every second round (every pair in both orders); q/s is the best round, ratios the median of each round's pair.\n", machine, rounds, d)
 	fmt.Fprintf(&b, "Command (from bench/): `%s`\n\n", cmd)
 	b.WriteString("pipelined-8 is shoalpgx with `pool_max_conns=8` and `pool_pipeline`; shoalpgx-N and pgxpool-N hold N whole connections; pgbouncer-8 is pgxpool (128 client connections, unnamed statements) through PgBouncer in transaction mode with a server pool of 8; spread-8 is pipelined-8 with `pool_pipeline_fill=0`, its statements spread over the connections least-loaded first instead of filling one that answers quickly.")
 	ceiling := r.index(ceilingName) >= 0
