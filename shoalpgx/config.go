@@ -158,8 +158,9 @@ type Config struct {
 	// would. Statements that share a connection leave in fewer writes and
 	// come back in fewer reads, which on a busy client or server is worth
 	// more than the wait. Slow statements fill nothing, and a connection
-	// whose oldest statement at the server has gone well past that pace (a
-	// slow statement among quick ones) takes no more until it answers.
+	// whose oldest statement has been at the server longer than
+	// PipelineFill (a slow statement among quick ones) takes no more until
+	// it answers.
 	// Default 800µs; 0 spreads statements over the connections,
 	// least-loaded first; below 0 is an error. Connection string:
 	// pool_pipeline_fill.

@@ -248,8 +248,8 @@
 // Config.PipelineFill (pool_pipeline_fill, default 800µs) at the pace that
 // connection has been answering, so that statements arriving together
 // leave in fewer writes and come back in fewer reads; a connection whose
-// oldest statement at the server has gone four times that pace, or
-// PipelineFill if sooner (a slow statement), takes none. Otherwise callers
+// oldest statement has been at the server longer than PipelineFill (a
+// slow statement) takes none. Otherwise callers
 // spread over the connections and share them, up to Pipeline on each, once
 // every connection MaxConns allows is busy. While the server has two
 // statements of a connection in hand, new ones wait and go out together,

@@ -78,15 +78,19 @@ func (pc *pipePace) answered(r *pipeReq) {
 // fill is the shared pool's shoal.Config.Fill: whether c, carrying streams
 // statements, takes one more before a less-loaded connection. It does when
 // all of them, at c's pace, would be answered within PipelineFill, and c's
-// oldest statement at the server has not gone well past that pace (a slow
-// statement, which the statements behind it would wait for).
+// oldest statement at the server has not been there longer than
+// PipelineFill (a slow statement, which the statements behind it would
+// wait for). The time at the server is as the reader sees it, so on a
+// busy client it holds the reader's wait to be scheduled; a bound of a few
+// times the pace, which that wait alone often passed, turned callers away
+// to idle connections, each a write of one statement.
 func (pp *pipePool) fill(c *pipeConn, streams int) bool {
 	within := int64(pp.p.config.PipelineFill)
 	each := c.pace.each.Load()
 	if each <= 0 || int64(streams+1)*each > within {
 		return false
 	}
-	if c.pace.atServer.Load() > 0 && pipeClock()-c.pace.turnAt.Load() > min(4*each, within) {
+	if c.pace.atServer.Load() > 0 && pipeClock()-c.pace.turnAt.Load() > within {
 		return false
 	}
 	return true

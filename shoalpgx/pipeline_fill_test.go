@@ -79,12 +79,12 @@ func TestPipelineFillSharesBeforeSpreading(t *testing.T) {
 	})
 }
 
-// A connection held up by a slow statement, well past the pace it has
-// been answering at, takes no new statement, however much PipelineFill
-// would allow: the quick one goes to another connection, and is not held
-// up.
+// A connection held up by a slow statement, at the server for longer than
+// PipelineFill, takes no new statement, though its pace would let it fill:
+// the quick one goes to another connection, and is not held up.
 func TestPipelineFillAvoidsAStalledConnection(t *testing.T) {
-	p := newPipelinedPool(t, 4, 16, func(c *Config) { c.PipelineFill = 10 * time.Second })
+	const fill = 50 * time.Millisecond
+	p := newPipelinedPool(t, 4, 16, func(c *Config) { c.PipelineFill = fill })
 	ctx := pgtest.Ctx(t)
 	pid := paceOn(t, p, "select pg_backend_pid()")
 	c := sharedByPID(t, p, pid)
@@ -99,9 +99,11 @@ func TestPipelineFillAvoidsAStalledConnection(t *testing.T) {
 			t.Errorf("the slow statement ran on backend %d, want the lone caller's %d", got, pid)
 		}
 	}()
-	each := c.pace.each.Load()
-	pgtest.WaitFor(t, 5*time.Second, "the slow statement past four times the connection's pace", func() bool {
-		return c.pace.atServer.Load() > 0 && pipeClock()-c.pace.turnAt.Load() > 4*each
+	if each := c.pace.each.Load(); 2*each > int64(fill) {
+		t.Fatalf("the connection's pace is %v a statement: it would not fill, and the test would prove nothing", time.Duration(each))
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the slow statement at the server past PipelineFill", func() bool {
+		return c.pace.atServer.Load() > 0 && pipeClock()-c.pace.turnAt.Load() > int64(fill)
 	})
 	var got uint32
 	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&got); err != nil {
