@@ -39,9 +39,12 @@ func (pp *pipePool) admit(ctx context.Context, l shoal.Lease[*pipeConn]) bool {
 		l.Release()
 		return false
 	}
+	if !p.recheck {
+		return true // no clock read: this runs for every statement
+	}
 	h := c.pc.host
 	now := time.Now().UnixNano()
-	if !p.recheck || now-h.checkedAt.Load() < int64(p.config.RoleCheckPeriod) {
+	if now-h.checkedAt.Load() < int64(p.config.RoleCheckPeriod) {
 		return true
 	}
 	seen := c.lagSeenAt.Load()
