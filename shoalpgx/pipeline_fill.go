@@ -15,6 +15,13 @@ import (
 // time from a request's turn at the server (its write, or the answer to
 // the one before it, whichever came later) to its own answer.
 
+// pipeLoad is the shared pool's load as fill weighs it: the callers with a
+// statement under way (in pipePool.run) and the connections open.
+type pipeLoad struct {
+	callers atomic.Int64
+	conns   atomic.Int64
+}
+
 // pipePace is what a shared connection's reader measures of its server.
 type pipePace struct {
 	each   atomic.Int64 // moving average of a request's time at the server, ns; 0 before the first answer
@@ -77,7 +84,11 @@ func (pc *pipePace) answered(r *pipeReq) {
 
 // fill is the shared pool's shoal.Config.Fill: whether c, carrying streams
 // statements, takes one more before a less-loaded connection. It does when
-// all of them, at c's pace, would be answered within PipelineFill, and c's
+// the pool has more callers than connections open (with no more, each
+// caller can have a connection to itself, and a statement filled in
+// behind another would only wait for it, while the server's other
+// backends sat idle), all of c's statements, at c's pace, would be
+// answered within PipelineFill, and c's
 // oldest statement at the server has not been there longer than
 // PipelineFill (a slow statement, which the statements behind it would
 // wait for). The time at the server is as the reader sees it, so on a
@@ -85,6 +96,9 @@ func (pc *pipePace) answered(r *pipeReq) {
 // times the pace, which that wait alone often passed, turned callers away
 // to idle connections, each a write of one statement.
 func (pp *pipePool) fill(c *pipeConn, streams int) bool {
+	if pp.load.callers.Load() <= pp.load.conns.Load() {
+		return false
+	}
 	within := int64(pp.p.config.PipelineFill)
 	each := c.pace.each.Load()
 	if each <= 0 || int64(streams+1)*each > within {

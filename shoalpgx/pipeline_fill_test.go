@@ -35,20 +35,23 @@ func sharedByPID(t *testing.T, p *Pool, pid uint32) *pipeConn {
 	return nil
 }
 
-// Callers arriving together share the connection that answers them
-// within PipelineFill, though the pool has others open and idle: six
-// statements of 50ms each, whose pace the connection has measured, all
-// run on one backend. With PipelineFill 0 they spread over several.
+// Callers arriving together, more of them than connections open, share
+// the connection that answers them within PipelineFill, though the pool
+// could spread them: of six statements of 50ms each, whose pace the
+// connection has measured, on two connections, at least four run on one
+// backend (the first two callers may take a connection each; see
+// TestPipelineFillLeavesEachCallerAConnectionWhileTheyLast). With
+// PipelineFill 0 they spread, least-loaded first: three at most on one.
 func TestPipelineFillSharesBeforeSpreading(t *testing.T) {
 	const sql = "select pg_backend_pid() from pg_sleep(0.05)"
-	run := func(t *testing.T, fill time.Duration) map[uint32]int {
+	run := func(t *testing.T, fill time.Duration) (most int, pids map[uint32]int) {
 		p := newPipelinedPool(t, 8, 16, func(c *Config) { c.PipelineFill = fill })
 		ctx := pgtest.Ctx(t)
 		paceOn(t, p, sql)
 		pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) >= 2 })
 		start := make(chan struct{})
 		var mu sync.Mutex
-		pids := map[uint32]int{}
+		pids = map[uint32]int{}
 		var wg sync.WaitGroup
 		for range 6 {
 			wg.Go(func() {
@@ -65,16 +68,19 @@ func TestPipelineFillSharesBeforeSpreading(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
-		return pids
+		for _, n := range pids {
+			most = max(most, n)
+		}
+		return most, pids
 	}
 	t.Run("fill", func(t *testing.T) {
-		if pids := run(t, 10*time.Second); len(pids) != 1 {
-			t.Fatalf("six statements together ran on backends %v, want one backend: the connection answers all six within PipelineFill", pids)
+		if most, pids := run(t, 10*time.Second); most < 4 {
+			t.Fatalf("six statements together ran on backends %v, want four or more on one: the connection answers them within PipelineFill", pids)
 		}
 	})
 	t.Run("spread", func(t *testing.T) {
-		if pids := run(t, 0); len(pids) < 2 {
-			t.Fatalf("six statements together ran on backends %v with PipelineFill 0, want them spread", pids)
+		if most, pids := run(t, 0); most > 3 {
+			t.Fatalf("six statements together ran on backends %v with PipelineFill 0, want them spread, three at most on one", pids)
 		}
 	})
 }
@@ -118,4 +124,41 @@ func TestPipelineFillAvoidsAStalledConnection(t *testing.T) {
 	default:
 	}
 	<-slowDone
+}
+
+// With no more callers than shared connections open, each caller's
+// statement goes to a connection of its own, however much PipelineFill
+// would let one connection take: filled in behind another, it would only
+// wait for it while the other backend sat idle.
+func TestPipelineFillLeavesEachCallerAConnectionWhileTheyLast(t *testing.T) {
+	const sql = "select pg_backend_pid() from pg_sleep(0.05)"
+	p := newPipelinedPool(t, 8, 16, func(c *Config) { c.PipelineFill = 10 * time.Second })
+	ctx := pgtest.Ctx(t)
+	paceOn(t, p, sql)
+	pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) >= 2 })
+	if n := len(p.pipe.conns()); n != 2 {
+		t.Fatalf("%d shared connections open, want the pool's floor of 2", n)
+	}
+	start := make(chan struct{})
+	var mu sync.Mutex
+	pids := map[uint32]int{}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			<-start
+			var pid uint32
+			if err := p.QueryRow(ctx, sql).Scan(&pid); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			pids[pid]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	if len(pids) != 2 {
+		t.Fatalf("two callers' statements ran on backends %v, want one each: two connections were open", pids)
+	}
 }

@@ -31,6 +31,8 @@ type pipePool struct {
 	// have all given up closes at once (pipeline_close.go).
 	closing atomic.Bool
 
+	load pipeLoad // callers and connections, for fill
+
 	mu   sync.Mutex
 	open map[*pipeConn]struct{} // the connections open, for conns
 }
@@ -155,6 +157,7 @@ func (pp *pipePool) dial(ctx context.Context) (*pipeConn, error) {
 	pp.mu.Lock()
 	pp.open[c] = struct{}{}
 	pp.mu.Unlock()
+	pp.load.conns.Add(1)
 	return c, nil
 }
 
@@ -163,6 +166,7 @@ func (pp *pipePool) closeConn(c *pipeConn) error {
 	pp.mu.Lock()
 	delete(pp.open, c)
 	pp.mu.Unlock()
+	pp.load.conns.Add(-1)
 	return c.close()
 }
 
@@ -173,6 +177,8 @@ func (pp *pipePool) closeConn(c *pipeConn) error {
 // back only then, so that a connection never carries more than Pipeline
 // requests.
 func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipeEncoder) error {
+	pp.load.callers.Add(1)
+	defer pp.load.callers.Add(-1)
 	for attempt, refused := 0, 0; ; {
 		l, err := pp.core.Acquire(ctx)
 		if err != nil {
