@@ -151,16 +151,17 @@ type Config struct {
 
 	// PipelineFill, with Pipeline, is how long a statement may expect to
 	// wait on a shared connection behind others, so that statements share
-	// a connection before they spread: a new statement goes to the busiest
-	// shared connection whose statements in flight, one more included,
-	// would all be answered within PipelineFill at the pace the server has
-	// been answering them there, and to the least-loaded one only when none
+	// a connection before they spread: once the pool has more callers than
+	// shared connections open, a new statement goes to the busiest shared
+	// connection whose statements in flight, one more included, would all
+	// be answered within PipelineFill at the pace the server has been
+	// answering them there, and to the least-loaded one only when none
 	// would. Statements that share a connection leave in fewer writes and
 	// come back in fewer reads, which on a busy client or server is worth
-	// more than the wait. Slow statements fill nothing, and a connection
-	// whose oldest statement has been at the server longer than
-	// PipelineFill (a slow statement among quick ones) takes no more until
-	// it answers.
+	// more than the wait; with no more callers than connections, each has
+	// one to itself. Slow statements fill nothing, and a connection whose
+	// oldest statement has been at the server longer than PipelineFill (a
+	// slow statement among quick ones) takes no more until it answers.
 	// Default 800µs; 0 spreads statements over the connections,
 	// least-loaded first; below 0 is an error. Connection string:
 	// pool_pipeline_fill.

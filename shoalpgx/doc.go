@@ -242,8 +242,10 @@
 // a slow statement, and another opens, in the background, as soon as
 // every open one has a statement in flight: a PostgreSQL backend runs one
 // statement at a time, so a statement queued behind another waits for it,
-// where an idle connection runs it at once. Quick statements fill a
-// connection first: a new one goes to the busiest shared connection whose
+// where an idle connection runs it at once. With more callers than shared
+// connections open, quick statements fill a connection first (with no
+// more, each caller has one to itself): a new one goes to the busiest
+// shared connection whose
 // statements in flight, itself included, would all be answered within
 // Config.PipelineFill (pool_pipeline_fill, default 800µs) at the pace that
 // connection has been answering, so that statements arriving together
