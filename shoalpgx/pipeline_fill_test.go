@@ -23,6 +23,33 @@ func paceOn(t *testing.T, p *Pool, sql string) uint32 {
 	return pid
 }
 
+// backendsTogether runs sql, which selects pg_backend_pid(), by n callers
+// released together, and counts the statements each backend ran.
+func backendsTogether(t *testing.T, p *Pool, sql string, n int) map[uint32]int {
+	t.Helper()
+	ctx := pgtest.Ctx(t)
+	start := make(chan struct{})
+	var mu sync.Mutex
+	pids := map[uint32]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			<-start
+			var pid uint32
+			if err := p.QueryRow(ctx, sql).Scan(&pid); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			pids[pid]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return pids
+}
+
 // sharedByPID returns the shared connection of backend pid.
 func sharedByPID(t *testing.T, p *Pool, pid uint32) *pipeConn {
 	t.Helper()
@@ -46,28 +73,9 @@ func TestPipelineFillSharesBeforeSpreading(t *testing.T) {
 	const sql = "select pg_backend_pid() from pg_sleep(0.05)"
 	run := func(t *testing.T, fill time.Duration) (most int, pids map[uint32]int) {
 		p := newPipelinedPool(t, 8, 16, func(c *Config) { c.PipelineFill = fill })
-		ctx := pgtest.Ctx(t)
 		paceOn(t, p, sql)
 		pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) >= 2 })
-		start := make(chan struct{})
-		var mu sync.Mutex
-		pids = map[uint32]int{}
-		var wg sync.WaitGroup
-		for range 6 {
-			wg.Go(func() {
-				<-start
-				var pid uint32
-				if err := p.QueryRow(ctx, sql).Scan(&pid); err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				pids[pid]++
-				mu.Unlock()
-			})
-		}
-		close(start)
-		wg.Wait()
+		pids = backendsTogether(t, p, sql, 6)
 		for _, n := range pids {
 			most = max(most, n)
 		}
@@ -133,32 +141,12 @@ func TestPipelineFillAvoidsAStalledConnection(t *testing.T) {
 func TestPipelineFillLeavesEachCallerAConnectionWhileTheyLast(t *testing.T) {
 	const sql = "select pg_backend_pid() from pg_sleep(0.05)"
 	p := newPipelinedPool(t, 8, 16, func(c *Config) { c.PipelineFill = 10 * time.Second })
-	ctx := pgtest.Ctx(t)
 	paceOn(t, p, sql)
 	pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) >= 2 })
 	if n := len(p.pipe.conns()); n != 2 {
 		t.Fatalf("%d shared connections open, want the pool's floor of 2", n)
 	}
-	start := make(chan struct{})
-	var mu sync.Mutex
-	pids := map[uint32]int{}
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			<-start
-			var pid uint32
-			if err := p.QueryRow(ctx, sql).Scan(&pid); err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			pids[pid]++
-			mu.Unlock()
-		})
-	}
-	close(start)
-	wg.Wait()
-	if len(pids) != 2 {
+	if pids := backendsTogether(t, p, sql, 2); len(pids) != 2 {
 		t.Fatalf("two callers' statements ran on backends %v, want one each: two connections were open", pids)
 	}
 }
