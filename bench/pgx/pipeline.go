@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -55,9 +56,9 @@ var (
 const pgbouncerClients = 128
 
 // openPipelined opens shoalpgx with pool_pipeline set, on conns connections
-// in all, and runs a burst of queries so that every connection is open
-// before timing starts (the pipelined pool opens connections as its
-// callers' demand grows, and its whole-connection side stays empty).
+// in all, and grows its shared connections to conns before timing starts
+// (growShared): the pipelined pool opens connections as its callers'
+// demand grows, and its whole-connection side stays empty.
 func openPipelined(ctx context.Context, dsn string, conns int) (opened, error) {
 	withPipeline, err := setParam(dsn, "pool_pipeline", strconv.Itoa(pipelineDepth))
 	if err != nil {
@@ -73,6 +74,10 @@ func openPipelined(ctx context.Context, dsn string, conns int) (opened, error) {
 		return opened{}, err
 	}
 	if err := burst(ctx, p, conns*pipelineDepth); err != nil {
+		p.Close()
+		return opened{}, fmt.Errorf("warm: %w", err)
+	}
+	if err := growShared(ctx, p, conns); err != nil {
 		p.Close()
 		return opened{}, fmt.Errorf("warm: %w", err)
 	}
@@ -145,6 +150,39 @@ func burst(ctx context.Context, q pgxQuerier, n int) error {
 		}()
 	}
 	wg.Wait()
+	return first
+}
+
+// growShared keeps conns callers running a statement slow enough that none
+// fills another's connection (pg_sleep, 20ms) until the pool has conns
+// shared connections open, 10s at most. A burst of quick statements fills
+// a few connections instead, and the pool would otherwise grow during the
+// first timed round of a count of workers that needs more.
+func growShared(ctx context.Context, p *shoalpgx.Pool, conns int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	grown := func() bool { return p.Stat().Pipelined().TotalConns >= conns }
+	errs := make(chan error, conns)
+	for range conns {
+		go func() {
+			for !grown() && ctx.Err() == nil {
+				if _, err := p.Exec(ctx, "select pg_sleep(0.02)"); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range conns {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first == nil && !grown() {
+		first = fmt.Errorf("%d of %d shared connections open after 10s", p.Stat().Pipelined().TotalConns, conns)
+	}
 	return first
 }
 
