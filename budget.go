@@ -98,6 +98,12 @@ func (m budgetMember[T]) Load() (busy, demand int) { return m.p.load() }
 func (m budgetMember[T]) MinConns() int { return m.p.cfg.MinConns }
 func (m budgetMember[T]) Name() string  { return m.p.cfg.Name }
 
+// budgetWaker is a Budget that divides its connections at once when asked
+// (LocalBudget): a pool asks when its share alone holds back a dial it
+// wants, for a waiting caller or ahead of its busy connections. Other
+// budgets move shares at their next sample.
+type budgetWaker interface{ wantsBeyondShare() }
+
 // budgetLink is the pool's tie to its Budget: nil fields without one.
 type budgetLink struct {
 	budget Budget

@@ -102,7 +102,11 @@ func (p *Pool[T]) maybeDial() {
 // new connection takes the load the busy ones would otherwise pile up.
 // Nobody waits for it; it joins the open connections when it is up.
 func (p *Pool[T]) dialAhead() {
-	if p.cap.dialing.Load() != 0 || p.cap.open.Load() >= p.cap.limit.Load() {
+	if p.cap.dialing.Load() != 0 {
+		return
+	}
+	if p.cap.open.Load() >= p.cap.limit.Load() {
+		p.askBudget()
 		return
 	}
 	p.startDialIf(func() bool { return p.cap.dialing.Load() == 0 })
@@ -116,6 +120,19 @@ func (p *Pool[T]) dialForWaiter() {
 	p.maybeDial()
 	if p.hot.waiters.Load() > p.cap.dialing.Load() && p.now() < p.dial.backoffUntil.Load() {
 		p.kickMaintenance()
+	}
+	if p.hot.waiters.Load() > p.cap.dialing.Load() {
+		p.askBudget()
+	}
+}
+
+// askBudget asks the pool's Budget to divide its connections now, where it
+// can (budgetWaker), when the pool's share alone, below MaxConns, holds
+// back a dial the pool wants.
+func (p *Pool[T]) askBudget() {
+	c := &p.cap
+	if w, ok := p.link.budget.(budgetWaker); ok && c.open.Load() >= c.limit.Load() && c.limit.Load() < c.maxConns.Load() {
+		w.wantsBeyondShare()
 	}
 }
 

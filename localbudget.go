@@ -23,11 +23,14 @@ import (
 //   - The rest is divided max-min fairly by demand (Stats.Demand: leases
 //     held plus callers waiting): no pool gets more than another unless
 //     the other has all it asks for. What is left once every demand is
-//     met is spread too, so an idle pool holds headroom that the next
-//     pool to need it takes at once. The connections that do not divide
-//     evenly go round the pools, to the next ones every IdleTime (at
-//     least a second), so that when more pools want connections than
-//     there are, none waits for ever.
+//     met keeps first the connections each pool holds (a pool whose
+//     demand fell keeps its idle connections while no other pool asks
+//     for them, rather than close them and dial again at its next
+//     burst), and is spread after that, so an idle pool holds headroom
+//     that the next pool to need it takes at once. The connections that
+//     do not divide evenly go round the pools, to the next ones every
+//     IdleTime (at least a second), so that when more pools want
+//     connections than there are, none waits for ever.
 //   - A pool's demand counts as the highest it was over the last
 //     IdleTime: a share grows as soon as demand rises and shrinks only
 //     once demand has stayed low for IdleTime, so shares do not follow
@@ -50,13 +53,16 @@ import (
 // number in [0, Size), unique among the permits out.
 //
 // The budget samples its pools' demand every 50ms on one goroutine, which
-// runs while at least one pool is joined. Its methods are safe for
+// runs while at least one pool is joined, and divides at once, at most
+// every 5ms, when a pool held back by its share asks (a caller waits, or
+// a multiplexed pool would dial beside its busy connections). Its methods are safe for
 // concurrent use.
 type LocalBudget struct {
 	name string
 	size int
 	idle time.Duration
 	kick chan struct{} // wakes the sampler: a pool joined or left
+	ask  chan struct{} // asks the sampler for a division now: a pool wants beyond its share
 
 	// pushMu orders SetShare calls, which are made without mu held so a
 	// pool's SetShare may take its own locks. It is taken before mu.
@@ -86,6 +92,12 @@ type localMember struct {
 // localSampleEvery is how often a LocalBudget samples its pools' demand:
 // shoaletcd's tick, so the two follow demand alike.
 const localSampleEvery = 50 * time.Millisecond
+
+// localKickGap is the least time between a division and one a pool asks
+// for (wantsBeyondShare): pools held to their shares under steady
+// contention ask at every acquire, and would otherwise keep the sampler
+// running flat out.
+const localKickGap = 5 * time.Millisecond
 
 // defaultBudgetIdleTime is a LocalBudget's IdleTime unless BudgetIdleTime
 // says otherwise; shoaletcd's default too.
@@ -132,6 +144,7 @@ func NewBudget(size int, opts ...BudgetOption) (*LocalBudget, error) {
 		size:    size,
 		idle:    defaultBudgetIdleTime,
 		kick:    make(chan struct{}, 1),
+		ask:     make(chan struct{}, 1),
 		members: map[BudgetMember]*localMember{},
 		changed: make(chan struct{}),
 	}
@@ -369,20 +382,39 @@ func movePermit(permit, to any) error {
 func (b *LocalBudget) sampler() {
 	t := time.NewTicker(localSampleEvery)
 	defer t.Stop()
-	for b.sample(time.Now()) {
+	for regular := true; b.sample(time.Now(), regular); {
 		b.pushShares()
-		select {
-		case <-t.C:
-		case <-b.kick:
+		regular = true
+		last := time.Now()
+		var soon <-chan time.Time // a division asked for within localKickGap of the last
+	wait:
+		for {
+			select {
+			case <-t.C:
+			case <-b.kick:
+			case <-soon:
+				regular = false
+			case <-b.ask:
+				if d := localKickGap - time.Since(last); d > 0 {
+					if soon == nil {
+						soon = time.After(d)
+					}
+					continue wait
+				}
+				regular = false
+			}
+			break
 		}
 	}
 }
 
 // sample reads every pool's demand, outside mu (a pool's Demand may take
 // its engine's lock, under which the pool may release a permit), and
-// recomputes the shares. It returns false, and marks the sampler stopped,
-// once no pool is left.
-func (b *LocalBudget) sample(now time.Time) bool {
+// recomputes the shares. A sample between the regular ones (a pool waits
+// beyond its share) leaves the pools' need, an average over the regular
+// samples, alone. It returns false, and marks the sampler stopped, once no
+// pool is left.
+func (b *LocalBudget) sample(now time.Time, regular bool) bool {
 	b.mu.Lock()
 	if len(b.order) == 0 {
 		b.running = false
@@ -405,8 +437,12 @@ func (b *LocalBudget) sample(now time.Time) bool {
 	}
 	b.mu.Lock()
 	for i, lm := range ms {
-		if !lm.left {
+		switch {
+		case lm.left:
+		case regular:
 			lm.part.Sample(now, busy[i], ds[i], localSampleEvery)
+		default:
+			lm.part.Look(now, ds[i])
 		}
 	}
 	if b.recomputeLocked() {
@@ -422,6 +458,7 @@ func (b *LocalBudget) sample(now time.Time) bool {
 func (b *LocalBudget) recomputeLocked() bool {
 	parts := make([]*fairshare.Pool, len(b.order))
 	for i, lm := range b.order {
+		lm.part.Held = lm.held
 		parts[i] = &lm.part
 	}
 	return fairshare.DividePools(b.size, parts, time.Now(), b.idle, localSampleEvery)
@@ -455,6 +492,18 @@ func (b *LocalBudget) pushShares() {
 func (b *LocalBudget) broadcastLocked() {
 	close(b.changed)
 	b.changed = make(chan struct{})
+}
+
+// wantsBeyondShare is for a pool whose callers wait beyond its share, or
+// that would dial ahead of its busy connections (budgetWaker): the shares
+// are recomputed now rather than at the next sample, so that a peer
+// keeping idle connections nobody asked for gives them up at once; no
+// sooner than localKickGap after the last division.
+func (b *LocalBudget) wantsBeyondShare() {
+	select {
+	case b.ask <- struct{}{}:
+	default:
+	}
 }
 
 // wake pokes the sampler without blocking.

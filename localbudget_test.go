@@ -113,13 +113,16 @@ func TestLocalBudgetSharesAreMaxMinFair(t *testing.T) {
 	})
 }
 
-// A share shrinks only once demand has stayed low for IdleTime while
-// nobody waits, and at once for a pool that waits.
+// A pool's demand counts as the highest of the last IdleTime, so a share
+// follows a fall only once demand has stayed low that long; even then a
+// pool keeps the connections it holds while nobody else asks for them,
+// and gives them up at once to a pool that does.
 func TestLocalBudgetHysteresis(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := mustBudget(t, 10, BudgetIdleTime(time.Second))
 		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 10, Budget: b})
 		c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 10, Budget: b})
+		demandOfA := func() int { return b.Stats().Members[0].Demand }
 		ha1, ha2, hc := hold(a, 2), hold(a, 4), hold(c, 4)
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()
@@ -129,23 +132,25 @@ func TestLocalBudgetHysteresis(t *testing.T) {
 		ha2.stop() // a's demand falls to 2; nobody waits
 		time.Sleep(900 * time.Millisecond)
 		synctest.Wait()
-		if got := sharesOf(b); got != "a 6/6, c 4/4" {
-			t.Fatalf("within IdleTime of a's fall: %s, want the shares kept", got)
+		if got, d := sharesOf(b), demandOfA(); got != "a 6/6, c 4/4" || d != 6 {
+			t.Fatalf("within IdleTime of a's fall: %s, a's demand %d; want the shares kept and a's demand 6", got, d)
 		}
 		time.Sleep(200 * time.Millisecond)
 		synctest.Wait()
-		// Demands 2 and 4, the rest spread evenly: 5 each; a closes one
-		// of its idle connections.
-		if got := sharesOf(b); got != "a 5/5, c 5/4" {
-			t.Fatalf("past IdleTime: %s, want a 5/5, c 5/4", got)
+		// Demands 2 and 4: a keeps the four idle connections it holds,
+		// which nobody asks for.
+		if got, d := sharesOf(b), demandOfA(); got != "a 6/6, c 4/4" || d != 2 {
+			t.Fatalf("past IdleTime: %s, a's demand %d; want a 6/6, c 4/4 and a's demand 2", got, d)
 		}
-		// c now wants 7: at once, by the demands of the moment (2 and 7,
-		// the one left over to a), a's idle connections close for c's.
+		// c now wants 7: by the demands of the moment (2 and 7, the one
+		// left over to a, which holds more), a's idle connections close
+		// for c's, in a division c's waiting asks for rather than at the
+		// next sample (the last was just now).
 		hc2 := hold(c, 3)
-		time.Sleep(60 * time.Millisecond)
+		time.Sleep(localKickGap)
 		synctest.Wait()
 		if got := sharesOf(b); got != "a 3/3, c 7/7" || hc2.got.Load() != 3 {
-			t.Fatalf("c waiting: %s, %d of 3 served; want a 3/3, c 7/7", got, hc2.got.Load())
+			t.Fatalf("c waiting %s: %s, %d of 3 served; want a 3/3, c 7/7 before the next sample", localKickGap, got, hc2.got.Load())
 		}
 		for _, h := range []*holders{ha1, hc, hc2} {
 			h.stop()

@@ -25,7 +25,8 @@
 // Shares are an efficiency matter on top. Every member watches the budget
 // and computes everybody's share from the same member records with
 // max-min fairness (every minimum first, the rest water-filled by demand,
-// what is left spread so the shares sum to N, ties to the lower ID), and
+// what is left spread so the shares sum to N, ties to the lower ID; a
+// member's pools divide its share keeping first what each holds), and
 // tells its pool its own. A member grows only into free slot keys, which
 // the others free as they release connections above their new shares:
 // shrink before grow, and no permit is ever taken back. Demand is the

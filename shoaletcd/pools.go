@@ -114,6 +114,7 @@ func (b *Budget) partsLocked() {
 	total := b.poolShareLocked()
 	parts := make([]*fairshare.Pool, len(b.pools))
 	for i, s := range b.pools {
+		s.part.Held = s.held
 		parts[i] = &s.part
 	}
 	fairshare.DividePools(total, parts, time.Now(), b.opts.IdleTime, tickEvery)

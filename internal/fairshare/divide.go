@@ -7,6 +7,11 @@ type Claim struct {
 	ID     string // orders ties: the lower ID wins a remainder
 	Min    int    // granted first, even when the member is idle
 	Demand int    // connections the member would use now
+	// Held is the connections the member holds now, where its budget
+	// knows them (the pools of one process): what is left once every
+	// demand is met keeps them first (see Divide). 0 where it is not
+	// known, as between shoaletcd's members.
+	Held int
 }
 
 // Divide divides n connections among claims by max-min fairness and
@@ -17,10 +22,14 @@ type Claim struct {
 // Every minimum is granted first (in ID order while n lasts, should the
 // minimums not fit). The rest is water-filled up to each demand: the level
 // rises until n is used, so nobody gets more than another unless the other
-// has all it asks for. What is left once every demand is met is
-// water-filled again without the demand caps, so the shares always sum to
-// n: an idle member holds headroom it gives up at the next change, and a
-// burst is served at once instead of after a round of recomputation.
+// has all it asks for. What is left once every demand is met goes first to
+// the members holding more than that (Held), water-filled up to what each
+// holds, so that a member whose demand fell keeps the connections it has
+// open while nobody else asks for them, rather than close them at once
+// and dial them again at its next burst; the rest is water-filled again
+// without caps, so the shares always sum to n: an idle member holds
+// headroom it gives up at the next change, and a burst is served from it
+// at once instead of after a round of recomputation.
 func Divide(n int, claims []Claim) []int {
 	order := make([]int, len(claims))
 	for i := range order {
@@ -49,6 +58,13 @@ func Divide(n int, claims []Claim) []int {
 		}
 	} else {
 		alloc = waterFill(n, lo, hi)
+		if Sum(alloc) < n {
+			kept := make([]int, len(claims))
+			for j, i := range order {
+				kept[j] = max(alloc[j], claims[i].Held)
+			}
+			alloc = waterFill(n, alloc, kept)
+		}
 		if used := Sum(alloc); used < n && len(claims) > 0 {
 			unbounded := make([]int, len(claims))
 			for j := range unbounded {

@@ -14,18 +14,22 @@ func TestDivideCases(t *testing.T) {
 		claims []Claim
 		want   []int
 	}{
-		{"alone", 10, []c{{"a", 0, 3}}, []int{10}},
+		{"alone", 10, []c{{"a", 0, 3, 0}}, []int{10}},
 		{"nobody", 10, nil, []int{}},
-		{"even", 9, []c{{"a", 0, 9}, {"b", 0, 9}, {"c", 0, 9}}, []int{3, 3, 3}},
-		{"remainder to lower ids", 10, []c{{"c", 0, 9}, {"a", 0, 9}, {"b", 0, 9}}, []int{3, 4, 3}},
-		{"small demand capped, rest to the hungry", 10, []c{{"a", 0, 2}, {"b", 0, 20}}, []int{2, 8}},
-		{"minimum honoured while idle", 10, []c{{"a", 3, 0}, {"b", 0, 20}}, []int{3, 7}},
-		{"minimum above fair", 10, []c{{"a", 6, 20}, {"b", 0, 20}}, []int{6, 4}},
-		{"leftover spread", 10, []c{{"a", 0, 1}, {"b", 0, 1}}, []int{5, 5}},
-		{"leftover over minimums", 10, []c{{"a", 4, 0}, {"b", 0, 0}}, []int{5, 5}},
-		{"leftover uneven base", 10, []c{{"a", 6, 0}, {"b", 0, 1}}, []int{6, 4}},
-		{"minimums too big", 5, []c{{"b", 3, 9}, {"a", 3, 9}}, []int{2, 3}},
-		{"minimums exactly fill", 6, []c{{"a", 3, 9}, {"b", 3, 0}}, []int{3, 3}},
+		{"even", 9, []c{{"a", 0, 9, 0}, {"b", 0, 9, 0}, {"c", 0, 9, 0}}, []int{3, 3, 3}},
+		{"remainder to lower ids", 10, []c{{"c", 0, 9, 0}, {"a", 0, 9, 0}, {"b", 0, 9, 0}}, []int{3, 4, 3}},
+		{"small demand capped, rest to the hungry", 10, []c{{"a", 0, 2, 0}, {"b", 0, 20, 0}}, []int{2, 8}},
+		{"minimum honoured while idle", 10, []c{{"a", 3, 0, 0}, {"b", 0, 20, 0}}, []int{3, 7}},
+		{"minimum above fair", 10, []c{{"a", 6, 20, 0}, {"b", 0, 20, 0}}, []int{6, 4}},
+		{"leftover spread", 10, []c{{"a", 0, 1, 0}, {"b", 0, 1, 0}}, []int{5, 5}},
+		{"leftover over minimums", 10, []c{{"a", 4, 0, 0}, {"b", 0, 0, 0}}, []int{5, 5}},
+		{"leftover uneven base", 10, []c{{"a", 6, 0, 0}, {"b", 0, 1, 0}}, []int{6, 4}},
+		{"minimums too big", 5, []c{{"b", 3, 9, 0}, {"a", 3, 9, 0}}, []int{2, 3}},
+		{"minimums exactly fill", 6, []c{{"a", 3, 9, 0}, {"b", 3, 0, 0}}, []int{3, 3}},
+		{"leftover keeps what is held", 8, []c{{"a", 2, 1, 8}, {"b", 0, 0, 0}}, []int{8, 0}},
+		{"a demand takes from what is held", 8, []c{{"a", 2, 1, 8}, {"b", 0, 1, 0}}, []int{7, 1}},
+		{"held beyond the leftover, water-filled", 10, []c{{"a", 0, 4, 0}, {"b", 0, 0, 6}, {"c", 0, 0, 6}}, []int{4, 3, 3}},
+		{"leftover beyond what is held spread", 10, []c{{"a", 0, 1, 7}, {"b", 0, 1, 0}}, []int{7, 3}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,9 +41,11 @@ func TestDivideCases(t *testing.T) {
 	}
 }
 
-// Random claims: the shares sum to n, honour every minimum that fits, and
-// are max-min fair: a member below its demand has at least what any other
-// member has above that other's minimum, less one (the remainder).
+// Random claims: the shares sum to n, honour every minimum that fits, are
+// max-min fair (a member below its demand has at least what any other
+// member has above that other's minimum, less one: the remainder), and,
+// where n covers every demand and every connection held, keep each
+// member's connections.
 func TestDivideProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for iter := range 5000 {
@@ -54,6 +60,9 @@ func TestDivideProperties(t *testing.T) {
 			}
 			sumMin += m
 			claims[i] = Claim{ID: fmt.Sprintf("m%02d", r.IntN(100)*10+i), Min: m, Demand: r.IntN(2 * n)}
+			if r.IntN(2) == 0 {
+				claims[i].Held = r.IntN(n + 1)
+			}
 		}
 		got := Divide(n, claims)
 		if s := Sum(got); s != n {
@@ -62,7 +71,14 @@ func TestDivideProperties(t *testing.T) {
 		if sumMin > n {
 			continue
 		}
+		covered := 0
+		for _, c := range claims {
+			covered += max(c.Min, c.Demand, c.Held)
+		}
 		for i, c := range claims {
+			if covered <= n && got[i] < c.Held {
+				t.Fatalf("iter %d: %s holds %d but got %d, with n (%d) covering every demand and hold: %v %v", iter, c.ID, c.Held, got[i], n, claims, got)
+			}
 			if got[i] < c.Min {
 				t.Fatalf("iter %d: %s got %d below its minimum %d (claims %v, shares %v)", iter, c.ID, got[i], c.Min, claims, got)
 			}

@@ -16,6 +16,7 @@ type Pool struct {
 	Now    int      // its demand last sampled, unsmoothed
 	Need   Need     // what it needs while pools wait
 	Share  int      // its share, as DividePools last set it
+	Held   int      // the connections it holds, set by its owner before DividePools (Claim.Held)
 
 	shortSince time.Time // when it began to wait beyond its share while others waited; zero while it does not
 	fullAt     time.Time // the last division at which its demand reached its share
@@ -25,8 +26,15 @@ type Pool struct {
 // demand (busy plus those its callers wait for) at at; every is how often
 // the owner samples.
 func (p *Pool) Sample(at time.Time, busy, demand int, every time.Duration) {
-	p.Demand, p.Now = p.Smooth.Add(at, demand), demand
+	p.Look(at, demand)
 	p.Need.Add(busy, demand, p.Smooth.Window, every)
+}
+
+// Look records the pool's demand at at between two of its owner's regular
+// samples, as Sample does but leaving Need, an average over the regular
+// samples, alone: for a division made at once because a pool waits.
+func (p *Pool) Look(at time.Time, demand int) {
+	p.Demand, p.Now = p.Smooth.Add(at, demand), demand
 }
 
 // Grace is how long DividePools lets a pool wait short of its fair share
@@ -51,7 +59,7 @@ func DividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) b
 	ids := RotatedIDs(len(ps), at, max(window, time.Second))
 	claims := make([]Claim, len(ps))
 	for i, p := range ps {
-		claims[i] = Claim{ID: ids[i], Min: p.Min, Demand: p.Demand}
+		claims[i] = Claim{ID: ids[i], Min: p.Min, Demand: p.Demand, Held: p.Held}
 	}
 	shares := Divide(n, claims)
 	var fair []int // what is fair while some pool waits

@@ -19,7 +19,7 @@ func TestRotatedIDs(t *testing.T) {
 		if fmt.Sprint(ids) != fmt.Sprint(RotatedIDs(n, at.Add(every-1), every)) {
 			t.Fatalf("the order changed within a period")
 		}
-		shares := Divide(1, []Claim{{ids[0], 0, 1}, {ids[1], 0, 1}, {ids[2], 0, 1}, {ids[3], 0, 1}})
+		shares := Divide(1, []Claim{{ids[0], 0, 1, 0}, {ids[1], 0, 1, 0}, {ids[2], 0, 1, 0}, {ids[3], 0, 1, 0}})
 		for i, s := range shares {
 			if s == 1 {
 				firsts[i] = true
