@@ -312,6 +312,7 @@ func (b *LocalBudget) AcquireFor(ctx context.Context, m BudgetMember) (BudgetPer
 		}
 		ch := b.changed
 		b.mu.Unlock()
+		b.wantsBeyondShare() // a peer keeping idle permits gives one up now
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -494,8 +495,9 @@ func (b *LocalBudget) broadcastLocked() {
 	b.changed = make(chan struct{})
 }
 
-// wantsBeyondShare is for a pool whose callers wait beyond its share, or
-// that would dial ahead of its busy connections (budgetWaker): the shares
+// wantsBeyondShare is for a member waiting in AcquireFor, and for a pool
+// whose callers wait beyond its share or that would dial ahead of its busy
+// connections (budgetWaker): the shares
 // are recomputed now rather than at the next sample, so that a peer
 // keeping idle connections nobody asked for gives them up at once; no
 // sooner than localKickGap after the last division.

@@ -459,6 +459,41 @@ func TestLocalBudgetAcquireFor(t *testing.T) {
 	})
 }
 
+// A member that asks for a permit while a peer keeps idle connections
+// holding every one gets a permit within milliseconds, not at the next
+// sample: its wait asks for a division, and the peer closes one.
+func TestLocalBudgetWaitingMemberAsksForADivision(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustBudget(t, 4, BudgetIdleTime(time.Second))
+		m := &countMember{}
+		leave, err := b.Join(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer leave()
+		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 4, Budget: b})
+		ha := hold(a, 4)
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		ha.stop()
+		time.Sleep(2 * time.Second) // past IdleTime: a's demand is 0
+		synctest.Wait()
+		if s := a.Stats(); s.IdleConns != 4 {
+			t.Fatalf("a: %+v, want its 4 connections kept idle while nobody asks", s)
+		}
+		m.demand.Store(1)
+		start := time.Now()
+		p, err := b.AcquireFor(context.Background(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited > localKickGap {
+			t.Fatalf("waited %s for a permit held idle by a peer, want at most %s", waited, localKickGap)
+		}
+		p.Release()
+	})
+}
+
 // A permit moved to another member counts as that member's from then on:
 // the member it left may take another at once, and its release gives it
 // back as the new member's. A released permit, or a member not joined,
