@@ -98,11 +98,18 @@ func (m budgetMember[T]) Load() (busy, demand int) { return m.p.load() }
 func (m budgetMember[T]) MinConns() int { return m.p.cfg.MinConns }
 func (m budgetMember[T]) Name() string  { return m.p.cfg.Name }
 
-// budgetWaker is a Budget that divides its connections at once when asked
-// (LocalBudget): a pool asks when its share alone holds back a dial it
-// wants, for a waiting caller or ahead of its busy connections. Other
-// budgets move shares at their next sample.
-type budgetWaker interface{ wantsBeyondShare() }
+// BudgetAsker is a Budget that divides its connections at once when asked,
+// rather than at its next sample (LocalBudget is one). A pool asks when its
+// share alone holds back a dial it wants: a caller waits, or a multiplexed
+// pool would dial beside its busy connections. A Budget that passes a
+// pool's requests on to another (ContextWithBudgetMember) should pass the
+// ask on too, or the pool's connections move at the other's next sample.
+type BudgetAsker interface {
+	// AskShare asks for a division soon. It never blocks, and the budget
+	// may let it pass: a LocalBudget does while no pool holds idle
+	// connections another could take.
+	AskShare()
+}
 
 // budgetLink is the pool's tie to its Budget: nil fields without one.
 type budgetLink struct {

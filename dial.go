@@ -127,12 +127,12 @@ func (p *Pool[T]) dialForWaiter() {
 }
 
 // askBudget asks the pool's Budget to divide its connections now, where it
-// can (budgetWaker), when the pool's share alone, below MaxConns, holds
+// can (BudgetAsker), when the pool's share alone, below MaxConns, holds
 // back a dial the pool wants.
 func (p *Pool[T]) askBudget() {
 	c := &p.cap
-	if w, ok := p.link.budget.(budgetWaker); ok && c.open.Load() >= c.limit.Load() && c.limit.Load() < c.maxConns.Load() {
-		w.wantsBeyondShare()
+	if a, ok := p.link.budget.(BudgetAsker); ok && c.open.Load() >= c.limit.Load() && c.limit.Load() < c.maxConns.Load() {
+		a.AskShare()
 	}
 }
 

@@ -63,6 +63,9 @@ type LocalBudget struct {
 	idle time.Duration
 	kick chan struct{} // wakes the sampler: a pool joined or left
 	ask  chan struct{} // asks the sampler for a division now: a pool wants beyond its share
+	// spare is set when the last division found a pool holding more
+	// connections than it used: only then can an ask (AskShare) move one.
+	spare atomic.Bool
 
 	// pushMu orders SetShare calls, which are made without mu held so a
 	// pool's SetShare may take its own locks. It is taken before mu.
@@ -94,10 +97,11 @@ type localMember struct {
 const localSampleEvery = 50 * time.Millisecond
 
 // localKickGap is the least time between a division and one a pool asks
-// for (wantsBeyondShare): pools held to their shares under steady
-// contention ask at every acquire, and would otherwise keep the sampler
-// running flat out.
+// for (AskShare): a pool held to its share asks at every acquire, and
+// would otherwise keep the sampler running flat out.
 const localKickGap = 5 * time.Millisecond
+
+var _ BudgetAsker = (*LocalBudget)(nil)
 
 // defaultBudgetIdleTime is a LocalBudget's IdleTime unless BudgetIdleTime
 // says otherwise; shoaletcd's default too.
@@ -310,9 +314,12 @@ func (b *LocalBudget) AcquireFor(ctx context.Context, m BudgetMember) (BudgetPer
 			b.mu.Unlock()
 			return p, nil
 		}
+		short := lm.held >= lm.part.Share // not only waiting for a peer's close
 		ch := b.changed
 		b.mu.Unlock()
-		b.wantsBeyondShare() // a peer keeping idle permits gives one up now
+		if short {
+			b.AskShare() // a peer keeping idle permits gives one up now
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -458,10 +465,13 @@ func (b *LocalBudget) sample(now time.Time, regular bool) bool {
 // share) and reports whether a share changed.
 func (b *LocalBudget) recomputeLocked() bool {
 	parts := make([]*fairshare.Pool, len(b.order))
+	spare := false
 	for i, lm := range b.order {
 		lm.part.Held = lm.held
+		spare = spare || lm.held > lm.part.Now
 		parts[i] = &lm.part
 	}
+	b.spare.Store(spare)
 	return fairshare.DividePools(b.size, parts, time.Now(), b.idle, localSampleEvery)
 }
 
@@ -495,13 +505,17 @@ func (b *LocalBudget) broadcastLocked() {
 	b.changed = make(chan struct{})
 }
 
-// wantsBeyondShare is for a member waiting in AcquireFor, and for a pool
-// whose callers wait beyond its share or that would dial ahead of its busy
-// connections (budgetWaker): the shares
-// are recomputed now rather than at the next sample, so that a peer
-// keeping idle connections nobody asked for gives them up at once; no
-// sooner than localKickGap after the last division.
-func (b *LocalBudget) wantsBeyondShare() {
+// AskShare asks for a division now rather than at the next sample, so
+// that a pool keeping idle connections nobody asked for gives them up at
+// once to a pool held back by its share (BudgetAsker) or a member waiting
+// in AcquireFor beyond its share; no sooner than localKickGap after the
+// last division. It does nothing while the last division found no pool
+// holding more connections than it used, when a division could only move
+// busy ones, which waits for the grace of the regular samples.
+func (b *LocalBudget) AskShare() {
+	if !b.spare.Load() {
+		return
+	}
 	select {
 	case b.ask <- struct{}{}:
 	default:

@@ -200,6 +200,12 @@ func (b *originBudget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) 
 	return b.first.budget.AcquireFor(ctx, b.member)
 }
 
+var _ shoal.BudgetAsker = (*originBudget)(nil)
+
+// AskShare passes an origin's pool's ask for a division on to the
+// Transport's budget (shoal.BudgetAsker).
+func (b *originBudget) AskShare() { b.first.budget.AskShare() }
+
 // Members is how many origins' pools share the cap (Stats.BudgetMembers).
 func (b *originBudget) Members() int {
 	n := b.first.budget.Members()

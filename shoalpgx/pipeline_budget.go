@@ -130,6 +130,17 @@ func (b *twoBudgets) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 	return &twoPermits{div: div, user: user}, nil
 }
 
+var _ shoal.BudgetAsker = (*twoBudgets)(nil)
+
+// AskShare passes a core pool's ask for a division on to both budgets,
+// where they take one (shoal.BudgetAsker).
+func (b *twoBudgets) AskShare() {
+	b.division.AskShare()
+	if a, ok := b.user.(shoal.BudgetAsker); ok {
+		a.AskShare()
+	}
+}
+
 // twoPermits is a permit of each budget. Its slot is the user's budget's,
 // the one the fence locks; what the user's permit does beside (a revoke,
 // a refused slot) it passes on.

@@ -125,3 +125,37 @@ func TestPipelineWithBudget(t *testing.T) {
 	}
 	t.Logf("most connections seen: %d together, %d of the pipelined pool", most.Load(), mostPiped.Load())
 }
+
+// askingBudget is a user's Budget that counts the asks for a division it
+// is passed (shoal.BudgetAsker).
+type askingBudget struct {
+	shoal.Budget
+	asks atomic.Int32
+}
+
+func (b *askingBudget) AskShare() { b.asks.Add(1) }
+
+// A core pool's ask for a division, made when its share holds back a dial,
+// reaches the user's budget through the pair of budgets a pipelined pool's
+// core pools join, so that the user's budget moves idle connections to it
+// at once, as the division does.
+func TestPipelineBudgetsPassAsksOn(t *testing.T) {
+	div, err := shoal.NewBudget(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := shoal.NewBudget(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := &askingBudget{Budget: inner}
+	var b shoal.Budget = &twoBudgets{division: div, user: user, members: map[shoal.BudgetMember]*twoShares{}}
+	asker, ok := b.(shoal.BudgetAsker)
+	if !ok {
+		t.Fatal("the pair of budgets takes no ask: a core pool's asks would stop there")
+	}
+	asker.AskShare()
+	if n := user.asks.Load(); n != 1 {
+		t.Fatalf("the user's budget was asked %d times, want 1", n)
+	}
+}

@@ -50,21 +50,25 @@ func TestPipelineKeepsItsSharedConnectionsWhenLoadFalls(t *testing.T) {
 	}
 
 	// The division sees the shared pool's demand fall once it has stayed
-	// low for the budget's IdleTime (2s).
-	demand := func() int {
+	// low for the budget's IdleTime (2s), and in that same division sets
+	// its share: all four it holds, nobody else asking.
+	member := func() shoal.BudgetMemberStats {
 		for _, m := range div.Stats().Members {
 			if m.Name == p.pipe.core.Stats().Name {
-				return m.Demand
+				return m
 			}
 		}
 		t.Fatal("the shared pool is not a member of the division")
-		return 0
+		return shoal.BudgetMemberStats{}
 	}
-	for deadline := time.Now().Add(10 * time.Second); demand() > 0; {
+	for deadline := time.Now().Add(10 * time.Second); member().Demand > 0; {
 		if time.Now().After(deadline) {
-			t.Fatalf("the division still counts a demand of %d for the shared pool after 10s idle", demand())
+			t.Fatalf("the division still counts a demand of %d for the shared pool after 10s idle", member().Demand)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if m := member(); m.Share != 4 {
+		t.Fatalf("the shared pool's share is %d once its demand fell, want the 4 it holds (division: %+v)", m.Share, div.Stats().Members)
 	}
 	if n := shared(); n != 4 {
 		t.Fatalf("%d shared connections open once the load fell, want the 4 kept (division: %+v)", n, div.Stats().Members)
