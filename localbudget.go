@@ -63,8 +63,11 @@ type LocalBudget struct {
 	idle time.Duration
 	kick chan struct{} // wakes the sampler: a pool joined or left
 	ask  chan struct{} // asks the sampler for a division now: a pool wants beyond its share
-	// spare is set when the last division found a pool holding more
-	// connections than it used: only then can an ask (AskShare) move one.
+	// spare is set when the last division met every demand and found a
+	// pool holding more connections than it used, kept for it from what
+	// was left: only then can an ask (AskShare) move one. Under
+	// contention the shares move toward need at the regular samples, as
+	// sparingly as Rebalance allows, and asks would only hurry that.
 	spare atomic.Bool
 
 	// pushMu orders SetShare calls, which are made without mu held so a
@@ -465,13 +468,14 @@ func (b *LocalBudget) sample(now time.Time, regular bool) bool {
 // share) and reports whether a share changed.
 func (b *LocalBudget) recomputeLocked() bool {
 	parts := make([]*fairshare.Pool, len(b.order))
-	spare := false
+	claimed, idle := 0, false
 	for i, lm := range b.order {
 		lm.part.Held = lm.held
-		spare = spare || lm.held > lm.part.Now
+		claimed += max(lm.part.Min, lm.part.Demand)
+		idle = idle || lm.held > lm.part.Now
 		parts[i] = &lm.part
 	}
-	b.spare.Store(spare)
+	b.spare.Store(claimed < b.size && idle)
 	return fairshare.DividePools(b.size, parts, time.Now(), b.idle, localSampleEvery)
 }
 
@@ -509,9 +513,9 @@ func (b *LocalBudget) broadcastLocked() {
 // that a pool keeping idle connections nobody asked for gives them up at
 // once to a pool held back by its share (BudgetAsker) or a member waiting
 // in AcquireFor beyond its share; no sooner than localKickGap after the
-// last division. It does nothing while the last division found no pool
-// holding more connections than it used, when a division could only move
-// busy ones, which waits for the grace of the regular samples.
+// last division. It does nothing unless the last division met every
+// demand and left a pool holding idle connections: under contention,
+// shares move at the regular samples (see spare).
 func (b *LocalBudget) AskShare() {
 	if !b.spare.Load() {
 		return

@@ -494,6 +494,40 @@ func TestLocalBudgetWaitingMemberAsksForADivision(t *testing.T) {
 	})
 }
 
+// Under contention (the demands take every connection) a wait does not
+// hurry the division: the shares move at the regular samples, toward need
+// and as sparingly as ever, so that pools of many tenants do not trade
+// connections at every ask.
+func TestLocalBudgetAsksWaitUnderContention(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustBudget(t, 4, BudgetIdleTime(time.Second))
+		m := &countMember{}
+		leave, err := b.Join(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer leave()
+		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 4, Budget: b})
+		ha1, ha2 := hold(a, 2), hold(a, 2)
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		ha2.stop() // a holds 4, uses 2, and its demand counts as 4 for IdleTime
+		time.Sleep(localSampleEvery)
+		synctest.Wait() // a division has seen a's two idle connections
+		m.demand.Store(2)
+		start := time.Now()
+		p, err := b.AcquireFor(context.Background(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited <= localKickGap || waited > localSampleEvery {
+			t.Fatalf("served after %s, want at the next regular sample (within %s, not within %s)", waited, localSampleEvery, localKickGap)
+		}
+		p.Release()
+		ha1.stop()
+	})
+}
+
 // A permit moved to another member counts as that member's from then on:
 // the member it left may take another at once, and its release gives it
 // back as the new member's. A released permit, or a member not joined,
