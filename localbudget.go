@@ -55,7 +55,8 @@ import (
 // The budget samples its pools' demand every 50ms on one goroutine, which
 // runs while at least one pool is joined, and divides at once, at most
 // every 5ms, when a pool held back by its share asks (a caller waits, or
-// a multiplexed pool would dial beside its busy connections). Its methods are safe for
+// a multiplexed pool would dial beside its busy connections) while the
+// last division met every demand (AskShare). Its methods are safe for
 // concurrent use.
 type LocalBudget struct {
 	name string
