@@ -459,19 +459,27 @@ func TestLocalBudgetAcquireFor(t *testing.T) {
 	})
 }
 
+// memberBesidePool returns a budget of 4 (IdleTime 1s) with a member of
+// the test's own joined to it, and a pool of up to 4 beside it.
+func memberBesidePool(t *testing.T) (*LocalBudget, *countMember, *Pool[*fakeConn]) {
+	t.Helper()
+	b := mustBudget(t, 4, BudgetIdleTime(time.Second))
+	m := &countMember{}
+	leave, err := b.Join(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(leave)
+	a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 4, Budget: b})
+	return b, m, a
+}
+
 // A member that asks for a permit while a peer keeps idle connections
 // holding every one gets a permit within milliseconds, not at the next
 // sample: its wait asks for a division, and the peer closes one.
 func TestLocalBudgetWaitingMemberAsksForADivision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 4, BudgetIdleTime(time.Second))
-		m := &countMember{}
-		leave, err := b.Join(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer leave()
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 4, Budget: b})
+		b, m, a := memberBesidePool(t)
 		ha := hold(a, 4)
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()
@@ -500,14 +508,7 @@ func TestLocalBudgetWaitingMemberAsksForADivision(t *testing.T) {
 // connections at every ask.
 func TestLocalBudgetAsksWaitUnderContention(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 4, BudgetIdleTime(time.Second))
-		m := &countMember{}
-		leave, err := b.Join(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer leave()
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 4, Budget: b})
+		b, m, a := memberBesidePool(t)
 		ha1, ha2 := hold(a, 2), hold(a, 2)
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()
