@@ -106,8 +106,8 @@ func (m budgetMember[T]) Name() string  { return m.p.cfg.Name }
 // ask on too, or the pool's connections move at the other's next sample.
 type BudgetAsker interface {
 	// AskShare asks for a division soon. It never blocks, and the budget
-	// may let it pass: a LocalBudget does while no pool holds idle
-	// connections another could take.
+	// may let it pass: a LocalBudget does unless its last division met
+	// every demand and left a pool holding idle connections.
 	AskShare()
 }
 

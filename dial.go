@@ -115,15 +115,17 @@ func (p *Pool[T]) dialAhead() {
 // dialForWaiter is maybeDial for a caller that has just joined the queue.
 // While the pool backs off, the dial that serves it is maintenance's, once
 // the backoff ends; maintenance may have gone to sleep for a full tick with
-// nobody waiting, and is woken to sleep only until then.
+// nobody waiting, and is woken to sleep only until then. A pool at its
+// Budget share asks the budget for a division (askBudget).
 func (p *Pool[T]) dialForWaiter() {
 	p.maybeDial()
-	if p.hot.waiters.Load() > p.cap.dialing.Load() && p.now() < p.dial.backoffUntil.Load() {
+	if p.hot.waiters.Load() <= p.cap.dialing.Load() {
+		return
+	}
+	if p.now() < p.dial.backoffUntil.Load() {
 		p.kickMaintenance()
 	}
-	if p.hot.waiters.Load() > p.cap.dialing.Load() {
-		p.askBudget()
-	}
+	p.askBudget()
 }
 
 // askBudget asks the pool's Budget to divide its connections now, where it
