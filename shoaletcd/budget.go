@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -35,6 +36,14 @@ type Budget struct {
 	wg        sync.WaitGroup // the run loop and the share pusher
 	kick      chan struct{}  // wakes the run loop: a slot to delete, a permit to cover
 	shareKick chan struct{}  // wakes the share pusher
+	ask       chan struct{}  // asks the share pusher for a division now (AskShare)
+
+	// spare is set when the last division of the member's share among its
+	// pools met every pool's demand and left one holding connections it
+	// does not use: only then can an ask move one (see AskShare).
+	spare atomic.Bool
+	// asksServed counts the divisions made at once for an ask, for tests.
+	asksServed atomic.Int64
 
 	// shareMu orders SetShare calls, which are made without mu held so a
 	// pool's SetShare may take its own locks. It is taken before mu.
@@ -119,6 +128,7 @@ func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, e
 		log:       opts.Logger.With("budget", opts.Name),
 		kick:      make(chan struct{}, 1),
 		shareKick: make(chan struct{}, 1),
+		ask:       make(chan struct{}, 1),
 		owned:     map[int]*ownedSlot{},
 		pending:   map[int]bool{},
 		permits:   map[*permit]struct{}{},

@@ -51,7 +51,8 @@
 // themselves as the pools of a shoal.LocalBudget divide its size, through
 // the same code: each pool's MinConns first, the rest max-min fair by
 // demand, a pool's part shrinking only after its demand has stayed low for
-// IdleTime. Give Options.Min at least the sum of the pools' MinConns, or
+// IdleTime, what is left kept by the pools that hold it until another of
+// the member's pools asks for it (Budget.AskShare). Give Options.Min at least the sum of the pools' MinConns, or
 // the minimums are granted in the order the pools joined while the
 // member's share lasts. When the last pool leaves (is closed) the member
 // leaves the budget and gives every slot back; the next pool to join

@@ -154,8 +154,12 @@ func (b *Budget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 				}
 			}
 		}
+		short := s.held >= s.part.Share // held back by its part, not only waiting for a slot
 		ch := b.changed
 		b.mu.Unlock()
+		if short {
+			b.AskShare() // another of the member's pools keeping idle permits gives one up now
+		}
 		t := time.NewTimer(500 * time.Millisecond)
 		select {
 		case <-ch:

@@ -109,14 +109,18 @@ func (b *Budget) leave(s *seat) {
 }
 
 // partsLocked divides what the member may hold among its pools and
-// records each one's part.
+// records each one's part, and whether an ask could move one (spare).
 func (b *Budget) partsLocked() {
 	total := b.poolShareLocked()
 	parts := make([]*fairshare.Pool, len(b.pools))
+	claimed, idle := 0, false
 	for i, s := range b.pools {
 		s.part.Held = s.held
+		claimed += max(s.part.Min, s.part.Demand)
+		idle = idle || s.held > s.part.Now
 		parts[i] = &s.part
 	}
+	b.spare.Store(claimed < total && idle)
 	fairshare.DividePools(total, parts, time.Now(), b.opts.IdleTime, tickEvery)
 }
 
@@ -162,8 +166,9 @@ func (b *Budget) demandOf(pools []*seat) []int {
 
 // samplePools records each pool's demand and need, so that the member's
 // share moves between its pools as a shoal.LocalBudget's Size does between
-// its pools.
-func (b *Budget) samplePools(now time.Time) {
+// its pools. A look between the regular samples (an ask) leaves the
+// pools' need, an average over the regular samples, alone.
+func (b *Budget) samplePools(now time.Time, regular bool) {
 	pools := b.poolsNow()
 	busy := make([]int, len(pools))
 	ds := make([]int, len(pools))
@@ -179,8 +184,12 @@ func (b *Budget) samplePools(now time.Time) {
 	}
 	b.mu.Lock()
 	for i, s := range pools {
-		if !s.left {
+		switch {
+		case s.left:
+		case regular:
 			s.part.Sample(now, busy[i], ds[i], tickEvery)
+		default:
+			s.part.Look(now, ds[i])
 		}
 	}
 	b.mu.Unlock()

@@ -156,3 +156,52 @@ func TestJoinRefusals(t *testing.T) {
 		t.Fatalf("Join after Close: %v, want ErrClosed", err)
 	}
 }
+
+// A pool of the member held back by its part, while another of its pools
+// keeps idle connections holding the member's whole share, asks for a
+// division (shoal.BudgetAsker) and gets a connection from the division
+// the ask makes, not from the next tick's.
+func TestPoolOfAMemberAsksForADivision(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	const size = 4
+	b := newBudget(t, addr, Options{Name: "db", Size: size, Prefix: prefix, IdleTime: 200 * time.Millisecond})
+	d := &countingDial{}
+	newPool := func(name string) *shoal.Pool[int] {
+		p, err := shoal.New(shoal.Config[int]{Name: name, MaxConns: size, Dial: d.dial, Close: d.close, Budget: b})
+		if err != nil {
+			t.Fatalf("pool %s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = p.Close(context.Background()) })
+		return p
+	}
+	busy, other := newPool("busy"), newPool("other")
+	stop := holdLeases(busy, size)
+	eventually(t, 5*time.Second, "the busy pool holding the member's whole share", func() (bool, string) {
+		st := poolsOf(b)
+		return st == "busy 4/4, other 0/0", st + " " + debugState(b)
+	})
+	stop()
+	eventually(t, 5*time.Second, "the busy pool's demand down to 0, its connections kept", func() (bool, string) {
+		ps := b.Status().Pools
+		return ps[0].Demand == 0 && ps[0].Held == size && busy.Stats().IdleConns == size, fmt.Sprintf("%+v", ps)
+	})
+	asked := b.asksServed.Load()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	l, err := other.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("the other pool's acquire: %v (%s)", err, poolsOf(b))
+	}
+	waited := time.Since(start)
+	l.Release()
+	if n := b.asksServed.Load() - asked; n == 0 {
+		t.Fatalf("the other pool got its connection after %s with no division asked for: its ask did not reach the member", waited)
+	}
+	t.Logf("served after %s", waited)
+	if m := d.most.Load(); m > size {
+		t.Fatalf("the member's pools held %d connections at once, above its share of %d", m, size)
+	}
+}

@@ -14,6 +14,10 @@ const (
 	// tickEvery is how often the run loop samples demand and does its
 	// chores (deleting given-back keys, covering permits without a key).
 	tickEvery = 50 * time.Millisecond
+	// askGap is the least time between two divisions among the member's
+	// pools when a pool asks for one (AskShare): a pool held to its part
+	// asks at every acquire, and a division costs a look at every pool.
+	askGap = 5 * time.Millisecond
 	// publishEvery bounds how often the member record is rewritten.
 	publishEvery = 150 * time.Millisecond
 	// rejoinBackoffMax bounds the wait between attempts to join.

@@ -130,20 +130,58 @@ func (b *Budget) pushShare() {
 // their shares every tick and when woken, so that a Release (called by a
 // pool, perhaps under its locks) never calls back into a pool itself. It
 // runs whether etcd answers or not: the member's pools keep sharing what
-// it holds.
+// it holds. An ask (AskShare) is served at once, with a fresh look at the
+// pools' demand, unless the last division was less than askGap ago; then
+// at askGap after it.
 func (b *Budget) pushShares() {
 	defer b.wg.Done()
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
+	var last time.Time
+	var soon <-chan time.Time // an ask that came within askGap of the last division
 	for {
 		select {
 		case <-b.ctx.Done():
 			return
 		case <-b.shareKick:
 		case <-tick.C:
-			b.samplePools(time.Now())
+			b.samplePools(time.Now(), true)
+		case <-soon:
+			soon = nil
+			b.samplePools(time.Now(), false)
+			b.asksServed.Add(1)
+		case <-b.ask:
+			if d := askGap - time.Since(last); d > 0 {
+				if soon == nil {
+					soon = time.After(d)
+				}
+				continue
+			}
+			b.samplePools(time.Now(), false)
+			b.asksServed.Add(1)
 		}
 		b.pushShare()
+		last = time.Now()
+	}
+}
+
+var _ shoal.BudgetAsker = (*Budget)(nil)
+
+// AskShare asks for the member's share to be divided among its pools now
+// rather than at the next tick (shoal.BudgetAsker): a pool held back by its
+// part then gets the connections another of the member's pools keeps idle
+// within milliseconds, no sooner than askGap after the last division. It
+// does nothing unless the last division met every pool's demand and left
+// one holding connections it does not use: under contention the parts
+// move at the ticks, as sparingly as ever. It never asks etcd for more:
+// the member's share moves between members at their own pace.
+func (b *Budget) AskShare() {
+	if !b.spare.Load() {
+		return
+	}
+	select {
+	case b.ask <- struct{}{}:
+	default:
 	}
 }
 

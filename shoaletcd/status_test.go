@@ -55,7 +55,7 @@ func TestStatusChangesNothing(t *testing.T) {
 	b.shareMu.Lock()
 	defer b.shareMu.Unlock()
 	a.demand.Store(8)
-	b.samplePools(time.Now())
+	b.samplePools(time.Now(), true)
 	// A division now would change a share: copies of the pools say so.
 	b.mu.Lock()
 	parts := make([]*fairshare.Pool, len(b.pools))
