@@ -211,12 +211,13 @@
 // whole connection as without pipelining: those whose first keyword is
 // BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE, PREPARE,
 // EXECUTE, DEALLOCATE, SET, RESET, LISTEN, UNLISTEN, DECLARE, FETCH, MOVE,
-// CLOSE, DISCARD, LOCK, COPY, LOAD, or CREATE TEMP; those that call
-// pg_advisory_lock, pg_try_advisory_lock, pg_advisory_unlock, set_config
-// or dblink_connect; an Exec without arguments whose text holds a ';'; a
-// batch that begins a transaction or holds any of these; and statements
-// with pgx's simple protocol, QueryResultFormats or a QueryRewriter other
-// than NamedArgs. The look is at the text: a function of your own that
+// CLOSE, DISCARD, LOCK, COPY, LOAD, or CREATE [OR REPLACE] TEMP (past
+// comments, nested ones too); those that hold INTO TEMP (SELECT ... INTO
+// TEMP t); those that call pg_advisory_lock, pg_try_advisory_lock,
+// pg_advisory_unlock, set_config or dblink_connect; an Exec without
+// arguments whose text holds a ';'; a batch that begins a transaction or
+// holds any of these; and statements with pgx's simple protocol,
+// QueryResultFormats or a QueryRewriter other than NamedArgs. The look is at the text: a function of your own that
 // changes the session is not seen, so call it on an acquired Conn. A
 // statement that leaves a transaction open anyway fails, with the
 // statements behind it on its connection, which is closed so that the

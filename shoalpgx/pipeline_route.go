@@ -37,11 +37,19 @@ func shareable(sql string) bool {
 		return false
 	}
 	if word == "create" {
-		next, _ := firstKeyword(rest)
+		next, rest := firstKeyword(rest)
+		if next == "or" { // CREATE OR REPLACE TEMP VIEW
+			if next, rest = firstKeyword(rest); next == "replace" {
+				next, _ = firstKeyword(rest)
+			}
+		}
 		switch next {
 		case "temp", "temporary", "local", "global":
 			return false
 		}
+	}
+	if intoTemp(sql) { // SELECT ... INTO TEMP, in a statement of any kind
+		return false
 	}
 	for _, f := range sessionFunctions {
 		if containsFold(sql, f) {
@@ -64,11 +72,9 @@ func firstKeyword(sql string) (string, string) {
 				i++
 			}
 		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
+			if i = commentEnd(sql, i); i < 0 {
 				return "", ""
 			}
-			i += end + 4
 		default:
 			j := i
 			for j < len(sql) && (sql[j] >= 'a' && sql[j] <= 'z' || sql[j] >= 'A' && sql[j] <= 'Z' || sql[j] == '_') {
@@ -78,6 +84,58 @@ func firstKeyword(sql string) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// commentEnd returns the index just past the block comment that starts at
+// sql[i] ("/*"), or -1 when it does not end. PostgreSQL's block comments
+// nest: "/* a /* b */ c */" is one comment.
+func commentEnd(sql string, i int) int {
+	depth := 0
+	for i+1 < len(sql) {
+		switch {
+		case sql[i] == '/' && sql[i+1] == '*':
+			depth++
+			i += 2
+		case sql[i] == '*' && sql[i+1] == '/':
+			depth--
+			i += 2
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
+// intoTemp reports whether sql holds the words INTO TEMP or INTO
+// TEMPORARY (SELECT ... INTO TEMP t creates a temporary table, which
+// belongs to the session), in any case. A string or a name that reads so
+// is caught too, and only costs the statement its sharing.
+func intoTemp(sql string) bool {
+	prevInto := false
+	for i := 0; i < len(sql); {
+		if !isWordByte(sql[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(sql) && isWordByte(sql[j]) {
+			j++
+		}
+		w := sql[i:j]
+		if prevInto && (strings.EqualFold(w, "temp") || strings.EqualFold(w, "temporary")) {
+			return true
+		}
+		prevInto = strings.EqualFold(w, "into")
+		i = j
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$'
 }
 
 // containsFold reports whether s contains sub (lowercase ASCII) in any

@@ -1,0 +1,137 @@
+package shoalpgx
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Statements that leave state in the session go to a whole connection;
+// the rest may share one. The look skips comments, nested ones included,
+// and the words PostgreSQL allows before TEMP.
+func TestShareable(t *testing.T) {
+	for _, tc := range []struct {
+		sql   string
+		share bool
+	}{
+		{"select 1", true},
+		{"  (select 1)", true},
+		{"insert into t values ($1)", true},
+		{"insert into temp values (1)", false}, // reads as INTO TEMP: costs only the sharing
+		{"insert into temp_log values (1)", true},
+		{"with x as (select 1) select * from x", true},
+		{"select pg_advisory_xact_lock(1)", true},
+		{"create table t (a int)", true},
+		{"create unlogged table t (a int)", true},
+		{"BEGIN", false},
+		{"start transaction", false},
+		{"commit", false},
+		{"savepoint s", false},
+		{"set search_path = x", false},
+		{"SET LOCAL statement_timeout = 1", false},
+		{"reset all", false},
+		{"listen chan", false},
+		{"unlisten *", false},
+		{"prepare p as select 1", false},
+		{"execute p", false},
+		{"deallocate all", false},
+		{"declare c cursor for select 1", false},
+		{"fetch c", false},
+		{"lock table t", false},
+		{"copy t from stdin", false},
+		{"discard all", false},
+		{"create temp table t (a int)", false},
+		{"CREATE TEMPORARY TABLE t (a int)", false},
+		{"create local temporary table t (a int)", false},
+		{"create global temp table t (a int)", false},
+		{"create or replace temp view v as select 1", false},
+		{"CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1", false},
+		{"create or replace view v as select 1", true},
+		{"select 1 into temp t", false},
+		{"SELECT a INTO TEMPORARY TABLE t FROM x", false},
+		{"select a into t2 from x", true},
+		{"select pg_advisory_lock(1)", false},
+		{"select PG_TRY_ADVISORY_LOCK(1)", false},
+		{"select set_config('a.b', 'c', false)", false},
+		{"-- a comment\nset x = 1", false},
+		{"/* a comment */ set x = 1", false},
+		{"/* outer /* inner */ still a comment */ set x = 1", false},
+		{"/* outer /* inner */ still a comment */ select 1", true},
+		{"/* never ends", true}, // the server refuses it, alone
+	} {
+		if got := shareable(tc.sql); got != tc.share {
+			t.Errorf("shareable(%q) = %v, want %v", tc.sql, got, tc.share)
+		}
+	}
+}
+
+// pgx's options that need a whole connection send the statement there:
+// the simple protocol, chosen result formats and query rewriters other
+// than named arguments.
+func TestPipeOptions(t *testing.T) {
+	var rewriter pgx.QueryRewriter = rewriteFunc(func(sql string, args []any) (string, []any) { return sql, args })
+	for _, tc := range []struct {
+		name  string
+		args  []any
+		mode  pgx.QueryExecMode
+		ok    bool
+		cache bool
+	}{
+		{"plain, cached", []any{1}, pgx.QueryExecModeCacheStatement, true, true},
+		{"exec mode", []any{1}, pgx.QueryExecModeExec, true, false},
+		{"describe exec", []any{1}, pgx.QueryExecModeDescribeExec, true, false},
+		{"cache describe", []any{1}, pgx.QueryExecModeCacheDescribe, true, false},
+		{"simple protocol by default", []any{1}, pgx.QueryExecModeSimpleProtocol, false, false},
+		{"simple protocol per statement", []any{pgx.QueryExecModeSimpleProtocol, 1}, pgx.QueryExecModeCacheStatement, false, false},
+		{"exec per statement", []any{pgx.QueryExecModeExec, 1}, pgx.QueryExecModeCacheStatement, true, false},
+		{"named arguments", []any{pgx.NamedArgs{"a": 1}}, pgx.QueryExecModeCacheStatement, true, true},
+		{"result formats", []any{pgx.QueryResultFormats{pgx.BinaryFormatCode}, 1}, pgx.QueryExecModeCacheStatement, false, false},
+		{"result formats by OID", []any{pgx.QueryResultFormatsByOID{}, 1}, pgx.QueryExecModeCacheStatement, false, false},
+		{"a rewriter of the caller's", []any{rewriter, 1}, pgx.QueryExecModeCacheStatement, false, false},
+	} {
+		_, _, cache, ok := pipeOptions(tc.args, tc.mode)
+		if ok != tc.ok || ok && cache != tc.cache {
+			t.Errorf("%s: ok %v cache %v, want ok %v cache %v", tc.name, ok, cache, tc.ok, tc.cache)
+		}
+	}
+}
+
+type rewriteFunc func(sql string, args []any) (string, []any)
+
+func (f rewriteFunc) RewriteQuery(_ context.Context, _ *pgx.Conn, sql string, args []any) (string, []any, error) {
+	sql, args = f(sql, args)
+	return sql, args, nil
+}
+
+// Against the server: a statement that leaves session state takes a whole
+// connection, and the shared pool never sees it; a plain one is shared.
+func TestPipelineSessionStatementsTakeAWholeConnection(t *testing.T) {
+	p := newTestPool(t, func(c *Config) { c.MaxConns = 4; c.Pipeline = 8 })
+	ctx := context.Background()
+	shared := func() int64 { return p.Stat().Pipelined().Acquires }
+	for _, sql := range []string{
+		"set application_name = 'routed'",
+		"create or replace temp view shoal_routed as select 1",
+		"/* a /* nested */ comment */ set search_path = public",
+		"select 1 into temp shoal_routed_t",
+	} {
+		before, whole := shared(), p.Stat().AcquireCount()
+		if _, err := p.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if n := shared(); n != before {
+			t.Errorf("%s: %d acquires of a shared connection, want none", sql, n-before)
+		}
+		if n := p.Stat().AcquireCount(); n == whole {
+			t.Errorf("%s: no whole connection acquired", sql)
+		}
+	}
+	before := shared()
+	if _, err := p.Exec(ctx, "select $1::int", 1); err != nil {
+		t.Fatal(err)
+	}
+	if shared() == before {
+		t.Fatal("a plain statement did not share a connection")
+	}
+}
