@@ -126,6 +126,18 @@ type Config[T any] struct {
 	// error.
 	Fill func(value T, streams int) bool
 
+	// Avoid, in multiplexed mode, reports a loaded connection that should
+	// take no new lease while another can: one held up by a slow request,
+	// behind which a new one would wait. The pool asks only about the
+	// connection it would pick otherwise, when that one carries leases
+	// and Fill preferred none; a connection Avoid reports takes a new
+	// lease only when every other that could is full, retired or avoided
+	// too (and, carrying BusyStreams leases, has the pool dial another).
+	// The pool calls it with its lock held: it must be quick and must not
+	// call the pool. Nil (the default) avoids none. With exclusive
+	// connections it is an error.
+	Avoid func(value T) bool
+
 	// Partitions splits the idle exclusive connections into this many
 	// lock-free stacks to cut contention between cores. 0 lets the pool
 	// choose (GOMAXPROCS, at most MaxConns, at most 16); 1 is a single
@@ -341,6 +353,7 @@ func (c *Config[T]) Validate() error {
 		{n.BusyStreams > 0 && c.MaxStreams <= 1, "BusyStreams", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
 		{n.BusyStreams > c.MaxStreams && c.MaxStreams > 1, "BusyStreams", fmt.Sprintf("must be <= MaxStreams (%d), got %d", c.MaxStreams, c.BusyStreams)},
 		{c.Fill != nil && c.MaxStreams <= 1, "Fill", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
+		{c.Avoid != nil && c.MaxStreams <= 1, "Avoid", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0 (0 lets the pool choose), got %d", c.Partitions)},
 		{c.Partitions > 1 && c.MaxStreams > 1, "Partitions", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0 (0 means min(MaxConns, 4)), got %d", c.MaxDialing)},

@@ -69,3 +69,55 @@ func TestFillExclusiveIsAnError(t *testing.T) {
 		t.Fatalf("Validate = %v, want a ConfigError naming Fill", err)
 	}
 }
+
+// With Avoid, a loaded connection it reports takes no new lease while
+// another can: the next goes to a less favoured one, and to the avoided
+// connection only once every other is full.
+func TestAvoidPassesOverAHeldUpConnection(t *testing.T) {
+	var avoid *fakeConn
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3,
+		Avoid: func(c *fakeConn) bool { return c == avoid }})
+	var held []Lease[*fakeConn]
+	defer func() {
+		for _, l := range held {
+			l.Release()
+		}
+	}()
+	// Two connections: the first filled (a new one is dialled only when
+	// the open ones are full), then one lease on the second.
+	for range 4 {
+		held = append(held, mustAcquire(t, p))
+	}
+	first, second := held[0].Value(), held[3].Value()
+	if first == second || p.Stats().TotalConns != 2 {
+		t.Fatalf("stats %+v, want 2 connections", p.Stats())
+	}
+	// Free two of the first's streams: it carries 1, the second 1, and the
+	// tie would go to either. With the second avoided, the first takes it.
+	held[1].Release()
+	held[2].Release()
+	held = []Lease[*fakeConn]{held[0], held[3]}
+	avoid = second
+	for i := range 2 {
+		l := mustAcquire(t, p)
+		held = append(held, l)
+		if l.Value() != first {
+			t.Fatalf("lease %d went to the avoided connection while the other had room", i+1)
+		}
+	}
+	// The first is full: the avoided one is all that is left, and takes it.
+	l := mustAcquire(t, p)
+	held = append(held, l)
+	if l.Value() != second {
+		t.Fatal("the avoided connection was passed over with every other full")
+	}
+}
+
+// Avoid is for multiplexed connections only.
+func TestAvoidExclusiveIsAnError(t *testing.T) {
+	err := (&Config[*fakeConn]{Dial: (&fakeDialer{}).dial, Avoid: func(*fakeConn) bool { return true }}).Validate()
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "Avoid" {
+		t.Fatalf("Validate = %v, want a ConfigError naming Avoid", err)
+	}
+}

@@ -96,6 +96,12 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 			busy = best.mux.streams >= p.feat.busyStreams && p.feat.busyStreams < p.feat.maxStreams
 			if fill != nil {
 				best = fill
+			} else if best.mux.streams > 0 && p.cfg.Avoid != nil && p.cfg.Avoid(best.value) {
+				// An alternative carries at least as many leases, so
+				// busy, worked out from the least-loaded, stands.
+				if alt := m.unavoidedLocked(best, start); alt != nil {
+					best = alt
+				}
 			}
 			wasIdle = best.mux.streams == 0
 			l = m.takeStreamLocked(best)
@@ -119,6 +125,31 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 		}
 		return l
 	}
+}
+
+// unavoidedLocked returns the least-loaded connection other than avoided
+// that may take a lease and that Config.Avoid does not report, or nil.
+// take calls it only when the connection it would pick is avoided, which
+// is rare, so the common pick costs one call of Avoid at most. m.mu must
+// be held.
+func (m *muxEngine[T]) unavoidedLocked(avoided *conn[T], start int) *conn[T] {
+	var best *conn[T]
+	n := len(m.conns)
+	bestRank := 0
+	for i, c := range m.conns {
+		if c == avoided || c.retiredFor() != 0 || c.mux.streams >= c.mux.limit {
+			continue
+		}
+		rank := (i - start + n) % n
+		if best != nil && !(c.mux.streams < best.mux.streams || c.mux.streams == best.mux.streams && m.beforeLocked(c, rank, best, bestRank)) {
+			continue
+		}
+		if c.mux.streams > 0 && m.p.cfg.Avoid(c.value) {
+			continue
+		}
+		best, bestRank = c, rank
+	}
+	return best
 }
 
 // beforeLocked breaks a tie between two equally loaded connections, c at

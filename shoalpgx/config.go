@@ -161,9 +161,10 @@ type Config struct {
 	// more than the wait; with no more callers than connections, each has
 	// one to itself. Slow statements fill nothing, and a connection whose
 	// oldest statement has been at the server longer than PipelineFill (a
-	// slow statement among quick ones) takes no more until it answers.
-	// Default 800µs; 0 spreads statements over the connections,
-	// least-loaded first; below 0 is an error. Connection string:
+	// slow statement among quick ones) takes no more until it answers,
+	// unless every other shared connection is full. Default 800µs; 0
+	// spreads statements over the connections, least-loaded first, with
+	// no look at the pace; below 0 is an error. Connection string:
 	// pool_pipeline_fill.
 	PipelineFill time.Duration
 

@@ -252,7 +252,7 @@
 // connection has been answering, so that statements arriving together
 // leave in fewer writes and come back in fewer reads; a connection whose
 // oldest statement has been at the server longer than PipelineFill (a
-// slow statement) takes none. Otherwise callers
+// slow statement) takes none while another has room. Otherwise callers
 // spread over the connections and share them, up to Pipeline on each, once
 // every connection MaxConns allows is busy. While the server has two
 // statements of a connection in hand, new ones wait and go out together,

@@ -99,13 +99,17 @@ func (pp *pipePool) fill(c *pipeConn, streams int) bool {
 	if pp.load.callers.Load() <= pp.load.conns.Load() {
 		return false
 	}
-	within := int64(pp.p.config.PipelineFill)
 	each := c.pace.each.Load()
-	if each <= 0 || int64(streams+1)*each > within {
+	if each <= 0 || int64(streams+1)*each > int64(pp.p.config.PipelineFill) {
 		return false
 	}
-	if c.pace.atServer.Load() > 0 && pipeClock()-c.pace.turnAt.Load() > within {
-		return false
-	}
-	return true
+	return !pp.stalled(c)
+}
+
+// stalled is the shared pool's shoal.Config.Avoid: whether c's oldest
+// statement at the server has been there longer than PipelineFill (a slow
+// statement), so that a new one would wait behind it. Such a connection
+// is neither filled nor, while another has room, given a new statement.
+func (pp *pipePool) stalled(c *pipeConn) bool {
+	return c.pace.atServer.Load() > 0 && pipeClock()-c.pace.turnAt.Load() > int64(pp.p.config.PipelineFill)
 }

@@ -134,6 +134,69 @@ func TestPipelineFillAvoidsAStalledConnection(t *testing.T) {
 	<-slowDone
 }
 
+// A connection held up by a slow statement is passed over by new
+// statements while another has room, even when it carries the fewest:
+// here PipelineFill accepts no connection (the quick statements' pace
+// times two passes it), so every statement goes to the least-loaded
+// one, which the stalled connection would be half the time.
+func TestPipelineNewStatementsPassOverAStalledConnection(t *testing.T) {
+	const fill = 100 * time.Millisecond
+	const quick = "select pg_backend_pid() from pg_sleep(0.06)"
+	p := newPipelinedPool(t, 2, 16, func(c *Config) { c.PipelineFill = fill })
+	ctx := pgtest.Ctx(t)
+	pgtest.WaitFor(t, 10*time.Second, "two shared connections open", func() bool {
+		backendsTogether(t, p, quick, 2)
+		return len(p.pipe.conns()) == 2
+	})
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		if _, err := p.Exec(ctx, "select pg_sleep(2)"); err != nil {
+			t.Errorf("the slow statement: %v", err)
+		}
+	}()
+	var stalled *pipeConn
+	pgtest.WaitFor(t, 5*time.Second, "a connection held up past PipelineFill", func() bool {
+		for _, c := range p.pipe.conns() {
+			if p.pipe.stalled(c) {
+				stalled = c
+				return true
+			}
+		}
+		return false
+	})
+	slowPID := stalled.pc.conn.PgConn().PID()
+	var mu sync.Mutex
+	var pids []uint32
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for range 4 {
+				var pid uint32
+				if err := p.QueryRow(ctx, quick).Scan(&pid); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				pids = append(pids, pid)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, pid := range pids {
+		if pid == slowPID {
+			t.Fatalf("a quick statement ran behind the slow one on backend %d (backends %v)", slowPID, pids)
+		}
+	}
+	select {
+	case <-slowDone:
+		t.Fatal("the slow statement ended before the quick ones: the test proves nothing")
+	default:
+	}
+	<-slowDone
+}
+
 // With no more callers than shared connections open, each caller's
 // statement goes to a connection of its own, however much PipelineFill
 // would let one connection take: filled in behind another, it would only

@@ -114,6 +114,7 @@ func newPipePool(p *Pool) (*pipePool, error) {
 	}
 	if c.PipelineFill > 0 && c.Pipeline > 1 {
 		cfg.Fill = pp.fill
+		cfg.Avoid = pp.stalled
 	}
 	if c.MaxConnLifetime > 0 {
 		cfg.MaxLifetime = c.MaxConnLifetime
