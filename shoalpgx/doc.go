@@ -260,9 +260,10 @@
 // more, the connection's reader lets the callers it has just answered run,
 // so that their next statements join that write: a write is a system call,
 // and one per statement cost as much as the server's work on a small one.
-// MaxConns must be 2 or more and MinConns below MaxConns-1. With Pipeline, SetMaxConns(n) divides n in halves
-// between the kinds, and the pool never grows past the MaxConns it was
-// made with. With a Budget, the whole and the shared connections join it as two
+// MaxConns must be 2 or more and MinConns below MaxConns-1. With
+// Pipeline, SetMaxConns(n) caps each kind at its half of n (the odd one
+// to the whole connections), within which the two still share by demand,
+// and the pool never grows past the MaxConns it was made with. With a Budget, the whole and the shared connections join it as two
 // members (Name, and Name + "/pipelined") besides dividing MaxConns: each
 // kind holds at most the smaller of its two shares and each dial takes a
 // permit of both, so the pool stays within MaxConns and within the budget;
@@ -281,8 +282,9 @@
 // included, as one pool of MaxConns connections: a shared connection with
 // a statement in flight counts as acquired (AcquiredConns, the used
 // connections of metrics), one with none as idle, and every pipelined
-// statement is one acquire and one release, its time in flight the lease's
-// use time. Stat().Pipelined() has the shared connections' figures apart,
+// statement is one acquire and one release (more when it goes to another
+// shared connection than the first it was given), its time in flight the
+// lease's use time. Stat().Pipelined() has the shared connections' figures apart,
 // and Config.PipelineObserver sees them alone, as a pool named Name plus
 // "/pipelined" whose leases are the statements in flight: with shoalprom,
 // shoal_pool_leases over db_client_connection_count{state="used"} of that

@@ -167,7 +167,9 @@ func refuseSlot(permit shoal.BudgetPermit) {
 // runs (see shoal.Pool.SetMaxConns): growing serves waiting callers with new
 // connections at once; shrinking closes idle connections now and acquired
 // ones as they are released, and never fails an Acquire. With a Budget the
-// pool holds at most the smaller of n and its share.
+// pool holds at most the smaller of n and its share. With Pipeline, n is
+// split between the whole and the shared connections (see the package
+// doc, "Pipelining").
 func (p *Pool) SetMaxConns(n int32) error {
 	if p.pipe != nil {
 		return p.pipe.setMaxConns(n)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,6 +234,70 @@ func TestPipelineSetMaxConns(t *testing.T) {
 	var n int
 	if err := p.QueryRow(context.Background(), "select $1::int", 3).Scan(&n); err != nil || n != 3 {
 		t.Fatal(n, err)
+	}
+}
+
+// SetMaxConns above the MaxConns the pool was made with raises each kind's
+// cap, but the two together still stay within that MaxConns: with 4 shared
+// connections kept busy, whole connections asked for all at once get no
+// more than the rest, and the server never counts more than 8.
+func TestPipelineSetMaxConnsAboveMaxConns(t *testing.T) {
+	const name = "shoal-setmaxconns-above"
+	p := newPipelinedPool(t, 8, 8, func(c *Config) { c.ConnConfig.RuntimeParams["application_name"] = name })
+	if err := p.SetMaxConns(16); err != nil {
+		t.Fatal(err)
+	}
+	if w, s := p.core.Stats().MaxConns, p.pipe.core.Stats().MaxConns; w != 8 || s != 8 {
+		t.Fatalf("after SetMaxConns(16): %d whole, %d shared, want 8 and 8", w, s)
+	}
+	ctx := pgtest.Ctx(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 { // slow statements keep shared connections busy
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := p.Exec(ctx, "select pg_sleep(0.02)"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var mu sync.Mutex
+	var held []*Conn
+	for range 8 {
+		wg.Go(func() {
+			actx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			defer cancel()
+			c, err := p.Acquire(actx)
+			if err != nil {
+				return // the rest of MaxConns is shared
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		})
+	}
+	most := 0
+	for range 20 {
+		most = max(most, serverConns(t, name))
+		time.Sleep(25 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	for _, c := range held {
+		c.Release()
+	}
+	if most > 8 {
+		t.Fatalf("the server counted %d of the pool's connections after SetMaxConns(16), above the MaxConns of 8 it was made with", most)
+	}
+	if len(held) == 0 || len(held) == 8 {
+		t.Fatalf("%d of 8 whole connections acquired beside busy shared ones, want some and not all", len(held))
 	}
 }
 
