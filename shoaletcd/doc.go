@@ -95,7 +95,7 @@
 // connections: until it resumes, rejoins, finds its slots taken and closes
 // its surplus as they are released; for a process stopped for good, until
 // the server or the kernel drops its connections. A lease held longer than
-// TTL by etcd (leader changes reset lease TTLs, etcd #9395, #9888) only
+// TTL by etcd (a change of etcd leader resets lease TTLs) only
 // delays a dead member's slots being freed; it never counts one twice.
 //
 // Only a check at the server is exact. For PostgreSQL, shoalpgx fences:
@@ -122,28 +122,28 @@
 // etcd's own client/v3/concurrency has sessions (a lease kept alive, as
 // here), mutexes, elections and STM, but no semaphore. Its history is a
 // list of lease traps: a Mutex returned without checking its lease was
-// still alive (#11456), two holders after a partition (#10811), lease TTLs
-// reset by leader changes (#9395, #9888), every lease revoked while the
-// leader stalled in fdatasync (#15247). Here every new permit is a write
-// under the lease (a lost lease fails it), a member whose lease is lost
-// assumes none of its keys and re-takes them, the double count is
-// documented rather than denied, and a mass revocation makes every member
-// rejoin and re-take its own slot numbers, dropping nothing.
+// still alive, two holders after a partition, lease TTLs reset by leader
+// changes, every lease revoked while the leader stalled in fdatasync.
+// Here every new permit is a write under the lease (a lost lease fails
+// it), a member whose lease is lost assumes none of its keys and re-takes
+// them, the double count is documented rather than denied, and a mass
+// revocation makes every member rejoin and re-take its own slot numbers,
+// dropping nothing.
 //
 // Curator's InterProcessSemaphoreV2 (ZooKeeper) keeps ephemeral lease nodes
 // behind a lock; nodes orphaned by a reconnect or an interrupt hold slots
-// for ever (CURATOR-315, CURATOR-462). Here a create whose answer was lost
-// shows up in the watch as a key of ours that we do not track; it is
-// adopted and trimmed, and in any case it dies with the lease.
+// for ever. Here a create whose answer was lost shows up in the watch as
+// a key of ours that we do not track; it is adopted and trimmed, and in
+// any case it dies with the lease.
 //
 // Consul's semaphore keeps the limit and all holders in one .lock key
 // updated by check-and-set, so every acquire contends on one key; and a
-// holder kept running 30 s to 5 minutes after a partition (consul #1843),
-// the double count above. Here a permit contends only on the slot key it
-// picks, at random among the free ones.
+// holder kept running 30 s to 5 minutes after a partition, the double
+// count above. Here a permit contends only on the slot key it picks, at
+// random among the free ones.
 //
 // Redisson's RPermitExpirableSemaphore gives each permit its own lease,
-// because a plain semaphore never gets permits back from a dead machine
-// (redisson #2045, #2213). Here one lease per member covers all its
-// permits: one keep-alive per process, not per connection.
+// because a plain semaphore never gets permits back from a dead machine.
+// Here one lease per member covers all its permits: one keep-alive per
+// process, not per connection.
 package shoaletcd

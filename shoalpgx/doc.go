@@ -75,7 +75,7 @@
 // connection the server ended while it was idle is replaced, not handed out.
 // A caller whose context ends during that ping gets ctx.Err() at once, and
 // the ping goes on without it (pgx closes a connection whose ping is cut
-// short; pgx issue #2680).
+// short).
 //
 // # Several hosts and failover
 //

@@ -27,7 +27,7 @@ const (
 // whether it answered; one that did not has been closed. The ping is
 // bounded by ctx's deadline and PingTimeout but not cancelled with ctx: pgx
 // closes a connection whose ping is cut short, so a caller who gave up
-// mid-ping would cost a healthy connection (pgx issue #2680). When ctx ends
+// mid-ping would cost a healthy connection. When ctx ends
 // first, pingForAcquire returns ctx.Err() at once and the ping goes on, for
 // abandonedPingLimit at most; the connection then goes back to the pool if
 // it answered and is closed if not. Only then does a ping cost a goroutine.
