@@ -126,9 +126,10 @@ func TestPipelineBackendKilled(t *testing.T) {
 			case err == nil:
 				ok.Add(1)
 			default:
+				// The server's own word for it, as the docs promise.
 				var pgErr *pgconn.PgError
-				if errors.As(err, &pgErr) && pgErr.Code != "57P01" {
-					t.Errorf("caller %d: %v", c, err)
+				if !errors.As(err, &pgErr) || pgErr.Code != "57P01" {
+					t.Errorf("caller %d: %v, want the server's error (SQLSTATE 57P01)", c, err)
 				}
 				failed.Add(1)
 			}
@@ -400,5 +401,64 @@ func TestPipelineFailoverReadOnlyResets(t *testing.T) {
 		if strconv.Itoa(port) != pair.Standby.Port {
 			t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
 		}
+	}
+}
+
+// A caller that gives up returns at once, and its statement, already sent,
+// runs on to its end: no cancel request is sent on a shared connection,
+// where it could stop another caller's statement. The row it inserts
+// commits after its caller has gone.
+func TestPipelineGivenUpStatementRunsOn(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil)
+	table := pipeTable(t, "pipe_given_up", "id int")
+	ctx := pgtest.Ctx(t)
+	count := func() int {
+		var n int
+		if err := pgtest.AdminConn(t).QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err := p.Exec(short, "insert into "+table+" select 1 from pg_sleep(0.5)")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Exec past its deadline: %v, want context.DeadlineExceeded", err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d rows when the caller gave up: the statement had ended before its deadline, and the test proves nothing", n)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the given-up statement's row committed", func() bool { return count() == 1 })
+}
+
+// A pipelined query's rows are read whole before Query returns, so a
+// caller that reads them slowly, or not yet, holds no connection: with its
+// rows open the shared connections carry nothing, and another statement
+// runs at once.
+func TestPipelineSlowReaderHoldsNoConnection(t *testing.T) {
+	p := newPipelinedPool(t, 2, 16, nil)
+	ctx := pgtest.Ctx(t)
+	rows, err := p.Query(ctx, "select generate_series(1, 1000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if n := p.Stat().Pipelined().Leases; n != 0 {
+		t.Fatalf("%d statements in flight with the rows unread, want none", n)
+	}
+	var v int
+	if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&v); err != nil || v != 7 {
+		t.Fatalf("a statement beside unread rows: %d, %v", v, err)
+	}
+	sum := 0
+	for rows.Next() {
+		var x int
+		if err := rows.Scan(&x); err != nil {
+			t.Fatal(err)
+		}
+		sum += x
+	}
+	if err := rows.Err(); err != nil || sum != 1000*1001/2 {
+		t.Fatalf("the rows read late: sum %d, %v", sum, err)
 	}
 }

@@ -12,10 +12,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
-// newPipePool opens a pipelined pool on the test server.
+// newPipelinedPool opens a pipelined pool on the test server.
 func newPipelinedPool(t testing.TB, maxConns int32, depth int, mutate func(*Config)) *Pool {
 	t.Helper()
 	return newTestPool(t, func(c *Config) {
@@ -312,5 +313,37 @@ func TestPipelineOfOne(t *testing.T) {
 	}
 	if s := p.pipe.core.Stats(); s.TotalConns == 0 {
 		t.Fatalf("nothing went through the shared connections: %+v", s)
+	}
+}
+
+// The shared connections kept open: two, fewer when MaxConns leaves no
+// room for them beside MinConns and one whole connection, none under a
+// Budget of the user's (which may be smaller than MaxConns).
+func TestPipelineSharedFloor(t *testing.T) {
+	b, err := shoal.NewBudget(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		max, min int32
+		budget   shoal.Budget
+		want     int
+	}{
+		{8, 0, nil, 2},
+		{3, 0, nil, 2},
+		{2, 0, nil, 1},
+		{3, 1, nil, 1},
+		{8, 6, nil, 1},
+		{8, 0, b, 0},
+	} {
+		if got := sharedFloor(&Config{MaxConns: tc.max, MinConns: tc.min, Budget: tc.budget}); got != tc.want {
+			t.Errorf("MaxConns %d, MinConns %d, budget %v: %d shared connections kept, want %d", tc.max, tc.min, tc.budget != nil, got, tc.want)
+		}
+	}
+	// And the pool opens what the floor says.
+	p := newPipelinedPool(t, 3, 8, func(c *Config) { c.MinConns = 1 })
+	pgtest.WaitFor(t, 5*time.Second, "one shared connection open", func() bool { return p.Stat().Pipelined().TotalConns == 1 })
+	if n := p.pipe.core.Stats().MinConns; n != 1 {
+		t.Fatalf("the shared pool keeps %d connections, want 1", n)
 	}
 }
