@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/internal/pgtest"
@@ -82,5 +84,112 @@ func TestPipelineTracers(t *testing.T) {
 	}
 	if !slices.Equal(tr.events, want) {
 		t.Fatalf("traced:\n%q\nwant:\n%q", tr.events, want)
+	}
+}
+
+// pipePoolTracer is a pipeTracer that also hears the pool's acquires and
+// releases.
+type pipePoolTracer struct {
+	pipeTracer
+}
+
+func (t *pipePoolTracer) TraceAcquireStart(ctx context.Context, _ *Pool, _ TraceAcquireStartData) context.Context {
+	t.add("acquire start")
+	return ctx
+}
+
+func (t *pipePoolTracer) TraceAcquireEnd(context.Context, *Pool, TraceAcquireEndData) {
+	t.add("acquire end")
+}
+
+func (t *pipePoolTracer) TraceRelease(*Pool, TraceReleaseData) { t.add("release") }
+
+// A pipelined Query's trace ends when its rows close, as pgx's does, not
+// when Query returns; the acquire and release tracers hear nothing of
+// pipelined statements (they hold no connection of the pool's); and the
+// rows name no connection.
+func TestPipelineQueryTraceEndsWhenRowsClose(t *testing.T) {
+	tr := &pipePoolTracer{}
+	p := newPipelinedPool(t, 4, 8, func(c *Config) { c.ConnConfig.Tracer = tr })
+	ctx := pgtest.Ctx(t)
+	rows, err := p.Query(ctx, "select generate_series(1, $1::int)", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows.Conn() != nil {
+		t.Error("a pipelined query's rows name a connection")
+	}
+	tr.mu.Lock()
+	before := slices.Clone(tr.events)
+	tr.mu.Unlock()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || n != 3 {
+		t.Fatalf("%d rows, %v", n, err)
+	}
+	wantBefore := []string{"query start select generate_series(1, $1::int) [3] pid=true"}
+	if !slices.Equal(before, wantBefore) {
+		t.Fatalf("traced before the rows closed:\n%q\nwant:\n%q", before, wantBefore)
+	}
+	want := append(wantBefore, "query end select generate_series(1, $1::int) SELECT 3 err=false")
+	if !slices.Equal(tr.events, want) {
+		t.Fatalf("traced:\n%q\nwant:\n%q", tr.events, want)
+	}
+	// A transaction takes a whole connection, and its acquire is traced:
+	// the tracer above would have heard a pipelined one.
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tx.Rollback(ctx)
+	if !slices.Contains(tr.events, "acquire start") || !slices.Contains(tr.events, "release") {
+		t.Fatalf("a whole connection's acquire and release were not traced: %q", tr.events)
+	}
+}
+
+// The pool's hooks for a connection handed out and given back are not
+// called for shared connections, which pgx no longer drives: pipelined
+// statements call none of them, a transaction's whole connection calls
+// them as ever, and at Close only the whole connection is closed through
+// BeforeClose.
+func TestPipelineHooksAreTheWholeConnections(t *testing.T) {
+	var prepare, ping, after, closing atomic.Int64
+	p := newPipelinedPool(t, 4, 8, func(c *Config) {
+		c.PrepareConn = func(context.Context, *pgx.Conn) (bool, error) { prepare.Add(1); return true, nil }
+		c.ShouldPing = func(context.Context, ShouldPingParams) bool { ping.Add(1); return false }
+		c.AfterRelease = func(*pgx.Conn) bool { after.Add(1); return true }
+		c.BeforeClose = func(*pgx.Conn) { closing.Add(1) }
+	})
+	ctx := pgtest.Ctx(t)
+	pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	for i := range 10 {
+		var n int
+		if err := p.QueryRow(ctx, "select $1::int", i).Scan(&n); err != nil || n != i {
+			t.Fatal(n, err)
+		}
+	}
+	if n := prepare.Load() + ping.Load() + after.Load(); n != 0 {
+		t.Fatalf("pipelined statements called the hooks %d times (PrepareConn %d, ShouldPing %d, AfterRelease %d)", n, prepare.Load(), ping.Load(), after.Load())
+	}
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if prepare.Load() != 1 || after.Load() != 1 {
+		t.Fatalf("a transaction's connection: PrepareConn %d, AfterRelease %d, want 1 and 1", prepare.Load(), after.Load())
+	}
+	whole := p.core.Stats().TotalConns
+	if whole == 0 {
+		t.Fatal("no whole connection open after the transaction: the test would prove nothing")
+	}
+	p.Close()
+	if n := closing.Load(); n != int64(whole) {
+		t.Fatalf("BeforeClose called %d times at Close, want %d: once per whole connection, never for the 2 shared ones", n, whole)
 	}
 }
