@@ -75,3 +75,39 @@ func TestAcquireAllIdleAppliesPrepareConn(t *testing.T) {
 		}
 	}
 }
+
+// With pipelining, AcquireAllIdle takes the idle whole connections only:
+// the shared ones, idle or not, stay the pipelined statements'.
+func TestAcquireAllIdleLeavesSharedConnections(t *testing.T) {
+	p := newPipelinedPool(t, 6, 8, nil)
+	ctx := pgtest.Ctx(t)
+	pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	var held []*Conn
+	for range 2 {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
+	shared := pipePIDs(p)
+	all := p.AcquireAllIdle(ctx)
+	for _, c := range all {
+		t.Cleanup(c.Release)
+	}
+	if len(all) != 2 {
+		t.Fatalf("AcquireAllIdle returned %d connections, want the 2 idle whole ones", len(all))
+	}
+	for _, c := range all {
+		if pid := backendPID(t, c); shared[pid] {
+			t.Fatalf("AcquireAllIdle returned shared connection %d", pid)
+		}
+	}
+	var n int
+	if err := p.QueryRow(ctx, "select $1::int", 5).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("a pipelined statement beside every whole connection taken: %d, %v", n, err)
+	}
+}

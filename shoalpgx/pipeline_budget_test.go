@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,6 +41,14 @@ func TestPipelineWithBudget(t *testing.T) {
 	}
 	if n := len(b.Stats().Members); n != want {
 		t.Fatalf("the budget has %d members, want %d: each kind of each pool", n, want)
+	}
+	var names []string
+	for _, m := range b.Stats().Members {
+		names = append(names, m.Name)
+	}
+	pipedName := piped.Stat().Shoal().Name
+	if !slices.Contains(names, pipedName) || !slices.Contains(names, pipedName+"/pipelined") {
+		t.Fatalf("the budget's members %q, want the pipelined pool's two kinds as %q and %q", names, pipedName, pipedName+"/pipelined")
 	}
 	admin := pgtest.AdminConn(t)
 	var most, mostPiped atomic.Int32

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shoalpool/shoal/internal/pgpair"
 	"github.com/shoalpool/shoal/internal/pgtest"
@@ -460,5 +462,38 @@ func TestPipelineSlowReaderHoldsNoConnection(t *testing.T) {
 	}
 	if err := rows.Err(); err != nil || sum != 1000*1001/2 {
 		t.Fatalf("the rows read late: sum %d, %v", sum, err)
+	}
+}
+
+// The router reads statement text, so a statement that opens a
+// transaction could in principle get past it; the reader is the safety
+// net: the answer that ends in a transaction still open fails, with its
+// connection, which closes so that the server rolls the transaction back.
+// Here a request sent straight through the shared pool, past the router,
+// opens one and inserts a row: its caller gets the error, the row is never
+// committed, and the connection is gone.
+func TestPipelineTransactionLeftOpenClosesTheConnection(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil)
+	table := pipeTable(t, "pipe_left_open", "id int")
+	ctx := pgtest.Ctx(t)
+	r := getPipeReq()
+	r.res[0].discard = true
+	err := p.pipe.run(ctx, r, false, func(_ *pipeBuild, buf []byte) ([]byte, error) {
+		return (&pgproto3.Query{String: "begin; insert into " + table + " values (1)"}).Encode(buf)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.conn
+	if err := r.result(0).err; !errors.Is(err, errPipeTxOpen) {
+		t.Fatalf("the statement that left a transaction open: %v, want %v", err, errPipeTxOpen)
+	}
+	if !errors.Is(c.broken(), errPipeTxOpen) {
+		t.Fatalf("its connection: %v, want it closed with %v", c.broken(), errPipeTxOpen)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the connection gone from the pool", func() bool { return !slices.Contains(p.pipe.conns(), c) })
+	var n int
+	if err := p.QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows after the connection closed: %d, %v; want 0, rolled back", n, err)
 	}
 }
