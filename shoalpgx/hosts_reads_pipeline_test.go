@@ -180,3 +180,30 @@ func TestReadsPipelinedSessionTurnedWritable(t *testing.T) {
 	}
 	pipelinedReadsOn(t, reads, pair.Standby.Addr)
 }
+
+// The standby promoted under pipelined reads: the look at its role, made
+// on a shared connection at a statement's turn, finds it a primary now,
+// and with no standby left the reads go on there, as fallback ones,
+// without an error.
+func TestReadsPipelinedStandbyPromotedUnderThem(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	_, reads := readsPool(t, pair, 100*time.Millisecond, "pool_pipeline=4")
+	ctx := context.Background()
+	if got := serverPort(t, reads); got != pair.Standby.Port {
+		t.Fatalf("a read ran on port %s, want the standby's %s", got, pair.Standby.Port)
+	}
+	pipelinedReadsOn(t, reads, pair.Standby.Addr)
+	if err := pair.Stop(ctx, pair.Primary, pgpair.Fast); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "pipelined reads on the promoted standby, as fallback ones", func() bool {
+		port, err := tryPort(reads)
+		return err == nil && port == pair.Standby.Port && hostStat(t, reads.Hosts(), pair.Standby.Addr).Role == RolePrimary
+	})
+	if reads.p.pipe == nil || len(reads.p.pipe.conns()) == 0 {
+		t.Fatal("the reads after the promotion were not pipelined")
+	}
+}
