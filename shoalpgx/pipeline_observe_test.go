@@ -229,3 +229,61 @@ func TestPipelineObserverIsNotTheReadPools(t *testing.T) {
 		t.Fatalf("the pool's shared connections are observed by %T, want the PipelineObserver", got)
 	}
 }
+
+// heldObserver records the held times of the releases it hears.
+type heldObserver struct {
+	shoal.BaseObserver
+	acquires atomic.Int64
+	mu       sync.Mutex
+	held     []time.Duration
+}
+
+func (o *heldObserver) ObserveAcquire(time.Duration) { o.acquires.Add(1) }
+func (o *heldObserver) ObserveRelease(held time.Duration) {
+	o.mu.Lock()
+	o.held = append(o.held, held)
+	o.mu.Unlock()
+}
+
+// Each pipelined statement is exactly one acquire and one release, for
+// Stat and for the Observer, and the lease is held for the statement's
+// time in flight: a statement that sleeps 50ms at the server is released
+// after at least that long.
+func TestPipelineStatementIsOneLease(t *testing.T) {
+	obs := &heldObserver{}
+	p := newPipelinedPool(t, 4, 4, func(c *Config) { c.Observer = obs })
+	ctx := pgtest.Ctx(t)
+	waitFor(t, "two shared connections", func() bool { return p.Stat().Pipelined().TotalConns == 2 })
+	s0, a0 := p.Stat(), obs.acquires.Load()
+	obs.mu.Lock()
+	obs.held = nil
+	obs.mu.Unlock()
+	const n = 10
+	for i := range n {
+		var v int
+		if err := p.QueryRow(ctx, "select $1::int", i).Scan(&v); err != nil || v != i {
+			t.Fatal(v, err)
+		}
+	}
+	if _, err := p.Exec(ctx, "select pg_sleep(0.05)"); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stat()
+	if d := s.AcquireCount() - s0.AcquireCount(); d != n+1 {
+		t.Errorf("AcquireCount rose by %d for %d statements", d, n+1)
+	}
+	if d := s.Pipelined().Acquires - s0.Pipelined().Acquires; d != n+1 {
+		t.Errorf("the shared connections' Acquires rose by %d for %d statements", d, n+1)
+	}
+	if d := obs.acquires.Load() - a0; d != n+1 {
+		t.Errorf("the Observer heard %d acquires for %d statements", d, n+1)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.held) != n+1 {
+		t.Fatalf("the Observer heard %d releases for %d statements", len(obs.held), n+1)
+	}
+	if last := obs.held[n]; last < 50*time.Millisecond {
+		t.Fatalf("the sleeping statement's lease was held %v, want its time in flight, 50ms or more", last)
+	}
+}
