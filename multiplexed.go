@@ -99,7 +99,7 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 			} else if best.mux.streams > 0 && p.cfg.Avoid != nil && p.cfg.Avoid(best.value) {
 				// An alternative carries at least as many leases, so
 				// busy, worked out from the least-loaded, stands.
-				if alt := m.unavoidedLocked(best, start); alt != nil {
+				if alt := m.unavoidedLocked(best, start, n); alt != nil {
 					best = alt
 				}
 			}
@@ -130,11 +130,12 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 // unavoidedLocked returns the least-loaded connection other than avoided
 // that may take a lease and that Config.Avoid does not report, or nil.
 // take calls it only when the connection it would pick is avoided, which
-// is rare, so the common pick costs one call of Avoid at most. m.mu must
+// is rare, so the common pick costs one call of Avoid at most. start and n
+// rank ties as take ranked them (n is the count before take dropped the
+// retired connections, so that every rank stays within [0, n)). m.mu must
 // be held.
-func (m *muxEngine[T]) unavoidedLocked(avoided *conn[T], start int) *conn[T] {
+func (m *muxEngine[T]) unavoidedLocked(avoided *conn[T], start, n int) *conn[T] {
 	var best *conn[T]
-	n := len(m.conns)
 	bestRank := 0
 	for i, c := range m.conns {
 		if c == avoided || c.retiredFor() != 0 || c.mux.streams >= c.mux.limit {

@@ -109,7 +109,8 @@ func (b *Budget) leave(s *seat) {
 }
 
 // partsLocked divides what the member may hold among its pools and
-// records each one's part, and whether an ask could move one (spare).
+// records each one's part, and whether an ask could move one (spare); a
+// part that changed wakes the pools waiting in Acquire.
 func (b *Budget) partsLocked() {
 	total := b.poolShareLocked()
 	parts := make([]*fairshare.Pool, len(b.pools))
@@ -121,7 +122,9 @@ func (b *Budget) partsLocked() {
 		parts[i] = &s.part
 	}
 	b.spare.Store(claimed < total && idle)
-	fairshare.DividePools(total, parts, time.Now(), b.opts.IdleTime, tickEvery)
+	if fairshare.DividePools(total, parts, time.Now(), b.opts.IdleTime, tickEvery) {
+		b.broadcastLocked() // a pool waiting in Acquire may hold more now
+	}
 }
 
 // seatLocked returns the pool that asks, named by ctx
