@@ -162,10 +162,10 @@ type Config struct {
 	// one to itself. Slow statements fill nothing, and a connection whose
 	// oldest statement has been at the server longer than PipelineFill (a
 	// slow statement among quick ones) takes no more until it answers,
-	// unless every other shared connection is full. Default 800µs; 0
-	// spreads statements over the connections, least-loaded first, with
-	// no look at the pace; below 0 is an error. Connection string:
-	// pool_pipeline_fill.
+	// unless every other shared connection is full or held up too.
+	// Default 800µs; 0 spreads statements over the connections,
+	// least-loaded first, with no look at the pace; below 0 is an error.
+	// Connection string: pool_pipeline_fill.
 	PipelineFill time.Duration
 
 	// MinConns is the fewest connections the pool keeps open, busy or idle,

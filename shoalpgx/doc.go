@@ -213,7 +213,8 @@
 // EXECUTE, DEALLOCATE, SET, RESET, LISTEN, UNLISTEN, DECLARE, FETCH, MOVE,
 // CLOSE, DISCARD, LOCK, COPY, LOAD, or CREATE [OR REPLACE] TEMP (past
 // comments, nested ones too); those that hold INTO TEMP (SELECT ... INTO
-// TEMP t); those that call pg_advisory_lock, pg_try_advisory_lock,
+// TEMP t) or name pg_temp; an EXPLAIN of any of these; those that call
+// pg_advisory_lock, pg_try_advisory_lock,
 // pg_advisory_unlock, set_config or dblink_connect; an Exec without
 // arguments whose text holds a ';'; a batch that begins a transaction or
 // holds any of these; and statements with pgx's simple protocol,

@@ -138,10 +138,12 @@ func TestPipelineFillAvoidsAStalledConnection(t *testing.T) {
 // statements while another has room, even when it carries the fewest:
 // here PipelineFill accepts no connection (the quick statements' pace
 // times two passes it), so every statement goes to the least-loaded
-// one, which the stalled connection would be half the time.
+// one, which the stalled connection would be half the time. The quick
+// statements take 200ms, a third less than PipelineFill, so that a
+// loaded machine's delays do not make their connection look held up too.
 func TestPipelineNewStatementsPassOverAStalledConnection(t *testing.T) {
-	const fill = 100 * time.Millisecond
-	const quick = "select pg_backend_pid() from pg_sleep(0.06)"
+	const fill = 300 * time.Millisecond
+	const quick = "select pg_backend_pid() from pg_sleep(0.2)"
 	p := newPipelinedPool(t, 2, 16, func(c *Config) { c.PipelineFill = fill })
 	ctx := pgtest.Ctx(t)
 	pgtest.WaitFor(t, 10*time.Second, "two shared connections open", func() bool {
@@ -151,7 +153,7 @@ func TestPipelineNewStatementsPassOverAStalledConnection(t *testing.T) {
 	slowDone := make(chan struct{})
 	go func() {
 		defer close(slowDone)
-		if _, err := p.Exec(ctx, "select pg_sleep(2)"); err != nil {
+		if _, err := p.Exec(ctx, "select pg_sleep(4)"); err != nil {
 			t.Errorf("the slow statement: %v", err)
 		}
 	}()
@@ -171,7 +173,7 @@ func TestPipelineNewStatementsPassOverAStalledConnection(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			for range 4 {
+			for range 2 {
 				var pid uint32
 				if err := p.QueryRow(ctx, quick).Scan(&pid); err != nil {
 					t.Error(err)

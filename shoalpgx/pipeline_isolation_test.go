@@ -414,16 +414,20 @@ func TestPipelineGivenUpStatementRunsOn(t *testing.T) {
 	p := newPipelinedPool(t, 4, 8, nil)
 	table := pipeTable(t, "pipe_given_up", "id int")
 	ctx := pgtest.Ctx(t)
+	admin := pgtest.AdminConn(t)
 	count := func() int {
 		var n int
-		if err := pgtest.AdminConn(t).QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil {
+		if err := admin.QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	// The shared connections open first, so that the statement is written
+	// well before its caller's deadline.
+	pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	_, err := p.Exec(short, "insert into "+table+" select 1 from pg_sleep(0.5)")
+	_, err := p.Exec(short, "insert into "+table+" select 1 from pg_sleep(1)")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Exec past its deadline: %v, want context.DeadlineExceeded", err)
 	}

@@ -36,6 +36,9 @@ func shareable(sql string) bool {
 	if sessionKeywords[word] {
 		return false
 	}
+	if word == "explain" { // EXPLAIN ANALYZE runs what it explains
+		return shareable(explained(rest))
+	}
 	if word == "create" {
 		next, rest := firstKeyword(rest)
 		if next == "or" { // CREATE OR REPLACE TEMP VIEW
@@ -48,7 +51,9 @@ func shareable(sql string) bool {
 			return false
 		}
 	}
-	if intoTemp(sql) { // SELECT ... INTO TEMP, in a statement of any kind
+	// SELECT ... INTO TEMP, and anything made in the session's own
+	// schema (CREATE TABLE pg_temp.t), in a statement of any kind.
+	if intoTemp(sql) || containsFold(sql, "pg_temp") {
 		return false
 	}
 	for _, f := range sessionFunctions {
@@ -86,6 +91,29 @@ func firstKeyword(sql string) (string, string) {
 	return "", ""
 }
 
+// explained returns the statement an EXPLAIN's rest explains: past its
+// options, in parentheses or as the words ANALYZE, ANALYSE and VERBOSE.
+func explained(rest string) string {
+	for {
+		s := strings.TrimLeft(rest, " \t\n\r\f")
+		if strings.HasPrefix(s, "(") {
+			j := strings.IndexByte(s, ')')
+			if j < 0 {
+				return s
+			}
+			rest = s[j+1:]
+			continue
+		}
+		w, r := firstKeyword(s)
+		switch w {
+		case "analyze", "analyse", "verbose":
+			rest = r
+			continue
+		}
+		return s
+	}
+}
+
 // commentEnd returns the index just past the block comment that starts at
 // sql[i] ("/*"), or -1 when it does not end. PostgreSQL's block comments
 // nest: "/* a /* b */ c */" is one comment.
@@ -111,12 +139,23 @@ func commentEnd(sql string, i int) int {
 
 // intoTemp reports whether sql holds the words INTO TEMP or INTO
 // TEMPORARY (SELECT ... INTO TEMP t creates a temporary table, which
-// belongs to the session), in any case. A string or a name that reads so
-// is caught too, and only costs the statement its sharing.
+// belongs to the session), in any case, past comments. A string or a name
+// that reads so is caught too, and only costs the statement its sharing.
 func intoTemp(sql string) bool {
 	prevInto := false
 	for i := 0; i < len(sql); {
-		if !isWordByte(sql[i]) {
+		switch {
+		case sql[i] == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+			continue
+		case sql[i] == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			if i = commentEnd(sql, i); i < 0 {
+				return false
+			}
+			continue
+		case !isWordByte(sql[i]):
 			i++
 			continue
 		}

@@ -51,6 +51,16 @@ func TestShareable(t *testing.T) {
 		{"select 1 into temp t", false},
 		{"SELECT a INTO TEMPORARY TABLE t FROM x", false},
 		{"select a into t2 from x", true},
+		{"select 1 into /* a comment */ temp t", false},
+		{"select 1 into -- a comment\n temporary t", false},
+		{"create table pg_temp.t (a int)", false},
+		{"CREATE VIEW PG_TEMP.v AS SELECT 1", false},
+		{"select 1 into pg_temp.t", false},
+		{"create function pg_temp.f() returns int as 'select 1' language sql", false},
+		{"explain analyze create temp table t as select 1", false},
+		{"EXPLAIN (ANALYZE, BUFFERS) CREATE TEMPORARY TABLE t AS SELECT 1", false},
+		{"explain verbose declare c cursor for select 1", false},
+		{"explain analyze select 1", true},
 		{"select pg_advisory_lock(1)", false},
 		{"select PG_TRY_ADVISORY_LOCK(1)", false},
 		{"select set_config('a.b', 'c', false)", false},
@@ -115,15 +125,16 @@ func TestPipelineSessionStatementsTakeAWholeConnection(t *testing.T) {
 		"create or replace temp view shoal_routed as select 1",
 		"/* a /* nested */ comment */ set search_path = public",
 		"select 1 into temp shoal_routed_t",
+		"create table pg_temp.shoal_routed_p (a int)",
 	} {
-		before, whole := shared(), p.Stat().AcquireCount()
+		before, whole := shared(), p.core.Stats().Acquires
 		if _, err := p.Exec(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 		if n := shared(); n != before {
 			t.Errorf("%s: %d acquires of a shared connection, want none", sql, n-before)
 		}
-		if n := p.Stat().AcquireCount(); n == whole {
+		if n := p.core.Stats().Acquires; n == whole {
 			t.Errorf("%s: no whole connection acquired", sql)
 		}
 	}
