@@ -218,64 +218,27 @@ func TestReadsPipelinedWithinReadMaxConns(t *testing.T) {
 	name := "shoal-reads-maxconns"
 	_, reads := readsPool(t, pair, time.Second, "pool_pipeline=4", "pool_read_max_conns=4", "application_name="+name)
 	ctx := context.Background()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := reads.QueryRow(ctx, "select pg_sleep(0.02)").Scan(nil); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	var mu sync.Mutex
-	var held []*Conn
-	for range 4 {
-		wg.Go(func() {
-			actx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			defer cancel()
-			c, err := reads.Acquire(actx)
-			if err != nil {
-				return // the rest of ReadMaxConns is shared
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		})
-	}
 	admin, err := pgx.Connect(ctx, pair.Standby.ConnString)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close(context.Background())
-	most := 0
-	for range 20 {
+	count := func() int {
 		var n int
 		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name).Scan(&n); err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
-		most = max(most, n)
-		time.Sleep(25 * time.Millisecond)
+		return n
 	}
-	close(stop)
-	wg.Wait()
-	for _, c := range held {
-		c.Release()
-	}
+	most, held := squeeze(t, 3, func() error { return reads.QueryRow(ctx, "select pg_sleep(0.02)").Scan(nil) },
+		4, reads.Acquire, count)
 	if most == 0 {
 		t.Fatal("the standby counted none of the read pool's connections: the count proves nothing")
 	}
 	if most > 4 {
 		t.Fatalf("the standby counted %d of the read pool's connections, above ReadMaxConns 4", most)
 	}
-	if len(held) == 4 {
+	if held == 4 {
 		t.Fatal("all 4 whole read connections acquired beside busy shared ones: ReadMaxConns not shared")
 	}
 	if reads.p.pipe == nil || len(reads.p.pipe.conns()) == 0 {

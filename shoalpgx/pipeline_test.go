@@ -252,9 +252,26 @@ func TestPipelineSetMaxConnsAboveMaxConns(t *testing.T) {
 		t.Fatalf("after SetMaxConns(16): %d whole, %d shared, want 8 and 8", w, s)
 	}
 	ctx := pgtest.Ctx(t)
+	most, held := squeeze(t, 4, func() error { _, err := p.Exec(ctx, "select pg_sleep(0.02)"); return err },
+		8, p.Acquire, func() int { return serverConns(t, name) })
+	if most > 8 {
+		t.Fatalf("the server counted %d of the pool's connections after SetMaxConns(16), above the MaxConns of 8 it was made with", most)
+	}
+	if held == 0 || held == 8 {
+		t.Fatalf("%d of 8 whole connections acquired beside busy shared ones, want some and not all", held)
+	}
+}
+
+// squeeze keeps busy callers running run, a slow pipelined statement, and
+// meanwhile asks for n whole connections at once through acquire, each
+// giving up after 500ms, and polls count, the pool's connections at the
+// server, for as long. It returns the most count saw and how many whole
+// connections were acquired, all released before it returns.
+func squeeze(t *testing.T, busy int, run func() error, n int, acquire func(context.Context) (*Conn, error), count func() int) (most, acquired int) {
+	t.Helper()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 4 { // slow statements keep shared connections busy
+	for range busy {
 		wg.Go(func() {
 			for {
 				select {
@@ -262,7 +279,7 @@ func TestPipelineSetMaxConnsAboveMaxConns(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := p.Exec(ctx, "select pg_sleep(0.02)"); err != nil {
+				if err := run(); err != nil {
 					t.Error(err)
 					return
 				}
@@ -271,22 +288,21 @@ func TestPipelineSetMaxConnsAboveMaxConns(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var held []*Conn
-	for range 8 {
+	for range n {
 		wg.Go(func() {
-			actx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 500*time.Millisecond)
 			defer cancel()
-			c, err := p.Acquire(actx)
+			c, err := acquire(ctx)
 			if err != nil {
-				return // the rest of MaxConns is shared
+				return // the rest is the shared connections'
 			}
 			mu.Lock()
 			held = append(held, c)
 			mu.Unlock()
 		})
 	}
-	most := 0
 	for range 20 {
-		most = max(most, serverConns(t, name))
+		most = max(most, count())
 		time.Sleep(25 * time.Millisecond)
 	}
 	close(stop)
@@ -294,12 +310,7 @@ func TestPipelineSetMaxConnsAboveMaxConns(t *testing.T) {
 	for _, c := range held {
 		c.Release()
 	}
-	if most > 8 {
-		t.Fatalf("the server counted %d of the pool's connections after SetMaxConns(16), above the MaxConns of 8 it was made with", most)
-	}
-	if len(held) == 0 || len(held) == 8 {
-		t.Fatalf("%d of 8 whole connections acquired beside busy shared ones, want some and not all", len(held))
-	}
+	return most, len(held)
 }
 
 // Pipeline 1: a shared connection carries one statement at a time, so
