@@ -230,19 +230,19 @@ func TestPipelineObserverIsNotTheReadPools(t *testing.T) {
 	}
 }
 
-// heldObserver records the held times of the releases it hears.
+// heldObserver is a pgxObserver that also records the held times of the
+// releases it hears.
 type heldObserver struct {
-	shoal.BaseObserver
-	acquires atomic.Int64
-	mu       sync.Mutex
-	held     []time.Duration
+	pgxObserver
+	heldMu sync.Mutex
+	held   []time.Duration
 }
 
-func (o *heldObserver) ObserveAcquire(time.Duration) { o.acquires.Add(1) }
 func (o *heldObserver) ObserveRelease(held time.Duration) {
-	o.mu.Lock()
+	o.pgxObserver.ObserveRelease(held)
+	o.heldMu.Lock()
 	o.held = append(o.held, held)
-	o.mu.Unlock()
+	o.heldMu.Unlock()
 }
 
 // Each pipelined statement is exactly one acquire and one release, for
@@ -255,9 +255,9 @@ func TestPipelineStatementIsOneLease(t *testing.T) {
 	ctx := pgtest.Ctx(t)
 	waitFor(t, "two shared connections", func() bool { return p.Stat().Pipelined().TotalConns == 2 })
 	s0, a0 := p.Stat(), obs.acquires.Load()
-	obs.mu.Lock()
+	obs.heldMu.Lock()
 	obs.held = nil
-	obs.mu.Unlock()
+	obs.heldMu.Unlock()
 	const n = 10
 	for i := range n {
 		var v int
@@ -278,8 +278,8 @@ func TestPipelineStatementIsOneLease(t *testing.T) {
 	if d := obs.acquires.Load() - a0; d != n+1 {
 		t.Errorf("the Observer heard %d acquires for %d statements", d, n+1)
 	}
-	obs.mu.Lock()
-	defer obs.mu.Unlock()
+	obs.heldMu.Lock()
+	defer obs.heldMu.Unlock()
 	if len(obs.held) != n+1 {
 		t.Fatalf("the Observer heard %d releases for %d statements", len(obs.held), n+1)
 	}
