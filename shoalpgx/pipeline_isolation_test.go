@@ -480,7 +480,7 @@ func TestPipelineTransactionLeftOpenClosesTheConnection(t *testing.T) {
 	p := newPipelinedPool(t, 4, 8, nil)
 	table := pipeTable(t, "pipe_left_open", "id int")
 	ctx := pgtest.Ctx(t)
-	r := getPipeReq()
+	r := p.pipe.getReq()
 	r.res[0].discard = true
 	err := p.pipe.run(ctx, r, false, func(_ *pipeBuild, buf []byte) ([]byte, error) {
 		return (&pgproto3.Query{String: "begin; insert into " + table + " values (1)"}).Encode(buf)

@@ -31,7 +31,8 @@ type pipePool struct {
 	// have all given up closes at once (pipeline_close.go).
 	closing atomic.Bool
 
-	load pipeLoad // callers and connections, for fill
+	load pipeLoad  // callers and connections, for fill
+	reqs sync.Pool // requests given back for reuse (pipeline_recycle.go)
 
 	mu   sync.Mutex
 	open map[*pipeConn]struct{} // the connections open, for conns

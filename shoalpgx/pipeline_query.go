@@ -34,7 +34,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	if simple && strings.IndexByte(sql, ';') >= 0 {
 		return pgconn.CommandTag{}, false, nil
 	}
-	r := getPipeReq()
+	r := p.pipe.getReq()
 	r.res[0].discard = true
 	tr := queryTrace{t: p.pipe.qt}
 	err = p.pipe.run(ctx, r, cache && !simple, func(b *pipeBuild, buf []byte) ([]byte, error) {
@@ -73,7 +73,7 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 	if err != nil {
 		return errRows{err: err}, true, err
 	}
-	r := getPipeReq()
+	r := p.pipe.getReq()
 	tr := queryTrace{t: p.pipe.qt}
 	err = p.pipe.run(ctx, r, cache, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		tr.start(ctx, b.c, sql, args)

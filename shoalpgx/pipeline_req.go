@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,6 +21,7 @@ type pipeReq struct {
 	state atomic.Int32  // reqWaiting, then reqDone or reqAbandoned
 
 	conn   *pipeConn              // set by send
+	home   *sync.Pool             // where recycle gives it back; nil for one never reused
 	onDone func(*pipeReq)         // a preparation's, run by the reader instead of waking a caller
 	lease  shoal.Lease[*pipeConn] // the stream it holds
 	build  pipeBuild              // what its encoder builds with (pipePool.run)
