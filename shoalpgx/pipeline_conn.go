@@ -65,10 +65,14 @@ type pipeConn struct {
 	pending []*pipeReq // written or about to be, not yet answered, oldest first
 	writing bool       // a caller or the background writer is writing queue out
 	between bool       // the reader is letting the callers it answered run (yieldLocked)
-	err     error      // why the connection broke; nil while it works
-	spare   []*pipeReq // the writer's second queue slice, reused
-	wbuf    []byte     // the writer's buffer; only the writer touches it
-	rest    []byte     // what the reader's write left for the background writer (pipeline_flush.go)
+	// yieldHook, when a test sets it, is what yieldLocked runs in place
+	// of runtime.Gosched, so that the test can see the reader yield and
+	// let the callers it woke send before the reader goes on.
+	yieldHook func()
+	err       error      // why the connection broke; nil while it works
+	spare     []*pipeReq // the writer's second queue slice, reused
+	wbuf      []byte     // the writer's buffer; only the writer touches it
+	rest      []byte     // what the reader's write left for the background writer (pipeline_flush.go)
 
 	// For closing with abandoned statements pending (pipeline_close.go):
 	// how long the server may take to stop them (CancelTimeout), calls of

@@ -1,7 +1,9 @@
 package shoalpgx
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,4 +160,79 @@ func oneSharedConn(t *testing.T, p *Pool) *pipeConn {
 		return len(cs) == 1
 	})
 	return conn
+}
+
+// Callers answered together send their next statements together: before
+// the reader waits for more answers it lets the callers it has just
+// answered run, and what they send meanwhile leaves in one write. Five
+// callers each run twenty statements on one shared connection. The test
+// takes the reader's yield over (yieldHook) and returns from it only once
+// every caller still running has a statement queued or in flight, so that
+// how the scheduler happens to run them does not decide the count.
+// Without the yield the reader is back at the socket before the callers it
+// woke run; they write their own statements, the first two of each turn
+// at once, and the rest leave with the next answer's write: about half a
+// write per statement, against a quarter with it.
+func TestPipelineCallersAnsweredTogetherWriteTogether(t *testing.T) {
+	p := newPipelinedPool(t, 2, 16, nil)
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	const sql = "select $1::int"
+	var n int
+	if err := p.QueryRow(ctx, sql, 0).Scan(&n); err != nil { // prepared: one request a statement
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the connection quiet", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending) == 0 && !conn.writing && conn.reader == readerNone
+	})
+	const callers, each = 5, 20
+	var done, yields, sentDuring atomic.Int32
+	rec := &writeRecorder{Conn: conn.nc}
+	conn.mu.Lock()
+	conn.nc = rec  // the reader reads through conn.fe
+	conn.raw = nil // and everyone writes through nc
+	conn.yieldHook = func() {
+		yields.Add(1)
+		conn.mu.Lock()
+		before := len(conn.queue)
+		conn.mu.Unlock()
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+			conn.mu.Lock()
+			ready := len(conn.pending) >= callers-int(done.Load())
+			queued := len(conn.queue)
+			conn.mu.Unlock()
+			if ready {
+				sentDuring.Add(int32(queued - before))
+				return
+			}
+		}
+		t.Error("the callers the reader answered sent nothing within 2s of its yield")
+	}
+	conn.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			defer done.Add(1)
+			for i := range each {
+				want := c*1000 + i
+				var got int
+				if err := p.QueryRow(ctx, sql, want).Scan(&got); err != nil || got != want {
+					t.Errorf("caller %d: %d, %v", c, got, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	w := rec.writes()
+	t.Logf("%d writes for %d statements; %d yields, %d statements sent during them", w, callers*each, yields.Load(), sentDuring.Load())
+	if yields.Load() == 0 || sentDuring.Load() == 0 {
+		t.Fatalf("%d yields, %d statements sent during them: the reader never let the callers it answered send before it waited", yields.Load(), sentDuring.Load())
+	}
+	if w > callers*each*2/5 {
+		t.Fatalf("%d writes for %d statements of %d callers, want at most two for every five", w, callers*each, callers)
+	}
 }

@@ -291,7 +291,11 @@ func (c *pipeConn) flushBeforeWait() {
 func (c *pipeConn) yieldLocked() {
 	c.between = true
 	c.mu.Unlock()
-	runtime.Gosched()
+	if c.yieldHook != nil {
+		c.yieldHook()
+	} else {
+		runtime.Gosched()
+	}
 	c.mu.Lock()
 	c.between = false
 }
