@@ -43,11 +43,29 @@ func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 		return true
 	})
 	// 64 MB, more than loopback's socket buffers hold on either side. Its
-	// encoding took over a second under -race, and the write must start
-	// before the deadline to be cut: 4s, well before the sleepers wake.
+	// encoding takes over a second under -race, longer on a busy machine,
+	// so the caller's context ends once its write is under way and stuck
+	// (a writer at work for 100ms), well before the sleepers wake.
 	big := strings.Repeat("x", 64<<20)
-	short, cancel := context.WithTimeout(ctx, 4*time.Second)
+	short, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go func() {
+		defer cancel()
+		stuck := 0
+		for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			writing := false
+			for _, c := range p.pipe.conns() {
+				c.mu.Lock()
+				writing = writing || c.writing && len(c.pending) >= 2
+				c.mu.Unlock()
+			}
+			if !writing {
+				stuck = 0
+			} else if stuck++; stuck == 10 {
+				return
+			}
+		}
+	}()
 	_, err := p.Exec(short, "select length($1::text)", big)
 	if err == nil {
 		t.Fatal("the blocked statement succeeded")
