@@ -121,7 +121,7 @@ func (b *pipeBatchResults) QueryRow() pgx.Row {
 	if err != nil {
 		return errRow{err: err}
 	}
-	return (*pipeRow)(rows.(*pipeRows))
+	return &pipeRow{rows: rows.(*pipeRows)}
 }
 
 // Close runs the callbacks of the queries not read yet, as pgx's does, and

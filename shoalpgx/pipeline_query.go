@@ -65,13 +65,49 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 // pipeQuery is Query on a shared connection: the rows are read whole
 // before it returns. A server error is returned and carried by the rows.
 func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows, bool, error) {
+	r, tr, ok, err := p.pipeRun(ctx, sql, args)
+	if !ok {
+		return nil, false, nil
+	}
+	if r == nil {
+		return errRows{err: err}, true, err
+	}
+	rows := &pipeRows{}
+	rows.open(r, tr)
+	if err := rows.err; err != nil {
+		rows.Close() // ends the trace, as pgx's rows do on an error, and gives r back
+		return rows, true, err
+	}
+	return rows, true, nil
+}
+
+// pipeQueryRow is QueryRow on a shared connection. Its rows live in the
+// request (see pipeRow).
+func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Row, bool) {
+	r, tr, ok, err := p.pipeRun(ctx, sql, args)
+	if !ok {
+		return nil, false
+	}
+	if r == nil {
+		return errRow{err: err}, true
+	}
+	r.rows.open(r, tr)
+	r.rows.inReq = true
+	return &pipeRow{rows: &r.rows}, true
+}
+
+// pipeRun runs a statement whose rows are wanted on a shared connection
+// and returns its request, answered, with the statement's trace, still
+// open; ok is false when the statement must have a whole connection, and
+// the request nil when err kept it from an answer.
+func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq, _ queryTrace, ok bool, _ error) {
 	args, rewrite, cache, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
 	if !ok || !p.pipe.sc.shareable(sql) {
-		return nil, false, nil
+		return nil, queryTrace{}, false, nil
 	}
 	sql, args, err := rewritten(ctx, rewrite, sql, args)
 	if err != nil {
-		return errRows{err: err}, true, err
+		return nil, queryTrace{}, true, err
 	}
 	r := p.pipe.getReq()
 	tr := queryTrace{t: p.pipe.qt}
@@ -85,31 +121,12 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 	})
 	if err != nil {
 		tr.end(pgconn.CommandTag{}, err)
-		return errRows{err: err}, true, err
+		return nil, queryTrace{}, true, err
 	}
 	res := r.result(0)
 	r.invalidate()
 	r.noteErr(res.err)
-	rows := newPipeRows(res, r.conn.tm)
-	rows.req = r
-	rows.trace = tr
-	if err := res.err; err != nil {
-		rows.Close() // ends the trace, as pgx's rows do on an error, and gives r back
-		return rows, true, err
-	}
-	return rows, true, nil
-}
-
-// pipeQueryRow is QueryRow on a shared connection.
-func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Row, bool) {
-	rows, ok, err := p.pipeQuery(ctx, sql, args)
-	if !ok {
-		return nil, false
-	}
-	if pr, isPipe := rows.(*pipeRows); isPipe {
-		return (*pipeRow)(pr), true
-	}
-	return errRow{err: err}, true
+	return r, tr, true, nil
 }
 
 // rewritten applies pgx's named arguments, if any.

@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -57,6 +58,31 @@ func TestPipelineStatementsReuseTheirRequests(t *testing.T) {
 	if row > 7 || exec > 5 || query > 7 {
 		t.Fatalf("allocations per statement: QueryRow %v (want <= 7), Exec %v (want <= 5), Query %v (want <= 7)", row, exec, query)
 	}
+	// QueryRow's rows live in the request too: beyond what Exec of the
+	// same statement allocates, QueryRow allocates only the row, a
+	// pointer and an error, where rows of their own take over 400 bytes.
+	bytesPer := func(run func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 200 {
+			run()
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / 200
+	}
+	rowBytes := bytesPer(func() {
+		if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
+			t.Fatal(n, err)
+		}
+	})
+	execBytes := bytesPer(func() {
+		if _, err := p.Exec(ctx, "select $1::int", 7); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if rowBytes > execBytes+64 {
+		t.Fatalf("QueryRow allocates %d bytes a statement and Exec %d: want at most 64 more for the row", rowBytes, execBytes)
+	}
 }
 
 // A QueryRow's row, once scanned, has given its request to the next
@@ -77,6 +103,17 @@ func TestPipelineRowScannedTwiceSeesNoOtherAnswer(t *testing.T) {
 		n = 0
 		if err := first.Scan(&n); !errors.Is(err, pgx.ErrNoRows) || n != 0 {
 			t.Fatalf("the first row scanned again after statement %d: %d, %v; want pgx.ErrNoRows", i, n, err)
+		}
+	}
+	// A row whose statement failed gives its error again.
+	failed := p.QueryRow(ctx, "select 1/$1::int", 0)
+	for i := range 2 {
+		var pgErr *pgconn.PgError
+		if err := failed.Scan(&n); !errors.As(err, &pgErr) || pgErr.Code != "22012" {
+			t.Fatalf("a failed row scanned (%d): %v, want division_by_zero", i+1, err)
+		}
+		if err := p.QueryRow(ctx, "select $1::int", i).Scan(&n); err != nil || n != i {
+			t.Fatal(n, err)
 		}
 	}
 }

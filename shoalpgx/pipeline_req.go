@@ -26,6 +26,7 @@ type pipeReq struct {
 	lease  shoal.Lease[*pipeConn] // the stream it holds
 	build  pipeBuild              // what its encoder builds with (pipePool.run)
 	chunk  []byte                 // where row values are copied to; see keep
+	rows   pipeRows               // QueryRow's rows (pipeRow)
 	one    [1]pipeResult          // res of a request of one statement
 	// The first row's storage, inside the request, so that a one-row
 	// answer, the usual one, allocates nothing for its row (appendRow).

@@ -29,9 +29,11 @@ type pipeRows struct {
 	trace queryTrace  // ended by Close
 	// req is the request res is in, given back for reuse at Close, when
 	// res becomes kept; nil for a batch's rows, whose request holds the
-	// batch's other results.
-	req  *pipeReq
-	kept pipeResult
+	// batch's other results. inReq: the rows are QueryRow's, inside req,
+	// which their pipeRow gives back once Scan is done with them.
+	req   *pipeReq
+	kept  pipeResult
+	inReq bool
 
 	planBuf [4]pgtype.ScanPlan // plans and types for a few columns, unallocated
 	typeBuf [4]reflect.Type
@@ -50,12 +52,19 @@ func newPipeRows(res *pipeResult, tm *typeMap) *pipeRows {
 	return &pipeRows{res: res, tm: tm, err: res.err}
 }
 
+// open makes r the rows of req's statement, answered, whose trace tr ends
+// when they close.
+func (r *pipeRows) open(req *pipeReq, tr queryTrace) {
+	res := &req.res[0]
+	*r = pipeRows{res: res, tm: req.conn.tm, err: res.err, req: req, trace: tr}
+}
+
 // Close closes the rows, ending the query's trace. It never fails and may
 // be called more than once.
 func (r *pipeRows) Close() {
 	r.closed = true
 	r.trace.end(r.res.tag, r.err)
-	if req := r.req; req != nil {
+	if req := r.req; req != nil && !r.inReq {
 		// The tag, the columns and the error stay readable; the rows'
 		// memory goes to the next statement.
 		r.req = nil
@@ -221,20 +230,44 @@ func (r *pipeRows) Values() ([]any, error) {
 	return out, nil
 }
 
-// pipeRow is QueryRow's result for a pipelined query: its pipeRows seen as
-// one row, a conversion of the same pointer, so that QueryRow allocates
-// nothing beyond Query.
-type pipeRow pipeRows
+// pipeRow is QueryRow's result for a pipelined query. Its rows live in
+// the statement's request, so that QueryRow allocates only the row, and
+// Scan gives the request back for the next statement once it is done with
+// them: the row then keeps only the rows' error, for a second Scan, and
+// can never reach the next statement's answer.
+type pipeRow struct {
+	rows *pipeRows // nil once Scan has run
+	err  error     // the error the rows ended with
+}
 
 // errDriverBytesRow is pgx's refusal, kept: a QueryRow's values are gone
 // once Scan returns.
 var errDriverBytesRow = errors.New("cannot scan into *pgtype.DriverBytes from QueryRow")
 
 // Scan reads the first row into dest, as pgx.Row.Scan does: pgx.ErrNoRows
-// when there is none. It closes the rows, whatever comes of it.
+// when there is none. It closes the rows, whatever comes of it; called
+// again, it returns their error, or pgx.ErrNoRows, as pgx's does.
 func (r *pipeRow) Scan(dest ...any) error {
-	rows := (*pipeRows)(r)
-	defer rows.Close()
+	rows := r.rows
+	if rows == nil {
+		if r.err != nil {
+			return r.err
+		}
+		return pgx.ErrNoRows
+	}
+	r.rows = nil
+	defer func() {
+		rows.Close()
+		r.err = rows.Err()
+		if req := rows.req; rows.inReq && req != nil {
+			req.recycle()
+		}
+	}()
+	return rows.scanFirst(dest)
+}
+
+// scanFirst is pipeRow.Scan on the rows.
+func (rows *pipeRows) scanFirst(dest []any) error {
 	for _, d := range dest {
 		if _, ok := d.(*pgtype.DriverBytes); ok {
 			rows.fatal(errDriverBytesRow)
