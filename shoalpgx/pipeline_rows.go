@@ -246,12 +246,19 @@ var errDriverBytesRow = errors.New("cannot scan into *pgtype.DriverBytes from Qu
 
 // Scan reads the first row into dest, as pgx.Row.Scan does: pgx.ErrNoRows
 // when there is none. It closes the rows, whatever comes of it; called
-// again, it returns their error, or pgx.ErrNoRows, as pgx's does.
+// again, it returns their error, pgx's refusal of *pgtype.DriverBytes or
+// pgx.ErrNoRows, as pgx's does. The request goes back for reuse, unless
+// dest is a pgx.RowScanner, which was handed the rows and may keep them:
+// those stay with their request, closed, so that nothing done with them
+// reaches another caller's statement.
 func (r *pipeRow) Scan(dest ...any) error {
 	rows := r.rows
 	if rows == nil {
 		if r.err != nil {
 			return r.err
+		}
+		if hasDriverBytes(dest) {
+			return errDriverBytesRow
 		}
 		return pgx.ErrNoRows
 	}
@@ -259,7 +266,7 @@ func (r *pipeRow) Scan(dest ...any) error {
 	defer func() {
 		rows.Close()
 		r.err = rows.Err()
-		if req := rows.req; rows.inReq && req != nil {
+		if req := rows.req; rows.inReq && req != nil && !isRowScanner(dest) {
 			req.recycle()
 		}
 	}()
@@ -268,11 +275,11 @@ func (r *pipeRow) Scan(dest ...any) error {
 
 // scanFirst is pipeRow.Scan on the rows.
 func (rows *pipeRows) scanFirst(dest []any) error {
-	for _, d := range dest {
-		if _, ok := d.(*pgtype.DriverBytes); ok {
-			rows.fatal(errDriverBytesRow)
-			return errDriverBytesRow
-		}
+	if hasDriverBytes(dest) {
+		// Before the statement's error, which pgx's row only reads
+		// after this refusal.
+		rows.Close()
+		return errDriverBytesRow
 	}
 	if !rows.Next() {
 		if rows.Err() == nil {
@@ -284,4 +291,25 @@ func (rows *pipeRows) scanFirst(dest []any) error {
 		return err
 	}
 	return rows.Err()
+}
+
+// hasDriverBytes reports whether dest has a *pgtype.DriverBytes, whose
+// bytes a QueryRow cannot keep valid.
+func hasDriverBytes(dest []any) bool {
+	for _, d := range dest {
+		if _, ok := d.(*pgtype.DriverBytes); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// isRowScanner reports whether dest is one pgx.RowScanner, which Scan
+// hands the rows.
+func isRowScanner(dest []any) bool {
+	if len(dest) != 1 {
+		return false
+	}
+	_, ok := dest[0].(pgx.RowScanner)
+	return ok
 }
