@@ -86,22 +86,10 @@ func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
 // those leave together, not in one write each.
 func TestPipelineRequestsSentBetweenAnswersLeaveInOneWrite(t *testing.T) {
 	p := newPipelinedPool(t, 2, 16, nil)
-	conn := oneSharedConn(t, p)
-	ctx := pgtest.Ctx(t)
 	const sql = "select $1::int"
-	var n int
-	if err := p.QueryRow(ctx, sql, 0).Scan(&n); err != nil { // prepared: one request a caller
-		t.Fatal(err)
-	}
-	pgtest.WaitFor(t, 5*time.Second, "the connection quiet", func() bool {
-		conn.mu.Lock()
-		defer conn.mu.Unlock()
-		return len(conn.pending) == 0 && !conn.writing && conn.reader == readerNone
-	})
-	rec := &writeRecorder{Conn: conn.nc}
+	conn, rec := recordedConn(t, p, sql)
+	ctx := pgtest.Ctx(t)
 	conn.mu.Lock()
-	conn.nc = rec            // the reader reads through conn.fe
-	conn.raw = nil           // and writes through nc
 	conn.reader = readerLoop // letting the callers it answered run
 	conn.between = true
 	conn.mu.Unlock()
@@ -144,6 +132,30 @@ func TestPipelineRequestsSentBetweenAnswersLeaveInOneWrite(t *testing.T) {
 	}
 }
 
+// recordedConn holds p's shared connections to one and returns it, with
+// sql prepared on it, so that each statement of sql is one request, once
+// it is quiet, its writes going through the recorder it returns: the
+// reader still reads through conn.fe, and everyone writes through conn.nc.
+func recordedConn(t *testing.T, p *Pool, sql string) (*pipeConn, *writeRecorder) {
+	t.Helper()
+	conn := oneSharedConn(t, p)
+	var n int
+	if err := p.QueryRow(pgtest.Ctx(t), sql, 0).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the connection quiet", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending) == 0 && !conn.writing && conn.reader == readerNone
+	})
+	rec := &writeRecorder{Conn: conn.nc}
+	conn.mu.Lock()
+	conn.nc = rec
+	conn.raw = nil
+	conn.mu.Unlock()
+	return conn, rec
+}
+
 // oneSharedConn holds p's shared connections to one, and returns it once
 // it is open.
 func oneSharedConn(t *testing.T, p *Pool) *pipeConn {
@@ -164,40 +176,38 @@ func oneSharedConn(t *testing.T, p *Pool) *pipeConn {
 
 // Callers answered together send their next statements together: before
 // the reader waits for more answers it lets the callers it has just
-// answered run, and what they send meanwhile leaves in one write. Five
-// callers each run twenty statements on one shared connection. The test
-// takes the reader's yield over (yieldHook) and returns from it only once
-// every caller still running has a statement queued or in flight, so that
-// how the scheduler happens to run them does not decide the count.
-// Without the yield the reader is back at the socket before the callers it
-// woke run; they write their own statements, the first two of each turn
-// at once, and the rest leave with the next answer's write: about half a
-// write per statement, against a quarter with it.
+// answered run, and what they send meanwhile waits in the queue for the
+// reader's next write (that those leave in one write is
+// TestPipelineRequestsSentBetweenAnswersLeaveInOneWrite's). Five callers
+// each run twenty statements on one shared connection. The test takes the
+// reader's yields over (yieldHook): from the yield before a wait, with
+// statements still pending, it returns only once every caller still
+// running has a statement queued or in flight, so that how the scheduler
+// happens to run them does not decide whether they send during it.
+// Without that yield the hook sees none, and the test fails. (The write
+// counts vary with the scheduler, so they are logged, not checked: the
+// same load made 40-63 writes without the reader's yields and 25-39 with
+// them.)
 func TestPipelineCallersAnsweredTogetherWriteTogether(t *testing.T) {
 	p := newPipelinedPool(t, 2, 16, nil)
-	conn := oneSharedConn(t, p)
-	ctx := pgtest.Ctx(t)
 	const sql = "select $1::int"
-	var n int
-	if err := p.QueryRow(ctx, sql, 0).Scan(&n); err != nil { // prepared: one request a statement
-		t.Fatal(err)
-	}
-	pgtest.WaitFor(t, 5*time.Second, "the connection quiet", func() bool {
-		conn.mu.Lock()
-		defer conn.mu.Unlock()
-		return len(conn.pending) == 0 && !conn.writing && conn.reader == readerNone
-	})
+	conn, rec := recordedConn(t, p, sql)
+	ctx := pgtest.Ctx(t)
 	const callers, each = 5, 20
 	var done, yields, sentDuring atomic.Int32
-	rec := &writeRecorder{Conn: conn.nc}
 	conn.mu.Lock()
-	conn.nc = rec  // the reader reads through conn.fe
-	conn.raw = nil // and everyone writes through nc
 	conn.yieldHook = func() {
-		yields.Add(1)
 		conn.mu.Lock()
-		before := len(conn.queue)
+		before, drained := len(conn.queue), len(conn.pending) == 0
 		conn.mu.Unlock()
+		if drained {
+			// readLoop's yield once every answer is in: left to the
+			// scheduler, so that it cannot stand in for the yield
+			// before a wait, which is what is counted.
+			runtime.Gosched()
+			return
+		}
+		yields.Add(1)
 		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
 			conn.mu.Lock()
 			ready := len(conn.pending) >= callers-int(done.Load())
@@ -231,8 +241,5 @@ func TestPipelineCallersAnsweredTogetherWriteTogether(t *testing.T) {
 	t.Logf("%d writes for %d statements; %d yields, %d statements sent during them", w, callers*each, yields.Load(), sentDuring.Load())
 	if yields.Load() == 0 || sentDuring.Load() == 0 {
 		t.Fatalf("%d yields, %d statements sent during them: the reader never let the callers it answered send before it waited", yields.Load(), sentDuring.Load())
-	}
-	if w > callers*each*2/5 {
-		t.Fatalf("%d writes for %d statements of %d callers, want at most two for every five", w, callers*each, callers)
 	}
 }

@@ -290,9 +290,10 @@ func (c *pipeConn) flushBeforeWait() {
 // it is held again on return.
 func (c *pipeConn) yieldLocked() {
 	c.between = true
+	hook := c.yieldHook
 	c.mu.Unlock()
-	if c.yieldHook != nil {
-		c.yieldHook()
+	if hook != nil {
+		hook()
 	} else {
 		runtime.Gosched()
 	}

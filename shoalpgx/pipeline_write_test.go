@@ -52,7 +52,7 @@ func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 	go func() {
 		defer cancel()
 		stuck := 0
-		for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline) && short.Err() == nil; time.Sleep(10 * time.Millisecond) {
 			writing := false
 			for _, c := range p.pipe.conns() {
 				c.mu.Lock()
