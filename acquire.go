@@ -84,7 +84,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Lease[T]{}, p.acquireError(err, 0)
 	}
-	if l := p.eng.take(ctx); l.rec != nil {
+	if l := p.eng.take(ctx, true); l.rec != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(ctx); err != nil {
@@ -220,7 +220,7 @@ func (p *Pool[T]) passOn(r *leaseRecord[T]) {
 // lease if it took one and left the queue; if someone is handing the waiter
 // a lease already, the one it took is passed on.
 func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
-	l := p.eng.take(ctx)
+	l := p.eng.take(ctx, true)
 	if l.rec == nil {
 		return l
 	}

@@ -132,7 +132,13 @@ type Config[T any] struct {
 	// connection it would pick otherwise, when that one carries leases
 	// and Fill preferred none; a connection Avoid reports takes a new
 	// lease only when every other that could is full, retired or avoided
-	// too (and, carrying BusyStreams leases, has the pool dial another).
+	// too (and, carrying BusyStreams leases, has the pool dial another),
+	// and then only when the caller cannot wait for a new connection:
+	// while the pool may open one (below its limit, or at a Budget share
+	// the Budget can divide again at once, and not backing off), Acquire
+	// waits for it, or for a stream to free, whichever comes first;
+	// TryAcquire, at the limit, or with the wait queue full, the avoided
+	// connection takes the lease.
 	// The pool calls it with its lock held: it must be quick and must not
 	// call the pool. Nil (the default) avoids none. With exclusive
 	// connections it is an error.

@@ -112,6 +112,28 @@ func (p *Pool[T]) dialAhead() {
 	p.startDialIf(func() bool { return p.cap.dialing.Load() == 0 })
 }
 
+// mayOpenAnother reports whether a caller who finds only held-up
+// connections (Config.Avoid) may wait for a new one instead: a dial is in
+// flight, or one may start now (below the limit, or at a Budget share
+// that the Budget can divide again at once, and not backing off), and the
+// wait queue has room for the caller. The wait ends at whichever comes
+// first: the new connection or a stream freed on any connection.
+func (p *Pool[T]) mayOpenAnother() bool {
+	c := &p.cap
+	switch {
+	case p.cfg.MaxWaiters > 0 && int(p.hot.waiters.Load()) >= p.cfg.MaxWaiters:
+		return false
+	case c.dialing.Load() > 0:
+		return true
+	case p.now() < p.dial.backoffUntil.Load():
+		return false
+	case c.open.Load() < c.limit.Load():
+		return true
+	}
+	_, asker := p.link.budget.(BudgetAsker)
+	return asker && c.limit.Load() < c.maxConns.Load()
+}
+
 // dialForWaiter is maybeDial for a caller that has just joined the queue.
 // While the pool backs off, the dial that serves it is maintenance's, once
 // the backoff ends; maintenance may have gone to sleep for a full tick with

@@ -77,8 +77,8 @@ func (e *exclusiveEngine[T]) push(c *conn[T]) {
 }
 
 // take pops idle connections, home partition first, until one passes its
-// checks.
-func (e *exclusiveEngine[T]) take(ctx context.Context) Lease[T] {
+// checks. Whether the caller can wait changes nothing here.
+func (e *exclusiveEngine[T]) take(ctx context.Context, _ bool) Lease[T] {
 	p := e.p
 	for {
 		c := e.popIdle()

@@ -1,8 +1,11 @@
 package shoal
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 )
 
 // With Fill, new leases go to the most loaded connection that Fill accepts,
@@ -110,6 +113,61 @@ func TestAvoidPassesOverAHeldUpConnection(t *testing.T) {
 	held = append(held, l)
 	if l.Value() != second {
 		t.Fatal("the avoided connection was passed over with every other full")
+	}
+}
+
+// A caller who finds only held-up connections waits for the one the pool
+// opens, which takes milliseconds, rather than queue behind a slow request
+// for as long as it runs; where it cannot wait (TryAcquire), or the pool
+// cannot open another (at MaxConns), a held-up connection takes it.
+func TestAvoidedConnectionLeftToANewOne(t *testing.T) {
+	var mu sync.Mutex
+	avoided := map[*fakeConn]bool{}
+	avoid := func(c *fakeConn) {
+		mu.Lock()
+		avoided[c] = true
+		mu.Unlock()
+	}
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3,
+		Avoid: func(c *fakeConn) bool { mu.Lock(); defer mu.Unlock(); return avoided[c] }})
+	held := []Lease[*fakeConn]{mustAcquire(t, p)}
+	defer func() {
+		for _, l := range held {
+			l.Release()
+		}
+	}()
+	first := held[0].Value()
+	avoid(first)
+	block := make(chan struct{})
+	d.mu.Lock()
+	d.block = block // the second connection opens when the test says
+	d.mu.Unlock()
+
+	l, err := p.TryAcquire()
+	if err != nil || l.Value() != first {
+		t.Fatalf("TryAcquire = %v, %v: want a stream of the held-up connection, the only one open", l.Value(), err)
+	}
+	l.Release()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := acquireAsync(ctx, p)
+	close(block)
+	l = <-got
+	if l.Value() == nil {
+		t.Fatal("Acquire failed")
+	}
+	held = append(held, l)
+	if l.Value() == first {
+		t.Fatal("Acquire queued behind the held-up connection while the pool could open another")
+	}
+
+	// At MaxConns, with both held up, the least loaded takes the lease.
+	avoid(l.Value())
+	l = mustAcquire(t, p)
+	held = append(held, l)
+	if s := p.Stats(); s.TotalConns != 2 {
+		t.Fatalf("stats %+v, want 2 connections", s)
 	}
 }
 

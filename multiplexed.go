@@ -40,8 +40,10 @@ type muxConn[T any] struct {
 
 // take returns a lease on the least-loaded connection with a free stream
 // that passes its checks (on the most loaded one that Config.Fill accepts,
-// first), or the zero Lease when every connection is full.
-func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
+// first), or the zero Lease when every connection is full, or when every
+// one with room is held up (Config.Avoid) and a caller who can wait may
+// have a new one instead (mayOpenAnother).
+func (m *muxEngine[T]) take(ctx context.Context, canWait bool) Lease[T] {
 	p := m.p
 	for {
 		var retired []*conn[T]
@@ -101,10 +103,17 @@ func (m *muxEngine[T]) take(ctx context.Context) Lease[T] {
 				// busy, worked out from the least-loaded, stands.
 				if alt := m.unavoidedLocked(best, start, n); alt != nil {
 					best = alt
+				} else if canWait && p.mayOpenAnother() {
+					// Behind the held-up request the caller would wait
+					// for it, perhaps for seconds; the connection being
+					// opened (busy starts it) takes milliseconds.
+					best = nil
 				}
 			}
-			wasIdle = best.mux.streams == 0
-			l = m.takeStreamLocked(best)
+			if best != nil {
+				wasIdle = best.mux.streams == 0
+				l = m.takeStreamLocked(best)
+			}
 		}
 		m.mu.Unlock()
 		for _, c := range retired {
