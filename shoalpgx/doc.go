@@ -253,7 +253,10 @@
 // connection has been answering, so that statements arriving together
 // leave in fewer writes and come back in fewer reads; a connection whose
 // oldest statement has been at the server longer than PipelineFill (a
-// slow statement) takes none while another has room. Otherwise callers
+// slow statement) takes none while another has room, and, while the pool
+// may open another shared connection, none at all: the statement waits for
+// the new connection or for any statement to be answered, whichever comes
+// first. Otherwise callers
 // spread over the connections and share them, up to Pipeline on each, once
 // every connection MaxConns allows is busy. While the server has two
 // statements of a connection in hand, new ones wait and go out together,

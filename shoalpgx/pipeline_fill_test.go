@@ -215,3 +215,43 @@ func TestPipelineFillLeavesEachCallerAConnectionWhileTheyLast(t *testing.T) {
 		t.Fatalf("two callers' statements ran on backends %v, want one each: two connections were open", pids)
 	}
 }
+
+// A statement that finds every open shared connection held up by a slow
+// statement, while the pool may open another, goes to the connection the
+// pool opens, in milliseconds, rather than behind a slow one for seconds.
+func TestPipelineHeldUpConnectionsLeaveTheStatementToANewOne(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil) // two shared connections, room for more
+	ctx := pgtest.Ctx(t)
+	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	slow := make(chan uint32, 2)
+	for range 2 {
+		go func() {
+			var pid uint32
+			if err := p.QueryRow(ctx, "select pg_backend_pid() from pg_sleep(3)").Scan(&pid); err != nil {
+				t.Errorf("a slow statement: %v", err)
+			}
+			slow <- pid
+		}()
+	}
+	pgtest.WaitFor(t, 5*time.Second, "both shared connections held up", func() bool {
+		cs := p.pipe.conns()
+		for _, c := range cs {
+			if !p.pipe.stalled(c) {
+				return false
+			}
+		}
+		return len(cs) == 2
+	})
+	var pid uint32
+	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-slow:
+		t.Fatal("a slow statement ended before the quick one: the test proves nothing")
+	default:
+	}
+	if a, b := <-slow, <-slow; pid == a || pid == b {
+		t.Fatalf("the quick statement ran on backend %d, behind a slow one (%d, %d)", pid, a, b)
+	}
+}

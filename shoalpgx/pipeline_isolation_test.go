@@ -216,7 +216,12 @@ func TestPipelineSlowStatement(t *testing.T) {
 	default:
 	}
 	// Load the other connection as much, so that callers queue behind
-	// the slow statement too; those with deadlines return at them.
+	// the slow statement too; those with deadlines return at them. The
+	// shared connections capped at the two open (half of MaxConns), so
+	// that new callers cannot wait for a third instead.
+	if err := p.SetMaxConns(4); err != nil {
+		t.Fatal(err)
+	}
 	hold := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
