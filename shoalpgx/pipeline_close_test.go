@@ -110,7 +110,16 @@ func TestPipelineCloseCutsOffWhatIgnoresTheCancel(t *testing.T) {
 		_, err := p.Exec(qctx, "select "+fn+"($1::float8)", pgx.QueryExecModeExec, 60)
 		done <- err
 	}()
-	pgtest.WaitFor(t, 10*time.Second, "the statement running at the server", func() bool { return running("select "+fn) == 1 })
+	// Running, and in its loop's sleep, where a cancel is caught: one that
+	// came before (while the function is compiled, on a loaded machine)
+	// would stop it.
+	pgtest.WaitFor(t, 10*time.Second, "the statement sleeping at the server", func() bool {
+		var sleeping bool
+		if err := admin.QueryRow(ctx, "select exists (select 1 from pg_stat_activity where starts_with(query, $1) and wait_event = 'PgSleep')", "select "+fn).Scan(&sleeping); err != nil {
+			t.Fatal(err)
+		}
+		return sleeping && running("select "+fn) == 1
+	})
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the abandoned statement: %v, want context.Canceled", err)

@@ -20,17 +20,33 @@ import (
 // other connection's statement runs on.
 func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 	p := newPipelinedPool(t, 4, 8, nil) // two shared connections
-	ctx := pgtest.Ctx(t)
+	// Encoding the large statement below can take many seconds on a busy
+	// machine under -race, so this test's bounds are wide: the sleepers
+	// sleep far longer than it needs, and are cancelled once it is done.
+	ctx, cancelAll := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancelAll()
 	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
-	// Both shared connections busy for 10s: the next statement queues
-	// behind one of them, and its backend reads nothing meanwhile.
+	// Both shared connections busy, and capped at two (half of MaxConns):
+	// the next statement queues behind one of them, rather than wait for a
+	// third, and its backend reads nothing meanwhile.
+	if err := p.SetMaxConns(4); err != nil {
+		t.Fatal(err)
+	}
+	const sleep = "select pg_sleep(90)"
 	sleepers := make(chan error, 2)
 	for range 2 {
 		go func() {
-			_, err := p.Exec(ctx, "select pg_sleep(10)")
+			_, err := p.Exec(ctx, sleep)
 			sleepers <- err
 		}()
 	}
+	admin := pgtest.AdminConn(t)
+	defer func() {
+		// End the sleep still running, so that the pool closes promptly.
+		if _, err := admin.Exec(context.WithoutCancel(ctx), "select pg_cancel_backend(pid) from pg_stat_activity where query = $1", sleep); err != nil {
+			t.Error(err)
+		}
+	}()
 	pgtest.WaitFor(t, 5*time.Second, "a statement in flight on each shared connection", func() bool {
 		for _, c := range p.pipe.conns() {
 			c.mu.Lock()
@@ -42,17 +58,16 @@ func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 		}
 		return true
 	})
-	// 64 MB, more than loopback's socket buffers hold on either side. Its
-	// encoding takes over a second under -race, longer on a busy machine,
-	// so the caller's context ends once its write is under way and stuck
-	// (a writer at work for 100ms), well before the sleepers wake.
+	// 64 MB, more than loopback's socket buffers hold on either side. The
+	// caller's context ends once its write is under way and stuck (a
+	// writer at work for 100ms).
 	big := strings.Repeat("x", 64<<20)
 	short, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		defer cancel()
 		stuck := 0
-		for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline) && short.Err() == nil; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && short.Err() == nil; time.Sleep(10 * time.Millisecond) {
 			writing := false
 			for _, c := range p.pipe.conns() {
 				c.mu.Lock()
@@ -71,16 +86,23 @@ func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 		t.Fatal("the blocked statement succeeded")
 	}
 	t.Logf("the blocked caller: %v", err)
-	// The cut connection's sleeper failed with it; the other sleeps on.
-	if err := <-sleepers; err == nil {
-		t.Fatal("a sleeping statement ended before the blocked caller returned: its write was not cut")
+	// The cut connection's sleeper fails with it, at once; the other
+	// sleeps on.
+	select {
+	case err := <-sleepers:
+		if err == nil || !strings.Contains(err.Error(), "writing to a pipelined connection") {
+			t.Fatalf("the sleeper on the cut connection: %v, want the failed write's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no sleeping statement failed: the blocked write was not cut")
 	}
 	select {
 	case err := <-sleepers:
-		t.Fatalf("the other connection's statement ended too (%v): the cut reached beyond its connection, or came only after the sleep", err)
+		t.Fatalf("the other connection's statement ended too (%v): the cut reached beyond its connection", err)
 	default:
 	}
-	// The pool goes on: the cut connection is replaced.
+	// The pool goes on: the cut connection is replaced, and the next
+	// statement goes to the new one, not behind the sleep on the other.
 	var n int
 	if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
 		t.Fatalf("after the cut: %d, %v", n, err)
