@@ -102,6 +102,9 @@ func TestPipelineObserverAndStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// On a failure too: the pool's Close waits for it, and the table's
+	// drop for its lock. Released twice is released once.
+	t.Cleanup(holder.Release)
 	tx, err := holder.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +122,10 @@ func TestPipelineObserverAndStat(t *testing.T) {
 	}
 	waitFor(t, "three statements in flight", func() bool { return p.Stat().Pipelined().Leases == inFlight })
 
+	// On the two shared connections open, or on a third: an update that
+	// finds both held up by the lock's wait goes to one the pool opens.
 	ps := p.Stat().Pipelined()
-	if ps.Name != name+"/pipelined" || ps.InUseConns < 1 || ps.InUseConns > 2 {
+	if ps.Name != name+"/pipelined" || ps.InUseConns < 1 || ps.InUseConns > 3 {
 		t.Fatalf("Pipelined: %+v", ps)
 	}
 	s := p.Stat()

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -26,7 +27,9 @@ func Config[C any](t testing.TB, parse func(string) (C, error), mutate func(C)) 
 
 // Open opens a pool for cfg with open (shoalpgx.NewWithConfig). At cleanup
 // it closes the pool and checks that no goroutine started since Open was
-// called is left.
+// called is left. A Close that has not returned within closeLimit fails
+// the test there, rather than hang the run until go test's timeout: a
+// test that failed while it held a connection leaves Close waiting for it.
 func Open[C any, P interface{ Close() }](t testing.TB, open func(context.Context, C) (P, error), cfg C) P {
 	t.Helper()
 	ignore := goleak.IgnoreCurrent()
@@ -35,11 +38,24 @@ func Open[C any, P interface{ Close() }](t testing.TB, open func(context.Context
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		p.Close()
+		closed := make(chan struct{})
+		go func() {
+			p.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(closeLimit):
+			t.Errorf("the pool's Close had not returned %s after the test ended: a connection the test acquired is still held, or Close hangs", closeLimit)
+			return
+		}
 		goleak.VerifyNone(t, ignore)
 	})
 	return p
 }
+
+// closeLimit bounds the wait for a test pool's Close at cleanup.
+const closeLimit = 2 * time.Minute
 
 // NewPool is Open for Config's config: a pool on the test server, closed
 // and checked for leaked goroutines at cleanup.
