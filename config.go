@@ -135,7 +135,8 @@ type Config[T any] struct {
 	// too (and, carrying BusyStreams leases, has the pool dial another),
 	// and then only when the caller cannot wait for a new connection:
 	// while the pool may open one (below its limit, or at a Budget share
-	// the Budget can divide again at once, and not backing off), Acquire
+	// below MaxConns with a Budget that divides again when asked,
+	// BudgetAsker, and not backing off), Acquire
 	// waits for it, or for a stream to free, whichever comes first;
 	// TryAcquire, at the limit, or with the wait queue full, the avoided
 	// connection takes the lease.

@@ -115,7 +115,8 @@ func (p *Pool[T]) dialAhead() {
 // mayOpenAnother reports whether a caller who finds only held-up
 // connections (Config.Avoid) may wait for a new one instead: a dial is in
 // flight, or one may start now (below the limit, or at a Budget share
-// that the Budget can divide again at once, and not backing off), and the
+// below MaxConns with a Budget that divides again when asked, which may
+// give no more, and not backing off), and the
 // wait queue has room for the caller. The wait ends at whichever comes
 // first: the new connection or a stream freed on any connection.
 func (p *Pool[T]) mayOpenAnother() bool {

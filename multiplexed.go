@@ -106,7 +106,8 @@ func (m *muxEngine[T]) take(ctx context.Context, canWait bool) Lease[T] {
 				} else if canWait && p.mayOpenAnother() {
 					// Behind the held-up request the caller would wait
 					// for it, perhaps for seconds; the connection being
-					// opened (busy starts it) takes milliseconds.
+					// opened (busy or the wait queue starts it) takes
+					// milliseconds.
 					best = nil
 				}
 			}
