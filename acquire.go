@@ -184,7 +184,7 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 		if p.feat.quickTake {
 			return p.acquired(l, p.now()-start, true), nil
 		}
-		reason, ok := p.check(ctx, l.rec.c, false)
+		reason, ok := p.check(ctx, l.rec.c, false, 0)
 		if !ok && callerGone(ctx, reason) || ok && p.feat.ctxChecks && ctx.Err() != nil {
 			// Our context ended during the check, or as the lease arrived,
 			// perhaps from our own take handing back a connection it could

@@ -71,6 +71,14 @@ func BenchmarkAcquireReleaseMultiplexed(b *testing.B) {
 	parallelLoop(b, benchPool(b, Config[*fakeConn]{MaxConns: 2, MaxStreams: 4}))
 }
 
+// BenchmarkAcquireReleaseMultiplexedChecked is one caller on the
+// multiplexed engine with a lifetime and an idle timeout, as shoalpgx's
+// shared connections have: every take checks the lifetime, and every
+// release checks it and, its connection going idle, notes when.
+func BenchmarkAcquireReleaseMultiplexedChecked(b *testing.B) {
+	serialLoop(b, benchPool(b, Config[*fakeConn]{MaxConns: 2, MaxStreams: 4, MaxLifetime: time.Hour, MaxIdleTime: time.Hour}))
+}
+
 // BenchmarkCallersGoAway is the workload barging does not suit: every
 // caller holds its connection for a short wait (standing in for a round
 // trip), releases it and goes on to other work (a longer wait) before it

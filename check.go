@@ -8,10 +8,13 @@ import (
 // check runs the checks that precede handing a connection out: lifetime,
 // health after idleness (when idle is set), and BeforeAcquire. It reports
 // why the connection must close when one fails. Both engines run it on what
-// they take.
-func (p *Pool[T]) check(ctx context.Context, c *conn[T], idle bool) (Reason, bool) {
+// they take. now is the pool's clock when the caller has just read it, or
+// 0 for check to read it: one read per take, on a path every acquire takes.
+func (p *Pool[T]) check(ctx context.Context, c *conn[T], idle bool, now int64) (Reason, bool) {
 	if c.expiresAt != 0 || p.feat.healthAfter != 0 {
-		now := p.now()
+		if now == 0 {
+			now = p.now()
+		}
 		if c.expired(now) {
 			return ReasonLifetime, false
 		}

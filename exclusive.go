@@ -86,7 +86,7 @@ func (e *exclusiveEngine[T]) take(ctx context.Context, _ bool) Lease[T] {
 			return Lease[T]{}
 		}
 		if p.feat.checkOnTake {
-			if reason, ok := p.check(ctx, c, true); !ok {
+			if reason, ok := p.check(ctx, c, true, 0); !ok {
 				if callerGone(ctx, reason) {
 					// The check failed because the caller's context ended
 					// (a ping cannot run without time), which says nothing

@@ -127,7 +127,7 @@ func (m *muxEngine[T]) take(ctx context.Context, canWait bool) Lease[T] {
 			return l
 		}
 		if p.feat.checkOnTake {
-			if reason, ok := p.check(ctx, l.rec.c, wasIdle); !ok {
+			if reason, ok := p.check(ctx, l.rec.c, wasIdle, now); !ok {
 				p.counters.unused.Add(1)
 				m.closeTaken(l.rec, reason)
 				continue
@@ -227,14 +227,17 @@ func (m *muxEngine[T]) release(r *leaseRecord[T], reason Reason) {
 // waiter when the connection can still serve.
 func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason) {
 	p, c := m.p, r.c
+	now := int64(0) // the pool's clock, read once at most
 	m.mu.Lock()
 	switch {
 	case reason != 0:
 		c.retire(reason)
 	case p.hot.closed.Load():
 		c.retire(ReasonPoolClosed)
-	case c.expiresAt != 0 && c.expired(p.now()):
-		c.retire(ReasonLifetime)
+	case c.expiresAt != 0:
+		if now = p.now(); c.expired(now) {
+			c.retire(ReasonLifetime)
+		}
 	}
 	if c.retiredFor() == 0 && p.hot.waiters.Load() > 0 {
 		if w := p.wq.popOldest(); w != nil {
@@ -255,7 +258,10 @@ func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason) {
 	if closeNow {
 		m.removeConnLocked(c)
 	} else if c.mux.streams == 0 && p.feat.clockOnIdle {
-		c.idleSince.Store(p.now())
+		if now == 0 {
+			now = p.now()
+		}
+		c.idleSince.Store(now)
 	}
 	m.mu.Unlock()
 	if closeNow {
