@@ -110,6 +110,7 @@ func main() {
 		for _, n := range counts {
 			best := make([]float64, len(open))
 			cpu := make([]time.Duration, len(open))
+			user := make([]time.Duration, len(open)) // of the round with the lowest cpu
 			cs := make([]float64, len(open))
 			ratios := make([][]float64, len(open)) // per round, of that round's first contender
 			p50s := make([][]float64, len(open))   // per round, nanoseconds
@@ -141,16 +142,16 @@ func main() {
 						ratios[i] = append(ratios[i], m.qps/roundFirst)
 					}
 					if cpu[i] == 0 || m.cpuQuery < cpu[i] {
-						cpu[i] = m.cpuQuery
+						cpu[i], user[i] = m.cpuQuery, m.userQuery
 					}
 					if cs[i] == 0 || m.csQuery < cs[i] {
 						cs[i] = m.csQuery
 					}
-					fmt.Fprintf(os.Stderr, "%-9s %-13s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query  %5.2f thread sleeps/query  %5.2f reads %5.2f writes/query  %3.0f%% machine idle\n",
-						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, m.csQuery, m.reads, m.writes, 100*m.idle)
+					fmt.Fprintf(os.Stderr, "%-9s %-13s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query (%4.1f user)  %5.2f thread sleeps/query  %5.2f reads %5.2f writes/query  %3.0f%% machine idle\n",
+						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, float64(m.userQuery)/1e3, m.csQuery, m.reads, m.writes, 100*m.idle)
 				}
 			}
-			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, cs: cs,
+			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, user: user, cs: cs,
 				medianRatio: medians(ratios), p50: medians(p50s), p99: medians(p99s), idle: medians(idles), perRound: perRound})
 		}
 		if *cprTime > 0 && *only == "" && *set == "default" {

@@ -114,8 +114,14 @@ func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Durat
 	}
 	b.WriteString(".\n")
 
-	b.WriteString("\nClient CPU per query (this process, user+system), lowest of the rounds:\n\n")
-	r.table(&b, 0, func(row row, i int) string { return fmt.Sprintf("%.1f µs", float64(row.cpu[i])/1e3) })
+	b.WriteString("\nClient CPU per query (this process, user+system, and in brackets its user part: the client's own work, where the rest is system calls), lowest of the rounds:\n\n")
+	r.table(&b, 0, func(row row, i int) string {
+		cell := fmt.Sprintf("%.1f µs", float64(row.cpu[i])/1e3)
+		if row.user != nil {
+			cell += fmt.Sprintf(" (%.1f)", float64(row.user[i])/1e3)
+		}
+		return cell
+	})
 	b.WriteString("\nQuery latency as the workers saw it, p50 / p99, median over the rounds:\n\n")
 	r.table(&b, 0, func(row row, i int) string { return latency(row.p50[i]) + " / " + latency(row.p99[i]) })
 	return b.String()

@@ -106,3 +106,20 @@ func reportHas(t *testing.T, md string, wants ...string) {
 		}
 	}
 }
+
+// The CPU table gives each cell's user part in brackets, and only the
+// total where the user part was not measured (a report built from older
+// results).
+func TestPipelineCPUShowsTheUserPart(t *testing.T) {
+	r := &results{contenders: []contender{{name: "pgxpool-8"}, {name: "pipelined-8"}}}
+	r.rows = []row{{
+		query: "SELECT 1", workers: 32, qps: []float64{100, 200},
+		perRound: [][]float64{{100}, {200}},
+		cpu:      []time.Duration{18200 * time.Nanosecond, 6600 * time.Nanosecond},
+		user:     []time.Duration{5100 * time.Nanosecond, 3700 * time.Nanosecond},
+		p50:      make([]float64, 2), p99: make([]float64, 2),
+	}}
+	reportHas(t, r.pipelineMarkdown("cmd", "machine", 1, 0), "| SELECT 1 | 32 | 18.2 µs (5.1) | 6.6 µs (3.7) |")
+	r.rows[0].user = nil
+	reportHas(t, r.pipelineMarkdown("cmd", "machine", 1, 0), "| SELECT 1 | 32 | 18.2 µs | 6.6 µs |")
+}

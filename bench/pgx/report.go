@@ -22,6 +22,7 @@ type row struct {
 	workers int
 	qps     []float64       // by contender, in contenders' order
 	cpu     []time.Duration // client CPU per query, lowest of the rounds
+	user    []time.Duration // its user part (in that round); nil where not measured
 	cs      []float64       // client voluntary context switches per query, lowest of the rounds
 
 	// medianRatio is, per contender after the first, the median over the

@@ -65,7 +65,11 @@ type worker func(ctx context.Context, worker, i int) error
 type measured struct {
 	qps      float64       // queries per second
 	cpuQuery time.Duration // this process's CPU time (user+system) per query
-	csQuery  float64       // this process's voluntary context switches (threads going to sleep) per query
+	// userQuery is the user part of cpuQuery: the client's own work, where
+	// the rest is the kernel's, mostly system calls, whose cost differs
+	// most from one machine to another.
+	userQuery time.Duration
+	csQuery   float64 // this process's voluntary context switches (threads going to sleep) per query
 	// reads and writes are this process's read and write system calls per
 	// query (/proc/self/io; 0 where there is none): on loopback each costs
 	// about as much as the server's work on a small statement, so they
@@ -81,16 +85,17 @@ type measured struct {
 	idle float64
 }
 
-// usage returns the CPU time this process has used and its voluntary
-// context switches: a thread sleeping because it has nothing to run, to be
-// woken (a futex or epoll wake-up, a syscall each side) when there is. Unlike
-// throughput, the count per query hardly depends on the machine's other load.
-func usage() (time.Duration, int64) {
+// usage returns the CPU time this process has used, user and system, and
+// its voluntary context switches: a thread sleeping because it has nothing
+// to run, to be woken (a futex or epoll wake-up, a syscall each side) when
+// there is. Unlike throughput, the count per query hardly depends on the
+// machine's other load.
+func usage() (user, system time.Duration, sleeps int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), ru.Nvcsw
 }
 
 // ioCounts are this process's read and write system calls so far.
@@ -135,7 +140,7 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) 
 	)
 	latencies := make([][]time.Duration, n) // per worker, merged after the clock stops
 	start := time.Now()
-	cpuStart, csStart := usage()
+	userStart, sysStart, csStart := usage()
 	ioStart := syscallCounts()
 	machine := cpustat.Start()
 	for g := range n {
@@ -159,14 +164,15 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) 
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpuEnd, csEnd := usage()
+	userEnd, sysEnd, csEnd := usage()
 	ioEnd := syscallCounts()
 	idle := machine.IdleShare()
 	all := slices.Concat(latencies...)
 	q := len(all) * perCall
 	m := measured{qps: float64(q) / elapsed.Seconds(), idle: idle}
 	if calls := len(all); calls > 0 {
-		m.cpuQuery = (cpuEnd - cpuStart) / time.Duration(q)
+		m.userQuery = (userEnd - userStart) / time.Duration(q)
+		m.cpuQuery = m.userQuery + (sysEnd-sysStart)/time.Duration(q)
 		m.csQuery = float64(csEnd-csStart) / float64(q)
 		m.reads = float64(ioEnd.reads-ioStart.reads) / float64(q)
 		m.writes = float64(ioEnd.writes-ioStart.writes) / float64(q)
