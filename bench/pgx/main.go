@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ func main() {
 		only     = flag.String("only", "", "run only these contenders, comma-separated (for profiling)")
 		onlyQ    = flag.String("queries", "", "run only these queries, by name, comma-separated (for profiling)")
 		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the measured rounds here")
+		traceOut = flag.String("trace", "", "write a runtime trace of the rounds here, to see how often a query's goroutine blocks (keep it short: one contender, one count, -rounds 1)")
 		out      = flag.String("out", "", "write the markdown fragment here")
 	)
 	flag.Parse()
@@ -96,6 +98,16 @@ func main() {
 			log.Fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceOut != "" {
+		f, err := os.Create(*traceOut)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := trace.Start(f); err != nil {
+			log.Fatal(err)
+		}
+		defer trace.Stop()
 	}
 
 	res := results{conns: *conns, contenders: open}
