@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/shoalpool/shoal/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalpgx"
@@ -52,6 +53,9 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 		}},
 	}
 	for _, path := range sqlPaths {
+		// As in shoalpgx's own test: the last path's connection comes
+		// back once its cancel is answered, in the background.
+		pgtest.WaitFor(t, 10*time.Second, "the connection back from the last abandoned statement", func() bool { return p.Stat().AcquiredConns() == 0 })
 		ctx := pgtest.AbandonedCtx(t)
 		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
 	}
