@@ -64,7 +64,7 @@ type pipeConn struct {
 	queue   []*pipeReq // written next, in order; a prefix of what pending does not yet hold sent
 	pending []*pipeReq // written or about to be, not yet answered, oldest first
 	writing bool       // a caller or the background writer is writing queue out
-	between bool       // the reader is letting the callers it answered run (yieldLocked)
+	between bool       // the reader, or readLoop as it stops reading, is letting the callers it answered run (yieldLocked)
 	// yieldHook, when a test sets it, is what yieldLocked runs in place
 	// of runtime.Gosched, so that the test can see the reader yield and
 	// let the callers it woke send before the reader goes on.

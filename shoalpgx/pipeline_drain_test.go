@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -116,5 +117,84 @@ func TestPipelineLastCallersAnsweredWriteTogether(t *testing.T) {
 	}
 	if w := rec.writes() - before; w != 1 {
 		t.Fatalf("%d writes for the %d second statements, want one", w, callers)
+	}
+}
+
+// A statement sent while readLoop lets the callers it answered last run,
+// with every answer in, is read by its own caller, as a lone caller's
+// statement is, rather than by readLoop: a caller that found readLoop
+// reading does not keep it reading when the callers thin out to one. The
+// test makes readLoop the reader of a first statement, and from its yield
+// once that is answered (yieldHook) sends a second from another goroutine
+// and waits for that caller to take the reading. Before readLoop gave the
+// reading up at that yield, the second caller left its answer to readLoop,
+// and so did the one after it, and so on for as long as each sent during
+// the yield that followed.
+func TestPipelineStatementSentAsTheReaderStopsIsReadByItsCaller(t *testing.T) {
+	p := newPipelinedPool(t, 2, 16, nil)
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	const sql = "select $1::int"
+	run := func(want int) error {
+		var got int
+		if err := p.QueryRow(ctx, sql, want).Scan(&got); err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("got %d, want %d", got, want)
+		}
+		return nil
+	}
+	if err := run(0); err != nil { // prepared, so that each statement is one request
+		t.Fatal(err)
+	}
+
+	second := make(chan error, 1)
+	var took atomic.Bool
+	hooked := false
+	conn.mu.Lock()
+	conn.yieldHook = func() {
+		conn.mu.Lock()
+		drained := len(conn.pending) == 0
+		conn.mu.Unlock()
+		if !drained || hooked {
+			runtime.Gosched()
+			return
+		}
+		hooked = true
+		go func() { second <- run(2) }()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+			conn.mu.Lock()
+			reader := conn.reader
+			conn.mu.Unlock()
+			if reader == readerCaller {
+				took.Store(true)
+				return
+			}
+		}
+	}
+	// Nobody reads until the test wakes readLoop: the first caller, finding
+	// the reading taken, leaves it to readLoop.
+	conn.reader = readerLoop
+	conn.mu.Unlock()
+	first := make(chan error, 1)
+	go func() { first <- run(1) }()
+	pgtest.WaitFor(t, 5*time.Second, "the first statement written", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending) == 1 && len(conn.queue) == 0 && !conn.writing
+	})
+	conn.wake <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatalf("first statement: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("second statement: %v", err)
+	}
+	if !hooked {
+		t.Fatal("readLoop never yielded with every answer in")
+	}
+	if !took.Load() {
+		t.Fatal("the statement sent during readLoop's last yield left its reading to readLoop: its caller did not read its own answer")
 	}
 }

@@ -19,8 +19,9 @@ import (
 
 // flushLocked writes out what send left queued, unless the server still has
 // pipeCorkAt requests in hand; the reader calls it each time it has read
-// every answer that came (flushBeforeWait). c.mu must be held; it is held
-// again on return, having been let go during a write.
+// every answer that came (flushBeforeWait), and readLoop as it stops
+// reading. c.mu must be held; it is held again on return, having been let
+// go during a write.
 func (c *pipeConn) flushLocked() {
 	if len(c.queue) == 0 || c.writing || c.err != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
 		return

@@ -38,7 +38,11 @@ const (
 )
 
 // readLoop reads whenever a caller hands it the reading, until nothing is
-// pending, and returns when the connection breaks or closes.
+// pending, and returns when the connection breaks or closes. It gives the
+// reading up as soon as every answer is in, before it lets the callers it
+// answered last run: a caller that found it reading would otherwise keep it
+// reading, each statement sent during that yield waiting for readLoop's
+// answer, and the next, even once the callers had thinned out to one.
 func (c *pipeConn) readLoop() {
 	defer close(c.done)
 	for {
@@ -55,7 +59,7 @@ func (c *pipeConn) readLoop() {
 			}
 			return
 		}
-		for yielded := false; ; {
+		for {
 			c.mu.Lock()
 			if c.err != nil {
 				c.mu.Unlock()
@@ -63,21 +67,17 @@ func (c *pipeConn) readLoop() {
 				return
 			}
 			if len(c.pending) == 0 && c.cur == nil {
-				if !yielded {
-					// Every answer is in: the callers just answered
-					// run before the reading stops, and what they
-					// send meanwhile leaves in one write.
-					yielded = true
-					c.yieldLocked()
-					c.flushLocked()
-					c.mu.Unlock()
-					continue
-				}
+				// Every answer is in: the reading stops before the
+				// callers just answered run, so that one who sends
+				// meanwhile reads its own answer (readFor), as a lone
+				// caller does, and what they send leaves in one write
+				// once they have run.
 				c.reader = readerNone
+				c.yieldLocked()
+				c.flushLocked()
 				c.mu.Unlock()
 				break
 			}
-			yielded = false
 			c.mu.Unlock()
 			c.flushBeforeWait()
 			if err := c.readOne(); err != nil {
@@ -278,15 +278,19 @@ func (c *pipeConn) flushBeforeWait() {
 		c.woke = false
 		c.yieldLocked()
 	}
-	c.flushLocked()
+	if !c.between {
+		// Otherwise readLoop is letting callers run as it stops
+		// reading, and writes what they queue when they have run.
+		c.flushLocked()
+	}
 	c.mu.Unlock()
 }
 
 // yieldLocked lets the callers the reader has just answered run. What they
 // send meanwhile to a server with nothing in hand waits in the queue
-// (between, see send), for the reader to write out as soon as it has
-// c.mu again, in the same hold that ends the wait: so a request never
-// waits on a reader that has gone back to the socket. c.mu must be held;
+// (between, see send), for the yielding goroutine to write out as soon as
+// it has c.mu again, in the same hold that ends the wait: so a request
+// never waits on a reader that has gone back to the socket. c.mu must be held;
 // it is held again on return.
 func (c *pipeConn) yieldLocked() {
 	c.between = true
