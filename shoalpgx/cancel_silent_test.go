@@ -18,11 +18,19 @@ const silentCancelTimeout = 200 * time.Millisecond
 // ignoreCancelsUntilStop opens a PL/pgSQL body that sleeps until its
 // variable stop, catching query_canceled: a statement that swallows cancel
 // requests. The caller declares stop before it and closes the body after.
+// The whole sleeping loop is inside the block that catches the cancel: a
+// block entered for each sleep leaves a moment between sleeps, outside it,
+// in which a cancel request stops the statement. What is left outside is
+// the moment after a cancel is caught, which the next one, a retry 100ms
+// later, does not meet.
 const ignoreCancelsUntilStop = `
 	BEGIN
-		WHILE clock_timestamp() < stop LOOP
+		LOOP
 			BEGIN
-				PERFORM pg_sleep(0.02);
+				WHILE clock_timestamp() < stop LOOP
+					PERFORM pg_sleep(0.02);
+				END LOOP;
+				EXIT;
 			EXCEPTION WHEN query_canceled THEN
 				NULL;
 			END;
