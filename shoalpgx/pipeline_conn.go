@@ -141,8 +141,9 @@ const pipeCorkAt = 2
 // writes them out, with whatever else is queued, unless another caller is
 // writing, who then writes it, or the reader will write it soon
 // (flushLocked): when the server has pipeCorkAt requests in hand, or none
-// while the reader lets the callers it has just answered run
-// (yieldLocked), whose next requests then go out with this one. It fails
+// while the reader, or readLoop as it stops reading, lets the callers it
+// has just answered run (yieldLocked), whose next requests then go out
+// with this one. It fails
 // when the connection is broken. A write the caller makes that is still
 // blocked when ctx ends (a server that stopped reading) is cut off, and
 // the connection with it, so that the caller returns: a message half

@@ -19,7 +19,7 @@ import (
 // connection does, so that a lone caller pays no hand-off between
 // goroutines; then, if other requests wait for answers, it hands the
 // reading to the connection's goroutine (readLoop), which reads while any
-// are pending. A caller whose context ends while it reads interrupts its
+// are pending and gives the reading up once every answer is in. A caller whose context ends while it reads interrupts its
 // read with a deadline in the past, hands over, and returns: the protocol
 // reader keeps what it had read of a message, and readLoop goes on from
 // there.
@@ -290,8 +290,8 @@ func (c *pipeConn) flushBeforeWait() {
 // send meanwhile to a server with nothing in hand waits in the queue
 // (between, see send), for the yielding goroutine to write out as soon as
 // it has c.mu again, in the same hold that ends the wait: so a request
-// never waits on a reader that has gone back to the socket. c.mu must be held;
-// it is held again on return.
+// never waits on a reader that has gone back to the socket. c.mu must be
+// held; it is held again on return.
 func (c *pipeConn) yieldLocked() {
 	c.between = true
 	hook := c.yieldHook
