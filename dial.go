@@ -184,12 +184,15 @@ func (p *Pool[T]) startDialIf(wanted func() bool) bool {
 func (p *Pool[T]) dialAndAdopt() {
 	c, started, err := p.dialOne(p.life.ctx)
 	if err != nil {
-		// The place first, then the dial: in between, maybeDial sees
-		// the dial still in flight and does not start another for the
-		// place this one is giving back.
+		// Recorded (and logged) while the dial still counts: Close
+		// waits for it, so no line comes after Close has returned, and
+		// a maybeDial meanwhile sees the backoff. Then the place, then
+		// the dial: in between, maybeDial sees the dial still in flight
+		// and does not start another for the place this one gives back.
+		down, nextTry := p.recordDialFailure(err, started, true)
 		p.cap.open.Add(-1)
 		p.cap.dialing.Add(-1)
-		p.dialFailed(err, started)
+		p.dialFailed(err, down, nextTry)
 		return
 	}
 	p.adopt(c)
@@ -321,8 +324,9 @@ func (p *Pool[T]) dialSucceeded() {
 	}
 }
 
-// dialFailed records a failed background dial and tells the waiters who can
-// no longer be served in time. Once the server counts as down
+// dialFailed tells the waiters who can no longer be served in time of a
+// failed background dial, which recordDialFailure has recorded as down and
+// nextTry, once its place in MaxConns is given back. Once the server counts as down
 // (dialState.down) and no connection is open to serve them, every waiter
 // gets the error at once, even while other dials are in flight: those are
 // probes of a server that is down, not a connection about to arrive. Before
@@ -332,8 +336,7 @@ func (p *Pool[T]) dialSucceeded() {
 // and one with time left waits for the try. With a connection open, or
 // another dial in flight, the others stay: a release or that dial will serve
 // them, and if none does in time their error names this dial's failure.
-func (p *Pool[T]) dialFailed(err error, started int64) {
-	down, nextTry := p.recordDialFailure(err, started, true)
+func (p *Pool[T]) dialFailed(err error, down bool, nextTry int64) {
 	switch {
 	case down && p.cap.established() <= 0:
 		p.wq.failAll(err, false)
@@ -396,7 +399,9 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 	}
 	failures, since, retryIn := d.failures, d.logSince, time.Duration(max(d.backoffUntil.Load()-now, 0))
 	p.dial.mu.Unlock()
-	if logLine {
+	// A dial that Close cut short, or that failed once the pool was
+	// closed, says nothing about the server that anyone still waits on.
+	if logLine && !p.hot.closed.Load() {
 		p.logDialFailing(err, failures, time.Duration(now-since), retryIn, permanent)
 	}
 	return down, nextTry

@@ -114,16 +114,23 @@ func TestAFailureAfterAQuietSpellIsABlip(t *testing.T) {
 		p.dial.connected = true
 		p.dial.lastErr, p.dial.lastErrAt, p.dial.failingSince = &dialError{err: errBoom}, then, then
 		p.dial.mu.Unlock()
-		p.dialFailed(&dialError{err: errBoom}, p.now())
+		failDial(p, &dialError{err: errBoom})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 		defer cancel()
 		if err := p.failFast(ctx); err != nil {
 			t.Fatalf("one failure after a minute without dials counted as a server down: %v", err)
 		}
 		// Failing again right away continues that new run: still a blip.
-		p.dialFailed(&dialError{err: errBoom}, p.now())
+		failDial(p, &dialError{err: errBoom})
 		if err := p.failFast(ctx); err != nil {
 			t.Fatalf("a second failure at once counted as a server down: %v", err)
 		}
 	})
+}
+
+// failDial records err as a background dial's failure, as dialAndAdopt
+// does, for a pool with no dial in flight.
+func failDial[T any](p *Pool[T], err error) {
+	down, nextTry := p.recordDialFailure(err, p.now(), true)
+	p.dialFailed(err, down, nextTry)
 }

@@ -10,9 +10,11 @@ import (
 // closed, Warn for close failures and panicking hooks, Warn for a run of
 // failed dials as it starts and once a minute while it lasts and Info as it
 // ends, and Info/Warn for load shedding switching on and off. Nothing is
-// logged per acquire, nor per failed dial. The Logger always carries the
-// pool's name ("pool"), New sees to that; a function here whose level the
-// Logger drops returns at its first line.
+// logged per acquire, nor per failed dial, nor for a dial that failed once
+// the pool was closed (Close cuts dials short), and once Close has returned
+// nil the pool logs nothing more. The Logger always carries the pool's name
+// ("pool"), New sees to that; a function here whose level the Logger drops
+// returns at its first line.
 
 func (p *Pool[T]) logEnabled(level slog.Level) bool {
 	return p.cfg.Logger != nil && p.cfg.Logger.Enabled(context.Background(), level)

@@ -43,9 +43,14 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 			defer func() { <-sem }()
 			c, started, err := p.dialOne(ctx)
 			if err != nil {
-				p.cap.open.Add(-1) // the place first: see dialAndAdopt
+				// Recorded while it counts, then the place, then the
+				// dial: see dialAndAdopt. Warm's caller gets the error,
+				// so no waiter is failed for it and no backoff starts:
+				// the background dials back off on their own failures.
+				p.recordDialFailure(err, started, false)
+				p.cap.open.Add(-1)
 				p.cap.dialing.Add(-1)
-				p.dialFailedQuietly(err, started)
+				p.capacityFreed()
 				errs <- err
 				return
 			}
@@ -96,13 +101,4 @@ func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 		return p.lastDialError()
 	}
 	return nil
-}
-
-// dialFailedQuietly records a failed Warm dial that started at started:
-// Warm's caller gets the error, so waiters are not failed for it, and no
-// backoff starts (Warm's caller decides when to try again; the background
-// dials back off on their own failures).
-func (p *Pool[T]) dialFailedQuietly(err error, started int64) {
-	p.recordDialFailure(err, started, false)
-	p.capacityFreed()
 }

@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"log"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,9 +14,15 @@ import (
 // configuration, the line naming the pool.
 func TestNilLoggerLogsToTheDefault(t *testing.T) {
 	var logs lockedBuffer
-	old := slog.Default()
+	old, oldOut, oldFlags := slog.Default(), log.Writer(), log.Flags()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	defer slog.SetDefault(old)
+	defer func() {
+		// SetDefault points the log package at the new handler too, and
+		// setting the old default back does not undo that.
+		slog.SetDefault(old)
+		log.SetOutput(oldOut)
+		log.SetFlags(oldFlags)
+	}()
 
 	// Nothing listens on port 1: every dial is refused.
 	p, err := New(context.Background(), "postgres://app@127.0.0.1:1/app?pool_name=nolistener&connect_timeout=2")
@@ -24,11 +31,12 @@ func TestNilLoggerLogsToTheDefault(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := p.Ping(ctx); err == nil {
+	pingErr := p.Ping(ctx)
+	if pingErr == nil {
 		t.Fatal("a ping to a port nobody listens on succeeded")
 	}
 	p.Close() // returns once the pool's goroutines, which log, are done
 	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "pool=nolistener") {
-		t.Fatalf("the default logger got %q; want the failed dials' warning, naming the pool", got)
+		t.Fatalf("the default logger got %q; want the failed dials' warning, naming the pool (the ping failed with %v)", got, pingErr)
 	}
 }
