@@ -324,18 +324,19 @@ func (p *Pool[T]) dialSucceeded() {
 	}
 }
 
-// dialFailed tells the waiters who can no longer be served in time of a
-// failed background dial, which recordDialFailure has recorded as down and
-// nextTry, once its place in MaxConns is given back. Once the server counts as down
-// (dialState.down) and no connection is open to serve them, every waiter
-// gets the error at once, even while other dials are in flight: those are
-// probes of a server that is down, not a connection about to arrive. Before
-// that, while nothing is open and no other dial is in flight, nothing can
-// come to a waiter before the next try, after the backoff: a waiter whose
-// deadline comes sooner gets the error now instead of sitting until then,
-// and one with time left waits for the try. With a connection open, or
-// another dial in flight, the others stay: a release or that dial will serve
-// them, and if none does in time their error names this dial's failure.
+// dialFailed acts on a failed background dial once its place in MaxConns is
+// given back, with down and nextTry as recordDialFailure returned them: it
+// fails the waiters who can no longer be served in time. Once the server
+// counts as down (dialState.down) and no connection is open to serve them,
+// every waiter gets the error at once, even while other dials are in flight:
+// those are probes of a server that is down, not a connection about to
+// arrive. Before that, while nothing is open and no other dial is in flight,
+// nothing can come to a waiter before the next try, after the backoff: a
+// waiter whose deadline comes sooner gets the error now instead of sitting
+// until then, and one with time left waits for the try. With a connection
+// open, or another dial in flight, the others stay: a release or that dial
+// will serve them, and if none does in time their error names this dial's
+// failure.
 func (p *Pool[T]) dialFailed(err error, down bool, nextTry int64) {
 	switch {
 	case down && p.cap.established() <= 0:
