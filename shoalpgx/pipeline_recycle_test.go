@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,29 +31,35 @@ func TestPipelineStatementsReuseTheirRequests(t *testing.T) {
 	if _, err := p.Exec(ctx, "select $1::int", 1); err != nil {
 		t.Fatal(err)
 	}
-	row := testing.AllocsPerRun(200, func() {
-		if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
-			t.Fatal(n, err)
-		}
-	})
-	exec := testing.AllocsPerRun(200, func() {
-		if _, err := p.Exec(ctx, "select $1::int", 7); err != nil {
-			t.Fatal(err)
-		}
-	})
-	query := testing.AllocsPerRun(200, func() {
-		rows, err := p.Query(ctx, "select $1::int", 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			if err := rows.Scan(&n); err != nil || n != 7 {
+	row := least(t, p, func() float64 {
+		return testing.AllocsPerRun(200, func() {
+			if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
 				t.Fatal(n, err)
 			}
-		}
-		if rows.Err() != nil {
-			t.Fatal(rows.Err())
-		}
+		})
+	})
+	exec := least(t, p, func() float64 {
+		return testing.AllocsPerRun(200, func() {
+			if _, err := p.Exec(ctx, "select $1::int", 7); err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+	query := least(t, p, func() float64 {
+		return testing.AllocsPerRun(200, func() {
+			rows, err := p.Query(ctx, "select $1::int", 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				if err := rows.Scan(&n); err != nil || n != 7 {
+					t.Fatal(n, err)
+				}
+			}
+			if rows.Err() != nil {
+				t.Fatal(rows.Err())
+			}
+		})
 	})
 	// Without reuse: 4 more each.
 	if row > 7 || exec > 5 || query > 7 {
@@ -71,19 +78,41 @@ func TestPipelineStatementsReuseTheirRequests(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		return (after.TotalAlloc - before.TotalAlloc) / 200
 	}
-	rowBytes := bytesPer(func() {
-		if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
-			t.Fatal(n, err)
-		}
+	rowBytes := least(t, p, func() uint64 {
+		return bytesPer(func() {
+			if err := p.QueryRow(ctx, "select $1::int", 7).Scan(&n); err != nil || n != 7 {
+				t.Fatal(n, err)
+			}
+		})
 	})
-	execBytes := bytesPer(func() {
-		if _, err := p.Exec(ctx, "select $1::int", 7); err != nil {
-			t.Fatal(err)
-		}
+	execBytes := least(t, p, func() uint64 {
+		return bytesPer(func() {
+			if _, err := p.Exec(ctx, "select $1::int", 7); err != nil {
+				t.Fatal(err)
+			}
+		})
 	})
 	if rowBytes > execBytes+160 {
 		t.Fatalf("QueryRow allocates %d bytes a statement and Exec %d: want at most 160 more for the row", rowBytes, execBytes)
 	}
+}
+
+// least returns the smallest of three rounds of measure, each begun with
+// no shared connection being dialled: what a statement costs, without a
+// connect (about 60 KB) counted as its. The pool dials a connection ahead
+// whenever every open one has a statement in flight (BusyStreams 1), which
+// a lone caller's can be, so on a loaded machine a dial may still be under
+// way as a round begins, or start during one.
+func least[N float64 | uint64](t *testing.T, p *Pool, measure func() N) N {
+	t.Helper()
+	var m N
+	for i := range 3 {
+		pgtest.WaitFor(t, 10*time.Second, "no shared connection being dialled", func() bool { return p.Stat().Pipelined().Dialing == 0 })
+		if got := measure(); i == 0 || got < m {
+			m = got
+		}
+	}
+	return m
 }
 
 // A QueryRow's row, once scanned, has given its request to the next
