@@ -98,6 +98,11 @@ func TestPipelinedPoolExportedByMetrics(t *testing.T) {
 	if !waitFor(10*time.Second, func() bool { return pool.Stat().Pipelined().Leases == inFlight }) {
 		t.Fatalf("never %d statements in flight: %+v", inFlight, pool.Stat().Pipelined())
 	}
+	// A shared connection dialled ahead may still be connecting: its dial
+	// counts in Dials at once and in the dial histogram when it ends.
+	if !waitFor(10*time.Second, func() bool { return pool.Stat().Pipelined().Dialing == 0 }) {
+		t.Fatalf("a shared connection still dialling after 10s: %+v", pool.Stat().Pipelined())
+	}
 	used := pool.Stat().Pipelined().InUseConns
 
 	families, err := reg.Gather()
@@ -133,8 +138,11 @@ func TestPipelinedPoolExportedByMetrics(t *testing.T) {
 			t.Errorf("%s{pool_name=%q,state=%q} = %v, want %v", s.name, s.pool, s.state, got[s], w)
 		}
 	}
-	if used < 1 || used > 2 {
-		t.Errorf("%d statements on %d shared connections, want one or two", inFlight, used)
+	// Usually one or two: a statement that comes once the connection
+	// before it has been held up a while passes it over for a new one
+	// (Avoid), so on a slow machine each may have its own.
+	if used < 1 || used > inFlight {
+		t.Errorf("%d statements on %d shared connections, want one to %d", inFlight, used, inFlight)
 	}
 
 	var rm metricdata.ResourceMetrics
