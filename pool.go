@@ -180,10 +180,11 @@ func (p *Pool[T]) Close(ctx context.Context) error {
 		p.checkDrained()
 	})
 	// A dial in flight holds a place in cap.open until its connection is
-	// adopted (and then the connection holds it) or the dial has failed,
-	// and a close until its Close has returned, so drained also means that
-	// no dial or close is left to do; their goroutines have at most a look
-	// at closed left before they return.
+	// adopted (and then the connection holds it) or its failure is
+	// recorded and logged, and a close until its Close has returned, so
+	// drained also means that no dial, close or line of the log is left;
+	// their goroutines have at most the closed queue and a look at closed
+	// left before they return.
 	for _, ch := range []chan struct{}{p.life.maintDone, p.life.drained} {
 		select {
 		case <-ch:
