@@ -36,6 +36,22 @@ die() { printf 'services.sh: error: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root"
 
+# ours PIDFILE ARG: true when PIDFILE names a live process that has ARG as one
+# of its arguments. A machine brought back from an image keeps /run's pid
+# files but not their processes, and a new process can get an old pid: start-
+# stop-daemon would take another etcd for the member it looks for and start
+# nothing. So a pid file whose process is not ours is removed.
+ours() {
+	local file="$1" arg="$2" pid
+	pid="$(cat "$file" 2>/dev/null || true)"
+	if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] &&
+		tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$arg"; then
+		return 0
+	fi
+	rm -f "$file"
+	return 1
+}
+
 # wait_for NAME LOGFILE CMD...: retry CMD once a second until it succeeds;
 # after $wait_secs seconds print the tail of LOGFILE and fail.
 wait_for() {
@@ -337,7 +353,7 @@ etcd_data=/var/lib/shoal-etcd
 etcd_log=/var/log/shoal-etcd.log
 etcd_ready() { curl -fsS --max-time 2 http://127.0.0.1:2379/health | grep -q '"health":"true"'; }
 install -d -o etcd -g etcd -m 700 "$etcd_data"
-if ! etcd_ready >/dev/null 2>&1; then
+if ! etcd_ready >/dev/null 2>&1 && ! ours /run/shoal-etcd.pid "$etcd_data"; then
 	echo "    starting etcd"
 	touch "$etcd_log" && chown etcd:etcd "$etcd_log"
 	# A pidfile of its own: the cluster below runs the same binary as the
@@ -379,8 +395,7 @@ install -d -o etcd -g etcd -m 700 "$cluster_data"
 for n in 1 2 3; do
 	member_log="/var/log/shoal-etcd-cluster-$n.log"
 	member_pid="/run/shoal-etcd-cluster-$n.pid"
-	if member_ready "$n" >/dev/null 2>&1 ||
-		start-stop-daemon --status --pidfile "$member_pid" --exec /usr/bin/etcd; then
+	if member_ready "$n" >/dev/null 2>&1 || ours "$member_pid" "shoal-c$n"; then
 		continue
 	fi
 	echo "    starting member shoal-c$n"
@@ -473,7 +488,7 @@ chown postgres:postgres "$pgb_ini" "$pgb_users"
 chmod 640 "$pgb_ini"
 chmod 600 "$pgb_users"
 touch "$pgb_log" && chown postgres:postgres "$pgb_log"
-pgb_running() { start-stop-daemon --status --pidfile "$pgb_pid" --exec /usr/sbin/pgbouncer; }
+pgb_running() { ours "$pgb_pid" "$pgb_ini"; }
 if [ "$pgb_changed" = 1 ] && pgb_running; then
 	# SIGHUP rereads both files; the listen address needs no restart as
 	# long as it stays 127.0.0.1:6432.
