@@ -73,9 +73,10 @@ func abandonKeeps(t *testing.T, mutate func(*Config)) {
 		}
 	})
 	before := backendPIDs(t, p, conns)
+	admin := pgtest.AdminConn(t)
 	dials := p.Stat().Shoal().Dials
 	for i := range 10 {
-		ctx := pgtest.AbandonedCtx(t)
+		ctx := pgtest.SleepingCtx(t, admin, before...)
 		_, err := p.Exec(ctx, "SELECT pg_sleep(10)")
 		pgtest.CheckCanceled(t, "Exec", ctx, err)
 		if t.Failed() {
@@ -186,6 +187,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 	p := newTestPool(t, func(c *Config) { c.MaxConns = 1 })
 	ctx := pgtest.Ctx(t)
 	before := backendPIDs(t, p, 1)
+	admin := pgtest.AdminConn(t)
 	for _, q := range []string{
 		"CREATE TEMP TABLE slow_insert (x int)",
 		"CREATE FUNCTION pg_temp.slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(10); RETURN NEW; END $$",
@@ -301,7 +303,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 		// take longer than a path's whole context, which its acquire
 		// would then spend waiting.
 		pgtest.WaitFor(t, 10*time.Second, "the connection back from the last abandoned statement", func() bool { return p.Stat().AcquiredConns() == 0 })
-		ctx := pgtest.AbandonedCtx(t)
+		ctx := pgtest.SleepingCtx(t, admin, before...)
 		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
 	}
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -36,4 +37,41 @@ func CheckCanceled(t testing.TB, what string, ctx context.Context, err error) {
 	if !errors.As(err, &pe) || pe.Code != "57014" {
 		t.Errorf("%s: the error holds no *pgconn.PgError with SQLSTATE 57014: %v", what, err)
 	}
+}
+
+// SleepingCtx is a context cancelled once the server shows one of the
+// backends pids waiting in pg_sleep (wait event PgSleep): the statement is
+// abandoned while it runs, however long the steps before it (a dial, a
+// Begin) take on a loaded machine. admin polls pg_stat_activity, and is
+// not the caller's to use until the context has ended. If no backend is
+// seen sleeping within 20s the context ends anyway and the test fails.
+func SleepingCtx(t testing.TB, admin *pgx.Conn, pids ...uint32) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { <-done })
+	t.Cleanup(cancel) // runs first: a test that ended early stops the polling
+	go func() {
+		defer close(done)
+		defer cancel()
+		const q = "SELECT coalesce(bool_or(wait_event = 'PgSleep'), false) FROM pg_stat_activity WHERE pid = ANY($1)"
+		deadline := time.Now().Add(20 * time.Second)
+		for ctx.Err() == nil {
+			var sleeping bool
+			poll, stop := context.WithDeadline(context.Background(), deadline)
+			err := admin.QueryRow(poll, q, pids).Scan(&sleeping)
+			stop()
+			switch {
+			case err == nil && sleeping:
+				return
+			case time.Now().After(deadline):
+				t.Errorf("none of backends %v seen in pg_sleep within 20s (last poll: %v)", pids, err)
+				return
+			case err != nil:
+				t.Errorf("polling pg_stat_activity for backends %v: %v", pids, err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return ctx
 }

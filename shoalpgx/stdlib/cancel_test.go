@@ -20,6 +20,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 	db := stdlib.OpenDBFromPool(p)
 	defer db.Close()
 	before := sqlBackendPID(t, db) // the pool's one connection's
+	admin := pgtest.AdminConn(t)
 	const slow = "SELECT pg_sleep(10)"
 	dials := p.Stat().Shoal().Dials
 
@@ -56,7 +57,7 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 		// As in shoalpgx's own test: the last path's connection comes
 		// back once its cancel is answered, in the background.
 		pgtest.WaitFor(t, 10*time.Second, "the connection back from the last abandoned statement", func() bool { return p.Stat().AcquiredConns() == 0 })
-		ctx := pgtest.AbandonedCtx(t)
+		ctx := pgtest.SleepingCtx(t, admin, before)
 		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
 	}
 	after := sqlBackendPID(t, db)
