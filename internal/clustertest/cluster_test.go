@@ -193,6 +193,38 @@ func holding(ps []*proc) string {
 	return b.String()
 }
 
+// Bounds of the waits for fairness, guards rather than promises (the
+// times measured are logged): decide bounds what the budget settles alone,
+// the shares, from etcd round trips and the members' arithmetic; reach
+// bounds the pools holding their shares, which takes dials to PostgreSQL
+// that a loaded machine (a CI run, the tests running in parallel, four
+// processes each) can hold up for seconds.
+const (
+	decide = 2 * time.Second
+	reach  = 10 * time.Second
+)
+
+// fairIn waits until the budget gives every worker in ps a share within
+// one of want (within decide), then until each holds within one of want
+// (within reach), and returns how long both took. what names the state.
+func fairIn(t *testing.T, ps []*proc, want float64, what string) time.Duration {
+	t.Helper()
+	shares := waitFor(t, decide, what+", by share", func() (bool, string) { return sharesWithinOne(ps, want) })
+	return shares + waitFor(t, reach, what, func() (bool, string) { return fairWithinOne(ps, want) })
+}
+
+// sharesWithinOne reports whether the budget gives every worker in ps a
+// share within one of want, by fresh reports.
+func sharesWithinOne(ps []*proc, want float64) (bool, string) {
+	for _, p := range ps {
+		r, ok := fresh(p)
+		if !ok || math.Abs(float64(r.Share)-want) > 1 {
+			return false, fmt.Sprintf("want each share within one of %.2f: %s", want, holding(ps))
+		}
+	}
+	return true, ""
+}
+
 // fairWithinOne reports whether every worker in ps holds within one
 // connection of want (the promise: each holds within one of N/k), by
 // fresh reports.

@@ -28,7 +28,7 @@ func TestEtcdStoppedForFiveSeconds(t *testing.T) {
 	}
 	ps := c.procs
 	joined(t, 15*time.Second, ps...)
-	waitFor(t, 4*time.Second, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
+	waitFor(t, reach, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
 
 	var before [workers]Report
 	for i, p := range ps {
@@ -103,7 +103,7 @@ func TestOneOfThreeEtcdMembersKilled(t *testing.T) {
 	}
 	ps := c.procs
 	joined(t, 15*time.Second, ps...)
-	waitFor(t, 4*time.Second, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
+	waitFor(t, reach, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
 
 	leader := e.Leader()
 	killed := time.Now()

@@ -8,10 +8,11 @@ import (
 )
 
 // Join and leave: three busy workers hold N/3 each; a fourth joins, busy,
-// and every worker holds within one of N/4 within 2 seconds of its start,
-// the three shrinking as their connections are released: no query fails
-// and no connection in use is closed. When it leaves (closes its pool and
-// its budget), the three are back within one of N/3 within 2 seconds.
+// and within 2 seconds the budget gives every worker a share within one of
+// N/4, which each then holds, the three shrinking as their connections are
+// released: no query fails and no connection in use is closed. When it
+// leaves (closes its pool and its budget), the three get and hold shares
+// within one of N/3 again, again within 2 seconds by share.
 func TestJoinAndLeave(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, []string{sharedEtcd(t)}, nil)
@@ -20,18 +21,13 @@ func TestJoinAndLeave(t *testing.T) {
 	}
 	three := c.procs
 	joined(t, 15*time.Second, three...)
-	waitFor(t, 4*time.Second, "the three at N/3 each", func() (bool, string) { return exactly(three, 4, 4, 4) })
+	waitFor(t, reach, "the three at N/3 each", func() (bool, string) { return exactly(three, 4, 4, 4) })
 
 	joiner := c.add(busy)
 	all := c.procs
-	fair := waitFor(t, 2*time.Second, "all four within one of N/4", func() (bool, string) {
-		if r, ok := fresh(joiner); !ok || r.Open < 2 {
-			return false, holding(all)
-		}
-		return fairWithinOne(all, size/workers)
-	})
+	fair := fairIn(t, all, size/workers, "all four within one of N/4")
 	fromStart := time.Since(joiner.started)
-	exact := waitFor(t, 2*time.Second, "all four at N/4", func() (bool, string) { return exactly(all, 3, 3, 3, 3) })
+	exact := waitFor(t, reach, "all four at N/4", func() (bool, string) { return exactly(all, 3, 3, 3, 3) })
 	t.Logf("measured: joiner's first report %v after its start; all within one of N/4 %v after its start (%v of the wait here), exactly N/4 %v after that",
 		firstReport(joiner).Round(time.Millisecond), fromStart.Round(time.Millisecond), fair.Round(time.Millisecond), exact.Round(time.Millisecond))
 	unharmed(t, all...)
@@ -39,10 +35,8 @@ func TestJoinAndLeave(t *testing.T) {
 	left := time.Now()
 	joiner.leave()
 	leaveTook := time.Since(left)
-	back := waitFor(t, 2*time.Second, "the three within one of N/3", func() (bool, string) {
-		return fairWithinOne(three, size/(workers-1))
-	})
-	exact = waitFor(t, 2*time.Second, "the three at N/3", func() (bool, string) { return exactly(three, 4, 4, 4) })
+	back := fairIn(t, three, size/(workers-1), "the three within one of N/3")
+	exact = waitFor(t, reach, "the three at N/3", func() (bool, string) { return exactly(three, 4, 4, 4) })
 	t.Logf("measured: the leaver exited %v after its stdin closed; the three within one of N/3 %v after that, exactly N/3 %v later",
 		leaveTook.Round(time.Millisecond), back.Round(time.Millisecond), exact.Round(time.Millisecond))
 	unharmed(t, three...)

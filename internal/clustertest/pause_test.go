@@ -27,7 +27,7 @@ func TestWorkerStoppedForThreeLeases(t *testing.T) {
 	}
 	ps := c.procs
 	joined(t, 15*time.Second, ps...)
-	waitFor(t, 4*time.Second, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
+	waitFor(t, reach, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
 
 	paused, rest := ps[0], ps[1:]
 	pid := paused.cmd.Process.Pid
@@ -66,8 +66,8 @@ func TestWorkerStoppedForThreeLeases(t *testing.T) {
 	doubled := time.Since(stopped) - expired
 
 	rejoined := waitFor(t, 10*time.Second, "the resumed worker a member again", member)
-	fair := waitFor(t, 4*time.Second, "all four within one of N/4", func() (bool, string) { return fairWithinOne(ps, size/workers) })
-	exact := waitFor(t, 4*time.Second, "all four at N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
+	fair := fairIn(t, ps, size/workers, "all four within one of N/4")
+	exact := waitFor(t, reach, "all four at N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
 	t.Logf("measured: stopped %v; its lease expired %v in, so etcd counted its 3 slots free for %v while its connections stayed open at the server; "+
 		"the others' most open during the stop %v, their dials refused by the fence %d (%d of them after connecting), the server's most so far %d; "+
 		"resumed, a member again %v later, all within one of N/4 %v after that, exactly N/4 %v later",
