@@ -43,7 +43,7 @@ die() { printf 'services.sh: error: %s\n' "$*" >&2; exit 1; }
 # nothing. So a pid file whose process is not ours is removed.
 ours() {
 	local file="$1" arg="$2" pid
-	pid="$(cat "$file" 2>/dev/null || true)"
+	pid="$(head -n 1 "$file" 2>/dev/null || true)"
 	if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] &&
 		tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$arg"; then
 		return 0
@@ -101,7 +101,7 @@ fi
 # ---------------------------------------------------------------------------
 step "PostgreSQL"
 # The cluster serving port 5432 (Debian's postgresql package creates "main").
-read -r pg_ver pg_name _ < <(pg_lsclusters -h | awk '$3 == 5432 {print; exit}') ||
+read -r pg_ver pg_name _ _ _ pg_data _ < <(pg_lsclusters -h | awk '$3 == 5432 {print; exit}') ||
 	die "no PostgreSQL cluster on port 5432 (pg_lsclusters shows: $(pg_lsclusters -h))"
 pg_conf="/etc/postgresql/$pg_ver/$pg_name"
 pg_log="/var/log/postgresql/postgresql-$pg_ver-$pg_name.log"
@@ -112,6 +112,12 @@ pg_admin() { (cd / && runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -
 
 if ! pg_ready; then
 	echo "    starting cluster $pg_ver/$pg_name"
+	# A server that is gone may have left pid and lock files whose pids are
+	# live processes now; pg_ctlcluster and postgres would each refuse to
+	# start (internal/pgpair/pair.sh's launch says more).
+	if ! ours "$pg_data/postmaster.pid" "$pg_data"; then
+		rm -f "/var/run/postgresql/$pg_ver-$pg_name.pid" /var/run/postgresql/.s.PGSQL.5432.lock
+	fi
 	pg_ctlcluster --skip-systemctl-redirect "$pg_ver" "$pg_name" start || true
 fi
 wait_for "PostgreSQL (pg_isready -h 127.0.0.1)" "$pg_log" pg_ready

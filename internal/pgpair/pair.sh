@@ -67,7 +67,18 @@ sql() {
 }
 
 exists() { pg_lsclusters -h | awk -v n="$(name_of "$1")" -v v="$ver" '$1 == v && $2 == n {f = 1} END {exit !f}'; }
-running() { pg_lsclusters -h | awk -v n="$(name_of "$1")" -v v="$ver" '$1 == v && $2 == n && $4 ~ /^online/ {f = 1} END {exit !f}'; }
+# running PORT: the server's postmaster is alive, that is the first line of
+# its postmaster.pid names a process started on its data directory.
+# pg_lsclusters would trust any process whose command line says "postgres",
+# and a machine brought back from an image keeps the pid files of servers
+# that are gone, whose pids a backend of another server may have now.
+running() {
+	local data pid
+	data="$(data_of "$1")"
+	pid="$(head -n 1 "$data/postmaster.pid" 2>/dev/null || true)"
+	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] &&
+		tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$data"
+}
 ready() { pg_isready -q -h 127.0.0.1 -p "$1" -t 2; }
 in_recovery() { [ "$(sql "$1" 'SELECT pg_is_in_recovery()')" = t ]; }
 out_of_recovery() { [ "$(sql "$1" 'SELECT pg_is_in_recovery()')" = f ]; }
@@ -76,6 +87,18 @@ ctl() {
 	local port="$1"
 	shift
 	pg_ctlcluster --skip-systemctl-redirect "$ver" "$(name_of "$port")" "$@"
+}
+
+# launch PORT: start a server that is not running, first removing the pid
+# and lock files a server that is gone left behind: pg_ctlcluster (through
+# the external pid file) and postgres (through postmaster.pid and the
+# socket's lock file) each refuse to start while such a file names a live
+# process, whichever it is.
+launch() {
+	local port="$1"
+	rm -f "$(data_of "$port")/postmaster.pid" "$socket_dir/$ver-$(name_of "$port").pid" \
+		"$socket_dir/.s.PGSQL.$port.lock"
+	ctl "$port" start
 }
 
 # wait_for WHAT PORT CMD...: retry CMD every 100ms until it succeeds; after
@@ -97,7 +120,7 @@ wait_for() {
 
 start() {
 	local port="$1"
-	running "$port" || ctl "$port" start
+	running "$port" || launch "$port"
 	wait_for "$(name_of "$port") accepting connections on 127.0.0.1:$port" "$port" ready "$port"
 }
 
@@ -296,7 +319,7 @@ ensure() {
 	# the rebuild below replaces it. An old one that does not start is
 	# rebuilt too; one that does gets a few seconds to reach the primary.
 	if [ "$new_standby" = 0 ] && ! running "$standby_port"; then
-		if ctl "$standby_port" start; then
+		if launch "$standby_port"; then
 			local until=$((SECONDS + 10))
 			while [ "$SECONDS" -lt "$until" ] && ! streaming >/dev/null 2>&1; do sleep 0.1; done
 		else
