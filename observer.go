@@ -76,15 +76,26 @@ func tracerOf(o Observer) (WaitTracer, bool) {
 // in an observer that cares about only some events.
 type BaseObserver struct{}
 
-// The methods of BaseObserver do nothing.
+// ObserveAcquire does nothing.
+func (BaseObserver) ObserveAcquire(time.Duration) {}
 
-func (BaseObserver) ObserveAcquire(time.Duration)     {}
-func (BaseObserver) ObserveRelease(time.Duration)     {}
+// ObserveRelease does nothing.
+func (BaseObserver) ObserveRelease(time.Duration) {}
+
+// ObserveDial does nothing.
 func (BaseObserver) ObserveDial(time.Duration, error) {}
-func (BaseObserver) ObserveClose(Reason)              {}
-func (BaseObserver) ObserveReject()                   {}
-func (BaseObserver) ObserveTimeout(time.Duration)     {}
-func (BaseObserver) ObserveLeak(LeakReport)           {}
+
+// ObserveClose does nothing.
+func (BaseObserver) ObserveClose(Reason) {}
+
+// ObserveReject does nothing.
+func (BaseObserver) ObserveReject() {}
+
+// ObserveTimeout does nothing.
+func (BaseObserver) ObserveTimeout(time.Duration) {}
+
+// ObserveLeak does nothing.
+func (BaseObserver) ObserveLeak(LeakReport) {}
 
 // MultiObserver returns an Observer that tells each of observers in turn,
 // for a pool watched by both Prometheus and OpenTelemetry, say. nil entries

@@ -128,6 +128,8 @@ type ProxyConnectError struct {
 	Status     string // the proxy's status line, "407 Proxy Authentication Required"
 }
 
+// Error names the proxy (without its credentials), the tunnel's target and
+// the proxy's status line.
 func (e *ProxyConnectError) Error() string {
 	return fmt.Sprintf("proxy %s refused CONNECT to %s: %s", e.Proxy, e.Target, e.Status)
 }
