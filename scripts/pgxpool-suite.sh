@@ -34,7 +34,7 @@
 # test passes, when the list names a test pgx does not have, or when the
 # tests do not compile against shoalpgx (it then prints the compiler's
 # errors and which tests reach them). The helper it builds and runs is
-# scripts/pgxpool-suite/suite.go.
+# scripts/pgxpool-suite/*.go.
 #
 # Environment:
 #   SHOAL_TEST_POSTGRES     the server (. scripts/test-env.sh sets it); unset
@@ -154,11 +154,13 @@ cat go.sum shoalpgx/go.sum "$pgx_dir/go.sum" | sort -u >"$tmp/go.sum"
 
 # The helper (checks the server, reads the results).
 mkdir -p "$tmp/suitetool"
-cp scripts/pgxpool-suite/suite.go "$tmp/suitetool/main.go"
+cp scripts/pgxpool-suite/*.go "$tmp/suitetool/"
 
 export GOWORK=off
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
-(cd "$tmp" && go build -o "$tmp/suite" ./suitetool/main.go) || die "could not build the helper"
+# Named file by file: each carries "go:build ignore", which a package
+# build would honour.
+(cd "$tmp" && go build -o "$tmp/suite" ./suitetool/*.go) || die "could not build the helper"
 
 printf '==> pgx %s pgxpool tests (%s) against shoalpgx\n' "$pgx_version" "$pgx_dir"
 
