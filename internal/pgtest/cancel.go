@@ -40,7 +40,7 @@ func CheckCanceled(t testing.TB, what string, ctx context.Context, err error) {
 }
 
 // SleepingCtx is a context cancelled once the server shows one of the
-// backends pids waiting in pg_sleep (wait event PgSleep): the statement is
+// backends in pids waiting in pg_sleep (wait event PgSleep): the statement is
 // abandoned while it runs, however long the steps before it (a dial, a
 // Begin) take on a loaded machine. admin polls pg_stat_activity, and is
 // not the caller's to use until the context has ended. If no backend is
