@@ -216,23 +216,23 @@ func fairIn(t *testing.T, ps []*proc, want float64, what string) time.Duration {
 // sharesWithinOne reports whether the budget gives every worker in ps a
 // share within one of want, by fresh reports.
 func sharesWithinOne(ps []*proc, want float64) (bool, string) {
-	for _, p := range ps {
-		r, ok := fresh(p)
-		if !ok || math.Abs(float64(r.Share)-want) > 1 {
-			return false, fmt.Sprintf("want each share within one of %.2f: %s", want, holding(ps))
-		}
-	}
-	return true, ""
+	return withinOne(ps, want, "share", func(r Report) int { return r.Share })
 }
 
 // fairWithinOne reports whether every worker in ps holds within one
 // connection of want (the promise: each holds within one of N/k), by
 // fresh reports.
 func fairWithinOne(ps []*proc, want float64) (bool, string) {
+	return withinOne(ps, want, "holding", func(r Report) int { return r.Open })
+}
+
+// withinOne reports whether of(report) is within one of want for every
+// worker in ps, by fresh reports; what names it in the message.
+func withinOne(ps []*proc, want float64, what string, of func(Report) int) (bool, string) {
 	for _, p := range ps {
 		r, ok := fresh(p)
-		if !ok || math.Abs(float64(r.Open)-want) > 1 {
-			return false, fmt.Sprintf("want each within one of %.2f: %s", want, holding(ps))
+		if !ok || math.Abs(float64(of(r))-want) > 1 {
+			return false, fmt.Sprintf("want each %s within one of %.2f: %s", what, want, holding(ps))
 		}
 	}
 	return true, ""

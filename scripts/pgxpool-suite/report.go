@@ -23,17 +23,12 @@ func report(args []string) int {
 	elapsed := fs.Int("elapsed", -1, "seconds the script has taken so far")
 	fs.Parse(args)
 
-	tests, err := sourceTests(*src)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "suite:", err)
-		return 1
-	}
 	expected, order, err := readExpected(*expectedFile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "suite:", err)
 		return 1
 	}
-	rs, err := collect(fs.Args())
+	tests, rs, err := load(*src, fs.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "suite:", err)
 		return 1

@@ -171,18 +171,27 @@ func leafFailures(name string, results map[string]*result) []string {
 	return leaves
 }
 
+// load reads the Test functions of the suite's source in src and the go
+// test -json output files of the runs, for pending and report.
+func load(src string, files []string) ([]testFunc, *runs, error) {
+	tests, err := sourceTests(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := collect(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tests, rs, nil
+}
+
 // pending prints the -run pattern of the tests still to run (see the
 // command's doc).
 func pending(args []string) int {
 	fs := flag.NewFlagSet("pending", flag.ExitOnError)
 	src := fs.String("src", "", "pgx's pgxpool directory")
 	fs.Parse(args)
-	tests, err := sourceTests(*src)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "suite:", err)
-		return 1
-	}
-	rs, err := collect(fs.Args())
+	tests, rs, err := load(*src, fs.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "suite:", err)
 		return 1
