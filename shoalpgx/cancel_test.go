@@ -299,9 +299,9 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 	}
 	for _, path := range paths {
 		// The last path's connection comes back once its cancel is
-		// answered, in the background; on a loaded machine that can
-		// take longer than a path's whole context, which its acquire
-		// would then spend waiting.
+		// answered, in the background. Until then its backend may still
+		// be in pg_sleep, which the next context would take for its own
+		// statement's and end at once.
 		pgtest.WaitFor(t, 10*time.Second, "the connection back from the last abandoned statement", func() bool { return p.Stat().AcquiredConns() == 0 })
 		ctx := pgtest.SleepingCtx(t, admin, before...)
 		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))

@@ -55,7 +55,8 @@ func TestCancelErrorsMatchTheContext(t *testing.T) {
 	}
 	for _, path := range sqlPaths {
 		// As in shoalpgx's own test: the last path's connection comes
-		// back once its cancel is answered, in the background.
+		// back once its cancel is answered, in the background, and its
+		// backend is out of pg_sleep only then.
 		pgtest.WaitFor(t, 10*time.Second, "the connection back from the last abandoned statement", func() bool { return p.Stat().AcquiredConns() == 0 })
 		ctx := pgtest.SleepingCtx(t, admin, before)
 		pgtest.CheckCanceled(t, path.name, ctx, path.run(ctx))
