@@ -43,8 +43,12 @@ func TestSetMaxConnsPerOrigin(t *testing.T) {
 	if n := conns.n.Load(); n != 3 {
 		t.Fatalf("the server saw %d connections, want 3 (the limit set before the first request)", n)
 	}
-	if err := tr.SetMaxConns(srv.URL, 0); err == nil || !strings.Contains(err.Error(), "must be in [1, 1048576]") {
+	if err := tr.SetMaxConns(srv.URL, 0); err == nil || !strings.Contains(err.Error(), "must be in [1, 2147483647]") {
 		t.Fatalf("SetMaxConns(0): %v", err)
+	}
+	// The core's bound, not one of the Transport's own.
+	if err := tr.SetMaxConns(srv.URL, 1<<21); err != nil {
+		t.Fatalf("SetMaxConns(1<<21): %v", err)
 	}
 	if err := tr.SetMaxConns("ftp://x", 2); err == nil {
 		t.Fatal("SetMaxConns with a bad origin accepted")

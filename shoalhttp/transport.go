@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -252,7 +253,8 @@ func (t *Transport) Stats() map[string]shoal.Stats {
 // does: growing serves waiting requests with new connections at once;
 // shrinking closes idle connections now and busy ones when their responses
 // are done, and never fails a request. It holds for the origin's later pools
-// too (after CloseIdleConnections). n must be in [1, 1048576].
+// too (after CloseIdleConnections). n must be in [1, 2147483647], as the
+// core's MaxConns.
 func (t *Transport) SetMaxConns(origin string, n int) error {
 	if n < 1 || n > maxConnsLimit {
 		return fmt.Errorf("shoalhttp: SetMaxConns(%q, %d): must be in [1, %d]", origin, n, maxConnsLimit)
@@ -274,10 +276,9 @@ func (t *Transport) SetMaxConns(origin string, n int) error {
 	return nil
 }
 
-// maxConnsLimit bounds SetMaxConns. It was the core's bound on MaxConns,
-// which is now math.MaxInt32; raising this one to match changes what
-// SetMaxConns refuses, and is left for its own change.
-const maxConnsLimit = 1 << 20
+// maxConnsLimit bounds SetMaxConns: the core's bound on MaxConns, which
+// the origin's pools are given.
+const maxConnsLimit = math.MaxInt32
 
 // uniqueOrigins returns each live origin once.
 func (t *Transport) uniqueOrigins() []*origin {
