@@ -127,21 +127,26 @@ func BudgetName(name string) BudgetOption {
 }
 
 // BudgetIdleTime sets how long a pool's demand must stay below a level
-// before the share above it is given back (default 2s, as shoaletcd's
-// Options.IdleTime). 0 makes shares follow demand at every sample.
+// before the share above it is given back, as shoaletcd's
+// Options.IdleTime does: 0 means the default, 2s; a negative value means
+// no wait, so that shares follow demand down at every sample.
 func BudgetIdleTime(d time.Duration) BudgetOption {
 	return func(b *LocalBudget) error {
-		if d < 0 {
-			return fmt.Errorf("shoal: BudgetIdleTime is %v; it must be >= 0", d)
+		switch {
+		case d == 0:
+			b.idle = defaultBudgetIdleTime
+		case d < 0:
+			b.idle = 0
+		default:
+			b.idle = d
 		}
-		b.idle = d
 		return nil
 	}
 }
 
 // NewBudget returns a budget of size connections for the pools of this
-// process to share: give it to each as Config.Budget (shoalpgx's and
-// shoalgrpc's Config.Budget, shoalhttp's Options.Budget). size must be
+// process to share: give it to each as Config.Budget (shoalpgx's
+// Config.Budget, shoalgrpc's and shoalhttp's Options.Budget). size must be
 // at least 1.
 func NewBudget(size int, opts ...BudgetOption) (*LocalBudget, error) {
 	if size < 1 || size > maxConnsLimit {

@@ -158,6 +158,45 @@ func TestLocalBudgetHysteresis(t *testing.T) {
 	})
 }
 
+// BudgetIdleTime follows the convention of every setting, and
+// shoaletcd's IdleTime: 0 is the default wait of 2s before a fall in
+// demand counts, and a negative value is no wait at all.
+func TestLocalBudgetIdleTimeZeroAndNegative(t *testing.T) {
+	for _, tc := range []struct {
+		opt  time.Duration
+		wait time.Duration // how long a's fall takes to count
+	}{
+		{0, defaultBudgetIdleTime},
+		{-1, 0},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			b := mustBudget(t, 10, BudgetIdleTime(tc.opt))
+			a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 10, Budget: b})
+			demandOfA := func() int { return b.Stats().Members[0].Demand }
+			h1, h2 := hold(a, 2), hold(a, 4)
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+			if d := demandOfA(); d != 6 {
+				t.Fatalf("BudgetIdleTime(%v): a's demand %d while it holds 6", tc.opt, d)
+			}
+			h2.stop()
+			if tc.wait > 0 {
+				time.Sleep(tc.wait - 100*time.Millisecond)
+				synctest.Wait()
+				if d := demandOfA(); d != 6 {
+					t.Fatalf("BudgetIdleTime(%v): a's demand %d %v after its fall, want 6 until %v", tc.opt, d, tc.wait-100*time.Millisecond, tc.wait)
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+			synctest.Wait()
+			if d := demandOfA(); d != 2 {
+				t.Fatalf("BudgetIdleTime(%v): a's demand %d %v after its fall, want 2", tc.opt, d, tc.wait+100*time.Millisecond)
+			}
+			h1.stop()
+		})
+	}
+}
+
 // A pool at its share whose peer holds idle connections gets them at once:
 // the peer's share shrinks below the idle connections it keeps for its
 // recent demand, and it closes them.
@@ -359,9 +398,6 @@ func TestLocalBudgetRefusesBadInput(t *testing.T) {
 		if _, err := NewBudget(size); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("NewBudget(%d)", size)) {
 			t.Errorf("NewBudget(%d): %v", size, err)
 		}
-	}
-	if _, err := NewBudget(1, BudgetIdleTime(-time.Second)); err == nil || !strings.Contains(err.Error(), "BudgetIdleTime") {
-		t.Errorf("a negative idle time: %v", err)
 	}
 	if _, err := NewBudget(1, BudgetName("")); err == nil || !strings.Contains(err.Error(), "BudgetName") {
 		t.Errorf("an empty name: %v", err)
