@@ -31,8 +31,8 @@ type GroupConfig[K comparable, T any] struct {
 	IdleTimeout time.Duration
 	// MaxPools bounds how many pools the group keeps open. A new key past
 	// it closes the pool used least recently that is idle (no lease, no
-	// waiter), or fails with ErrExhausted when every pool is busy. 0 means
-	// no bound.
+	// waiter), or fails with ErrExhausted when every pool is busy. 0 or a
+	// negative value means no bound.
 	MaxPools int
 }
 
@@ -52,9 +52,6 @@ type Group[K comparable, T any] struct {
 func NewGroup[K comparable, T any](cfg GroupConfig[K, T]) (*Group[K, T], error) {
 	if cfg.Config == nil {
 		return nil, &ConfigError{Struct: "shoal.GroupConfig", Field: "Config", Reason: "is required: the function that makes a key's pool"}
-	}
-	if cfg.MaxPools < 0 {
-		return nil, &ConfigError{Struct: "shoal.GroupConfig", Field: "MaxPools", Reason: fmt.Sprintf("must be >= 0 (0: no bound), got %d", cfg.MaxPools)}
 	}
 	if cfg.Name == "" {
 		cfg.Name = "group"

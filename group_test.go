@@ -248,12 +248,32 @@ func TestGroupBurstLeavesOthersTheirMinimum(t *testing.T) {
 	})
 }
 
+// A negative MaxPools is no bound, as 0 is: every key gets its pool
+// while all of them are busy.
+func TestGroupNegativeMaxPoolsIsNoBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := newTenants(0)
+		g := newTestGroup(t, GroupConfig[string, *fakeConn]{Name: "tenants", Config: ts.config, MaxPools: -1, IdleTimeout: -1})
+		var leases []Lease[*fakeConn]
+		for _, k := range []string{"a", "b", "c"} {
+			l, err := g.Acquire(context.Background(), k)
+			if err != nil {
+				t.Fatalf("key %s with MaxPools -1: %v", k, err)
+			}
+			leases = append(leases, l)
+		}
+		if st := g.Stats(); len(st) != 3 {
+			t.Fatalf("pools: %v, want a, b and c", st)
+		}
+		for _, l := range leases {
+			l.Release()
+		}
+	})
+}
+
 func TestGroupErrors(t *testing.T) {
 	if _, err := NewGroup(GroupConfig[string, int]{}); err == nil || !strings.Contains(err.Error(), "Config") {
 		t.Fatalf("no Config: %v", err)
-	}
-	if _, err := NewGroup(GroupConfig[string, int]{Config: func(string) (Config[int], error) { return Config[int]{}, nil }, MaxPools: -1}); err == nil || !strings.Contains(err.Error(), "MaxPools") {
-		t.Fatalf("MaxPools -1: %v", err)
 	}
 	synctest.Test(t, func(t *testing.T) {
 		ts := newTenants(0)

@@ -38,7 +38,8 @@ type GroupConfig struct {
 	IdleTimeout time.Duration
 	// MaxPools bounds how many pools the group keeps open. A new key past
 	// it closes the pool used least recently that is idle, or fails with
-	// shoal.ErrExhausted when every pool is busy. 0 means no bound.
+	// shoal.ErrExhausted when every pool is busy. 0 or a negative value
+	// means no bound.
 	MaxPools int
 }
 
@@ -64,9 +65,6 @@ type Group struct {
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if cfg.Config == nil {
 		return nil, &ConfigError{Key: "GroupConfig.Config", Reason: "is required: the function that returns a key's Config"}
-	}
-	if cfg.MaxPools < 0 {
-		return nil, &ConfigError{Key: "GroupConfig.MaxPools", Reason: fmt.Sprintf("must be >= 0 (0: no bound), got %d", cfg.MaxPools)}
 	}
 	if cfg.Name == "" {
 		cfg.Name = "group"
