@@ -23,22 +23,26 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	}{
 		// pgxpool's meanings: a Config is pgxpool's, so MaxConns 0 and a
 		// negative floor or barge window are errors here, not the core's
-		// default and off.
+		// default and off. Each message says what 0 would have meant, the
+		// way to the default or to off.
 		{c.MaxConns < 1, "MaxConns", "must be > 0", c.MaxConns},
-		{c.MinConns < 0, "MinConns", "must be >= 0", c.MinConns},
-		{c.MinIdleConns < 0, "MinIdleConns", "must be >= 0", c.MinIdleConns},
-		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0", c.MaxWaiters},
-		{c.BargeWindow < 0, "BargeWindow", "must be >= 0", c.BargeWindow},
-		{c.Partitions < 0, "Partitions", "must be >= 0", c.Partitions},
-		{c.MaxConnLifetime < 0, "MaxConnLifetime", "must be >= 0", c.MaxConnLifetime},
-		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0", c.MaxConnLifetimeJitter},
-		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0", c.HealthCheckAfter},
-		{c.PingTimeout < 0, "PingTimeout", "must be >= 0", c.PingTimeout},
-		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0", c.HealthCheckPeriod},
-		{c.HostConnectTimeout < 0, "HostConnectTimeout", "must be >= 0", c.HostConnectTimeout},
-		{c.RoleCheckPeriod < 0, "RoleCheckPeriod", "must be >= 0", c.RoleCheckPeriod},
-		{c.MaxStandbyLag < 0, "MaxStandbyLag", "must be >= 0", c.MaxStandbyLag},
-		{c.ReadMaxConns < 0, "ReadMaxConns", "must be >= 0", c.ReadMaxConns},
+		{c.MinConns < 0, "MinConns", "must be >= 0 (0 means none kept)", c.MinConns},
+		{c.MinIdleConns < 0, "MinIdleConns", "must be >= 0 (0 means none kept)", c.MinIdleConns},
+		{c.MaxWaiters < 0, "MaxWaiters", "must be >= 0 (0 means no limit)", c.MaxWaiters},
+		{c.BargeWindow < 0, "BargeWindow", "must be >= 0 (0 means strict first-come, first-served)", c.BargeWindow},
+		{c.Partitions < 0, "Partitions", "must be >= 0 (0 lets the core choose)", c.Partitions},
+		{c.MaxConnLifetime < 0, "MaxConnLifetime", "must be >= 0 (0 means no limit)", c.MaxConnLifetime},
+		{c.MaxConnLifetimeJitter < 0, "MaxConnLifetimeJitter", "must be >= 0 (0 means none)", c.MaxConnLifetimeJitter},
+		{c.MaxConnIdleTime < 0, "MaxConnIdleTime", "must be >= 0 (0 means no limit)", c.MaxConnIdleTime},
+		{c.HealthCheckAfter < 0, "HealthCheckAfter", "must be >= 0 (0 turns the checks off)", c.HealthCheckAfter},
+		{c.PingTimeout < 0, "PingTimeout", "must be >= 0 (0 means no bound of its own)", c.PingTimeout},
+		{c.CancelTimeout < 0, "CancelTimeout", "must be >= 0 (0 closes the connection at once)", c.CancelTimeout},
+		{c.HealthCheckPeriod < 0, "HealthCheckPeriod", "must be >= 0 (0 turns it off)", c.HealthCheckPeriod},
+		{c.HostConnectTimeout < 0, "HostConnectTimeout", "must be >= 0 (0 leaves dials to the connect timeout)", c.HostConnectTimeout},
+		{c.RoleCheckPeriod < 0, "RoleCheckPeriod", "must be >= 0 (0 turns it off)", c.RoleCheckPeriod},
+		{c.MaxStandbyLag < 0, "MaxStandbyLag", "must be >= 0 (0 means no bound)", c.MaxStandbyLag},
+		{c.ReadMaxConns < 0, "ReadMaxConns", "must be >= 0 (0 means the pool's MaxConns)", c.ReadMaxConns},
+		{c.LeakThreshold < 0, "LeakThreshold", "must be >= 0 (0 turns leak detection off)", c.LeakThreshold},
 		{c.LoadBalanceHosts != "" && c.LoadBalanceHosts != LoadBalanceDisable && c.LoadBalanceHosts != LoadBalanceRandom,
 			"LoadBalanceHosts", `must be "", "disable" or "random"`, fmt.Sprintf("%q", c.LoadBalanceHosts)},
 	}
