@@ -266,8 +266,9 @@ type Config[T any] struct {
 	// LeakThreshold, when set, reports a lease held longer than this once,
 	// through Logger (Warn) and Observer, with the stack of the code that
 	// acquired it, and counts it in Stats.Leaked. Capturing that stack
-	// costs about a microsecond per acquire, so it happens only when this
-	// is set. 0 (the default) or negative: no leak detection.
+	// costs a stack walk per acquire (BENCHMARKS.md, "Explaining an
+	// exhausted pool"), so it happens only when this is set. 0 (the
+	// default) or negative: no leak detection.
 	LeakThreshold time.Duration
 
 	// LeakReclaim, with LeakThreshold, also takes the connection back: it

@@ -59,8 +59,8 @@ func (e *exclusiveEngine[T]) popIdle() *conn[T] {
 // goroutines spread over the partitions, and one goroutine keeps coming
 // back to the same partition (until its stack moves), which keeps the lines
 // it touches in its core's cache. It costs a multiplication, where a random
-// draw measured a quarter of the uncontended acquire+release (BENCHMARKS.md)
-// and any shared counter would be contended.
+// draw costs a good part of an uncontended acquire+release (BENCHMARKS.md,
+// "The home partition") and any shared counter would be contended.
 func homePartition(n uint32) uint32 {
 	var marker byte
 	addr := uint64(uintptr(unsafe.Pointer(&marker)))
@@ -262,7 +262,7 @@ func (e *exclusiveEngine[T]) handTo(w *waiter[T], r *leaseRecord[T]) {
 }
 
 // yieldHeldUnder: a lease held for less than this did no network round
-// trip (one over loopback takes 10 us or more) and its holder was busy on
+// trip, which takes longer even over loopback, and its holder was busy on
 // the CPU only. See yieldAfterHandOff.
 const yieldHeldUnder = 5 * time.Microsecond
 

@@ -37,9 +37,8 @@
 //
 // A member's lease (TTL, default 5s) carries its record and its slot keys:
 // a member killed without Close frees its share within the TTL, and up to
-// half a second more (etcd looks for expired leases twice a second;
-// internal/clustertest measured 1.9s to 3.25s with a 3s TTL); Close revokes
-// the lease and frees it at once.
+// half a second more (etcd looks for expired leases twice a second); Close
+// revokes the lease and frees it at once.
 //
 // # Several pools in one process
 //

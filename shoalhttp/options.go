@@ -48,10 +48,9 @@ type Options struct {
 	// requests spread over them (the least-loaded connection takes the
 	// next one): one HTTP/2 connection is a serial point at both ends,
 	// where one goroutine reads all of its frames, and two let a 2-core
-	// client and server work on two requests' frames at once (measured in
-	// bench/http: 1.07-1.19x the requests per second of one connection at
-	// 1, 4 and 32 workers). A negative value means 0 for both protocols;
-	// the HTTP/2 default is capped at MaxConns.
+	// client and server work on two requests' frames at once. A negative
+	// value means 0 for both protocols; the HTTP/2 default is capped at
+	// MaxConns.
 	MinConns int
 
 	// Partitions splits an origin's idle HTTP/1.1 connections into this

@@ -54,10 +54,9 @@ const (
 	// fenceCheckWait bounds how long a dial with a suspect slot waits to
 	// borrow one of its pool's own connections to look at the server's
 	// locks before it dials. The borrow queues with the callers, so on a
-	// busy pool it waits about as long as they do: 100ms was too short on a
-	// pool of 3 connections with 30 callers waiting (internal/clustertest),
-	// and a look that gives up connects, so the server counts one
-	// connection above the budget until the lock refuses it.
+	// busy pool it waits about as long as they do, and the bound is
+	// generous because a look that gives up connects: the server then
+	// counts one connection above the budget until the lock refuses it.
 	fenceCheckWait = time.Second
 	// fenceQueryTimeout bounds the look itself, apart from the borrow: with
 	// one deadline for both, the query was often left no time, and pgx
@@ -186,11 +185,10 @@ var terminate = []byte{'X', 0, 0, 0, 4}
 // closeAndWait closes a budgeted pool's connection and returns only once the
 // server has ended its backend, which is when the pool gives the
 // connection's permit back. pgx's Close sends Terminate and hangs up at
-// once, and the backend lingers for a moment after (3ms at the median on
-// the project's machine, 276ms at the worst, measured in
-// internal/clustertest), holding its place in pg_stat_activity and its
-// fence lock; another process given the permit in that moment would make
-// the server count one above the budget. The server closes the socket only
+// once, and the backend lingers for a moment after, longer on a busy
+// machine, holding its place in pg_stat_activity and its fence lock;
+// another process given the permit in that moment would make the server
+// count one above the budget. The server closes the socket only
 // as the backend exits, so reading to EOF after Terminate waits exactly
 // that long (closeTimeout at most).
 func closeAndWait(pc *pooledConn) error {

@@ -92,9 +92,10 @@ func (pc *pipePace) answered(r *pipeReq) {
 // oldest statement at the server has not been there longer than
 // PipelineFill (a slow statement, which the statements behind it would
 // wait for). The time at the server is as the reader sees it, so on a
-// busy client it holds the reader's wait to be scheduled; a bound of a few
-// times the pace, which that wait alone often passed, turned callers away
-// to idle connections, each a write of one statement.
+// busy client it holds the reader's wait to be scheduled. That is why the
+// bound is PipelineFill and not a few times the pace: the reader's wait
+// alone would often pass that, and turn callers away to idle connections,
+// each a write of one statement.
 func (pp *pipePool) fill(c *pipeConn, streams int) bool {
 	if pp.load.callers.Load() <= pp.load.conns.Load() {
 		return false

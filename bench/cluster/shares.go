@@ -14,7 +14,7 @@ type shareSummary struct {
 }
 
 // windowTail is left off the end of the measured window in the summaries:
-// on a loaded machine the workers read go up to ~100ms apart, so the first
+// on a loaded machine the workers' reads drift apart, so the first
 // to finish closes its pool while the others still run, and their shares
 // grow into what it gave back. That is the budget working, not the load.
 const windowTail = 250 * time.Millisecond

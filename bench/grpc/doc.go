@@ -17,9 +17,8 @@
 //     then 100 readers each ranging over its writer's prefix -reads times.
 //     Whole-job times. etcd shares the machine's cores with the client and is
 //     the bottleneck, so the target is no loss against one-conn. The default
-//     job (-batches 100: 100,000 keys) takes about 8 s per contender; at 10
-//     batches it took under a second and a few tens of milliseconds of noise
-//     swung the ratio between 0.88x and 1.27x. With 100
+//     job (-batches 100: 100,000 keys) is long enough for the noise of a
+//     shared machine to average out, which a job of a second is not. With 100
 //     callers and 100 streams per connection shoalgrpc needs a single
 //     connection (it opens another only when every stream is taken), so it
 //     should match one-conn; rr-N spreads the same calls over N.

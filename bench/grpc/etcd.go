@@ -28,8 +28,7 @@ type etcdTimes struct {
 // run does the job through c under a prefix of its own, then deletes the
 // keys and compacts etcd's history (not timed), so that the next run does
 // not range over this one's deleted revisions: the project's tests leave
-// 100,000 of them, and before compaction they made this job 16 times
-// slower.
+// many of them, and ranging over them would slow the job many times over.
 func (j etcdJob) run(c conn, prefix string) (etcdTimes, error) {
 	kv := pb.NewKVClient(c)
 	ctx := context.Background()

@@ -89,9 +89,9 @@ const never = time.Duration(math.MinInt64)
 
 // Recovery is judged in buckets of bucketWidth: the first bucket after the
 // server's return whose throughput is at least recoveryShare of the
-// throughput before the outage. One bucket, not a run of them: on this
-// shared 2-core machine the rate of 100ms windows swings by a quarter
-// either way, so a rule that wanted several buckets in a row above the
+// throughput before the outage. One bucket, not a run of them: on a
+// shared 2-core machine the rate of short windows swings widely either
+// way, so a rule that wanted several buckets in a row above the
 // share would time the noise once the rate is back near it; recovery is a
 // step (the connections are back or not), and its first bucket is when.
 const (
