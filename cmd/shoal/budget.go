@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 )
 
-const budgetUsage = `usage: shoal budget NAME --etcd ADDR[,ADDR...] [--watch] [--interval D] [--prefix P]
+const budgetUsage = `usage: shoal budget NAME --etcd ADDR[,ADDR...] [--watch] [--interval D] [--prefix P] [--timeout D]
 
 Prints the members of the connection budget NAME kept in etcd (shoaletcd):
 for each, its demand (connections in use plus waited for, smoothed), its

@@ -11,8 +11,9 @@ import (
 
 // churnWork is the simulated server time of one churn request: none. The
 // request's own cost (a TLS record each way through the server) stands for a
-// small write, as in the InfluxDB and ClickHouse stories. A sleep would not
-// do: Go's timers sleep about a millisecond for anything shorter.
+// small write, as the InfluxDB and ClickHouse clients made before they
+// pooled. A sleep would not do: Go's timers sleep longer than that for
+// anything this short.
 const churnWork time.Duration = 0
 
 // churnWorkers is the default concurrency of churn.
@@ -21,7 +22,7 @@ const churnWorkers = 8
 // churnScenario: a new connection per request against a pooled one.
 var churnScenario = scenario{
 	name:        "churn",
-	description: "a new connection per request against a pooled one (the InfluxDB and ClickHouse stories)",
+	description: "a new connection per request against a pooled one (InfluxDB's and ClickHouse's clients once opened one per request)",
 	plan:        planChurn,
 }
 

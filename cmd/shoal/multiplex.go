@@ -27,7 +27,7 @@ const multiplexWorkers = 4 * embedded.MaxStreams
 // multiplexScenario: one multiplexed connection against a pool of them.
 var multiplexScenario = scenario{
 	name:        "multiplex",
-	description: "one multiplexed connection against a pool of them, the server capping streams at 100 per connection (the EventStoreDB story)",
+	description: "one multiplexed connection against a pool of them, the server capping streams at 100 per connection (as EventStoreDB's HTTP/2 client met it)",
 	plan:        planMultiplex,
 }
 
