@@ -13,9 +13,9 @@ import (
 type View struct {
 	Name     string
 	Prefix   string
-	Size     int // 0 if the budget has no size key (never created)
-	FenceKey int32
-	Revision int64
+	Size     int          // 0 if the budget has no size key (never created)
+	FenceKey int32        // the advisory-lock key its members' connections take (Budget.FenceKey)
+	Revision int64        // etcd's revision the read saw
 	Members  []MemberView // by ID
 	Free     int          // slots no key holds
 	Orphans  []int        // slot keys whose owner has no member record (leaving, or its record expired first)

@@ -32,8 +32,8 @@ type TraceAcquireStartData struct{}
 // TraceAcquireEndData is what TraceAcquireEnd is told: the connection
 // acquired, or the error of an acquire that failed.
 type TraceAcquireEndData struct {
-	Conn *pgx.Conn
-	Err  error
+	Conn *pgx.Conn // the connection acquired; nil when Err is set
+	Err  error     // why the acquire failed; nil when it did not
 }
 
 // ReleaseTracer traces releases, as pgxpool's does. The pool uses the
