@@ -214,15 +214,15 @@
 // CLOSE, DISCARD, LOCK, COPY, LOAD, or CREATE [OR REPLACE] TEMP (past
 // comments, nested ones too); those that hold INTO TEMP (SELECT ... INTO
 // TEMP t) or name pg_temp; an EXPLAIN of any of these; those that call
-// pg_advisory_lock, pg_try_advisory_lock,
-// pg_advisory_unlock, set_config or dblink_connect; an Exec without
-// arguments whose text holds a ';'; a batch that begins a transaction or
-// holds any of these; and statements with pgx's simple protocol,
-// QueryResultFormats or a QueryRewriter other than NamedArgs. The look is at the text: a function of your own that
-// changes the session is not seen, so call it on an acquired Conn. A
-// statement that leaves a transaction open anyway fails, with the
-// statements behind it on its connection, which is closed so that the
-// server rolls them all back.
+// pg_advisory_lock, pg_try_advisory_lock, pg_advisory_unlock, set_config
+// or dblink_connect; an Exec without arguments whose text holds a ';'; a
+// batch that begins a transaction or holds any of these; and statements
+// with pgx's simple protocol, QueryResultFormats, QueryResultFormatsByOID
+// or a QueryRewriter other than NamedArgs and StrictNamedArgs. The look is
+// at the text: a function of your own that changes the session is not
+// seen, so call it on an acquired Conn. A statement that leaves a
+// transaction open anyway fails, with the statements behind it on its
+// connection, which is closed so that the server rolls them all back.
 //
 // The shared connections are dialled as the others (AfterConnect, the
 // hosts logic and the types AfterConnect registers all apply), then taken
@@ -301,8 +301,9 @@
 // it to arrive. Query what may be large, or slow, on an acquired Conn. A
 // caller whose context ends returns at once with its error; its statement,
 // if already written, runs on and its answer is read and dropped (no
-// cancel request is sent on a shared connection: it would cancel whichever
-// statement runs then), and callers queued behind a slow statement wait
+// cancel request is sent on a shared connection while the pool is open: it
+// would cancel whichever statement runs then; Close cancels what is left,
+// see CancelTimeout), and callers queued behind a slow statement wait
 // for it unless their contexts end first. A connection that breaks fails
 // the callers whose statements were on it, at once, and is replaced; a
 // statement whose whole answer had come in by then gets its answer, as
