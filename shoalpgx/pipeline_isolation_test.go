@@ -370,6 +370,37 @@ func TestPipelineAfterConnectTypes(t *testing.T) {
 	}
 }
 
+// The type map a pipelined Query's rows return is a copy of the shared
+// connection's: a type registered on it is that caller's alone, and the
+// next caller on the same connection does not see it.
+func TestPipelineRowsTypeMapIsACopy(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	const oid = 4000000001 // no type has it
+	rows, err := p.Query(ctx, "select 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, isPipe := rows.(*pipeRows); !isPipe {
+		t.Fatalf("not pipelined: %T", rows)
+	}
+	m := rows.TypeMap()
+	if m == conn.tm.m {
+		t.Fatal("the rows hand out the shared connection's own type map")
+	}
+	m.RegisterType(&pgtype.Type{Name: "shoal_private", OID: oid, Codec: pgtype.TextCodec{}})
+	rows.Close()
+	rows, err = p.Query(ctx, "select 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if _, seen := rows.TypeMap().TypeForOID(oid); seen {
+		t.Fatal("a type one caller registered on its rows' map reached the next caller on the connection")
+	}
+}
+
 // After a failover, a pipelined write refused as read-only resets the
 // pool, shared connections included, so that the writes after it reach
 // the new primary, as without pipelining.

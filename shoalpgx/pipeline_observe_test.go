@@ -218,6 +218,13 @@ func TestPipelineStatMaxConns(t *testing.T) {
 	if got := p.Stat().MaxConns(); got != 3 {
 		t.Fatalf("MaxConns after SetMaxConns(3): %d", got)
 	}
+	// Each kind its half, the odd one to the whole connections.
+	if err := p.SetMaxConns(5); err != nil {
+		t.Fatal(err)
+	}
+	if whole, shared := p.core.Stats().MaxConns, p.pipe.core.Stats().MaxConns; whole != 3 || shared != 2 {
+		t.Fatalf("after SetMaxConns(5): %d whole and %d shared, want 3 and 2", whole, shared)
+	}
 }
 
 // A read pool's config is its pool's copy: the pool's PipelineObserver,

@@ -135,6 +135,7 @@ func TestPipelineSessionStatementsTakeAWholeConnection(t *testing.T) {
 		"/* a /* nested */ comment */ set search_path = public",
 		"select 1 into temp shoal_routed_t",
 		"create table pg_temp.shoal_routed_p (a int)",
+		"select 1; select 2", // several statements, no arguments: one simple query
 	} {
 		before, whole := shared(), p.core.Stats().Acquires
 		if _, err := p.Exec(ctx, sql); err != nil {

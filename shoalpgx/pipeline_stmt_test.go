@@ -60,3 +60,41 @@ func TestPipelineStatementCache(t *testing.T) {
 		}
 	}
 }
+
+// A cached statement runs by name from its second run, in the formats its
+// types prefer: an int comes back in binary, where the first run, unnamed,
+// has it in text.
+func TestPipelineCachedStatementRunsByName(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	ctx := pgtest.Ctx(t)
+	format := func() int16 {
+		t.Helper()
+		rows, err := p.Query(ctx, "select $1::int + 10", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		if _, isPipe := rows.(*pipeRows); !isPipe {
+			t.Fatalf("not pipelined: %T", rows)
+		}
+		f := rows.FieldDescriptions()[0].Format
+		var v int
+		for rows.Next() {
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rows.Err(); err != nil || v != 11 {
+			t.Fatalf("got %d, %v; want 11", v, err)
+		}
+		return f
+	}
+	if f := format(); f != pgx.TextFormatCode {
+		t.Fatalf("first run: format %d, want text (%d), unnamed", f, pgx.TextFormatCode)
+	}
+	for i := range 3 {
+		if f := format(); f != pgx.BinaryFormatCode {
+			t.Fatalf("run %d: format %d, want binary (%d), by name", i+2, f, pgx.BinaryFormatCode)
+		}
+	}
+}
