@@ -537,3 +537,76 @@ func TestPipelineTransactionLeftOpenClosesTheConnection(t *testing.T) {
 		t.Fatalf("rows after the connection closed: %d, %v; want 0, rolled back", n, err)
 	}
 }
+
+// The statements behind one that leaves a transaction open, on its
+// connection, ran inside that transaction: they fail with it, and the
+// server rolls back their work with the rest. The open transaction's
+// request waits on an advisory lock the test holds, so that the two
+// behind it are on the connection before its answer comes: held to one
+// shared connection, they have no other to wait for.
+func TestPipelineTransactionLeftOpenFailsThoseBehind(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	conn := oneSharedConn(t, p)
+	table := pipeTable(t, "pipe_left_open_behind", "id int")
+	ctx := pgtest.Ctx(t)
+	admin := pgtest.AdminConn(t)
+	const lock = 7317
+	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	unlocked := false
+	unlock := func() {
+		if !unlocked {
+			unlocked = true
+			if _, err := admin.Exec(ctx, "select pg_advisory_unlock($1)", lock); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer unlock()
+	opened := make(chan error, 1)
+	go func() {
+		r := p.pipe.getReq()
+		r.res = make([]pipeResult, 3)
+		for i := range r.res {
+			r.res[i].discard = true
+		}
+		err := p.pipe.run(ctx, r, false, func(_ *pipeBuild, buf []byte) ([]byte, error) {
+			return (&pgproto3.Query{String: fmt.Sprintf("begin; insert into %s values (1); select pg_advisory_xact_lock(%d)", table, lock)}).Encode(buf)
+		})
+		if err == nil {
+			err = r.result(0).err
+		}
+		opened <- err
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the open transaction's request waiting on the lock", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending) == 1 && len(conn.queue) == 0
+	})
+	behind := make(chan error, 2)
+	for _, id := range []int{2, 3} {
+		go func() {
+			_, err := p.Exec(ctx, "insert into "+table+" values ($1)", pgx.QueryExecModeExec, id)
+			behind <- err
+		}()
+	}
+	pgtest.WaitFor(t, 5*time.Second, "two requests behind it", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending) == 3
+	})
+	unlock()
+	if err := <-opened; !errors.Is(err, errPipeTxOpen) {
+		t.Fatalf("the request that left a transaction open: %v, want %v", err, errPipeTxOpen)
+	}
+	for range 2 {
+		if err := <-behind; !errors.Is(err, errPipeTxOpen) {
+			t.Errorf("a statement behind it: %v, want %v", err, errPipeTxOpen)
+		}
+	}
+	var n int
+	if err := p.QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows after the connection closed: %d, %v; want 0, all rolled back", n, err)
+	}
+}
