@@ -84,3 +84,29 @@ func TestPipelineDepthBoundsEachConnection(t *testing.T) {
 		t.Fatalf("no connection was seen carrying %d statements: the test did not load the connections", depth)
 	}
 }
+
+// Shared connections idle for MaxConnIdleTime close, down to the two the
+// pool keeps: the shared pool grows under load past its floor, and once
+// the load is gone it shrinks back within a few idle times.
+func TestPipelineSharedConnectionsCloseWhenIdle(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	p := newPipelinedPool(t, 8, 2, func(c *Config) { c.MaxConnIdleTime = idle })
+	ctx := pgtest.Ctx(t)
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Go(func() {
+			var v int
+			if err := p.QueryRow(ctx, "select $1::int from pg_sleep(0.05)", i).Scan(&v); err != nil || v != i {
+				t.Errorf("caller %d: %d, %v", i, v, err)
+			}
+		})
+	}
+	wg.Wait()
+	grown := len(p.pipe.conns())
+	if grown <= 2 {
+		t.Fatalf("%d shared connections after 24 callers of 50ms statements, want more than the floor of 2", grown)
+	}
+	start := time.Now()
+	pgtest.WaitFor(t, 20*idle, "the shared connections back at their floor of 2", func() bool { return len(p.pipe.conns()) == 2 })
+	t.Logf("%d shared connections under load; back at 2 %v after it (MaxConnIdleTime %v)", grown, time.Since(start).Round(time.Millisecond), idle)
+}
