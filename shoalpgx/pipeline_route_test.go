@@ -148,6 +148,26 @@ func TestPipelineSessionStatementsTakeAWholeConnection(t *testing.T) {
 			t.Errorf("%s: no whole connection acquired", sql)
 		}
 	}
+	// Ping and CopyFrom use a whole connection too.
+	table := pipeTable(t, "pipe_routed_copy", "id int")
+	for what, call := range map[string]func() error{
+		"Ping": func() error { return p.Ping(ctx) },
+		"CopyFrom": func() error {
+			_, err := p.CopyFrom(ctx, pgx.Identifier{table}, []string{"id"}, pgx.CopyFromRows([][]any{{1}, {2}}))
+			return err
+		},
+	} {
+		before, whole := shared(), p.core.Stats().Acquires
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if n := shared(); n != before {
+			t.Errorf("%s: %d acquires of a shared connection, want none", what, n-before)
+		}
+		if n := p.core.Stats().Acquires; n == whole {
+			t.Errorf("%s: no whole connection acquired", what)
+		}
+	}
 	before := shared()
 	if _, err := p.Exec(ctx, "select $1::int", 1); err != nil {
 		t.Fatal(err)
