@@ -318,3 +318,38 @@ func TestOpenDBFromPoolAndPgxConcurrently(t *testing.T) {
 		t.Fatalf("stats %+v: want %d acquires or more, nothing closed, nothing in use", s, workers*ops)
 	}
 }
+
+// database/sql never shares a connection: on a pool that pipelines, its
+// queries, in a transaction or not, take whole connections.
+func TestOpenDBFromPoolOfAPipelinedPoolTakesWholeConnections(t *testing.T) {
+	p := newTestPool(t, func(c *shoalpgx.Config) { c.MaxConns = 4; c.Pipeline = 8 })
+	db := newTestDB(t, p)
+	ctx := pgtest.Ctx(t)
+	var n int
+	if err := p.QueryRow(ctx, "select $1::int", 1).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	shared, all := p.Stat().Pipelined().Acquires, p.Stat().AcquireCount()
+	if shared == 0 {
+		t.Fatal("the pool's own statement did not share a connection: the pool does not pipeline")
+	}
+	if err := db.QueryRowContext(ctx, "select $1::int + 1", 41).Scan(&n); err != nil || n != 42 {
+		t.Fatalf("database/sql query: %d, %v", n, err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Stat().Pipelined().Acquires; got != shared {
+		t.Errorf("database/sql made %d acquires of a shared connection, want none", got-shared)
+	}
+	if got := p.Stat().AcquireCount(); got < all+2 {
+		t.Errorf("database/sql made %d acquires, want a whole connection for each of its 2 uses", got-all)
+	}
+}
