@@ -68,15 +68,14 @@
 //
 // # Cost
 //
-// Measured as thread CPU time on the project's 2-core machine with SDK
-// v1.47.0: each Record or Add costs the SDK about 200-250ns (a third of it
-// the SDK's per-call attribute normalization, an eighth its exemplar
-// filter looking for a span in the context), so the two histograms fed per
-// acquire and release add about 0.5µs to a cycle that costs 30-40ns
-// without an observer. A MeterProvider built with
-// sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter) saves about 60ns
-// per measurement. Where that matters, shoalprom records the same events
-// for about 25ns each.
+// Each Record or Add goes through the SDK's per-call attribute
+// normalization and its exemplar filter, which looks for a span in the
+// context, so the two histograms fed per acquire and release cost several
+// times the acquire and release themselves (BENCHMARKS.md, "What metrics
+// cost"). A MeterProvider built with
+// sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter) saves the
+// filter's part. Where that matters, shoalprom records the same events
+// for a fraction of the cost.
 //
 // # Instruments
 //
