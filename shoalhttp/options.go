@@ -92,7 +92,7 @@ type Options struct {
 	LifetimeJitter time.Duration
 
 	// MaxIdleTime closes a connection idle this long (never going below
-	// MinIdle). Default 90 seconds, as http.DefaultTransport's
+	// MinIdle or MinConns). Default 90 seconds, as http.DefaultTransport's
 	// IdleConnTimeout; a negative value means no limit.
 	MaxIdleTime time.Duration
 
