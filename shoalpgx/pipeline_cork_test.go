@@ -19,21 +19,8 @@ func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
 	p := newPipelinedPool(t, 2, 16, nil)
 	conn := oneSharedConn(t, p)
 	ctx := pgtest.Ctx(t)
-	admin := pgtest.AdminConn(t)
 	const lock = 7316
-	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
-		t.Fatal(err)
-	}
-	unlocked := false
-	unlock := func() {
-		if !unlocked {
-			unlocked = true
-			if _, err := admin.Exec(ctx, "select pg_advisory_unlock($1)", lock); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	defer unlock()
+	unlock := holdAdvisoryLock(t, lock)
 	counts := func() (pending, queued int) {
 		conn.mu.Lock()
 		defer conn.mu.Unlock()
@@ -154,6 +141,29 @@ func recordedConn(t *testing.T, p *Pool, sql string) (*pipeConn, *writeRecorder)
 	conn.raw = nil
 	conn.mu.Unlock()
 	return conn, rec
+}
+
+// holdAdvisoryLock takes the advisory lock on an admin connection, so that a
+// statement that waits for it holds its connection up until the test calls
+// the unlock it returns; a second call does nothing, and cleanup calls it
+// too, before the test's pool closes.
+func holdAdvisoryLock(t *testing.T, lock int64) (unlock func()) {
+	t.Helper()
+	ctx := pgtest.Ctx(t)
+	admin := pgtest.AdminConn(t)
+	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	unlock = func() {
+		once.Do(func() {
+			if _, err := admin.Exec(ctx, "select pg_advisory_unlock($1)", lock); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(unlock)
+	return unlock
 }
 
 // oneSharedConn holds p's shared connections to one, and returns it once

@@ -216,6 +216,21 @@ func TestPipelineFillLeavesEachCallerAConnectionWhileTheyLast(t *testing.T) {
 	}
 }
 
+// waitAllHeldUp waits until p has n shared connections open, each held up
+// by a statement at the server past PipelineFill.
+func waitAllHeldUp(t *testing.T, p *Pool, n int) {
+	t.Helper()
+	pgtest.WaitFor(t, 5*time.Second, "every shared connection held up", func() bool {
+		cs := p.pipe.conns()
+		for _, c := range cs {
+			if !p.pipe.stalled(c) {
+				return false
+			}
+		}
+		return len(cs) == n
+	})
+}
+
 // A statement that finds every open shared connection held up by a slow
 // statement, while the pool may open another, goes to the connection the
 // pool opens, in milliseconds, rather than behind a slow one for seconds.
@@ -233,15 +248,7 @@ func TestPipelineHeldUpConnectionsLeaveTheStatementToANewOne(t *testing.T) {
 			slow <- pid
 		}()
 	}
-	pgtest.WaitFor(t, 5*time.Second, "both shared connections held up", func() bool {
-		cs := p.pipe.conns()
-		for _, c := range cs {
-			if !p.pipe.stalled(c) {
-				return false
-			}
-		}
-		return len(cs) == 2
-	})
+	waitAllHeldUp(t, p, 2)
 	var pid uint32
 	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
 		t.Fatal(err)

@@ -64,15 +64,7 @@ func TestPipelineHeldUpConnectionsLeaveTheStatementToTheFirstAnswer(t *testing.T
 		return n == 1
 	})
 	shorter := slow(ctx, "select pg_backend_pid() from pg_sleep(1)")
-	pgtest.WaitFor(t, 5*time.Second, "both shared connections held up", func() bool {
-		cs := p.pipe.conns()
-		for _, c := range cs {
-			if !p.pipe.stalled(c) {
-				return false
-			}
-		}
-		return len(cs) == 2
-	})
+	waitAllHeldUp(t, p, 2)
 	var pid uint32
 	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
 		t.Fatal(err)

@@ -549,21 +549,8 @@ func TestPipelineTransactionLeftOpenFailsThoseBehind(t *testing.T) {
 	conn := oneSharedConn(t, p)
 	table := pipeTable(t, "pipe_left_open_behind", "id int")
 	ctx := pgtest.Ctx(t)
-	admin := pgtest.AdminConn(t)
 	const lock = 7317
-	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
-		t.Fatal(err)
-	}
-	unlocked := false
-	unlock := func() {
-		if !unlocked {
-			unlocked = true
-			if _, err := admin.Exec(ctx, "select pg_advisory_unlock($1)", lock); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	defer unlock()
+	unlock := holdAdvisoryLock(t, lock)
 	opened := make(chan error, 1)
 	go func() {
 		r := p.pipe.getReq()
