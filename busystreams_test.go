@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // BusyStreams: once every open connection carries BusyStreams leases, the
@@ -88,4 +89,38 @@ func TestBusyStreamsDefaultAndValidation(t *testing.T) {
 			t.Errorf("New(%+v): %v, want an error with %q", c.cfg, err, c.want)
 		}
 	}
+}
+
+// A multiplexed pool whose busy connections want another beside them while
+// a budget's share holds it back asks for a division, and dials as soon as
+// the division gives it the place: here a peer pool keeps two idle
+// connections of a budget of 3, and once the multiplexed pool's one
+// connection is busy, a peer's idle connection closes and the multiplexed
+// pool's second opens, without waiting for another lease to find the first
+// busy.
+func TestBusyStreamsDialsWhenTheBudgetGivesThePlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustBudget(t, 3, BudgetIdleTime(time.Second))
+		peer, _ := newTestPool(t, Config[*fakeConn]{Name: "peer", MaxConns: 3, Budget: b})
+		p, d := newTestPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 3, MaxStreams: 4, BusyStreams: 1, Budget: b})
+		x, y := mustAcquire(t, peer), mustAcquire(t, peer)
+		x.Release()
+		y.Release()
+		a := mustAcquire(t, p)
+		// Past IdleTime the peer wants none, and keeps its two idle
+		// connections while nobody asks for them.
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if s, ps := p.Stats(), peer.Stats(); s.TotalConns != 1 || ps.TotalConns != 2 {
+			t.Fatalf("before the second lease: mux %d open, peer %d, want 1 and 2", s.TotalConns, ps.TotalConns)
+		}
+		c := mustAcquire(t, p) // shares the busy connection, and wants another beside it
+		time.Sleep(localKickGap)
+		synctest.Wait()
+		if s, ps := p.Stats(), peer.Stats(); s.TotalConns != 2 || ps.TotalConns != 1 || d.dials.Load() != 2 {
+			t.Fatalf("after the second lease: mux %d open (%d dials), peer %d; want 2 (2 dials) and 1", s.TotalConns, d.dials.Load(), ps.TotalConns)
+		}
+		a.Release()
+		c.Release()
+	})
 }

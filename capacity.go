@@ -99,7 +99,8 @@ func (p *Pool[T]) setShare(n int) {
 }
 
 // applyLimit makes the limit min(maxConns, share) and acts on a change:
-// dials for waiters and the floors after a rise, closes after a fall. Only
+// dials for waiters, the floors and busy multiplexed connections after a
+// rise, closes after a fall. Only
 // exclusive mode closes connections above the limit as they come back
 // (claimExcess); a multiplexed pool retires its least-loaded ones instead
 // (its engine's shrink).
@@ -118,6 +119,12 @@ func (p *Pool[T]) applyLimit() {
 	case limit > old:
 		p.maybeDial()
 		p.refill()
+		// A multiplexed pool whose busy connections asked for a share to
+		// dial beside them (dialAhead) dials now that it has one: nothing
+		// else would until the next lease found them busy.
+		if m, ok := p.eng.(*muxEngine[T]); ok && m.allBusy() {
+			p.dialAhead()
+		}
 	}
 }
 

@@ -499,6 +499,30 @@ func (m *muxEngine[T]) fullLocked() bool {
 	return live >= int(m.p.cap.limit.Load())
 }
 
+// allBusy reports whether every live connection carries BusyStreams
+// leases or more, with BusyStreams below MaxStreams: the state in which
+// take dials ahead (dialAhead), for a limit that rose after take found it
+// and could not.
+func (m *muxEngine[T]) allBusy() bool {
+	f := &m.p.feat
+	if f.busyStreams >= f.maxStreams {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	live := 0
+	for _, c := range m.conns {
+		if c.retiredFor() != 0 {
+			continue
+		}
+		if c.mux.streams < f.busyStreams {
+			return false
+		}
+		live++
+	}
+	return live > 0
+}
+
 // stats fills the gauges and wait counters of s and adds the connections'
 // hand-outs.
 func (m *muxEngine[T]) stats(s *Stats) {

@@ -242,9 +242,11 @@
 // when MaxConns leaves no room for them beside MinConns and one whole
 // connection), so that a statement finds an idle one beside one busy with
 // a slow statement, and another opens, in the background, as soon as
-// every open one has a statement in flight: a PostgreSQL backend runs one
-// statement at a time, so a statement queued behind another waits for it,
-// where an idle connection runs it at once. With more callers than shared
+// every open one has a statement in flight (when idle whole connections
+// hold the rest of MaxConns, as soon as there are more statements in
+// flight than shared connections, one of them giving its place): a
+// PostgreSQL backend runs one statement at a time, so a statement queued
+// behind another waits for it, where an idle connection runs it at once. With more callers than shared
 // connections open, quick statements fill a connection first (with no
 // more, each caller has one to itself): a new one goes to the busiest
 // shared connection whose

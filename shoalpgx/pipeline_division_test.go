@@ -78,3 +78,74 @@ func TestPipelineWholeConnectionComesWithinMilliseconds(t *testing.T) {
 		}
 	})
 }
+
+// The other way: whole connections kept idle after a burst hold the
+// places the shared connections' floor leaves. A statement more than there
+// are shared connections makes the shared kind's demand exceed its part,
+// and a third shared connection comes within milliseconds, an idle whole
+// connection giving its place, rather than at the division's next regular
+// sample. (With only as many statements as shared connections, the spare
+// the pool would open in the background is no demand of the division's,
+// and waits for that statement.)
+func TestPipelineSharedConnectionComesWithinMilliseconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		f := newFakePG(t)
+		p, err := NewWithConfig(ctx, f.config(t, func(c *Config) {
+			c.MaxConns = 4
+			c.Pipeline = 4
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		start := time.Now()
+		shared := func() int { return p.pipe.core.Stats().TotalConns }
+		whole := func() int { return p.core.Stats().TotalConns }
+		synctest.Wait()
+		if n := shared(); n != 2 {
+			t.Fatalf("%d shared connections at the start, want the floor of 2", n)
+		}
+		var held []*Conn
+		for range 2 {
+			c, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Release()
+		}
+		// Past the division's IdleTime (2s) the whole connections' demand
+		// is 0 and they keep their two places; then just past a regular
+		// sample.
+		time.Sleep(3 * time.Second)
+		since := time.Since(start) % (50 * time.Millisecond)
+		time.Sleep(50*time.Millisecond - since + time.Millisecond)
+		synctest.Wait()
+		if w, s := whole(), shared(); w != 2 || s != 2 {
+			t.Fatalf("%d whole and %d shared connections while idle, want 2 and 2", w, s)
+		}
+
+		asked := time.Now()
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if _, err := p.Exec(ctx, "sleep 1s"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		for shared() < 3 && time.Since(asked) < time.Second {
+			time.Sleep(time.Millisecond)
+		}
+		if waited := time.Since(asked); waited > 5*time.Millisecond {
+			t.Fatalf("a third shared connection came after %s (%d open), want within 5ms of the third statement\nshared: %v\nwhole: %v", waited, shared(), p.pipe.core.Stats(), p.core.Stats())
+		}
+		if n := whole(); n != 1 {
+			t.Fatalf("%d whole connections after the third shared one, want 1: one gave its place", n)
+		}
+		wg.Wait()
+	})
+}
