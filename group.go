@@ -18,7 +18,8 @@ type GroupConfig[K comparable, T any] struct {
 	// Config returns the Config of key's pool (a tenant's database, say).
 	// Required. The group calls it on the first use of key, and again when
 	// key is used after its pool was closed; an error is returned to that
-	// caller, and the next use of key calls Config again. The group sets
+	// caller and to any that came for key while it ran, and the next use of
+	// key calls Config again. The group sets
 	// the Config's Budget to Budget when Budget is set.
 	Config func(key K) (Config[T], error)
 	// Budget is the connection budget every pool of the group shares

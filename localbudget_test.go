@@ -159,38 +159,40 @@ func TestLocalBudgetHysteresis(t *testing.T) {
 }
 
 // BudgetIdleTime follows the convention of every setting, and
-// shoaletcd's IdleTime: 0 is the default wait of 2s before a fall in
-// demand counts, and a negative value is no wait at all.
+// shoaletcd's IdleTime: unset or 0 is the default wait of 2s (written out,
+// not the code's constant) before a fall in demand counts, and a negative
+// value is no wait at all.
 func TestLocalBudgetIdleTimeZeroAndNegative(t *testing.T) {
 	for _, tc := range []struct {
-		opt  time.Duration
+		opts []BudgetOption
 		wait time.Duration // how long a's fall takes to count
 	}{
-		{0, defaultBudgetIdleTime},
-		{-1, 0},
+		{nil, 2 * time.Second},
+		{[]BudgetOption{BudgetIdleTime(0)}, 2 * time.Second},
+		{[]BudgetOption{BudgetIdleTime(-1)}, 0},
 	} {
 		synctest.Test(t, func(t *testing.T) {
-			b := mustBudget(t, 10, BudgetIdleTime(tc.opt))
+			b := mustBudget(t, 10, tc.opts...)
 			a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 10, Budget: b})
 			demandOfA := func() int { return b.Stats().Members[0].Demand }
 			h1, h2 := hold(a, 2), hold(a, 4)
 			time.Sleep(100 * time.Millisecond)
 			synctest.Wait()
 			if d := demandOfA(); d != 6 {
-				t.Fatalf("BudgetIdleTime(%v): a's demand %d while it holds 6", tc.opt, d)
+				t.Fatalf("%d options, IdleTime %v: a's demand %d while it holds 6", len(tc.opts), tc.wait, d)
 			}
 			h2.stop()
 			if tc.wait > 0 {
 				time.Sleep(tc.wait - 100*time.Millisecond)
 				synctest.Wait()
 				if d := demandOfA(); d != 6 {
-					t.Fatalf("BudgetIdleTime(%v): a's demand %d %v after its fall, want 6 until %v", tc.opt, d, tc.wait-100*time.Millisecond, tc.wait)
+					t.Fatalf("%d options: a's demand %d %v after its fall, want 6 until %v", len(tc.opts), d, tc.wait-100*time.Millisecond, tc.wait)
 				}
 			}
 			time.Sleep(200 * time.Millisecond)
 			synctest.Wait()
 			if d := demandOfA(); d != 2 {
-				t.Fatalf("BudgetIdleTime(%v): a's demand %d %v after its fall, want 2", tc.opt, d, tc.wait+100*time.Millisecond)
+				t.Fatalf("%d options, IdleTime %v: a's demand %d %v after its fall, want 2", len(tc.opts), tc.wait, d, tc.wait+100*time.Millisecond)
 			}
 			h1.stop()
 		})
@@ -684,4 +686,15 @@ func TestContextWithBudgetMember(t *testing.T) {
 		t.Fatalf("after Acquire for the member: %+v", s)
 	}
 	p.Release()
+}
+
+// The budget's Stats show each pool's minimum, its MinConns.
+func TestLocalBudgetStatsShowEachPoolsMinimum(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustBudget(t, 4)
+		newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 2, MinConns: 1, Budget: b})
+		if m := b.Stats().Members[0].Min; m != 1 {
+			t.Fatalf("Min %d, want MinConns 1", m)
+		}
+	})
 }

@@ -130,3 +130,21 @@ func count(lines []string, s string) int {
 	}
 	return n
 }
+
+// The interceptors given in Options see a nil cc: the call is the pool's,
+// on no one *grpc.ClientConn of its own.
+func TestPoolInterceptorsGetANilClientConn(t *testing.T) {
+	srv := startTestServer(t, 10)
+	var sawCC bool
+	ic := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		sawCC = cc != nil
+		return invoke(ctx, method, req, reply, cc, opts...)
+	}
+	p := newTestPool(t, srv.addr, Options{UnaryInterceptors: []grpc.UnaryClientInterceptor{ic}})
+	if _, err := testpb.NewTestServiceClient(p).UnaryCall(context.Background(), &testpb.SimpleRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if sawCC {
+		t.Fatal("interceptor's cc is not nil")
+	}
+}

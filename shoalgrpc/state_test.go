@@ -111,3 +111,30 @@ func refusedAddr(t *testing.T) string {
 	l.Close()
 	return addr
 }
+
+// GetState is Connecting while a dial is in flight: the server accepts and
+// never speaks HTTP/2, so the dial stays in flight.
+func TestGetStateIsConnectingWhileADialIsInFlight(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accepts, never speaks HTTP/2: the dial stays in flight
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	p := newTestPool(t, ln.Addr().String(), Options{MaxConns: 1})
+	p.Connect()
+	if !waitFor(10*time.Second, func() bool { return p.Stats().Dialing == 1 }) {
+		t.Fatal("no dial")
+	}
+	if st := p.GetState(); st != connectivity.Connecting {
+		t.Fatalf("state %v with a dial in flight, want Connecting", st)
+	}
+}

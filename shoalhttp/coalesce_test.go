@@ -141,3 +141,16 @@ func TestCoalescedResponsesReportTLSOnlyOverTLS(t *testing.T) {
 		t.Errorf("over h2c: %s, TLS state %v, want none", resp.Proto, resp.TLS)
 	}
 }
+
+// Writes are batched while a connection carries more than four requests.
+func TestCoalesceAboveFourInFlight(t *testing.T) {
+	c := &h2Conn{}
+	c.inFlight.Store(4)
+	if c.othersInFlight() {
+		t.Error("4 in flight: batched")
+	}
+	c.inFlight.Store(5)
+	if !c.othersInFlight() {
+		t.Error("5 in flight: not batched")
+	}
+}

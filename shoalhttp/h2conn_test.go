@@ -62,3 +62,10 @@ func TestH2ConnUsableFollowsConnectionState(t *testing.T) {
 	}
 	eventually(t, "a connection to turn unusable after GOAWAY", func() bool { return !used.usable() })
 }
+
+// MaxStreamsPerConn caps the stream limit the server announces.
+func TestMaxStreamsPerConnCapsTheServersLimit(t *testing.T) {
+	if got := (&h2Conn{maxStreams: 10}).streamLimit(100); got != 10 {
+		t.Fatalf("server 100, MaxStreamsPerConn 10: %d", got)
+	}
+}

@@ -50,3 +50,12 @@ func TestUntrustedCertificateIsPermanent(t *testing.T) {
 		t.Fatalf("%d dials for two requests, want 1: the second fails on the first's error", n)
 	}
 }
+
+// A proxy's 401, 403 and 407 are permanent: retrying cannot help.
+func TestProxyRefusalsArePermanent(t *testing.T) {
+	for _, code := range []int{401, 403, 407} {
+		if !permanent(&ProxyConnectError{StatusCode: code}) {
+			t.Errorf("proxy %d: not permanent", code)
+		}
+	}
+}

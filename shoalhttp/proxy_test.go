@@ -364,3 +364,19 @@ func TestProxyWarmAndSetMaxConns(t *testing.T) {
 		t.Errorf("the request after Warm opened %d new connections", n-before)
 	}
 }
+
+// The environment's proxy settings are read when NewTransport runs, as
+// net/http reads them once: a change after it does not move requests.
+func TestProxyEnvironmentIsReadAtNewTransport(t *testing.T) {
+	for _, n := range []string{"http_proxy", "https_proxy", "no_proxy", "NO_PROXY", "HTTPS_PROXY", "REQUEST_METHOD"} {
+		t.Setenv(n, "")
+	}
+	t.Setenv("HTTP_PROXY", "http://one.example:3128")
+	tr := newTestTransport(t, Options{})
+	t.Setenv("HTTP_PROXY", "http://two.example:3128")
+	req, _ := http.NewRequest(http.MethodGet, "http://api.example/", nil)
+	k, _, err := tr.resolveProxy(req)
+	if err != nil || k.String() != "http://one.example:3128" {
+		t.Fatalf("proxy %v (%v), want the one set at NewTransport", k, err)
+	}
+}

@@ -239,3 +239,34 @@ func TestErrorsHideSecrets(t *testing.T) {
 		t.Errorf("error %q does not name the origin", err)
 	}
 }
+
+// A request is retried once: when the retry's reused connection dies too,
+// the request fails, with no third attempt on a fresh connection.
+func TestRequestIsRetriedOnlyOnce(t *testing.T) {
+	var firsts atomic.Int32
+	both := make(chan struct{})
+	srv := startRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if !readRequest(br) {
+			return
+		}
+		if firsts.Add(1) == 2 {
+			close(both)
+		}
+		<-both // two connections, each with one request answered
+		io.WriteString(c, okResponse)
+		readRequest(br) // dies under the second
+	})
+	tr := newTestTransport(t, Options{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { get(t, tr, srv.url()) })
+	}
+	wg.Wait()
+	_, err := (&http.Client{Transport: tr}).Get(srv.url())
+	if err == nil {
+		t.Fatal("succeeded: a third attempt was made")
+	}
+	if n := srv.accepted.Load(); n != 2 {
+		t.Fatalf("server accepted %d connections, want 2", n)
+	}
+}

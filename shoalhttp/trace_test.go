@@ -1,6 +1,7 @@
 package shoalhttp
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -233,3 +235,50 @@ func TestTraceHooksThroughProxyMatchNetHTTP(t *testing.T) {
 		})
 	}
 }
+
+// A dial fires its httptrace hooks on the oldest traced request waiting
+// for a connection, and on no other.
+func TestDialHooksGoToTheOldestWaiter(t *testing.T) {
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			<-release
+			w.Header().Set("Connection", "close")
+		}
+		io.WriteString(w, "ok")
+	})
+	srv, _ := newH1Server(t, h)
+	tr := newTestTransport(t, Options{MaxConns: 1})
+	held := make(chan struct{})
+	go func() { defer close(held); get(t, tr, srv.URL+"/hold") }()
+	stat := func() (s waitStats) {
+		for _, st := range tr.Stats() {
+			s = waitStats{st.Leases, st.Waiting}
+		}
+		return s
+	}
+	eventually(t, "the hold request on the only connection", func() bool { return stat().leases == 1 })
+	var starts [2]atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 2 {
+		ct := &httptrace.ClientTrace{ConnectStart: func(string, string) { starts[i].Add(1) }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), ct), "GET", srv.URL+"/", nil)
+		wg.Go(func() {
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+		eventually(t, "waiting", func() bool { return stat().waiting == i+1 })
+	}
+	close(release)
+	wg.Wait()
+	<-held
+	if a, b := starts[0].Load(), starts[1].Load(); a != 1 || b != 0 {
+		t.Fatalf("ConnectStart on the older %d, the newer %d; want 1 and 0", a, b)
+	}
+}
+
+// waitStats is what TestDialHooksGoToTheOldestWaiter reads of an origin.
+type waitStats struct{ leases, waiting int }

@@ -23,9 +23,10 @@ type GroupConfig struct {
 	// Config returns the Config of key's pool, from ParseConfig: the
 	// tenant's database, or its role. Required. The group calls it on the
 	// first use of key, and again when key is used after its pool was
-	// closed; an error is returned to that caller, and the next use of
-	// key calls Config again. The group works on a copy, whose Budget it
-	// sets to Budget when Budget is set.
+	// closed; an error is returned to that caller and to any that came for
+	// key while it ran, and the next use of key calls Config again. The
+	// group works on a copy, whose Budget it sets to Budget when Budget is
+	// set.
 	Config func(key string) (*Config, error)
 	// Budget is the connection budget every pool of the group shares
 	// (shoal.NewBudget's, or shoaletcd's); nil for none, each pool bounded
