@@ -84,7 +84,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Lease[T]{}, p.acquireError(err, 0)
 	}
-	if l := p.eng.take(ctx, true); l.rec != nil {
+	if l := p.eng.take(ctx, p.queueHasRoom()); l.rec != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(ctx); err != nil {
@@ -215,10 +215,17 @@ func (p *Pool[T]) passOn(r *leaseRecord[T]) {
 	p.eng.putBack(r)
 }
 
+// queueHasRoom reports whether a caller not yet queued would find room in
+// the wait queue (MaxWaiters), as far as one reading tells.
+func (p *Pool[T]) queueHasRoom() bool {
+	return p.cfg.MaxWaiters <= 0 || int(p.hot.waiters.Load()) < p.cfg.MaxWaiters
+}
+
 // retake is a queued waiter's look at the free connections, for one a
 // release put back without seeing the waiter in the queue. It returns the
 // lease if it took one and left the queue; if someone is handing the waiter
-// a lease already, the one it took is passed on.
+// a lease already, the one it took is passed on. The waiter has its place
+// in the queue already, so it may wait (MaxWaiters counts it).
 func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
 	l := p.eng.take(ctx, true)
 	if l.rec == nil {

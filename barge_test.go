@@ -314,3 +314,27 @@ func TestBargingCallerShortOfTimeWaitsItsTurn(t *testing.T) {
 		received(t, waiter).Release()
 	})
 }
+
+// Each miss pauses barging for 100ms, written out rather than read from
+// the code's constant.
+func TestBargingPausesFor100msAfterAMiss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, BargeWindow: time.Hour})
+		held := mustAcquire(t, p)
+		first := acquireLater(p, 5*time.Second)
+		wantWaiters(t, p, 1)
+		held.Release()
+		l := received(t, first)
+		missedAt := p.now()
+		second := acquireLater(p, 5*time.Second)
+		wantWaiters(t, p, 1)
+		if p.ex.mayBarge(missedAt + int64(100*time.Millisecond) - 1) {
+			t.Errorf("barging back on before 100ms after a miss")
+		}
+		if !p.ex.mayBarge(missedAt + int64(100*time.Millisecond)) {
+			t.Errorf("barging still off 100ms after a miss")
+		}
+		l.Release()
+		received(t, second).Release()
+	})
+}

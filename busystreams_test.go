@@ -124,3 +124,27 @@ func TestBusyStreamsDialsWhenTheBudgetGivesThePlace(t *testing.T) {
 		c.Release()
 	})
 }
+
+// BusyStreams dials one connection at a time: with the dial held, more
+// busy leases start no second dial.
+func TestBusyStreamsDialsOneAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4, MaxStreams: 4, BusyStreams: 1})
+		l1 := mustAcquire(t, p)
+		block := make(chan struct{})
+		d.mu.Lock()
+		d.block = block
+		d.mu.Unlock()
+		l2 := mustAcquire(t, p)
+		l3 := mustAcquire(t, p)
+		synctest.Wait()
+		if n := p.Stats().Dialing; n != 1 {
+			t.Errorf("dialing = %d, want 1", n)
+		}
+		close(block)
+		synctest.Wait()
+		l1.Release()
+		l2.Release()
+		l3.Release()
+	})
+}

@@ -169,3 +169,33 @@ func closeEndsWarm(t *testing.T) {
 		t.Fatalf("after Close: %d dials in flight, %d started since", s.Dialing, dials.Load()-n)
 	}
 }
+
+// slowLeakObserver takes 10 seconds over each leak it is told of.
+type slowLeakObserver struct {
+	BaseObserver
+	done atomic.Bool
+}
+
+// ObserveLeak sleeps, then notes that it returned.
+func (o *slowLeakObserver) ObserveLeak(LeakReport) {
+	time.Sleep(10 * time.Second)
+	o.done.Store(true)
+}
+
+// Close returns only once no goroutine of the pool is left: here the
+// maintenance goroutine is 10 seconds into an Observer's ObserveLeak.
+func TestCloseWaitsForTheMaintenanceGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := &slowLeakObserver{}
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, LeakThreshold: time.Second, LeakReclaim: true, Observer: o})
+		mustAcquire(t, p) // leaked, reclaimed
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !o.done.Load() {
+			t.Errorf("Close returned while the maintenance goroutine was still in the Observer")
+		}
+	})
+}

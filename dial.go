@@ -116,14 +116,13 @@ func (p *Pool[T]) dialAhead() {
 // connections (Config.Avoid) may wait for a new one instead: a dial is in
 // flight, or one may start now (below the limit, or at a Budget share
 // below MaxConns with a Budget that divides again when asked, which may
-// give no more, and not backing off), and the
-// wait queue has room for the caller. The wait ends at whichever comes
-// first: the new connection or a stream freed on any connection.
+// give no more, and not backing off); that the wait queue has room for the
+// caller is its caller's to know (engine.take's canWait). The wait ends at
+// whichever comes first: the new connection or a stream freed on any
+// connection.
 func (p *Pool[T]) mayOpenAnother() bool {
 	c := &p.cap
 	switch {
-	case p.cfg.MaxWaiters > 0 && int(p.hot.waiters.Load()) >= p.cfg.MaxWaiters:
-		return false
 	case c.dialing.Load() > 0:
 		return true
 	case p.now() < p.dial.backoffUntil.Load():

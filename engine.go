@@ -18,9 +18,10 @@ import "context"
 type engine[T any] interface {
 	// take returns a lease on a free connection that passed its checks,
 	// or the zero Lease. Connections that fail a check close on the way.
-	// canWait says the caller waits in the queue when it gets none: a
-	// multiplexed engine then leaves a held-up connection (Config.Avoid)
-	// to a new one the pool can open (muxEngine.take).
+	// canWait says the caller waits in the queue when it gets none (it has
+	// its place there, or MaxWaiters leaves it room): a multiplexed engine
+	// then leaves a held-up connection (Config.Avoid) to a new one the
+	// pool can open (muxEngine.take).
 	take(ctx context.Context, canWait bool) Lease[T]
 	// release takes back a lease whose holder released it (reason 0) or
 	// that was discarded or reclaimed (reason set); the lease's held bit is

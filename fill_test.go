@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -178,4 +179,36 @@ func TestAvoidExclusiveIsAnError(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Field != "Avoid" {
 		t.Fatalf("Validate = %v, want a ConfigError naming Avoid", err)
 	}
+}
+
+// Fill sends a new lease to the most loaded connection it accepts: of
+// connections carrying 1 and 2 leases, the one with 2.
+func TestFillPicksTheMostLoadedItAccepts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 8,
+			Fill: func(c *fakeConn, streams int) bool { return true }})
+		var all []Lease[*fakeConn]
+		for range 16 {
+			all = append(all, mustAcquire(t, p))
+		}
+		n := map[int]int{}
+		var keep []Lease[*fakeConn]
+		for _, l := range all {
+			id := l.Value().id
+			if n[id] < id { // conn 1 keeps 1, conn 2 keeps 2
+				n[id]++
+				keep = append(keep, l)
+			} else {
+				l.Release()
+			}
+		}
+		l := mustAcquire(t, p)
+		if l.Value().id != 2 {
+			t.Errorf("lease went to conn %d, want 2, the most loaded Fill accepts", l.Value().id)
+		}
+		l.Release()
+		for _, l := range keep {
+			l.Release()
+		}
+	})
 }

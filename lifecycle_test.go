@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -483,6 +484,68 @@ func TestExpiredContextDoesNotFailHealthChecks(t *testing.T) {
 		}
 		if s := p.Stats(); s.Closed != 0 || s.IdleConns != 8 {
 			t.Errorf("after one acquire timed out in a health check: %d closed, %d idle; want 0 and 8", s.Closed, s.IdleConns)
+		}
+	})
+}
+
+// A connection past MaxLifetime closes as it is released, exclusive or
+// multiplexed, without waiting for maintenance: the lifetime ends between
+// two of its ticks.
+func TestLifetimeClosesAtRelease(t *testing.T) {
+	for _, streams := range []int{1, 2} {
+		t.Run("", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: streams, MaxLifetime: time.Minute})
+				time.Sleep(500 * time.Millisecond) // the lifetime ends between maintenance ticks (every 1s)
+				l := mustAcquire(t, p)
+				time.Sleep(time.Minute + 200*time.Millisecond)
+				synctest.Wait()
+				l.Release()
+				synctest.Wait()
+				if s := p.Stats(); s.TotalConns != 0 || d.closes.Load() != 1 {
+					t.Errorf("MaxStreams %d: after release past lifetime: %d open, %d closed; want 0, 1", streams, s.TotalConns, d.closes.Load())
+				}
+			})
+		})
+	}
+}
+
+// A BeforeAcquire that panics counts as one that said no: the caller gets
+// another connection.
+func TestBeforeAcquireThatPanicsSaidNo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var boom atomic.Bool
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, Hooks: Hooks[*fakeConn]{
+			BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
+				if boom.Load() && c.id == 1 {
+					panic("hook exploded")
+				}
+				return true
+			}}})
+		mustAcquire(t, p).Release()
+		boom.Store(true)
+		l := mustAcquire(t, p)
+		if l.Value().id == 1 {
+			t.Errorf("got the connection whose BeforeAcquire panicked")
+		}
+		l.Release()
+	})
+}
+
+// OnDisconnect runs with the reason before Close.
+func TestOnDisconnectRunsBeforeClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var order []string
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1,
+			Close: func(*fakeConn) error { mu.Lock(); order = append(order, "close"); mu.Unlock(); return nil },
+			Hooks: Hooks[*fakeConn]{OnDisconnect: func(*fakeConn, Reason) { mu.Lock(); order = append(order, "ondisconnect"); mu.Unlock() }}})
+		mustAcquire(t, p).Discard()
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(order) != 2 || order[0] != "ondisconnect" {
+			t.Errorf("order %v, want OnDisconnect then Close", order)
 		}
 	})
 }

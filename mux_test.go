@@ -345,3 +345,19 @@ func TestMuxCrowdDialsPerMaxStreams(t *testing.T) {
 		})
 	}
 }
+
+// Raising a connection's stream limit (Lease.SetStreamLimit) serves the
+// callers waiting at once.
+func TestSetStreamLimitServesTheWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 4,
+			Hooks: Hooks[*fakeConn]{StreamLimit: func(*fakeConn) int { return 1 }}})
+		l1 := mustAcquire(t, p)
+		w := acquireLater(p, time.Minute)
+		wantWaiters(t, p, 1)
+		l1.SetStreamLimit(2)
+		wantWaiters(t, p, 0)
+		received(t, w).Release()
+		l1.Release()
+	})
+}

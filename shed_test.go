@@ -55,3 +55,43 @@ func TestLoadSheddingDropsLongWaitersWhenOverloaded(t *testing.T) {
 		}
 	})
 }
+
+// Shedding fails the waiters that have waited twice QueueTarget, and no
+// others: at the first overloaded tick, a waiter of 26ms goes and one of
+// 11ms stays (target 10ms).
+func TestSheddingFailsOnlyWaitersPastTwiceTheTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const target, interval = 10 * time.Millisecond, 40 * time.Millisecond
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, QueueTarget: target, QueueInterval: interval})
+		held := mustAcquire(t, p)
+		start := time.Now()
+		time.Sleep(35 * time.Millisecond)
+		a := acquireLater(p, time.Minute)
+		time.Sleep(15 * time.Millisecond)
+		b := acquireLater(p, time.Minute)
+		time.Sleep(start.Add(61 * time.Millisecond).Sub(time.Now()))
+		synctest.Wait()
+		select {
+		case l := <-a:
+			if l.rec != nil {
+				t.Fatal("a got a lease")
+			}
+		default:
+			t.Errorf("waiter that waited 25ms > 2*target not shed at the first overloaded tick")
+		}
+		if p.Stats().Waiting != 1 {
+			t.Errorf("waiting = %d, want 1: the waiter younger than 2*target must stay", p.Stats().Waiting)
+		}
+		held.Release()
+		if l := <-b; l.rec != nil {
+			l.Release()
+		}
+		select {
+		case l := <-a:
+			if l.rec != nil {
+				l.Release()
+			}
+		default:
+		}
+	})
+}

@@ -1,0 +1,173 @@
+package shoal
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// avoidSet is an Avoid function over the connections a test marks held up.
+type avoidSet struct {
+	mu sync.Mutex
+	m  map[*fakeConn]bool
+}
+
+// set marks c held up.
+func (s *avoidSet) set(c *fakeConn) { s.mu.Lock(); s.m[c] = true; s.mu.Unlock() }
+
+// avoid is the Config.Avoid of the test's pool.
+func (s *avoidSet) avoid(c *fakeConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[c]
+}
+
+// With MaxWaiters leaving no room in the queue, a held-up connection takes
+// the lease: the caller could not wait for a new one.
+func TestAvoidedConnectionTakesTheLeaseWhenTheQueueIsFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		av := &avoidSet{m: map[*fakeConn]bool{}}
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, MaxWaiters: 1, Avoid: av.avoid})
+		l1 := mustAcquire(t, p)
+		av.set(l1.Value())
+		block := make(chan struct{})
+		d.mu.Lock()
+		d.block = block
+		d.mu.Unlock()
+		w := acquireLater(p, time.Minute)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		l2, err := p.Acquire(ctx)
+		cancel()
+		if err != nil || l2.Value() != l1.Value() {
+			t.Errorf("Acquire at MaxWaiters = %v, %v; want a stream of the held-up connection", l2.Value(), err)
+		}
+		close(block)
+		wl := <-w
+		for _, l := range []Lease[*fakeConn]{l1, l2, wl} {
+			if l.rec != nil {
+				l.Release()
+			}
+		}
+	})
+}
+
+// With room in the queue, even for one caller alone (MaxWaiters 1), a
+// caller that finds only a held-up connection waits for the new one rather
+// than take it: it has its place in the queue when it looks again, and that
+// place is the room MaxWaiters gives it.
+func TestAvoidedConnectionLeftToANewOneWhenTheQueueHasRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		av := &avoidSet{m: map[*fakeConn]bool{}}
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, MaxWaiters: 1, Avoid: av.avoid})
+		l1 := mustAcquire(t, p)
+		av.set(l1.Value())
+		w := acquireLater(p, time.Minute)
+		synctest.Wait()
+		var l Lease[*fakeConn]
+		select {
+		case l = <-w:
+		default:
+		}
+		if l.rec != nil && l.Value() == l1.Value() {
+			t.Errorf("with an empty queue and MaxWaiters 1 the caller took the held-up connection (dials %d)", d.dials.Load())
+		}
+		if l.rec == nil {
+			l = <-w
+		}
+		l.Release()
+		l1.Release()
+	})
+}
+
+// While dials back off after a failure, a held-up connection takes the
+// lease: no new one is coming soon.
+func TestAvoidedConnectionTakesTheLeaseWhileDialsBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		av := &avoidSet{m: map[*fakeConn]bool{}}
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, Avoid: av.avoid})
+		l1 := mustAcquire(t, p)
+		av.set(l1.Value())
+		d.mu.Lock()
+		d.err = errBoom
+		d.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		_, err := p.Acquire(ctx) // queues; its dial fails: backoff
+		cancel()
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Millisecond)
+		l2, err := p.Acquire(ctx)
+		cancel()
+		if err != nil || l2.Value() != l1.Value() {
+			t.Errorf("Acquire while backing off = %v, %v; want the held-up connection", l2.Value(), err)
+		}
+		if l2.rec != nil {
+			l2.Release()
+		}
+		l1.Release()
+	})
+}
+
+// Passing over a held-up connection, the lease goes to the least loaded of
+// the others: connections carrying 1 (held up), 2 and 3 leases give the
+// next to the one with 2.
+func TestAvoidPassesToTheLeastLoadedOther(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		av := &avoidSet{m: map[*fakeConn]bool{}}
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4, Avoid: av.avoid})
+		var all []Lease[*fakeConn]
+		for range 12 {
+			all = append(all, mustAcquire(t, p))
+		}
+		byConn := map[int][]Lease[*fakeConn]{}
+		for _, l := range all {
+			byConn[l.Value().id] = append(byConn[l.Value().id], l)
+		}
+		var keep []Lease[*fakeConn]
+		for id, ls := range byConn { // conn 1 keeps 1, conn 2 keeps 2, conn 3 keeps 3
+			for i, l := range ls {
+				if i < id {
+					keep = append(keep, l)
+				} else {
+					l.Release()
+				}
+			}
+		}
+		av.set(byConn[1][0].Value())
+		l := mustAcquire(t, p)
+		if l.Value().id != 2 {
+			t.Errorf("lease went to conn %d, want 2 (least loaded not held up)", l.Value().id)
+		}
+		l.Release()
+		for _, l := range keep {
+			l.Release()
+		}
+	})
+}
+
+// A caller waiting for the new connection takes a stream freed on any
+// connection first, a held-up one too: whichever comes first.
+func TestStreamFreedOnAHeldUpConnectionServesAWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		av := &avoidSet{m: map[*fakeConn]bool{}}
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, Avoid: av.avoid})
+		l1 := mustAcquire(t, p)
+		l2 := mustAcquire(t, p)
+		av.set(l1.Value())
+		block := make(chan struct{})
+		d.mu.Lock()
+		d.block = block
+		d.mu.Unlock()
+		w := acquireLater(p, time.Minute)
+		wantWaiters(t, p, 1)
+		l2.Release()
+		wantWaiters(t, p, 0)
+		close(block)
+		received(t, w).Release()
+		l1.Release()
+	})
+}
