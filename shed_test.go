@@ -69,7 +69,7 @@ func TestSheddingFailsOnlyWaitersPastTwiceTheTarget(t *testing.T) {
 		a := acquireLater(p, time.Minute)
 		time.Sleep(15 * time.Millisecond)
 		b := acquireLater(p, time.Minute)
-		time.Sleep(start.Add(61 * time.Millisecond).Sub(time.Now()))
+		time.Sleep(time.Until(start.Add(61 * time.Millisecond)))
 		synctest.Wait()
 		select {
 		case l := <-a:
