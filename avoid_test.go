@@ -171,3 +171,42 @@ func TestStreamFreedOnAHeldUpConnectionServesAWaiter(t *testing.T) {
 		l1.Release()
 	})
 }
+
+// At a budget's share below MaxConns, with a budget that divides again when
+// asked (LocalBudget), a caller that finds only a held-up connection waits
+// for the new one the ask may bring, rather than take the held-up one: here
+// a peer keeps an idle connection of a budget of 2, and gives it up. The
+// division goes by demand, so the pool counts a connection per lease
+// (BusyStreams 1, as shoalpgx's shared connections do): the waiting caller
+// is a connection's worth of demand.
+func TestAvoidedConnectionLeftToTheConnectionAnAskBrings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustBudget(t, 2, BudgetIdleTime(time.Second))
+		peer, _ := newTestPool(t, Config[*fakeConn]{Name: "peer", MaxConns: 2, Budget: b})
+		av := &avoidSet{m: map[*fakeConn]bool{}}
+		p, _ := newTestPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 2, MaxStreams: 3, BusyStreams: 1, Avoid: av.avoid, Budget: b})
+		x := mustAcquire(t, peer)
+		l1 := mustAcquire(t, p)
+		x.Release()
+		time.Sleep(2 * time.Second) // past IdleTime: the peer wants none, and keeps its idle connection
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 1 || s.Share != 1 {
+			t.Fatalf("before: mux %d open at share %d, want 1 and 1", s.TotalConns, s.Share)
+		}
+		av.set(l1.Value())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		l2, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l2.Value() == l1.Value() {
+			t.Fatal("the caller took the held-up connection at a share the budget could raise")
+		}
+		if s := peer.Stats(); s.TotalConns != 0 {
+			t.Fatalf("the peer still holds %d connections", s.TotalConns)
+		}
+		l2.Release()
+		l1.Release()
+	})
+}
