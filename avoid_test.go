@@ -24,18 +24,24 @@ func (s *avoidSet) avoid(c *fakeConn) bool {
 	return s.m[c]
 }
 
+// newAvoidPool is newTestPool with cfg's Avoid set to a fresh avoidSet's,
+// which it returns for the test to mark connections held up.
+func newAvoidPool(t *testing.T, cfg Config[*fakeConn]) (*Pool[*fakeConn], *fakeDialer, *avoidSet) {
+	t.Helper()
+	av := &avoidSet{m: map[*fakeConn]bool{}}
+	cfg.Avoid = av.avoid
+	p, d := newTestPool(t, cfg)
+	return p, d, av
+}
+
 // With MaxWaiters leaving no room in the queue, a held-up connection takes
 // the lease: the caller could not wait for a new one.
 func TestAvoidedConnectionTakesTheLeaseWhenTheQueueIsFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		av := &avoidSet{m: map[*fakeConn]bool{}}
-		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, MaxWaiters: 1, Avoid: av.avoid})
+		p, d, av := newAvoidPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, MaxWaiters: 1})
 		l1 := mustAcquire(t, p)
 		av.set(l1.Value())
-		block := make(chan struct{})
-		d.mu.Lock()
-		d.block = block
-		d.mu.Unlock()
+		block := d.blockDials()
 		w := acquireLater(p, time.Minute)
 		synctest.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -60,8 +66,7 @@ func TestAvoidedConnectionTakesTheLeaseWhenTheQueueIsFull(t *testing.T) {
 // place is the room MaxWaiters gives it.
 func TestAvoidedConnectionLeftToANewOneWhenTheQueueHasRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		av := &avoidSet{m: map[*fakeConn]bool{}}
-		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, MaxWaiters: 1, Avoid: av.avoid})
+		p, d, av := newAvoidPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, MaxWaiters: 1})
 		l1 := mustAcquire(t, p)
 		av.set(l1.Value())
 		w := acquireLater(p, time.Minute)
@@ -86,8 +91,7 @@ func TestAvoidedConnectionLeftToANewOneWhenTheQueueHasRoom(t *testing.T) {
 // lease: no new one is coming soon.
 func TestAvoidedConnectionTakesTheLeaseWhileDialsBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		av := &avoidSet{m: map[*fakeConn]bool{}}
-		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, Avoid: av.avoid})
+		p, d, av := newAvoidPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3})
 		l1 := mustAcquire(t, p)
 		av.set(l1.Value())
 		d.mu.Lock()
@@ -117,8 +121,7 @@ func TestAvoidedConnectionTakesTheLeaseWhileDialsBackOff(t *testing.T) {
 // next to the one with 2.
 func TestAvoidPassesToTheLeastLoadedOther(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		av := &avoidSet{m: map[*fakeConn]bool{}}
-		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4, Avoid: av.avoid})
+		p, _, av := newAvoidPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4})
 		var all []Lease[*fakeConn]
 		for range 12 {
 			all = append(all, mustAcquire(t, p))
@@ -153,15 +156,11 @@ func TestAvoidPassesToTheLeastLoadedOther(t *testing.T) {
 // connection first, a held-up one too: whichever comes first.
 func TestStreamFreedOnAHeldUpConnectionServesAWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		av := &avoidSet{m: map[*fakeConn]bool{}}
-		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3, Avoid: av.avoid})
+		p, d, av := newAvoidPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3})
 		l1 := mustAcquire(t, p)
 		l2 := mustAcquire(t, p)
 		av.set(l1.Value())
-		block := make(chan struct{})
-		d.mu.Lock()
-		d.block = block
-		d.mu.Unlock()
+		block := d.blockDials()
 		w := acquireLater(p, time.Minute)
 		wantWaiters(t, p, 1)
 		l2.Release()
@@ -183,8 +182,7 @@ func TestAvoidedConnectionLeftToTheConnectionAnAskBrings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := mustBudget(t, 2, BudgetIdleTime(time.Second))
 		peer, _ := newTestPool(t, Config[*fakeConn]{Name: "peer", MaxConns: 2, Budget: b})
-		av := &avoidSet{m: map[*fakeConn]bool{}}
-		p, _ := newTestPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 2, MaxStreams: 3, BusyStreams: 1, Avoid: av.avoid, Budget: b})
+		p, _, av := newAvoidPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 2, MaxStreams: 3, BusyStreams: 1, Budget: b})
 		x := mustAcquire(t, peer)
 		l1 := mustAcquire(t, p)
 		x.Release()

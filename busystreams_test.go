@@ -131,10 +131,7 @@ func TestBusyStreamsDialsOneAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 4, MaxStreams: 4, BusyStreams: 1})
 		l1 := mustAcquire(t, p)
-		block := make(chan struct{})
-		d.mu.Lock()
-		d.block = block
-		d.mu.Unlock()
+		block := d.blockDials()
 		l2 := mustAcquire(t, p)
 		l3 := mustAcquire(t, p)
 		synctest.Wait()

@@ -62,6 +62,16 @@ func (d *fakeDialer) dial(ctx context.Context) (*fakeConn, error) {
 	return c, nil
 }
 
+// blockDials makes the dials from now on wait until the channel it
+// returns is closed (or their context ends).
+func (d *fakeDialer) blockDials() chan struct{} {
+	block := make(chan struct{})
+	d.mu.Lock()
+	d.block = block
+	d.mu.Unlock()
+	return block
+}
+
 func (d *fakeDialer) close(c *fakeConn) error {
 	if c.closed.Swap(true) {
 		panic("connection closed twice")

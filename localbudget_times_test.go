@@ -91,33 +91,6 @@ type demandCounter struct {
 // Demand counts the call.
 func (m *demandCounter) Demand() int { m.calls.Add(1); return m.countMember.Demand() }
 
-// B4: asks divide at most every 5ms.
-func TestAuditAsksAtMostEvery5ms(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b, _, a := memberBesidePool(t)
-		m := &demandCounter{}
-		leave, err := b.Join(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer leave()
-		ha := hold(a, 3)
-		time.Sleep(100 * time.Millisecond)
-		synctest.Wait()
-		ha.stop()
-		time.Sleep(2 * time.Second) // a holds 3 idle: asks count
-		synctest.Wait()
-		start := m.calls.Load()
-		for range 50 {
-			b.AskShare()
-			time.Sleep(time.Millisecond)
-		}
-		if n := m.calls.Load() - start; n > 12 {
-			t.Fatalf("%d divisions in 50ms of asks, want at most 10 asked + 1 regular", n)
-		}
-	})
-}
-
 // Asks divide at most every 5ms: 50 asks 1ms apart, while a peer keeps
 // idle connections (so that asks count), make at most 10 divisions, and
 // one regular sample more.

@@ -82,17 +82,7 @@ func TestAcquireAllIdleLeavesSharedConnections(t *testing.T) {
 	p := newPipelinedPool(t, 6, 8, nil)
 	ctx := pgtest.Ctx(t)
 	pgtest.WaitFor(t, 5*time.Second, "two shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
-	var held []*Conn
-	for range 2 {
-		c, err := p.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
-	}
-	for _, c := range held {
-		c.Release()
-	}
+	openWhole(t, ctx, p, 2)
 	shared := pipePIDs(p)
 	all := p.AcquireAllIdle(ctx)
 	for _, c := range all {

@@ -8,6 +8,51 @@ import (
 	"time"
 )
 
+// newFakeDivisionPool is a pool of MaxConns 4 pipelining 4 deep on fakePG,
+// inside the caller's synctest bubble, closed when the test ends, with the
+// time it was made: the division's regular samples come every 50ms from
+// then.
+func newFakeDivisionPool(t *testing.T) (*Pool, time.Time) {
+	t.Helper()
+	f := newFakePG(t)
+	p, err := NewWithConfig(context.Background(), f.config(t, func(c *Config) {
+		c.MaxConns = 4
+		c.Pipeline = 4
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p, time.Now()
+}
+
+// idleJustPastASample sleeps past the division's IdleTime (2s), so that a
+// kind that stopped using its connections wants none and keeps them, and
+// then to just past a regular sample, the longest wait for the next one.
+func idleJustPastASample(start time.Time) {
+	time.Sleep(3 * time.Second)
+	since := time.Since(start) % (50 * time.Millisecond)
+	time.Sleep(50*time.Millisecond - since + time.Millisecond)
+	synctest.Wait()
+}
+
+// openWhole acquires n whole connections at once and releases them, so
+// that the pool keeps n open and idle.
+func openWhole(t *testing.T, ctx context.Context, p *Pool, n int) {
+	t.Helper()
+	held := make([]*Conn, 0, n)
+	for range n {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
+}
+
 // Shared connections kept idle after a burst hold every place in MaxConns;
 // a caller that then needs a whole connection gets one within
 // milliseconds: its pool, held back by its part of the division, asks for
@@ -19,16 +64,7 @@ import (
 func TestPipelineWholeConnectionComesWithinMilliseconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		f := newFakePG(t)
-		p, err := NewWithConfig(ctx, f.config(t, func(c *Config) {
-			c.MaxConns = 4
-			c.Pipeline = 4
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		start := time.Now() // the division's regular samples come every 50ms from here
+		p, start := newFakeDivisionPool(t)
 		shared := func() int { return p.pipe.core.Stats().TotalConns }
 
 		// Statements long enough that each keeps its connection busy,
@@ -52,13 +88,9 @@ func TestPipelineWholeConnectionComesWithinMilliseconds(t *testing.T) {
 			t.Fatalf("%d shared connections open after the burst, want 4", n)
 		}
 
-		// Past the division's IdleTime (2s) the shared pool's demand is 0
-		// and it keeps its four connections; then just past a regular
-		// sample.
-		time.Sleep(3 * time.Second)
-		since := time.Since(start) % (50 * time.Millisecond)
-		time.Sleep(50*time.Millisecond - since + time.Millisecond)
-		synctest.Wait()
+		// The shared pool's demand falls to 0, and it keeps its four
+		// connections.
+		idleJustPastASample(start)
 		if n := shared(); n != 4 {
 			t.Fatalf("%d shared connections open while idle, want the 4 kept", n)
 		}
@@ -90,40 +122,17 @@ func TestPipelineWholeConnectionComesWithinMilliseconds(t *testing.T) {
 func TestPipelineSharedConnectionComesWithinMilliseconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		f := newFakePG(t)
-		p, err := NewWithConfig(ctx, f.config(t, func(c *Config) {
-			c.MaxConns = 4
-			c.Pipeline = 4
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		start := time.Now()
+		p, start := newFakeDivisionPool(t)
 		shared := func() int { return p.pipe.core.Stats().TotalConns }
 		whole := func() int { return p.core.Stats().TotalConns }
 		synctest.Wait()
 		if n := shared(); n != 2 {
 			t.Fatalf("%d shared connections at the start, want the floor of 2", n)
 		}
-		var held []*Conn
-		for range 2 {
-			c, err := p.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			held = append(held, c)
-		}
-		for _, c := range held {
-			c.Release()
-		}
-		// Past the division's IdleTime (2s) the whole connections' demand
-		// is 0 and they keep their two places; then just past a regular
-		// sample.
-		time.Sleep(3 * time.Second)
-		since := time.Since(start) % (50 * time.Millisecond)
-		time.Sleep(50*time.Millisecond - since + time.Millisecond)
-		synctest.Wait()
+		openWhole(t, ctx, p, 2)
+		// The whole connections' demand falls to 0, and they keep their
+		// two places.
+		idleJustPastASample(start)
 		if w, s := whole(), shared(); w != 2 || s != 2 {
 			t.Fatalf("%d whole and %d shared connections while idle, want 2 and 2", w, s)
 		}
