@@ -100,10 +100,9 @@ func (p *Pool[T]) setShare(n int) {
 
 // applyLimit makes the limit min(maxConns, share) and acts on a change:
 // dials for waiters, the floors and busy multiplexed connections after a
-// rise, closes after a fall. Only
-// exclusive mode closes connections above the limit as they come back
-// (claimExcess); a multiplexed pool retires its least-loaded ones instead
-// (its engine's shrink).
+// rise, closes after a fall. Only exclusive mode closes connections above
+// the limit as they come back (claimExcess); a multiplexed pool retires
+// its least-loaded ones instead (its engine's shrink).
 func (p *Pool[T]) applyLimit() {
 	c := &p.cap
 	c.mu.Lock()
