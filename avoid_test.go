@@ -122,24 +122,7 @@ func TestAvoidedConnectionTakesTheLeaseWhileDialsBackOff(t *testing.T) {
 func TestAvoidPassesToTheLeastLoadedOther(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, _, av := newAvoidPool(t, Config[*fakeConn]{MaxConns: 3, MaxStreams: 4})
-		var all []Lease[*fakeConn]
-		for range 12 {
-			all = append(all, mustAcquire(t, p))
-		}
-		byConn := map[int][]Lease[*fakeConn]{}
-		for _, l := range all {
-			byConn[l.Value().id] = append(byConn[l.Value().id], l)
-		}
-		var keep []Lease[*fakeConn]
-		for id, ls := range byConn { // conn 1 keeps 1, conn 2 keeps 2, conn 3 keeps 3
-			for i, l := range ls {
-				if i < id {
-					keep = append(keep, l)
-				} else {
-					l.Release()
-				}
-			}
-		}
+		keep, byConn := stairLeases(t, p, 12) // conn 1 keeps 1, conn 2 keeps 2, conn 3 keeps 3
 		av.set(byConn[1][0].Value())
 		l := mustAcquire(t, p)
 		if l.Value().id != 2 {

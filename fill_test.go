@@ -187,21 +187,7 @@ func TestFillPicksTheMostLoadedItAccepts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 8,
 			Fill: func(c *fakeConn, streams int) bool { return true }})
-		var all []Lease[*fakeConn]
-		for range 16 {
-			all = append(all, mustAcquire(t, p))
-		}
-		n := map[int]int{}
-		var keep []Lease[*fakeConn]
-		for _, l := range all {
-			id := l.Value().id
-			if n[id] < id { // conn 1 keeps 1, conn 2 keeps 2
-				n[id]++
-				keep = append(keep, l)
-			} else {
-				l.Release()
-			}
-		}
+		keep, _ := stairLeases(t, p, 16) // conn 1 keeps 1, conn 2 keeps 2
 		l := mustAcquire(t, p)
 		if l.Value().id != 2 {
 			t.Errorf("lease went to conn %d, want 2, the most loaded Fill accepts", l.Value().id)

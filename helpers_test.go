@@ -62,6 +62,29 @@ func (d *fakeDialer) dial(ctx context.Context) (*fakeConn, error) {
 	return c, nil
 }
 
+// stairLeases takes total leases of p, enough to open and fill every
+// connection, then keeps id leases on the connection numbered id and
+// releases the rest, so that the connections carry 1, 2, 3, ... leases.
+// It returns the leases kept, all and by connection.
+func stairLeases(t *testing.T, p *Pool[*fakeConn], total int) (kept []Lease[*fakeConn], byConn map[int][]Lease[*fakeConn]) {
+	t.Helper()
+	var all []Lease[*fakeConn]
+	for range total {
+		all = append(all, mustAcquire(t, p))
+	}
+	byConn = map[int][]Lease[*fakeConn]{}
+	for _, l := range all {
+		id := l.Value().id
+		if len(byConn[id]) < id {
+			byConn[id] = append(byConn[id], l)
+			kept = append(kept, l)
+		} else {
+			l.Release()
+		}
+	}
+	return kept, byConn
+}
+
 // blockDials makes the dials from now on wait until the channel it
 // returns is closed (or their context ends).
 func (d *fakeDialer) blockDials() chan struct{} {
