@@ -84,7 +84,11 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
 		return Lease[T]{}, p.acquireError(err, 0)
 	}
-	if l := p.eng.take(ctx, p.queueHasRoom()); l.rec != nil {
+	wait := noWait
+	if p.queueHasRoom() {
+		wait = joinsQueue
+	}
+	if l := p.eng.take(ctx, wait); l.rec != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(ctx); err != nil {
@@ -227,7 +231,7 @@ func (p *Pool[T]) queueHasRoom() bool {
 // a lease already, the one it took is passed on. The waiter has its place
 // in the queue already, so it may wait (MaxWaiters counts it).
 func (p *Pool[T]) retake(ctx context.Context, w *waiter[T]) Lease[T] {
-	l := p.eng.take(ctx, true)
+	l := p.eng.take(ctx, inQueue)
 	if l.rec == nil {
 		return l
 	}

@@ -26,7 +26,7 @@ func (p *Pool[T]) TryAcquireIdle() (Lease[T], error) {
 	if p.hot.closed.Load() {
 		return Lease[T]{}, ErrClosed
 	}
-	if l := p.eng.take(context.Background(), false); l.rec != nil {
+	if l := p.eng.take(context.Background(), noWait); l.rec != nil {
 		return p.acquired(l, 0, false), nil
 	}
 	return Lease[T]{}, ErrWouldBlock

@@ -161,6 +161,45 @@ func TestStreamFreedOnAHeldUpConnectionServesAWaiter(t *testing.T) {
 // division goes by demand, so the pool counts a connection per lease
 // (BusyStreams 1, as shoalpgx's shared connections do): the waiting caller
 // is a connection's worth of demand.
+// TestAvoidedConnectionTakenWhenAnAskBringsNone: at a share the budget
+// could raise, a caller who finds only a held-up connection still takes a
+// stream on it when the division would give the pool no more: its demand,
+// in connections of BusyStreams (here MaxStreams) leases, with this caller,
+// is the one connection it holds. Waiting for the ask would be waiting for
+// nothing, and this caller would fail at its deadline.
+func TestAvoidedConnectionTakenWhenAnAskBringsNone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustBudget(t, 2, BudgetIdleTime(time.Second))
+		peer, _ := newTestPool(t, Config[*fakeConn]{Name: "peer", MaxConns: 2, Budget: b})
+		p, _, av := newAvoidPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 2, MaxStreams: 3, Budget: b})
+		x := mustAcquire(t, peer)
+		l1 := mustAcquire(t, p)
+		defer l1.Release() // a second Release does nothing
+		x.Release()
+		time.Sleep(2 * time.Second) // past IdleTime: the peer wants none, and keeps its idle connection
+		synctest.Wait()
+		if s := p.Stats(); s.TotalConns != 1 || s.Share != 1 {
+			t.Fatalf("before: mux %d open at share %d, want 1 and 1", s.TotalConns, s.Share)
+		}
+		av.set(l1.Value())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		l2, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("after %v: %v", time.Since(start), err)
+		}
+		if l2.Value() != l1.Value() || time.Since(start) != 0 {
+			t.Fatalf("the caller took another connection after %v; want the held-up one at once", time.Since(start))
+		}
+		if s := peer.Stats(); s.TotalConns != 1 {
+			t.Fatalf("the peer holds %d connections, want its idle one kept", s.TotalConns)
+		}
+		l2.Release()
+		l1.Release()
+	})
+}
+
 func TestAvoidedConnectionLeftToTheConnectionAnAskBrings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := mustBudget(t, 2, BudgetIdleTime(time.Second))

@@ -136,10 +136,11 @@ type Config[T any] struct {
 	// and then only when the caller cannot wait for a new connection:
 	// while the pool may open one (below its limit, or at a Budget share
 	// below MaxConns with a Budget that divides again when asked,
-	// BudgetAsker, and not backing off), Acquire
-	// waits for it, or for a stream to free, whichever comes first;
-	// TryAcquire, at the limit, or with the wait queue full, the avoided
-	// connection takes the lease.
+	// BudgetAsker, when the leases held and waiting, with the caller's,
+	// make more connections of BusyStreams than the share, and not
+	// backing off), Acquire waits for it, or for a stream to free,
+	// whichever comes first; TryAcquire, at the limit, or with the wait
+	// queue full, the avoided connection takes the lease.
 	// The pool calls it with its lock held: it must be quick and must not
 	// call the pool. Nil (the default) avoids none. With exclusive
 	// connections it is an error.

@@ -115,12 +115,15 @@ func (p *Pool[T]) dialAhead() {
 // mayOpenAnother reports whether a caller who finds only held-up
 // connections (Config.Avoid) may wait for a new one instead: a dial is in
 // flight, or one may start now (below the limit, or at a Budget share
-// below MaxConns with a Budget that divides again when asked, which may
-// give no more, and not backing off); that the wait queue has room for the
-// caller is its caller's to know (engine.take's canWait). The wait ends at
+// below MaxConns with a Budget that divides again when asked, and not
+// backing off). The ask goes by demand, so it counts only when the leases
+// held (leases, read under the engine's lock) and the waiters, with this
+// caller, come to more connections than the share: otherwise the division
+// gives no more, and the caller would wait for nothing. That the wait queue
+// has room for the caller is its caller's to know (wait). The wait ends at
 // whichever comes first: the new connection or a stream freed on any
 // connection.
-func (p *Pool[T]) mayOpenAnother() bool {
+func (p *Pool[T]) mayOpenAnother(leases int, wait waitPlace) bool {
 	c := &p.cap
 	switch {
 	case c.dialing.Load() > 0:
@@ -130,8 +133,14 @@ func (p *Pool[T]) mayOpenAnother() bool {
 	case c.open.Load() < c.limit.Load():
 		return true
 	}
-	_, asker := p.link.budget.(BudgetAsker)
-	return asker && c.limit.Load() < c.maxConns.Load()
+	if _, asker := p.link.budget.(BudgetAsker); !asker || c.limit.Load() >= c.maxConns.Load() {
+		return false
+	}
+	waiting := int(p.hot.waiters.Load())
+	if wait == joinsQueue {
+		waiting++
+	}
+	return p.demandFrom(leases, waiting) > int(c.limit.Load())
 }
 
 // dialForWaiter is maybeDial for a caller that has just joined the queue.

@@ -18,11 +18,10 @@ import "context"
 type engine[T any] interface {
 	// take returns a lease on a free connection that passed its checks,
 	// or the zero Lease. Connections that fail a check close on the way.
-	// canWait says the caller waits in the queue when it gets none (it has
-	// its place there, or MaxWaiters leaves it room): a multiplexed engine
-	// then leaves a held-up connection (Config.Avoid) to a new one the
-	// pool can open (muxEngine.take).
-	take(ctx context.Context, canWait bool) Lease[T]
+	// wait says where the caller waits when it gets none: a multiplexed
+	// engine may then leave a held-up connection (Config.Avoid) to a new
+	// one the pool can open (muxEngine.take).
+	take(ctx context.Context, wait waitPlace) Lease[T]
 	// release takes back a lease whose holder released it (reason 0) or
 	// that was discarded or reclaimed (reason set); the lease's held bit is
 	// already cleared and the observer told.
@@ -74,3 +73,15 @@ type engine[T any] interface {
 	// adds the hand-outs of the open connections' leases to s.Acquires.
 	stats(s *Stats)
 }
+
+// waitPlace is where a caller that take gives no lease waits: nowhere (it
+// returns at once), in the queue it is about to join (MaxWaiters leaves it
+// room), or in the queue, where it has its place already and is counted
+// among the waiters.
+type waitPlace int8
+
+const (
+	noWait waitPlace = iota
+	joinsQueue
+	inQueue
+)

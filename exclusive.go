@@ -78,7 +78,7 @@ func (e *exclusiveEngine[T]) push(c *conn[T]) {
 
 // take pops idle connections, home partition first, until one passes its
 // checks. Whether the caller can wait changes nothing here.
-func (e *exclusiveEngine[T]) take(ctx context.Context, _ bool) Lease[T] {
+func (e *exclusiveEngine[T]) take(ctx context.Context, _ waitPlace) Lease[T] {
 	p := e.p
 	for {
 		c := e.popIdle()

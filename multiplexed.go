@@ -43,7 +43,7 @@ type muxConn[T any] struct {
 // first), or the zero Lease when every connection is full, or when every
 // one with room is held up (Config.Avoid) and a caller who can wait may
 // have a new one instead (mayOpenAnother).
-func (m *muxEngine[T]) take(ctx context.Context, canWait bool) Lease[T] {
+func (m *muxEngine[T]) take(ctx context.Context, wait waitPlace) Lease[T] {
 	p := m.p
 	for {
 		var retired []*conn[T]
@@ -62,12 +62,14 @@ func (m *muxEngine[T]) take(ctx context.Context, canWait bool) Lease[T] {
 		// best is the least-loaded connection; fill, with Config.Fill, the
 		// most loaded one that Fill accepts, which goes first.
 		var best, fill *conn[T]
+		leases := 0 // held on every connection, for mayOpenAnother
 		n := len(m.conns)
 		start := int(m.turn % uint32(max(n, 1)))
 		m.turn++
 		bestRank := 0
 		for i := 0; i < len(m.conns); i++ {
 			c := m.conns[i]
+			leases += c.mux.streams
 			if c.expired(now) {
 				c.retire(ReasonLifetime)
 			}
@@ -103,7 +105,7 @@ func (m *muxEngine[T]) take(ctx context.Context, canWait bool) Lease[T] {
 				// busy, worked out from the least-loaded, stands.
 				if alt := m.unavoidedLocked(best, start, n); alt != nil {
 					best = alt
-				} else if canWait && p.mayOpenAnother() {
+				} else if wait != noWait && p.mayOpenAnother(leases, wait) {
 					// Behind the held-up request the caller would wait
 					// for it, perhaps for seconds; the connection being
 					// opened (busy or the wait queue starts it) takes
