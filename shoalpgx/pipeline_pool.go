@@ -196,9 +196,10 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 			continue
 		}
 		b := &r.build
-		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0]}
+		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0]}
 		buf, err := encode(b, r.buf[:0])
 		if err != nil {
+			b.unsent()
 			l.Release()
 			return err
 		}

@@ -40,7 +40,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	err = p.pipe.run(ctx, r, cache && !simple, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		tr.start(ctx, b.c, sql, args)
 		if simple {
-			buf = b.c.stmts.appendDeallocations(buf)
+			buf = b.deallocations(buf)
 			return (&pgproto3.Query{String: sql}).Encode(buf)
 		}
 		buf, err := b.statement(buf, sql, args, false, &r.res[0])

@@ -48,11 +48,34 @@ type pipeStmt struct {
 }
 
 // pipeBuild is what a request's encoder builds with: the connection it
-// goes on, and the preparations to send before it.
+// goes on, the preparations to send before it, and the names of the
+// statements it deallocates.
 type pipeBuild struct {
-	c     *pipeConn
-	cache bool // QueryExecModeCacheStatement
-	preps []*pipeReq
+	c      *pipeConn
+	cache  bool // QueryExecModeCacheStatement
+	preps  []*pipeReq
+	closes []string
+}
+
+// errPipeUnsent fails the preparations of a request that was never sent.
+var errPipeUnsent = errors.New("shoalpgx: request not sent")
+
+// unsent undoes what building a request took from the connection's cache,
+// when the request is not sent after all (an argument failed to encode):
+// its preparations are forgotten, so that the statement is prepared the
+// next time, and its deallocations go to the next request.
+func (b *pipeBuild) unsent() {
+	for _, p := range b.preps {
+		p.finish(errPipeUnsent)
+	}
+	b.preps = b.preps[:0]
+	if len(b.closes) > 0 {
+		s := &b.c.stmts
+		s.mu.Lock()
+		s.dropped = append(s.dropped, b.closes...)
+		s.mu.Unlock()
+		b.closes = b.closes[:0]
+	}
 }
 
 // statement appends one statement to buf: by name when it is prepared on
@@ -61,7 +84,7 @@ type pipeBuild struct {
 func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool, res *pipeResult) ([]byte, error) {
 	c := b.c
 	res.fields, res.stmt = nil, nil // from another connection's try, if any
-	buf = c.stmts.appendDeallocations(buf)
+	buf = b.deallocations(buf)
 	if !b.cache {
 		return appendStatement(buf, c.tm, sql, args, describe)
 	}
@@ -166,15 +189,17 @@ func (s *pipeStmts) invalidate(st *pipeStmt, err error) {
 	}
 }
 
-// appendDeallocations appends a Close for each statement invalidated
-// since the last request. Its CloseComplete is part of that request's
-// answer, which ignores it.
-func (s *pipeStmts) appendDeallocations(buf []byte) []byte {
+// deallocations appends a Close for each statement invalidated on b's
+// connection since the last request. Its CloseComplete is part of that
+// request's answer, which ignores it.
+func (b *pipeBuild) deallocations(buf []byte) []byte {
+	s := &b.c.stmts
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, name := range s.dropped {
 		buf, _ = (&pgproto3.Close{ObjectType: 'S', Name: name}).Encode(buf)
 	}
+	b.closes = append(b.closes, s.dropped...)
 	s.dropped = s.dropped[:0]
 	return buf
 }

@@ -1,11 +1,14 @@
 package shoalpgx
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -32,11 +35,12 @@ func TestPipelineStatementCache(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
+	// First, while the cache has room: it must not take a place.
+	run("select pg_backend_pid(), $1::int + 3", pgx.QueryExecModeExec, 1)
 	for _, sql := range stmts {
 		run(sql, 1)
 		run(sql, 2)
 	}
-	run("select pg_backend_pid(), $1::int + 3", pgx.QueryExecModeExec, 1)
 	var pid uint32
 	var prepared []string
 	err := p.QueryRow(ctx, "select pg_backend_pid(), coalesce(array_agg(statement order by prepare_time), '{}') from pg_prepared_statements", pgx.QueryExecModeExec).Scan(&pid, &prepared)
@@ -67,34 +71,181 @@ func TestPipelineStatementCache(t *testing.T) {
 func TestPipelineCachedStatementRunsByName(t *testing.T) {
 	p := newPipelinedPool(t, 2, 8, nil)
 	ctx := pgtest.Ctx(t)
-	format := func() int16 {
-		t.Helper()
-		rows, err := p.Query(ctx, "select $1::int + 10", 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		if _, isPipe := rows.(*pipeRows); !isPipe {
-			t.Fatalf("not pipelined: %T", rows)
-		}
-		f := rows.FieldDescriptions()[0].Format
-		var v int
-		for rows.Next() {
-			if err := rows.Scan(&v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := rows.Err(); err != nil || v != 11 {
-			t.Fatalf("got %d, %v; want 11", v, err)
-		}
-		return f
-	}
-	if f := format(); f != pgx.TextFormatCode {
+	if f := resultFormat(t, ctx, p, "select $1::int + 10", 1, 11); f != pgx.TextFormatCode {
 		t.Fatalf("first run: format %d, want text (%d), unnamed", f, pgx.TextFormatCode)
 	}
 	for i := range 3 {
-		if f := format(); f != pgx.BinaryFormatCode {
+		if f := resultFormat(t, ctx, p, "select $1::int + 10", 1, 11); f != pgx.BinaryFormatCode {
 			t.Fatalf("run %d: format %d, want binary (%d), by name", i+2, f, pgx.BinaryFormatCode)
 		}
+	}
+}
+
+// resultFormat runs sql, pipelined, with arg and returns the format its
+// one int column came back in: text for a statement run unnamed, binary
+// for one run by name. The value must be want.
+func resultFormat(t *testing.T, ctx context.Context, p *Pool, sql string, arg, want int) int16 {
+	t.Helper()
+	rows, err := p.Query(ctx, sql, arg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if _, isPipe := rows.(*pipeRows); !isPipe {
+		t.Fatalf("not pipelined: %T", rows)
+	}
+	f := rows.FieldDescriptions()[0].Format
+	var v int
+	for rows.Next() {
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil || v != want {
+		t.Fatalf("%s: got %d, %v; want %d", sql, v, err, want)
+	}
+	return f
+}
+
+// A statement whose arguments fail to encode is never sent, and neither is
+// the preparation it asked for: the connection's cache forgets it, so that
+// the statement is prepared the next time it runs and runs by name after.
+func TestPipelineStatementPreparedAfterAnArgumentFailedToEncode(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	const sql = "select $1::int + 10"
+	if _, err := p.Exec(ctx, sql, make(chan int)); err == nil {
+		t.Fatal("a channel encoded as an int")
+	}
+	if f := resultFormat(t, ctx, p, sql, 1, 11); f != pgx.TextFormatCode {
+		t.Fatalf("first run: format %d, want text (%d), unnamed", f, pgx.TextFormatCode)
+	}
+	if f := resultFormat(t, ctx, p, sql, 2, 12); f != pgx.BinaryFormatCode {
+		t.Fatalf("second run: format %d, want binary (%d), by name", f, pgx.BinaryFormatCode)
+	}
+}
+
+// preparedOnShared returns the statements prepared on the one shared
+// connection (oneSharedConn), by a query that is itself never prepared.
+func preparedOnShared(t *testing.T, ctx context.Context, p *Pool) []string {
+	t.Helper()
+	var prepared []string
+	err := p.QueryRow(ctx, "select coalesce(array_agg(statement order by prepare_time), '{}') from pg_prepared_statements", pgx.QueryExecModeExec).Scan(&prepared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prepared
+}
+
+// A cached statement that the schema changed under (its result type, here)
+// fails once with the server's error, as in pgx; then the connection
+// deallocates it with its next request and prepares it again, by name
+// from the run after. Query, Exec and SendBatch alike.
+func TestPipelineInvalidatedStatementIsPreparedAgain(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	for _, name := range []string{"query", "exec", "batch"} {
+		t.Run(name, func(t *testing.T) {
+			table := pipeTable(t, "pipe_inval_"+name, "a int")
+			sql := "select * from " + table + " where $1::int = 1"
+			run := func() error {
+				switch name {
+				case "batch":
+					b := &pgx.Batch{}
+					b.Queue(sql, 1)
+					return p.SendBatch(ctx, b).Close()
+				case "exec":
+					_, err := p.Exec(ctx, sql, 1)
+					return err
+				}
+				rows, err := p.Query(ctx, sql, 1)
+				if err != nil {
+					return err
+				}
+				rows.Close()
+				return rows.Err()
+			}
+			for i := range 3 {
+				if err := run(); err != nil {
+					t.Fatalf("run %d: %v", i+1, err)
+				}
+			}
+			if _, err := p.Exec(ctx, "alter table "+table+" add column b int"); err != nil {
+				t.Fatal(err)
+			}
+			var pgErr *pgconn.PgError
+			if err := run(); !errors.As(err, &pgErr) || pgErr.Code != "0A000" {
+				t.Fatalf("first run after the change: %v, want SQLSTATE 0A000", err)
+			}
+			for i := range 3 {
+				if err := run(); err != nil {
+					t.Fatalf("run %d after the change: %v", i+2, err)
+				}
+			}
+			n := 0
+			for _, st := range preparedOnShared(t, ctx, p) {
+				if st == sql {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%q prepared %d times on the shared connection, want once: the old name deallocated", sql, n)
+			}
+		})
+	}
+}
+
+// A preparation that fails (the table is missing) is forgotten: once the
+// table exists, the statement is prepared again and runs by name.
+func TestPipelineFailedPreparationIsForgotten(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	table := pipeTable(t, "pipe_prepfail", "a int")
+	if _, err := p.Exec(ctx, "drop table "+table); err != nil {
+		t.Fatal(err)
+	}
+	sql := "select $1::int + 10 from (select 1) one left join " + table + " on false"
+	var pgErr *pgconn.PgError
+	if _, err := p.Exec(ctx, sql, 1); !errors.As(err, &pgErr) || pgErr.Code != "42P01" {
+		t.Fatalf("with the table gone: %v, want SQLSTATE 42P01", err)
+	}
+	if _, err := p.Exec(ctx, "create table "+table+" (a int)"); err != nil {
+		t.Fatal(err)
+	}
+	resultFormat(t, ctx, p, sql, 1, 11)
+	if f := resultFormat(t, ctx, p, sql, 1, 11); f != pgx.BinaryFormatCode {
+		t.Fatalf("second run with the table: format %d, want binary (%d), by name", f, pgx.BinaryFormatCode)
+	}
+}
+
+// A deallocation waits for a request that is sent: a statement invalidated
+// and then a request whose arguments fail to encode leave the old name to
+// the next request, which deallocates it.
+func TestPipelineDeallocationOutlivesAnUnsentRequest(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	table := pipeTable(t, "pipe_dealloc", "a int")
+	sql := "select * from " + table + " where $1::int = 1"
+	for range 2 {
+		if _, err := p.Exec(ctx, sql, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Exec(ctx, "alter table "+table+" add column b int"); err != nil {
+		t.Fatal(err)
+	}
+	var pgErr *pgconn.PgError
+	if _, err := p.Exec(ctx, sql, 1); !errors.As(err, &pgErr) || pgErr.Code != "0A000" {
+		t.Fatalf("after the change: %v, want SQLSTATE 0A000", err)
+	}
+	if _, err := p.Exec(ctx, "select $1::int", make(chan int)); err == nil {
+		t.Fatal("a channel encoded as an int")
+	}
+	if prepared := preparedOnShared(t, ctx, p); slices.Contains(prepared, sql) {
+		t.Fatalf("%q is still prepared on the shared connection after the next request", sql)
 	}
 }
