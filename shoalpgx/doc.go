@@ -215,8 +215,11 @@
 // comments, nested ones too); those that hold INTO TEMP (SELECT ... INTO
 // TEMP t) or name pg_temp; an EXPLAIN of any of these; those that call
 // pg_advisory_lock, pg_try_advisory_lock, pg_advisory_unlock, set_config
-// or dblink_connect; an Exec without arguments whose text holds a ';'; a
-// batch that begins a transaction or holds any of these; and statements
+// or dblink_connect; an Exec without arguments whose text holds a ';';
+// a text of one word, with no space in it, which pgx takes for the name
+// of a statement prepared on the connection (conn.Prepare in
+// AfterConnect) when there is one; a batch that begins a transaction or
+// holds any of these; and statements
 // with pgx's simple protocol, QueryResultFormats, QueryResultFormatsByOID
 // or a QueryRewriter other than NamedArgs and StrictNamedArgs. The look is
 // at the text: a function of your own that changes the session is not

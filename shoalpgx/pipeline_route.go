@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -30,8 +31,15 @@ var sessionKeywords = map[string]bool{
 // ends at the Sync and may share), settings, dblink's named connections.
 var sessionFunctions = []string{"pg_advisory_lock", "pg_try_advisory_lock", "pg_advisory_unlock", "set_config", "dblink_connect"}
 
-// shareable reports whether sql may run on a shared connection.
+// shareable reports whether sql may run on a shared connection. A text of
+// one word does not: pgx takes it for the name of a statement prepared on
+// the connection (AfterConnect's conn.Prepare) when there is one, which a
+// shared connection, whose statements the pool encodes itself, would send
+// as SQL; and statements of one word are few.
 func shareable(sql string) bool {
+	if strings.IndexFunc(sql, unicode.IsSpace) < 0 {
+		return false
+	}
 	word, rest := firstKeyword(sql)
 	if sessionKeywords[word] {
 		return false

@@ -2,9 +2,11 @@ package shoalpgx
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // Statements that leave state in the session go to a whole connection;
@@ -24,10 +26,10 @@ func TestShareable(t *testing.T) {
 		{"select pg_advisory_xact_lock(1)", true},
 		{"create table t (a int)", true},
 		{"create unlogged table t (a int)", true},
-		{"BEGIN", false},
-		{"end", false},
-		{"rollback", false},
-		{"abort", false},
+		{"BEGIN ISOLATION LEVEL SERIALIZABLE", false},
+		{"end transaction", false},
+		{"rollback work", false},
+		{"abort work", false},
 		{"release savepoint s", false},
 		{"move next in c", false},
 		{"close c", false},
@@ -35,7 +37,7 @@ func TestShareable(t *testing.T) {
 		{"select pg_advisory_unlock(1)", false},
 		{"select dblink_connect('c', 'dbname=x')", false},
 		{"start transaction", false},
-		{"commit", false},
+		{"commit work", false},
 		{"savepoint s", false},
 		{"set search_path = x", false},
 		{"SET LOCAL statement_timeout = 1", false},
@@ -70,6 +72,11 @@ func TestShareable(t *testing.T) {
 		{"EXPLAIN (ANALYZE, BUFFERS) CREATE TEMPORARY TABLE t AS SELECT 1", false},
 		{"explain verbose declare c cursor for select 1", false},
 		{"explain analyze select 1", true},
+		{"explain analyse create temp table t as select 1", false},
+		{"get_user", false},  // one word: a prepared statement's name to pgx
+		{"get_user\n", true}, // not the name, to pgx either: it runs as SQL, and fails alike
+		{"select(1)", false}, // one word too: costs only the sharing
+		{"select\t1", true},
 		{"select pg_advisory_lock(1)", false},
 		{"select PG_TRY_ADVISORY_LOCK(1)", false},
 		{"select set_config('a.b', 'c', false)", false},
@@ -174,5 +181,44 @@ func TestPipelineSessionStatementsTakeAWholeConnection(t *testing.T) {
 	}
 	if shared() == before {
 		t.Fatal("a plain statement did not share a connection")
+	}
+}
+
+// A statement passed by the name of one that AfterConnect prepared runs as
+// pgx runs it, with pipelining as without: the name, one word, takes a
+// whole connection, where pgx finds it among the connection's prepared
+// statements. Sent as SQL on a shared connection it would be a syntax
+// error.
+func TestPipelinePreparedStatementNameRunsAsWithoutPipelining(t *testing.T) {
+	for _, depth := range []int{0, 8} {
+		t.Run(fmt.Sprintf("pipeline=%d", depth), func(t *testing.T) {
+			p := newPipelinedPool(t, 4, depth, func(c *Config) {
+				c.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+					_, err := conn.Prepare(ctx, "plus_one", "select $1::int + 1")
+					return err
+				}
+			})
+			ctx := pgtest.Ctx(t)
+			var n int
+			if err := p.QueryRow(ctx, "plus_one", 41).Scan(&n); err != nil || n != 42 {
+				t.Fatalf("QueryRow: %d, %v; want 42", n, err)
+			}
+			rows, err := p.Query(ctx, "plus_one", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pgx.CollectRows(rows, pgx.RowTo[int])
+			if err != nil || len(got) != 1 || got[0] != 2 {
+				t.Fatalf("Query: %v, %v; want [2]", got, err)
+			}
+			if tag, err := p.Exec(ctx, "plus_one", 1); err != nil || tag.String() != "SELECT 1" {
+				t.Fatalf("Exec: %q, %v", tag, err)
+			}
+			b := &pgx.Batch{}
+			b.Queue("plus_one", 2).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+			if err := p.SendBatch(ctx, b).Close(); err != nil || n != 3 {
+				t.Fatalf("SendBatch: %d, %v; want 3", n, err)
+			}
+		})
 	}
 }
