@@ -136,9 +136,9 @@ func (p *Pool) sharedCoreObserver() shoal.Observer {
 }
 
 // sumStats adds the shared connections' figures s to the whole ones' w,
-// as one pool of MaxConns connections: connections, leases, waiters and
-// every counter added; the name, the idle floor and the hosts the whole
-// pool's. Each core has the whole MaxConns as its limit (its half after
+// as one pool of MaxConns connections: connections, leases, waiters, the
+// floors of open connections (MinConns) and every counter added; the
+// name, MinIdle and the hosts the whole pool's. Each core has the whole MaxConns as its limit (its half after
 // SetMaxConns) within the division of size connections, so the limit is
 // their sum, at most size; the division being no budget of the user's, as
 // without one Share is the limit and there are no members.

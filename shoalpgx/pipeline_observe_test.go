@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,11 +173,21 @@ type waitTracingObserver struct{ attachedObserver }
 
 func (*waitTracingObserver) TraceWait(context.Context, time.Time, time.Duration, error) {}
 
+// quietWaitTracer is a WaitTracer whose Tracing method says it traces
+// nothing now, as shoalotel's does without WithWaitSpans.
+type quietWaitTracer struct{ waitTracingObserver }
+
+func (*quietWaitTracer) Tracing() bool { return false }
+
 // Both core pools of a pipelined pool trace waits when the Observer does,
-// and only then: tracing costs the core only when it is asked for.
+// and only then: tracing costs the core only when it is asked for, and a
+// tracer whose Tracing says no is not asked.
 func TestPipelineObserverKeepsWaitTracing(t *testing.T) {
-	for _, o := range []shoal.Observer{&attachedObserver{}, &waitTracingObserver{}} {
+	for _, o := range []shoal.Observer{&attachedObserver{}, &waitTracingObserver{}, &quietWaitTracer{}} {
 		_, tracing := o.(shoal.WaitTracer)
+		if q, ok := o.(interface{ Tracing() bool }); ok {
+			tracing = q.Tracing()
+		}
 		p := &Pool{config: &Config{MaxConns: 4, Pipeline: 4, Observer: o}}
 		for what, got := range map[string]shoal.Observer{"whole": p.wholeCoreObserver(), "shared": p.sharedCoreObserver()} {
 			if _, ok := got.(shoal.WaitTracer); ok != tracing {
@@ -297,5 +308,39 @@ func TestPipelineStatementIsOneLease(t *testing.T) {
 	}
 	if last := obs.held[n]; last < 50*time.Millisecond {
 		t.Fatalf("the sleeping statement's lease was held %v, want its time in flight, 50ms or more", last)
+	}
+}
+
+// The pool's Stats with pipelining add every count of the shared
+// connections' core to the whole connections': a field sumStats leaves
+// out, or one added to shoal.Stats later, fails here until it is added or
+// named below as the whole pool's.
+func TestSumStatsAddsEveryCount(t *testing.T) {
+	notAdded := map[string]bool{
+		"Name": true, "MinIdle": true, "Hosts": true, // the whole pool's
+		"MaxConns": true, "Share": true, "Demand": true, "BudgetMembers": true, // the division's
+	}
+	var w, s shoal.Stats
+	wv, sv := reflect.ValueOf(&w).Elem(), reflect.ValueOf(&s).Elem()
+	for i := range wv.NumField() {
+		switch wv.Field(i).Kind() {
+		case reflect.Int, reflect.Int64:
+			wv.Field(i).SetInt(int64(i + 1))
+			sv.Field(i).SetInt(int64(1000 * (i + 1)))
+		}
+	}
+	out := reflect.ValueOf(sumStats(w, s, 1<<20))
+	for i := range wv.NumField() {
+		f := wv.Type().Field(i)
+		k := wv.Field(i).Kind()
+		if notAdded[f.Name] || k != reflect.Int && k != reflect.Int64 {
+			continue
+		}
+		if got, want := out.Field(i).Int(), int64(1001*(i+1)); got != want {
+			t.Errorf("%s: %d, want the sum %d", f.Name, got, want)
+		}
+	}
+	if got := sumStats(w, s, 1<<20); got.MaxConns != w.MaxConns+s.MaxConns || got.Share != got.MaxConns || got.BudgetMembers != 0 {
+		t.Errorf("limit %d, share %d, members %d; want the two limits' sum, the same, and none", got.MaxConns, got.Share, got.BudgetMembers)
 	}
 }

@@ -66,3 +66,21 @@ func TestShareCacheStopsLearning(t *testing.T) {
 		t.Fatal("after a statement too long for it, the cache stopped learning short ones")
 	}
 }
+
+// The text the cache holds stays within shareCacheBytes: long statements
+// fill it, and once past half of it, one that does not fit ends the
+// learning.
+func TestShareCacheStopsAtItsBytes(t *testing.T) {
+	var sc shareCache
+	long := func(i int) string { return fmt.Sprintf("select %d, '%s'", i, strings.Repeat("x", 400<<10)) }
+	for i := range 3 {
+		sc.shareable(long(i))
+	}
+	m := *sc.known.Load()
+	if _, kept := m[long(2)]; kept || len(m) != 2 {
+		t.Fatalf("the cache holds %d statements of 400KB, want the first 2 within its %d bytes", len(m), shareCacheBytes)
+	}
+	if sc.bytes > shareCacheBytes || !sc.full.Load() {
+		t.Fatalf("the cache holds %d bytes (full %v), want at most %d and full", sc.bytes, sc.full.Load(), shareCacheBytes)
+	}
+}

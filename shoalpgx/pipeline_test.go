@@ -120,6 +120,18 @@ func TestPipelineBatch(t *testing.T) {
 	if err := br.Tx().Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
+
+	// So does a batch with a session statement anywhere in it.
+	b = &pgx.Batch{}
+	b.Queue("select 1")
+	b.Queue("set application_name = 'pipe_batch'")
+	br = p.SendBatch(ctx, b)
+	if _, ok := br.(*pipeBatchResults); ok {
+		t.Fatal("a batch holding a SET was pipelined")
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // pool_pipeline and Config.Pipeline: 0 is off, a negative value and a

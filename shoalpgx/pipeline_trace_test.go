@@ -36,8 +36,8 @@ func (t *pipeTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.Tr
 	t.add("query end %v %s err=%v", ctx.Value(pipeTraceKey{}), data.CommandTag, data.Err != nil)
 }
 
-func (t *pipeTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	t.add("batch start %d", data.Batch.Len())
+func (t *pipeTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	t.add("batch start %d pid=%v", data.Batch.Len(), conn.PgConn().PID() != 0)
 	return context.WithValue(ctx, pipeTraceKey{}, "batch")
 }
 
@@ -62,8 +62,11 @@ func TestPipelineTracers(t *testing.T) {
 	if err := p.QueryRow(ctx, "select $1::int", 2).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := p.Query(ctx, "select 1/$1::int", 0)
-	rows.Close()
+	// A Query that fails ends its trace without the rows closed, as
+	// pgx's does: pgx closes them.
+	if _, err := p.Query(ctx, "select 1/$1::int", 0); err == nil {
+		t.Fatal("division by zero: no error")
+	}
 	b := &pgx.Batch{}
 	b.Queue("select 1")
 	b.Queue("select 2")
@@ -77,11 +80,39 @@ func TestPipelineTracers(t *testing.T) {
 		"query end select $1::int SELECT 1 err=false",
 		"query start select 1/$1::int [0] pid=true",
 		"query end select 1/$1::int  err=true",
-		"batch start 2",
+		"batch start 2 pid=true",
 		"batch query batch select 1 SELECT 1 err=false",
 		"batch query batch select 2 SELECT 1 err=false",
 		"batch end batch err=false",
 	}
+	if !slices.Equal(tr.events, want) {
+		t.Fatalf("traced:\n%q\nwant:\n%q", tr.events, want)
+	}
+}
+
+// A pipelined statement whose caller gives up before its answer ends its
+// trace with the caller's error, as on a whole connection: Exec, Query and
+// QueryRow alike, one start and one end each.
+func TestPipelineTraceEndsWhenTheCallerGivesUp(t *testing.T) {
+	tr := &pipeTracer{}
+	p := newPipelinedPool(t, 4, 8, func(c *Config) { c.ConnConfig.Tracer = tr })
+	const sql = "select pg_sleep($1::float8)"
+	for _, run := range []func(context.Context) error{
+		func(ctx context.Context) error { _, err := p.Exec(ctx, sql, 0.5); return err },
+		func(ctx context.Context) error { _, err := p.Query(ctx, sql, 0.5); return err },
+		func(ctx context.Context) error { return p.QueryRow(ctx, sql, 0.5).Scan() },
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := run(ctx)
+		cancel()
+		if err == nil {
+			t.Fatal("a 500ms statement returned within a 50ms deadline")
+		}
+		// Its answer read, so that the next one finds an idle shared
+		// connection rather than wait, past its deadline, for another.
+		pgtest.WaitFor(t, 5*time.Second, "every answer read", func() bool { return p.Stat().AcquiredConns() == 0 })
+	}
+	want := slices.Repeat([]string{"query start " + sql + " [0.5] pid=true", "query end " + sql + "  err=true"}, 3)
 	if !slices.Equal(tr.events, want) {
 		t.Fatalf("traced:\n%q\nwant:\n%q", tr.events, want)
 	}
