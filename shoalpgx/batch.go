@@ -54,7 +54,9 @@ type poolBatchResults struct {
 // Exec reads the next result as pgx.BatchResults.Exec does.
 func (br *poolBatchResults) Exec() (pgconn.CommandTag, error) {
 	tag, err := br.br.Exec()
-	return tag, ctxerr.Wrap(br.ctx, err)
+	err = ctxerr.Wrap(br.ctx, err)
+	br.conn.noteErr(err)
+	return tag, err
 }
 
 // Query reads the next result as pgx.BatchResults.Query does.
@@ -76,6 +78,7 @@ func (br *poolBatchResults) QueryRow() pgx.Row {
 // again returns the same error and does nothing more.
 func (br *poolBatchResults) Close() error {
 	err := ctxerr.Wrap(br.ctx, br.br.Close())
+	br.conn.noteErr(err)
 	if pc := br.pc; pc != nil {
 		br.pc = nil
 		pc.release()

@@ -283,7 +283,7 @@ func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	if err != nil {
 		return nil, ctxerr.Wrap(ctx, err)
 	}
-	return &Tx{t: t, conn: c.pc}, nil
+	return &Tx{t: t, conn: c.pc, readOnly: opts.AccessMode == pgx.ReadOnly}, nil
 }
 
 // Ping checks that the connection and the server answer. See pgx.Conn.Ping.

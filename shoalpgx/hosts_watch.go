@@ -13,7 +13,7 @@ const roleCheckTimeout = 2 * time.Second
 // one idle connection (roleQuery, hosts_role.go), for a pool whose connection
 // string asks for a writable host among several; and for a pool that fell
 // back to the primary for want of a standby, whether one qualifies again
-// (probeFallback, hosts_fallback.go). When the host has stopped taking writes the
+// (probeFallback, hosts_fallback.go). When the host no longer qualifies the
 // pool resets before any caller's write is refused with SQLSTATE 25006 (a
 // write is what noteErr, in hosts_failover.go, waits for). Only an idle
 // connection is looked at, and only one, taken without a dial
@@ -39,7 +39,10 @@ func (p *Pool) watchRole(period time.Duration) {
 }
 
 // checkRole runs roleQuery on one idle connection and resets the pool when
-// its server no longer takes writes. A connection dialled before the
+// its server no longer qualifies for the pool's target: for read-write,
+// when it no longer takes writes; for primary, when it is in recovery (a
+// primary fenced read-only is still one, as in libpq, and a reset would
+// only dial it again). A connection dialled before the
 // pool's last reset is retired already, and its answer says nothing new.
 func (p *Pool) checkRole() {
 	lease, err := p.core.TryAcquireIdle()
@@ -59,7 +62,7 @@ func (p *Pool) checkRole() {
 		pc.host.noteRole(r, time.Now())
 	}
 	pc.releaseUnused() // closes it if the query left it unusable
-	if err == nil && r.readOnly && gen == p.resets.Load() {
+	if err == nil && p.target.judge(r, 0) != nil && gen == p.resets.Load() {
 		p.Reset()
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -439,54 +438,6 @@ func TestPipelineFailoverReadOnlyResets(t *testing.T) {
 		}
 		if strconv.Itoa(port) != pair.Standby.Port {
 			t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
-		}
-	}
-}
-
-// A pipelined statement refused as read-only (SQLSTATE 25006) resets a pool
-// that names several hosts and wants a writable one, whichever call ran
-// it: Exec, Query, QueryRow or SendBatch. The failover around it is
-// TestPipelineFailoverReadOnlyResets'; here a function raises the error,
-// on one server named twice, so that each call is checked without a
-// failover of its own.
-func TestPipelineReadOnlyRefusalResetsThePool(t *testing.T) {
-	ctx := pgtest.Ctx(t)
-	admin := pgtest.AdminConn(t)
-	fn := fmt.Sprintf("pipe_refuse_%d", os.Getpid())
-	if _, err := admin.Exec(ctx, "create or replace function "+fn+"(int) returns int language plpgsql as "+
-		"$$ begin raise exception 'refused' using errcode = '25006'; end $$"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "drop function if exists "+fn+"(int)") })
-	cfg, err := ParseConfig(pgtest.ConnString(t) + "&target_session_attrs=read-write")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := cfg.ConnConfig
-	cc.Fallbacks = append(cc.Fallbacks, &pgconn.FallbackConfig{Host: "localhost", Port: cc.Port, TLSConfig: cc.TLSConfig})
-	cfg.MaxConns, cfg.Pipeline, cfg.RoleCheckPeriod = 4, 8, 0
-	p := newPoolFor(t, cfg)
-	sql := "select " + fn + "($1)"
-	for _, c := range []struct {
-		name string
-		run  func() error
-	}{
-		{"exec", func() error { _, err := p.Exec(ctx, sql, 1); return err }},
-		{"query", func() error { _, err := p.Query(ctx, sql, 1); return err }},
-		{"queryrow", func() error { var n int; return p.QueryRow(ctx, sql, 1).Scan(&n) }},
-		{"batch", func() error {
-			b := &pgx.Batch{}
-			b.Queue(sql, 1)
-			return p.SendBatch(ctx, b).Close()
-		}},
-	} {
-		before := p.resets.Load()
-		var pe *pgconn.PgError
-		if err := c.run(); !errors.As(err, &pe) || pe.Code != "25006" {
-			t.Fatalf("%s: %v, want SQLSTATE 25006", c.name, err)
-		}
-		if after := p.resets.Load(); after != before+1 {
-			t.Fatalf("%s: %d resets, want 1", c.name, after-before)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 		pc.release()
 		return nil, ctxerr.Wrap(ctx, err)
 	}
-	return &Tx{t: t, conn: pc, pc: pc}, nil
+	return &Tx{t: t, conn: pc, pc: pc, readOnly: opts.AccessMode == pgx.ReadOnly}, nil
 }
 
 // notSent returns the error pgx gives for a statement on pc whose context
@@ -63,6 +63,10 @@ type Tx struct {
 	// would, without touching t or the connection, which may be another
 	// holder's by then.
 	ended bool
+	// readOnly is set for a transaction its caller began READ ONLY: a
+	// write it refuses (SQLSTATE 25006) is the caller's doing and says
+	// nothing of the host (noteErr).
+	readOnly bool
 }
 
 // inTransaction reports whether pc's session is inside a transaction, begun
@@ -96,7 +100,7 @@ func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
 	if err != nil {
 		return nil, ctxerr.Wrap(ctx, err)
 	}
-	return &Tx{t: t, conn: tx.conn}, nil
+	return &Tx{t: t, conn: tx.conn, readOnly: tx.readOnly}, nil
 }
 
 // Commit commits the transaction and releases the connection. As with
@@ -212,7 +216,9 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Command
 	}
 	tag, err := tx.t.Exec(ctx, sql, args...)
 	err = ctxerr.Wrap(ctx, err)
-	tx.conn.noteErr(err)
+	if !tx.readOnly {
+		tx.conn.noteErr(err)
+	}
 	return tag, err
 }
 
