@@ -39,14 +39,14 @@ func silentPrimary(t *testing.T) (*pgpair.Pair, string) {
 	return pair, cs
 }
 
-// A dial whose first host is silent gives up on it after
-// HostConnectTimeout and reaches the promoted standby, so a caller with 5s
-// writes; with only the connect timeout (2 minutes by default) the dial
-// would still be waiting on the first host when the caller's deadline
-// passed.
-//
-// target_session_attrs=any keeps pgx's dial in order, host after host
-// (read-write staggers them: TestFailoverDialStaggersHosts).
+// A dial whose first host is silent reaches the promoted standby, so a
+// caller with 5s writes; with pgx's dial, host after host, and only the
+// connect timeout (2 minutes by default), it would still be waiting on the
+// first host when the caller's deadline passed. The pool dials several
+// hosts itself whatever the target, target_session_attrs=any included:
+// the standby is tried once the first host has had its 250ms, while the
+// silent one's attempt goes on, bounded by HostConnectTimeout
+// (TestFailoverDialStaggersHosts times the stagger).
 func TestFailoverDialPassesSilentHost(t *testing.T) {
 	pair, cs := silentPrimary(t)
 	cs = strings.Replace(cs, "target_session_attrs=read-write", "target_session_attrs=any", 1)
