@@ -154,13 +154,29 @@ func TestStreamFreedOnAHeldUpConnectionServesAWaiter(t *testing.T) {
 	})
 }
 
-// At a budget's share below MaxConns, with a budget that divides again when
-// asked (LocalBudget), a caller that finds only a held-up connection waits
-// for the new one the ask may bring, rather than take the held-up one: here
-// a peer keeps an idle connection of a budget of 2, and gives it up. The
-// division goes by demand, so the pool counts a connection per lease
-// (BusyStreams 1, as shoalpgx's shared connections do): the waiting caller
-// is a connection's worth of demand.
+// heldUpAtAShareOfOne sets up a multiplexed pool (MaxStreams 3, and
+// busyStreams, 0 for the default) beside a peer under a LocalBudget of 2:
+// the peer's demand gone, the pool holds one connection at a share of 1
+// that an ask could raise, and its one lease l1 is on a connection Avoid
+// reports held up. The caller releases l1 (a second Release does nothing).
+func heldUpAtAShareOfOne(t *testing.T, busyStreams int) (p, peer *Pool[*fakeConn], l1 Lease[*fakeConn]) {
+	t.Helper()
+	b := mustBudget(t, 2, BudgetIdleTime(time.Second))
+	peer, _ = newTestPool(t, Config[*fakeConn]{Name: "peer", MaxConns: 2, Budget: b})
+	p, _, av := newAvoidPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 2, MaxStreams: 3, BusyStreams: busyStreams, Budget: b})
+	x := mustAcquire(t, peer)
+	l1 = mustAcquire(t, p)
+	x.Release()
+	time.Sleep(2 * time.Second) // past IdleTime: the peer wants none, and keeps its idle connection
+	synctest.Wait()
+	if s := p.Stats(); s.TotalConns != 1 || s.Share != 1 {
+		l1.Release()
+		t.Fatalf("before: mux %d open at share %d, want 1 and 1", s.TotalConns, s.Share)
+	}
+	av.set(l1.Value())
+	return p, peer, l1
+}
+
 // TestAvoidedConnectionTakenWhenAnAskBringsNone: at a share the budget
 // could raise, a caller who finds only a held-up connection still takes a
 // stream on it when the division would give the pool no more: its demand,
@@ -169,19 +185,8 @@ func TestStreamFreedOnAHeldUpConnectionServesAWaiter(t *testing.T) {
 // nothing, and this caller would fail at its deadline.
 func TestAvoidedConnectionTakenWhenAnAskBringsNone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 2, BudgetIdleTime(time.Second))
-		peer, _ := newTestPool(t, Config[*fakeConn]{Name: "peer", MaxConns: 2, Budget: b})
-		p, _, av := newAvoidPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 2, MaxStreams: 3, Budget: b})
-		x := mustAcquire(t, peer)
-		l1 := mustAcquire(t, p)
-		defer l1.Release() // a second Release does nothing
-		x.Release()
-		time.Sleep(2 * time.Second) // past IdleTime: the peer wants none, and keeps its idle connection
-		synctest.Wait()
-		if s := p.Stats(); s.TotalConns != 1 || s.Share != 1 {
-			t.Fatalf("before: mux %d open at share %d, want 1 and 1", s.TotalConns, s.Share)
-		}
-		av.set(l1.Value())
+		p, peer, l1 := heldUpAtAShareOfOne(t, 0)
+		defer l1.Release()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		start := time.Now()
@@ -196,24 +201,20 @@ func TestAvoidedConnectionTakenWhenAnAskBringsNone(t *testing.T) {
 			t.Fatalf("the peer holds %d connections, want its idle one kept", s.TotalConns)
 		}
 		l2.Release()
-		l1.Release()
 	})
 }
 
+// At a budget's share below MaxConns, with a budget that divides again when
+// asked (LocalBudget), a caller that finds only a held-up connection waits
+// for the new one the ask may bring, rather than take the held-up one: here
+// a peer keeps an idle connection of a budget of 2, and gives it up. The
+// division goes by demand, so the pool counts a connection per lease
+// (BusyStreams 1, as shoalpgx's shared connections do): the waiting caller
+// is a connection's worth of demand.
 func TestAvoidedConnectionLeftToTheConnectionAnAskBrings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 2, BudgetIdleTime(time.Second))
-		peer, _ := newTestPool(t, Config[*fakeConn]{Name: "peer", MaxConns: 2, Budget: b})
-		p, _, av := newAvoidPool(t, Config[*fakeConn]{Name: "mux", MaxConns: 2, MaxStreams: 3, BusyStreams: 1, Budget: b})
-		x := mustAcquire(t, peer)
-		l1 := mustAcquire(t, p)
-		x.Release()
-		time.Sleep(2 * time.Second) // past IdleTime: the peer wants none, and keeps its idle connection
-		synctest.Wait()
-		if s := p.Stats(); s.TotalConns != 1 || s.Share != 1 {
-			t.Fatalf("before: mux %d open at share %d, want 1 and 1", s.TotalConns, s.Share)
-		}
-		av.set(l1.Value())
+		p, peer, l1 := heldUpAtAShareOfOne(t, 1)
+		defer l1.Release()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		l2, err := p.Acquire(ctx)
@@ -227,6 +228,5 @@ func TestAvoidedConnectionLeftToTheConnectionAnAskBrings(t *testing.T) {
 			t.Fatalf("the peer still holds %d connections", s.TotalConns)
 		}
 		l2.Release()
-		l1.Release()
 	})
 }
