@@ -42,8 +42,8 @@ func (p *Pool) watchRole(period time.Duration) {
 // its server no longer qualifies for the pool's target: for read-write,
 // when it no longer takes writes; for primary, when it is in recovery (a
 // primary fenced read-only is still one, as in libpq, and a reset would
-// only dial it again). A connection dialled before the
-// pool's last reset is retired already, and its answer says nothing new.
+// only dial it again). A connection dialled before the pool's last reset
+// is retired already, and its answer says nothing new.
 func (p *Pool) checkRole() {
 	lease, err := p.core.TryAcquireIdle()
 	if err != nil {
