@@ -13,9 +13,7 @@ import (
 // connection in use, within its fair share, stays.
 func TestLocalBudgetWaitingPoolTakesIdleConnectionsFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 4, BudgetIdleTime(time.Second))
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 4, Budget: b})
-		c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 4, Budget: b})
+		b, a, c := peersUnderBudget(t, 4, BudgetIdleTime(time.Second))
 		ha, burst := hold(a, 1), hold(a, 1)
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()
@@ -49,9 +47,7 @@ func TestLocalBudgetWaitingPoolTakesIdleConnectionsFirst(t *testing.T) {
 // takes one, closed as its holder releases it; and it is then served.
 func TestLocalBudgetBusyConnectionsMoveOnlyAfterTheGrace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 2, BudgetIdleTime(time.Second))
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 2, Budget: b})
-		c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 2, Budget: b})
+		b, a, c := peersUnderBudget(t, 2, BudgetIdleTime(time.Second))
 		ha1, ha2 := hold(a, 1), hold(a, 1)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()

@@ -60,6 +60,16 @@ func sharesOf(b *LocalBudget) string {
 	return strings.Join(parts, ", ")
 }
 
+// peersUnderBudget makes a budget of size and two pools in it, "a" and "c",
+// each of MaxConns size.
+func peersUnderBudget(t testing.TB, size int, opts ...BudgetOption) (b *LocalBudget, a, c *Pool[*fakeConn]) {
+	t.Helper()
+	b = mustBudget(t, size, opts...)
+	a, _ = newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: size, Budget: b})
+	c, _ = newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: size, Budget: b})
+	return b, a, c
+}
+
 func mustBudget(t testing.TB, size int, opts ...BudgetOption) *LocalBudget {
 	t.Helper()
 	b, err := NewBudget(size, opts...)
@@ -119,9 +129,7 @@ func TestLocalBudgetSharesAreMaxMinFair(t *testing.T) {
 // and gives them up at once to a pool that does.
 func TestLocalBudgetHysteresis(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 10, BudgetIdleTime(time.Second))
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 10, Budget: b})
-		c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 10, Budget: b})
+		b, a, c := peersUnderBudget(t, 10, BudgetIdleTime(time.Second))
 		demandOfA := func() int { return b.Stats().Members[0].Demand }
 		ha1, ha2, hc := hold(a, 2), hold(a, 4), hold(c, 4)
 		time.Sleep(100 * time.Millisecond)
@@ -204,9 +212,7 @@ func TestLocalBudgetIdleTimeZeroAndNegative(t *testing.T) {
 // recent demand, and it closes them.
 func TestLocalBudgetIdleConnectionsMoveToWhoNeedsThem(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 4, BudgetIdleTime(time.Minute))
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 4, Budget: b})
-		c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 4, Budget: b})
+		b, a, c := peersUnderBudget(t, 4, BudgetIdleTime(time.Minute))
 		ha := hold(a, 4)
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()

@@ -13,9 +13,7 @@ import (
 // holds the documented figure.
 func TestLocalBudgetBusyConnectionsMoveAfterAnEighthOfIdleTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 2, BudgetIdleTime(time.Second))
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 2, Budget: b})
-		c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 2, Budget: b})
+		b, a, c := peersUnderBudget(t, 2, BudgetIdleTime(time.Second))
 		ha := hold(a, 2)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
@@ -40,9 +38,7 @@ func TestLocalBudgetBusyConnectionsMoveAfterAnEighthOfIdleTime(t *testing.T) {
 // nothing. The floor shows only there, since samples come every 50ms.
 func TestLocalBudgetGraceIsAtLeast50ms(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 2, BudgetIdleTime(-1))
-		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 2, Budget: b})
-		c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 2, Budget: b})
+		b, a, c := peersUnderBudget(t, 2, BudgetIdleTime(-1))
 		ha := hold(a, 2)
 		time.Sleep(time.Second)
 		synctest.Wait()
@@ -70,9 +66,7 @@ func TestLocalBudgetGraceIsAtLeast50ms(t *testing.T) {
 // 100ms the shares are the same 900ms later.
 func TestLocalBudgetRemainderGoesRoundAtMostEverySecond(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 3, BudgetIdleTime(100*time.Millisecond))
-		newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 3, Budget: b})
-		newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 3, Budget: b})
+		b, _, _ := peersUnderBudget(t, 3, BudgetIdleTime(100*time.Millisecond))
 		first := sharesOf(b)
 		time.Sleep(900 * time.Millisecond)
 		synctest.Wait()
