@@ -23,19 +23,27 @@ func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if err != nil {
 		return pgx.FailedBatchResults(b, err)
 	}
-	br := pc.conn.SendBatch(ctx, b)
-	if tx := br.Tx(); tx != nil {
-		return &poolBatchResults{br: br, conn: pc, ctx: ctx, tx: &Tx{t: tx, conn: pc, pc: pc}}
+	res := pc.heldBatch(ctx, pc.conn.SendBatch(ctx, b), b, false)
+	if res.tx != nil {
+		res.tx.pc = pc
+	} else {
+		res.pc = pc
 	}
-	return &poolBatchResults{br: br, conn: pc, ctx: ctx, pc: pc}
+	return res
 }
 
-// heldBatch wraps the results of a batch sent on pc by its holder (a
-// Conn's or a Tx's SendBatch), which releases pc itself.
-func (pc *pooledConn) heldBatch(ctx context.Context, br pgx.BatchResults) *poolBatchResults {
-	res := &poolBatchResults{br: br, conn: pc, ctx: ctx}
-	if tx := br.Tx(); tx != nil {
-		res.tx = &Tx{t: tx, conn: pc}
+// heldBatch wraps the results of a batch b sent on pc by its holder (a
+// Conn's or a Tx's SendBatch), which releases pc itself. readOnly says that
+// b runs in a transaction begun READ ONLY; a batch that begins one runs in
+// it too. The errors of any other batch go to pc.noteErr.
+func (pc *pooledConn) heldBatch(ctx context.Context, br pgx.BatchResults, b *pgx.Batch, readOnly bool) *poolBatchResults {
+	tx := br.Tx()
+	if tx != nil {
+		readOnly = readOnly || batchBeginsReadOnly(b)
+	}
+	res := &poolBatchResults{br: br, conn: pc, ctx: ctx, note: !readOnly}
+	if tx != nil {
+		res.tx = &Tx{t: tx, conn: pc, readOnly: readOnly}
 	}
 	return res
 }
@@ -49,25 +57,28 @@ type poolBatchResults struct {
 	ctx  context.Context // the batch's
 	pc   *pooledConn     // the connection to release on Close; nil once released, when tx holds it, or when the batch's sender does
 	tx   *Tx             // the transaction the batch began
+	note bool            // whether the batch's errors go to conn.noteErr: not in a transaction begun READ ONLY
 }
 
 // Exec reads the next result as pgx.BatchResults.Exec does.
 func (br *poolBatchResults) Exec() (pgconn.CommandTag, error) {
 	tag, err := br.br.Exec()
 	err = ctxerr.Wrap(br.ctx, err)
-	br.conn.noteErr(err)
+	if br.note {
+		br.conn.noteErr(err)
+	}
 	return tag, err
 }
 
 // Query reads the next result as pgx.BatchResults.Query does.
 func (br *poolBatchResults) Query() (pgx.Rows, error) {
 	rows, err := br.br.Query()
-	return br.conn.wrapRows(br.ctx, rows, err)
+	return br.conn.wrapRows(br.ctx, rows, err, br.note)
 }
 
 // QueryRow reads the next result as pgx.BatchResults.QueryRow does.
 func (br *poolBatchResults) QueryRow() pgx.Row {
-	return br.conn.newRow(br.ctx, br.br.QueryRow(), false)
+	return br.conn.newRow(br.ctx, br.br.QueryRow(), false, br.note)
 }
 
 // Close reads what is left of the batch and releases the connection, unless
@@ -78,7 +89,9 @@ func (br *poolBatchResults) QueryRow() pgx.Row {
 // again returns the same error and does nothing more.
 func (br *poolBatchResults) Close() error {
 	err := ctxerr.Wrap(br.ctx, br.br.Close())
-	br.conn.noteErr(err)
+	if br.note {
+		br.conn.noteErr(err)
+	}
 	if pc := br.pc; pc != nil {
 		br.pc = nil
 		pc.release()

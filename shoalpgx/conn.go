@@ -239,27 +239,32 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 // Query runs sql on the connection. See pgx.Conn.Query.
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	rows, err := c.pc.conn.Query(ctx, sql, args...)
-	return c.pc.wrapRows(ctx, rows, err)
+	return c.pc.wrapRows(ctx, rows, err, true)
 }
 
 // wrapRows wraps the rows of a query on pc that pc's holder reads, and its
-// error, so that both match the query's context once it ended.
-func (pc *pooledConn) wrapRows(ctx context.Context, rows pgx.Rows, err error) (pgx.Rows, error) {
+// error, so that both match the query's context once it ended; with note
+// set, the query's error goes to pc.noteErr.
+func (pc *pooledConn) wrapRows(ctx context.Context, rows pgx.Rows, err error, note bool) (pgx.Rows, error) {
 	err = ctxerr.Wrap(ctx, err)
+	if err != nil && note {
+		pc.noteErr(err)
+		note = false // heard once: closing the rows does not pass it on again
+	}
 	if rows == nil {
 		return errRows{err: err}, err
 	}
-	return pc.newRows(ctx, rows, false), err
+	return pc.newRows(ctx, rows, false, note), err
 }
 
 // QueryRow runs sql on the connection. See pgx.Conn.QueryRow.
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return c.pc.newRow(ctx, c.pc.conn.QueryRow(ctx, sql, args...), false)
+	return c.pc.newRow(ctx, c.pc.conn.QueryRow(ctx, sql, args...), false, true)
 }
 
 // SendBatch sends b on the connection. See pgx.Conn.SendBatch.
 func (c *Conn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return c.pc.heldBatch(ctx, c.pc.conn.SendBatch(ctx, b))
+	return c.pc.heldBatch(ctx, c.pc.conn.SendBatch(ctx, b), b, false)
 }
 
 // CopyFrom copies rows into a table on the connection. See pgx.Conn.CopyFrom.
@@ -283,7 +288,7 @@ func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	if err != nil {
 		return nil, ctxerr.Wrap(ctx, err)
 	}
-	return &Tx{t: t, conn: c.pc, readOnly: opts.AccessMode == pgx.ReadOnly}, nil
+	return &Tx{t: t, conn: c.pc, readOnly: beginsReadOnly(opts)}, nil
 }
 
 // Ping checks that the connection and the server answer. See pgx.Conn.Ping.

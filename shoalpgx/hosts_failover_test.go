@@ -3,14 +3,11 @@ package shoalpgx
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgpair"
 	"github.com/shoalpool/shoal/internal/pgtest"
@@ -376,59 +373,6 @@ func writersPool(t *testing.T, pair *pgpair.Pair, maxConns int32, roleCheck time
 	return pool
 }
 
-// refusingPool opens a pool on the test server named twice (127.0.0.1 and
-// localhost), read-write, so that it resets on SQLSTATE 25006 as a
-// several-host pool does, with pipeline as its Pipeline and no role check;
-// and returns with it a statement taking one int argument that the server
-// refuses with 25006, raised by a function, as a fenced primary would
-// refuse a write.
-func refusingPool(t *testing.T, pipeline int) (*Pool, string) {
-	t.Helper()
-	ctx := pgtest.Ctx(t)
-	admin := pgtest.AdminConn(t)
-	fn := fmt.Sprintf("refuse_writes_%d", os.Getpid())
-	if _, err := admin.Exec(ctx, "create or replace function "+fn+"(int) returns int language plpgsql as "+
-		"$$ begin raise exception 'refused' using errcode = '25006'; end $$"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "drop function if exists "+fn+"(int)") })
-	cfg, err := ParseConfig(pgtest.ConnString(t) + "&target_session_attrs=read-write")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := cfg.ConnConfig
-	cc.Fallbacks = append(cc.Fallbacks, &pgconn.FallbackConfig{Host: "localhost", Port: cc.Port, TLSConfig: cc.TLSConfig})
-	cfg.MaxConns, cfg.Pipeline, cfg.RoleCheckPeriod = 4, pipeline, 0
-	return newPoolFor(t, cfg), "select " + fn + "($1)"
-}
-
-// A write refused inside a transaction its caller began read-only is the
-// caller's doing, and leaves the pool as it is; one refused in a
-// read-write transaction (Tx.Exec) resets it, as a fence would.
-func TestReadOnlyTransactionsRefusalLeavesThePool(t *testing.T) {
-	ctx := pgtest.Ctx(t)
-	p, refuse := refusingPool(t, 0)
-	for _, mode := range []pgx.TxAccessMode{pgx.ReadOnly, pgx.ReadWrite} {
-		before := p.resets.Load()
-		tx, err := p.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pe *pgconn.PgError
-		if _, err := tx.Exec(ctx, refuse, 1); !errors.As(err, &pe) || pe.Code != "25006" {
-			t.Fatalf("%s: %v, want SQLSTATE 25006", mode, err)
-		}
-		_ = tx.Rollback(ctx)
-		want := uint64(1)
-		if mode == pgx.ReadOnly {
-			want = 0
-		}
-		if n := p.resets.Load() - before; n != want {
-			t.Fatalf("a write refused in a %s transaction: %d resets, want %d", mode, n, want)
-		}
-	}
-}
-
 // With target_session_attrs=primary, a primary fenced read-only is still a
 // primary (not in recovery), as in libpq: the look every RoleCheckPeriod
 // leaves the pool on it, where a reset would only dial it again, each
@@ -455,67 +399,5 @@ func TestPrimaryTargetKeepsAFencedPrimary(t *testing.T) {
 	pgtest.WaitFor(t, 5*time.Second, "five looks at the fenced primary", func() bool { return pool.Stat().AcquireCount() >= looks+5 })
 	if n := pool.resets.Load(); n != 0 {
 		t.Fatalf("%d resets with the primary fenced, want none: it is still the primary", n)
-	}
-}
-
-// A statement refused as read-only (SQLSTATE 25006) resets a pool that
-// names several hosts and wants a writable one, whichever call ran it:
-// Exec, Query, QueryRow, a batch's Exec or Close, a Conn's Exec; with
-// pipelining on and off. The failover around it is
-// TestFailoverReadOnlyResets' and TestPipelineFailoverReadOnlyResets';
-// here the refusal is refusingPool's, so that each call is checked without
-// a failover of its own.
-func TestReadOnlyRefusalResetsThePool(t *testing.T) {
-	for _, pipeline := range []int{0, 8} {
-		t.Run(fmt.Sprintf("pipeline=%d", pipeline), func(t *testing.T) {
-			ctx := pgtest.Ctx(t)
-			p, refuse := refusingPool(t, pipeline)
-			for _, c := range []struct {
-				name string
-				run  func() error
-			}{
-				{"exec", func() error { _, err := p.Exec(ctx, refuse, 1); return err }},
-				{"query", func() error {
-					rows, err := p.Query(ctx, refuse, 1)
-					if err != nil {
-						return err
-					}
-					rows.Close()
-					return rows.Err()
-				}},
-				{"queryrow", func() error { var n int; return p.QueryRow(ctx, refuse, 1).Scan(&n) }},
-				{"batch exec", func() error {
-					b := &pgx.Batch{}
-					b.Queue(refuse, 1)
-					br := p.SendBatch(ctx, b)
-					t.Cleanup(func() { _ = br.Close() }) // after the count: Close notes the error too
-					_, err := br.Exec()
-					return err
-				}},
-				{"batch close", func() error {
-					b := &pgx.Batch{}
-					b.Queue(refuse, 1)
-					return p.SendBatch(ctx, b).Close()
-				}},
-				{"conn exec", func() error {
-					c, err := p.Acquire(ctx)
-					if err != nil {
-						return err
-					}
-					defer c.Release()
-					_, err = c.Exec(ctx, refuse, 1)
-					return err
-				}},
-			} {
-				before := p.resets.Load()
-				var pe *pgconn.PgError
-				if err := c.run(); !errors.As(err, &pe) || pe.Code != "25006" {
-					t.Fatalf("%s: %v, want SQLSTATE 25006", c.name, err)
-				}
-				if n := p.resets.Load() - before; n != 1 {
-					t.Fatalf("%s: %d resets, want 1", c.name, n)
-				}
-			}
-		})
 	}
 }

@@ -48,7 +48,7 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 		pc.release()
 		return errRows{err: err}, err
 	}
-	return pc.newRows(ctx, rows, true), nil
+	return pc.newRows(ctx, rows, true, true), nil
 }
 
 // QueryRow acquires a connection and runs sql on it. The connection is held
@@ -64,7 +64,7 @@ func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if err != nil {
 		return errRow{err: err}
 	}
-	return pc.newRow(ctx, pc.conn.QueryRow(ctx, sql, args...), true)
+	return pc.newRow(ctx, pc.conn.QueryRow(ctx, sql, args...), true, true)
 }
 
 // CopyFrom acquires a connection, copies the rows of src into table on it,

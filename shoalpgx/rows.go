@@ -14,22 +14,27 @@ import (
 // match the query's context once it ended (ctxerr.Wrap), and, for
 // Pool.Query, the connection they hold until they are closed.
 type poolRows struct {
-	r   pgx.Rows
-	ctx context.Context // the query's
-	pc  *pooledConn     // the connection to release on Close; nil once released, or when the rows hold none
+	r    pgx.Rows
+	ctx  context.Context // the query's
+	pc   *pooledConn     // the connection to release on Close; nil once released, or when the rows hold none
+	note *pooledConn     // the connection whose failover hears the rows' error (noteErr); nil once it has, or when it must not
 }
 
 // newRows hands out a fresh poolRows for rows read on pc from its block;
-// with release set, closing them releases pc.
-func (pc *pooledConn) newRows(ctx context.Context, r pgx.Rows, release bool) *poolRows {
+// with release set, closing them releases pc, and with note set, their
+// error goes to pc.noteErr.
+func (pc *pooledConn) newRows(ctx context.Context, r pgx.Rows, release, note bool) *poolRows {
 	if len(pc.rows) == 0 {
 		pc.rows = make([]poolRows, wrapperBlock)
 	}
 	rows := &pc.rows[0]
 	pc.rows = pc.rows[1:]
-	rows.r, rows.ctx, rows.pc = r, ctx, nil
+	rows.r, rows.ctx, rows.pc, rows.note = r, ctx, nil, nil
 	if release {
 		rows.pc = pc
+	}
+	if note {
+		rows.note = pc
 	}
 	return rows
 }
@@ -38,9 +43,12 @@ func (pc *pooledConn) newRows(ctx context.Context, r pgx.Rows, release bool) *po
 // Calling it again does nothing.
 func (rows *poolRows) Close() {
 	rows.r.Close()
+	if pc := rows.note; pc != nil {
+		rows.note = nil
+		pc.noteErr(rows.r.Err())
+	}
 	if pc := rows.pc; pc != nil {
 		rows.pc = nil
-		pc.noteErr(rows.r.Err())
 		pc.release()
 	}
 }
@@ -97,22 +105,27 @@ func (rows *poolRows) TypeMap() *pgtype.Map { return rows.r.TypeMap() }
 // with errors that match the query's context once it ended, and, for
 // Pool.QueryRow, the connection it holds until Scan.
 type poolRow struct {
-	r   pgx.Row
-	ctx context.Context // the query's
-	pc  *pooledConn     // the connection to release at Scan; nil once released, or when the row holds none
+	r    pgx.Row
+	ctx  context.Context // the query's
+	pc   *pooledConn     // the connection to release at Scan; nil once released, or when the row holds none
+	note *pooledConn     // as poolRows' note
 }
 
 // newRow hands out a fresh poolRow for a row read on pc from its block;
-// with release set, Scan releases pc.
-func (pc *pooledConn) newRow(ctx context.Context, r pgx.Row, release bool) *poolRow {
+// with release set, Scan releases pc, and with note set, Scan's error goes
+// to pc.noteErr.
+func (pc *pooledConn) newRow(ctx context.Context, r pgx.Row, release, note bool) *poolRow {
 	if len(pc.row) == 0 {
 		pc.row = make([]poolRow, wrapperBlock)
 	}
 	row := &pc.row[0]
 	pc.row = pc.row[1:]
-	row.r, row.ctx, row.pc = r, ctx, nil
+	row.r, row.ctx, row.pc, row.note = r, ctx, nil, nil
 	if release {
 		row.pc = pc
+	}
+	if note {
+		row.note = pc
 	}
 	return row
 }
@@ -121,15 +134,14 @@ func (pc *pooledConn) newRow(ctx context.Context, r pgx.Row, release bool) *pool
 // even when Scan panics (a panicking scanner). A second call returns pgx's
 // error for a used row.
 func (row *poolRow) Scan(dest ...any) error {
-	pc := row.pc
-	if pc == nil {
-		return ctxerr.Wrap(row.ctx, row.r.Scan(dest...))
+	pc, note := row.pc, row.note
+	row.pc, row.note = nil, nil
+	if pc != nil {
+		defer pc.release()
 	}
-	row.pc = nil
-	defer pc.release()
 	err := ctxerr.Wrap(row.ctx, row.r.Scan(dest...))
-	if err != pgx.ErrNoRows {
-		pc.noteErr(err)
+	if note != nil && err != pgx.ErrNoRows {
+		note.noteErr(err)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -36,7 +37,7 @@ func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 		pc.release()
 		return nil, ctxerr.Wrap(ctx, err)
 	}
-	return &Tx{t: t, conn: pc, pc: pc, readOnly: opts.AccessMode == pgx.ReadOnly}, nil
+	return &Tx{t: t, conn: pc, pc: pc, readOnly: beginsReadOnly(opts)}, nil
 }
 
 // notSent returns the error pgx gives for a statement on pc whose context
@@ -67,6 +68,25 @@ type Tx struct {
 	// write it refuses (SQLSTATE 25006) is the caller's doing and says
 	// nothing of the host (noteErr).
 	readOnly bool
+}
+
+// beginsReadOnly reports whether opts begin a transaction READ ONLY: by
+// AccessMode, or by a BeginQuery of the caller's own that says so.
+func beginsReadOnly(opts pgx.TxOptions) bool {
+	return opts.AccessMode == pgx.ReadOnly || saysReadOnly(opts.BeginQuery)
+}
+
+// batchBeginsReadOnly reports whether b, a batch that began a transaction
+// (pgx.Batch.BeginTx), began it READ ONLY: its first statement is the
+// BEGIN, as pgx wrote it from the options, or the options' BeginQuery.
+func batchBeginsReadOnly(b *pgx.Batch) bool {
+	return len(b.QueuedQueries) > 0 && saysReadOnly(b.QueuedQueries[0].SQL)
+}
+
+// saysReadOnly reports whether a BEGIN statement's text asks for READ ONLY,
+// in any case and spacing.
+func saysReadOnly(begin string) bool {
+	return strings.Contains(strings.ToLower(strings.Join(strings.Fields(begin), " ")), "read only")
 }
 
 // inTransaction reports whether pc's session is inside a transaction, begun
@@ -171,7 +191,11 @@ func (tx *Tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []stri
 		return 0, pgx.ErrTxClosed
 	}
 	n, err := tx.t.CopyFrom(ctx, table, columns, src)
-	return n, ctxerr.Wrap(ctx, err)
+	err = ctxerr.Wrap(ctx, err)
+	if !tx.readOnly {
+		tx.conn.noteErr(err)
+	}
+	return n, err
 }
 
 // SendBatch sends a batch inside the transaction.
@@ -179,7 +203,7 @@ func (tx *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if tx.ended {
 		return pgx.FailedBatchResults(b, pgx.ErrTxClosed)
 	}
-	return tx.conn.heldBatch(ctx, tx.t.SendBatch(ctx, b))
+	return tx.conn.heldBatch(ctx, tx.t.SendBatch(ctx, b), b, tx.readOnly)
 }
 
 // LargeObjects gives access to large objects inside the transaction. Once
@@ -228,7 +252,7 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, err
 		return errRows{err: pgx.ErrTxClosed}, pgx.ErrTxClosed
 	}
 	rows, err := tx.t.Query(ctx, sql, args...)
-	return tx.conn.wrapRows(ctx, rows, err)
+	return tx.conn.wrapRows(ctx, rows, err, !tx.readOnly)
 }
 
 // QueryRow runs sql inside the transaction.
@@ -236,7 +260,7 @@ func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if tx.ended {
 		return errRow{err: pgx.ErrTxClosed}
 	}
-	return tx.conn.newRow(ctx, tx.t.QueryRow(ctx, sql, args...), false)
+	return tx.conn.newRow(ctx, tx.t.QueryRow(ctx, sql, args...), false, !tx.readOnly)
 }
 
 // Conn returns the pgx connection the transaction runs on.
