@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -223,6 +225,58 @@ func TestProxySilence(t *testing.T) {
 	if d, err := net.DialTimeout("tcp", proxy.Addr(), time.Second); err == nil {
 		d.Close()
 		t.Fatal("a closed proxy still accepts")
+	}
+}
+
+// While Refuse is on, a Proxy closes each new connection at once, and
+// Accepted counts it; once off, it forwards again. No pair is needed: the
+// upstream is a listener of the test's own that answers each connection
+// with one byte.
+func TestProxyRefuse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte{'!'})
+			c.Close()
+		}
+	}()
+	proxy, err := NewProxy(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	read := func() (byte, error) {
+		c, err := net.DialTimeout("tcp", proxy.Addr(), time.Second)
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 1)
+		_, err = io.ReadFull(c, b)
+		return b[0], err
+	}
+	if b, err := read(); err != nil || b != '!' {
+		t.Fatalf("through the proxy: %q, %v; want the upstream's byte", b, err)
+	}
+	proxy.Refuse(true)
+	if _, err := read(); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("through the refusing proxy: %v, want the connection closed", err)
+	}
+	proxy.Refuse(false)
+	if b, err := read(); err != nil || b != '!' {
+		t.Fatalf("through the proxy after Refuse(false): %q, %v; want the upstream's byte", b, err)
+	}
+	if n := proxy.Accepted(); n != 3 {
+		t.Fatalf("Accepted: %d, want 3", n)
 	}
 }
 

@@ -10,16 +10,21 @@ import (
 // Silence; after that it still accepts connections but forwards nothing
 // and closes nothing, in either direction, on old connections and new: a
 // server whose machine crashed or went behind a partition, as its clients
-// see it. Only Close ends its connections.
+// see it. Only Close ends its connections. While Refuse is on, it closes
+// each new connection at once instead: a server that is down. Accepted
+// counts the connections it took, so that a test sees whether a client
+// tried the host at all.
 type Proxy struct {
 	ln       net.Listener
 	upstream string
 
-	mu     sync.Mutex
-	silent bool
-	closed bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	silent   bool
+	refusing bool
+	closed   bool
+	accepted int
+	conns    map[net.Conn]struct{}
+	wg       sync.WaitGroup
 }
 
 // NewProxy listens on a free port of 127.0.0.1 and forwards to upstream,
@@ -54,6 +59,23 @@ func (p *Proxy) Silence() {
 	p.mu.Unlock()
 }
 
+// Refuse turns refusing new connections on or off: while it is on, each
+// one is closed as soon as it is accepted. Connections already forwarded
+// go on.
+func (p *Proxy) Refuse(on bool) {
+	p.mu.Lock()
+	p.refusing = on
+	p.mu.Unlock()
+}
+
+// Accepted is how many connections the proxy has accepted, refused ones
+// included.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
 func (p *Proxy) isSilent() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -76,6 +98,20 @@ func (p *Proxy) Close() error {
 	return err
 }
 
+// admit counts a new connection and reports whether the proxy takes it: it
+// is closed at once while refusing, and once the proxy is closed.
+func (p *Proxy) admit(c net.Conn) bool {
+	p.mu.Lock()
+	p.accepted++
+	refusing := p.refusing
+	p.mu.Unlock()
+	if refusing {
+		c.Close()
+		return false
+	}
+	return p.track(c)
+}
+
 // track remembers c for Close; false (and c closed) once closed.
 func (p *Proxy) track(c net.Conn) bool {
 	p.mu.Lock()
@@ -95,8 +131,11 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		if !p.track(client) {
-			return
+		if !p.admit(client) {
+			if p.isClosed() {
+				return
+			}
+			continue
 		}
 		if p.isSilent() {
 			p.wg.Add(1)
@@ -116,6 +155,12 @@ func (p *Proxy) accept() {
 		go p.pipe(server, client)
 		go p.pipe(client, server)
 	}
+}
+
+func (p *Proxy) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
 }
 
 // drain reads and drops what c sends until Close closes it.
