@@ -132,8 +132,12 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 			}
 		}()
 	}
+	stagger := p.stagger
+	if stagger <= 0 {
+		stagger = hostStagger
+	}
 	startNext()
-	timer := time.NewTimer(hostStagger)
+	timer := time.NewTimer(stagger)
 	defer timer.Stop()
 	var errs []error
 	var fallbacks []*pgx.ConnConfig
@@ -155,14 +159,14 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 			}
 			if started < len(cfgs) {
 				startNext()
-				timer.Reset(hostStagger)
+				timer.Reset(stagger)
 			} else if pending == 0 {
 				return dialed{}, fallbacks, errors.Join(errs...)
 			}
 		case <-timer.C:
 			if started < len(cfgs) {
 				startNext()
-				timer.Reset(hostStagger)
+				timer.Reset(stagger)
 			}
 		}
 	}

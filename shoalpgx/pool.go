@@ -36,6 +36,7 @@ type Pool struct {
 	loadBalance     bool                                           // load_balance_hosts=random
 	hosts           *hostSet                                       // per host: open connections, role (hosts_state.go)
 	recheck         bool                                           // acquires look at a host's role again (hosts_recheck.go)
+	stagger         time.Duration                                  // a dial's wait for a host before the next one; 0: hostStagger
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
