@@ -46,13 +46,13 @@ func TestObserverAndLeakThresholdReachTheCore(t *testing.T) {
 		t.Fatalf("observer saw %d acquires, %d releases, %d dials", obs.acquires.Load(), obs.releases.Load(), obs.dials.Load())
 	}
 	c := holdTooLong(t, p)
-	deadline := time.Now().Add(10 * time.Second)
-	for p.Stat().Shoal().Leaked == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("leak not reported")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// The core counts the leak before it tells the Observer: wait for
+	// both.
+	pgtest.WaitFor(t, 10*time.Second, "the leak counted and observed", func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return p.Stat().Shoal().Leaked > 0 && len(obs.leaks) > 0
+	})
 	c.Release()
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
