@@ -210,8 +210,10 @@ type Config struct {
 	// closed it or sent it a fatal error, as pg_terminate_backend, a
 	// restart or idle_session_timeout do, and pings at once if anything is
 	// waiting on a TLS connection (where the bytes cannot be read without
-	// decrypting them). 0 turns the look, the default pings and
-	// HealthCheckPeriod off. Connection string: pool_health_check_after.
+	// decrypting them). A pipelined statement about to go on a shared
+	// connection idle that long gets the same look. 0 turns the look, the
+	// default pings and HealthCheckPeriod off. Connection string:
+	// pool_health_check_after.
 	HealthCheckAfter time.Duration
 
 	// PingTimeout bounds that ping. The ping is bounded by the acquire's

@@ -82,6 +82,11 @@ type pipeConn struct {
 	drops      atomic.Int32
 	drained    chan struct{}
 
+	// idleSince is when the last request in flight was answered (or the
+	// connection opened), in UnixNano, for the look at an idle socket
+	// before a request goes on it (pipeline_idle.go); guarded by mu.
+	idleSince int64
+
 	// raw is the socket's, for the reader's writes that never wait
 	// (pipeline_flush.go); nil when the connection is not a plain socket
 	// (TLS, a DialFunc's own net.Conn).
@@ -122,6 +127,7 @@ func newPipeConn(pc *pooledConn, stmtCapacity int, cancelWait time.Duration) (*p
 		done: make(chan struct{}), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	c.stmts.capacity = stmtCapacity
 	c.cancelWait = cancelWait
+	c.idleSince = time.Now().UnixNano()
 	c.raw = plainSocket(c.nc)
 	go c.readLoop()
 	return c, nil
@@ -150,6 +156,9 @@ const pipeCorkAt = 2
 // written cannot be taken back.
 func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error {
 	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.lookWhileIdleLocked()
+	}
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()

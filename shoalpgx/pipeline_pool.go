@@ -207,9 +207,11 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 		r.lease = l
 		if err := c.send(ctx, b.preps, r); err != nil {
 			// Broken before r was queued: nothing of r reached the
-			// server, so another connection may take it.
+			// server, so another connection may take it, within the
+			// pool's attempts, as an acquire passes over connections
+			// the server closed while they sat idle.
 			l.Discard()
-			if attempt++; attempt < 3 {
+			if attempt++; attempt < pp.p.attempts {
 				continue
 			}
 			return err

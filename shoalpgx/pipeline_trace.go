@@ -14,7 +14,9 @@ import (
 // *pgx.Conn, which the tracer may read (Config, PgConn().PID()) and must
 // not use: pgx no longer speaks on it. A Query's trace ends when its rows
 // close, a QueryRow's at Scan, a batch's at Close. They trace no acquire
-// or release: they hold no connection of their own.
+// or release: they hold no connection of their own. A statement that goes
+// to another connection because the first broke before it left is traced
+// once; the end names the connection it ran on.
 
 // queryTrace is the trace of one pipelined statement.
 type queryTrace struct {
@@ -23,9 +25,15 @@ type queryTrace struct {
 	conn *pgx.Conn // nil until started
 }
 
-// start tells the tracer of the statement, once, as it is encoded for c.
+// start tells the tracer of the statement, once, as it is first encoded.
+// Encoded again for another connection, when the first broke before the
+// statement left (pipePool.run), it runs on c, and the end names c.
 func (q *queryTrace) start(ctx context.Context, c *pipeConn, sql string, args []any) {
-	if q.t == nil || q.conn != nil {
+	if q.t == nil {
+		return
+	}
+	if q.conn != nil {
+		q.conn = c.pc.conn
 		return
 	}
 	q.conn = c.pc.conn
@@ -48,9 +56,13 @@ type batchTrace struct {
 	conn *pgx.Conn // nil until started
 }
 
-// start tells the tracer of the batch, once, as it is encoded for c.
+// start tells the tracer of the batch, once, as queryTrace.start does.
 func (bt *batchTrace) start(ctx context.Context, c *pipeConn, b *pgx.Batch) {
-	if bt.t == nil || bt.conn != nil {
+	if bt.t == nil {
+		return
+	}
+	if bt.conn != nil {
+		bt.conn = c.pc.conn
 		return
 	}
 	bt.conn = c.pc.conn
