@@ -25,12 +25,12 @@ func openSettled(b *testing.B, mutate func(*Config)) *Pool {
 // BenchmarkPipelineLone compares one caller's statements with pipelining
 // off and on, in one process, alternating blocks of 100 statements so that
 // the machine's noise falls on both alike: a lone caller must pay nothing
-// for pipelining. Where a loopback round trip takes one of two times, in
-// proportions that drift from one second to the next, rounds of a second
-// each (bench/pgx) measure the drift as much as the pool; blocks this
-// short meet both times alike. It reports each side's wall time and the
-// process's CPU time per statement, and the throughput ratio on/off
-// (higher is better). The caller's goroutine is not locked to a thread:
+// for pipelining. Each pool's backend runs where the kernel puts it, on
+// the caller's CPU or another, which moves a loopback round trip by
+// several times whatever the pool: BenchmarkPipelineLonePlaced holds that
+// still. It reports each side's wall time and the process's CPU time per
+// statement, and the throughput ratio on/off (higher is better). The
+// caller's goroutine is not locked to a thread:
 // that would make each of its waits a hand-off between threads, which is
 // not what a caller pays.
 //
@@ -38,6 +38,13 @@ func openSettled(b *testing.B, mutate func(*Config)) *Pool {
 func BenchmarkPipelineLone(b *testing.B) {
 	off := openSettled(b, func(c *Config) { c.MaxConns = 4 })
 	on := openSettled(b, func(c *Config) { c.MaxConns = 4; c.Pipeline = 16 })
+	loneAlternating(b, off, on)
+}
+
+// loneAlternating runs b's statements from one caller, alternating blocks
+// of 100 between off and on, and reports each side's wall time and the
+// process's CPU time per statement, and the throughput ratio on/off.
+func loneAlternating(b *testing.B, off, on *Pool) {
 	ctx := context.Background()
 	var n int
 	for _, p := range []*Pool{off, on} {
