@@ -34,6 +34,7 @@ func main() {
 		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the measured rounds here")
 		traceOut = flag.String("trace", "", "write a runtime trace of the rounds here, to see how often a query's goroutine blocks (keep it short: one contender, one count, -rounds 1)")
 		out      = flag.String("out", "", "write the markdown fragment here")
+		pinLone  = flag.Bool("pin-lone", false, "for the 1-worker cells, pin this process and the server's processes (and PgBouncer's) to CPU 0 with taskset, so that each contender's lone caller shares its backend's CPU: only for a server of your own on this machine")
 	)
 	flag.Parse()
 	if *dsn == "" {
@@ -110,7 +111,8 @@ func main() {
 		defer trace.Stop()
 	}
 
-	res := results{conns: *conns, contenders: open}
+	res := results{conns: *conns, contenders: open, pinnedLone: *pinLone && slices.Contains(counts, 1)}
+	pin := pinner{dsn: *dsn}
 	for _, q := range queries {
 		// One unmeasured round each, so every connection has prepared the
 		// statement and the first measured round is not the cold one.
@@ -120,6 +122,18 @@ func main() {
 			}
 		}
 		for _, n := range counts {
+			pinned := *pinLone && n == 1
+			if pinned {
+				if err := pin.pin(ctx); err != nil {
+					log.Fatalf("-pin-lone: %v", err)
+				}
+			}
+			fatalf := func(format string, args ...any) {
+				if pinned {
+					_ = pin.unpin(ctx)
+				}
+				log.Fatalf(format, args...)
+			}
 			best := make([]float64, len(open))
 			cpu := make([]time.Duration, len(open))
 			user := make([]time.Duration, len(open)) // of the round with the lowest cpu
@@ -139,7 +153,7 @@ func main() {
 					}
 					m, err := runFor(ctx, goroutines, *duration, running[i].worker(q), running[i].statementsPerCall())
 					if err != nil {
-						log.Fatalf("%s %s %d workers: %v", c.name, q.name, n, err)
+						fatalf("%s %s %d workers: %v", c.name, q.name, n, err)
 					}
 					best[i] = max(best[i], m.qps)
 					perRound[i] = append(perRound[i], m.qps)
@@ -161,6 +175,11 @@ func main() {
 					}
 					fmt.Fprintf(os.Stderr, "%-9s %-13s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query (%4.1f user)  %5.2f thread sleeps/query  %5.2f reads %5.2f writes/query  %3.0f%% machine idle\n",
 						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, float64(m.userQuery)/1e3, m.csQuery, m.reads, m.writes, 100*m.idle)
+				}
+			}
+			if pinned {
+				if err := pin.unpin(ctx); err != nil {
+					log.Fatalf("-pin-lone: %v", err)
 				}
 			}
 			res.rows = append(res.rows, row{query: q.name, workers: n, qps: best, cpu: cpu, user: user, cs: cs,

@@ -48,6 +48,9 @@ func (r *results) pipelineMarkdown(cmd, machine string, rounds int, d time.Durat
 	if inFlight32 {
 		fmt.Fprintf(&b, " %s is the same on 4 connections, 8 statements per round trip each: 32 in flight, as many as 32 workers can keep.", inFlight32Name)
 	}
+	if r.pinnedLone {
+		b.WriteString(" The 1-worker cells ran with this process and the server's processes pinned to CPU 0 (`-pin-lone`), so that each contender's lone caller shared its backend's CPU: left to the kernel, a lone caller's round trip to a backend on another CPU takes several times one on its own, whatever the pool.")
+	}
 	b.WriteString("\n\n")
 	r.qpsTable(&b)
 

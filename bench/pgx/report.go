@@ -15,6 +15,7 @@ type results struct {
 	contenders []contender
 	rows       []row
 	cpr        []cprRow
+	pinnedLone bool // the 1-worker cells ran pinned to one CPU (-pin-lone)
 }
 
 type row struct {
