@@ -89,6 +89,46 @@ func dialCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// triedOnlyFirst opens two connections on p, holding both, so that the
+// second is a dial of its own, and fails t unless the first dial tried
+// host (named first) and the second did not: what it learnt of host, said
+// by why, put host last.
+func triedOnlyFirst(t *testing.T, ctx context.Context, p *Pool, host *pgpair.Proxy, why string) {
+	t.Helper()
+	c1, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c1.Release)
+	tried := host.Accepted()
+	if tried == 0 {
+		t.Fatalf("the first dial never tried %s, named first", host.Addr())
+	}
+	c2, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c2.Release)
+	if n := host.Accepted(); n != tried {
+		t.Fatalf("the second dial tried %s first again, which %s (%d connections, then %d)", host.Addr(), why, tried, n)
+	}
+}
+
+// waitForAcquireOn waits until an acquire from p lands on addr, with role
+// unless that is "".
+func waitForAcquireOn(t *testing.T, ctx context.Context, p *Pool, addr, role string) {
+	t.Helper()
+	pgtest.WaitFor(t, 10*time.Second, "an acquire on "+addr, func() bool {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			return false
+		}
+		defer c.Release()
+		a, r := c.Host()
+		return a == addr && (role == "" || r == role)
+	})
+}
+
 // A host that fails passes the dial to the next one at once, not after
 // its stagger; the failure is the host's LastError.
 func TestDialTriesTheNextHostAtOnceWhenOneFails(t *testing.T) {
@@ -109,27 +149,10 @@ func TestDialTriesTheNextHostAtOnceWhenOneFails(t *testing.T) {
 // A host whose last dial failed is tried after the others, so that a dead
 // host costs each dial nothing once it has failed one.
 func TestDialTriesAFailedHostLast(t *testing.T) {
-	ctx := dialCtx(t)
 	down := hostProxy(t)
 	down.Refuse(true)
 	p := hostsPool(t, "", time.Hour, func(c *Config) { c.MaxConns = 2 }, down.Addr(), testServerAddr(t))
-	c1, err := p.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c1.Release()
-	tried := down.Accepted()
-	if tried == 0 {
-		t.Fatal("the first dial never tried the first host")
-	}
-	c2, err := p.Acquire(ctx) // c1 is held: a second dial
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Release()
-	if n := down.Accepted(); n != tried {
-		t.Fatalf("the second dial tried the host that failed the first again (%d connections, then %d)", tried, n)
-	}
+	triedOnlyFirst(t, dialCtx(t), p, down, "failed the first")
 }
 
 // Once a host that failed answers again, its turn comes when the others
@@ -236,25 +259,9 @@ func TestDialTriesAHostThatDidNotQualifyLast(t *testing.T) {
 	cfg.MaxConns = 2
 	p := newPoolFor(t, cfg)
 	p.stagger = time.Hour
-	c1, err := p.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c1.Release()
-	tried := standby.Accepted()
-	if tried == 0 {
-		t.Fatal("the first dial never tried the standby named first")
-	}
+	triedOnlyFirst(t, ctx, p, standby, "is a standby")
 	if h := hostStat(t, p.Hosts(), standby.Addr()); h.Role != RoleStandby {
-		t.Fatalf("%s: role %q after the first dial, want %q", h.Addr, h.Role, RoleStandby)
-	}
-	c2, err := p.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Release()
-	if n := standby.Accepted(); n != tried {
-		t.Fatalf("the second dial tried the standby first again (%d connections, then %d)", tried, n)
+		t.Fatalf("%s: role %q, want %q", h.Addr, h.Role, RoleStandby)
 	}
 }
 
@@ -309,15 +316,7 @@ func TestReadOnlyTargetFollowsALiftedFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	fenced = false
-	pgtest.WaitFor(t, 10*time.Second, "an acquire on the standby", func() bool {
-		c, err := p.Acquire(ctx)
-		if err != nil {
-			return false
-		}
-		defer c.Release()
-		addr, _ := c.Host()
-		return addr == pair.Standby.Addr
-	})
+	waitForAcquireOn(t, ctx, p, pair.Standby.Addr, "")
 	if n := primary.Accepted(); n != dials {
 		t.Errorf("the dial after the look tried the writable primary first (%d connections, then %d)", dials, n)
 	}

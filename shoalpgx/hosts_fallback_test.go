@@ -52,15 +52,7 @@ func TestPreferStandbyMovesBackToTheStandby(t *testing.T) {
 	p, standby := preferStandbyOnPrimary(t, pair, func(c *Config) { c.RoleCheckPeriod = 20 * time.Millisecond })
 	standby.Refuse(false)
 	ctx := dialCtx(t)
-	pgtest.WaitFor(t, 10*time.Second, "an acquire on the standby", func() bool {
-		c, err := p.Acquire(ctx)
-		if err != nil {
-			return false
-		}
-		defer c.Release()
-		addr, role := c.Host()
-		return addr == standby.Addr() && role == RoleStandby
-	})
+	waitForAcquireOn(t, ctx, p, standby.Addr(), RoleStandby)
 	pgtest.WaitFor(t, 5*time.Second, "the primary's connections closed", func() bool {
 		return hostStat(t, p.Hosts(), pair.Primary.Addr).Open == 0
 	})
