@@ -108,10 +108,8 @@ func (c *pipeConn) abandoned() (drained <-chan struct{}, live bool) {
 }
 
 // noteDrainedLocked tells cancelAbandoned, if it waits, that nothing is
-// pending any more, and notes when the connection went idle. c.mu must be
-// held, and pending just emptied.
+// pending any more. c.mu must be held, and pending just emptied.
 func (c *pipeConn) noteDrainedLocked() {
-	c.idleSince = time.Now().UnixNano()
 	if c.drained != nil {
 		close(c.drained)
 		c.drained = nil

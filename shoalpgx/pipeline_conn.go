@@ -82,11 +82,6 @@ type pipeConn struct {
 	drops      atomic.Int32
 	drained    chan struct{}
 
-	// idleSince is when the last request in flight was answered (or the
-	// connection opened), in UnixNano, for the look at an idle socket
-	// before a request goes on it (pipeline_idle.go); guarded by mu.
-	idleSince int64
-
 	// raw is the socket's, for the reader's writes that never wait
 	// (pipeline_flush.go); nil when the connection is not a plain socket
 	// (TLS, a DialFunc's own net.Conn).
@@ -127,7 +122,6 @@ func newPipeConn(pc *pooledConn, stmtCapacity int, cancelWait time.Duration) (*p
 		done: make(chan struct{}), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	c.stmts.capacity = stmtCapacity
 	c.cancelWait = cancelWait
-	c.idleSince = time.Now().UnixNano()
 	c.raw = plainSocket(c.nc)
 	go c.readLoop()
 	return c, nil

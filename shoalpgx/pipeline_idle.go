@@ -3,7 +3,6 @@ package shoalpgx
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // A shared connection with nothing in flight has nobody reading it: the
@@ -28,7 +27,9 @@ func (c *pipeConn) lookWhileIdleLocked() {
 	if c.err != nil || c.reader != readerNone || c.writing || c.pc.pool.config.HealthCheckAfter == 0 {
 		return
 	}
-	if time.Now().UnixNano()-c.idleSince < int64(peekAfter) {
+	// The last answer read (the reader's, who has let c.mu go since: no
+	// one reads with nothing pending) says how long c has been idle.
+	if pipeClock()-c.pace.lastAt < int64(peekAfter) {
 		return // busy a moment ago: the look would cost more than it finds
 	}
 	mustPing, err := c.pc.idleCheck()
