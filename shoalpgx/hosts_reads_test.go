@@ -5,12 +5,14 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgpair"
+	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
 // readsPool opens a pool on the pair's read-write string, with the role
@@ -162,6 +164,58 @@ func TestReadsMaxStandbyLag(t *testing.T) {
 	eventually(t, 10*time.Second, "reads back on the standby once it caught up", func() bool {
 		return serverPort(t, reads) == pair.Standby.Port
 	})
+}
+
+// A look that finds a standby further behind than MaxStandbyLag looks
+// again and believes the second reading: right after a write on an idle
+// primary the standby has WAL to replay for a moment, and the age of its
+// last replayed transaction would read as lag. Here the first reading
+// finds the paused standby behind, replay resumes and catches up before
+// the second, and the read goes to the standby.
+func TestReadsBelieveTheSecondLagReading(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	pool, reads := readsPool(t, pair, 0, "pool_max_standby_lag=300ms", "pool_host_connect_timeout=30s")
+	ctx := pgtest.Ctx(t)
+	standby, err := pgx.Connect(ctx, pair.Standby.ConnString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Close(context.Background())
+	lag := func() time.Duration {
+		r, err := readRole(ctx, standby.PgConn())
+		if err != nil {
+			t.Error(err)
+		}
+		return r.lag
+	}
+	if err := pair.PauseReplay(ctx, pair.Standby, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pair.PauseReplay(context.Background(), pair.Standby, false) })
+	if _, err := pool.Exec(ctx, "INSERT INTO shoalpgx_reads VALUES (4)"); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, 10*time.Second, "the paused standby 300ms behind", func() bool { return lag() > 300*time.Millisecond })
+	var readings atomic.Int32
+	reads.p.betweenLagReadings = func() {
+		readings.Add(1)
+		if err := pair.PauseReplay(context.Background(), pair.Standby, false); err != nil {
+			t.Error(err)
+		}
+		pgtest.WaitFor(t, 10*time.Second, "the standby caught up", func() bool { return lag() == 0 })
+	}
+	// The dial waits on the pair's script between the readings: its
+	// caller gets more than serverPort's 2s.
+	var port int
+	if err := reads.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		t.Fatal(err)
+	}
+	if got := strconv.Itoa(port); got != pair.Standby.Port {
+		t.Fatalf("a read ran on port %s, want the standby's %s, caught up by the second reading", got, pair.Standby.Port)
+	}
+	if n := readings.Load(); n != 1 {
+		t.Fatalf("%d first readings past the bound, want 1", n)
+	}
 }
 
 // The standby promoted and the old primary rejoined as its standby: the

@@ -68,6 +68,9 @@ const lagRecheck = 50 * time.Millisecond
 func (p *Pool) readRole(ctx context.Context, pg *pgconn.PgConn) (role, error) {
 	r, err := readRole(ctx, pg)
 	if err == nil && p.maxLag > 0 && r.inRecovery && r.lag > p.maxLag {
+		if p.betweenLagReadings != nil {
+			p.betweenLagReadings()
+		}
 		t := time.NewTimer(lagRecheck)
 		select {
 		case <-t.C:

@@ -37,6 +37,10 @@ type Pool struct {
 	hosts           *hostSet                                       // per host: open connections, role (hosts_state.go)
 	recheck         bool                                           // acquires look at a host's role again (hosts_recheck.go)
 	stagger         time.Duration                                  // a dial's wait for a host before the next one; 0: hostStagger
+	// betweenLagReadings, when a test sets it, runs between the two
+	// readings of a lag check (readRole), so that the test can change
+	// the standby's lag in between.
+	betweenLagReadings func()
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
