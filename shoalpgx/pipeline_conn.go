@@ -150,9 +150,6 @@ const pipeCorkAt = 2
 // written cannot be taken back.
 func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error {
 	c.mu.Lock()
-	if len(c.pending) == 0 {
-		c.lookWhileIdleLocked()
-	}
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()

@@ -119,9 +119,9 @@ func TestPipelineIdleLookOffWithHealthCheckAfterZero(t *testing.T) {
 	})
 }
 
-// After a restart every shared connection is dead, more of them than the
-// three tries a statement once had: it passes over as many as the pool's
-// attempts allow (MaxConns+1), as an acquire does, and runs on a new one.
+// After a restart every shared connection is dead, five or more of them: a
+// statement passes over every one, as an acquire does, and runs on a new
+// one.
 func TestPipelineStatementPassesEveryDeadSharedConnection(t *testing.T) {
 	app := pgtest.AppName(t)
 	p := newTestPool(t, func(c *Config) {

@@ -121,6 +121,12 @@ func newPipePool(p *Pool) (*pipePool, error) {
 		cfg.MaxLifetime = c.MaxConnLifetime
 		cfg.LifetimeJitter = c.MaxConnLifetimeJitter
 	}
+	if p.lookAfter > 0 {
+		// A statement about to go on a connection with none in flight
+		// for that long has its socket looked at first (pipeline_idle.go).
+		cfg.HealthCheck = pp.idleCheck
+		cfg.HealthCheckAfter = p.lookAfter
+	}
 	cfg.Hooks.OnDisconnect = func(pc *pipeConn, r shoal.Reason) {
 		p.destroys.count(r)
 		pc.pc.forget()
@@ -206,10 +212,10 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 		r.buf = buf
 		r.lease = l
 		if err := c.send(ctx, b.preps, r); err != nil {
-			// Broken before r was queued: nothing of r reached the
-			// server, so another connection may take it, within the
-			// pool's attempts, as an acquire passes over connections
-			// the server closed while they sat idle.
+			// Broken before r was queued (after the core's look at
+			// an idle one, pipeline_idle.go): nothing of r reached
+			// the server, so another connection may take it, within
+			// the pool's attempts, as an acquire's.
 			l.Discard()
 			if attempt++; attempt < pp.p.attempts {
 				continue
