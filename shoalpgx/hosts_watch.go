@@ -55,6 +55,9 @@ func (p *Pool) checkRole() {
 	// have been; what a background look noted is moot.
 	pc.idle, pc.mustPing = 0, false
 	gen := pc.resetGen
+	if p.beforeRoleQuery != nil {
+		p.beforeRoleQuery()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), roleCheckTimeout)
 	r, err := p.readRole(ctx, pc.conn.PgConn())
 	cancel()

@@ -41,6 +41,10 @@ type Pool struct {
 	// readings of a lag check (readRole), so that the test can change
 	// the standby's lag in between.
 	betweenLagReadings func()
+	// beforeRoleQuery, when a test sets it, runs in checkRole once it has
+	// taken its connection and noted the pool's resets, before the query,
+	// so that the test can reset the pool while the look is under way.
+	beforeRoleQuery func()
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
