@@ -164,6 +164,24 @@ type pidTracer struct {
 	batchStart int
 }
 
+// tracedOnce fails t unless one statement, then one batch, were traced
+// once each, the statement's end naming backend ran and the batch's
+// batchRan, where each ran.
+func (tr *pidTracer) tracedOnce(t *testing.T, ran, batchRan uint32) {
+	t.Helper()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.starts) != 1 || len(tr.ends) != 1 {
+		t.Fatalf("%d starts and %d ends traced for one statement, want 1 and 1", len(tr.starts), len(tr.ends))
+	}
+	if tr.ends[0] != ran {
+		t.Errorf("the trace ended naming backend %d; the statement ran on %d", tr.ends[0], ran)
+	}
+	if tr.batchStart != 1 || len(tr.batchEnds) != 1 || tr.batchEnds[0] != batchRan {
+		t.Errorf("the batch: %d starts, ends naming %v; want 1 start and an end naming %d", tr.batchStart, tr.batchEnds, batchRan)
+	}
+}
+
 func (t *pidTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	t.mu.Lock()
 	t.starts = append(t.starts, conn.PgConn().PID())
@@ -227,15 +245,5 @@ func TestPipelineTraceOfAStatementThatPassedADeadConnection(t *testing.T) {
 	if err := br.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if len(tr.starts) != 1 || len(tr.ends) != 1 {
-		t.Fatalf("%d starts and %d ends traced for one statement, want 1 and 1", len(tr.starts), len(tr.ends))
-	}
-	if tr.ends[0] != ran {
-		t.Errorf("the trace ended naming backend %d; the statement ran on %d", tr.ends[0], ran)
-	}
-	if tr.batchStart != 1 || len(tr.batchEnds) != 1 || tr.batchEnds[0] != batchRan {
-		t.Errorf("the batch: %d starts, ends naming %v; want 1 start and an end naming %d", tr.batchStart, tr.batchEnds, batchRan)
-	}
+	tr.tracedOnce(t, ran, batchRan)
 }
