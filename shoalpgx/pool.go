@@ -42,8 +42,8 @@ type Pool struct {
 	// the standby's lag in between.
 	betweenLagReadings func()
 	// beforeRoleQuery, when a test sets it, runs in checkRole once it has
-	// taken its connection and noted the pool's resets, before the query,
-	// so that the test can reset the pool while the look is under way.
+	// taken its connection, before the query, so that the test can reset
+	// the pool while the look is under way.
 	beforeRoleQuery func()
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
