@@ -82,8 +82,10 @@ type AcquireError struct {
 }
 
 // Error names the pool, says why the acquire ended, then what it waited
-// for and how long: `shoal pool "orders": acquire: context deadline
-// exceeded (waited 2s for one of 16 connections: 16 in use, 31 waiting)`.
+// for and how long and, when every connection was held, who held them:
+// `shoal pool "orders": acquire: context deadline exceeded (waited 2s for
+// one of 16 connections: 16 in use, 31 waiting); every connection held: 16
+// leases (an Observer or LeakThreshold would say for how long)`.
 // A dial's error is the cause's own text, so the wait is never read as the
 // dial's: `shoal pool "orders": acquire: dial failed: dial tcp
 // 127.0.0.1:5432: connect: connection refused (waited 0s for one of 4

@@ -360,6 +360,61 @@ func TestExhaustionMessageInDocs(t *testing.T) {
 	})
 }
 
+// TestAcquireErrorInDocs: the timeout README.md and docs/operating.md show
+// first, 16 connections held and 31 callers waiting with no Observer or
+// LeakThreshold, is, whole, the one the pool writes (README's pool is
+// named "cache").
+func TestAcquireErrorInDocs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := shoal.New(shoal.Config[int]{Name: "orders", MaxConns: 16,
+			Dial: func(context.Context) (int, error) { return 1, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		for range 16 {
+			l := reportHolder(t, p)
+			defer l.Release()
+		}
+		waiters, stop := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for range 30 {
+			wg.Go(func() {
+				if l, err := p.Acquire(waiters); err == nil {
+					l.Release()
+				}
+			})
+		}
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err = p.Acquire(ctx)
+		stop()
+		wg.Wait()
+		if err == nil {
+			t.Fatal("an acquire with every connection held and a 2s deadline succeeded")
+		}
+		got := err.Error()
+		for _, file := range []string{"README.md", "docs/operating.md"} {
+			doc, rerr := os.ReadFile(file)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			var shown []string
+			for line := range strings.Lines(string(doc)) {
+				_, msg, ok := strings.Cut(line, "shoal pool ")
+				if ok && strings.Contains(msg, "(waited 2s for one of 16 connections") {
+					msg = strings.Trim(strings.TrimSpace(msg), "`")
+					shown = append(shown, strings.Replace("shoal pool "+msg, `"cache"`, `"orders"`, 1))
+				}
+			}
+			if len(shown) != 1 || shown[0] != got {
+				t.Errorf("%s shows\n\t%s\nthe pool writes\n\t%s", file, strings.Join(shown, "\n\t"), got)
+			}
+		}
+	})
+}
+
 // In a multiplexed pool the holders are the streams' leases, and a full
 // pool's timeout counts them.
 func TestExhaustionMultiplexed(t *testing.T) {
