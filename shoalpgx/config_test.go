@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"math"
 	"runtime"
 	"strings"
@@ -335,6 +336,61 @@ func TestConfigStringMasksOnlyWhereThePasswordIs(t *testing.T) {
 	for _, want := range []string{"pool_max_conns=12", "pool_max_conn_lifetime=1h0m0s", "application_name=job1", "password=xxxxx"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("String() = %s, want it to contain %s", s, want)
+		}
+	}
+}
+
+// TestHostConnectTimeoutZeroLeavesTheConnectTimeout: with several hosts and
+// no connect_timeout, HostConnectTimeout bounds each host's part of a dial,
+// and 0 leaves it to the connect timeout, 2 minutes when the string sets
+// none (docs/settings.md).
+func TestHostConnectTimeoutZeroLeavesTheConnectTimeout(t *testing.T) {
+	for _, c := range []struct{ set, want time.Duration }{{0, defaultConnectTimeout}, {3 * time.Second, 3 * time.Second}} {
+		cfg, err := ParseConfig("postgres://app@127.0.0.1:5401,127.0.0.1:5402/app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.HostConnectTimeout = c.set
+		p := &Pool{config: cfg}
+		if got := p.timedConnConfig().ConnectTimeout; got != c.want {
+			t.Errorf("HostConnectTimeout %s: each host's connect timeout is %s, want %s", c.set, got, c.want)
+		}
+	}
+}
+
+// TestConfigStringShowsEverySetting: String, which the docs offer for logs
+// in place of the connection string, shows every pool key ParseConfig
+// reads, as the string gave it (pgxpool's spelling of pool_min_idle
+// as pool_min_idle).
+func TestConfigStringShowsEverySetting(t *testing.T) {
+	given := map[string]string{
+		"pool_name": "billing", "pool_max_conns": "12", "pool_min_idle": "3", "pool_min_conns": "2",
+		"pool_partitions": "4", "pool_max_waiters": "100", "pool_max_conn_lifetime": "1h30m0s",
+		"pool_max_conn_lifetime_jitter": "5m0s", "pool_max_conn_idle_time": "2m0s",
+		"pool_health_check_after": "250ms", "pool_health_check_period": "10s", "pool_ping_timeout": "3s",
+		"pool_cancel_timeout": "1.5s", "pool_barge_window": "2ms", "pool_host_connect_timeout": "750ms",
+		"pool_role_check_period": "300ms", "pool_max_standby_lag": "4s", "pool_read_max_conns": "6",
+		"pool_pipeline": "16", "pool_pipeline_fill": "900µs",
+	}
+	cs := testBase
+	for _, k := range poolKeys {
+		if k.name == "pool_min_idle_conns" {
+			continue
+		}
+		v, ok := given[k.name]
+		if !ok {
+			t.Fatalf("ParseConfig reads %s, which this test gives no value", k.name)
+		}
+		cs += "&" + k.name + "=" + url.QueryEscape(v)
+	}
+	cfg, err := ParseConfig(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.String()
+	for k, v := range given {
+		if !strings.Contains(s, " "+k+"="+v+" ") && !strings.Contains(s, " "+k+"="+v+"}") {
+			t.Errorf("String() = %s\nwant it to show %s=%s", s, k, v)
 		}
 	}
 }

@@ -65,10 +65,14 @@ func (c *Config) String() string {
 	}
 	fmt.Fprintf(&b, "pool_max_conns=%d pool_min_idle=%d pool_min_conns=%d pool_partitions=%d pool_max_waiters=%d "+
 		"pool_max_conn_lifetime=%s pool_max_conn_lifetime_jitter=%s pool_max_conn_idle_time=%s "+
-		"pool_health_check_after=%s pool_health_check_period=%s pool_ping_timeout=%s pool_barge_window=%s}",
+		"pool_health_check_after=%s pool_health_check_period=%s pool_ping_timeout=%s pool_cancel_timeout=%s "+
+		"pool_barge_window=%s pool_host_connect_timeout=%s pool_role_check_period=%s pool_max_standby_lag=%s "+
+		"pool_read_max_conns=%d pool_pipeline=%d pool_pipeline_fill=%s}",
 		c.MaxConns, c.MinIdleConns, c.MinConns, c.Partitions, c.MaxWaiters,
 		c.MaxConnLifetime, c.MaxConnLifetimeJitter, c.MaxConnIdleTime,
-		c.HealthCheckAfter, c.HealthCheckPeriod, c.PingTimeout, c.BargeWindow)
+		c.HealthCheckAfter, c.HealthCheckPeriod, c.PingTimeout, c.CancelTimeout,
+		c.BargeWindow, c.HostConnectTimeout, c.RoleCheckPeriod, c.MaxStandbyLag,
+		c.ReadMaxConns, c.Pipeline, c.PipelineFill)
 	return b.String()
 }
 
