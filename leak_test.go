@@ -78,6 +78,10 @@ func TestLeakReportedOnceWithTheAcquirer(t *testing.T) {
 		if !strings.Contains(out, "lease held past LeakThreshold") || !strings.Contains(out, "leakyAcquirer") {
 			t.Fatalf("log lacks the leak: %s", out)
 		}
+		// The attribute docs/operating.md tells operators to filter on.
+		if !strings.Contains(out, "acquired_by="+r.Function) {
+			t.Fatalf("the leak's log line has no acquired_by=%s: %s", r.Function, out)
+		}
 		l.Release() // not reclaimed: release works as usual
 		if s := p.Stats(); s.IdleConns != 1 {
 			t.Fatalf("stats %+v", s)

@@ -87,3 +87,19 @@ func TestMinConnsPerProtocol(t *testing.T) {
 		t.Errorf("HTTP/1.1 with MinConns 3 after Warm: %+v, want 3 connections", st)
 	}
 }
+
+// TestHTTP2MinIdleCountsAsMinConns: for an HTTP/2 origin MinIdle is a floor
+// on open connections, as MinConns is (docs/settings.md), so MinIdle 4
+// keeps four open where the default keeps two, and Warm waits for them.
+func TestHTTP2MinIdleCountsAsMinConns(t *testing.T) {
+	srv, conns, tlsCfg := newH2TLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), 100)
+	tr := newTestTransport(t, Options{TLSClientConfig: tlsCfg, MinIdle: 4})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Warm(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := onlyStats(t, tr); st.TotalConns != 4 || conns.n.Load() != 4 {
+		t.Fatalf("after Warm with MinIdle 4: %+v, server saw %d connections; want 4", st, conns.n.Load())
+	}
+}

@@ -385,3 +385,29 @@ func abandonUnderLoad(t *testing.T, cancelTimeout time.Duration) {
 		t.Errorf("%s: the server held %d of the pool's connections, MaxConns is %d", s.At.Format("15:04:05.000"), s.Count, maxConns)
 	}
 }
+
+// TestParsedConnConfigOutsideThePool: a ConnConfig from ParseConfig given
+// to pgx.ConnectConfig cancels as pgx's default does (docs/postgres.md): a
+// statement cut short at its deadline returns with the context's error and
+// closes the connection, where the pool's own connections send a cancel
+// request and keep theirs.
+func TestParsedConnConfigOutsideThePool(t *testing.T) {
+	cfg, err := ParseConfig(pgtest.ConnString(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.ConnectConfig(pgtest.Ctx(t), cfg.ConnConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 100*time.Millisecond)
+	defer cancel()
+	_, err = conn.Exec(ctx, "SELECT pg_sleep(2)") // the backend sleeps on alone for at most 2s
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a statement past its deadline returned %v, want context.DeadlineExceeded", err)
+	}
+	if !conn.IsClosed() {
+		t.Fatal("the connection is open after its statement was cut short: pgx's default closes it")
+	}
+}
