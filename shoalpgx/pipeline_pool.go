@@ -235,6 +235,7 @@ func (pp *pipePool) await(ctx context.Context, r *pipeReq) error {
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(reqWaiting, reqAbandoned) {
 			if r.conn.unqueue(r) {
+				r.build.closesUnsent()
 				r.endLease()
 			} else if pp.closing.Load() {
 				// Not on the caller's time: the cancel request dials.

@@ -69,6 +69,15 @@ func (b *pipeBuild) unsent() {
 		p.finish(errPipeUnsent)
 	}
 	b.preps = b.preps[:0]
+	b.closesUnsent()
+}
+
+// closesUnsent gives the deallocations a request carried back to its
+// connection, for the next request to carry, when the request never left:
+// an argument failed to encode, or its caller gave up while it waited in
+// the queue (pipePool.await). Its preparations, queued ahead of it, still
+// go out.
+func (b *pipeBuild) closesUnsent() {
 	if len(b.closes) > 0 {
 		s := &b.c.stmts
 		s.mu.Lock()

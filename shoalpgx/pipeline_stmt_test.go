@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -244,6 +245,74 @@ func TestPipelineDeallocationOutlivesAnUnsentRequest(t *testing.T) {
 	}
 	if _, err := p.Exec(ctx, "select $1::int", make(chan int)); err == nil {
 		t.Fatal("a channel encoded as an int")
+	}
+	if prepared := preparedOnShared(t, ctx, p); slices.Contains(prepared, sql) {
+		t.Fatalf("%q is still prepared on the shared connection after the next request", sql)
+	}
+}
+
+// A deallocation outlives a request whose caller gave up while it waited in
+// the queue: the request never left, so the next request that does
+// deallocates the old name.
+func TestPipelineDeallocationOutlivesAnAbandonedRequest(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	c := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	table := pipeTable(t, "pipe_dealloc_gone", "a int")
+	sql := "select * from " + table + " where $1::int = 1"
+	for range 2 {
+		if _, err := p.Exec(ctx, sql, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Exec(ctx, "alter table "+table+" add column b int"); err != nil {
+		t.Fatal(err)
+	}
+	inHand := func(n int) func() bool {
+		return func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return len(c.pending)-len(c.queue) >= n
+		}
+	}
+	// Two sleeps at the server hold what comes next in the queue
+	// (pipeCorkAt): the statement the change invalidated, then two more
+	// sleeps, which go out together when the first is answered. When the
+	// invalidated statement has failed, those two are at the server and
+	// the request after it waits in the queue, carrying the deallocation.
+	done := make(chan error, 4)
+	sleep := func() {
+		_, err := p.Exec(ctx, "select pg_sleep(0.5)")
+		done <- err
+	}
+	go sleep()
+	go sleep()
+	pgtest.WaitFor(t, 5*time.Second, "two sleeps at the server", inHand(2))
+	failed := make(chan error, 1)
+	go func() {
+		_, err := p.Exec(ctx, sql, 1)
+		failed <- err
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the invalidated statement queued", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.queue) == 1
+	})
+	go sleep()
+	go sleep()
+	var pgErr *pgconn.PgError
+	if err := <-failed; !errors.As(err, &pgErr) || pgErr.Code != "0A000" {
+		t.Fatalf("after the change: %v, want SQLSTATE 0A000", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := p.Exec(short, "select $1::int", 7); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the queued statement: %v, want its deadline", err)
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 	if prepared := preparedOnShared(t, ctx, p); slices.Contains(prepared, sql) {
 		t.Fatalf("%q is still prepared on the shared connection after the next request", sql)
