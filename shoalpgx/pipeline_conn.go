@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,11 +144,10 @@ const pipeCorkAt = 2
 // (flushLocked): when the server has pipeCorkAt requests in hand, or none
 // while the reader, or readLoop as it stops reading, lets the callers it
 // has just answered run (yieldLocked), whose next requests then go out
-// with this one. It fails
-// when the connection is broken. A write the caller makes that is still
-// blocked when ctx ends (a server that stopped reading) is cut off, and
-// the connection with it, so that the caller returns: a message half
-// written cannot be taken back.
+// with this one. It fails when the connection is broken. A write the
+// caller makes that is still blocked when ctx ends (a server that stopped
+// reading) is cut off, so that the caller returns, and goes on in the
+// background (see writeLocked).
 func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error {
 	c.mu.Lock()
 	if c.err != nil {
@@ -178,26 +178,34 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 
 // writeLocked writes the queue out, and what is queued while it writes,
 // until it is empty or the connection breaks. ctx is the context of the
-// caller writing, which cuts a write that blocks past it; once it has
-// ended, the rest (other callers' requests) goes out in the background;
-// context.Background for the background writer. c.mu must be held and
-// c.writing set; it returns with c.mu released.
+// caller writing, which cuts a write that blocks past it; the caller then
+// returns, and the rest goes out in the background (writeInBackground,
+// whose context is context.Background): on a plain socket the bytes the
+// cut write left, so that a message half written is finished and the
+// connection stays; elsewhere (TLS, whose state a cut write corrupts) the
+// connection breaks, so there the caller writes only the first batch,
+// which holds its own request, and leaves what others queue meanwhile to
+// the background. c.mu must be held and c.writing set; it returns with
+// c.mu released.
 func (c *pipeConn) writeLocked(ctx context.Context) {
-	for {
+	for first := true; ; first = false {
 		if c.err != nil || len(c.queue) == 0 && c.rest == nil {
 			c.writing = false
 			c.mu.Unlock()
 			return
 		}
-		if ctx.Err() != nil {
-			// The caller writing gave up: it returns, and another
-			// goroutine writes on, still holding c.writing.
+		if ctx.Err() != nil || !first && c.raw == nil && ctx.Done() != nil {
+			// The caller writing gave up, or has written its own
+			// request where a cut would break the connection: it
+			// returns, and another goroutine writes on, still
+			// holding c.writing.
 			go c.writeInBackground()
 			c.mu.Unlock()
 			return
 		}
 		if c.rest != nil {
-			// The reader's write stopped short: the rest goes first.
+			// A write stopped short (the reader's, or a caller's that
+			// was cut): the rest goes first.
 			rest := c.rest
 			c.rest = nil
 			c.mu.Unlock()
@@ -216,9 +224,11 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		c.queue = c.spare[:0]
 		c.mu.Unlock()
 		c.pace.written(out)
-		n, err := c.writeAll(ctx, c.joined(out))
+		b := c.joined(out)
+		n, err := c.writeAll(ctx, b)
 		c.mu.Lock()
-		if err != nil && n == 0 && ctx.Err() != nil && c.err == nil {
+		cut := err != nil && ctx.Err() != nil && c.err == nil && errors.Is(err, os.ErrDeadlineExceeded)
+		if cut && n == 0 {
 			// Cut before a byte left: nothing needs taking back, so the
 			// requests go back to the front of the queue and out in the
 			// background, and the connection stays.
@@ -230,6 +240,18 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		}
 		clear(out)
 		c.spare = out
+		if cut && c.raw != nil {
+			// Cut half way on a plain socket, which takes the rest as
+			// well once the server reads again: the background writer
+			// finishes the message, and no request on the connection
+			// fails for this caller's deadline. A copy, since the
+			// bytes may be a request's own buffer, which a break would
+			// let the next statement take while the write goes on.
+			c.rest = append([]byte(nil), b[n:]...)
+			go c.writeInBackground()
+			c.mu.Unlock()
+			return
+		}
 		if err != nil {
 			c.writing = false
 			gone := c.failLocked(fmt.Errorf("shoalpgx: writing to a pipelined connection: %w", err))
