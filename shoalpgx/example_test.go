@@ -125,7 +125,7 @@ func ExampleConfig_String() {
 	cfg.MaxConnLifetime = 0
 	fmt.Println(cfg)
 	// Output:
-	// shoalpgx.Config{host=127.0.0.1 port=5432 database=app user=app password=xxxxx tls=off pool_max_conns=16 pool_min_idle=0 pool_min_conns=0 pool_partitions=0 pool_max_waiters=0 pool_max_conn_lifetime=0s pool_max_conn_lifetime_jitter=0s pool_max_conn_idle_time=30m0s pool_health_check_after=1s pool_health_check_period=1m0s pool_ping_timeout=0s pool_barge_window=4ms}
+	// shoalpgx.Config{host=127.0.0.1 port=5432 database=app user=app password=xxxxx tls=off pool_max_conns=16 pool_min_idle=0 pool_min_conns=0 pool_partitions=0 pool_max_waiters=0 pool_max_conn_lifetime=0s pool_max_conn_lifetime_jitter=0s pool_max_conn_idle_time=30m0s pool_health_check_after=1s pool_health_check_period=1m0s pool_ping_timeout=0s pool_cancel_timeout=1s pool_barge_window=4ms pool_host_connect_timeout=2s pool_role_check_period=1s pool_max_standby_lag=0s pool_read_max_conns=0 pool_pipeline=0 pool_pipeline_fill=800µs}
 }
 
 // With pool_pipeline, statements outside a transaction share connections,
