@@ -71,6 +71,7 @@ type pipeConn struct {
 	// let the callers it woke send before the reader goes on.
 	yieldHook func()
 	err       error      // why the connection broke; nil while it works
+	werr      error      // a write failed, and the reader takes the last answers (pipeline_writefail.go)
 	spare     []*pipeReq // the writer's second queue slice, reused
 	wbuf      []byte     // the writer's buffer; only the writer touches it
 	rest      []byte     // what the reader's write left for the background writer (pipeline_flush.go)
@@ -150,8 +151,7 @@ const pipeCorkAt = 2
 // background (see writeLocked).
 func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error {
 	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
+	if err := c.brokenLocked(); err != nil {
 		c.mu.Unlock()
 		for _, p := range preps {
 			p.finish(err)
@@ -189,7 +189,7 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 // c.mu released.
 func (c *pipeConn) writeLocked(ctx context.Context) {
 	for first := true; ; first = false {
-		if c.err != nil || len(c.queue) == 0 && c.rest == nil {
+		if c.brokenLocked() != nil || len(c.queue) == 0 && c.rest == nil {
 			c.writing = false
 			c.mu.Unlock()
 			return
@@ -213,7 +213,7 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 			c.mu.Lock()
 			if err != nil {
 				c.writing = false
-				gone := c.failLocked(fmt.Errorf("shoalpgx: writing to a pipelined connection: %w", err))
+				gone := c.failWriteLocked(fmt.Errorf("shoalpgx: writing to a pipelined connection: %w", err), nil)
 				c.mu.Unlock()
 				endLeases(gone)
 				return
@@ -238,6 +238,10 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 			c.mu.Unlock()
 			return
 		}
+		var unwritten []*pipeReq
+		if err != nil && n == 0 {
+			unwritten = append(unwritten, out...)
+		}
 		clear(out)
 		c.spare = out
 		if cut && c.raw != nil {
@@ -254,10 +258,10 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		}
 		if err != nil {
 			c.writing = false
-			gone := c.failLocked(fmt.Errorf("shoalpgx: writing to a pipelined connection: %w", err))
+			gone := c.failWriteLocked(fmt.Errorf("shoalpgx: writing to a pipelined connection: %w", err), unwritten)
 			c.mu.Unlock()
 			endLeases(gone)
-			return // the requests written, pending, have its error
+			return
 		}
 	}
 }
@@ -316,11 +320,13 @@ func indexReq(rs []*pipeReq, r *pipeReq) int {
 func (c *pipeConn) broken() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	return c.brokenLocked()
 }
 
-// failLocked breaks the connection: every request on it fails with err, at
-// once, and the socket closes, which ends the reader. c.mu must be held. It
+// failLocked breaks the connection: every request on it fails with err
+// (after a failed write, with the write's error unless the server sent one
+// of its own: readErrAfterWrite), at once, and the socket closes, which
+// ends the reader. c.mu must be held. It
 // returns the requests whose callers gave up, whose leases the caller of
 // failLocked ends once it let go of c.mu (endLeases): ending one may close
 // the connection, which takes c.mu.
@@ -332,6 +338,7 @@ func (c *pipeConn) failLocked(err error) (gone []*pipeReq) {
 	if c.err != nil {
 		return nil
 	}
+	err = c.readErrAfterWrite(err)
 	c.err = err
 	for _, r := range c.pending {
 		if r == c.cur {
@@ -394,7 +401,7 @@ func (c *pipeConn) close() error {
 	// Not c.writing: with nothing pending, a writer has written all it
 	// had (the server answers a request only once it has all of it) and
 	// is at most about to find the queue empty.
-	healthy := c.err == nil && len(c.pending) == 0
+	healthy := c.err == nil && c.werr == nil && len(c.pending) == 0
 	if healthy {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(closeTimeout))
 		_, err := c.nc.Write(terminate)

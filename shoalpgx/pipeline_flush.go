@@ -23,7 +23,7 @@ import (
 // reading. c.mu must be held; it is held again on return, having been let
 // go during a write.
 func (c *pipeConn) flushLocked() {
-	if len(c.queue) == 0 || c.writing || c.err != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
+	if len(c.queue) == 0 || c.writing || c.brokenLocked() != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
 		return
 	}
 	c.writing = true
