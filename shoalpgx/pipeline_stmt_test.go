@@ -222,14 +222,13 @@ func TestPipelineFailedPreparationIsForgotten(t *testing.T) {
 	}
 }
 
-// A deallocation waits for a request that is sent: a statement invalidated
-// and then a request whose arguments fail to encode leave the old name to
-// the next request, which deallocates it.
-func TestPipelineDeallocationOutlivesAnUnsentRequest(t *testing.T) {
-	p := newPipelinedPool(t, 2, 8, nil)
-	oneSharedConn(t, p)
+// preparedThenChanged runs a statement reading a new table twice, so that
+// the shared connection prepares it, then adds a column to the table, so
+// that the prepared statement no longer fits; it returns the statement.
+func preparedThenChanged(t *testing.T, p *Pool, name string) string {
+	t.Helper()
 	ctx := pgtest.Ctx(t)
-	table := pipeTable(t, "pipe_dealloc", "a int")
+	table := pipeTable(t, name, "a int")
 	sql := "select * from " + table + " where $1::int = 1"
 	for range 2 {
 		if _, err := p.Exec(ctx, sql, 1); err != nil {
@@ -239,6 +238,17 @@ func TestPipelineDeallocationOutlivesAnUnsentRequest(t *testing.T) {
 	if _, err := p.Exec(ctx, "alter table "+table+" add column b int"); err != nil {
 		t.Fatal(err)
 	}
+	return sql
+}
+
+// A deallocation waits for a request that is sent: a statement invalidated
+// and then a request whose arguments fail to encode leave the old name to
+// the next request, which deallocates it.
+func TestPipelineDeallocationOutlivesAnUnsentRequest(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	sql := preparedThenChanged(t, p, "pipe_dealloc")
 	var pgErr *pgconn.PgError
 	if _, err := p.Exec(ctx, sql, 1); !errors.As(err, &pgErr) || pgErr.Code != "0A000" {
 		t.Fatalf("after the change: %v, want SQLSTATE 0A000", err)
@@ -258,16 +268,7 @@ func TestPipelineDeallocationOutlivesAnAbandonedRequest(t *testing.T) {
 	p := newPipelinedPool(t, 2, 8, nil)
 	c := oneSharedConn(t, p)
 	ctx := pgtest.Ctx(t)
-	table := pipeTable(t, "pipe_dealloc_gone", "a int")
-	sql := "select * from " + table + " where $1::int = 1"
-	for range 2 {
-		if _, err := p.Exec(ctx, sql, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := p.Exec(ctx, "alter table "+table+" add column b int"); err != nil {
-		t.Fatal(err)
-	}
+	sql := preparedThenChanged(t, p, "pipe_dealloc_gone")
 	inHand := func(n int) func() bool {
 		return func() bool {
 			c.mu.Lock()

@@ -16,6 +16,27 @@ import (
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
+// writeRig is a pipelined pool on one shared connection, plain or over
+// TLS, for the write tests: the connection, and a look at how many of its
+// requests are pending and queued and whether one is being written.
+func writeRig(t *testing.T, overTLS bool) (*Pool, *pipeConn, func() (pending, queued int, writing bool)) {
+	t.Helper()
+	p := newPipelinedPool(t, 2, 8, func(c *Config) {
+		if overTLS {
+			// Debian's self-signed certificate: encryption is what is
+			// tested.
+			c.ConnConfig.TLSConfig = &tls.Config{InsecureSkipVerify: true}
+			c.ConnConfig.Fallbacks = nil
+		}
+	})
+	conn := oneSharedConn(t, p)
+	return p, conn, func() (int, int, bool) {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending), len(conn.queue), conn.writing
+	}
+}
+
 // A caller whose statement cannot be written, because the backend waits
 // on a lock and reads nothing, returns when its context ends, not when the
 // backend reads again. On a plain socket the rest of its write goes out in
@@ -29,24 +50,11 @@ func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 		tls  bool
 	}{{"plain", false}, {"TLS", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPipelinedPool(t, 2, 8, func(c *Config) {
-				if tc.tls {
-					// Debian's self-signed certificate: encryption is
-					// what is tested.
-					c.ConnConfig.TLSConfig = &tls.Config{InsecureSkipVerify: true}
-					c.ConnConfig.Fallbacks = nil
-				}
-			})
-			conn := oneSharedConn(t, p)
+			p, conn, counts := writeRig(t, tc.tls)
 			// Encoding the large statement below can take seconds on a
 			// busy machine under -race: the bounds are wide.
 			ctx, cancelAll := context.WithTimeout(pgtest.Ctx(t), 120*time.Second)
 			defer cancelAll()
-			counts := func() (pending, queued int, writing bool) {
-				conn.mu.Lock()
-				defer conn.mu.Unlock()
-				return len(conn.pending), len(conn.queue), conn.writing
-			}
 			admin := pgtest.AdminConn(t)
 			const lock = 7318
 			if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
@@ -160,18 +168,9 @@ func TestPipelineBlockedWriteReturnsWithItsContext(t *testing.T) {
 // has it, so that the next statement's write blocks, and then the caller
 // gives up.
 func TestPipelineTLSWriterLeavesOthersToTheBackground(t *testing.T) {
-	p := newPipelinedPool(t, 2, 8, func(c *Config) {
-		c.ConnConfig.TLSConfig = &tls.Config{InsecureSkipVerify: true}
-		c.ConnConfig.Fallbacks = nil
-	})
-	conn := oneSharedConn(t, p)
+	p, _, counts := writeRig(t, true)
 	ctx, cancelAll := context.WithTimeout(pgtest.Ctx(t), 120*time.Second)
 	defer cancelAll()
-	counts := func() (pending, queued int, writing bool) {
-		conn.mu.Lock()
-		defer conn.mu.Unlock()
-		return len(conn.pending), len(conn.queue), conn.writing
-	}
 	admin := pgtest.AdminConn(t)
 	const first, second = 7319, 7320
 	for _, l := range []int{first, second} {
