@@ -127,6 +127,46 @@ func TestHTTP2StreamLimitFromSettings(t *testing.T) {
 	}
 }
 
+// TestHTTP2LaterConnectionAnnouncingFewerStreams: a connection whose server
+// announces fewer streams than the origin's first one did carries no more
+// than that many at once, from its first request (doc.go: it is lowered to
+// it), so the requests beyond go to the connection with room rather than
+// wait inside the full one. Here the first connection takes 4 streams and
+// the second 1: five requests all reach the server.
+func TestHTTP2LaterConnectionAnnouncingFewerStreams(t *testing.T) {
+	release := make(chan struct{})
+	var reached atomic.Int64
+	srv := startH2CLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}), func(i int) uint32 {
+		if i == 0 {
+			return 4
+		}
+		return 1
+	})
+	tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: 2, MaxConns: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Warm(ctx, srv.url()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(release)
+	for range 5 {
+		wg.Go(func() {
+			if code, _ := get(t, tr, srv.url()); code != 200 {
+				t.Errorf("status %d", code)
+			}
+		})
+	}
+	eventually(t, "5 requests at the server, 4 on the first connection and 1 on the second", func() bool { return reached.Load() == 5 })
+}
+
 // TestHTTP2GoAwayRetiresConnection: after a GOAWAY the in-flight request
 // finishes, new requests go to a new connection, and the old connection
 // closes once drained. The server is h2c, reached by prior knowledge.

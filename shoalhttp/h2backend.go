@@ -33,10 +33,12 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 		// MinIdle with MaxStreams > 1).
 		cfg.MinIdle = 0
 		cfg.MinConns = max(opts.h2MinConns(), opts.MinIdle)
-		// The first connection's limit stands for all: every new connection
-		// starts with it, and one whose server says less is lowered with
-		// SetStreamLimit after its first request.
+		// The first connection's limit stands for all, and each connection
+		// whose server announced less in its SETTINGS starts at that
+		// (StreamLimit); a limit the server changes later is followed
+		// with SetStreamLimit as requests end (settle).
 		cfg.MaxStreams = int(seed.limit.Load())
+		cfg.Hooks.StreamLimit = func(c *h2Conn) int { return int(c.limit.Load()) }
 		cfg.Partitions = 0 // idle stacks are the exclusive engine's: Options.Partitions is HTTP/1.1's
 		cfg.Hooks.BeforeAcquire = func(_ context.Context, c *h2Conn) bool { return c.usable() }
 	})

@@ -25,6 +25,13 @@ type h2cTestServer struct {
 // startH2C starts an h2c server for handler, stopped when the test ends.
 func startH2C(t *testing.T, handler http.Handler) *h2cTestServer {
 	t.Helper()
+	return startH2CLimited(t, handler, nil)
+}
+
+// startH2CLimited is startH2C whose i-th connection (from 0) announces
+// limit(i) concurrent streams; a nil limit leaves x/net's default.
+func startH2CLimited(t *testing.T, handler http.Handler, limit func(i int) uint32) *h2cTestServer {
+	t.Helper()
 	s := &h2cTestServer{base: &http.Server{Handler: handler}}
 	h2s := &http2.Server{}
 	if err := http2.ConfigureServer(s.base, h2s); err != nil {
@@ -43,9 +50,13 @@ func startH2C(t *testing.T, handler http.Handler) *h2cTestServer {
 				return
 			}
 			s.mu.Lock()
+			serve := h2s
+			if limit != nil {
+				serve = &http2.Server{MaxConcurrentStreams: limit(len(s.conns))}
+			}
 			s.conns = append(s.conns, c)
 			s.mu.Unlock()
-			serving.Go(func() { h2s.ServeConn(c, &http2.ServeConnOpts{BaseConfig: s.base, Handler: handler}) })
+			serving.Go(func() { serve.ServeConn(c, &http2.ServeConnOpts{BaseConfig: s.base, Handler: handler}) })
 		}
 	})
 	t.Cleanup(func() {
