@@ -41,8 +41,15 @@ func (c *h1Conn) upgrade(ctx context.Context, lease shoal.Lease[*h1Conn], stop f
 	}
 	if dw := c.dw; dw != nil {
 		// The request had a body still being written: the connection
-		// switches once it is all sent.
-		<-dw.done
+		// switches once it is all sent, unless the context ends first,
+		// which stops the writer (closing the caller's body) and the
+		// connection with it.
+		select {
+		case <-dw.done:
+		case <-ctx.Done():
+			c.end(lease, stop, false)
+			return nil, fmt.Errorf("request canceled: %w", context.Cause(ctx))
+		}
 		if dw.err == errBodyPanicked {
 			c.end(lease, stop, false)
 			panic(dw.panicVal)

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -294,5 +296,53 @@ func TestSwitchingProtocolsWithoutUpgradeHeader(t *testing.T) {
 	get(t, tr, srv.URL+"/")
 	if n := conns.n.Load(); n != 2 {
 		t.Errorf("server accepted %d connections, want 2 (the 101's was not reused)", n)
+	}
+}
+
+// TestUpgradeWaitingOnItsBodyEndsWithTheContext: a 101 answer to a request
+// whose body is still being written switches the connection once the body
+// is sent; a context that ends meanwhile (here as the answer arrives, from
+// GotFirstResponseByte) ends the request with the context's error, and the
+// body is closed, rather than leave the caller waiting on a body nobody
+// writes to.
+func TestUpgradeWaitingOnItsBodyEndsWithTheContext(t *testing.T) {
+	srv := startRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		io.Copy(io.Discard, c)
+	})
+	tr := newTestTransport(t, Options{})
+	body, feed := io.Pipe()
+	defer feed.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: cancel})
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.url()+"/ws", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("RoundTrip: %v, want the context's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		feed.CloseWithError(io.ErrUnexpectedEOF) // let it go
+		t.Fatalf("RoundTrip still waiting 10s after its context ended; with the body closed it returned %v", <-done)
+	}
+	if _, err := feed.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("the request body after the request ended: a write gave %v, want io.ErrClosedPipe (closed)", err)
 	}
 }
