@@ -43,8 +43,10 @@ const writerStopWait = 100 * time.Millisecond
 // writeWaitBeforeReuse bounds how long a response that has ended waits
 // for its body's writer before it returns without the connection back in
 // the pool (net/http waits the same 50ms). A writer still waiting on a
-// caller who feeds the body only after the response, gives the connection
-// back when it ends.
+// caller who feeds the body only after the response gives the connection
+// back when it ends; one still writing to the socket by then, to a server
+// that has answered and stopped reading, is cut off and the connection
+// closed, as net/http does, so that nothing holds it for good.
 const writeWaitBeforeReuse = 50 * time.Millisecond
 
 // errBodyPanicked stands for the write's error when the caller's body
@@ -231,6 +233,9 @@ func (c *h1Conn) end(lease shoal.Lease[*h1Conn], stop func() bool, reuse bool) {
 		dw.mu.Lock()
 		dw.returned = true
 		dw.mu.Unlock()
+		if reuse && !dw.body.reading.Load() {
+			c.interrupt() // see writeWaitBeforeReuse
+		}
 	}
 	t.Stop()
 }

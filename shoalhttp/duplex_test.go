@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -216,4 +217,48 @@ func TestHTTP1DuplexCanceledMidBody(t *testing.T) {
 		_, st := onlyStats(t, tr)
 		return st.Leases == 0 && st.TotalConns == 0
 	})
+}
+
+// A server that answers at once and then neither reads the rest of a large
+// streamed body nor closes: once the response is read and closed, the
+// writer still blocked on the socket is cut off and the connection closed,
+// as net/http does, rather than hold its lease for as long as the server
+// keeps the connection open (and keep Close from ending it).
+func TestHTTP1WriterStuckAfterTheResponseIsCutOff(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	srv := startRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, okResponse)
+		<-hold // neither reads nor closes
+	})
+	tr := newTestTransport(t, Options{})
+	const size = 64 << 20 // more than the sockets' buffers hold
+	body := io.NopCloser(io.LimitReader(zeros{}, size))
+	req, err := http.NewRequest(http.MethodPost, srv.url(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "ok" {
+		t.Fatalf("response body %q, %v", b, err)
+	}
+	resp.Body.Close()
+	eventually(t, "the connection closed and its lease ended", func() bool {
+		_, st := onlyStats(t, tr)
+		return st.Leases == 0 && st.TotalConns == 0
+	})
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

@@ -25,13 +25,16 @@ func (e *errRequestBody) Unwrap() error { return e.err }
 // keeps its first error, which Write wraps in a type of its own that hides
 // it.
 type recordingBody struct {
-	rc     io.ReadCloser
-	err    error
-	closed atomic.Bool // Close has been called: the body is closed once
+	rc      io.ReadCloser
+	err     error
+	closed  atomic.Bool // Close has been called: the body is closed once
+	reading atomic.Bool // the writer waits in the caller's Read (see end)
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
+	b.reading.Store(true)
 	n, err := b.rc.Read(p)
+	b.reading.Store(false)
 	if err != nil && err != io.EOF && b.err == nil {
 		b.err = err
 	}
