@@ -131,7 +131,9 @@
 // response as soon as its head arrives, while the body is still being
 // written. The connection goes back to the pool once both the body and
 // the response are done; a response that ends the connection stops the
-// rest of the body. A body of up to 64 KiB in memory (bytes.Reader,
+// rest of the body, and so does a server that has answered and, 50ms
+// after the response ended, is still not reading it (the connection is
+// then closed, as net/http does). A body of up to 64 KiB in memory (bytes.Reader,
 // bytes.Buffer, strings.Reader) is written first, on the caller's
 // goroutine, which costs no goroutine and cannot wait on the server: it
 // fits in the sockets' buffers. HTTP/2 is full duplex too.
