@@ -2,6 +2,7 @@ package shoalgrpc
 
 import (
 	"cmp"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -68,20 +69,61 @@ func (p *Pool) redact(err error) error {
 
 // quotedPieces returns a replacer of the pieces of target that an error
 // may quote with a credential in them, each by its masked self. grpc-go
-// and net quote the whole target, the endpoint after the authority, the
-// host without its port ("lookup user@host"), or the query. A piece
-// starts at the target's start or after a '/', and ends at the end, the
-// query, a ':' or a '/', always holding the character after the user
-// information (its '@'), so that it never matches unrelated text.
+// and net quote the whole target, the endpoint after the authority or
+// after the scheme ("passthrough:user:pw@host:443"), the host without its
+// port ("lookup user@host"), or the query.
+//
+// They quote the target as grpc-go read it, not only as it was written:
+// grpc-go parses it with net/url, which decodes the %-escapes of the user
+// information and the path, so "passthrough:///u%3Apw@host:1" is dialled,
+// and quoted by net, as "u:pw@host:1". A password holding '@', ':' or '/'
+// must be escaped, so the decoded form is the common one for such a
+// password; both forms get their pieces. The query stays as written:
+// grpc-go does not decode it.
 func quotedPieces(target string) *strings.Replacer {
 	secrets := targetSecrets(target)
 	body := target
 	if i := strings.IndexByte(target, '?'); i >= 0 {
 		body = target[:i]
 	}
-	starts, ends := []int{0}, []int{len(target), len(body)}
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
+	pieces := piecesOf(target, len(body), secrets)
+	if decoded, decodedSecrets, ok := decodeBody(body, secrets); ok {
+		pieces = append(pieces, piecesOf(decoded, len(decoded), decodedSecrets)...)
+	}
+	// Longest first: at each place in a message the replacer takes the
+	// first piece that matches, and the whole target must win over its
+	// parts.
+	slices.SortFunc(pieces, func(a, b piece) int { return cmp.Compare(len(b.text), len(a.text)) })
+	var oldNew []string
+	seen := map[string]bool{}
+	for _, pc := range pieces {
+		if seen[pc.text] {
+			continue
+		}
+		seen[pc.text] = true
+		oldNew = append(oldNew, pc.text, pc.masked)
+	}
+	return strings.NewReplacer(oldNew...)
+}
+
+// piece is a piece of a target that holds a credential, and its masked
+// self.
+type piece struct{ text, masked string }
+
+// piecesOf returns the pieces of form, the target as written or decoded,
+// whose query (if any) starts after bodyEnd, that hold one of secrets. A
+// piece starts at the start of form, after its scheme's ':' or after a
+// '/', and ends at the end, the query, a ':' or a '/', always holding the
+// character after the user information (its '@'), so that it never
+// matches unrelated text. The '/' and ':' are those of form: in the
+// decoded form, an escaped one is where net splits what it quotes.
+func piecesOf(form string, bodyEnd int, secrets []connstr.Span) []piece {
+	starts, ends := []int{0}, []int{len(form), bodyEnd}
+	if i := schemeEnd(form[:bodyEnd]); i >= 0 {
+		starts = append(starts, i+1)
+	}
+	for i := 0; i < bodyEnd; i++ {
+		switch form[i] {
 		case '/':
 			starts = append(starts, i+1)
 			ends = append(ends, i)
@@ -89,43 +131,85 @@ func quotedPieces(target string) *strings.Replacer {
 			ends = append(ends, i)
 		}
 	}
-	type piece struct{ s, e int }
-	var pieces []piece
+	type bounds struct{ s, e int }
+	var found []bounds
 	for _, sec := range secrets {
-		if sec.End == len(target) { // the query: with its '?', or with what precedes it
-			pieces = append(pieces, piece{sec.Start - 1, sec.End})
+		if sec.Start > bodyEnd { // the query: with its '?', or with what precedes it
+			found = append(found, bounds{sec.Start - 1, sec.End})
 			for _, s := range starts {
-				pieces = append(pieces, piece{s, len(target)})
+				found = append(found, bounds{s, len(form)})
 			}
 			continue
 		}
 		for _, s := range starts {
 			for _, e := range ends {
 				if s < sec.End && e > sec.End {
-					pieces = append(pieces, piece{s, e})
+					found = append(found, bounds{s, e})
 				}
 			}
 		}
 	}
-	// Longest first: at each place in a message the replacer takes the
-	// first piece that matches, and the whole target must win over its
-	// parts.
-	slices.SortFunc(pieces, func(a, b piece) int { return cmp.Compare(b.e-b.s, a.e-a.s) })
-	var oldNew []string
-	seen := map[string]bool{}
-	for _, pc := range pieces {
-		text := target[pc.s:pc.e]
-		if seen[text] {
-			continue
-		}
-		seen[text] = true
+	out := make([]piece, 0, len(found))
+	for _, b := range found {
 		var shifted []connstr.Span
 		for _, sec := range secrets {
-			if s, e := max(sec.Start, pc.s), min(sec.End, pc.e); s < e {
-				shifted = append(shifted, connstr.Span{Start: s - pc.s, End: e - pc.s})
+			if s, e := max(sec.Start, b.s), min(sec.End, b.e); s < e {
+				shifted = append(shifted, connstr.Span{Start: s - b.s, End: e - b.s})
 			}
 		}
-		oldNew = append(oldNew, text, connstr.Reading{Secrets: shifted}.Mask(text, redactedWord))
+		text := form[b.s:b.e]
+		out = append(out, piece{text, connstr.Reading{Secrets: shifted}.Mask(text, redactedWord)})
 	}
-	return strings.NewReplacer(oldNew...)
+	return out
+}
+
+// schemeEnd returns the index of the ':' that ends the URL scheme s starts
+// with (RFC 3986: a letter, then letters, digits, '+', '-' or '.'), or -1.
+func schemeEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// decodeBody returns body, a target without its query, as net/url decodes
+// it for grpc-go, and secrets (those of the user information) moved to
+// where they stand in it. ok is false when body has nothing to decode, or
+// an escape net/url refuses: grpc-go then refuses the target, quoting it
+// as written.
+func decodeBody(body string, secrets []connstr.Span) (decoded string, moved []connstr.Span, ok bool) {
+	if !strings.Contains(body, "%") {
+		return "", nil, false
+	}
+	decoded, err := url.PathUnescape(body)
+	if err != nil {
+		return "", nil, false
+	}
+	// A secret starts and ends outside any escape (at the start of the
+	// authority or endpoint, at an '@'), so the decoded length of what
+	// precedes each end is where that end stands in decoded.
+	at := func(i int) (int, bool) {
+		d, err := url.PathUnescape(body[:i])
+		return len(d), err == nil
+	}
+	for _, sec := range secrets {
+		if sec.Start > len(body) { // the query's
+			continue
+		}
+		start, ok1 := at(sec.Start)
+		end, ok2 := at(sec.End)
+		if !ok1 || !ok2 {
+			return "", nil, false
+		}
+		moved = append(moved, connstr.Span{Start: start, End: end})
+	}
+	return decoded, moved, true
 }

@@ -1,8 +1,11 @@
 package shoalgrpc
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +60,87 @@ func TestRedactQuotedPieces(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("redacted:\n%s\nwant:\n%s", err, want)
 	}
+}
+
+// TestRedactDecodedTarget: a password with '@', ':' or '/' in it must be
+// %-escaped in the target, and grpc-go dials (and net quotes) the target
+// decoded; the decoded password is masked in the call's error and in the
+// pool's dial-failure log line, where it stands, as the escaped one is. An
+// endpoint after a bare scheme ("passthrough:user:pw@host"), which grpc-go
+// takes as written, is masked too. The password "a" shows that nothing
+// else is masked: "address" and "too many" keep their letters.
+func TestRedactDecodedTarget(t *testing.T) {
+	// net's words for an address with a ':' in its user information.
+	const tooManyColons = "dial tcp: address REDACTED@127.0.0.1:1: too many colons in address"
+	for _, c := range []struct {
+		target, secret string
+		keep           string // what the error must say
+	}{
+		{"passthrough:///u%3AS3cretPW@127.0.0.1:1", "S3cretPW", tooManyColons},
+		{"passthrough:///u:a%2FS3cretPW@127.0.0.1:1", "S3cretPW", tooManyColons},
+		{"passthrough:///u%3Aa@127.0.0.1:1", "u:a", tooManyColons},
+		{"dns:///u%40S3cretPW@localhost:1", "S3cretPW", "lookup REDACTED@localhost"},
+		{"unix:///tmp/u%3AS3cretPW@nosuch.sock", "S3cretPW", "dial unix /REDACTED@nosuch.sock"},
+		{"passthrough:user:S3cretPW@127.0.0.1:1", "S3cretPW", tooManyColons},
+	} {
+		var log lockedBuffer
+		p, err := NewClient(c.target, Options{DialTimeout: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(&log, nil))}, insecureCreds())
+		if err != nil {
+			t.Fatalf("%s: %v", c.target, err)
+		}
+		err = p.Invoke(testContext(t, 10*time.Second), "/grpc.testing.TestService/EmptyCall", &testpb.Empty{}, &testpb.Empty{})
+		shown := p.String()
+		if err := p.Close(); err != nil {
+			t.Errorf("%s: Close: %v", c.target, err)
+		}
+		if err == nil {
+			t.Fatalf("%s: a call to an address that cannot be dialled succeeded", c.target)
+		}
+		msg, logged := err.Error(), log.String()
+		if strings.Contains(msg, c.secret) || strings.Contains(shown, c.secret) {
+			t.Errorf("%s: the password %q shows: %s", c.target, c.secret, msg)
+		}
+		if !strings.Contains(msg, c.keep) {
+			t.Errorf("%s: the error does not say %q: %s", c.target, c.keep, msg)
+		}
+		if !strings.Contains(logged, "dial failed") {
+			t.Errorf("%s: no dial failure logged: %s", c.target, logged)
+		} else if strings.Contains(logged, c.secret) {
+			t.Errorf("%s: the password %q shows in the log: %s", c.target, c.secret, logged)
+		}
+	}
+}
+
+// TestRedactDecodedPieces: the pieces of a target are masked both as
+// written and decoded, and text that merely repeats the password (here
+// "x/y") is left alone.
+func TestRedactDecodedPieces(t *testing.T) {
+	const target = "passthrough:///app%3Ax%2Fy@db.internal:443?token=x"
+	p := &Pool{target: target, shownTarget: redactTarget(target), redactor: quotedPieces(target)}
+	err := p.redact(errors.New("dial app:x/y@db.internal:443: lookup app:x/y@db.internal: no host; as written app%3Ax%2Fy@db.internal:443; x/y marks the spot"))
+	want := "dial REDACTED@db.internal:443: lookup REDACTED@db.internal: no host; as written REDACTED@db.internal:443; x/y marks the spot"
+	if err.Error() != want {
+		t.Errorf("redacted:\n%s\nwant:\n%s", err, want)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a pool's logger may write to while
+// the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestErrorSaysEachLayerOnce: a failed dial's error names the package,
