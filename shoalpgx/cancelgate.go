@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -39,13 +40,17 @@ type cancelGate struct {
 	// unacknowledged cancel request cannot hurt.
 	readFailed, refused atomic.Bool
 
-	// busy is set by every write and cleared by a read whose last bytes
-	// are a ReadyForQuery. A row whose data happened to end a read with
-	// those six bytes would clear it early: HandleCancel would then cut
-	// the connection off as pgx's default does, never cancel a wrong
-	// statement.
+	// busy is set by every write and cleared by a read whose last
+	// message, asynchronous ones aside, is a ReadyForQuery (noteRead).
 	busy atomic.Bool
-	tail [6]byte // the last bytes pgx read; pgx never reads from two goroutines at once
+	// next is where the server's next message starts, counted from the
+	// start of pgx's next read; hdr counts the bytes of a message header
+	// (a type byte, a length) that the last read cut short, the length's
+	// in lenb. Only noteRead uses them, and pgx never reads from two
+	// goroutines at once.
+	next int
+	hdr  int
+	lenb [4]byte
 
 	// waitHangUp is set for a pool whose closes wait for the server to end
 	// the backend (closeAndWait), and terminated once pgx wrote its
@@ -96,19 +101,69 @@ func (g *cancelGate) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// noteRead keeps the last bytes pgx read and clears busy when they are a
-// ReadyForQuery: 'Z', its length (5), and a transaction status.
+// noteRead follows the server's messages through what pgx reads, by their
+// headers alone, and clears busy when the last message the read starts is
+// a ReadyForQuery, or an asynchronous message (a notification, a notice, a
+// parameter's new value) that came after one: PostgreSQL sends a listening
+// session's notifications right after its ReadyForQuery, often in the same
+// read. A read costs a length per message it starts, nothing per byte; the
+// types are looked at only in that last case.
 func (g *cancelGate) noteRead(b []byte) {
-	t := &g.tail
-	if len(b) >= len(t) {
-		copy(t[:], b[len(b)-len(t):])
-	} else {
-		copy(t[:], t[len(b):])
-		copy(t[len(t)-len(b):], b)
+	i := g.next
+	if g.hdr > 0 {
+		k := copy(g.lenb[g.hdr-1:], b)
+		if g.hdr += k; g.hdr < 5 {
+			return
+		}
+		g.hdr = 0
+		i = k + msgLen(g.lenb[:]) - 4
 	}
-	if t[0] == 'Z' && t[1] == 0 && t[2] == 0 && t[3] == 0 && t[4] == 5 && (t[5] == 'I' || t[5] == 'T' || t[5] == 'E') {
+	first, last := i, -1
+	for i+5 <= len(b) {
+		last = i
+		i += 1 + msgLen(b[i+1:i+5])
+	}
+	if i < len(b) { // a header the read cuts short
+		last = i
+		g.hdr = 1 + copy(g.lenb[:], b[i+1:])
+		i = len(b)
+	}
+	g.next = i - len(b)
+	if last < 0 {
+		return
+	}
+	switch b[last] {
+	case 'Z':
 		g.busy.Store(false)
+	case 'A', 'N', 'S':
+		if readyBefore(b, first, last) {
+			g.busy.Store(false)
+		}
 	}
+}
+
+// readyBefore reports whether, among the messages of b that start at first
+// and before last, the last one other than an asynchronous message is a
+// ReadyForQuery.
+func readyBefore(b []byte, first, last int) bool {
+	ready := false
+	for i := first; i < last; i += 1 + msgLen(b[i+1:i+5]) {
+		switch b[i] {
+		case 'Z':
+			ready = true
+		case 'A', 'N', 'S':
+		default:
+			ready = false
+		}
+	}
+	return ready
+}
+
+// msgLen is the length in a message's header, which counts its own four
+// bytes: never less than that, so that bytes that are no header cannot
+// stop the framing or send it back.
+func msgLen(b []byte) int {
+	return max(int(binary.BigEndian.Uint32(b)), 4)
 }
 
 // NetConn returns the connection under the gate.
