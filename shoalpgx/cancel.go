@@ -79,11 +79,15 @@ type canceler struct {
 	// time, and one whose context ends is cut off at once, as pgx's
 	// default handler does, not cancelled and waited for.
 	ping atomic.Bool
-	// cut is true while the operation whose context ended had not written
-	// anything when it did, and was cut off at once (HandleCancel): the
-	// gate's fast path reads it, and turns a write that comes after all
-	// into a cancellation (writeAfterCut).
+	// cut is set by HandleCancel before it looks at busy, and stays set
+	// while the operation whose context ended had not written anything when
+	// it did, and was cut off at once: the gate's fast path reads it, and
+	// turns a write that comes after all into a cancellation
+	// (writeAfterCut).
 	cut atomic.Bool
+	// afterCut, when a test sets it, runs in HandleCancel between its store
+	// of cut and its look at busy.
+	afterCut func()
 
 	mu       sync.Mutex
 	current  *cancelRound // the cancellation under way; nil when none
@@ -121,16 +125,27 @@ func (c *canceler) HandleCancel(context.Context) {
 		_ = c.pg.Conn().SetDeadline(time.Now())
 		return
 	}
+	// The gate's Write stores busy, then loads cut; this stores cut, then
+	// loads busy: of two such pairs at least one load sees the other's
+	// store, so a statement is either seen written here or its write is
+	// turned into a cancellation. Were busy loaded first, a statement could
+	// be written between the two, then cut off, and never cancelled.
+	c.cut.Store(true)
+	if c.afterCut != nil {
+		c.afterCut()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// The gate's Write sets busy before it looks at cut: one of the two
-	// sees the other's store.
-	if !c.gate.busy.Load() {
-		c.cut.Store(true)
+	switch {
+	case !c.cut.Load():
+		// The write saw the cut first: writeAfterCut has set up the
+		// round that cancels the statement once written.
+	case c.gate.busy.Load():
+		c.cut.Store(false) // a write that saw it finds the round under way
+		go c.cancelUntilAnswered(c.newRound())
+	default:
 		_ = c.pg.Conn().SetDeadline(time.Now())
-		return
 	}
-	go c.cancelUntilAnswered(c.newRound())
 }
 
 // newRound starts a cancellation: its fallback deadline is set on the

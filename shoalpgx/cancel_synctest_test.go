@@ -270,6 +270,55 @@ func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 	})
 }
 
+// A context that ends as the operation's first write begins: HandleCancel
+// stores cut and then looks at busy, the gate's Write stores busy and then
+// looks at cut, and a statement written between HandleCancel's two steps
+// must still be cancelled, not cut off once at the server (where it may
+// commit while its caller gets a timeout). The test plays pgx's part, as
+// above, and writes the statement from inside HandleCancel.
+func TestCancelFakeWriteDuringTheCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakePG(t)
+		f.signalDelay = time.Millisecond
+		p := fakePool(t, f, nil)
+		c, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+		h := c.pc.cancel
+		if h == nil {
+			t.Fatal("the pool's connection has no canceler")
+		}
+		done := make(chan error, 1)
+		h.afterCut = func() {
+			go func() {
+				_, err := c.Conn().PgConn().Exec(context.Background(), "sleep 10s").ReadAll()
+				done <- err
+			}()
+			synctest.Wait() // written, and waiting for its answer
+		}
+		h.HandleCancel(context.Background())
+		h.afterCut = nil
+		start := time.Now()
+		err = <-done
+		h.HandleUnwatchAfterCancel()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
+			t.Fatalf("the statement written during HandleCancel returned %v, want SQLSTATE 57014", err)
+		}
+		if took := time.Since(start); took != time.Millisecond {
+			t.Errorf("it was cancelled after %s, want 1ms", took)
+		}
+		if _, err := c.Exec(context.Background(), "select"); err != nil {
+			t.Fatalf("the connection after the cancellation: %v", err)
+		}
+		if n := f.logins.Load(); n != 1 {
+			t.Errorf("%d sessions, want 1", n)
+		}
+	})
+}
+
 // A server that answers statements but never acknowledges a cancel
 // request: the request may land at any time, so once it is given up on
 // (CancelTimeout after the deadline) the connection runs nothing more. The

@@ -77,7 +77,7 @@ func (g *cancelGate) Close() error {
 // Write writes b once no cancel request for an earlier statement is in
 // flight.
 func (g *cancelGate) Write(b []byte) (int, error) {
-	g.busy.Store(true)
+	g.busy.Store(true) // before cut is loaded: see HandleCancel
 	c := g.c
 	if c == nil || (!c.pending.Load() && !c.cut.Load()) || g.closing.Load() {
 		return g.Conn.Write(b)
