@@ -71,9 +71,15 @@ func homePartition(n uint32) uint32 {
 }
 
 // push puts c, which nobody holds, on its home partition's idle stack.
+// A retire (Reset, a revoke) that marked c while it was off the stacks
+// swept them without it; read after the push, the mark catches that sweep
+// having come before the push, and closes c rather than leave it idle.
 func (e *exclusiveEngine[T]) push(c *conn[T]) {
 	c.lease.free()
 	e.parts[c.part].idle.push(&e.slots, c.slot)
+	if c.retiredFor() != 0 {
+		e.sweep(int(c.part), (*conn[T]).retiredFor)
+	}
 }
 
 // take pops idle connections, home partition first, until one passes its
@@ -165,10 +171,19 @@ func (e *exclusiveEngine[T]) putBackReleased(r *leaseRecord[T]) {
 	e.putIdle(r, true)
 }
 
-// putBack closes the connection if a shrink still wants one closed, else
-// hands it to the oldest waiter or puts it on its idle stack.
+// putBack closes the connection if it was retired or a shrink still wants
+// one closed, else hands it to the oldest waiter or puts it on its idle
+// stack.
 func (e *exclusiveEngine[T]) putBack(r *leaseRecord[T]) {
 	p := e.p
+	if why := r.c.retiredFor(); why != 0 {
+		// Retired while off the stacks and not held (under a take's check,
+		// passed on by a waiter, being swept), where retire's sweep could
+		// not reach it.
+		r.free()
+		e.close(r.c, why)
+		return
+	}
 	if p.hot.over.Load() && p.claimExcess(r.c) {
 		r.free()
 		e.close(r.c, ReasonResized)
@@ -340,7 +355,9 @@ func (e *exclusiveEngine[T]) setStreamLimit(*conn[T], int) {}
 
 // retire marks c (no lock: one holder at most to tell, whose release reads
 // the mark); if nobody holds it, it is idle (or about to be taken, and then
-// closed on release) and comes off its stack now.
+// closed on release) and comes off its stack now. One off the stacks and
+// not held (under a take's check, on its way to a waiter) is closed where
+// it comes back: putBack and push read the mark.
 func (e *exclusiveEngine[T]) retire(c *conn[T], reason Reason) {
 	if !c.retired.CompareAndSwap(0, int32(reason)) || c.lease.isHeld() {
 		return // retiring already, or its release will close it

@@ -51,20 +51,8 @@ func (e *exclusiveEngine[T]) sweep(i int, closeWhy func(c *conn[T]) Reason) {
 		}
 	}
 	for k := len(keep) - 1; k >= 0; k-- {
-		e.putBackSwept(keep[k])
+		e.putBack(&keep[k].lease)
 	}
-}
-
-// putBackSwept puts back an idle connection that upkeep took off its stack,
-// or closes it if it was retired meanwhile: Reset and a budget's revoke mark
-// the connections they cannot reach on the stacks, and rely on whoever holds
-// them to look.
-func (e *exclusiveEngine[T]) putBackSwept(c *conn[T]) {
-	if why := c.retiredFor(); why != 0 {
-		e.close(c, why)
-		return
-	}
-	e.putBack(&c.lease)
 }
 
 // retireAll marks every open connection, then sweeps the idle ones off
@@ -144,7 +132,7 @@ func (e *exclusiveEngine[T]) checkIdle(now int64) {
 			if c := popped[k]; e.idleCheckDue(c, now) {
 				due = append(due, c)
 			} else {
-				e.putBackSwept(c)
+				e.putBack(&c.lease)
 			}
 		}
 		for _, c := range due {
@@ -180,7 +168,7 @@ func (e *exclusiveEngine[T]) checkOneIdle(c *conn[T], now int64) {
 		p.logConnError("idle health check failed", c, err)
 		e.close(c, ReasonHealth)
 	default:
-		e.putBackSwept(c)
+		e.putBack(&c.lease)
 	}
 }
 

@@ -1,6 +1,7 @@
 package shoal
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -76,4 +77,100 @@ func TestHijack(t *testing.T) {
 	if _, err := pm.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
 		t.Fatalf("after hijack: %v", err)
 	}
+}
+
+// resetInCheck is a pool of one connection whose BeforeAcquire, once armed,
+// runs Reset and ends the acquiring caller's context while the connection
+// is off the idle stacks and not held (under a take's check) or held by a
+// waiter who is about to pass it on: where Reset's sweep cannot reach it.
+func resetInCheck(t *testing.T) (p *Pool[*fakeConn], ctx context.Context, arm func(), why *reasons) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	armed := false
+	why = &reasons{}
+	p, _ = newTestPool(t, Config[*fakeConn]{MaxConns: 1, Hooks: Hooks[*fakeConn]{
+		OnDisconnect: why.hook,
+		BeforeAcquire: func(hctx context.Context, _ *fakeConn) bool {
+			if armed {
+				armed = false
+				p.Reset()
+				cancel()
+			}
+			return hctx.Err() == nil
+		},
+	}})
+	return p, ctx, func() { armed = true }, why
+}
+
+// wantClosedByReset checks, once Reset has returned and everything settled,
+// that old was closed for the Reset and that the next acquire dials anew.
+func wantClosedByReset(t *testing.T, p *Pool[*fakeConn], old *fakeConn, why *reasons) {
+	t.Helper()
+	synctest.Wait()
+	if s := p.Stats(); !old.closed.Load() || why.count(ReasonReset) != 1 {
+		t.Fatalf("after Reset: connection closed %v, reasons %v, stats %+v; want it closed for the Reset",
+			old.closed.Load(), why.list, s)
+	}
+	l := mustAcquire(t, p)
+	if l.Value() == old {
+		t.Fatal("acquire after Reset got the connection open before it")
+	}
+	l.Release()
+}
+
+// A connection that Reset retires while a take checks it, and that goes
+// back because the caller's context ended during the check, is closed as
+// it goes back, not left idle.
+func TestResetDuringTakesCheckCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, ctx, arm, why := resetInCheck(t)
+		l := mustAcquire(t, p)
+		old := l.Value()
+		l.Release()
+		arm()
+		if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("acquire whose context ended in the check: %v", err)
+		}
+		wantClosedByReset(t, p, old, why)
+	})
+}
+
+// The same for a connection released to a waiter whose context ends during
+// its check: the waiter passes it on, and it closes instead of going to the
+// next waiter or idle.
+func TestResetDuringWaitersCheckCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, ctx, arm, why := resetInCheck(t)
+		l := mustAcquire(t, p)
+		old := l.Value()
+		first := acquireAsync(ctx, p)
+		wantWaiters(t, p, 1)
+		next := acquireAsync(context.Background(), p)
+		wantWaiters(t, p, 2)
+		arm()
+		l.Release() // to the first waiter, whose check runs Reset
+		if w := <-first; w.rec != nil {
+			t.Fatal("the waiter whose context ended got a lease")
+		}
+		w := <-next
+		w.Release()
+		if w.Value() == old {
+			t.Fatal("the next waiter got the connection open before Reset")
+		}
+		wantClosedByReset(t, p, old, why)
+	})
+}
+
+// A connection pushed idle after a Reset swept the stacks without it (its
+// putBack looked at its mark before the Reset) is closed by the push.
+func TestPushAfterResetsSweepCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var why reasons
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook}})
+		mustAcquire(t, p).Release()
+		c := p.ex.popIdle() // a releaser past its look at the mark
+		p.Reset()
+		p.ex.push(c)
+		wantClosedByReset(t, p, c.value, &why)
+	})
 }
