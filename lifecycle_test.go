@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -547,5 +548,46 @@ func TestOnDisconnectRunsBeforeClose(t *testing.T) {
 		if len(order) != 2 || order[0] != "ondisconnect" {
 			t.Errorf("order %v, want OnDisconnect then Close", order)
 		}
+	})
+}
+
+// A Warm whose own context ends while its dial connects is its caller
+// giving up, not the server failing: on a pool never connected, the next
+// Acquire waits for the pool's next dial instead of failing at once with
+// Warm's context error. The first (background) dial is refused by a fence
+// (ErrPermitRefused), which counts nothing towards the server being down
+// but holds the background dials back for the backoff: so Warm, not
+// maintenance, makes the dial its context cuts short.
+func TestWarmCutShortIsNoDialFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var dials atomic.Int32
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 2, MinIdle: 1,
+			Dial: func(ctx context.Context) (*fakeConn, error) {
+				if dials.Add(1) == 1 {
+					return nil, fmt.Errorf("slot held: %w", ErrPermitRefused)
+				}
+				select { // a server that takes 50ms to accept
+				case <-time.After(50 * time.Millisecond):
+					return &fakeConn{}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}})
+		synctest.Wait() // the first dial was refused; the pool backs off
+		wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		defer wcancel()
+		if err := p.Warm(wctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Warm cut short: %v", err)
+		}
+		if n := dials.Load(); n != 2 {
+			t.Fatalf("%d dials before the Acquire, want the refused one and Warm's", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("Acquire with 1s left after Warm gave up: %v", err)
+		}
+		l.Release()
 	})
 }

@@ -9,7 +9,9 @@ import (
 // Warm dials until max(MinIdle, MinConns) connections are open (counting
 // those already open and those being dialled), MaxDialing at a time, and
 // waits for them.
-// It returns the first dial error, or ctx's error if ctx ends first.
+// It returns the first dial error, or ctx's error if ctx ends first. A dial
+// that ctx cuts short is no failure of the server: it leaves the pool's
+// record of failing dials (on which its callers may fail at once) alone.
 func (p *Pool[T]) Warm(ctx context.Context) error {
 	if p.hot.closed.Load() {
 		return ErrClosed
@@ -47,7 +49,12 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 				// dial: see dialAndAdopt. Warm's caller gets the error,
 				// so no waiter is failed for it and no backoff starts:
 				// the background dials back off on their own failures.
-				p.recordDialFailure(err, started, false)
+				// Not recorded at all when Warm's context cut it short:
+				// that is the caller giving up, and on a pool never
+				// connected it would fail the next callers at once.
+				if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+					p.recordDialFailure(err, started, false)
+				}
 				p.cap.open.Add(-1)
 				p.cap.dialing.Add(-1)
 				p.capacityFreed()
