@@ -591,3 +591,38 @@ func TestWarmCutShortIsNoDialFailure(t *testing.T) {
 		l.Release()
 	})
 }
+
+// Warm holds its dials to MaxDialing together with the pool's own: with
+// the floor's background dials in flight at MaxDialing, it starts none
+// until one ends.
+func TestWarmKeepsToMaxDialing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var inFlight, peak atomic.Int32
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 8, MinIdle: 8, MaxDialing: 2,
+			Dial: func(ctx context.Context) (*fakeConn, error) {
+				n := inFlight.Add(1)
+				defer inFlight.Add(-1)
+				for old := peak.Load(); n > old && !peak.CompareAndSwap(old, n); old = peak.Load() {
+				}
+				select {
+				case <-time.After(50 * time.Millisecond):
+					return &fakeConn{}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}})
+		synctest.Wait() // the floor's first two dials are in flight
+		if n := inFlight.Load(); n != 2 {
+			t.Fatalf("%d background dials in flight, want MaxDialing (2)", n)
+		}
+		if err := p.Warm(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := peak.Load(); got != 2 {
+			t.Errorf("at most %d dials in flight at once, want MaxDialing (2)", got)
+		}
+		if s := p.Stats(); s.TotalConns != 8 {
+			t.Errorf("after Warm: %+v, want 8 connections", s)
+		}
+	})
+}

@@ -7,8 +7,8 @@ import (
 )
 
 // Warm dials until max(MinIdle, MinConns) connections are open (counting
-// those already open and those being dialled), MaxDialing at a time, and
-// waits for them.
+// those already open and those being dialled), and waits for them. Its
+// dials and the pool's own are held together to MaxDialing at a time.
 // It returns the first dial error, or ctx's error if ctx ends first. A dial
 // that ctx cuts short is no failure of the server: it leaves the pool's
 // record of failing dials (on which its callers may fail at once) alone.
@@ -25,24 +25,35 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(p.life.ctx, cancel)()
-	sem := make(chan struct{}, p.feat.maxDialing)
 	errs := make(chan error, need)
 	started := 0
-	for ; started < need; started++ {
-		sem <- struct{}{}
-		// Counted as dialing under cap.mu, like every dial (startDialIf).
+	var first error
+	for started < need {
+		// Counted as dialing under cap.mu, and held to MaxDialing with
+		// the pool's other dials in flight, like every dial (startDialIf).
 		p.cap.mu.Lock()
-		ok := !p.hot.closed.Load() && int(p.cap.open.Load()) < target && p.cap.reserve()
+		wanted := !p.hot.closed.Load() && int(p.cap.open.Load()) < target
+		full := p.cap.dialing.Load() >= p.feat.maxDialing
+		ok := wanted && !full && p.cap.reserve()
 		if ok {
 			p.cap.dialing.Add(1)
 		}
 		p.cap.mu.Unlock()
+		if wanted && full {
+			// Until a dial ends, Warm's or the pool's. Nothing tells
+			// Warm when, so it looks again a moment later.
+			select {
+			case <-ctx.Done():
+				first = ctx.Err()
+			case <-time.After(warmPoll):
+				continue
+			}
+		}
 		if !ok {
-			<-sem
 			break
 		}
+		started++
 		go func() {
-			defer func() { <-sem }()
 			c, started, err := p.dialOne(ctx)
 			if err != nil {
 				// Recorded while it counts, then the place, then the
@@ -68,7 +79,6 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 			errs <- nil
 		}()
 	}
-	var first error
 	for range started {
 		if err := <-errs; err != nil && first == nil {
 			first = err
@@ -89,10 +99,13 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 	return first
 }
 
+// warmPoll is how often Warm looks at the dials in flight, when it waits
+// for them to end: Warm is rare, and polling keeps the dial path free of it.
+const warmPoll = time.Millisecond
+
 // waitBackgroundDials waits until Warm's target of connections is open or
 // no dial is in flight, and returns the last dial error if they fell short.
 func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
-	const poll = time.Millisecond // Warm is rare; polling keeps the dial path free of it
 	for {
 		dialing := p.cap.dialing.Load()
 		if dialing == 0 || int(p.cap.open.Load()-dialing) >= p.warmTarget() {
@@ -101,7 +114,7 @@ func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(poll):
+		case <-time.After(warmPoll):
 		}
 	}
 	if int(p.cap.open.Load()) < p.warmTarget() {
