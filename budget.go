@@ -10,7 +10,9 @@ import (
 // in etcd). A pool with a
 // Budget (Config.Budget) asks it for a permit before every dial and gives
 // the permit back once that connection is closed, so connections opened
-// under one budget never outnumber its permits. The budget also sets how
+// under one budget never outnumber its permits. A connection taken out of
+// its pool by Lease.Hijack gives its permit back as it leaves, as it does
+// its place in MaxConns: from then on it is the caller's, and uncounted. The budget also sets how
 // many connections the pool may hold (its share), and the pool never opens
 // more than the smaller of its share and its own MaxConns.
 //
@@ -37,7 +39,8 @@ type Budget interface {
 
 // BudgetPermit is a budget's leave to keep one connection open. The pool
 // calls Release exactly once: after the connection it was acquired for is
-// closed, or at once when the dial fails. A permit that also has an
+// closed, or at once when the dial fails or the connection is hijacked
+// (Lease.Hijack). A permit that also has an
 // OnRevoke(revoke func()) method is handed, as its connection opens, a
 // function that closes that connection as soon as nobody holds it
 // (ReasonRevoked): a budget's way to take one particular permit back.

@@ -406,3 +406,29 @@ func TestBudgetRevokeClosesThatConnection(t *testing.T) {
 		}
 	})
 }
+
+// Hijack gives the connection's permit back with its place in MaxConns:
+// the pool forgets the connection and never closes it, so a permit kept
+// would stay out for good, and under a budget of one no connection could
+// open again, in this pool or any other.
+func TestBudgetHijackGivesItsPermitBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, streams := range []int{1, 2} {
+			b := newTestBudget(t, 1)
+			p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: streams, Budget: b})
+			l := mustAcquire(t, p)
+			c, err := l.Hijack()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := b.outstanding(); n != 0 {
+				t.Fatalf("streams %d: %d permit(s) out after Hijack", streams, n)
+			}
+			l = mustAcquire(t, p) // a new connection, on the permit given back
+			if l.Value() == c {
+				t.Fatalf("streams %d: the hijacked connection handed out again", streams)
+			}
+			l.Release()
+		}
+	})
+}

@@ -142,9 +142,10 @@ func (l Lease[T]) SetStreamLimit(n int) {
 }
 
 // Hijack takes the connection out of the pool for good: the pool forgets it
-// (its place in MaxConns is free again) without closing it, and neither
-// Config.Close nor OnDisconnect is called: closing it is now the caller's
-// job. The lease is over, as after Release. A multiplexed connection can be
+// (its place in MaxConns is free again, and its Config.Budget permit goes
+// back to the budget, which counts it no more) without closing it, and
+// neither Config.Close nor OnDisconnect is called: closing it is now the
+// caller's job. The lease is over, as after Release. A multiplexed connection can be
 // hijacked only by its one remaining lease; otherwise Hijack returns
 // ErrHijackShared and the lease stays as it was. On a lease already
 // released it returns ErrLeaseReleased.
@@ -164,6 +165,12 @@ func (l Lease[T]) Hijack() (T, error) {
 	}
 	p.counters.closedHandouts.Add(c.handouts())
 	p.cap.up.Add(-1)
+	// The pool will never close it, and a close (closeDone) is where a
+	// permit goes back otherwise: kept, it would be out for good. Before
+	// the place, as there, so a dial the place lets start finds it.
+	if c.permit != nil {
+		c.permit.Release()
+	}
 	p.cap.open.Add(-1)
 	p.capacityFreed()
 	return c.value, nil

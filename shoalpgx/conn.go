@@ -205,7 +205,8 @@ func (c *Conn) Hijack() *pgx.Conn {
 	pc := c.pc
 	c.pc = nil
 	// The core forgets it without closing it (no Close, no BeforeClose,
-	// not counted as closed) and frees its place in MaxConns at once.
+	// not counted as closed) and frees its place in MaxConns and its
+	// budget permit at once; a fence's lock on the slot stays with it.
 	if _, err := pc.lease.Hijack(); err != nil {
 		panic("shoalpgx: Hijack: " + err.Error())
 	}
