@@ -7,14 +7,14 @@ import (
 
 // Budget is a limit on connections that a pool shares with other pools:
 // in this process (LocalBudget), or in many processes (shoaletcd keeps one
-// in etcd). A pool with a
-// Budget (Config.Budget) asks it for a permit before every dial and gives
-// the permit back once that connection is closed, so connections opened
-// under one budget never outnumber its permits. A connection taken out of
-// its pool by Lease.Hijack gives its permit back as it leaves, as it does
-// its place in MaxConns: from then on it is the caller's, and uncounted. The budget also sets how
-// many connections the pool may hold (its share), and the pool never opens
-// more than the smaller of its share and its own MaxConns.
+// in etcd). A pool with a Budget (Config.Budget) asks it for a permit
+// before every dial and gives the permit back once that connection is
+// closed, so connections opened under one budget never outnumber its
+// permits. A connection taken out of its pool by Lease.Hijack gives its
+// permit back as it leaves, as it does its place in MaxConns: from then on
+// it is the caller's, and uncounted. The budget also sets how many
+// connections the pool may hold (its share), and the pool never opens more
+// than the smaller of its share and its own MaxConns.
 //
 // The pool calls Acquire from its dial goroutines only, never on the
 // acquire path, so a budget may take a network round trip per permit.
