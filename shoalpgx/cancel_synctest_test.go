@@ -229,6 +229,37 @@ func TestCancelFakeRollbackAfterTheDeadline(t *testing.T) {
 	})
 }
 
+// cancelRig acquires a connection of a pool on a fake server whose cancel
+// requests take effect 1ms after they are sent, and returns it with its
+// canceler, for tests that play pgx's part in a cancellation.
+func cancelRig(t *testing.T) (*fakePG, *Conn, *canceler) {
+	t.Helper()
+	f := newFakePG(t)
+	f.signalDelay = time.Millisecond
+	p := fakePool(t, f, nil)
+	c, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Release)
+	if c.pc.cancel == nil {
+		t.Fatal("the pool's connection has no canceler")
+	}
+	return f, c, c.pc.cancel
+}
+
+// stillOneSession checks that c, after a cancellation, runs a statement,
+// on the session it had: one login at the fake server.
+func stillOneSession(t *testing.T, f *fakePG, c *Conn) {
+	t.Helper()
+	if _, err := c.Exec(context.Background(), "select"); err != nil {
+		t.Fatalf("the connection after the cancellation: %v", err)
+	}
+	if n := f.logins.Load(); n != 1 {
+		t.Errorf("%d sessions, want 1", n)
+	}
+}
+
 // A context that ends between an operation's start and its first write
 // finds nothing written since the server's last ReadyForQuery, and cuts the
 // connection off as for a wait on the server; when the write comes after
@@ -238,21 +269,10 @@ func TestCancelFakeRollbackAfterTheDeadline(t *testing.T) {
 // HandleUnwatchAfterCancel.)
 func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakePG(t)
-		f.signalDelay = time.Millisecond
-		p := fakePool(t, f, nil)
-		c, err := p.Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Release()
-		h := c.pc.cancel
-		if h == nil {
-			t.Fatal("the pool's connection has no canceler")
-		}
+		f, c, h := cancelRig(t)
 		h.HandleCancel(context.Background())
 		start := time.Now()
-		_, err = c.Conn().PgConn().Exec(context.Background(), "sleep 10s").ReadAll()
+		_, err := c.Conn().PgConn().Exec(context.Background(), "sleep 10s").ReadAll()
 		h.HandleUnwatchAfterCancel()
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
@@ -261,12 +281,7 @@ func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 		if took := time.Since(start); took != time.Millisecond {
 			t.Errorf("it was cancelled after %s, want 1ms (the request sent once it was written)", took)
 		}
-		if _, err := c.Exec(context.Background(), "select"); err != nil {
-			t.Fatalf("the connection after the cancellation: %v", err)
-		}
-		if n := f.logins.Load(); n != 1 {
-			t.Errorf("%d sessions, want 1", n)
-		}
+		stillOneSession(t, f, c)
 	})
 }
 
@@ -278,18 +293,7 @@ func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 // above, and writes the statement from inside HandleCancel.
 func TestCancelFakeWriteDuringTheCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakePG(t)
-		f.signalDelay = time.Millisecond
-		p := fakePool(t, f, nil)
-		c, err := p.Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Release()
-		h := c.pc.cancel
-		if h == nil {
-			t.Fatal("the pool's connection has no canceler")
-		}
+		f, c, h := cancelRig(t)
 		done := make(chan error, 1)
 		h.afterCut = func() {
 			go func() {
@@ -301,7 +305,7 @@ func TestCancelFakeWriteDuringTheCancel(t *testing.T) {
 		h.HandleCancel(context.Background())
 		h.afterCut = nil
 		start := time.Now()
-		err = <-done
+		err := <-done
 		h.HandleUnwatchAfterCancel()
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
@@ -310,12 +314,7 @@ func TestCancelFakeWriteDuringTheCancel(t *testing.T) {
 		if took := time.Since(start); took != time.Millisecond {
 			t.Errorf("it was cancelled after %s, want 1ms", took)
 		}
-		if _, err := c.Exec(context.Background(), "select"); err != nil {
-			t.Fatalf("the connection after the cancellation: %v", err)
-		}
-		if n := f.logins.Load(); n != 1 {
-			t.Errorf("%d sessions, want 1", n)
-		}
+		stillOneSession(t, f, c)
 	})
 }
 
