@@ -45,8 +45,8 @@ func (pc *pooledConn) giveBack() {
 	if pc.holdForCancel(false) {
 		return
 	}
-	if pc.retired() {
-		pc.lease.DiscardFor(shoal.ReasonRetired)
+	if why := pc.stale(); why != 0 {
+		pc.lease.DiscardFor(why)
 		return
 	}
 	if pc.pool.target == targetReads && !pc.stillReadOnly() {

@@ -27,8 +27,8 @@ func rechecks(t target, period time.Duration) bool {
 // false pc has been closed.
 func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 	h := pc.host
-	if pc.retired() {
-		pc.lease.DiscardFor(shoal.ReasonRetired)
+	if why := pc.stale(); why != 0 {
+		pc.lease.DiscardFor(why)
 		return false
 	}
 	if !p.recheck || time.Now().UnixNano()-h.checkedAt.Load() < int64(p.config.RoleCheckPeriod) {
@@ -64,8 +64,18 @@ func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 	return true
 }
 
-// retired reports whether pc's host was retired (hostState.retire) since
-// pc was dialled: pc is closed at its next acquire or release.
-func (pc *pooledConn) retired() bool {
-	return pc.hostEpoch != pc.host.epoch.Load()
+// stale says why pc is to take no more statements, or 0: its host was
+// retired (hostState.retire) since pc was dialled, or the pool was reset
+// since (Reset). A dial under way at a Reset lands after the core's sweep
+// and is kept by it, so its connection, dialled before the reset (to the
+// old primary, say), is caught here. pc is closed at its next acquire or
+// release.
+func (pc *pooledConn) stale() shoal.Reason {
+	switch {
+	case pc.hostEpoch != pc.host.epoch.Load():
+		return shoal.ReasonRetired
+	case pc.resetGen != pc.pool.resets.Load():
+		return shoal.ReasonReset
+	}
+	return 0
 }

@@ -13,8 +13,8 @@ import (
 // What the pool checks of a shared connection before a request goes on
 // it, as admitHost (hosts_recheck.go) does of a whole one: a connection to
 // a host retired since it was dialled (a failover, a read pool back from
-// its fallback on a standby) takes no more requests and closes once those
-// on it are answered; a read pool's session made writable likewise; and
+// its fallback on a standby), or dialled before the pool's last Reset,
+// takes no more requests and closes once those on it are answered; a read pool's session made writable likewise; and
 // when the host was last looked at more than RoleCheckPeriod ago, one
 // request's acquire asks the server again, by a role query pipelined like
 // any other, and retires the host when it no longer qualifies (a standby
@@ -34,7 +34,7 @@ const lagBelieved = time.Second
 func (pp *pipePool) admit(ctx context.Context, l shoal.Lease[*pipeConn]) bool {
 	c := l.Value()
 	p := pp.p
-	if c.pc.retired() || (p.target == targetReads && c.writable.Load()) {
+	if c.pc.stale() != 0 || (p.target == targetReads && c.writable.Load()) {
 		l.Retire()
 		l.Release()
 		return false
