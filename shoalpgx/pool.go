@@ -188,11 +188,12 @@ func (p *Pool) waitClosing(ctx context.Context, what string, wait func()) error 
 }
 
 // Reset closes every connection: idle ones now, acquired ones when they
-// are released. The pool stays open and dials anew, as pgxpool's Reset
-// does (after a failover or a credential rotation, say). With several
-// hosts in the connection string the pool resets itself on a sign that
-// the primary has moved (see the package doc, "Several hosts and
-// failover").
+// are released, and one whose dial was under way at the reset as soon as
+// it would be handed out. The pool stays open and dials anew, as
+// pgxpool's Reset does (after a failover or a credential rotation, say).
+// With several hosts in the connection string the pool resets itself on
+// a sign that the primary has moved (see the package doc, "Several hosts
+// and failover").
 func (p *Pool) Reset() {
 	p.resets.Add(1)
 	p.core.Reset()
