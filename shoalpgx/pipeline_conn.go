@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -350,9 +351,23 @@ func (c *pipeConn) failLocked(err error) (gone []*pipeReq) {
 	}
 	c.pending = nil
 	c.queue = nil
-	_ = c.nc.Close()
+	_ = closeSocket(c.nc)
 	close(c.quit)
 	return gone
+}
+
+// closeSocket closes nc without writing to it. tls.Conn's Close first
+// sends a close_notify alert, which waits, up to five seconds, for room in
+// a socket that a server no longer reading has filled; here that would be
+// under c.mu, holding every caller on the connection past its context. A
+// connection that breaks owes the server no alert, so under TLS the socket
+// beneath is closed instead, which ends the reader's and any writer's
+// calls on the TLS layer all the same.
+func closeSocket(nc net.Conn) error {
+	if tc, ok := nc.(*tls.Conn); ok {
+		return tc.NetConn().Close()
+	}
+	return nc.Close()
 }
 
 // fail is failLocked for a caller that does not hold c.mu.
