@@ -312,7 +312,8 @@
 // for it unless their contexts end first. A connection that breaks fails
 // the callers whose statements were on it, at once, and is replaced; a
 // statement whose whole answer had come in by then gets its answer, as
-// the server ran it. A
+// the server ran it, and one not yet written goes to another connection,
+// as the server never saw it. A
 // pipelined write refused as read-only resets the pool after a failover,
 // as a whole connection's does.
 //

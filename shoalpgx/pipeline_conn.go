@@ -341,6 +341,9 @@ func (c *pipeConn) failLocked(err error) (gone []*pipeReq) {
 	}
 	err = c.readErrAfterWrite(err)
 	c.err = err
+	for _, r := range c.queue {
+		r.unsent = true
+	}
 	for _, r := range c.pending {
 		if r == c.cur {
 			continue

@@ -183,7 +183,9 @@ func (pp *pipePool) closeConn(c *pipeConn) error {
 // caller whose ctx ends returns at once with ctx's error; its request, if
 // already written, is answered and dropped later, and its stream is given
 // back only then, so that a connection never carries more than Pipeline
-// requests.
+// requests. A request that nothing of reached the server, because its
+// connection broke first, goes to another connection, within the pool's
+// attempts, as an acquire's would.
 func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipeEncoder) error {
 	pp.load.callers.Add(1)
 	defer pp.load.callers.Add(-1)
@@ -213,18 +215,23 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 		r.lease = l
 		if err := c.send(ctx, b.preps, r); err != nil {
 			// Broken before r was queued (after the core's look at
-			// an idle one, pipeline_idle.go): nothing of r reached
-			// the server, so another connection may take it, within
-			// the pool's attempts, as an acquire's.
+			// an idle one, pipeline_idle.go).
 			l.Discard()
 			if attempt++; attempt < pp.p.attempts {
 				continue
 			}
 			return err
 		}
-		break
+		if err := pp.await(ctx, r); err != nil || !r.unsent {
+			return err
+		}
+		// Failed with its connection while still in its queue
+		// (failLocked, failWriteLocked): the server never saw it.
+		if attempt++; attempt >= pp.p.attempts {
+			return nil // the connection's error, in r
+		}
+		r.again()
 	}
-	return pp.await(ctx, r)
 }
 
 // await waits for the answer to r, sent, or for ctx to end (see run).

@@ -18,7 +18,11 @@ type pipeReq struct {
 	cur   int           // the statement the reader is filling
 	err   error         // the connection's error, when it broke under the request
 	ready chan struct{} // one token, sent by finish; buffered, so that it can be reused (pipeline_recycle.go)
-	state atomic.Int32  // reqWaiting, then reqDone or reqAbandoned
+	// unsent is set, under its connection's mutex before finish, when the
+	// connection broke with the request still queued: no byte of it left,
+	// so another connection may take it (pipePool.run).
+	unsent bool
+	state  atomic.Int32 // reqWaiting, then reqDone or reqAbandoned
 
 	conn   *pipeConn              // set by send
 	home   *sync.Pool             // where recycle gives it back; nil for one never reused
@@ -184,6 +188,15 @@ func (r *pipeReq) finish(err error) (abandoned bool) {
 		return false
 	}
 	return true
+}
+
+// again readies a request that failed unsent (see unsent) for another
+// connection: its caller has taken finish's token and ended its lease, and
+// no answer was filed in it.
+func (r *pipeReq) again() {
+	r.err, r.unsent, r.conn, r.cur = nil, false, nil, 0
+	r.sentAt.Store(0)
+	r.state.Store(reqWaiting)
 }
 
 // endLease gives the request's stream back: released while its connection

@@ -29,11 +29,15 @@ func (c *pipeConn) failWriteLocked(err error, unwritten []*pipeReq) (gone []*pip
 	if c.err != nil || c.werr != nil {
 		return nil
 	}
+	for _, r := range unwritten {
+		r.unsent = true // the queue's are marked below, or by failLocked
+	}
 	if len(c.pending) == len(c.queue)+len(unwritten) {
 		return c.failLocked(err) // no answer can come
 	}
 	c.werr = err
 	for _, r := range append(unwritten, c.queue...) {
+		r.unsent = true
 		if j := indexReq(c.pending, r); j >= 0 {
 			c.pending = append(c.pending[:j], c.pending[j+1:]...)
 		}

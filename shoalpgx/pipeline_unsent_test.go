@@ -1,0 +1,73 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// A statement queued for a shared connection that breaks before writing
+// it never reached the server, so it goes to another connection and gets
+// its answer; the statements written to the connection fail with it. Two
+// statements wait on a lock, which is as many as the server is given at
+// once, so that the third waits in the queue; then the backend is killed.
+func TestPipelineUnwrittenStatementGoesElsewhere(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil)
+	conn := oneSharedConn(t, p)
+	victim := conn.pc.conn.PgConn().PID()
+	counts := func() (pending, queued int) {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return len(conn.pending), len(conn.queue)
+	}
+	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 60*time.Second)
+	defer cancel()
+	admin := pgtest.AdminConn(t)
+	const lock = 7321
+	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = admin.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", lock) }()
+	exec := pgx.QueryExecModeExec // no preparation joins the requests counted
+
+	written := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			var v int
+			written <- p.QueryRow(ctx, "select $1::int from (select pg_advisory_xact_lock($2::bigint)) l", exec, i, lock).Scan(&v)
+		}()
+		pgtest.WaitFor(t, 5*time.Second, "the locked statement written", func() bool { p, q := counts(); return p == i+1 && q == 0 })
+	}
+	type answer struct {
+		pid uint32
+		v   int
+		err error
+	}
+	queued := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.err = p.QueryRow(ctx, "select pg_backend_pid(), $1::int", exec, 3).Scan(&a.pid, &a.v)
+		queued <- a
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the third statement queued", func() bool { p, q := counts(); return p == 3 && q == 1 })
+
+	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", victim); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		err := <-written
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "57P01" {
+			t.Errorf("a statement written to the killed backend: %v, want the server's error (SQLSTATE 57P01)", err)
+		}
+	}
+	a := <-queued
+	if a.err != nil || a.pid == victim || a.v != 3 {
+		t.Fatalf("the queued statement: pid %d (the killed one %d), %d, %v; want its answer from another backend", a.pid, victim, a.v, a.err)
+	}
+}
