@@ -202,10 +202,9 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 		}
 		p.counters.unused.Add(1)
 		p.eng.closeTaken(l.rec, reason)
-		// Keeping our place is not possible (we were taken off the queue):
-		// rejoin at the end, and look at the stacks again, as after the
-		// first enqueue.
-		if p.wq.enqueue(w, 0) != enqueued {
+		// Back to our place in the queue, which still counts our wait from
+		// start, and look at the stacks again, as after the first enqueue.
+		if !p.wq.rejoin(w) {
 			return Lease[T]{}, p.acquireError(ErrClosed, time.Duration(p.now()-start))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -83,6 +84,56 @@ func TestSheddingFailsOnlyWaitersPastTwiceTheTarget(t *testing.T) {
 			t.Errorf("waiting = %d, want 1: the waiter younger than 2*target must stay", p.Stats().Waiting)
 		}
 		held.Release()
+		if l := <-b; l.rec != nil {
+			l.Release()
+		}
+		select {
+		case l := <-a:
+			if l.rec != nil {
+				l.Release()
+			}
+		default:
+		}
+	})
+}
+
+// A waiter handed a connection that fails its check goes back to the queue
+// with its wait still counted from its Acquire: at the first overloaded
+// tick it is shed like any waiter past twice QueueTarget, though a younger
+// one joined the queue while it held the connection, and that one stays.
+func TestSheddingCountsARejoinedWaitersWholeWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const target, interval = 10 * time.Millisecond, 40 * time.Millisecond
+		var rejected atomic.Pointer[fakeConn]
+		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1, QueueTarget: target, QueueInterval: interval,
+			Hooks: Hooks[*fakeConn]{BeforeAcquire: func(_ context.Context, c *fakeConn) bool {
+				return rejected.Load() != c
+			}}})
+		held := mustAcquire(t, p)
+		rejected.Store(held.Value())
+		block := d.blockDials() // the replacement's dial waits until the end
+		start := time.Now()
+		time.Sleep(35 * time.Millisecond)
+		a := acquireLater(p, time.Minute)
+		time.Sleep(10 * time.Millisecond)
+		b := acquireLater(p, time.Minute)
+		wantWaiters(t, p, 2)
+		held.Release() // to a, whose check fails: it waits again, 10ms in
+		wantWaiters(t, p, 2)
+		time.Sleep(time.Until(start.Add(61 * time.Millisecond)))
+		synctest.Wait()
+		select {
+		case l := <-a:
+			if l.rec != nil {
+				t.Fatal("a got a lease")
+			}
+		default:
+			t.Errorf("waiter that waited 26ms > 2*target, its check failed on the way, not shed at the first overloaded tick")
+		}
+		if p.Stats().Waiting != 1 {
+			t.Errorf("waiting = %d, want 1: the waiter younger than 2*target must stay", p.Stats().Waiting)
+		}
+		close(block)
 		if l := <-b; l.rec != nil {
 			l.Release()
 		}

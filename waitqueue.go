@@ -102,18 +102,50 @@ func (q *waitQueue[T]) enqueue(w *waiter[T], maxWaiters int) enqueueResult {
 	if maxWaiters > 0 && int(q.count.Load()) >= maxWaiters {
 		return queueFull
 	}
+	q.linkBeforeLocked(w, nil)
+	return enqueued
+}
+
+// rejoin puts w back on the queue after a deliverer took it off and the
+// lease it handed failed its check, unless the queue is closed. w goes
+// back to its place by since, not to the end: it has waited that long, and
+// what judges the waiters by the head (load shedding's failOlderThan and
+// oldestSince, barging's headSince) needs the oldest there.
+func (q *waitQueue[T]) rejoin(w *waiter[T]) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	// w was the oldest waiter when it was taken off, so only another
+	// rejoining waiter can be older: the walk stops at once, or nearly.
+	next := q.head
+	for next != nil && next.since <= w.since {
+		next = next.next
+	}
+	q.linkBeforeLocked(w, next)
+	return true
+}
+
+// linkBeforeLocked puts w on the queue just before next, or at the end when
+// next is nil. q.mu must be held and w off the queue.
+func (q *waitQueue[T]) linkBeforeLocked(w, next *waiter[T]) {
 	w.queued = true
-	w.next = nil
-	w.prev = q.tail
-	if q.tail != nil {
-		q.tail.next = w
+	w.next = next
+	if next != nil {
+		w.prev = next.prev
+		next.prev = w
+	} else {
+		w.prev = q.tail
+		q.tail = w
+	}
+	if w.prev != nil {
+		w.prev.next = w
 	} else {
 		q.head = w
 		q.headSince.Store(w.since)
 	}
-	q.tail = w
 	q.count.Add(1)
-	return enqueued
 }
 
 // unlinkLocked takes w off the queue. q.mu must be held and w queued.

@@ -45,6 +45,32 @@ func TestWaitQueueIsFIFOAndLeavesFromTheMiddle(t *testing.T) {
 	}
 }
 
+// Waiters taken off the queue rejoin it in their places by since, the
+// newest of them behind the older ones, and headSince follows; a closed
+// queue refuses them.
+func TestWaitQueueRejoinKeepsTheOrderOfWaiting(t *testing.T) {
+	q := newTestQueue()
+	a, b := queued(t, q, 1), queued(t, q, 2)
+	queued(t, q, 3)
+	q.popOldest()
+	q.popOldest()
+	if !q.rejoin(b) || !q.rejoin(a) {
+		t.Fatal("rejoin refused by an open queue")
+	}
+	if q.headSince.Load() != 1 || q.count.Load() != 3 {
+		t.Fatalf("headSince %d, count %d; want 1, 3", q.headSince.Load(), q.count.Load())
+	}
+	for want := int64(1); want <= 3; want++ {
+		if w := q.popOldest(); w == nil || w.since != want {
+			t.Fatalf("popOldest: want the waiter since %d", want)
+		}
+	}
+	q.failAll(ErrClosed, true)
+	if q.rejoin(a) {
+		t.Fatal("a closed queue took a waiter back")
+	}
+}
+
 // MaxWaiters bounds the queue, and a closed queue refuses everyone.
 func TestWaitQueueBoundAndClose(t *testing.T) {
 	q := newTestQueue()
