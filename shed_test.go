@@ -71,30 +71,42 @@ func TestSheddingFailsOnlyWaitersPastTwiceTheTarget(t *testing.T) {
 		time.Sleep(15 * time.Millisecond)
 		b := acquireLater(p, time.Minute)
 		time.Sleep(time.Until(start.Add(61 * time.Millisecond)))
-		synctest.Wait()
-		select {
-		case l := <-a:
-			if l.rec != nil {
-				t.Fatal("a got a lease")
-			}
-		default:
-			t.Errorf("waiter that waited 25ms > 2*target not shed at the first overloaded tick")
-		}
-		if p.Stats().Waiting != 1 {
-			t.Errorf("waiting = %d, want 1: the waiter younger than 2*target must stay", p.Stats().Waiting)
-		}
+		wantShedAlone(t, p, a, "waiter that waited 25ms > 2*target")
 		held.Release()
-		if l := <-b; l.rec != nil {
+		releaseBoth(a, b)
+	})
+}
+
+// wantShedAlone checks, once every goroutine in the bubble is blocked,
+// that the waiter a was shed (its acquire failed) and one waiter stays.
+func wantShedAlone(t *testing.T, p *Pool[*fakeConn], a <-chan Lease[*fakeConn], what string) {
+	t.Helper()
+	synctest.Wait()
+	select {
+	case l := <-a:
+		if l.rec != nil {
+			t.Fatal("a got a lease")
+		}
+	default:
+		t.Errorf("%s not shed at the first overloaded tick", what)
+	}
+	if p.Stats().Waiting != 1 {
+		t.Errorf("waiting = %d, want 1: the waiter younger than 2*target must stay", p.Stats().Waiting)
+	}
+}
+
+// releaseBoth releases b's lease once it comes, and a's if it came.
+func releaseBoth(a, b <-chan Lease[*fakeConn]) {
+	if l := <-b; l.rec != nil {
+		l.Release()
+	}
+	select {
+	case l := <-a:
+		if l.rec != nil {
 			l.Release()
 		}
-		select {
-		case l := <-a:
-			if l.rec != nil {
-				l.Release()
-			}
-		default:
-		}
-	})
+	default:
+	}
 }
 
 // A waiter handed a connection that fails its check goes back to the queue
@@ -121,28 +133,8 @@ func TestSheddingCountsARejoinedWaitersWholeWait(t *testing.T) {
 		held.Release() // to a, whose check fails: it waits again, 10ms in
 		wantWaiters(t, p, 2)
 		time.Sleep(time.Until(start.Add(61 * time.Millisecond)))
-		synctest.Wait()
-		select {
-		case l := <-a:
-			if l.rec != nil {
-				t.Fatal("a got a lease")
-			}
-		default:
-			t.Errorf("waiter that waited 26ms > 2*target, its check failed on the way, not shed at the first overloaded tick")
-		}
-		if p.Stats().Waiting != 1 {
-			t.Errorf("waiting = %d, want 1: the waiter younger than 2*target must stay", p.Stats().Waiting)
-		}
+		wantShedAlone(t, p, a, "waiter that waited 26ms > 2*target, its check failed on the way,")
 		close(block)
-		if l := <-b; l.rec != nil {
-			l.Release()
-		}
-		select {
-		case l := <-a:
-			if l.rec != nil {
-				l.Release()
-			}
-		default:
-		}
+		releaseBoth(a, b)
 	})
 }
