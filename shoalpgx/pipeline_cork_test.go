@@ -21,11 +21,7 @@ func TestPipelineCorksWritesWhileTheServerIsBusy(t *testing.T) {
 	ctx := pgtest.Ctx(t)
 	const lock = 7316
 	unlock := holdAdvisoryLock(t, lock)
-	counts := func() (pending, queued int) {
-		conn.mu.Lock()
-		defer conn.mu.Unlock()
-		return len(conn.pending), len(conn.queue)
-	}
+	counts := func() (pending, queued int) { return queueCounts(conn) }
 	var wg sync.WaitGroup
 	run := func(sql string, args ...any) {
 		want := args[0].(int)
@@ -164,6 +160,14 @@ func holdAdvisoryLock(t *testing.T, lock int64) (unlock func()) {
 	}
 	t.Cleanup(unlock)
 	return unlock
+}
+
+// queueCounts returns how many requests c holds unanswered, written or
+// not, and how many of those wait in its queue, unwritten.
+func queueCounts(c *pipeConn) (pending, queued int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending), len(c.queue)
 }
 
 // oneSharedConn holds p's shared connections to one, and returns it once

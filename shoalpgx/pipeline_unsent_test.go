@@ -20,19 +20,11 @@ func TestPipelineUnwrittenStatementGoesElsewhere(t *testing.T) {
 	p := newPipelinedPool(t, 4, 8, nil)
 	conn := oneSharedConn(t, p)
 	victim := conn.pc.conn.PgConn().PID()
-	counts := func() (pending, queued int) {
-		conn.mu.Lock()
-		defer conn.mu.Unlock()
-		return len(conn.pending), len(conn.queue)
-	}
+	counts := func() (pending, queued int) { return queueCounts(conn) }
 	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 60*time.Second)
 	defer cancel()
-	admin := pgtest.AdminConn(t)
 	const lock = 7321
-	if _, err := admin.Exec(ctx, "select pg_advisory_lock($1)", lock); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = admin.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", lock) }()
+	holdAdvisoryLock(t, lock)
 	exec := pgx.QueryExecModeExec // no preparation joins the requests counted
 
 	written := make(chan error, 2)
@@ -56,7 +48,7 @@ func TestPipelineUnwrittenStatementGoesElsewhere(t *testing.T) {
 	}()
 	pgtest.WaitFor(t, 5*time.Second, "the third statement queued", func() bool { p, q := counts(); return p == 3 && q == 1 })
 
-	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", victim); err != nil {
+	if _, err := pgtest.AdminConn(t).Exec(ctx, "select pg_terminate_backend($1)", victim); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

@@ -324,11 +324,7 @@ func TestPipelineReaderNeverWaitsOnItsWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _, _ = admin.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", lock) }()
-	counts := func() (pending, queued int) {
-		conn.mu.Lock()
-		defer conn.mu.Unlock()
-		return len(conn.pending), len(conn.queue)
-	}
+	counts := func() (pending, queued int) { return queueCounts(conn) }
 	var wg sync.WaitGroup
 	// Unprepared (QueryExecModeExec), so that no preparation joins the
 	// requests counted below.
