@@ -84,7 +84,9 @@ func (b *barger) arm() {
 	}
 }
 
-// stop stops the timer for good (the pool is closing).
+// stop stops the timer as the pool closes. A release already past its
+// look at closed may arm it once more; it then fires into an empty, closed
+// wait queue and hands nothing off (handOffIdle serves only waiters).
 func (b *barger) stop() { b.timer.Stop() }
 
 // mayBarge reports whether, at the pool clock's now, a release may skip the
