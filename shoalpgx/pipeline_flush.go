@@ -126,17 +126,19 @@ func newRawWriter(raw syscall.RawConn) *rawWriter {
 // write writes what the socket takes of b now and returns how much that
 // was: 0 with no error when the socket's buffer is full.
 func (w *rawWriter) write(b []byte) (int, error) {
-	w.b = b
+	w.b, w.n, w.err = b, 0, nil
 	err := w.raw.Write(w.fn)
 	n, werr := max(w.n, 0), w.err
 	w.b, w.err = nil, nil
+	if err != nil {
+		// The socket refused the write without calling fn (it is
+		// closed): nothing left, whatever the last write wrote.
+		return 0, err
+	}
 	if errors.Is(werr, syscall.EAGAIN) {
 		werr = nil
 	}
-	if err == nil {
-		err = werr
-	}
-	return n, err
+	return n, werr
 }
 
 // plainSocket returns a rawWriter for nc when it is the pool's
