@@ -30,22 +30,8 @@ func TestPipelineAnsweredStatementOutlivesItsConnection(t *testing.T) {
 }
 
 func testAnsweredOutlivesConn(t *testing.T, before int) {
-	var mu sync.Mutex
-	var conns []*heldConn
-	p := newPipelinedPool(t, 2, 4, func(c *Config) {
-		c.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			nc, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			hc := newHeldConn(nc)
-			mu.Lock()
-			conns = append(conns, hc)
-			mu.Unlock()
-			return hc, nil
-		}
-	})
+	var held heldDialer
+	p := newPipelinedPool(t, 2, 4, func(c *Config) { c.ConnConfig.DialFunc = held.dial })
 	ctx := pgtest.Ctx(t)
 	// The whole connection taken, so that the budget of 2 leaves one
 	// shared connection, and every statement goes on it.
@@ -65,18 +51,7 @@ func testAnsweredOutlivesConn(t *testing.T, before int) {
 	// still grow (under the budget's division, by asking it) would have
 	// the statement below wait for another connection (Config.Avoid)
 	// rather than go behind the held one, whose write fails.
-	shared := oneSharedConn(t, p)
-	var hc *heldConn
-	mu.Lock()
-	for _, c := range conns {
-		if c.opened(shared.nc) {
-			hc = c
-		}
-	}
-	mu.Unlock()
-	if hc == nil {
-		t.Fatalf("the shared connection's socket (%T) is none the DialFunc made", shared.nc)
-	}
+	hc := held.of(t, oneSharedConn(t, p))
 	// Before the pool's Close (cleanups run last first): a held read
 	// never ends on its own.
 	t.Cleanup(hc.releaseHeld)
@@ -126,6 +101,40 @@ func waitShut(t *testing.T, ctx context.Context, ch <-chan struct{}, what string
 	case <-ctx.Done():
 		t.Fatalf("%s never came", what)
 	}
+}
+
+// heldDialer is a DialFunc whose sockets are heldConns, which it finds
+// again under the pool's connections.
+type heldDialer struct {
+	mu    sync.Mutex
+	conns []*heldConn
+}
+
+func (d *heldDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var nd net.Dialer
+	nc, err := nd.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	hc := newHeldConn(nc)
+	d.mu.Lock()
+	d.conns = append(d.conns, hc)
+	d.mu.Unlock()
+	return hc, nil
+}
+
+// of returns the heldConn under the shared connection c.
+func (d *heldDialer) of(t *testing.T, c *pipeConn) *heldConn {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, hc := range d.conns {
+		if hc.opened(c.nc) {
+			return hc
+		}
+	}
+	t.Fatalf("the shared connection's socket (%T) is none the DialFunc made", c.nc)
+	return nil
 }
 
 // errHeldWrite is the failure heldConn's writes return once failWrites ran.

@@ -73,6 +73,7 @@ type pipeConn struct {
 	yieldHook func()
 	err       error      // why the connection broke; nil while it works
 	werr      error      // a write failed, and the reader takes the last answers (pipeline_writefail.go)
+	drainBy   time.Time  // when those last reads end; zero before a write failed
 	spare     []*pipeReq // the writer's second queue slice, reused
 	wbuf      []byte     // the writer's buffer; only the writer touches it
 	rest      []byte     // what the reader's write left for the background writer (pipeline_flush.go)

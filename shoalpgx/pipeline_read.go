@@ -116,7 +116,7 @@ func (c *pipeConn) readFor(ctx context.Context, r *pipeReq) {
 		if err == nil {
 			continue
 		}
-		if interrupted != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		if interrupted != nil && ctx.Err() != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 			break // ctx ended: readLoop goes on where this read stopped
 		}
 		c.failRead(err)
@@ -127,7 +127,7 @@ func (c *pipeConn) readFor(ctx context.Context, r *pipeReq) {
 	}
 	if stop != nil && !stop() {
 		<-interrupted // the interruption ran: undo its deadline
-		_ = c.nc.SetReadDeadline(time.Time{})
+		c.restoreReadDeadline()
 	}
 	c.mu.Lock()
 	if c.err == nil && (len(c.pending) > 0 || c.cur != nil) {

@@ -46,7 +46,8 @@ func (c *pipeConn) failWriteLocked(err error, unwritten []*pipeReq) (gone []*pip
 		}
 	}
 	c.queue = nil
-	_ = c.nc.SetReadDeadline(time.Now().Add(writeFailDrain))
+	c.drainBy = time.Now().Add(writeFailDrain)
+	_ = c.nc.SetReadDeadline(c.drainBy)
 	if c.reader == readerNone {
 		c.reader = readerLoop
 		select {
@@ -55,6 +56,15 @@ func (c *pipeConn) failWriteLocked(err error, unwritten []*pipeReq) (gone []*pip
 		}
 	}
 	return gone
+}
+
+// restoreReadDeadline puts back the read deadline a caller's interruption
+// replaced (readFor): none, or after a failed write the end of the drain,
+// which the caller's context must not lift.
+func (c *pipeConn) restoreReadDeadline() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.nc.SetReadDeadline(c.drainBy)
 }
 
 // brokenLocked is why the connection takes no more requests: it broke,

@@ -1,6 +1,8 @@
 package shoalpgx
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -111,4 +114,59 @@ func TestPipelineAnswersOutliveAFailedWrite(t *testing.T) {
 	if _, err := p.Exec(ctx, "select 4"); err != nil {
 		t.Fatalf("after the failed write: %v", err)
 	}
+}
+
+// After a failed write the reader reads on for writeFailDrain at most, and
+// a caller who was reading and whose context ends meanwhile does not lift
+// that bound. Here the server sends nothing more (the backend waits on a
+// lock the test holds): the reader's statement, written, holds the broken
+// connection until the drain ends, and the statement whose write failed,
+// of which nothing left, waits for the connection that replaces it. It
+// gets its answer while the lock is still held, not once the server
+// speaks again.
+func TestPipelineDrainOutlivesAReadersDeadline(t *testing.T) {
+	var held heldDialer
+	p := newPipelinedPool(t, 2, 8, func(c *Config) { c.ConnConfig.DialFunc = held.dial })
+	conn := oneSharedConn(t, p)
+	hc := held.of(t, conn)
+	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 60*time.Second)
+	defer cancel()
+	const lock = 7322
+	unlock := holdAdvisoryLock(t, lock)
+	exec := pgx.QueryExecModeExec // no preparation joins the requests counted
+
+	readerCtx, readerGone := context.WithCancel(ctx)
+	defer readerGone()
+	reader := make(chan error, 1)
+	go func() {
+		var v int
+		reader <- p.QueryRow(readerCtx, "select $1::int from (select pg_advisory_xact_lock($2::bigint)) l", exec, 1, lock).Scan(&v)
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the reader's statement written", func() bool { p, q := queueCounts(conn); return p == 1 && q == 0 })
+
+	hc.failWrites()
+	failed := make(chan error, 1)
+	go func() {
+		var v int
+		err := p.QueryRow(ctx, "select $1::int", exec, 2).Scan(&v)
+		if err == nil && v != 2 {
+			err = fmt.Errorf("got %d, want 2", v)
+		}
+		failed <- err
+	}()
+	waitShut(t, ctx, hc.writeFailed, "the failed write")
+	pgtest.WaitFor(t, 5*time.Second, "the connection marked", func() bool { return conn.broken() != nil })
+	readerGone() // within the drain, which the reader's interruption cuts short
+	if err := <-reader; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the reader: %v, want its context's error", err)
+	}
+	select {
+	case err := <-failed:
+		if err != nil {
+			t.Fatalf("the statement whose write failed: %v", err)
+		}
+	case <-time.After(20 * writeFailDrain):
+		t.Fatal("the broken connection is still held past its drain, by a server that sends nothing")
+	}
+	unlock()
 }
