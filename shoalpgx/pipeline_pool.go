@@ -185,7 +185,7 @@ func (pp *pipePool) closeConn(c *pipeConn) error {
 // back only then, so that a connection never carries more than Pipeline
 // requests. A request that nothing of reached the server, because its
 // connection broke first, goes to another connection, within the pool's
-// attempts, as an acquire's would.
+// attempts, as an acquire's would, unless the pool is closing.
 func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipeEncoder) error {
 	pp.load.callers.Add(1)
 	defer pp.load.callers.Add(-1)
@@ -226,8 +226,11 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 			return err
 		}
 		// Failed with its connection while still in its queue
-		// (failLocked, failWriteLocked): the server never saw it.
-		if attempt++; attempt >= pp.p.attempts {
+		// (failLocked, failWriteLocked): the server never saw it. Not
+		// while the pool closes: the connections are being emptied,
+		// and one whose abandoned statements are being cancelled
+		// (dropAbandoned) could take it.
+		if attempt++; attempt >= pp.p.attempts || pp.closing.Load() {
 			return nil // the connection's error, in r
 		}
 		r.again()

@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,7 +17,15 @@ import (
 // its answer; the statements written to the connection fail with it. Two
 // statements wait on a lock, which is as many as the server is given at
 // once, so that the third waits in the queue; then the backend is killed.
+// Not while the pool closes (closing, as Close sets it first): then the
+// queued statement fails with the connection.
 func TestPipelineUnwrittenStatementGoesElsewhere(t *testing.T) {
+	for _, closing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("closing=%v", closing), func(t *testing.T) { testUnwrittenGoesElsewhere(t, closing) })
+	}
+}
+
+func testUnwrittenGoesElsewhere(t *testing.T, closing bool) {
 	p := newPipelinedPool(t, 4, 8, nil)
 	conn := oneSharedConn(t, p)
 	victim := conn.pc.conn.PgConn().PID()
@@ -48,6 +57,7 @@ func TestPipelineUnwrittenStatementGoesElsewhere(t *testing.T) {
 	}()
 	pgtest.WaitFor(t, 5*time.Second, "the third statement queued", func() bool { p, q := counts(); return p == 3 && q == 1 })
 
+	p.pipe.closing.Store(closing)
 	if _, err := pgtest.AdminConn(t).Exec(ctx, "select pg_terminate_backend($1)", victim); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +69,13 @@ func TestPipelineUnwrittenStatementGoesElsewhere(t *testing.T) {
 		}
 	}
 	a := <-queued
+	if closing {
+		var pgErr *pgconn.PgError
+		if !errors.As(a.err, &pgErr) || pgErr.Code != "57P01" {
+			t.Fatalf("the queued statement, the pool closing: %v, want the connection's error (SQLSTATE 57P01)", a.err)
+		}
+		return
+	}
 	if a.err != nil || a.pid == victim || a.v != 3 {
 		t.Fatalf("the queued statement: pid %d (the killed one %d), %d, %v; want its answer from another backend", a.pid, victim, a.v, a.err)
 	}
