@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -233,31 +234,33 @@ func waitAllHeldUp(t *testing.T, p *Pool, n int) {
 
 // A statement that finds every open shared connection held up by a slow
 // statement, while the pool may open another, goes to the connection the
-// pool opens, in milliseconds, rather than behind a slow one for seconds.
+// pool opens, rather than behind a slow one. The slow statements wait on a
+// lock the test holds until the quick one is answered: one that went
+// behind them would never be.
 func TestPipelineHeldUpConnectionsLeaveTheStatementToANewOne(t *testing.T) {
 	p := newPipelinedPool(t, 4, 8, nil) // two shared connections, room for more
 	ctx := pgtest.Ctx(t)
 	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
+	const lock = 7323
+	unlock := holdAdvisoryLock(t, lock)
 	slow := make(chan uint32, 2)
 	for range 2 {
 		go func() {
 			var pid uint32
-			if err := p.QueryRow(ctx, "select pg_backend_pid() from pg_sleep(3)").Scan(&pid); err != nil {
+			if err := p.QueryRow(ctx, "select pg_backend_pid() from (select pg_advisory_xact_lock($1::bigint)) l", lock).Scan(&pid); err != nil {
 				t.Errorf("a slow statement: %v", err)
 			}
 			slow <- pid
 		}()
 	}
 	waitAllHeldUp(t, p, 2)
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	var pid uint32
-	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
-		t.Fatal(err)
+	if err := p.QueryRow(qctx, "select pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatalf("the quick statement, while the slow ones wait: %v", err)
 	}
-	select {
-	case <-slow:
-		t.Fatal("a slow statement ended before the quick one: the test proves nothing")
-	default:
-	}
+	unlock()
 	if a, b := <-slow, <-slow; pid == a || pid == b {
 		t.Fatalf("the quick statement ran on backend %d, behind a slow one (%d, %d)", pid, a, b)
 	}
