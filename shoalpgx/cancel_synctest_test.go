@@ -248,6 +248,20 @@ func cancelRig(t *testing.T) (*fakePG, *Conn, *canceler) {
 	return f, c, c.pc.cancel
 }
 
+// wantCancelledIn1ms checks that what was cancelled by the server
+// (SQLSTATE 57014) 1ms after start, the fake server's signal delay: the
+// cancel request went out as soon as the statement was written.
+func wantCancelledIn1ms(t *testing.T, what string, err error, start time.Time) {
+	t.Helper()
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
+		t.Fatalf("%s returned %v, want SQLSTATE 57014", what, err)
+	}
+	if took := time.Since(start); took != time.Millisecond {
+		t.Errorf("%s was cancelled after %s, want 1ms (the request sent once it was written)", what, took)
+	}
+}
+
 // stillOneSession checks that c, after a cancellation, runs a statement,
 // on the session it had: one login at the fake server.
 func stillOneSession(t *testing.T, f *fakePG, c *Conn) {
@@ -274,13 +288,7 @@ func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 		start := time.Now()
 		_, err := c.Conn().PgConn().Exec(context.Background(), "sleep 10s").ReadAll()
 		h.HandleUnwatchAfterCancel()
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
-			t.Fatalf("the statement written after the cut returned %v, want SQLSTATE 57014", err)
-		}
-		if took := time.Since(start); took != time.Millisecond {
-			t.Errorf("it was cancelled after %s, want 1ms (the request sent once it was written)", took)
-		}
+		wantCancelledIn1ms(t, "the statement written after the cut", err, start)
 		stillOneSession(t, f, c)
 	})
 }
@@ -307,13 +315,7 @@ func TestCancelFakeWriteDuringTheCancel(t *testing.T) {
 		start := time.Now()
 		err := <-done
 		h.HandleUnwatchAfterCancel()
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
-			t.Fatalf("the statement written during HandleCancel returned %v, want SQLSTATE 57014", err)
-		}
-		if took := time.Since(start); took != time.Millisecond {
-			t.Errorf("it was cancelled after %s, want 1ms", took)
-		}
+		wantCancelledIn1ms(t, "the statement written during HandleCancel", err, start)
 		stillOneSession(t, f, c)
 	})
 }
