@@ -224,8 +224,13 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		}
 		o.seedPermit = p
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.t.opts.dialBound())
-	defer cancel()
+	if bound := o.t.opts.dialBound(); bound > 0 {
+		// 0 is no bound (a negative DialTimeout or TLSHandshakeTimeout):
+		// a timeout of 0 would fail the dial before it starts.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, bound)
+		defer cancel()
+	}
 	nc, proto, err := o.d.dial(ctx, alpnBoth)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)

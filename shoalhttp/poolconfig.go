@@ -48,7 +48,8 @@ func poolName(name, origin string) string {
 
 // dialBound bounds a whole dial, the probe's and the pool's: TCP, TLS and,
 // for HTTP/2, the settings exchange; each step has its own bound too. With
-// either step unbounded (a negative Options value, 0 here) so is the whole.
+// either step unbounded (a negative Options value, 0 here) so is the whole,
+// and the result is 0: no bound.
 func (o Options) dialBound() time.Duration {
 	if o.DialTimeout == 0 || o.TLSHandshakeTimeout == 0 {
 		return 0
