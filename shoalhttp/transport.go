@@ -256,12 +256,13 @@ func (t *Transport) Stats() map[string]shoal.Stats {
 // too (after CloseIdleConnections). n must be in [1, 2147483647], as the
 // core's MaxConns.
 func (t *Transport) SetMaxConns(origin string, n int) error {
-	if n < 1 || n > maxConnsLimit {
-		return fmt.Errorf("shoalhttp: SetMaxConns(%q, %d): must be in [1, %d]", origin, n, maxConnsLimit)
-	}
 	key, err := parseOrigin(origin)
 	if err != nil {
 		return fmt.Errorf("shoalhttp: SetMaxConns: %w", err)
+	}
+	if n < 1 || n > maxConnsLimit {
+		// Named as parsed, not as written: origin may carry a password.
+		return fmt.Errorf("shoalhttp: SetMaxConns(%s, %d): must be in [1, %d]", key, n, maxConnsLimit)
 	}
 	o, err := t.namedOrigin(key)
 	if err != nil {
