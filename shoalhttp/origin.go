@@ -320,12 +320,18 @@ func (o *origin) drained() bool {
 	return s.TotalConns == 0 && s.Dialing == 0
 }
 
-// wrap makes err name the request's method and origin, and nothing else of
-// it: the path and query may hold secrets.
+// wrap makes err name the request's method and the origin's pool (the
+// origin, after Options.Name when set), and nothing else of the request:
+// the path and query may hold secrets.
 func (o *origin) wrap(req *http.Request, err error) error {
+	name := o.poolName()
 	if errors.Is(err, shoal.ErrClosed) && o.t.isClosed() {
-		return &requestError{msg: "shoalhttp: " + req.Method + " " + o.name + ": transport closed: " + err.Error(), err: err}
+		return &requestError{msg: "shoalhttp: " + req.Method + " " + name + ": transport closed: " + err.Error(), err: err}
 	}
 	awaitClientTimeout(req, err)
-	return &requestError{msg: "shoalhttp: " + req.Method + " " + o.name + ": " + err.Error(), err: err}
+	return &requestError{msg: "shoalhttp: " + req.Method + " " + name + ": " + err.Error(), err: err}
 }
+
+// poolName is the name of the origin's pool, as its logs, Stats and
+// metrics give it: Options.Name, when set, before the origin.
+func (o *origin) poolName() string { return poolName(o.t.opts.Name, o.name) }

@@ -139,7 +139,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				continue // CloseIdleConnections raced with us
 			}
 			closeRequestBody(req)
-			return nil, fmt.Errorf("shoalhttp: %s %s: transport closed: %w", req.Method, o.name, shoal.ErrClosed)
+			return nil, fmt.Errorf("shoalhttp: %s %s: transport closed: %w", req.Method, o.poolName(), shoal.ErrClosed)
 		}
 		if err != nil {
 			return nil, o.wrap(req, err)
