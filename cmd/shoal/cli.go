@@ -255,7 +255,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
 	}
 	if fs.NArg() > 0 {
-		return nil, usagef("unexpected argument %q (flags go after the command; valid flags: %s)", fs.Arg(0), validFlags(fs))
+		// Masked before it is quoted, so that the quote closing a password
+		// (a key=value target the shell split) is not masked with it.
+		return nil, usagef("unexpected argument %q (flags go after the command; valid flags: %s)", redactRaw(fs.Arg(0)), validFlags(fs))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -12,6 +12,10 @@ import (
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	// '&' as typed, not \u0026: the output filter (scrubWriter in
+	// cmd/shoal) reads a query's parameters at '&', and would mask the rest
+	// of an escaped query with a password before it.
+	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
 }
 
