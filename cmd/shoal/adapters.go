@@ -100,10 +100,11 @@ var pgConnectExec func(ctx context.Context, connString, sql string) error
 // is wired.
 var pgPoolSettings func(rawConnString string, maxConns, partitions int) (connString, goConfig string)
 
-// pgHostPort returns the host:port a PostgreSQL key=value connection
-// string connects to; nil until shoalpgx is wired (a key=value --target is
-// then refused).
-var pgHostPort func(connString string) (string, error)
+// pgHosts returns every host:port a PostgreSQL connection string names,
+// in the order they are tried, as shoalpgx reads it (several hosts, or the
+// host and port keywords); nil until shoalpgx is wired (a key=value
+// --target is then refused).
+var pgHosts func(connString string) ([]string, error)
 
 // errNotLanded is the error of an operation whose adapter is missing.
 func errNotLanded(adapter string) error { return fmt.Errorf("%s", notLanded(adapter)) }

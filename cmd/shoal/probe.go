@@ -10,12 +10,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
 // probe dials the target's host:port once, so that an unreachable target
 // fails within the dial timeout, saying which address and why, before any
-// experiment starts. It then asks the server one thing in its own
+// experiment starts; of a PostgreSQL target that names several hosts, the
+// first that answers, as shoalpgx would. It then asks the server one thing in its own
 // protocol: a PostgreSQL target is logged into and asked SELECT 1, an HTTP
 // one gets its request, a gRPC one the HTTP/2 preface. A server that
 // accepts connections but never answers, a wrong password or a bad TLS
@@ -24,13 +26,12 @@ import (
 func probe(ctx context.Context, t *target, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", t.HostPort)
+	c, err := dialFirst(ctx, t.Hosts)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within --dial-timeout %s", timeout)
 		}
-		return fmt.Errorf("cannot reach %s (from --target %s): %w", t.HostPort, t.Redacted, err)
+		return fmt.Errorf("cannot reach %s (from --target %s): %w", strings.Join(t.Hosts, ", "), t.Redacted, err)
 	}
 	switch {
 	case t.Kind == targetPostgres && pgConnectExec != nil:
@@ -48,7 +49,7 @@ func probe(ctx context.Context, t *target, timeout time.Duration) error {
 		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
 			err = fmt.Errorf("no answer within --dial-timeout %s", timeout)
 		}
-		return fmt.Errorf("cannot use %s (from --target %s): %w", t.HostPort, t.Redacted, err)
+		return fmt.Errorf("cannot use %s (from --target %s): %w", strings.Join(t.Hosts, ", "), t.Redacted, err)
 	}
 	return nil
 }
@@ -102,4 +103,18 @@ func probeHTTP2(ctx context.Context, c net.Conn, t *target) error {
 		return fmt.Errorf("not an HTTP/2 server: its first frame has type %d, not SETTINGS", hdr[3])
 	}
 	return nil
+}
+
+// dialFirst returns a connection to the first of hosts that accepts one,
+// or the last dial's error.
+func dialFirst(ctx context.Context, hosts []string) (net.Conn, error) {
+	var d net.Dialer
+	err := errors.New("no host to dial")
+	for _, hp := range hosts {
+		var c net.Conn
+		if c, err = d.DialContext(ctx, "tcp", hp); err == nil {
+			return c, nil
+		}
+	}
+	return nil, err
 }

@@ -32,7 +32,8 @@ type target struct {
 	Scheme   string   // "postgres", "https", ...; "postgres" for a key=value string
 	Raw      string   // as given, with any password
 	URL      *url.URL // parsed, with any password; nil for a key=value string
-	HostPort string   // host:port to dial, default port filled in
+	HostPort string   // host:port to dial, default port filled in; a postgres:// target's first
+	Hosts    []string // every host:port the target names, in order: HostPort alone but for PostgreSQL
 	Redacted string   // Raw with the password replaced by REDACTED where it stands
 }
 
@@ -59,7 +60,7 @@ func parseTarget(s string) (*target, error) {
 	redacted := reading.Mask(s, redactedWord)
 	scheme, _, ok := strings.Cut(s, "://")
 	if !ok || !reading.URL {
-		if strings.Contains(s, "=") && pgHostPort != nil {
+		if strings.Contains(s, "=") && pgHosts != nil {
 			return parseKeywordValueTarget(s, reading, redacted)
 		}
 		return nil, targetError("scheme", "missing; want a URL starting with one of %s, or a PostgreSQL key=value string", schemes)
@@ -112,6 +113,16 @@ func parseTarget(s string) (*target, error) {
 		return nil, targetError("port", "%q is not a port number (1-65535)", port)
 	}
 	t.HostPort = net.JoinHostPort(host, port)
+	t.Hosts = []string{t.HostPort}
+	if t.Kind == targetPostgres && pgHosts != nil {
+		// net/url reads postgres://u@h1:5432,h2:5432/db as one host,
+		// "h1:5432,h2", on port 5432; shoalpgx tries each in turn.
+		hosts, err := pgHosts(s)
+		if err != nil {
+			return nil, targetError("url", "%v", err)
+		}
+		t.HostPort, t.Hosts = hosts[0], hosts
+	}
 	return t, nil
 }
 
@@ -121,9 +132,9 @@ func parseKeywordValueTarget(s string, reading connstr.Reading, redacted string)
 	if reading.Problem != "" {
 		return nil, targetError("url", "%s %s", redacted, reading.Problem)
 	}
-	hostPort, err := pgHostPort(s)
+	hosts, err := pgHosts(s)
 	if err != nil {
 		return nil, targetError("url", "%v", err)
 	}
-	return &target{Kind: targetPostgres, Scheme: "postgres", Raw: s, HostPort: hostPort, Redacted: redacted}, nil
+	return &target{Kind: targetPostgres, Scheme: "postgres", Raw: s, HostPort: hosts[0], Hosts: hosts, Redacted: redacted}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -27,7 +28,7 @@ func init() {
 	newShoalPGX = openShoalPGX
 	pgConnectExec = connectExec
 	pgPoolSettings = shoalPGXSettings
-	pgHostPort = shoalPGXHostPort
+	pgHosts = shoalPGXHosts
 	pgPreflight = preflight
 	pgDefaultPool = shoalPGXDefaultPool
 }
@@ -108,14 +109,22 @@ func (o *lastDialError) get() error {
 	return nil
 }
 
-// shoalPGXHostPort reads a key=value connection string as shoalpgx does
-// (its errors mask the password) and returns its first host and port.
-func shoalPGXHostPort(connString string) (string, error) {
+// shoalPGXHosts reads a connection string as shoalpgx does (its errors
+// mask the password) and returns its hosts and ports in order, each once:
+// pgconn lists a host twice under sslmode=prefer, with TLS and without.
+func shoalPGXHosts(connString string) ([]string, error) {
 	cfg, err := shoalpgx.ParseConfig(connString)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), nil
+	cc := cfg.ConnConfig
+	hosts := []string{net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))}
+	for _, fb := range cc.Fallbacks {
+		if hp := net.JoinHostPort(fb.Host, strconv.Itoa(int(fb.Port))); !slices.Contains(hosts, hp) {
+			hosts = append(hosts, hp)
+		}
+	}
+	return hosts, nil
 }
 
 // pgWarmPoll is how often setup checks whether the pool's connections are
