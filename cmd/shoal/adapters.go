@@ -100,10 +100,10 @@ var pgConnectExec func(ctx context.Context, connString, sql string) error
 // is wired.
 var pgPoolSettings func(rawConnString string, maxConns, partitions int) (connString, goConfig string)
 
-// pgHosts returns every host:port a PostgreSQL connection string names,
-// in the order they are tried, as shoalpgx reads it (several hosts, or the
-// host and port keywords); nil until shoalpgx is wired (a key=value
-// --target is then refused).
+// pgHosts returns the address of every host a PostgreSQL connection string
+// names, in the order they are tried, as shoalpgx reads it (several hosts,
+// the host and port keywords): host:port, or the path of a Unix socket.
+// nil until shoalpgx is wired (a key=value --target is then refused).
 var pgHosts func(connString string) ([]string, error)
 
 // errNotLanded is the error of an operation whose adapter is missing.

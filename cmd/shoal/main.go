@@ -57,7 +57,8 @@
 //
 //	--target URL        postgres://, clickhouse+http://host:8123, influxdb+http://host:8086,
 //	                    grpc://host:port, https://...; runs the experiments that fit (a
-//	                    postgres:// one may name several hosts, h1:5432,h2:5432, tried in turn)
+//	                    postgres:// one may name several hosts, h1:5432,h2:5432, tried in turn,
+//	                    or its host as a parameter, ?host=/var/run/postgresql for a Unix socket)
 //	--only LIST         scenarios to run, comma-separated
 //	--duration D        measured time per case in each round (default 500ms; --quick 150ms)
 //	--warmup D          unmeasured time per case before it (default 250ms; --quick 100ms)

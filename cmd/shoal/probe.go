@@ -106,13 +106,17 @@ func probeHTTP2(ctx context.Context, c net.Conn, t *target) error {
 }
 
 // dialFirst returns a connection to the first of hosts that accepts one,
-// or the last dial's error.
+// or the last dial's error. A host that is a path is a Unix socket.
 func dialFirst(ctx context.Context, hosts []string) (net.Conn, error) {
 	var d net.Dialer
 	err := errors.New("no host to dial")
-	for _, hp := range hosts {
+	for _, addr := range hosts {
+		network := "tcp"
+		if strings.HasPrefix(addr, "/") {
+			network = "unix"
+		}
 		var c net.Conn
-		if c, err = d.DialContext(ctx, "tcp", hp); err == nil {
+		if c, err = d.DialContext(ctx, network, addr); err == nil {
 			return c, nil
 		}
 	}

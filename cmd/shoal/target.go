@@ -33,7 +33,7 @@ type target struct {
 	Raw      string   // as given, with any password
 	URL      *url.URL // parsed, with any password; nil for a key=value string
 	HostPort string   // host:port to dial, default port filled in; a postgres:// target's first
-	Hosts    []string // every host:port the target names, in order: HostPort alone but for PostgreSQL
+	Hosts    []string // every address the target names, in order: HostPort alone but for PostgreSQL, whose may be sockets
 	Redacted string   // Raw with the password replaced by REDACTED where it stands
 }
 
@@ -98,22 +98,27 @@ func parseTarget(s string) (*target, error) {
 	t.URL = u
 
 	host := u.Hostname()
-	if host == "" {
+	// A PostgreSQL URL may name its host as a parameter instead
+	// (postgres://u@/db?host=/var/run/postgresql), as shoalpgx reads it.
+	hostParam := t.Kind == targetPostgres && pgHosts != nil && u.Query().Get("host") != ""
+	if host == "" && !hostParam {
 		return nil, targetError("host", "missing in %s", t.Redacted)
 	}
-	port := u.Port()
-	if port == "" {
-		if strings.HasSuffix(u.Host, ":") {
-			return nil, targetError("port", "empty after ':' in %s", t.Redacted)
+	if host != "" {
+		port := u.Port()
+		if port == "" {
+			if strings.HasSuffix(u.Host, ":") {
+				return nil, targetError("port", "empty after ':' in %s", t.Redacted)
+			}
+			port = defaultPort
 		}
-		port = defaultPort
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return nil, targetError("port", "%q is not a port number (1-65535)", port)
+		}
+		t.HostPort = net.JoinHostPort(host, port)
+		t.Hosts = []string{t.HostPort}
 	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 {
-		return nil, targetError("port", "%q is not a port number (1-65535)", port)
-	}
-	t.HostPort = net.JoinHostPort(host, port)
-	t.Hosts = []string{t.HostPort}
 	if t.Kind == targetPostgres && pgHosts != nil {
 		// net/url reads postgres://u@h1:5432,h2:5432/db as one host,
 		// "h1:5432,h2", on port 5432; shoalpgx tries each in turn.

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -110,18 +108,20 @@ func (o *lastDialError) get() error {
 }
 
 // shoalPGXHosts reads a connection string as shoalpgx does (its errors
-// mask the password) and returns its hosts and ports in order, each once:
-// pgconn lists a host twice under sslmode=prefer, with TLS and without.
+// mask the password) and returns the addresses pgconn dials, in order,
+// each once: pgconn lists a host twice under sslmode=prefer, with TLS and
+// without. A host that is a directory is a Unix socket in it.
 func shoalPGXHosts(connString string) ([]string, error) {
 	cfg, err := shoalpgx.ParseConfig(connString)
 	if err != nil {
 		return nil, err
 	}
 	cc := cfg.ConnConfig
-	hosts := []string{net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))}
+	_, first := pgconn.NetworkAddress(cc.Host, cc.Port)
+	hosts := []string{first}
 	for _, fb := range cc.Fallbacks {
-		if hp := net.JoinHostPort(fb.Host, strconv.Itoa(int(fb.Port))); !slices.Contains(hosts, hp) {
-			hosts = append(hosts, hp)
+		if _, addr := pgconn.NetworkAddress(fb.Host, fb.Port); !slices.Contains(hosts, addr) {
+			hosts = append(hosts, addr)
 		}
 	}
 	return hosts, nil
