@@ -54,8 +54,9 @@ func probe(ctx context.Context, t *target, timeout time.Duration) error {
 	return nil
 }
 
-// probeHTTP sends the target's request once; any response will do, since
-// the bench measures the round trip whatever the status.
+// probeHTTP sends the target's request once and wants a 2xx answer, as
+// every operation of the bench does: a wrong password or path then fails
+// here once, naming the status, rather than in every case.
 func probeHTTP(ctx context.Context, t *target) error {
 	hr := targetHTTPRequest(t)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hr.url, nil)
@@ -72,7 +73,13 @@ func probeHTTP(ctx context.Context, t *target) error {
 		return err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	return resp.Body.Close()
+	if err := resp.Body.Close(); err != nil {
+		return err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	return nil
 }
 
 // probeHTTP2 speaks the start of HTTP/2 on c (after TLS for grpcs://) and
