@@ -185,6 +185,9 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 	}
 	if !report.Interrupted && !report.Measured() {
 		why := "see the skipped lines above"
+		if reasons := skipReasons(report); (o.json || o.csv) && reasons != "" {
+			why = "skipped: " + reasons
+		}
 		if report.Failed() {
 			why = "every case failed"
 		}
