@@ -278,8 +278,10 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		return nil, usagef("--warmup %s: want 0 or more, at most %s", o.warmup, maxDuration)
 	case o.workers < 0 || o.workers > maxWorkers:
 		return nil, usagef("--workers %d: want 1 to %d", o.workers, maxWorkers)
-	case o.dialTimeout <= 0:
-		return nil, usagef("--dial-timeout %s: want more than 0", o.dialTimeout)
+	case o.dialTimeout <= 0 || o.dialTimeout > maxDuration:
+		// Bounded as --duration is: the set-up timeout is four times it,
+		// and past that product's range it would wrap to the 20s floor.
+		return nil, usagef("--dial-timeout %s: want more than 0 and at most %s", o.dialTimeout, maxDuration)
 	case o.json && o.csv:
 		return nil, usagef("--json and --csv both write to stdout; choose one")
 	case set["target"] && strings.TrimSpace(o.target) == "":
