@@ -32,7 +32,7 @@ type target struct {
 	Scheme   string   // "postgres", "https", ...; "postgres" for a key=value string
 	Raw      string   // as given, with any password
 	URL      *url.URL // parsed, with any password; nil for a key=value string
-	HostPort string   // host:port to dial, default port filled in; a postgres:// target's first
+	HostPort string   // host:port to dial, default port filled in; for PostgreSQL the first of Hosts
 	Hosts    []string // every address the target names, in order: HostPort alone but for PostgreSQL, whose may be sockets
 	Redacted string   // Raw with the password replaced by REDACTED where it stands
 }
