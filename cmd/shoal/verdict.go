@@ -165,7 +165,9 @@ func writeVerdict(w io.Writer, o *options, report *benchrun.Report, t *target) {
 		writeItem(w, fmt.Sprintf("%s still within the noise: more rounds (--rounds %d) or a quieter machine narrow the intervals.",
 			differences(doubtful+unjudged), 2*o.rounds))
 	}
-	if o.quick {
+	if o.quick && o.duration < defaultBenchDuration {
+		// Said only of windows --quick shortened: with a --duration of
+		// the default or longer, its advice would be wrong.
 		writeItem(w, fmt.Sprintf("This was --quick, %s windows: without it each window lasts %s, and the figures settle.", o.duration, defaultBenchDuration))
 	}
 	switch {

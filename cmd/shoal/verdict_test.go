@@ -105,3 +105,23 @@ func TestVerdictForATarget(t *testing.T) {
 		t.Errorf("verdict for a target:\n%s", out)
 	}
 }
+
+// TestVerdictQuickAdviceOnlyForShortWindows guards the --quick advice: a
+// --duration as long as the default's or longer gets no advice to drop
+// --quick for longer windows.
+func TestVerdictQuickAdviceOnlyForShortWindows(t *testing.T) {
+	for _, c := range []struct {
+		duration time.Duration
+		advice   bool
+	}{
+		{quickBenchDuration, true},
+		{defaultBenchDuration, false},
+		{2 * time.Second, false},
+	} {
+		var buf bytes.Buffer
+		writeVerdict(&buf, &options{rounds: 1, quick: true, duration: c.duration}, verdictReport(), nil)
+		if got := strings.Contains(buf.String(), "This was --quick"); got != c.advice {
+			t.Errorf("--quick --duration %s: advice %v, want %v:\n%s", c.duration, got, c.advice, buf.String())
+		}
+	}
+}
