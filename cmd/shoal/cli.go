@@ -360,7 +360,12 @@ func durationHint(fs *flag.FlagSet, args []string) string {
 		if !hasValue && i+1 < len(args) {
 			value = args[i+1]
 		}
-		if _, err := strconv.ParseFloat(value, 64); err == nil {
+		if n, err := strconv.ParseFloat(value, 64); err == nil {
+			if n < 0 {
+				// No negative duration is taken: the example must not be one.
+				positive := strings.TrimPrefix(value, "-")
+				return fmt.Sprintf("--%s %s: a duration is not negative and needs a unit, such as %ss or %sms", name, value, positive, positive)
+			}
 			return fmt.Sprintf("--%s %s: a duration needs a unit, such as %ss or %sms", name, value, value, value)
 		}
 	}

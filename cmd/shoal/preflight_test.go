@@ -156,7 +156,8 @@ func TestTooManyClientsShowsTheServersError(t *testing.T) {
 }
 
 // TestSmallThings: help for an unknown command is an error, version
-// prints, and a duration without a unit says what to write.
+// prints, and a duration without a unit says what to write, never a
+// negative one.
 func TestSmallThings(t *testing.T) {
 	r := runShoal(t, "help", "nope")
 	r.wantCode(t, exitUsage)
@@ -168,6 +169,11 @@ func TestSmallThings(t *testing.T) {
 	r = runShoal(t, "bench", "--duration", "5")
 	r.wantCode(t, exitUsage)
 	if !strings.Contains(r.stderr, "--duration 5: a duration needs a unit, such as 5s") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	r = runShoal(t, "bench", "--duration", "-5")
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "--duration -5: a duration is not negative and needs a unit, such as 5s") {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 	// 2, 5 and 10 in all, in the partitions that divide them, and the
