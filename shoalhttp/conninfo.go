@@ -6,13 +6,15 @@ import (
 )
 
 // ConnInfo describes a connection to Options.OnConnect and
-// Options.OnDisconnect.
+// Options.OnDisconnect. Through a proxy, RemoteAddr is the proxy's, and TLS
+// is the connection's own: the origin's for https (end to end through the
+// tunnel), the proxy's for a plain-http origin behind an https proxy.
 type ConnInfo struct {
 	Origin     string               // scheme://host:port
 	Protocol   string               // "HTTP/1.1" or "HTTP/2.0"
 	LocalAddr  net.Addr             // the client's end
-	RemoteAddr net.Addr             // the server's end
-	TLS        *tls.ConnectionState // nil for plain http
+	RemoteAddr net.Addr             // the server's end: the proxy's, through one
+	TLS        *tls.ConnectionState // nil for a connection without TLS
 }
 
 const (
