@@ -52,6 +52,14 @@ func (p *PoolMetrics) Tracing() bool { return p.metrics.tracer != nil }
 // context carries no span gets none: a wait is worth a span only inside a
 // trace. The pool calls it (it implements shoal.WaitTracer).
 func (p *PoolMetrics) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
+	if p.late != nil {
+		// Metrics made without a name have no pool of their own: the
+		// span carries the name of the pool that attached them.
+		if b := p.late.Load(); b != nil {
+			b.TraceWait(ctx, start, wait, err)
+		}
+		return
+	}
 	m := p.metrics
 	if m.tracer == nil || wait < m.spanThreshold || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
