@@ -13,13 +13,40 @@ const maskedWord = "xxxxx"
 // the page is read by whoever reaches it, so a name written carelessly
 // (a connection string, or "orders via postgres://u:pw@db") must not show
 // one. A name that is a whole connection string is masked where its
-// passwords are; otherwise each word holding "://" is read as a URL from
+// passwords are; otherwise a keyword/value string that ends it is read
+// whole (maskTail), then each word holding "://" is read as a URL from
 // its scheme on, and each word that is a keyword=value pair as one.
 // Plain names come back unchanged.
 func maskName(name string) string {
 	if r := connstr.Read(name); r.Problem == "" {
 		return r.Mask(name, maskedWord)
 	}
+	return maskWords(maskTail(name))
+}
+
+// maskTail masks the passwords of a keyword/value connection string that
+// ends name after words of its own ("orders host=db password='a b'"). Read
+// word by word, a quoted password with a space in it, or one written
+// "password = pw", would not be found; read whole from its first pair, it
+// is. Only the secrets of a string that reads cleanly are replaced, so
+// other text never changes.
+func maskTail(name string) string {
+	for i := 1; i < len(name); i++ {
+		if !isWordSpace(name[i-1]) || isWordSpace(name[i]) {
+			continue
+		}
+		if r := connstr.Read(name[i:]); r.Problem == "" && !r.URL {
+			return name[:i] + r.Mask(name[i:], maskedWord)
+		}
+	}
+	return name
+}
+
+// isWordSpace reports whether c separates the words of a name.
+func isWordSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+
+// maskWords masks each word of name on its own; see maskName.
+func maskWords(name string) string {
 	var b strings.Builder
 	for i := 0; i < len(name); {
 		j := strings.IndexAny(name[i:], " \t\n")
