@@ -3,6 +3,7 @@ package poolmetrics
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -27,9 +28,9 @@ type Deferred[M any] struct {
 // Load returns the bound metrics, or nil before a pool attached them.
 func (d *Deferred[M]) Load() *M { return d.bound.Load() }
 
-// Bind names the metrics after stats().Name, once: the first free of
-// that name, name-2, name-3 and so on, so that two pools given the same
-// Name are both reported. newPool makes the metrics under a name and
+// Bind names the metrics after stats().Name, made valid UTF-8, once: the
+// first free of that name, name-2, name-3 and so on, so that two pools
+// given the same Name are both reported. newPool makes the metrics under a name and
 // fails with an error for which dup is true when the name is taken;
 // attachHosts gives them a hosts function attached before they were
 // named. Bind returns the bound metrics, or nil when they were
@@ -41,7 +42,10 @@ func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (
 	if m := d.bound.Load(); m != nil || d.removed {
 		return m, nil
 	}
-	base := stats().Name
+	// A label value must be valid UTF-8, and Register refuses a name
+	// that is not; a pool's own name is never checked, so it is made
+	// valid here, as a host's address is (MergeHosts).
+	base := strings.ToValidUTF8(stats().Name, "\uFFFD")
 	if base == "" {
 		base = "pool" // a Stats function of another kind than a shoal pool's
 	}
