@@ -31,9 +31,10 @@
 // shoalprom has the same shape. [New] returns an error only when the
 // MeterProvider refuses an instrument (WithBuckets out of increasing order,
 // say). [Metrics.Pool] registers a name and returns an error only for a
-// name that is empty, not valid UTF-8 or already registered
-// ([ErrDuplicatePool]), or when the MeterProvider refuses the pool's
-// callback. [PoolMetrics.Unregister] frees the name and returns nothing:
+// name that is not valid UTF-8 or already registered ([ErrDuplicatePool]),
+// or when the MeterProvider refuses the pool's callback; an empty name
+// never fails, the metrics taking the name of the pool that attaches them.
+// [PoolMetrics.Unregister] frees the name and returns nothing:
 // the SDK never fails it, a refusal the API allows goes to otel.Handle,
 // and calling it again does nothing. Attach and AttachHosts return the
 // function that undoes them.

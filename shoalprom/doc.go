@@ -28,10 +28,12 @@
 // shoalotel has the same shape. [New] returns an error only for options
 // that cannot work (Buckets out of increasing order, a Namespace or
 // ConstLabels Prometheus would refuse). [Collector.Pool] registers a name
-// and returns an error only for a name that is empty, not valid UTF-8 or
-// already registered ([ErrDuplicatePool]). [PoolMetrics.Unregister] frees
-// the name and returns nothing: it cannot fail, and calling it again does
-// nothing. Attach and AttachHosts return the function that undoes them.
+// and returns an error only for a name that is not valid UTF-8 or already
+// registered ([ErrDuplicatePool]); an empty name never fails, the metrics
+// taking the name of the pool that attaches them. [PoolMetrics.Unregister]
+// frees the name and returns nothing: it cannot fail, and calling it again
+// does nothing. Attach and AttachHosts return the function that undoes
+// them.
 //
 // To watch a pool with both Prometheus and OpenTelemetry, combine the two
 // observers with shoal.MultiObserver.
