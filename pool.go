@@ -129,21 +129,21 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	p.wq.tracer, _ = tracerOf(cfg.Observer)
 	p.life.ctx, p.life.cancel = context.WithCancel(context.Background())
 
-	// Last, once the pool is whole: from here a scrape may call Stats at
-	// any moment, and Stats reads the partitions, the slots and barging.
+	if cfg.Budget != nil {
+		if err := p.joinBudget(cfg.Budget); err != nil {
+			p.life.cancel()
+			return nil, err
+		}
+	}
+	// Last, once the pool is whole and can no longer fail: from here a
+	// scrape may call Stats at any moment, and Stats reads the partitions,
+	// the slots, barging and the budget. An Observer that takes its name
+	// from the pool (shoalprom's Pool("")) claims that name as it is
+	// attached, so a pool that New refuses must never reach it.
 	if a, ok := cfg.Observer.(StatsAttacher); ok {
 		p.life.detachObs = a.Attach(p.Stats)
 	}
 	p.attachHolders(cfg.Observer)
-	if cfg.Budget != nil {
-		if err := p.joinBudget(cfg.Budget); err != nil {
-			p.life.cancel()
-			if p.life.detachObs != nil {
-				p.life.detachObs()
-			}
-			return nil, err
-		}
-	}
 	go p.maintain()
 	if p.keepsFloor() {
 		p.kickMaintenance()
