@@ -41,6 +41,10 @@ func waitsForReady(opts []grpc.CallOption) bool {
 // of the running, so the loop ends within MaxConns+1 picks.
 func (p *Pool) acquire(ctx context.Context, opts []grpc.CallOption) (shoal.Lease[*conn], error) {
 	waitForReady := waitsForReady(opts)
+	var start time.Time // of a WaitForReady call's wait, for its error
+	if waitForReady {
+		start = time.Now()
+	}
 	for {
 		l, err := p.pool.Acquire(ctx)
 		if err != nil {
@@ -51,7 +55,7 @@ func (p *Pool) acquire(ctx context.Context, opts []grpc.CallOption) (shoal.Lease
 				if ctxwait.Sleep(ctx, waitForReadyRetry) {
 					continue
 				}
-				err = &shoal.AcquireError{Err: ctx.Err(), LastDial: err}
+				err = readyWaitError(ctx, err, time.Since(start))
 			}
 			return shoal.Lease[*conn]{}, acquireError(err)
 		}
