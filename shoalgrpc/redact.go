@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/shoalpool/shoal/internal/connstr"
+	"google.golang.org/grpc/resolver"
 )
 
 // redactedWord replaces a credential.
@@ -14,7 +15,7 @@ const redactedWord = "REDACTED"
 
 // targetSecrets finds, by position, the parts of a target that must not be
 // shown: the user information, from the start of the authority (or of the
-// target, without "scheme://") to the last '@' before the query, and the
+// endpoint, without "scheme://") to the last '@' before the query, and the
 // query. A target such as "dns://user:secret@resolver/host:443?token=..."
 // may carry credentials in either. Positions, not values: a credential
 // that is a common word or a single letter must mask itself, not every
@@ -27,6 +28,8 @@ func targetSecrets(target string) []connstr.Span {
 	start := 0
 	if i := strings.Index(body, "://"); i >= 0 {
 		start = i + len("://")
+	} else if scheme, ok := resolvedScheme(target); ok {
+		start = len(scheme) + len(":") // "passthrough:user:pw@host"
 	}
 	for start < len(body) && body[start] == '/' { // "dns:///user@host"
 		start++
@@ -39,6 +42,20 @@ func targetSecrets(target string) []connstr.Span {
 		out = append(out, connstr.Span{Start: q + 1, End: len(target)})
 	}
 	return out
+}
+
+// resolvedScheme returns the scheme of a target without "//" when grpc-go
+// reads it as one: the target parses as a URL and a resolver is registered
+// for its scheme. Otherwise grpc-go dials "dns:///" + target, and what
+// looks like a scheme ("user:pw@host") is user information. A resolver
+// given only as a dial option is not seen here; its scheme is masked with
+// the rest, which hides more, never less.
+func resolvedScheme(target string) (string, bool) {
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme == "" || resolver.Get(u.Scheme) == nil {
+		return "", false
+	}
+	return u.Scheme, true
 }
 
 // redactTarget returns target fit for errors and logs, each credential
