@@ -138,9 +138,11 @@
 //     minutes by default) and reconnects on the next call: a MinConns
 //     connection stays in the pool but not connected. Pass
 //     grpc.WithIdleTimeout(0) to keep it connected.
-//   - Over plaintext the pool's context dialer wraps the connection (to read
-//     the server's stream limit), and grpc-go then does not set
-//     TCP_USER_TIMEOUT from grpc.WithKeepaliveParams. Set
-//     IgnoreServerStreamLimit when that timeout matters more than the
+//   - The pool's context dialer wraps the connection (to read the server's
+//     stream limit), over TLS too, since dial options do not say which
+//     transport they use, and grpc-go then does not set TCP_USER_TIMEOUT
+//     from grpc.WithKeepaliveParams. Over TLS the limit cannot be read,
+//     so set IgnoreServerStreamLimit there when you set keepalive
+//     parameters; over plaintext, when that timeout matters more than the
 //     limit. The dialer also keeps Go's default TCP keep-alive (15s).
 package shoalgrpc

@@ -92,7 +92,9 @@ type Options struct {
 	// the pool, which it does only when no dial option of the caller
 	// replaces it; it is skipped on its own when HTTPS_PROXY or https_proxy
 	// is set, because grpc-go does not use a proxy when a context dialer is
-	// installed. Set this to keep grpc-go's own dialer regardless.
+	// installed. Set this to keep grpc-go's own dialer regardless: over
+	// TLS, where the limit cannot be read, so that grpc-go sets
+	// TCP_USER_TIMEOUT from grpc.WithKeepaliveParams (see the package doc).
 	IgnoreServerStreamLimit bool
 
 	// Logger receives connection opens, closes and dial failures, each
