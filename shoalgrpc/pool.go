@@ -172,7 +172,10 @@ func (p *Pool) Stats() shoal.Stats { return p.pool.Stats() }
 // Close closes every connection, like grpc.ClientConn.Close: calls and
 // streams in flight fail with codes.Canceled, and later calls fail at once.
 // It returns when every connection is closed and every goroutine of the
-// pool has ended. Calling it again returns the first call's result.
+// pool has ended. Calling it again returns the first call's result. An
+// interceptor given as a dial option runs on the call's connection, so
+// Close waits for one still running (a rate limiter, a token fetch) to
+// return, where grpc.ClientConn.Close would not.
 func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
 		p.closed.Store(true)
