@@ -241,7 +241,10 @@ func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason) {
 			c.retire(ReasonLifetime)
 		}
 	}
-	if c.retiredFor() == 0 && p.hot.waiters.Load() > 0 {
+	// The stream moves to a waiter only while the connection is within its
+	// limit: one lowered under it (Lease.SetStreamLimit) sheds its streams
+	// as they come back, until it is.
+	if c.retiredFor() == 0 && c.mux.streams <= c.mux.limit && p.hot.waiters.Load() > 0 {
 		if w := p.wq.popOldest(); w != nil {
 			// Same stream, new holder: the lease moves as it is.
 			h := p.hold(r)
