@@ -96,7 +96,10 @@ type Config[T any] struct {
 	// multiplexed ones (HTTP/2, gRPC). In multiplexed mode a new lease goes
 	// to the least-loaded connection (unless Fill prefers a loaded one) and
 	// a new connection is dialled only when every open one is full, unless
-	// BusyStreams says sooner.
+	// BusyStreams says sooner. A connection keeps a lease record per
+	// stream from its dial on (about 64 bytes each), so MaxStreams is at
+	// most 65536 (a larger value is an error): write the streams the pool
+	// should use, not a server's "unlimited" (2^31-1).
 	MaxStreams int
 
 	// BusyStreams, in multiplexed mode, is the load at which a connection
@@ -151,7 +154,9 @@ type Config[T any] struct {
 	// choose (GOMAXPROCS, at most MaxConns, at most 16); 1 is a single
 	// partition. An acquire always steals from other partitions before it
 	// dials or waits. Exclusive connections only: more than 1 with
-	// MaxStreams > 1 is an error.
+	// MaxStreams > 1 is an error, and so is more than 1024 (each partition
+	// takes its own cache lines, allocated in New, and an acquire that finds
+	// nothing idle looks at every one).
 	Partitions int
 
 	// MaxWaiters bounds the callers waiting in Acquire; past the bound
@@ -337,6 +342,13 @@ const (
 	// maxBargeWindow bounds BargeWindow so that the stretched window
 	// (maxStretch times it) stays within a time.Duration.
 	maxBargeWindow = time.Duration(math.MaxInt64 / maxStretch)
+	// maxStreamsLimit bounds MaxStreams: a multiplexed connection
+	// allocates a lease record per stream when it is adopted, so the
+	// bound is memory, about 4 MiB a connection at most.
+	maxStreamsLimit = 1 << 16
+	// maxPartitions bounds Partitions: New allocates every partition's
+	// cache lines, and an acquire that finds nothing idle looks at each.
+	maxPartitions = 1024
 )
 
 // Validate checks every field and returns a *ConfigError naming the first
@@ -359,11 +371,13 @@ func (c *Config[T]) Validate() error {
 		{n.MinIdle > 0 && c.MaxStreams > 1, "MinIdle", fmt.Sprintf("applies to exclusive connections only (MaxStreams is %d): a new lease goes to the least-loaded connection, so an idle one is the next to be used and never stays idle; set MinConns to keep connections open", c.MaxStreams)},
 		{n.MinConns > n.MaxConns, "MinConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", n.MaxConns, c.MinConns)},
 		{c.MaxStreams < 0, "MaxStreams", fmt.Sprintf("must be >= 0 (0 or 1: exclusive connections), got %d", c.MaxStreams)},
+		{c.MaxStreams > maxStreamsLimit, "MaxStreams", fmt.Sprintf("must be <= %d (each stream has a lease record from the dial on), got %d", maxStreamsLimit, c.MaxStreams)},
 		{n.BusyStreams > 0 && c.MaxStreams <= 1, "BusyStreams", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
 		{n.BusyStreams > c.MaxStreams && c.MaxStreams > 1, "BusyStreams", fmt.Sprintf("must be <= MaxStreams (%d), got %d", c.MaxStreams, c.BusyStreams)},
 		{c.Fill != nil && c.MaxStreams <= 1, "Fill", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.Avoid != nil && c.MaxStreams <= 1, "Avoid", fmt.Sprintf("applies to multiplexed connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.Partitions < 0, "Partitions", fmt.Sprintf("must be >= 0 (0 lets the pool choose), got %d", c.Partitions)},
+		{c.Partitions > maxPartitions, "Partitions", fmt.Sprintf("must be <= %d, got %d", maxPartitions, c.Partitions)},
 		{c.Partitions > 1 && c.MaxStreams > 1, "Partitions", fmt.Sprintf("applies to exclusive connections only; MaxStreams is %d", c.MaxStreams)},
 		{c.MaxDialing < 0, "MaxDialing", fmt.Sprintf("must be >= 0 (0 means min(MaxConns, 4)), got %d", c.MaxDialing)},
 		{c.MaxDialing > maxConnsLimit, "MaxDialing", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxDialing)},
