@@ -74,7 +74,16 @@ func (p *Pool[T]) logConnError(msg string, c *conn[T], err error) {
 	}
 }
 
+// logShedding says that load shedding went on or off, with the shortest
+// wait of the interval that decided it; a negative minWait says there was
+// none to report (nobody acquired and nobody waited).
 func (p *Pool[T]) logShedding(on bool, minWait time.Duration) {
+	if minWait < 0 {
+		if !on && p.logEnabled(slog.LevelInfo) {
+			p.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "shoal: load shedding off")
+		}
+		return
+	}
 	if on && p.logEnabled(slog.LevelWarn) {
 		p.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "shoal: load shedding on",
 			slog.Duration("min_wait", minWait), slog.Duration("queue_target", p.cfg.QueueTarget))

@@ -61,7 +61,13 @@ func (p *Pool[T]) shedTick(now int64) {
 		}
 		if s.shedding.Swap(overloaded) != overloaded {
 			if minWait == math.MaxInt64 {
-				minWait = now - oldest
+				// No acquire got through: the oldest waiter's wait so far
+				// is the least any wait came to, and with nobody waiting
+				// there is no wait to report at all.
+				minWait = -1
+				if waiting {
+					minWait = now - oldest
+				}
 			}
 			p.logShedding(overloaded, time.Duration(minWait))
 		}
