@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -16,16 +17,26 @@ import (
 //
 // Writes cannot go through it by mistake: its sessions are opened with
 // default_transaction_read_only=on, so that the primary too refuses a write
-// sent through it (SQLSTATE 25006), Begin starts read-only transactions and
-// BeginTx refuses a read-write one, and it has no Exec or CopyFrom. What it
+// sent through it (SQLSTATE 25006), Begin starts read-only transactions,
+// BeginTx and SendBatch refuse to begin a read-write one (a BEGIN READ WRITE
+// would override the session's default), and it has no Exec or CopyFrom. What it
 // reads from a standby may be behind what the pool wrote a moment before:
 // read your own writes through the Pool.
 type ReadPool struct {
 	p *Pool
 }
 
-// errReadWriteTx is BeginTx's error for a read-write transaction.
+// errReadWriteTx is BeginTx's and SendBatch's error for a read-write
+// transaction.
 var errReadWriteTx = errors.New("shoalpgx: a ReadPool's transactions are read-only; begin read-write transactions on the Pool")
+
+// beginsReadWrite reports whether sql is a BEGIN or START TRANSACTION that
+// asks for READ WRITE, in any case and spacing: on the primary, which the
+// read pool falls back to, it overrides default_transaction_read_only.
+func beginsReadWrite(sql string) bool {
+	s := strings.ToLower(strings.Join(strings.Fields(sql), " "))
+	return (strings.HasPrefix(s, "begin") || strings.HasPrefix(s, "start transaction")) && strings.Contains(s, "read write")
+}
 
 // Reads returns the pool's read pool, made on the first call: its
 // connections are opened as the pool's are, named the pool's Name +
@@ -111,8 +122,13 @@ func (r *ReadPool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Ro
 }
 
 // SendBatch sends a batch of queries on a read connection, as
-// Pool.SendBatch does.
+// Pool.SendBatch does. A batch whose first statement begins a read-write
+// transaction (pgx.Batch.BeginTx with pgx.ReadWrite, or a BEGIN READ WRITE
+// of its own) is refused, as BeginTx refuses one.
 func (r *ReadPool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if len(b.QueuedQueries) > 0 && beginsReadWrite(b.QueuedQueries[0].SQL) {
+		return pgx.FailedBatchResults(b, errReadWriteTx)
+	}
 	return r.p.SendBatch(ctx, b)
 }
 
@@ -122,8 +138,13 @@ func (r *ReadPool) Begin(ctx context.Context) (pgx.Tx, error) {
 }
 
 // BeginTx starts a transaction with opts on a read connection. An
-// AccessMode of pgx.ReadWrite is refused; an empty one is read-only.
+// AccessMode of pgx.ReadWrite is refused, as is a BeginQuery (which pgx
+// sends in place of the options) that says READ WRITE; an empty one is
+// read-only.
 func (r *ReadPool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	if beginsReadWrite(opts.BeginQuery) {
+		return nil, errReadWriteTx
+	}
 	switch opts.AccessMode {
 	case pgx.ReadWrite:
 		return nil, errReadWriteTx
