@@ -166,9 +166,14 @@ func memberID(host string) string {
 
 // Close stops the budget and revokes its lease, which deletes its member
 // record and every slot key it holds at once, so the others may grow
-// without waiting out the TTL. Permits still out become no-ops. Close
-// returns the error of the revocation, if etcd did not answer (the lease
-// then expires within the TTL); a second Close returns nil.
+// without waiting out the TTL. Close the pools first: a connection still
+// open then is no longer counted in etcd, and the other members may open
+// one in its place. Close tells such pools their share is 0, so that they
+// close their idle connections at once and the rest as they are released,
+// and returns an error that says how many were open; their permits become
+// no-ops. Close also returns the error of the revocation, if etcd did not
+// answer (the lease then expires within the TTL); a second Close returns
+// nil.
 func (b *Budget) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -176,26 +181,33 @@ func (b *Budget) Close() error {
 		return nil
 	}
 	b.closed = true
+	open, pools := len(b.permits), len(b.pools)
 	b.broadcastLocked()
 	b.mu.Unlock()
 	b.cancel()
 	b.wg.Wait()
+	// The share pusher has stopped; closed, the budget divides 0.
+	b.pushShare()
 
+	var errs []error
+	if open > 0 {
+		errs = append(errs, fmt.Errorf("shoaletcd: budget %q closed with %d connection(s) of its %d pool(s) still open: etcd counts them no more, and other members may open as many beyond its size; close the pools before their budget",
+			b.opts.Name, open, pools))
+	}
 	// Revoked even when the session looked lost: the lease may yet be alive
 	// at the server, holding keys until it expires.
 	b.mu.Lock()
 	lease := b.lease
 	b.session = false
 	b.mu.Unlock()
-	if lease == 0 {
-		return nil
+	if lease != 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())
+		defer cancel()
+		if _, err := b.client.Revoke(ctx, lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			errs = append(errs, fmt.Errorf("shoaletcd: budget %q: revoking lease %x (it expires within %v): %w", b.opts.Name, int64(lease), b.opts.TTL, err))
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())
-	defer cancel()
-	if _, err := b.client.Revoke(ctx, lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
-		return fmt.Errorf("shoaletcd: budget %q: revoking lease %x (it expires within %v): %w", b.opts.Name, int64(lease), b.opts.TTL, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Name returns the budget's name.

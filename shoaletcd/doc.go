@@ -38,7 +38,8 @@
 // A member's lease (TTL, default 5s) carries its record and its slot keys:
 // a member killed without Close frees its share within the TTL, and up to
 // half a second more (etcd looks for expired leases twice a second); Close
-// revokes the lease and frees it at once.
+// revokes the lease and frees it at once; close the member's pools first,
+// since the connections they still hold are then counted no more.
 //
 // # Several pools in one process
 //
