@@ -98,6 +98,13 @@
 // TTL by etcd (a change of etcd leader resets lease TTLs) only
 // delays a dead member's slots being freed; it never counts one twice.
 //
+// A lease that ends while its member lives (revoked by an operator or by
+// etcd, or expired while the member was cut off from etcd only) opens the
+// same window at once: its slot keys go with it, other members may take
+// them before the member rejoins, and its connections whose numbers were
+// taken are revoked, closing only when idle or released. Until they have,
+// the budget's members hold more than N connections between them.
+//
 // Only a check at the server is exact. For PostgreSQL, shoalpgx fences:
 // each connection takes pg_try_advisory_lock(FenceKey(), slot) when
 // dialled, a session lock that dies with its backend, with no clock and no
@@ -126,9 +133,10 @@
 // changes, every lease revoked while the leader stalled in fdatasync.
 // Here every new permit is a write under the lease (a lost lease fails
 // it), a member whose lease is lost assumes none of its keys and re-takes
-// them, the double count is documented rather than denied, and a mass
-// revocation makes every member rejoin and re-take its own slot numbers,
-// dropping nothing.
+// them, the double count is documented rather than denied, and after a
+// mass revocation every member rejoins and re-takes those of its slot
+// numbers still free, dropping nothing but the connections whose numbers
+// another member took first (a double count until they close, as above).
 //
 // Curator's InterProcessSemaphoreV2 (ZooKeeper) keeps ephemeral lease nodes
 // behind a lock; nodes orphaned by a reconnect or an interrupt hold slots
