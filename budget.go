@@ -55,9 +55,10 @@ type BudgetPermit interface {
 }
 
 // BudgetMember is the side of a pool that its Budget sees. A pool's member
-// also has MinConns() int (Config.MinConns, the share it is granted first)
-// and Name() string (Config.Name), which a budget serving several pools
-// reads through interfaces of its own. Members are comparable: a budget
+// also has MinConns() int (Config.MinConns, at most the pool's MaxConns
+// now: the share it is granted first) and Name() string (Config.Name),
+// which a budget serving several pools reads through interfaces of its
+// own. Members are comparable: a budget
 // may key its pools by them.
 type BudgetMember interface {
 	// Demand is how many connections the pool would use now: those in use
@@ -97,9 +98,14 @@ func (m budgetMember[T]) SetShare(n int) { m.p.setShare(n) }
 func (m budgetMember[T]) Load() (busy, demand int) { return m.p.load() }
 
 // MinConns and Name tell a budget that serves several pools (LocalBudget,
-// shoaletcd's) the pool's minimum share and what to call it.
-func (m budgetMember[T]) MinConns() int { return m.p.cfg.MinConns }
-func (m budgetMember[T]) Name() string  { return m.p.cfg.Name }
+// shoaletcd's) the pool's minimum share and what to call it. The minimum
+// is kept only up to MaxConns, as the pool keeps it: a pool that
+// SetMaxConns shrank below its MinConns cannot use the rest, and a budget
+// that reserved it would keep it from the other pools.
+func (m budgetMember[T]) MinConns() int {
+	return min(m.p.cfg.MinConns, int(m.p.cap.maxConns.Load()))
+}
+func (m budgetMember[T]) Name() string { return m.p.cfg.Name }
 
 // BudgetAsker is a Budget that divides its connections at once when asked,
 // rather than at its next sample (LocalBudget is one). A pool asks when its

@@ -18,8 +18,11 @@ import (
 // than its Size connections. It is the in-process counterpart of
 // shoaletcd's budget, and shares out the same way:
 //
-//   - Each pool is granted its minimum (Config.MinConns) first; New
-//     refuses a pool whose minimum would bring the minimums above Size.
+//   - Each pool is granted its minimum (Config.MinConns, at most its
+//     MaxConns now: a pool that SetMaxConns shrank below it leaves the
+//     rest to the others) first; New refuses a pool whose minimum would
+//     bring the minimums above Size, counting a shrunk pool's whole
+//     MinConns, which it takes back as it grows.
 //   - The rest is divided max-min fairly by demand (Stats.Demand: leases
 //     held plus callers waiting): no pool gets more than another unless
 //     the other has all it asks for. What is left once every demand is
@@ -94,6 +97,10 @@ type localMember struct {
 	pushed int            // what SetShare was told last; -1 before the first time
 	held   int            // permits out
 	left   bool
+	// reserved is the minimum counted in sumMin, from Join: part.Min
+	// follows the pool's MinConns below it (SetMaxConns), never above, so
+	// that growing back never brings the minimums above Size.
+	reserved int
 }
 
 // localSampleEvery is how often a LocalBudget samples its pools' demand:
@@ -224,7 +231,8 @@ func (b *LocalBudget) Join(m BudgetMember) (leave func(), err error) {
 	lm.part.Sample(time.Now(), 0, d, localSampleEvery)
 	b.members[m] = lm
 	b.order = append(b.order, lm)
-	b.sumMin += lm.part.Min
+	lm.reserved = lm.part.Min
+	b.sumMin += lm.reserved
 	b.recomputeLocked()
 	start := !b.running
 	b.running = true
@@ -251,7 +259,7 @@ func (b *LocalBudget) leave(lm *localMember) {
 			break
 		}
 	}
-	b.sumMin -= lm.part.Min
+	b.sumMin -= lm.reserved
 	b.recomputeLocked()
 	b.broadcastLocked()
 	b.mu.Unlock()
@@ -425,7 +433,7 @@ func (b *LocalBudget) sampler() {
 	}
 }
 
-// sample reads every pool's demand, outside mu (a pool's Demand may take
+// sample reads every pool's demand and minimum, outside mu (a pool's Demand may take
 // its engine's lock, under which the pool may release a permit), and
 // recomputes the shares. A sample between the regular ones (a pool waits
 // beyond its share) leaves the pools' need, an average over the regular
@@ -442,7 +450,12 @@ func (b *LocalBudget) sample(now time.Time, regular bool) bool {
 	b.mu.Unlock()
 	ds := make([]int, len(ms))
 	busy := make([]int, len(ms))
+	mins := make([]int, len(ms))
 	for i, lm := range ms {
+		mins[i] = -1
+		if mc, ok := lm.m.(interface{ MinConns() int }); ok {
+			mins[i] = max(mc.MinConns(), 0)
+		}
 		if l, ok := lm.m.(interface{ Load() (busy, demand int) }); ok {
 			busy[i], ds[i] = l.Load()
 		} else {
@@ -454,6 +467,9 @@ func (b *LocalBudget) sample(now time.Time, regular bool) bool {
 	}
 	b.mu.Lock()
 	for i, lm := range ms {
+		if mins[i] >= 0 && !lm.left {
+			lm.part.Min = min(mins[i], lm.reserved)
+		}
 		switch {
 		case lm.left:
 		case regular:

@@ -12,7 +12,7 @@ type BudgetStats struct {
 // BudgetMemberStats is one pool's part of a LocalBudget.
 type BudgetMemberStats struct {
 	Name   string // the pool's Config.Name, or "pool-N" (the Nth to join) without one
-	Min    int    // its minimum share: its MinConns
+	Min    int    // its minimum share: its MinConns, at most its MaxConns now
 	Demand int    // its demand as the share is computed from it: the highest of the last IdleTime
 	Share  int    // connections it may hold now
 	Held   int    // permits it holds: its connections, open or being dialled or closed

@@ -167,15 +167,22 @@ func (b *Budget) demandOf(pools []*seat) []int {
 	return ds
 }
 
-// samplePools records each pool's demand and need, so that the member's
-// share moves between its pools as a shoal.LocalBudget's Size does between
-// its pools. A look between the regular samples (an ask) leaves the
-// pools' need, an average over the regular samples, alone.
+// samplePools records each pool's demand, need and minimum, so that the
+// member's share moves between its pools as a shoal.LocalBudget's Size
+// does between its pools. A look between the regular samples (an ask)
+// leaves the pools' need, an average over the regular samples, alone.
 func (b *Budget) samplePools(now time.Time, regular bool) {
 	pools := b.poolsNow()
 	busy := make([]int, len(pools))
 	ds := make([]int, len(pools))
+	mins := make([]int, len(pools))
 	for i, s := range pools {
+		// A pool's MinConns is kept only up to its MaxConns, which
+		// SetMaxConns may have lowered: the rest goes to the other pools.
+		mins[i] = -1
+		if mc, ok := s.m.(interface{ MinConns() int }); ok {
+			mins[i] = min(max(mc.MinConns(), 0), b.opts.Size)
+		}
 		if l, ok := s.m.(interface{ Load() (busy, demand int) }); ok {
 			busy[i], ds[i] = l.Load()
 		} else {
@@ -187,6 +194,9 @@ func (b *Budget) samplePools(now time.Time, regular bool) {
 	}
 	b.mu.Lock()
 	for i, s := range pools {
+		if mins[i] >= 0 && !s.left {
+			s.part.Min = mins[i]
+		}
 		switch {
 		case s.left:
 		case regular:
