@@ -23,7 +23,10 @@ type Options struct {
 	Name string
 	// Size is how many connections the whole budget may hold (N); required,
 	// > 0. The first member writes it to etcd, and New fails for a member
-	// whose Size differs while others are alive.
+	// whose Size differs while others are alive. A member none of whose
+	// pools is open has left the budget in etcd and does not count as
+	// alive: the size may change meanwhile, and then its next pool is
+	// refused (ErrSizeMismatch) rather than join with the old Size.
 	Size int
 	// Min is this member's minimum share; 0 (the default) or negative: none.
 	// It is granted first, even when the member is idle, and it is what the

@@ -37,8 +37,9 @@ type seat struct {
 // pool's leave gives its part back to the other pools; once the last pool
 // has left, the member gives every slot back and leaves the budget in
 // etcd, so the other members grow, and a pool joining later makes it
-// rejoin. A pool that has joined already gets ErrJoined, and a closed
-// Budget ErrClosed.
+// rejoin. A pool that has joined already gets ErrJoined, a closed Budget
+// ErrClosed, and a budget whose size in etcd is no longer this member's
+// Size (changed while the member had no pool) ErrSizeMismatch.
 func (b *Budget) Join(m shoal.BudgetMember) (leave func(), err error) {
 	if m == nil {
 		return nil, errors.New("shoaletcd: Join: nil member")
@@ -66,6 +67,14 @@ func (b *Budget) Join(m shoal.BudgetMember) (leave func(), err error) {
 			b.mu.Unlock()
 			return nil, fmt.Errorf("%w: this pool has joined %q already", ErrJoined, b.opts.Name)
 		}
+	}
+	if b.view.size != 0 && b.view.size != b.opts.Size {
+		// Resized while this member had no pool (and so no record):
+		// members alive must agree on the size.
+		err := fmt.Errorf("%w: budget %q has size %d in etcd (%s), and this member has Size %d; every member must use the same Size",
+			ErrSizeMismatch, b.opts.Name, b.view.size, b.keys.size(), b.opts.Size)
+		b.mu.Unlock()
+		return nil, err
 	}
 	b.joins++
 	if s.name == "" {
