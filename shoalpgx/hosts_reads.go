@@ -172,6 +172,11 @@ func (r *ReadPool) Ping(ctx context.Context) error { return r.p.Ping(ctx) }
 // Stat returns the read pool's statistics in pgxpool's shape.
 func (r *ReadPool) Stat() *Stat { return r.p.Stat() }
 
+// Reset closes every read connection, as Pool.Reset does the pool's: after
+// a credential rotation, say, call both. The pool's own resets (a failover)
+// leave the read pool alone, which follows the hosts' roles by itself.
+func (r *ReadPool) Reset() { r.p.Reset() }
+
 // Hosts returns what the read pool knows of each host of the connection
 // string, in the string's order: its own connections open to it (the
 // Pool's are not counted), and each host's role, lag and dial error as

@@ -193,7 +193,7 @@ func (p *Pool) waitClosing(ctx context.Context, what string, wait func()) error 
 // pgxpool's Reset does (after a failover or a credential rotation, say).
 // With several hosts in the connection string the pool resets itself on
 // a sign that the primary has moved (see the package doc, "Several hosts
-// and failover").
+// and failover"). The read pool (Reads) has a Reset of its own.
 func (p *Pool) Reset() {
 	p.resets.Add(1)
 	p.core.Reset()
