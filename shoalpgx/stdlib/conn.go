@@ -64,6 +64,10 @@ type Conn struct {
 	// returned is when database/sql last took the connection back
 	// (IsValid), for ResetSession's health check.
 	returned time.Time
+	// stmts names the statements prepared and not yet closed, which Close
+	// deallocates: database/sql closes a sql.Conn's statements only when
+	// the program does.
+	stmts map[string]struct{}
 }
 
 func newConn(lease *shoalpgx.Conn, opts *sqlOptions) *Conn {
@@ -76,14 +80,17 @@ func newConn(lease *shoalpgx.Conn, opts *sqlOptions) *Conn {
 // close it.
 func (c *Conn) Conn() *pgx.Conn { return c.conn }
 
-// Close gives the connection back to the pool. One that is busy, inside a
-// transaction, closed by pgx, or that the driver reported bad is closed
-// instead (shoalpgx.Conn.Release's rules, plus the last).
+// Close gives the connection back to the pool, after deallocating the
+// statements still prepared on it. One that is busy, inside a transaction,
+// closed by pgx, or that the driver reported bad (or whose statements
+// could not be deallocated) is closed instead (shoalpgx.Conn.Release's
+// rules, plus the last).
 func (c *Conn) Close() error {
 	lease := c.lease
 	if lease == nil {
 		return nil
 	}
+	c.deallocateLeftovers()
 	c.lease = nil
 	if c.broken && !c.conn.IsClosed() {
 		// Closing it first makes Release discard it: its state is not

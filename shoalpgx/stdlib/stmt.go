@@ -18,7 +18,8 @@ var stmtSeq atomic.Uint64
 // so that two database/sql statements with the same text are independent
 // and closing one leaves the other. The statement is deallocated when
 // database/sql closes it (sql.Stmt.Close, or when it closes the
-// connection).
+// connection), or else when the connection closes: database/sql leaves a
+// sql.Conn's unclosed statements open when that connection closes.
 func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if err := c.usable(ctx, "prepare"); err != nil {
 		return nil, err
@@ -28,6 +29,10 @@ func (c *Conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if err != nil {
 		return nil, c.failed(ctx, "prepare", err)
 	}
+	if c.stmts == nil {
+		c.stmts = make(map[string]struct{})
+	}
+	c.stmts[name] = struct{}{}
 	return &sqlStmt{c: c, name: name, sd: sd}, nil
 }
 
@@ -77,6 +82,10 @@ func namedValues(v []driver.Value) []driver.NamedValue {
 // than given back with a statement left on it.
 func (s *sqlStmt) Close() error {
 	c := s.c
+	if _, open := c.stmts[s.name]; !open {
+		return nil // closed already, or deallocated by Conn.Close
+	}
+	delete(c.stmts, s.name)
 	if c.lease == nil || c.conn.IsClosed() {
 		return nil // the server dropped the statement with the session
 	}
@@ -89,4 +98,25 @@ func (s *sqlStmt) Close() error {
 		return c.bad("close statement", err)
 	}
 	return nil
+}
+
+// deallocateLeftovers deallocates the statements still prepared on the
+// connection as it closes, so that the pool does not get back a session
+// holding statements no one can close. A failure marks the connection
+// broken, so that Close discards it instead; so is a connection that is
+// not clean, which Release discards anyway.
+func (c *Conn) deallocateLeftovers() {
+	if len(c.stmts) == 0 || !c.clean() {
+		c.stmts = nil
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
+	defer cancel()
+	for name := range c.stmts {
+		if err := c.conn.Deallocate(ctx, name); err != nil {
+			c.broken = true
+			break
+		}
+	}
+	c.stmts = nil
 }
