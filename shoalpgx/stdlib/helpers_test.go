@@ -54,3 +54,19 @@ func sqlBackendPID(t *testing.T, c interface {
 func shoalStats(p *shoalpgx.Pool) func() shoal.Stats {
 	return func() shoal.Stats { return p.Stat().Shoal() }
 }
+
+// wantNoDriverStatements fails the test when the connection p hands out
+// next still has statements the driver prepared (shoalpgx_sql_N).
+func wantNoDriverStatements(t *testing.T, p *shoalpgx.Pool) {
+	t.Helper()
+	ctx := pgtest.Ctx(t)
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	var n int
+	if err := c.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'shoalpgx_sql_%'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the pool's connection has %d of the driver's statements left (%v), want none", n, err)
+	}
+}

@@ -29,14 +29,6 @@ func TestSQLConnStatementLeftOpenIsDeallocated(t *testing.T) {
 	if err := sc.Close(); err != nil { // stmt deliberately left open
 		t.Fatal(err)
 	}
-	c, err := p.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	var n int
-	if err := c.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'shoalpgx_sql_%'").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("the pool's connection has %d of the driver's statements left (%v), want none", n, err)
-	}
+	wantNoDriverStatements(t, p)
 	_ = stmt.Close()
 }

@@ -104,15 +104,7 @@ func TestSQLDBPreparedStatementLeavesNothingBehind(t *testing.T) {
 	if err := stmt.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := p.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	var n int
-	if err := c.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'shoalpgx_sql_%'").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("the pool's connection has %d of the driver's statements left (%v), want none", n, err)
-	}
+	wantNoDriverStatements(t, p)
 	if s := p.Stat().Shoal(); s.Dials != 1 {
 		t.Fatalf("%d dials: the connection should have been reused, not replaced", s.Dials)
 	}
