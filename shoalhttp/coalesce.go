@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +43,12 @@ type coalescingConn struct {
 	spare    []byte
 	flushing bool // a writer goroutine owns the socket's writes
 	err      error
+
+	// reading counts the Reads under way; readerGone is closed by the
+	// first Close made while none is (see Read).
+	reading    atomic.Int32
+	readerGone chan struct{}
+	readerOnce sync.Once
 }
 
 // coalescingTLSConn is a coalescingConn over TLS. x/net reads the TLS
@@ -57,12 +64,37 @@ func (c *coalescingTLSConn) ConnectionState() tls.ConnectionState { return c.tls
 
 // coalesce wraps nc; busy tells whether other requests are in flight on it.
 func coalesce(nc net.Conn, busy func() bool) net.Conn {
-	c := &coalescingConn{Conn: nc, busy: busy}
+	c := &coalescingConn{Conn: nc, busy: busy, readerGone: make(chan struct{})}
 	c.room.L = &c.mu
 	if tc, ok := nc.(*tls.Conn); ok {
 		return &coalescingTLSConn{coalescingConn: c, tls: tc}
 	}
 	return c
+}
+
+// readLoopGone returns a channel closed once x/net's read loop on nc, a
+// connection from coalesce, has closed it on its way out (see Read).
+func readLoopGone(nc net.Conn) <-chan struct{} {
+	switch c := nc.(type) {
+	case *coalescingConn:
+		return c.readerGone
+	case *coalescingTLSConn:
+		return c.readerGone
+	}
+	panic("shoalhttp: readLoopGone of a connection coalesce did not make")
+}
+
+// Read reads from the connection, counting the reads under way. x/net's
+// read loop is the only reader, and the last thing it does is Close the
+// connection, after its last Read has failed: a Close made while no Read
+// is under way marks the loop's end (or, rarely, one made between two
+// reads, which only ends the wait in h2Conn.close early). A Close that
+// fails a blocked Read, as h2Conn.close's does, is not the loop's.
+func (c *coalescingConn) Read(p []byte) (int, error) {
+	c.reading.Add(1)
+	n, err := c.Conn.Read(p)
+	c.reading.Add(-1)
+	return n, err
 }
 
 // Write sends p, or queues it for the writer goroutine while busy says so
@@ -151,6 +183,7 @@ func (c *coalescingConn) fail(err error) {
 // cannot be sent within forceCloseAfter is cut short by closing the socket
 // under it, which also ends a write the writer goroutine is blocked in.
 func (c *coalescingConn) Close() error {
+	byReader := c.reading.Load() == 0
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = net.ErrClosed
@@ -163,6 +196,9 @@ func (c *coalescingConn) Close() error {
 		c.room.Wait()
 	}
 	c.mu.Unlock()
+	if byReader {
+		c.readerOnce.Do(func() { close(c.readerGone) })
+	}
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http/httptrace"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoalpool/shoal"
 	"golang.org/x/net/http2"
@@ -16,9 +17,11 @@ import (
 // h2Conn is one HTTP/2 connection: an x/net/http2 ClientConn over a pooled
 // net.Conn, carrying many requests at once.
 type h2Conn struct {
-	cc   *http2.ClientConn
-	nc   net.Conn // what the pool dialled, for GotConn
-	info ConnInfo
+	cc *http2.ClientConn
+	nc net.Conn // what the pool dialled, for GotConn
+	// readLoopGone is closed when x/net's read loop has ended (see close).
+	readLoopGone <-chan struct{}
+	info         ConnInfo
 	// limit is the stream limit last given to the pool for this connection
 	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, capped).
 	limit      atomic.Int32
@@ -39,16 +42,17 @@ const settleEvery = 64
 // it answers anything, and frames are read in order.
 func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn, maxStreams int) (*h2Conn, error) {
 	c := &h2Conn{nc: nc, info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
-	cc, err := t2.NewClientConn(coalesce(nc, c.othersInFlight))
+	tc := coalesce(nc, c.othersInFlight)
+	cc, err := t2.NewClientConn(tc)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("starting HTTP/2: %w", err)
 	}
+	c.cc, c.readLoopGone = cc, readLoopGone(tc)
 	if err := cc.Ping(ctx); err != nil {
-		cc.Close()
+		c.close()
 		return nil, fmt.Errorf("HTTP/2 settings exchange: %w", err)
 	}
-	c.cc = cc
 	c.limit.Store(int32(c.streamLimit(cc.State().MaxConcurrentStreams)))
 	return c, nil
 }
@@ -66,7 +70,24 @@ func (c *h2Conn) streamLimit(n uint32) int {
 	return limit
 }
 
-func (c *h2Conn) close() error { return c.cc.Close() }
+// readLoopWait bounds how long close waits for x/net's read loop, which
+// ends as soon as it sees its socket closed: it guards against a loop
+// stuck elsewhere, never a slow peer, since the socket is closed first.
+const readLoopWait = 5 * time.Second
+
+// close closes the connection and waits, at most readLoopWait, for x/net's
+// read loop on it to end. ClientConn.Close does not wait for it, and
+// Transport.Close promises that none of its goroutines outlives it.
+func (c *h2Conn) close() error {
+	err := c.cc.Close()
+	t := time.NewTimer(readLoopWait)
+	defer t.Stop()
+	select {
+	case <-c.readLoopGone:
+	case <-t.C:
+	}
+	return err
+}
 
 // othersInFlight reports whether the connection carries at least four
 // requests besides the one being written: then its writes are likely to
