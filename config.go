@@ -310,7 +310,8 @@ type Config[T any] struct {
 // the pool's counts stay right.
 type Hooks[T any] struct {
 	// OnConnect runs after Dial succeeds. An error closes the connection
-	// and the dial counts as failed.
+	// (ReasonRejected, counted in Stats.Closed) and the dial counts as
+	// failed (Stats.DialErrors).
 	OnConnect func(ctx context.Context, conn T) error
 
 	// OnDisconnect runs whenever the pool closes a connection, with why,

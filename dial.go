@@ -258,6 +258,14 @@ func (p *Pool[T]) dialOne(ctx context.Context) (c *conn[T], started int64, err e
 			if p.cfg.Close != nil {
 				_ = p.callClose(c)
 			}
+			// A close like any other (OnDisconnect was told so), counted
+			// where the others are, so that Stats.Closed and the
+			// Observer's closes match the Close calls; it also counts in
+			// DialErrors below, as a failed dial.
+			p.counters.closed.Add(1)
+			if p.obs != nil {
+				p.obs.ObserveClose(ReasonRejected)
+			}
 		}
 	}
 	if p.obs != nil {

@@ -54,8 +54,11 @@ type Stats struct {
 	WaitTime       time.Duration // total time successful acquires spent waiting
 	Dials          int64         // dials attempted
 	DialErrors     int64         // dials that failed (including OnConnect errors)
-	Closed         int64         // connections closed, for any reason
-	Leaked         int64         // leases reported as held past LeakThreshold
+	// Closed counts connections closed, for any reason: a new connection
+	// that Hooks.OnConnect rejected too (ReasonRejected), which counts in
+	// DialErrors as well.
+	Closed int64
+	Leaked int64 // leases reported as held past LeakThreshold
 	// BargeMisses counts connections that a barging release (BargeWindow)
 	// left idle through the grace while someone waited: their releasers
 	// did not come back. Each suspends barging for a while (barge.go). Many

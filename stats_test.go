@@ -1,6 +1,8 @@
 package shoal
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -64,4 +66,56 @@ func TestStatsDuringNewIsSafe(t *testing.T) {
 		<-a.done
 		mustAcquire(t, p).Release()
 	}
+}
+
+// closeReasons is an Observer that records the reason of every close.
+type closeReasons struct {
+	BaseObserver
+	r reasons
+}
+
+func (o *closeReasons) ObserveClose(why Reason) { o.r.hook(nil, why) }
+
+// TestStatsCountConnectRejection: a new connection that Hooks.OnConnect
+// rejects is closed (OnDisconnect is told ReasonRejected, Config.Close
+// runs), so it counts in Stats.Closed and the Observer's closes, as every
+// other close does, and in DialErrors as a failed dial.
+func TestStatsCountConnectRejection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var hooked reasons
+		obs := &closeReasons{}
+		p, d := newTestPool(t, Config[*fakeConn]{
+			MaxConns: 1,
+			Observer: obs,
+			Hooks: Hooks[*fakeConn]{
+				OnConnect: func(_ context.Context, c *fakeConn) error {
+					if c.id == 1 {
+						return errBoom
+					}
+					return nil
+				},
+				OnDisconnect: hooked.hook,
+			},
+		})
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, errBoom) {
+			t.Fatalf("acquire: %v, want OnConnect's error", err)
+		}
+		synctest.Wait()
+		s := p.Stats()
+		if closes := d.closes.Load(); closes != 1 || hooked.count(ReasonRejected) != 1 {
+			t.Fatalf("%d closes, %d OnDisconnect(rejected); want the rejected connection's one of each", closes, hooked.count(ReasonRejected))
+		}
+		if s.Closed != 1 || obs.r.count(ReasonRejected) != 1 || s.DialErrors != 1 || s.Dials != 1 {
+			t.Errorf("Stats: %d closed, %d dials, %d dial errors; Observer: %d closes (rejected); want 1 of each for the connection OnConnect rejected",
+				s.Closed, s.Dials, s.DialErrors, obs.r.count(ReasonRejected))
+		}
+		// A connection that passes OnConnect and later closes adds one
+		// more, so Closed counts every Config.Close the pool ran.
+		l := acquireAfterBackoff(t, p, errBoom)
+		l.Discard()
+		synctest.Wait()
+		if s := p.Stats(); s.Closed != int64(d.closes.Load()) || s.Closed != 2 {
+			t.Errorf("Stats.Closed = %d after a discard, Config.Close ran %d times; want 2 and 2", s.Closed, d.closes.Load())
+		}
+	})
 }
