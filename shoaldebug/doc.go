@@ -34,8 +34,9 @@
 // ("wait_time_ns", "held_ns").
 //
 // Pool names are shown as given: do not put a connection string in one.
-// A name that holds a URL with a password, or a keyword/value password,
-// has the password masked all the same, but the error text of a failed
+// A name that holds a URL with a password, or a keyword/value password
+// (after a space, or a separator as in "orders,password=pw"), has the
+// password masked all the same, but the error text of a failed
 // dial is shown as the dialler wrote it. Like pprof, the page tells a
 // reader about the program's internals: mount it on an address that only
 // operators reach.

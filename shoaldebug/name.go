@@ -16,12 +16,77 @@ const maskedWord = "xxxxx"
 // passwords are; otherwise a keyword/value string that ends it is read
 // whole (maskTail), then each word holding "://" is read as a URL from
 // its scheme on, and each word that is a keyword=value pair as one.
+// Last, a password keyword written after a separator other than a space
+// ("orders,password=pw") has its value masked (maskAfterSeparators).
 // Plain names come back unchanged.
 func maskName(name string) string {
 	if r := connstr.Read(name); r.Problem == "" {
-		return r.Mask(name, maskedWord)
+		return maskAfterSeparators(r.Mask(name, maskedWord))
 	}
-	return maskWords(maskTail(name))
+	return maskAfterSeparators(maskWords(maskTail(name)))
+}
+
+// maskAfterSeparators masks the value of each password keyword that
+// follows a separator other than a space, as in "orders,password=pw" or
+// "orders;password=pw": read as keyword/value text, its key is
+// "orders,password", no password keyword, so the readings above leave its
+// value as it is. The value ends where pgx would end it (a bare one at the
+// next space, a quoted one after its quote): a separator after it may be
+// part of the password, and showing a little more masked beats showing a
+// piece of it. Inside a URL (after a "://" in the same word) the URL's
+// own reading, in maskWord, has masked what is secret.
+func maskAfterSeparators(name string) string {
+	var b strings.Builder
+	last := 0
+	for i := 1; i < len(name); i++ {
+		if isWordSpace(name[i-1]) || isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
+			continue
+		}
+		k := i
+		for k < len(name) && isKeywordByte(name[k]) {
+			k++
+		}
+		eq := k
+		for eq < len(name) && isWordSpace(name[eq]) {
+			eq++
+		}
+		if eq == len(name) || name[eq] != '=' || !connstr.IsSecretKey(name[i:k]) || inURL(name, i) {
+			continue
+		}
+		v := eq + 1
+		for v < len(name) && isWordSpace(name[v]) {
+			v++
+		}
+		end, _ := connstr.ValueEnd(name, v)
+		if end == v {
+			continue // nothing to mask: "password=" at the end
+		}
+		b.WriteString(name[last:v])
+		b.WriteString(maskedWord)
+		last = end
+		i = end
+	}
+	if last == 0 {
+		return name
+	}
+	b.WriteString(name[last:])
+	return b.String()
+}
+
+// inURL reports whether name[i] follows a "://" in its word, where the
+// URL's reading (maskWord) decides what is secret.
+func inURL(name string, i int) bool {
+	start := i
+	for start > 0 && !isWordSpace(name[start-1]) {
+		start--
+	}
+	return strings.Contains(name[start:i], "://")
+}
+
+// isKeywordByte reports whether c may appear in a keyword: a letter, a
+// digit or an underscore.
+func isKeywordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 // maskTail masks the passwords of a keyword/value connection string that

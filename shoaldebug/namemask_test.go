@@ -31,3 +31,33 @@ func TestNameMaskedAfterWords(t *testing.T) {
 		}
 	}
 }
+
+// TestNameMaskedAfterSeparators guards a password keyword that follows a
+// separator other than a space ("orders,password=pw"): read as
+// keyword/value text its key is "orders,password", no password keyword,
+// yet the value is a password and is masked; nothing else changes.
+func TestNameMaskedAfterSeparators(t *testing.T) {
+	cases := []struct{ name, want string }{
+		{"orders,password=pw", "orders,password=xxxxx"},
+		{"orders;password=pw", "orders;password=xxxxx"},
+		{"orders;Password = pw", "orders;Password = xxxxx"},
+		{"orders,host=db,password=pw", "orders,host=db,password=xxxxx"},
+		{"orders v=1,sslpassword=pw dbname=orders", "orders v=1,sslpassword=xxxxx dbname=orders"},
+		{"orders;password='hunter 2' (primary)", "orders;password=xxxxx (primary)"},
+		{"orders|token=abc def", "orders|token=xxxxx def"},
+		// No password keyword after the separator: left as written.
+		{"orders,replicas=2", "orders,replicas=2"},
+		{"orders;mypassword=3 x", "orders;mypassword=3 x"},
+		{"orders,passwords", "orders,passwords"},
+		{"orders postgres://db/x?a=1&password=pw&b=2", "orders postgres://db/x?a=1&password=xxxxx&b=2"},
+	}
+	reg := shoaldebug.NewRegistry()
+	for _, c := range cases {
+		reg.Register(c.name, func() shoal.Stats { return shoal.Stats{} })
+	}
+	for i, p := range reg.Snapshot().Pools {
+		if p.Name != cases[i].want {
+			t.Errorf("name %q shown as %q, want %q", cases[i].name, p.Name, cases[i].want)
+		}
+	}
+}

@@ -46,10 +46,10 @@ type Reading struct {
 // secrets: libpq's two, and the names HTTP services use for theirs.
 var secretKeys = []string{"password", "sslpassword", "passwd", "pass", "pwd", "secret", "token"}
 
-// isSecretKey reports whether a parameter name (already decoded) holds a
+// IsSecretKey reports whether a parameter name (already decoded) holds a
 // secret. Names are compared without regard to case: a server that reads
 // them case-sensitively is not hurt by a little more masking.
-func isSecretKey(key string) bool { return slices.Contains(secretKeys, strings.ToLower(key)) }
+func IsSecretKey(key string) bool { return slices.Contains(secretKeys, strings.ToLower(key)) }
 
 // Read finds the secrets in s, a connection string in URL or keyword/value
 // form.

@@ -39,37 +39,48 @@ func readKeywordValue(s string) Reading {
 			return broken(i, "has a keyword without '=' (quote values that hold spaces: password='...')")
 		}
 		v := skipSpace(s, i+eq+1)
-		end := v
-		switch {
-		case v == len(s):
-		case s[v] != '\'':
-			for end < len(s) && !isSpace(s[end]) {
-				if s[end] == '\\' {
-					end++
-				}
-				end++
+		end, ok := ValueEnd(s, v)
+		if !ok {
+			if IsSecretKey(key) {
+				spans = append(spans, Span{v, len(s)})
 			}
-			end = min(end, len(s))
-		default:
-			end = v + 1
-			for end < len(s) && s[end] != '\'' {
-				if s[end] == '\\' {
-					end++
-				}
-				end++
-			}
-			if end >= len(s) {
-				if isSecretKey(key) {
-					spans = append(spans, Span{v, len(s)})
-				}
-				return broken(v, "has a quoted value without its closing quote")
-			}
-			end++ // the closing quote
+			return broken(v, "has a quoted value without its closing quote")
 		}
-		if isSecretKey(key) {
+		if IsSecretKey(key) {
 			spans = append(spans, Span{v, end})
 		}
 		i = skipSpace(s, end)
 	}
 	return Reading{Secrets: merge(spans)}
+}
+
+// ValueEnd returns where the keyword/value value that starts at s[v] ends,
+// as pgx reads it: a bare value at the first space (a backslash escapes
+// the byte after it), a single-quoted one after its closing quote. ok is
+// false for a quoted value that never closes; end is then len(s).
+func ValueEnd(s string, v int) (end int, ok bool) {
+	end = v
+	switch {
+	case v >= len(s):
+		return len(s), true
+	case s[v] != '\'':
+		for end < len(s) && !isSpace(s[end]) {
+			if s[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		return min(end, len(s)), true
+	}
+	end = v + 1
+	for end < len(s) && s[end] != '\'' {
+		if s[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	if end >= len(s) {
+		return len(s), false
+	}
+	return end + 1, true // past the closing quote
 }

@@ -72,7 +72,7 @@ func strayAt(tail string) string {
 		dec, err := url.QueryUnescape(key)
 		_, afterAt, _ := strings.Cut(value, "@")
 		switch {
-		case ok && err == nil && isSecretKey(dec):
+		case ok && err == nil && IsSecretKey(dec):
 			// A secret's value is masked whole, whatever it holds.
 		case !ok || err != nil || !slices.Contains(atKeys, dec) || strings.Contains(afterAt, "/"):
 			return "has an '@' in its query that may end a password (%-escape any '@', '/', '?' or '#' in the password)"
@@ -93,7 +93,7 @@ func querySecrets(s string, q int) []Span {
 			end += start
 		}
 		if key, _, ok := strings.Cut(s[start:end], "="); ok {
-			if dec, err := url.QueryUnescape(key); err == nil && isSecretKey(dec) || isSecretKey(key) {
+			if dec, err := url.QueryUnescape(key); err == nil && IsSecretKey(dec) || IsSecretKey(key) {
 				spans = append(spans, Span{start + len(key) + 1, end})
 			}
 		}
