@@ -13,15 +13,23 @@ const maskedWord = "xxxxx"
 // the page is read by whoever reaches it, so a name written carelessly
 // (a connection string, or "orders via postgres://u:pw@db") must not show
 // one. A name that is a whole connection string is masked where its
-// passwords are; otherwise a keyword/value string that ends it is read
-// whole (maskTail), then each word holding "://" is read as a URL from
-// its scheme on, and each word that is a keyword=value pair as one.
+// passwords are, and in keyword/value form each URL word too, as below;
+// otherwise a keyword/value string that ends it is read whole (maskTail),
+// then each word holding "://" is read as a URL from its scheme on, and
+// each word that is a keyword=value pair as one.
 // Last, a password keyword written after a separator other than a space
 // ("orders,password=pw") has its value masked (maskAfterSeparators).
 // Plain names come back unchanged.
 func maskName(name string) string {
 	if r := connstr.Read(name); r.Problem == "" {
-		return maskAfterSeparators(r.Mask(name, maskedWord))
+		masked := r.Mask(name, maskedWord)
+		if !r.URL {
+			// A keyword/value reading masks its password keywords only:
+			// a URL among its values ("url=postgres://u:pw@db") is a word
+			// of its own to read.
+			masked = maskWords(masked)
+		}
+		return maskAfterSeparators(masked)
 	}
 	return maskAfterSeparators(maskWords(maskTail(name)))
 }

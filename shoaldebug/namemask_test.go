@@ -61,3 +61,27 @@ func TestNameMaskedAfterSeparators(t *testing.T) {
 		}
 	}
 }
+
+// TestNameMaskedURLValue guards a name that reads whole as keyword/value
+// pairs with a URL among its values (or, after a separator, its keys): the
+// URL's password is masked as in any other name.
+func TestNameMaskedURLValue(t *testing.T) {
+	cases := []struct{ name, want string }{
+		{"host=db url=postgres://app:hunter2@db", "host=db url=postgres://app:xxxxx@db"},
+		{"a=1 b=postgres://u:pw@db", "a=1 b=postgres://u:xxxxx@db"},
+		{"orders,password=pw postgres://app:hunter2@db/x?sslmode=disable&password=pw&application_name=a",
+			"orders,password=xxxxx postgres://app:xxxxx@db/x?sslmode=disable&password=xxxxx&application_name=a"},
+		// Not a URL with a password: left as written.
+		{"host=db app='a b' x=1", "host=db app='a b' x=1"},
+		{"host=db url=http://db/x", "host=db url=http://db/x"},
+	}
+	reg := shoaldebug.NewRegistry()
+	for _, c := range cases {
+		reg.Register(c.name, func() shoal.Stats { return shoal.Stats{} })
+	}
+	for i, p := range reg.Snapshot().Pools {
+		if p.Name != cases[i].want {
+			t.Errorf("name %q shown as %q, want %q", cases[i].name, p.Name, cases[i].want)
+		}
+	}
+}
