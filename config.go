@@ -153,10 +153,14 @@ type Config[T any] struct {
 	// lock-free stacks to cut contention between cores. 0 lets the pool
 	// choose (GOMAXPROCS, at most MaxConns, at most 16); 1 is a single
 	// partition. An acquire always steals from other partitions before it
-	// dials or waits. Exclusive connections only: more than 1 with
-	// MaxStreams > 1 is an error, and so is more than 1024 (each partition
-	// takes its own cache lines, allocated in New, and an acquire that finds
-	// nothing idle looks at every one).
+	// dials or waits. More partitions than MaxConns is allowed, since
+	// SetMaxConns may raise the limit later: the partitions beyond the
+	// connections stay empty, and an acquire whose home partition is empty
+	// steals, at the cost of a look at each empty one on the way.
+	// Exclusive connections only: more than 1 with MaxStreams > 1 is an
+	// error, and so is more than 1024 (each partition takes its own cache
+	// lines, allocated in New, and an acquire that finds nothing idle
+	// looks at every one).
 	Partitions int
 
 	// MaxWaiters bounds the callers waiting in Acquire; past the bound
