@@ -65,7 +65,7 @@ func (br *poolBatchResults) Exec() (pgconn.CommandTag, error) {
 	tag, err := br.br.Exec()
 	err = ctxerr.Wrap(br.ctx, err)
 	if br.note {
-		br.conn.noteErr(err)
+		br.conn.noteErr(br.ctx, err)
 	}
 	return tag, err
 }
@@ -90,7 +90,7 @@ func (br *poolBatchResults) QueryRow() pgx.Row {
 func (br *poolBatchResults) Close() error {
 	err := ctxerr.Wrap(br.ctx, br.br.Close())
 	if br.note {
-		br.conn.noteErr(err)
+		br.conn.noteErr(br.ctx, err)
 	}
 	if pc := br.pc; pc != nil {
 		br.pc = nil

@@ -32,7 +32,10 @@ func (pc *pooledConn) traceRelease() {
 //     a new goroutine, then back to the pool, or closed if the rollback does
 //     not bring it back to idle within resetTimeout;
 //   - busy (rows or a batch left unread, a COPY unfinished) or closed by pgx
-//     (a fatal error, a context that ended mid-query): closed.
+//     (a fatal error, a context that ended mid-query): closed;
+//   - with a refused write still to judge (noteErr): rolled back if need
+//     be, its server asked whether it refuses writes, then as above, in a
+//     new goroutine.
 //
 // A connection with a cancel request in flight waits for it first, out of
 // the pool (holdForCancel).
@@ -43,6 +46,12 @@ func (pc *pooledConn) giveBack() {
 		return
 	}
 	if pc.holdForCancel(false) {
+		return
+	}
+	if pc.refused && pc.stale() == 0 {
+		// A refused write whose server is still to be asked (noteErr):
+		// it may have made the pool stale, so before the checks below.
+		go pc.judgeThenGiveBack()
 		return
 	}
 	if why := pc.stale(); why != 0 {
@@ -233,7 +242,7 @@ func (c *Conn) Conn() *pgx.Conn { return c.pc.conn }
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	tag, err := c.pc.conn.Exec(ctx, sql, args...)
 	err = ctxerr.Wrap(ctx, err)
-	c.pc.noteErr(err)
+	c.pc.noteErr(ctx, err)
 	return tag, err
 }
 
@@ -249,7 +258,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 func (pc *pooledConn) wrapRows(ctx context.Context, rows pgx.Rows, err error, note bool) (pgx.Rows, error) {
 	err = ctxerr.Wrap(ctx, err)
 	if err != nil && note {
-		pc.noteErr(err)
+		pc.noteErr(ctx, err)
 		note = false // heard once: closing the rows does not pass it on again
 	}
 	if rows == nil {
@@ -272,7 +281,7 @@ func (c *Conn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 func (c *Conn) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
 	n, err := c.pc.conn.CopyFrom(ctx, table, columns, src)
 	err = ctxerr.Wrap(ctx, err)
-	c.pc.noteErr(err)
+	c.pc.noteErr(ctx, err)
 	return n, err
 }
 

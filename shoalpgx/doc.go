@@ -93,8 +93,11 @@
 // so a silent host does not hold a dial for the 2-minute connect timeout.
 // With read-write or primary the pool resets itself (as Reset does) when a
 // new connection lands on another host, when a write is refused with
-// SQLSTATE 25006, or when its look at an idle connection's server every
-// RoleCheckPeriod (1s) finds it no longer takes writes; with read-only,
+// SQLSTATE 25006 and the server, asked once the refused write's session is
+// outside a transaction, confirms it refuses writes (so a transaction the
+// caller made read-only itself resets nothing), or when its look at an
+// idle connection's server every RoleCheckPeriod (1s) finds it no longer
+// takes writes; with read-only,
 // standby or prefer-standby, a host that stops qualifying has its
 // connections closed. Hosts reports, per host, the pool's own connections
 // and the role, lag and last dial error it last saw; shoalprom and

@@ -1,7 +1,9 @@
 package shoalpgx
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -11,9 +13,9 @@ import (
 // string and target_session_attrs asking for a writable one, two signs say
 // that the primary has moved: a dial that lands on another host than the
 // one before it (noteHost), and a write refused with
-// read_only_sql_transaction (SQLSTATE 25006), which says that the
-// connection's host is no longer the primary (fenced or demoted with its
-// sessions still open). On either the pool resets (Pool.Reset), so that its
+// read_only_sql_transaction (SQLSTATE 25006) on a server that, asked
+// after the refusal, says it refuses writes: the connection's host is no
+// longer the primary (fenced or demoted with its sessions still open). On either the pool resets (Pool.Reset), so that its
 // other connections to that host, healthy as they look, are closed too, and
 // new ones are dialled through the host list to whichever host qualifies
 // now. The look at an idle connection in the background (hosts_watch.go)
@@ -37,13 +39,98 @@ func resetsOnReadOnly(t target, cc *pgx.ConnConfig) bool {
 // pool's last reset can reset it again: the older ones are retired
 // already, and each of their errors would otherwise close the new
 // primary's fresh connections too.
-func (pc *pooledConn) noteErr(err error) {
+//
+// A refused write alone does not say that: the caller's own statements can
+// make its transaction read-only (SET TRANSACTION READ ONLY in a Tx, a
+// BEGIN READ ONLY sent through Exec), and a reset then would close every
+// connection to a healthy primary. So the pool first asks the server
+// whether it refuses writes itself (judgeRefusal): at once when the
+// session is free, else once its holder gives it back (giveBack), after
+// the transaction's rollback. Only this path, after a 25006, pays the
+// round trip.
+func (pc *pooledConn) noteErr(ctx context.Context, err error) {
 	if err == nil || !pc.pool.resetOnReadOnly {
 		return
 	}
 	if pc.resetGen == pc.pool.resets.Load() && isReadOnlyErr(err) {
-		pc.pool.Reset()
+		pc.refused = true
+		if pc.sessionFree() {
+			pc.judgeRefusal(ctx)
+		}
 	}
+}
+
+// refusalCheckTimeout bounds the look after a refused write, within the
+// caller's context: one short query, which a server that just answered
+// the write answers at once.
+const refusalCheckTimeout = time.Second
+
+// sessionFree reports whether pc's session can take the look now: open,
+// not busy (a batch or rows still unread), and outside a transaction.
+func (pc *pooledConn) sessionFree() bool {
+	pg := pc.conn.PgConn()
+	return !pc.conn.IsClosed() && !pg.IsBusy() && pg.TxStatus() == 'I'
+}
+
+// judgeRefusal asks pc's server, on pc's free session, whether it refuses
+// writes itself (in recovery, or default_transaction_read_only on), after a
+// write of pc's was refused with 25006, and resets the pool if it does.
+// Outside a transaction the session's transaction_read_only is its
+// default, so a transaction the caller made read-only is no longer seen;
+// a session the caller made read-only (SET SESSION CHARACTERISTICS) still
+// is, and is taken for a fence. When ctx ended before the look was sent,
+// pc.refused stays set and giveBack looks later; a look that failed
+// otherwise (a server that refused a write and cannot answer a query in
+// time) is taken at the refusal's word.
+func (pc *pooledConn) judgeRefusal(ctx context.Context) {
+	p := pc.pool
+	if pc.resetGen != p.resets.Load() {
+		pc.refused = false // the pool was reset since: nothing to judge
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, refusalCheckTimeout)
+	r, err := readRole(ctx, pc.conn.PgConn())
+	cancel()
+	if err != nil && pc.sessionFree() && pgconn.SafeToRetry(err) {
+		return // not sent: giveBack looks again on its own time
+	}
+	pc.refused = false
+	if err == nil {
+		pc.host.noteRole(r, time.Now())
+	}
+	if p.refusesWrites(r, err) && pc.resetGen == p.resets.Load() {
+		p.Reset()
+	}
+}
+
+// refusesWrites reports whether a look after a refused write (r, or err
+// when it failed) says the host refuses writes, a fence's or a demotion's
+// sign.
+func (p *Pool) refusesWrites(r role, err error) bool {
+	if err != nil {
+		return true
+	}
+	if p.refusalRole != nil {
+		r = p.refusalRole(r)
+	}
+	return r.inRecovery || r.readOnly
+}
+
+// judgeThenGiveBack ends giveBack for a connection with a refused write
+// still to judge, off the caller's goroutine as a rollback is: it rolls
+// back the transaction the refusal happened in, if any, looks
+// (judgeRefusal), then gives pc back.
+func (pc *pooledConn) judgeThenGiveBack() {
+	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
+	defer cancel()
+	if !pc.conn.IsClosed() && !pc.conn.PgConn().IsBusy() && pc.inTransaction() {
+		_ = pc.conn.PgConn().Exec(ctx, "rollback").Close()
+	}
+	if pc.sessionFree() {
+		pc.judgeRefusal(ctx)
+	}
+	pc.refused = false // judged, or past judging: a broken connection closes
+	pc.giveBack()
 }
 
 // noteHost resets the pool when a staggered dial lands on another host

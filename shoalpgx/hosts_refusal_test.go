@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -55,7 +56,23 @@ func refusingPool(t *testing.T, pipeline int) refusal {
 	cc := cfg.ConnConfig
 	cc.Fallbacks = append(cc.Fallbacks, &pgconn.FallbackConfig{Host: "localhost", Port: cc.Port, TLSConfig: cc.TLSConfig})
 	cfg.MaxConns, cfg.Pipeline, cfg.RoleCheckPeriod = 4, pipeline, 0
-	return refusal{newPoolFor(t, cfg), "select " + fn + "($1)", table}
+	pool := newPoolFor(t, cfg)
+	// The server refuses these writes as a fenced one would, but it is
+	// not fenced: the look after the refusal (judgeRefusal) is made to
+	// see a read-only server, as it would behind a fence.
+	pool.refusalRole = func(r role) role {
+		r.readOnly = true
+		return r
+	}
+	return refusal{pool, "select " + fn + "($1)", table}
+}
+
+// settled waits until none of pool's connections is acquired: a connection
+// given back with a refused write still to judge is judged, in a goroutine
+// of its own, before it is back (giveBack).
+func settled(t *testing.T, pool *Pool) {
+	t.Helper()
+	pgtest.WaitFor(t, 5*time.Second, "every connection given back", func() bool { return pool.Stat().AcquiredConns() == 0 })
 }
 
 // statementRunner is what runs statements in the pool's API: the Pool, a
@@ -200,11 +217,14 @@ func countResets(t *testing.T, r refusal, open runnerOpener, want uint64) {
 		}
 		before := r.pool.resets.Load()
 		after, err := c.run(ctx, q, r)
-		n := r.pool.resets.Load() - before
 		if after != nil {
 			after()
 		}
 		end()
+		// A refusal inside a transaction, or a batch not yet closed, is
+		// judged once the session is free again: counted after the end.
+		settled(t, r.pool)
+		n := r.pool.resets.Load() - before
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) || pe.Code != "25006" {
 			t.Fatalf("%s %s: %v, want SQLSTATE 25006", open.name, c.name, err)
@@ -289,6 +309,7 @@ func TestReadOnlyBatchTransactionRefusal(t *testing.T) {
 				_ = br.Close()
 			}
 			_ = br.Tx().Rollback(ctx)
+			settled(t, r.pool)
 			var pe *pgconn.PgError
 			if !errors.As(err, &pe) || pe.Code != "25006" {
 				t.Fatalf("%s (in its Tx: %v): %v, want SQLSTATE 25006", c.mode, later, err)

@@ -107,3 +107,52 @@ func (pp *pipePool) lookRole(ctx context.Context, l shoal.Lease[*pipeConn]) (rol
 	}
 	return parseRole(res.rows[0])
 }
+
+// errRefusalElsewhere is the look after a refused write when it ran on a
+// shared connection to another host than the refusal's: it says nothing
+// of that host.
+var errRefusalElsewhere = errors.New("shoalpgx: the look after a refused write ran on another host")
+
+// judgeRefusal is noteErr's look for a shared connection pc, whose session
+// is never in a transaction but is never the caller's to query on either:
+// it asks the server, by a role query pipelined like any other statement,
+// on the shared connection the core picks (after a move all of the pool's
+// current ones are on one host), whether it refuses writes, and resets the
+// pool if it does (refusesWrites). A look on another host than pc's, or
+// one that fails, takes the refusal at its word. A look cut short by the
+// caller's context is done again in a goroutine, on its own time.
+func (pp *pipePool) judgeRefusal(ctx context.Context, pc *pooledConn) {
+	p := pp.p
+	lctx, cancel := context.WithTimeout(ctx, refusalCheckTimeout)
+	defer cancel()
+	var on *pipeConn
+	req := newPipeReq(1)
+	err := pp.run(lctx, req, false, func(b *pipeBuild, buf []byte) ([]byte, error) {
+		on = b.c
+		buf = b.deallocations(buf)
+		return (&pgproto3.Query{String: roleQuery}).Encode(buf)
+	})
+	if err != nil && ctx.Err() != nil {
+		go pp.judgeRefusal(context.Background(), pc)
+		return
+	}
+	var r role
+	if err == nil {
+		switch res := req.result(0); {
+		case res.err != nil:
+			err = res.err
+		case len(res.rows) != 1:
+			err = fmt.Errorf("shoalpgx: the role query returned %d rows", len(res.rows))
+		case on.pc.host != pc.host:
+			err = errRefusalElsewhere
+		default:
+			r, err = parseRole(res.rows[0])
+		}
+	}
+	if err == nil {
+		pc.host.noteRole(r, time.Now())
+	}
+	if p.refusesWrites(r, err) && pc.resetGen == p.resets.Load() {
+		p.Reset()
+	}
+}

@@ -58,7 +58,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		return pgx.FailedBatchResults(b, err), true
 	}
 	r.invalidate()
-	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, trace: tr}, true
+	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, trace: tr, ctx: ctx}, true
 }
 
 // pipeBatchResults are the results of a pipelined batch, all in memory.
@@ -70,6 +70,8 @@ type pipeBatchResults struct {
 	err    error // the first error read, returned from then on
 	closed bool
 	trace  batchTrace
+	ctx    context.Context // the batch's, for the look after a refused write (noteErr)
+	noted  bool            // a result's error went to noteErr: the others' are the same one
 }
 
 var errBatchClosed = errors.New("batch already closed")
@@ -88,7 +90,10 @@ func (b *pipeBatchResults) next() (*pipeResult, error) {
 	}
 	start := time.Now()
 	res := b.r.result(b.i)
-	b.r.noteErr(res.err)
+	if res.err != nil && !b.noted {
+		b.noted = true
+		b.r.noteErr(b.ctx, res.err)
+	}
 	b.trace.query(b.qs[b.i], res.tag, res.err, start)
 	b.i++
 	if res.err != nil {

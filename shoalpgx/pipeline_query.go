@@ -55,7 +55,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	}
 	res := r.result(0)
 	r.invalidate()
-	r.noteErr(res.err)
+	r.noteErr(ctx, res.err)
 	tr.end(res.tag, res.err)
 	tag, err := res.tag, res.err
 	r.recycle()
@@ -125,7 +125,7 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 	}
 	res := r.result(0)
 	r.invalidate()
-	r.noteErr(res.err)
+	r.noteErr(ctx, res.err)
 	return r, tr, true, nil
 }
 

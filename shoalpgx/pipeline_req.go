@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -241,9 +242,15 @@ func (r *pipeReq) invalidate() {
 
 // noteErr lets the pool see a pipelined statement's error as it sees a
 // whole connection's: a write refused as read-only resets the pool after a
-// failover (hosts_failover.go).
-func (r *pipeReq) noteErr(err error) {
-	if err != nil && r.conn != nil {
-		r.conn.pc.noteErr(err)
+// failover (hosts_failover.go), once the server confirms that it refuses
+// writes (pipePool.judgeRefusal).
+func (r *pipeReq) noteErr(ctx context.Context, err error) {
+	if err == nil || r.conn == nil {
+		return
+	}
+	pc := r.conn.pc
+	p := pc.pool
+	if p.resetOnReadOnly && pc.resetGen == p.resets.Load() && isReadOnlyErr(err) {
+		p.pipe.judgeRefusal(ctx, pc)
 	}
 }

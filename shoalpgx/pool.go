@@ -45,6 +45,10 @@ type Pool struct {
 	// taken its connection, before the query, so that the test can reset
 	// the pool while the look is under way.
 	beforeRoleQuery func()
+	// refusalRole, when a test sets it, changes what the look after a
+	// refused write found (refusesWrites), so that a server made to refuse
+	// writes by a function stands for a fenced one.
+	refusalRole func(role) role
 
 	resets   atomic.Uint64          // Reset calls, for noteErr
 	lastHost atomic.Pointer[string] // host:port of the last staggered dial, for noteHost
@@ -243,6 +247,11 @@ type pooledConn struct {
 	// unused marks a connection given back by the pool's own acquire, one
 	// its caller never got, so that AfterRelease skips it (lifecycle.go).
 	unused bool
+
+	// refused marks a write of this connection's refused with SQLSTATE
+	// 25006 whose server is still to be asked whether it refuses writes
+	// itself (noteErr, hosts_failover.go). Only its holder touches it.
+	refused bool
 
 	// Wrappers handed to callers are carved out of these blocks, so that
 	// handing one out rarely allocates; each is handed out once and never

@@ -23,7 +23,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	defer pc.release()
 	tag, err := pc.conn.Exec(ctx, sql, args...)
 	err = ctxerr.Wrap(ctx, err)
-	pc.noteErr(err)
+	pc.noteErr(ctx, err)
 	return tag, err
 }
 
@@ -44,7 +44,7 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	rows, err := pc.conn.Query(ctx, sql, args...)
 	if err != nil {
 		err = ctxerr.Wrap(ctx, err)
-		pc.noteErr(err)
+		pc.noteErr(ctx, err)
 		pc.release()
 		return errRows{err: err}, err
 	}
@@ -77,7 +77,7 @@ func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []str
 	defer pc.release()
 	n, err := pc.conn.CopyFrom(ctx, table, columns, src)
 	err = ctxerr.Wrap(ctx, err)
-	pc.noteErr(err)
+	pc.noteErr(ctx, err)
 	return n, err
 }
 

@@ -45,7 +45,7 @@ func (rows *poolRows) Close() {
 	rows.r.Close()
 	if pc := rows.note; pc != nil {
 		rows.note = nil
-		pc.noteErr(rows.r.Err())
+		pc.noteErr(rows.ctx, rows.r.Err())
 	}
 	if pc := rows.pc; pc != nil {
 		rows.pc = nil
@@ -141,7 +141,7 @@ func (row *poolRow) Scan(dest ...any) error {
 	}
 	err := ctxerr.Wrap(row.ctx, row.r.Scan(dest...))
 	if note != nil && err != pgx.ErrNoRows {
-		note.noteErr(err)
+		note.noteErr(row.ctx, err)
 	}
 	return err
 }

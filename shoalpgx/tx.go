@@ -193,7 +193,7 @@ func (tx *Tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []stri
 	n, err := tx.t.CopyFrom(ctx, table, columns, src)
 	err = ctxerr.Wrap(ctx, err)
 	if !tx.readOnly {
-		tx.conn.noteErr(err)
+		tx.conn.noteErr(ctx, err)
 	}
 	return n, err
 }
@@ -241,7 +241,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Command
 	tag, err := tx.t.Exec(ctx, sql, args...)
 	err = ctxerr.Wrap(ctx, err)
 	if !tx.readOnly {
-		tx.conn.noteErr(err)
+		tx.conn.noteErr(ctx, err)
 	}
 	return tag, err
 }
