@@ -81,7 +81,13 @@ type Config struct {
 	BeforeConnect func(ctx context.Context, cfg *pgx.ConnConfig) error
 
 	// AfterConnect is called after a connection is established and before
-	// it is added to the pool. An error closes it and fails the dial.
+	// it is added to the pool. An error closes it and fails the dial. It
+	// runs in the pool's background dial, not under the context of the
+	// acquire that asked for the connection: its ctx ends when the pool
+	// closes, or at the connect timeout (ConnConfig.ConnectTimeout, 2
+	// minutes when unset) after the hook started, so that a hook stuck on a
+	// lock or a silent server fails its dial instead of holding a place
+	// under MaxConns until Close. A hook must honour ctx for that to work.
 	AfterConnect func(ctx context.Context, conn *pgx.Conn) error
 
 	// BeforeAcquire is called before a connection is handed out; false

@@ -219,9 +219,9 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		}
 	}
 	if c.AfterConnect != nil {
-		if err := callAfterConnect(ctx, c.AfterConnect, conn, d.host); err != nil {
+		if err := p.afterConnect(ctx, conn, d.host); err != nil {
 			closeNew()
-			return nil, scrubConnectError(err)
+			return nil, err
 		}
 	}
 	pc := &pooledConn{conn: conn, pool: p, resetGen: p.resets.Load(), host: d.host, hostEpoch: d.epoch, role: d.role, judged: d.judged}
@@ -263,6 +263,39 @@ func (p *Pool) beforeConnect(ctx context.Context, cc *pgx.ConnConfig) error {
 func (p *Pool) connConfig(ctx context.Context) (*pgx.ConnConfig, error) {
 	cc := p.timedConnConfig()
 	return cc, p.beforeConnect(ctx, cc)
+}
+
+// afterConnect runs the AfterConnect hook on a new connection under ctx
+// bounded by the connect timeout (afterConnectTimeout): the dial runs
+// under the pool's context, which ends only with Close, so a hook that
+// hangs (on a lock, on a server gone silent) would otherwise keep its
+// place under MaxConns, and a pool of one connection would serve nobody,
+// until Close. Its error names the hook and the pool.
+func (p *Pool) afterConnect(ctx context.Context, conn *pgx.Conn, host *hostState) error {
+	timeout := p.afterConnectTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := callAfterConnect(ctx, p.config.AfterConnect, conn, host)
+	if err == nil {
+		return nil
+	}
+	err = scrubConnectError(err)
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("shoalpgx pool %q: AfterConnect did not return within the connect timeout (%s): %w", p.config.Name, timeout, err)
+	}
+	return fmt.Errorf("shoalpgx pool %q: AfterConnect: %w", p.config.Name, err)
+}
+
+// afterConnectTimeout is how long AfterConnect may take: ConnectTimeout
+// (connect_timeout) when set, else the default connect timeout. Not
+// HostConnectTimeout, which is for finding a host that answers, and would
+// cut short a hook that does real work (preparing statements, loading
+// types).
+func (p *Pool) afterConnectTimeout() time.Duration {
+	if t := p.config.ConnConfig.ConnectTimeout; t > 0 {
+		return t
+	}
+	return defaultConnectTimeout
 }
 
 // callAfterConnect runs the AfterConnect hook; if it panics, the new
