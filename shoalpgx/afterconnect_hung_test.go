@@ -103,10 +103,8 @@ func TestHungAfterConnectFailsItsDialAtTheConnectTimeout(t *testing.T) {
 	select {
 	case err := <-obs.errs:
 		msg := err.Error()
-		for _, want := range []string{"AfterConnect", `"hung-hook"`} {
-			if !strings.Contains(msg, want) {
-				t.Errorf("the hung dial's error does not name %s: %s", want, msg)
-			}
+		if !strings.Contains(msg, "AfterConnect") {
+			t.Errorf("the hung dial's error does not name AfterConnect: %s", msg)
 		}
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("the hung dial's error does not wrap its deadline: %v", err)

@@ -270,7 +270,8 @@ func (p *Pool) connConfig(ctx context.Context) (*pgx.ConnConfig, error) {
 // under the pool's context, which ends only with Close, so a hook that
 // hangs (on a lock, on a server gone silent) would otherwise keep its
 // place under MaxConns, and a pool of one connection would serve nobody,
-// until Close. Its error names the hook and the pool.
+// until Close. Its error names the hook; the core's error around it names
+// the pool, as for any failed dial.
 func (p *Pool) afterConnect(ctx context.Context, conn *pgx.Conn, host *hostState) error {
 	timeout := p.afterConnectTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -281,9 +282,9 @@ func (p *Pool) afterConnect(ctx context.Context, conn *pgx.Conn, host *hostState
 	}
 	err = scrubConnectError(err)
 	if ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("shoalpgx pool %q: AfterConnect did not return within the connect timeout (%s): %w", p.config.Name, timeout, err)
+		return fmt.Errorf("AfterConnect did not return within the connect timeout (%s): %w", timeout, err)
 	}
-	return fmt.Errorf("shoalpgx pool %q: AfterConnect: %w", p.config.Name, err)
+	return fmt.Errorf("AfterConnect: %w", err)
 }
 
 // afterConnectTimeout is how long AfterConnect may take: ConnectTimeout
