@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -183,11 +184,18 @@ func (s *pipeStmts) prepared(c *pipeConn, st *pipeStmt, r *pipeReq) {
 }
 
 // invalidate forgets a statement that failed in a way that says the
-// server's prepared statement no longer fits (the schema changed under
-// it), and deallocates it with the connection's next request.
+// server's prepared statement may no longer fit (the schema changed under
+// it), and deallocates it with the connection's next request. Not only
+// 0A000 (its result type changed) and 26000 (it is gone): the server plans
+// a prepared statement again with the parameter types it was prepared
+// with, so a column whose type changed can fail it with any error of class
+// 42 (42883, no operator for "text = integer"; 42804, a mismatch), on
+// every run, where a statement prepared afresh would run. pgx forgets a
+// cached statement on any error; class 42 keeps that recovery without
+// preparing again after every unique violation.
 func (s *pipeStmts) invalidate(st *pipeStmt, err error) {
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || (pgErr.Code != "0A000" && pgErr.Code != "26000") {
+	if !errors.As(err, &pgErr) || (pgErr.Code != "0A000" && pgErr.Code != "26000" && !strings.HasPrefix(pgErr.Code, "42")) {
 		return
 	}
 	s.mu.Lock()

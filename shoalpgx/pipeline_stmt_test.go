@@ -319,3 +319,56 @@ func TestPipelineDeallocationOutlivesAnAbandonedRequest(t *testing.T) {
 		t.Fatalf("%q is still prepared on the shared connection after the next request", sql)
 	}
 }
+
+// A cached statement whose parameter types the schema change made wrong
+// (a column compared to an int argument is now text) fails at the server
+// with an error other than 0A000: the server plans it again with the types
+// it was prepared with, and "text = integer" has no operator (42883). pgx
+// forgets a cached statement on any error and prepares it afresh; the
+// shared connection must too, or every later run of it on that connection
+// fails the same way, for as long as the connection lives. Query, Exec
+// and SendBatch alike.
+func TestPipelineStatementWithStaleParameterTypesIsPreparedAgain(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	for _, name := range []string{"query", "exec", "batch"} {
+		t.Run(name, func(t *testing.T) {
+			table := pipeTable(t, "pipe_stale_"+name, "a int")
+			sql := "select count(*) from " + table + " where a = $1"
+			run := func(arg any) error {
+				switch name {
+				case "batch":
+					b := &pgx.Batch{}
+					b.Queue(sql, arg)
+					return p.SendBatch(ctx, b).Close()
+				case "exec":
+					_, err := p.Exec(ctx, sql, arg)
+					return err
+				}
+				rows, err := p.Query(ctx, sql, arg)
+				if err != nil {
+					return err
+				}
+				rows.Close()
+				return rows.Err()
+			}
+			for i := range 3 {
+				if err := run(1); err != nil {
+					t.Fatalf("run %d: %v", i+1, err)
+				}
+			}
+			if _, err := p.Exec(ctx, "alter table "+table+" alter column a type text"); err != nil {
+				t.Fatal(err)
+			}
+			// The first run after the change may fail, as in pgx;
+			// from the next one on, the statement fits again.
+			first := run("1")
+			for i := range 3 {
+				if err := run("1"); err != nil {
+					t.Fatalf("run %d after the change: %v (the first: %v)", i+2, err, first)
+				}
+			}
+		})
+	}
+}
