@@ -111,6 +111,13 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 	err := eqb.Build(c.tm.m, st.sd, args)
 	c.tm.mu.Unlock()
 	if err != nil {
+		// The parameter types it was prepared with may be stale: a
+		// column widened from int to bigint refuses a value past
+		// 2^31 here, before the server sees it, for as long as the
+		// statement stays cached. pgx forgets a cached statement
+		// whose arguments failed to encode; so does the connection,
+		// and its next run prepares it afresh.
+		c.stmts.forget(st)
 		return nil, err
 	}
 	buf, err = (&pgproto3.Bind{PreparedStatement: st.name, ParameterFormatCodes: eqb.ParamFormats, Parameters: eqb.ParamValues, ResultFormatCodes: eqb.ResultFormats}).Encode(buf)
@@ -198,6 +205,12 @@ func (s *pipeStmts) invalidate(st *pipeStmt, err error) {
 	if !errors.As(err, &pgErr) || (pgErr.Code != "0A000" && pgErr.Code != "26000" && !strings.HasPrefix(pgErr.Code, "42")) {
 		return
 	}
+	s.forget(st)
+}
+
+// forget drops st from the cache, unless it was dropped already, and
+// deallocates it with the connection's next request.
+func (s *pipeStmts) forget(st *pipeStmt) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bySQL[st.sql] == st {

@@ -372,3 +372,41 @@ func TestPipelineStatementWithStaleParameterTypesIsPreparedAgain(t *testing.T) {
 		})
 	}
 }
+
+// A cached statement whose parameter a schema change widened (an int
+// column made bigint, for ids past 2^31) still has the old parameter type
+// on the shared connection, so an argument that needs the new one fails
+// to encode, before anything is sent. pgx forgets a cached statement whose
+// arguments failed to encode and prepares it afresh; the shared connection
+// must too, or every such argument fails on it for as long as it lives.
+func TestPipelineStatementWithWidenedParameterIsPreparedAgain(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	table := pipeTable(t, "pipe_widened", "a int")
+	sql := "insert into " + table + " (a) values ($1)"
+	for i := range 3 {
+		if _, err := p.Exec(ctx, sql, i); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+	}
+	if _, err := p.Exec(ctx, "alter table "+table+" alter column a type bigint"); err != nil {
+		t.Fatal(err)
+	}
+	const big = int64(5_000_000_000)
+	// The first run after the change may fail, as in pgx; from the next
+	// one on, the statement takes a bigint.
+	_, first := p.Exec(ctx, sql, big)
+	for i := range 3 {
+		if _, err := p.Exec(ctx, sql, big); err != nil {
+			t.Fatalf("run %d after the change: %v (the first: %v)", i+2, err, first)
+		}
+	}
+	var n int
+	if err := p.QueryRow(ctx, "select count(*) from "+table+" where a = $1", big).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n < 3 {
+		t.Fatalf("%d rows of %d, want 3 or more", n, big)
+	}
+}
