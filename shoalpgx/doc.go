@@ -328,7 +328,12 @@
 // QueryExecModeExec, unnamed, with arguments in text whose types the
 // server infers; SimpleProtocol goes to a whole connection. An argument
 // whose PostgreSQL type the Go type cannot tell (a map for json or hstore)
-// therefore needs a cast in the SQL the first time a connection runs it.
+// therefore needs a cast in the SQL the first time a connection runs it,
+// and one whose Go type names another type than the parameter's goes as
+// that type on that first run: a []byte for a text parameter goes as
+// bytea, and the column stores its hex form (\x6869 for "hi"), where the
+// runs by name, and pgx, store the bytes; for json it is refused. Pass a
+// string for text and json.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
 // connection's type map from TypeMap. Closing them (which Next does after
 // the last row, and QueryRow's Scan as it returns) hands the memory of the
