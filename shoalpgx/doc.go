@@ -326,14 +326,15 @@
 // ConnConfig.StatementCacheCapacity statements per connection at most (the
 // others run unnamed); CacheDescribe, DescribeExec and Exec run as
 // QueryExecModeExec, unnamed, with arguments in text whose types the
-// server infers; SimpleProtocol goes to a whole connection. An argument
-// whose PostgreSQL type the Go type cannot tell (a map for json or hstore)
-// therefore needs a cast in the SQL the first time a connection runs it,
-// and one whose Go type names another type than the parameter's goes as
-// that type on that first run: a []byte for a text parameter goes as
-// bytea, and the column stores its hex form (\x6869 for "hi"), where the
-// runs by name, and pgx, store the bytes; for json it is refused. Pass a
-// string for text and json.
+// server infers; SimpleProtocol goes to a whole connection. With
+// CacheStatement, a statement with an argument whose Go type does not say
+// its parameter's type (a []byte, which would go as bytea; a map or a
+// struct for json) waits for its preparation on its first run on a
+// connection, one round trip, so that each argument is encoded as its
+// parameter's type, as pgx's default mode encodes it. Past the cache's
+// capacity, and in the modes that run as QueryExecModeExec, a []byte goes
+// as bytea (a text column stores its hex form, \x6869 for "hi"), as in
+// pgx's QueryExecModeExec: pass a string for text and json there.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
 // connection's type map from TypeMap. Closing them (which Next does after
 // the last row, and QueryRow's Scan as it returns) hands the memory of the

@@ -206,6 +206,23 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 		b := &r.build
 		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0]}
 		buf, err := encode(b, r.buf[:0])
+		if b.describeFirst {
+			// What was built goes unsent, whatever its error: its
+			// deallocations go with the request built again once the
+			// preparations are in.
+			b.closesUnsent()
+			if err := pp.describeFirst(ctx, l, b); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if attempt++; attempt < pp.p.attempts {
+					continue // its connection broke: l is discarded
+				}
+				return err
+			}
+			*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], described: true}
+			buf, err = encode(b, r.buf[:0])
+		}
 		if err != nil {
 			b.unsent()
 			l.Release()

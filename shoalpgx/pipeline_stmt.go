@@ -56,6 +56,12 @@ type pipeBuild struct {
 	cache  bool // QueryExecModeCacheStatement
 	preps  []*pipeReq
 	closes []string
+	// describeFirst: a statement with an argument whose Go type does not
+	// say its parameter's type (typeMap.describes) is being prepared, and
+	// was left out of what was built; run waits for the preparation and
+	// builds the request again, described set, so that it goes by name
+	// (pipeline_describe.go).
+	describeFirst, described bool
 }
 
 // errPipeUnsent fails the preparations of a request that was never sent.
@@ -98,11 +104,17 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 	if !b.cache {
 		return appendStatement(buf, c.tm, sql, args, describe)
 	}
-	st, prep := c.stmts.lookup(c, sql)
+	st, prep, preparing := c.stmts.lookup(c, sql)
 	if prep != nil {
 		b.preps = append(b.preps, prep)
 	}
 	if st == nil {
+		if preparing && !b.described && c.tm.describes(args) {
+			// Not appended: what is built now goes unsent, and run
+			// builds it again once the preparation is in.
+			b.describeFirst = true
+			return buf, nil
+		}
 		return appendStatement(buf, c.tm, sql, args, describe)
 	}
 	eqb := eqbs.Get().(*pgx.ExtendedQueryBuilder)
@@ -130,40 +142,42 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 }
 
 // lookup returns sql's statement when it is prepared, and, when the cache
-// has room and has not seen sql, the request that prepares it.
-func (s *pipeStmts) lookup(c *pipeConn, sql string) (*pipeStmt, *pipeReq) {
+// has room and has not seen sql, the request that prepares it. preparing
+// says that a preparation is under way, queued on the connection ahead of
+// whatever the caller sends next: the one it returns, or another's.
+func (s *pipeStmts) lookup(c *pipeConn, sql string) (st *pipeStmt, prep *pipeReq, preparing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.bySQL[sql]; ok {
 		if st.sd == nil {
-			return nil, nil // being prepared
+			return nil, nil, true
 		}
-		return st, nil
+		return st, nil, false
 	}
 	if len(s.bySQL) >= s.capacity {
-		return nil, nil
+		return nil, nil, false
 	}
 	if s.bySQL == nil {
 		s.bySQL = map[string]*pipeStmt{}
 	}
-	st := &pipeStmt{sql: sql, name: "shoal_" + strconv.Itoa(s.next)}
+	made := &pipeStmt{sql: sql, name: "shoal_" + strconv.Itoa(s.next)}
 	s.next++
-	s.bySQL[sql] = st
-	prep := newPipeReq(1)
-	prep.onDone = func(r *pipeReq) { s.prepared(c, st, r) }
+	s.bySQL[sql] = made
+	prep = newPipeReq(1)
+	prep.onDone = func(r *pipeReq) { s.prepared(c, made, r) }
 	var err error
-	prep.buf, err = (&pgproto3.Parse{Name: st.name, Query: sql}).Encode(nil)
+	prep.buf, err = (&pgproto3.Parse{Name: made.name, Query: sql}).Encode(nil)
 	if err == nil {
-		prep.buf, err = (&pgproto3.Describe{ObjectType: 'S', Name: st.name}).Encode(prep.buf)
+		prep.buf, err = (&pgproto3.Describe{ObjectType: 'S', Name: made.name}).Encode(prep.buf)
 	}
 	if err == nil {
 		prep.buf, err = (&pgproto3.Sync{}).Encode(prep.buf)
 	}
 	if err != nil {
 		delete(s.bySQL, sql)
-		return nil, nil
+		return nil, nil, false
 	}
-	return nil, prep
+	return nil, prep, true
 }
 
 // prepared files the answer to a preparation: the statement runs by name

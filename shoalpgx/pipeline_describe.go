@@ -1,0 +1,91 @@
+package shoalpgx
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/shoalpool/shoal"
+)
+
+// Describing a statement before its first run. A statement a shared
+// connection has not prepared yet runs unnamed, its arguments typed by
+// their Go types (as in pgx's QueryExecModeExec), while its preparation
+// goes out just ahead of it (pipeline_stmt.go). For most arguments the
+// server reads the same value either way. Not for a byte slice: unnamed it
+// goes as bytea, so a text column would store its hex form ("\x6869" for
+// "hi") and a json one refuse it; nor for a Go type the type map does not
+// know (a map or a struct for json), which the server could not read
+// without a cast. pgx's default mode describes the statement first and
+// encodes each argument as its parameter's type. So a statement with such
+// an argument waits for its preparation, one round trip on each connection
+// the first time, and then runs by name, as pgx's does.
+
+// describes reports whether one of args needs its parameter's type to be
+// encoded as pgx's default mode encodes it: a byte slice ([]byte,
+// json.RawMessage and the like), or a value of a Go type tm does not know.
+func (tm *typeMap) describes(args []any) bool {
+	for _, a := range args {
+		switch a.(type) {
+		case nil, string, int, int32, int64, bool, float64:
+			continue
+		case []byte:
+			return true
+		}
+		if t := reflect.TypeOf(a); t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return true
+		}
+		tm.mu.Lock()
+		_, known := tm.m.TypeForValue(a)
+		tm.mu.Unlock()
+		if !known {
+			return true
+		}
+	}
+	return false
+}
+
+// syncOnly is a request of nothing but a Sync: its answer, a
+// ReadyForQuery, comes once the server has answered everything ahead of it
+// on the connection.
+var syncOnly, _ = (&pgproto3.Sync{}).Encode(nil)
+
+// describeFirst sends b's preparations, with a bare Sync of the caller's
+// behind them, on l's connection, and waits for the Sync's answer: by then
+// every preparation queued ahead of it, b's or another caller's, is
+// answered, and the caller can build its request again, by name, on the
+// same connection, still under l. On an error l is ended: released, or
+// discarded when the connection broke, or, when ctx ended after the Sync
+// was written, by the reader once its answer comes (as an abandoned
+// request's lease is).
+func (pp *pipePool) describeFirst(ctx context.Context, l shoal.Lease[*pipeConn], b *pipeBuild) error {
+	c := b.c
+	w := newPipeReq(1)
+	w.buf = append(w.buf, syncOnly...)
+	w.lease = l
+	err := c.send(ctx, b.preps, w)
+	b.preps = b.preps[:0]
+	if err != nil {
+		l.Discard()
+		return err
+	}
+	c.readFor(ctx, w)
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		if w.state.CompareAndSwap(reqWaiting, reqAbandoned) {
+			if c.unqueue(w) {
+				l.Release()
+			} else if pp.closing.Load() {
+				go c.dropAbandoned()
+			}
+			return ctx.Err()
+		}
+		<-w.ready
+	}
+	if w.err != nil {
+		w.endLease()
+		return w.err
+	}
+	return nil
+}

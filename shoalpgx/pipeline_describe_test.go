@@ -1,0 +1,126 @@
+package shoalpgx
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// A byte slice is encoded as its parameter's type on a statement's first
+// run on a shared connection, as pgx's default mode encodes it and as the
+// runs by name after it do: a text column stores the bytes, not their hex
+// form, json and jsonb take them, and a bytea column still gets every
+// byte; a struct or a map goes to json and jsonb as JSON. Each statement
+// runs more than once on one connection, the first time with nothing
+// prepared there: an Exec, QueryRows and a batch.
+func TestPipelineBytesFirstRun(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	table := pipeTable(t, "pipe_bytes", "n int, t text, j json, jb jsonb, b bytea")
+	raw := []byte{0, '\\', 'x', 0xff, '\''}
+	insert := "insert into " + table + " (n, t, j, jb, b) values ($1, $2, $3, $4, $5)"
+	for i := range 3 {
+		if _, err := p.Exec(ctx, insert, i, []byte("hi"), []byte(`{"a":1}`), json.RawMessage(`{"a":1}`), raw); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+	}
+	rows, err := p.Query(ctx, "select n, t, j::text, jb::text, b from "+table+" order by n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		N        int
+		T, J, JB string
+		B        []byte
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d rows, want 3", len(got))
+	}
+	for _, r := range got {
+		if r.T != "hi" || r.J != `{"a":1}` || r.JB != `{"a": 1}` || !bytes.Equal(r.B, raw) {
+			t.Errorf("run %d stored text %q, json %q, jsonb %q, bytea %x; want %q, %q, %q, %x", r.N+1, r.T, r.J, r.JB, r.B, "hi", `{"a":1}`, `{"a": 1}`, raw)
+		}
+	}
+
+	// A Go type the type map does not know, for json and jsonb, needs no
+	// cast: pgx encodes it as its parameter's type, as JSON.
+	for i := range 2 {
+		var j, jb string
+		err := p.QueryRow(ctx, "select $1::json::text, $2::jsonb::text",
+			struct{ A int }{1}, map[string]any{"a": 1}).Scan(&j, &jb)
+		if err != nil || j != `{"A":1}` || jb != `{"a": 1}` {
+			t.Errorf("a struct and a map for json and jsonb, run %d: %q, %q, %v; want %q, %q", i+1, j, jb, err, `{"A":1}`, `{"a": 1}`)
+		}
+	}
+
+	for i := range 2 {
+		var s string
+		if err := p.QueryRow(ctx, "select $1::text || '!'", []byte("hi")).Scan(&s); err != nil || s != "hi!" {
+			t.Errorf("QueryRow, run %d: %q, %v; want %q", i+1, s, err, "hi!")
+		}
+	}
+
+	for i := range 2 {
+		// Both statements wait for their preparations, together.
+		b := &pgx.Batch{}
+		b.Queue("select $1::jsonb::text", map[string]any{"b": 2})
+		b.Queue("select length($1::text)", []byte("four"))
+		br := p.SendBatch(ctx, b)
+		var jb string
+		var n int
+		err1 := br.QueryRow().Scan(&jb)
+		err2 := br.QueryRow().Scan(&n)
+		if err := br.Close(); err1 != nil || err2 != nil || err != nil || jb != `{"b": 2}` || n != 4 {
+			t.Errorf("batch, run %d: %q, length %d (%v, %v, %v); want %q, 4", i+1, jb, n, err1, err2, err, `{"b": 2}`)
+		}
+	}
+}
+
+// A caller waiting for its statement's preparation returns when its
+// context ends, and the shared connection stays: the preparation is
+// answered behind a slow statement and the next caller runs by name.
+func TestPipelineBytesFirstRunGivesUp(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	slow := make(chan error, 1)
+	go func() {
+		_, err := p.Exec(ctx, "select pg_sleep(1)")
+		slow <- err
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the slow statement at the server", func() bool {
+		return conn.pace.atServer.Load() > 0
+	})
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	var s string
+	err := p.QueryRow(short, "select $1::text", []byte("hi")).Scan(&s)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a caller whose context ended while its statement was being prepared: %q, %v; want its deadline", s, err)
+	}
+	select {
+	case <-slow:
+		t.Fatal("the caller returned only once the slow statement ahead of its preparation was answered")
+	default:
+	}
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+	if err := p.QueryRow(ctx, "select $1::text", []byte("hi")).Scan(&s); err != nil || s != "hi" {
+		t.Fatalf("after: %q, %v; want %q", s, err, "hi")
+	}
+	if cs := p.pipe.conns(); len(cs) != 1 || cs[0] != conn {
+		t.Errorf("the shared connection was replaced: %d open", len(cs))
+	}
+}
