@@ -32,7 +32,7 @@ func (o dialErrs) ObserveDial(_ time.Duration, err error) {
 // or a silent server would, honouring its context) holds the pool's only
 // place under MaxConns. An acquire whose context ends meanwhile returns at
 // its end; and the hook's context ends at the connect timeout, so the dial
-// fails with an error naming the hook and the pool, and the place is free
+// fails with an error naming the hook, and the place is free
 // again for the next dial. Before, the hook ran under the pool's own
 // context, which ends only with Close: the pool was starved until then.
 func TestHungAfterConnectFailsItsDialAtTheConnectTimeout(t *testing.T) {
@@ -114,5 +114,19 @@ func TestHungAfterConnectFailsItsDialAtTheConnectTimeout(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no dial failed, yet the first dial's AfterConnect hung")
+	}
+}
+
+// An AfterConnect error reaches the caller wrapped, as docs/from-pgxpool.md
+// says: after the pool's name and "AfterConnect:", and errors.Is finds it.
+func TestAfterConnectErrorIsWrapped(t *testing.T) {
+	boom := errors.New("boom")
+	p := newTestPool(t, func(c *Config) {
+		c.Name = "orders"
+		c.AfterConnect = func(context.Context, *pgx.Conn) error { return boom }
+	})
+	_, err := p.Exec(pgtest.Ctx(t), "select 1")
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), `"orders"`) || !strings.Contains(err.Error(), "AfterConnect: boom") {
+		t.Fatalf("%v; want the hook's error, wrapped as AfterConnect: boom, in an error naming the pool", err)
 	}
 }
