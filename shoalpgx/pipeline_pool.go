@@ -204,13 +204,14 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 			continue
 		}
 		b := &r.build
-		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0]}
+		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0]}
 		buf, err := encode(b, r.buf[:0])
 		if b.describeFirst {
 			// What was built goes unsent, whatever its error: its
 			// deallocations go with the request built again once the
 			// preparations are in.
 			b.closesUnsent()
+			b.release()
 			if err := pp.describeFirst(ctx, l, b); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -220,7 +221,7 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 				}
 				return err
 			}
-			*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], described: true}
+			*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0], described: true}
 			buf, err = encode(b, r.buf[:0])
 		}
 		if err != nil {
@@ -230,7 +231,9 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 		}
 		r.buf = buf
 		r.lease = l
-		if err := c.send(ctx, b.preps, r); err != nil {
+		err = c.send(ctx, b.preps, r)
+		b.release() // queued, or its connection broke
+		if err != nil {
 			// Broken before r was queued (after the core's look at
 			// an idle one, pipeline_idle.go).
 			l.Discard()

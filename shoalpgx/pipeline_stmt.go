@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,7 +47,16 @@ type pipeStmt struct {
 	// typeMap lock, which scanning holds.
 	plans []pgtype.ScanPlan
 	types []reflect.Type
+	// builds counts the requests built by its name and not yet queued
+	// (pipeBuild.named), with stmtForgotten set once the cache forgot
+	// it: its Close waits for the last of them (release), since a Close
+	// on a request queued ahead of one would deallocate the statement
+	// before that request's Bind reached the server.
+	builds atomic.Int32
 }
+
+// stmtForgotten is pipeStmt.builds' flag for a statement the cache forgot.
+const stmtForgotten = 1 << 30
 
 // pipeBuild is what a request's encoder builds with: the connection it
 // goes on, the preparations to send before it, and the names of the
@@ -56,6 +66,10 @@ type pipeBuild struct {
 	cache  bool // QueryExecModeCacheStatement
 	preps  []*pipeReq
 	closes []string
+	named  []*pipeStmt // the cached statements it runs by name (pipeStmt.builds)
+	// namedOne is named's storage for the usual request, of one
+	// statement, so that it allocates nothing.
+	namedOne [1]*pipeStmt
 	// describeFirst: a statement with an argument whose Go type does not
 	// say its parameter's type (typeMap.describes) is being prepared, and
 	// was left out of what was built; run waits for the preparation and
@@ -77,6 +91,23 @@ func (b *pipeBuild) unsent() {
 	}
 	b.preps = b.preps[:0]
 	b.closesUnsent()
+	b.release()
+}
+
+// release ends what the request built counts in its statements' builds,
+// once it is queued on its connection or given up: a statement forgotten
+// meanwhile is deallocated from then on, by a request queued after it.
+func (b *pipeBuild) release() {
+	for _, st := range b.named {
+		if st.builds.Add(-1) == stmtForgotten {
+			s := &b.c.stmts
+			s.mu.Lock()
+			s.dropped = append(s.dropped, st.name)
+			s.mu.Unlock()
+		}
+	}
+	clear(b.named)
+	b.named = b.named[:0]
 }
 
 // closesUnsent gives the deallocations a request carried back to its
@@ -117,6 +148,10 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 		}
 		return appendStatement(buf, c.tm, sql, args, describe)
 	}
+	if b.named == nil {
+		b.named = b.namedOne[:0]
+	}
+	b.named = append(b.named, st) // lookup counted it in st.builds
 	eqb := eqbs.Get().(*pgx.ExtendedQueryBuilder)
 	defer eqbs.Put(eqb)
 	c.tm.mu.Lock()
@@ -141,8 +176,9 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 	return (&pgproto3.Execute{}).Encode(buf)
 }
 
-// lookup returns sql's statement when it is prepared, and, when the cache
-// has room and has not seen sql, the request that prepares it. preparing
+// lookup returns sql's statement when it is prepared, counted in its builds
+// until the caller's request is queued (pipeBuild.release), and, when the
+// cache has room and has not seen sql, the request that prepares it. preparing
 // says that a preparation is under way, queued on the connection ahead of
 // whatever the caller sends next: the one it returns, or another's.
 func (s *pipeStmts) lookup(c *pipeConn, sql string) (st *pipeStmt, prep *pipeReq, preparing bool) {
@@ -152,6 +188,7 @@ func (s *pipeStmts) lookup(c *pipeConn, sql string) (st *pipeStmt, prep *pipeReq
 		if st.sd == nil {
 			return nil, nil, true
 		}
+		st.builds.Add(1)
 		return st, nil, false
 	}
 	if len(s.bySQL) >= s.capacity {
@@ -223,13 +260,18 @@ func (s *pipeStmts) invalidate(st *pipeStmt, err error) {
 }
 
 // forget drops st from the cache, unless it was dropped already, and
-// deallocates it with the connection's next request.
+// deallocates it with the connection's next request, or, while requests
+// built by its name are not yet queued, with the next one after the last
+// of them (pipeBuild.release). Nothing counts in st.builds once it is out
+// of bySQL, so the flag is set once and only one of the two files the name.
 func (s *pipeStmts) forget(st *pipeStmt) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bySQL[st.sql] == st {
 		delete(s.bySQL, st.sql)
-		s.dropped = append(s.dropped, st.name)
+		if st.builds.Or(stmtForgotten) == 0 {
+			s.dropped = append(s.dropped, st.name)
+		}
 	}
 }
 

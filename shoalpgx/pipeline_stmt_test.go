@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -408,5 +409,69 @@ func TestPipelineStatementWithWidenedParameterIsPreparedAgain(t *testing.T) {
 	}
 	if n < 3 {
 		t.Fatalf("%d rows of %d, want 3 or more", n, big)
+	}
+}
+
+// A statement forgotten while another caller's request that runs it by
+// name is built but not yet queued is deallocated only by a request queued
+// after that one: otherwise the Close, riding on a third caller's request
+// that overtakes it, reaches the server first, and the Bind that follows
+// fails with 26000 though its statement was fine. The test builds a
+// request by name through the pool's own run, whose encoder it holds
+// before the request is queued; meanwhile an argument that fails to encode
+// makes the connection forget the statement, and another statement goes
+// out and is answered.
+func TestPipelineDeallocationWaitsForARequestBuiltByName(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	const sql = "select $1::int + 10"
+	for range 2 {
+		if _, err := p.Exec(ctx, sql, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built, release := make(chan bool, 1), make(chan struct{})
+	r := newPipeReq(1)
+	r.res[0].discard = true
+	ran := make(chan error, 1)
+	go func() {
+		ran <- p.pipe.run(ctx, r, true, func(b *pipeBuild, buf []byte) ([]byte, error) {
+			buf, err := b.statement(buf, sql, []any{2}, false, &r.res[0])
+			if err == nil {
+				buf, err = (&pgproto3.Sync{}).Encode(buf)
+			}
+			built <- r.res[0].stmt != nil
+			<-release
+			return buf, err
+		})
+	}()
+	var byName bool
+	select {
+	case byName = <-built:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	if !byName {
+		close(release)
+		t.Fatal("the held request was built unnamed, want by name")
+	}
+	if _, err := p.Exec(ctx, sql, int64(5_000_000_000)); err == nil {
+		close(release)
+		t.Fatal("an int past 2^31 encoded as an int")
+	}
+	if _, err := p.Exec(ctx, "select $1::int", 7); err != nil {
+		close(release)
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if err := r.result(0).err; err != nil {
+		t.Fatalf("the request built by name before its statement was forgotten: %v", err)
+	}
+	if prepared := preparedOnShared(t, ctx, p); slices.Contains(prepared, sql) {
+		t.Fatalf("%q is still prepared on the shared connection under its old name after the requests behind the held one", sql)
 	}
 }
