@@ -31,7 +31,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 	stmts := make([]stmt, len(b.QueuedQueries))
 	cache := mode == pgx.QueryExecModeCacheStatement
 	for i, q := range b.QueuedQueries {
-		args, rewrite, _, ok := pipeOptions(q.Arguments, mode)
+		args, rewrite, ok := batchOptions(q.Arguments)
 		if !ok || !p.pipe.sc.shareable(q.SQL) {
 			return nil, false
 		}

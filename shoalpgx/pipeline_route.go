@@ -230,3 +230,24 @@ func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.Qu
 	}
 	return args, rewrite, mode == pgx.QueryExecModeCacheStatement, mode != pgx.QueryExecModeSimpleProtocol
 }
+
+// batchOptions is pipeOptions for a query queued in a batch, which pgx's
+// SendBatch reads differently: only query rewriters are options there, and
+// a QueryExecMode or QueryResultFormats is an ordinary argument, which the
+// statement then fails on. Taking those as options would run a batch that
+// pgx, and the pool on a whole connection, fail. ok is false for a
+// rewriter other than pgx's named arguments.
+func batchOptions(args []any) (rest []any, rewrite pgx.QueryRewriter, ok bool) {
+	for len(args) > 0 {
+		switch a := args[0].(type) {
+		case pgx.NamedArgs, pgx.StrictNamedArgs:
+			rewrite = a.(pgx.QueryRewriter)
+		case pgx.QueryRewriter:
+			return nil, nil, false
+		default:
+			return args, rewrite, true
+		}
+		args = args[1:]
+	}
+	return args, rewrite, true
+}

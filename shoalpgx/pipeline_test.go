@@ -370,3 +370,52 @@ func TestPipelineSharedFloor(t *testing.T) {
 		t.Fatalf("the shared pool keeps %d connections, want 1", n)
 	}
 }
+
+// A pipelined batch takes the options among a queued query's arguments as
+// pgx's SendBatch does: leading query rewriters (named arguments) only.
+// A QueryExecMode or QueryResultFormats there is an ordinary argument,
+// which the statement does not take, so the batch fails as on a whole
+// connection, rather than run where pgx would not. Each batch runs on a
+// whole connection's pgx.Conn and through the pool, which pipelines it.
+func TestPipelineBatchTakesOptionsAsPgx(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil)
+	ctx := pgtest.Ctx(t)
+	whole, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Release()
+	cases := []struct {
+		name, sql string
+		args      []any
+	}{
+		{"exec mode", "select $1::int", []any{pgx.QueryExecModeExec, 7}},
+		{"describe exec mode", "select $1::int", []any{pgx.QueryExecModeDescribeExec, 7}},
+		{"result formats", "select $1::int", []any{pgx.QueryResultFormats{pgx.BinaryFormatCode}, 7}},
+		{"named arguments", "select @a::int", []any{pgx.NamedArgs{"a": 7}}},
+		{"named arguments, then a mode", "select @a::int", []any{pgx.NamedArgs{"a": 7}, pgx.QueryExecModeExec}},
+		{"a mode, then named arguments", "select @a::int", []any{pgx.QueryExecModeExec, pgx.NamedArgs{"a": 7}}},
+	}
+	run := func(send func(*pgx.Batch) pgx.BatchResults, sql string, args []any) (int, error) {
+		b := &pgx.Batch{}
+		b.Queue(sql, args...)
+		br := send(b)
+		var n int
+		err := br.QueryRow().Scan(&n)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		return n, err
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for range 2 { // unnamed, then by name on the shared connection
+				want, werr := run(func(b *pgx.Batch) pgx.BatchResults { return whole.Conn().SendBatch(ctx, b) }, c.sql, c.args)
+				got, gerr := run(func(b *pgx.Batch) pgx.BatchResults { return p.SendBatch(ctx, b) }, c.sql, c.args)
+				if (werr == nil) != (gerr == nil) || got != want {
+					t.Fatalf("pipelined: %d, %v; pgx: %d, %v", got, gerr, want, werr)
+				}
+			}
+		})
+	}
+}
