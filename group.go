@@ -33,7 +33,9 @@ type GroupConfig[K comparable, T any] struct {
 	// MaxPools bounds how many pools the group keeps open. A new key past
 	// it closes the pool used least recently that is idle (no lease, no
 	// waiter), or fails with ErrExhausted when every pool is busy. 0 or a
-	// negative value means no bound.
+	// negative value means no bound. A pool the group closes keeps its
+	// minimum in the Budget until its connections have closed, and a new
+	// pool waits for that, within its caller's ctx, before it joins.
 	MaxPools int
 }
 

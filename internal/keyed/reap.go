@@ -31,9 +31,18 @@ func (s *Set[K, P]) evictLocked() bool {
 }
 
 // closeInBackground closes a pool the set dropped, without holding up the
-// caller who made room or the reaper; Close waits for it.
+// reaper; Close waits for it, and so does the next pool made (see
+// closing). Called under mu.
 func (s *Set[K, P]) closeInBackground(p P) {
-	s.bg.Go(func() { _ = s.cfg.Close(context.Background(), p) })
+	done := make(chan struct{})
+	s.closing[done] = struct{}{}
+	s.bg.Go(func() {
+		_ = s.cfg.Close(context.Background(), p)
+		s.mu.Lock()
+		delete(s.closing, done)
+		s.mu.Unlock()
+		close(done)
+	})
 }
 
 // reaper closes pools idle for IdleTimeout. It looks every quarter of

@@ -56,10 +56,15 @@ type Set[K comparable, P any] struct {
 	// Close waits for them.
 	bg sync.WaitGroup
 
-	mu     sync.Mutex
-	pools  map[K]*Entry[P]
-	made   int // pools made: n for Make
-	closed bool
+	mu    sync.Mutex
+	pools map[K]*Entry[P]
+	// closing has a channel per pool the set is closing on its own (idle,
+	// evicted), closed once its Close returns. A pool gives its minimum
+	// back to its budget only then, so a pool about to be made waits for
+	// them, or the budget may refuse it for minimums that are leaving.
+	closing map[chan struct{}]struct{}
+	made    int // pools made: n for Make
+	closed  bool
 }
 
 // Entry is one key's pool, or the pool being made for it, as Enter returns
@@ -90,10 +95,11 @@ func New[K comparable, P any](cfg Config[K, P]) *Set[K, P] {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	s := &Set[K, P]{
-		cfg:   cfg,
-		quit:  make(chan struct{}),
-		reapd: make(chan struct{}),
-		pools: map[K]*Entry[P]{},
+		cfg:     cfg,
+		quit:    make(chan struct{}),
+		reapd:   make(chan struct{}),
+		pools:   map[K]*Entry[P]{},
+		closing: map[chan struct{}]struct{}{},
 	}
 	if cfg.IdleTimeout > 0 {
 		go s.reaper()
@@ -138,9 +144,27 @@ func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
 	e := &Entry[P]{ready: make(chan struct{}), users: 1}
 	s.pools[key] = e
 	s.bg.Add(1) // under mu, before Close can set closed and wait on bg
+	closing := make([]chan struct{}, 0, len(s.closing))
+	for done := range s.closing {
+		closing = append(closing, done)
+	}
 	s.mu.Unlock()
 	defer s.bg.Done()
 
+	// The pools the set is closing, the one evicted for this key
+	// included, hold their minimums in the budget until their
+	// connections have closed: a budget whose minimums they fill would
+	// refuse the new pool. Wait for them within ctx, and make the pool
+	// anyway if ctx ends first (the callers waiting for it have contexts
+	// of their own).
+wait:
+	for _, done := range closing {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			break wait
+		}
+	}
 	// Outside mu: Make may dial, and take its time.
 	p, err := s.cfg.Make(ctx, key, n)
 	s.mu.Lock()
