@@ -110,7 +110,8 @@ func (g *Group[K, T]) Stats() map[K]Stats {
 
 // Close closes every pool of the group, as Pool.Close does, and waits for
 // them within ctx, pools still being made included (their Config may be
-// slow). Later Acquires fail with ErrClosed.
+// slow). Later Acquires fail with ErrClosed, as do those waiting for a
+// pool that was being made.
 func (g *Group[K, T]) Close(ctx context.Context) error {
 	errs, err := g.set.Close(ctx)
 	if err != nil {

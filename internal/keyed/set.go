@@ -168,9 +168,15 @@ wait:
 	// Outside mu: Make may dial, and take its time.
 	p, err := s.cfg.Make(ctx, key, n)
 	s.mu.Lock()
-	e.pool, e.err, e.ok = p, err, err == nil
-	close(e.ready)
 	closed := s.closed
+	e.pool, e.err, e.ok = p, err, err == nil
+	if err == nil && closed {
+		// The callers waiting for this pool fail as its maker does: the
+		// pool is closed below, and none of them may take a connection
+		// of it after Close.
+		e.err, e.ok = s.cfg.ErrClosed, false
+	}
+	close(e.ready)
 	if err != nil && s.pools[key] == e {
 		// The next use of key tries again: the error may be passing.
 		delete(s.pools, key)
