@@ -19,8 +19,10 @@ type GroupConfig[K comparable, T any] struct {
 	// Required. The group calls it on the first use of key, and again when
 	// key is used after its pool was closed; an error is returned to that
 	// caller and to any that came for key while it ran, and the next use of
-	// key calls Config again. The group sets the Config's Budget to Budget
-	// when Budget is set.
+	// key calls Config again. Callers wait for it within their ctx, the
+	// one whose use made the pool included, and the pool is made for the
+	// next caller even when they have left. The group sets the Config's
+	// Budget to Budget when Budget is set.
 	Config func(key K) (Config[T], error)
 	// Budget is the connection budget every pool of the group shares
 	// (NewBudget's, or shoaletcd's); nil for none, each pool bounded by

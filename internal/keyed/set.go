@@ -21,8 +21,10 @@ const DefaultIdleTimeout = 5 * time.Minute
 // type P, and the bounds on how many it keeps and for how long.
 type Config[K comparable, P any] struct {
 	// Make makes key's pool, the nth the set has made (n counts from 1,
-	// for the Group's default pool names). ctx is the caller's whose first
-	// use of key made the pool; the pool outlives it. Required.
+	// for the Group's default pool names), on a goroutine of its own. ctx
+	// is the caller's whose first use of key made the pool, without its
+	// cancellation: the pool outlives that call, which may have left.
+	// Required.
 	Make func(ctx context.Context, key K, n int) (P, error)
 	// Close closes a pool and waits for it within ctx. The set calls it
 	// with context.Background for a pool it closes on its own (idle,
@@ -120,37 +122,48 @@ func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
 		s.mu.Unlock()
 		return nil, s.cfg.ErrClosed
 	}
-	if e := s.pools[key]; e != nil {
+	e := s.pools[key]
+	if e != nil {
 		e.users++
 		s.mu.Unlock()
-		select {
-		case <-e.ready:
-		case <-ctx.Done():
-			s.Exit(e)
-			return nil, ctx.Err()
+	} else {
+		if limit := s.cfg.MaxPools; limit > 0 && len(s.pools) >= limit && !s.evictLocked() {
+			s.mu.Unlock()
+			return nil, s.cfg.Exhausted(limit)
 		}
-		if e.err != nil {
-			s.Exit(e)
-			return nil, e.err
+		s.made++
+		e = &Entry[P]{ready: make(chan struct{}), users: 1}
+		s.pools[key] = e
+		s.bg.Add(1) // under mu, before Close can set closed and wait on bg
+		closing := make([]chan struct{}, 0, len(s.closing))
+		for done := range s.closing {
+			closing = append(closing, done)
 		}
-		return e, nil
-	}
-	if limit := s.cfg.MaxPools; limit > 0 && len(s.pools) >= limit && !s.evictLocked() {
+		// On a goroutine of its own, so that this caller waits for it
+		// within ctx, as those who come for key while it is made do: Make
+		// may take its time (a Config that fetches credentials), and the
+		// pool is made all the same for the next caller.
+		go s.make(ctx, key, e, s.made, closing)
 		s.mu.Unlock()
-		return nil, s.cfg.Exhausted(limit)
 	}
-	s.made++
-	n := s.made
-	e := &Entry[P]{ready: make(chan struct{}), users: 1}
-	s.pools[key] = e
-	s.bg.Add(1) // under mu, before Close can set closed and wait on bg
-	closing := make([]chan struct{}, 0, len(s.closing))
-	for done := range s.closing {
-		closing = append(closing, done)
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		s.Exit(e)
+		return nil, ctx.Err()
 	}
-	s.mu.Unlock()
-	defer s.bg.Done()
+	if e.err != nil {
+		s.Exit(e)
+		return nil, e.err
+	}
+	return e, nil
+}
 
+// make makes e, key's pool, the nth, once the pools in closing have
+// closed, and closes e.ready. ctx is the caller's whose first use of key
+// made it, who may have left.
+func (s *Set[K, P]) make(ctx context.Context, key K, e *Entry[P], n int, closing []chan struct{}) {
+	defer s.bg.Done()
 	// The pools the set is closing, the one evicted for this key
 	// included, hold their minimums in the budget until their
 	// connections have closed: a budget whose minimums they fill would
@@ -165,8 +178,7 @@ wait:
 			break wait
 		}
 	}
-	// Outside mu: Make may dial, and take its time.
-	p, err := s.cfg.Make(ctx, key, n)
+	p, err := s.cfg.Make(context.WithoutCancel(ctx), key, n)
 	s.mu.Lock()
 	closed := s.closed
 	e.pool, e.err, e.ok = p, err, err == nil
@@ -182,18 +194,11 @@ wait:
 		delete(s.pools, key)
 	}
 	s.mu.Unlock()
-	if err != nil {
-		s.Exit(e)
-		return nil, err
-	}
-	if closed {
+	if err == nil && closed {
 		// Close ran while the pool was made and did not see it; it waits
 		// on bg for this close.
 		_ = s.cfg.Close(context.Background(), p)
-		s.Exit(e)
-		return nil, s.cfg.ErrClosed
 	}
-	return e, nil
 }
 
 // Exit counts a caller out of e, which starts its idle time anew.
