@@ -97,7 +97,8 @@ func (g *Group[K, T]) Do(ctx context.Context, key K, fn func(conn T) error) erro
 	return e.Pool().Do(ctx, fn)
 }
 
-// Len returns how many pools the group keeps open now.
+// Len returns how many pools the group keeps now, those being made
+// included (as MaxPools counts them), where Stats has only those open.
 func (g *Group[K, T]) Len() int { return g.set.Len() }
 
 // Stats returns the Stats of each key's pool open now.

@@ -155,7 +155,8 @@ func (g *Group) BeginTx(ctx context.Context, key string, opts pgx.TxOptions) (pg
 	return e.Pool().BeginTx(ctx, opts)
 }
 
-// Len returns how many pools the group keeps open now.
+// Len returns how many pools the group keeps now, those being made
+// included (as MaxPools counts them), where Stat has only those open.
 func (g *Group) Len() int { return g.set.Len() }
 
 // Stat returns the Stat of each key's pool open now.
