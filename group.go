@@ -21,8 +21,9 @@ type GroupConfig[K comparable, T any] struct {
 	// caller and to any that came for key while it ran, and the next use of
 	// key calls Config again. Callers wait for it within their ctx, the
 	// one whose use made the pool included, and the pool is made for the
-	// next caller even when they have left. The group sets the Config's
-	// Budget to Budget when Budget is set.
+	// next caller even when they have left. A panic in it is returned as
+	// such an error. The group sets the Config's Budget to Budget when
+	// Budget is set.
 	Config func(key K) (Config[T], error)
 	// Budget is the connection budget every pool of the group shares
 	// (NewBudget's, or shoaletcd's); nil for none, each pool bounded by
@@ -71,6 +72,9 @@ func NewGroup[K comparable, T any](cfg GroupConfig[K, T]) (*Group[K, T], error) 
 		ErrClosed:   ErrClosed,
 		Exhausted: func(limit int) error {
 			return fmt.Errorf("%w: group %q keeps %d pools (MaxPools), every one in use", ErrExhausted, cfg.Name, limit)
+		},
+		Panicked: func(v any) error {
+			return fmt.Errorf("shoal: group %q: making a key's pool panicked: %v", cfg.Name, v)
 		},
 	})
 	return g, nil

@@ -24,9 +24,9 @@ type GroupConfig struct {
 	// tenant's database, or its role. Required. The group calls it on the
 	// first use of key, and again when key is used after its pool was
 	// closed; an error is returned to that caller and to any that came for
-	// key while it ran, and the next use of key calls Config again. The
-	// group works on a copy, whose Budget it sets to Budget when Budget is
-	// set.
+	// key while it ran, and the next use of key calls Config again; a
+	// panic in it is returned as such an error. The group works on a copy,
+	// whose Budget it sets to Budget when Budget is set.
 	Config func(key string) (*Config, error)
 	// Budget is the connection budget every pool of the group shares
 	// (shoal.NewBudget's, or shoaletcd's); nil for none, each pool bounded
@@ -80,6 +80,9 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 		ErrClosed:   shoal.ErrClosed,
 		Exhausted: func(limit int) error {
 			return fmt.Errorf("%w: shoalpgx group %q keeps %d pools (MaxPools), every one in use", shoal.ErrExhausted, cfg.Name, limit)
+		},
+		Panicked: func(v any) error {
+			return fmt.Errorf("shoalpgx group %q: making a key's pool panicked: %v", cfg.Name, v)
 		},
 	})
 	return g, nil

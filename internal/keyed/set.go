@@ -46,6 +46,9 @@ type Config[K comparable, P any] struct {
 	// Exhausted returns the error of a new key when MaxPools pools are
 	// open and none is idle, naming the Group as its package's errors do.
 	Exhausted func(maxPools int) error
+	// Panicked returns the error the callers waiting for a pool get when
+	// Make panicked with v, naming the Group. Required.
+	Panicked func(v any) error
 }
 
 // Set keeps a pool per key. Its methods are safe for concurrent use.
@@ -90,8 +93,8 @@ func (e *Entry[P]) Pool() P { return e.pool }
 // running until Close. It panics if cfg lacks an operation: that is a
 // Group's own mistake, not its user's, whose input the Groups check.
 func New[K comparable, P any](cfg Config[K, P]) *Set[K, P] {
-	if cfg.Make == nil || cfg.Close == nil || cfg.Idle == nil || cfg.ErrClosed == nil || cfg.Exhausted == nil {
-		panic("keyed: Config needs Make, Close, Idle, ErrClosed and Exhausted")
+	if cfg.Make == nil || cfg.Close == nil || cfg.Idle == nil || cfg.ErrClosed == nil || cfg.Exhausted == nil || cfg.Panicked == nil {
+		panic("keyed: Config needs Make, Close, Idle, ErrClosed, Exhausted and Panicked")
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -178,7 +181,7 @@ wait:
 			break wait
 		}
 	}
-	p, err := s.cfg.Make(context.WithoutCancel(ctx), key, n)
+	p, err := s.callMake(ctx, key, n)
 	s.mu.Lock()
 	closed := s.closed
 	e.pool, e.err, e.ok = p, err, err == nil
@@ -199,6 +202,19 @@ wait:
 		// on bg for this close.
 		_ = s.cfg.Close(context.Background(), p)
 	}
+}
+
+// callMake calls Make. A panic in it (in a Group's Config, most likely)
+// becomes the pool's error: on the set's own goroutine it would end the
+// program, where on the caller's it could have been recovered.
+func (s *Set[K, P]) callMake(ctx context.Context, key K, n int) (p P, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			var zero P
+			p, err = zero, s.cfg.Panicked(v)
+		}
+	}()
+	return s.cfg.Make(context.WithoutCancel(ctx), key, n)
 }
 
 // Exit counts a caller out of e, which starts its idle time anew.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,6 +15,7 @@ import (
 var (
 	errClosed    = errors.New("closed")
 	errExhausted = errors.New("exhausted")
+	errPanicked  = errors.New("panicked")
 )
 
 // fakePool is the pool type of these tests: the set only makes, closes
@@ -54,6 +56,9 @@ func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
 			if h.fail != nil {
 				return nil, h.fail
 			}
+			if key == "panics" {
+				panic("no pool for you")
+			}
 			p := &fakePool{key: key, n: n, ctx: ctx}
 			if key == "bad" {
 				p.err = errors.New("bad pool")
@@ -72,6 +77,7 @@ func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
 		MaxPools:    maxPools,
 		ErrClosed:   errClosed,
 		Exhausted:   func(limit int) error { return fmt.Errorf("%w: %d pools", errExhausted, limit) },
+		Panicked:    func(v any) error { return fmt.Errorf("%w: %v", errPanicked, v) },
 	})
 	return h
 }
@@ -256,6 +262,25 @@ func TestMakeErrorLetsTheNextUseTryAgain(t *testing.T) {
 		h.fail = nil
 		if p := h.use(t, "a"); p.closed() || h.makes.Load() != 2 {
 			t.Fatalf("second use: closed %v, makes %d; want a new open pool, 2 makes", p.closed(), h.makes.Load())
+		}
+	})
+}
+
+// A Make that panics, on the set's goroutine, fails its pool with the
+// panic as its error rather than ending the program, and the key's next
+// use tries again; Close does not wait for it.
+func TestMakePanicIsThePoolsError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 0)
+		defer h.closeSet(t)
+		for i := range 2 {
+			_, err := h.set.Enter(t.Context(), "panics")
+			if !errors.Is(err, errPanicked) || !strings.Contains(err.Error(), "no pool for you") {
+				t.Fatalf("Enter %d with Make panicking: %v, want the panic as the error", i+1, err)
+			}
+		}
+		if n := h.makes.Load(); n != 2 || h.set.Len() != 0 {
+			t.Fatalf("%d makes, Len %d; want each use to try again, and no place held", n, h.set.Len())
 		}
 	})
 }
