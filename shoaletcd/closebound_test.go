@@ -1,0 +1,53 @@
+package shoaletcd
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCloseBoundsItsWaitOnASilentEtcd: Close waits on one request to etcd
+// (the lease's revoke), bounded by half the TTL within [0.5s, 3s]
+// (docs/settings.md, "Closing"), so a program shutting down while etcd is
+// silent is held up by that bound and no longer. The lease left behind
+// expires within the TTL, and the error says so.
+func TestCloseBoundsItsWaitOnASilentEtcd(t *testing.T) {
+	addr, proc := startEtcd(t)
+	opts := Options{Name: "db", Size: 4, Logger: testLogger(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := New(ctx, clientTo(t, addr), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "joined", func() (bool, string) {
+		st := b.Status()
+		return st.Joined && st.Online, debugState(b)
+	})
+
+	// Stopped, not killed: a silent etcd answers nothing and refuses nothing.
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = proc.Signal(syscall.SIGCONT) }()
+
+	bound := 2500 * time.Millisecond // the default TTL's half
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- b.Close() }()
+	select {
+	case err = <-done:
+	case <-time.After(bound + 5*time.Second):
+		t.Fatalf("Close with etcd stopped has not returned after %v; it bounds its wait to %v", time.Since(start).Round(time.Millisecond), bound)
+	}
+	took := time.Since(start)
+	t.Logf("Close returned after %v with etcd stopped: %v", took.Round(time.Millisecond), err)
+	if took > bound+time.Second {
+		t.Errorf("Close took %v with etcd stopped, want about %v (half the TTL)", took.Round(time.Millisecond), bound)
+	}
+	if err == nil || !strings.Contains(err.Error(), "revoking lease") || !strings.Contains(err.Error(), "expires within 5s") {
+		t.Errorf("Close with etcd stopped: %v; want an error saying the lease was not revoked and expires within the TTL", err)
+	}
+}
