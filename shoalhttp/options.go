@@ -115,13 +115,15 @@ type Options struct {
 	// HTTP/2 the body is sent at once.
 	ExpectContinueTimeout time.Duration
 
-	// MaxResponseHeaderBytes bounds an HTTP/1.1 response's head (status
-	// line, header and any 1xx answers before it), as
-	// http.Transport.MaxResponseHeaderBytes: past it the request fails
-	// and the connection is closed. 0 means 10 MiB, net/http's default; a
-	// negative value is an error (a response head without a bound is a
-	// way to run out of memory).
-	// HTTP/2 heads are bounded by x/net's MaxHeaderListSize (10 MiB).
+	// MaxResponseHeaderBytes bounds a response's head, as
+	// http.Transport.MaxResponseHeaderBytes does: over HTTP/1.1 the status
+	// line, header and any 1xx answers before it, past which the request
+	// fails and the connection is closed; over HTTP/2 the header list as
+	// the protocol counts it (each field's name and value plus 32 bytes),
+	// advertised to the server and enforced by x/net, which fails the
+	// request (a field longer than the bound ends the connection). 0
+	// means 10 MiB, net/http's default; a negative value is an error (a
+	// response head without a bound is a way to run out of memory).
 	MaxResponseHeaderBytes int64
 
 	// TLSClientConfig is the TLS configuration for https origins. nil means

@@ -87,6 +87,10 @@ func NewTransport(opts Options) (*Transport, error) {
 		// finds the connection "not usable" and fails; with it, it waits
 		// that moment on the same connection.
 		StrictMaxConcurrentStreams: true,
+		// MaxResponseHeaderBytes bounds HTTP/2 heads too, as
+		// http.Transport's does: x/net advertises it to the server
+		// and fails a response whose header list goes past it.
+		MaxHeaderListSize: uint32(min(t.opts.MaxResponseHeaderBytes, math.MaxUint32)),
 	}
 	t.warmCtx, t.warmCancel = context.WithCancel(context.Background())
 	t.warmDone = make(chan struct{})
