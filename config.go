@@ -124,9 +124,9 @@ type Config[T any] struct {
 	// pipelined statements, which leave in one write when they queue on
 	// one connection, for as long as that connection answers them
 	// quickly. The pool calls it with its lock held: it must be quick and
-	// must not call the pool. Nil (the default) spreads leases over the
-	// connections, least-loaded first. With exclusive connections it is an
-	// error.
+	// must not call the pool; one that panics said no. Nil (the default)
+	// spreads leases over the connections, least-loaded first. With
+	// exclusive connections it is an error.
 	Fill func(value T, streams int) bool
 
 	// Avoid, in multiplexed mode, reports a loaded connection that should
@@ -145,8 +145,8 @@ type Config[T any] struct {
 	// whichever comes first; TryAcquire, at the limit, or with the wait
 	// queue full, the avoided connection takes the lease.
 	// The pool calls it with its lock held: it must be quick and must not
-	// call the pool. Nil (the default) avoids none. With exclusive
-	// connections it is an error.
+	// call the pool; one that panics said no. Nil (the default) avoids
+	// none. With exclusive connections it is an error.
 	Avoid func(value T) bool
 
 	// Partitions splits the idle exclusive connections into this many

@@ -84,7 +84,7 @@ func (m *muxEngine[T]) take(ctx context.Context, wait waitPlace) Lease[T] {
 			if c.mux.streams >= c.mux.limit {
 				continue
 			}
-			if p.cfg.Fill != nil && c.mux.streams > 0 && (fill == nil || c.mux.streams > fill.mux.streams) && p.cfg.Fill(c.value, c.mux.streams) {
+			if p.cfg.Fill != nil && c.mux.streams > 0 && (fill == nil || c.mux.streams > fill.mux.streams) && p.callFill(c.value, c.mux.streams) {
 				fill = c
 			}
 			rank := (i - start + n) % n
@@ -100,7 +100,7 @@ func (m *muxEngine[T]) take(ctx context.Context, wait waitPlace) Lease[T] {
 			busy = best.mux.streams >= p.feat.busyStreams && p.feat.busyStreams < p.feat.maxStreams
 			if fill != nil {
 				best = fill
-			} else if best.mux.streams > 0 && p.cfg.Avoid != nil && p.cfg.Avoid(best.value) {
+			} else if best.mux.streams > 0 && p.cfg.Avoid != nil && p.callAvoid(best.value) {
 				// An alternative carries at least as many leases, so
 				// busy, worked out from the least-loaded, stands.
 				if alt := m.unavoidedLocked(best, start, n); alt != nil {
@@ -157,7 +157,7 @@ func (m *muxEngine[T]) unavoidedLocked(avoided *conn[T], start, n int) *conn[T] 
 		if best != nil && !(c.mux.streams < best.mux.streams || c.mux.streams == best.mux.streams && m.beforeLocked(c, rank, best, bestRank)) {
 			continue
 		}
-		if c.mux.streams > 0 && m.p.cfg.Avoid(c.value) {
+		if c.mux.streams > 0 && m.p.callAvoid(c.value) {
 			continue
 		}
 		best, bestRank = c, rank

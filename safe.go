@@ -90,3 +90,28 @@ func (p *Pool[T]) callBroken(err error) (broken bool) {
 	}()
 	return p.cfg.Broken(err)
 }
+
+// callFill treats a panicking Fill as "no": the pool spreads the lease
+// instead. Fill runs with the multiplexed engine's lock held, so a panic
+// let through would leave the lock held and every later acquire stuck.
+func (p *Pool[T]) callFill(value T, streams int) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logConnError("hook panicked", nil, &panicError{where: "Config.Fill", value: r})
+			ok = false
+		}
+	}()
+	return p.cfg.Fill(value, streams)
+}
+
+// callAvoid treats a panicking Avoid as "not held up", for the same
+// reason as callFill.
+func (p *Pool[T]) callAvoid(value T) (avoid bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logConnError("hook panicked", nil, &panicError{where: "Config.Avoid", value: r})
+			avoid = false
+		}
+	}()
+	return p.cfg.Avoid(value)
+}
