@@ -187,7 +187,8 @@
 // not waited for: the body is sent at once. Request URLs must be http or
 // https.
 //
-// Errors name the origin and the method, never the path, the query string
-// (which may carry a password, as ClickHouse's does), the URL's userinfo or a
-// header.
+// RoundTrip's errors name the origin and the method, never the path, the
+// query string (which may carry a password, as ClickHouse's does), the URL's
+// userinfo or a header. An error reading a response's body comes from the
+// body, as net/http's does, and names none of them.
 package shoalhttp
