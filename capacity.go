@@ -77,7 +77,7 @@ func (p *Pool[T]) SetMaxConns(n int) error {
 		return fmt.Errorf("shoal pool %q: SetMaxConns(%d): must be in [1, %d]", p.cfg.Name, n, maxConnsLimit)
 	}
 	if p.hot.closed.Load() {
-		return ErrClosed
+		return fmt.Errorf("shoal pool %q: SetMaxConns(%d): %w", p.cfg.Name, n, ErrClosed)
 	}
 	p.cap.mu.Lock()
 	p.cap.maxConns.Store(int32(n))

@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -269,8 +270,8 @@ func TestSetMaxConnsRefusesBadInput(t *testing.T) {
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.SetMaxConns(3); !errors.Is(err, ErrClosed) {
-		t.Fatalf("SetMaxConns after Close: %v", err)
+	if err := p.SetMaxConns(3); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), fmt.Sprintf("%q", p.Stats().Name)) {
+		t.Fatalf("SetMaxConns after Close: %v; want ErrClosed, naming the pool", err)
 	}
 }
 
