@@ -316,7 +316,13 @@
 // the callers whose statements were on it, at once, and is replaced; a
 // statement whose whole answer had come in by then gets its answer, as
 // the server ran it, and one not yet written goes to another connection,
-// as the server never saw it. A
+// as the server never saw it. A shared connection whose server goes
+// silent (the socket open, nothing coming back: a firewall that lost its
+// state, an address moved away) is not known to be broken: its callers
+// return at their deadlines, but their statements, abandoned, hold its
+// streams and its place in MaxConns, which whole connections share, until
+// the socket ends (on Linux, TCP gives up on unacknowledged bytes after
+// about 15 minutes) or the pool closes. A
 // pipelined write refused as read-only resets the pool after a failover,
 // as a whole connection's does.
 //
