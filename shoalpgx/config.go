@@ -243,9 +243,12 @@ type Config struct {
 	// pgx does by default. It applies with the ConnConfig's
 	// BuildContextWatcherHandler that ParseConfig installs; set your own
 	// handler there (after ParseConfig) and pgx does what it says instead.
-	// With Pipeline, it is also how long Close lets the server take to stop
-	// the statements that callers gave up on, on a shared connection, before
-	// it cuts the connection off. Connection string: pool_cancel_timeout.
+	// With Pipeline, a shared connection whose oldest statement's caller
+	// gave up and that has answered nothing for CancelTimeout takes no new
+	// statements, and once no caller waits on it has the server cancel what
+	// it runs, and is closed if that is not answered within CancelTimeout
+	// either; Close does the same, without the first wait. Connection
+	// string: pool_cancel_timeout.
 	CancelTimeout time.Duration
 
 	// HealthCheckPeriod is how often the maintenance goroutine looks at

@@ -316,13 +316,13 @@
 // the callers whose statements were on it, at once, and is replaced; a
 // statement whose whole answer had come in by then gets its answer, as
 // the server ran it, and one not yet written goes to another connection,
-// as the server never saw it. A shared connection whose server goes
-// silent (the socket open, nothing coming back: a firewall that lost its
-// state, an address moved away) is not known to be broken: its callers
-// return at their deadlines, but their statements, abandoned, hold its
-// streams and its place in MaxConns, which whole connections share, until
-// the socket ends (on Linux, TCP gives up on unacknowledged bytes after
-// about 15 minutes) or the pool closes. A
+// as the server never saw it. A shared connection whose oldest statement
+// was given up on and that has answered nothing for CancelTimeout takes no
+// new statements; once no caller waits on it, the server is asked to
+// cancel what it runs, and the connection is closed and replaced if that
+// is not answered within CancelTimeout either (a silent server: a firewall
+// that lost its state, an address moved away), so that it gives its place
+// in MaxConns back. A
 // pipelined write refused as read-only resets the pool after a failover,
 // as a whole connection's does.
 //

@@ -14,7 +14,8 @@ import (
 // it, as admitHost (hosts_recheck.go) does of a whole one: a connection to
 // a host retired since it was dialled (a failover, a read pool back from
 // its fallback on a standby), or dialled before the pool's last Reset,
-// takes no more requests and closes once those on it are answered; a read pool's session made writable likewise; and
+// takes no more requests and closes once those on it are answered; a read pool's session made writable likewise, and
+// a connection quiet behind a statement given up on (pipeline_silent.go); and
 // when the host was last looked at more than RoleCheckPeriod ago, one
 // request's acquire asks the server again, by a role query pipelined like
 // any other, and retires the host when it no longer qualifies (a standby
@@ -22,7 +23,7 @@ import (
 
 // errPipeAdmit is a pipelined statement's error when every connection it
 // was given in a row was refused.
-var errPipeAdmit = errors.New("shoalpgx: a pipelined statement found no usable shared connection after MaxConns+1 tries: each was on a host retired or no longer qualifying")
+var errPipeAdmit = errors.New("shoalpgx: a pipelined statement found no usable shared connection after MaxConns+1 tries: each was on a host retired or no longer qualifying, or had stopped answering")
 
 // lagBelieved is how long a first reading past MaxStandbyLag stands for
 // a second, taken at least lagRecheck later, to confirm it (see
@@ -34,7 +35,7 @@ const lagBelieved = time.Second
 func (pp *pipePool) admit(ctx context.Context, l shoal.Lease[*pipeConn]) bool {
 	c := l.Value()
 	p := pp.p
-	if c.pc.stale() != 0 || (p.target == targetReads && c.writable.Load()) {
+	if c.quiet.Load() || c.pc.stale() != 0 || (p.target == targetReads && c.writable.Load()) {
 		l.Retire()
 		l.Release()
 		return false

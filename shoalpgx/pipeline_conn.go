@@ -86,6 +86,13 @@ type pipeConn struct {
 	drops      atomic.Int32
 	drained    chan struct{}
 
+	// For a connection whose server stops answering while the pool is
+	// open (pipeline_silent.go): calls of watchAbandoned not yet served,
+	// and whether it was found quiet behind an abandoned statement, which
+	// retires it (admit).
+	watches atomic.Int32
+	quiet   atomic.Bool
+
 	// raw is the socket's, for the reader's writes that never wait
 	// (pipeline_flush.go); nil when the connection is not a plain socket
 	// (TLS, a DialFunc's own net.Conn).

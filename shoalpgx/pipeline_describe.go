@@ -74,10 +74,16 @@ func (pp *pipePool) describeFirst(ctx context.Context, l shoal.Lease[*pipeConn],
 	case <-w.ready:
 	case <-ctx.Done():
 		if w.state.CompareAndSwap(reqWaiting, reqAbandoned) {
-			if c.unqueue(w) {
+			unqueued := c.unqueue(w)
+			if unqueued {
 				l.Release()
-			} else if pp.closing.Load() {
-				go c.dropAbandoned()
+			}
+			if pp.closing.Load() {
+				if !unqueued {
+					go c.dropAbandoned()
+				}
+			} else {
+				c.watchAbandoned()
 			}
 			return ctx.Err()
 		}

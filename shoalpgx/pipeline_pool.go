@@ -264,12 +264,20 @@ func (pp *pipePool) await(ctx context.Context, r *pipeReq) error {
 	case <-r.ready:
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(reqWaiting, reqAbandoned) {
-			if r.conn.unqueue(r) {
+			unqueued := r.conn.unqueue(r)
+			if unqueued {
 				r.build.closesUnsent()
 				r.endLease()
-			} else if pp.closing.Load() {
-				// Not on the caller's time: the cancel request dials.
-				go r.conn.dropAbandoned()
+			}
+			if pp.closing.Load() {
+				if !unqueued {
+					// Not on the caller's time: the cancel request dials.
+					go r.conn.dropAbandoned()
+				}
+			} else {
+				// Unqueued too: it may have been the last caller
+				// waiting behind a quiet statement.
+				r.conn.watchAbandoned()
 			}
 			return ctx.Err()
 		}

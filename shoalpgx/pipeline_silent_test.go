@@ -2,8 +2,8 @@ package shoalpgx
 
 import (
 	"context"
+	"errors"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -127,15 +127,10 @@ func (s *silentProxy) stop() {
 // while new connections reach the server, callers with deadlines return at
 // them, and the pool replaces the silent connections, as it replaces a
 // whole connection whose server answers neither its statement nor the
-// cancel request (CancelTimeout). A shared connection sends no cancel
-// request while the pool is open, and nothing else ends it: its callers'
-// abandoned statements hold its streams, and its place in MaxConns, for as
-// long as the socket stays open. Known to fail: set
-// SHOAL_TEST_KNOWN_FAULTS=1 to run it.
+// cancel request (CancelTimeout): their callers' abandoned statements
+// would otherwise hold their streams, and their places in MaxConns, for
+// as long as the sockets stay open.
 func TestPipelineSilentConnectionIsReplaced(t *testing.T) {
-	if os.Getenv("SHOAL_TEST_KNOWN_FAULTS") == "" {
-		t.Skip("known fault: a silent shared connection is never replaced; SHOAL_TEST_KNOWN_FAULTS=1 runs it")
-	}
 	cfg := testConfig(t, func(c *Config) {
 		c.MaxConns = 4
 		c.Pipeline = 4
@@ -205,4 +200,40 @@ func TestPipelineSilentConnectionIsReplaced(t *testing.T) {
 		t.Fatalf("a transaction after the silent connections: %v", err)
 	}
 	_ = tx.Rollback(ctx)
+}
+
+// A statement whose caller gave up, alone on its shared connection, is
+// cancelled once it has run CancelTimeout without an answer, as a whole
+// connection's is at once: the server stops it, and the connection, which
+// answered the cancel, stays and serves the next statement.
+func TestPipelineAbandonedStatementIsCancelled(t *testing.T) {
+	app := pgtest.AppName(t)
+	p := newPipelinedPool(t, 2, 8, func(c *Config) {
+		c.CancelTimeout = 300 * time.Millisecond
+		c.ConnConfig.RuntimeParams["application_name"] = app
+	})
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	var pid uint32
+	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := p.Exec(short, "select pg_sleep(30)"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a statement past its deadline: %v", err)
+	}
+	admin := pgtest.AdminConn(t)
+	pgtest.WaitFor(t, 10*time.Second, "the abandoned pg_sleep cancelled at the server, and its answer read", func() bool {
+		var running bool
+		err := admin.QueryRow(ctx, "select count(*) > 0 from pg_stat_activity where pid = $1 and query like '%pg_sleep(30)%' and state = 'active'", pid).Scan(&running)
+		return err == nil && !running && conn.pace.atServer.Load() == 0 && !conn.quiet.Load()
+	})
+	var again uint32
+	if err := p.QueryRow(ctx, "select pg_backend_pid()").Scan(&again); err != nil || again != pid {
+		t.Fatalf("after the cancel: backend %d, %v; want the same shared connection's, %d", again, err, pid)
+	}
+	if cs := p.pipe.conns(); len(cs) != 1 || cs[0] != conn {
+		t.Errorf("the shared connection was replaced: %d open", len(cs))
+	}
 }
