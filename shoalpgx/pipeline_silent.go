@@ -46,63 +46,89 @@ func (c *pipeConn) watchAbandoned() {
 
 // watchQuiet is watchAbandoned's work: it waits while the statement at
 // the connection's head is abandoned and the server has answered within
-// CancelTimeout, and returns once the head has a caller (who has a
-// context of its own), nothing is pending, or the connection is quiet.
-// A quiet connection is marked so that it takes no new statement; if no
-// caller waits on it, its statements are cancelled and it is broken
-// unless the server answers (dropAbandoned).
+// CancelTimeout, and returns once nothing abandoned is pending or the
+// connection broke. A quiet connection is marked so that it takes no new
+// statement; if no caller waits on it, its statements are cancelled and
+// it is broken unless the server answers (dropAbandoned).
+//
+// It keeps watching while callers wait behind a quiet head, and while an
+// abandoned statement waits behind a live one: nobody else would look
+// again when the server answers them (a caller that has its answer calls
+// nothing here), so a quiet mark would stay, and admit retire a
+// connection that was slow, not silent; and an abandoned statement that
+// comes to the head once the live one ahead of it is answered would run
+// on, its stream held, with nobody to cancel it. While a caller waits it
+// looks every cancelRetry: the server's answers signal nothing else.
 func (c *pipeConn) watchQuiet() {
 	for {
-		drained, live, ok := c.abandonedHead()
+		drained, head, live, ok := c.abandonedHead()
 		if !ok {
-			// The server has answered what was quiet (or the
-			// connection broke): it takes statements again.
+			// Nothing abandoned is pending (or the connection
+			// broke): it takes statements again.
 			c.quiet.Store(false)
 			return
 		}
-		since := time.Duration(pipeClock() - c.pace.turnAt.Load())
-		if since < c.cancelWait {
-			t := time.NewTimer(c.cancelWait - since)
-			select {
-			case <-drained:
-			case <-c.quit:
-			case <-t.C:
+		wait := cancelRetry
+		if head {
+			since := time.Duration(pipeClock() - c.pace.turnAt.Load())
+			if since < c.cancelWait {
+				wait = c.cancelWait - since
+			} else {
+				c.quiet.Store(true)
+				if !live {
+					c.dropAbandoned()
+					if c.broken() == nil {
+						c.quiet.Store(false) // the server answered the cancel: slow, not silent
+					}
+					return
+				}
 			}
-			t.Stop()
-			continue
+		} else {
+			// A caller's statement is at the head: the server
+			// answered what was quiet ahead of it.
+			c.quiet.Store(false)
 		}
-		c.quiet.Store(true)
-		if !live {
-			c.dropAbandoned()
-			if c.broken() == nil {
-				c.quiet.Store(false) // the server answered the cancel: slow, not silent
-			}
+		t := time.NewTimer(wait)
+		select {
+		case <-drained:
+		case <-c.quit:
+		case <-t.C:
 		}
-		return
+		t.Stop()
 	}
 }
 
-// abandonedHead reports, ok, whether the oldest statement at the server
-// on the connection has no caller waiting (its caller gave up, or it is a
-// preparation); then live tells whether a caller waits on one behind it,
-// and drained is closed once nothing is pending (noteDrainedLocked).
-func (c *pipeConn) abandonedHead() (drained <-chan struct{}, live, ok bool) {
+// abandonedHead reports, ok, whether an abandoned statement is pending at
+// the server on the connection (its caller gave up); then head tells
+// whether the oldest statement at the server has no caller waiting (its
+// caller gave up, or it is a preparation), live whether a caller waits on
+// one behind that, and drained is closed once nothing is pending
+// (noteDrainedLocked).
+func (c *pipeConn) abandonedHead() (drained <-chan struct{}, head, live, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil || len(c.pending) == len(c.queue) || c.pace.atServer.Load() == 0 {
-		return nil, false, false
+		return nil, false, false, false
 	}
-	if head := c.pending[0]; head.onDone == nil && head.state.Load() == reqWaiting {
-		return nil, true, false
-	}
+	h := c.pending[0]
+	head = h.onDone != nil || h.state.Load() != reqWaiting
+	ok = h.onDone == nil && h.state.Load() == reqAbandoned
 	for _, r := range c.pending[1:] {
-		if r.onDone == nil && r.state.Load() == reqWaiting {
-			live = true
-			break
+		if r.onDone != nil {
+			continue
 		}
+		switch r.state.Load() {
+		case reqWaiting:
+			live = true
+		case reqAbandoned:
+			ok = true
+		}
+	}
+	if !ok {
+		return nil, false, false, false
 	}
 	if c.drained == nil {
 		c.drained = make(chan struct{})
 	}
-	return c.drained, live, true
+	return c.drained, head, live, true
 }

@@ -237,3 +237,72 @@ func TestPipelineAbandonedStatementIsCancelled(t *testing.T) {
 		t.Errorf("the shared connection was replaced: %d open", len(cs))
 	}
 }
+
+// A shared connection found quiet behind an abandoned statement while a
+// caller still waits behind it takes statements again once the server
+// answers: it was slow, not silent, and is not retired for it.
+func TestPipelineQuietClearedWhenSlowHeadAnswers(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, func(c *Config) { c.CancelTimeout = 200 * time.Millisecond })
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	abandoned := make(chan error, 1)
+	go func() {
+		_, err := p.Exec(short, "select pg_sleep(0.8)")
+		abandoned <- err
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the slow statement at the server", func() bool {
+		return conn.pace.atServer.Load() > 0
+	})
+	live := make(chan error, 1)
+	go func() {
+		_, err := p.Exec(ctx, "select 1")
+		live <- err
+	}()
+	if err := <-abandoned; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the abandoned statement: %v", err)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the connection marked quiet", conn.quiet.Load)
+	if err := <-live; err != nil {
+		t.Fatalf("the caller behind the slow statement: %v", err)
+	}
+	var n int
+	if err := p.QueryRow(ctx, "select 1").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if conn.quiet.Load() {
+		t.Error("the connection is still quiet after the server answered everything on it")
+	}
+	if cs := p.pipe.conns(); len(cs) != 1 || cs[0] != conn {
+		t.Errorf("the shared connection that answered was replaced (%d open)", len(cs))
+	}
+}
+
+// An abandoned statement queued behind a live one is cancelled once it is
+// alone on its connection and has run CancelTimeout, as one abandoned at
+// the head is.
+func TestPipelineAbandonedBehindLiveIsCancelled(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, func(c *Config) { c.CancelTimeout = 200 * time.Millisecond })
+	conn := oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	live := make(chan error, 1)
+	go func() {
+		_, err := p.Exec(ctx, "select pg_sleep(0.5)")
+		live <- err
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the live statement at the server", func() bool {
+		return conn.pace.atServer.Load() > 0
+	})
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := p.Exec(short, "select pg_sleep(30)"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a statement past its deadline: %v", err)
+	}
+	if err := <-live; err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, 5*time.Second, "the abandoned pg_sleep(30), alone on its connection, cancelled", func() bool {
+		return conn.pace.atServer.Load() == 0
+	})
+}
