@@ -206,23 +206,28 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 		b := &r.build
 		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0]}
 		buf, err := encode(b, r.buf[:0])
-		if b.describeFirst {
+		broke := false
+		for b.describeFirst {
 			// What was built goes unsent, whatever its error: its
 			// deallocations go with the request built again once the
 			// preparations are in.
 			b.closesUnsent()
 			b.release()
-			if err := pp.describeFirst(ctx, l, b); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if attempt++; attempt < pp.p.attempts {
-					continue // its connection broke: l is discarded
-				}
-				return err
+			if err = pp.describeFirst(ctx, l, b); err != nil {
+				broke = true
+				break
 			}
-			*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0], described: true}
+			*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0], described: b.described + 1}
 			buf, err = encode(b, r.buf[:0])
+		}
+		if broke {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if attempt++; attempt < pp.p.attempts {
+				continue // its connection broke: l is discarded
+			}
+			return err
 		}
 		if err != nil {
 			b.unsent()

@@ -73,10 +73,17 @@ type pipeBuild struct {
 	// describeFirst: a statement with an argument whose Go type does not
 	// say its parameter's type (typeMap.describes) is being prepared, and
 	// was left out of what was built; run waits for the preparation and
-	// builds the request again, described set, so that it goes by name
-	// (pipeline_describe.go).
-	describeFirst, described bool
+	// builds the request again, described counting the waits, so that it
+	// goes by name (pipeline_describe.go).
+	describeFirst bool
+	described     int
 }
+
+// describeRounds bounds how many times one request waits for a
+// preparation: another caller's, found in the cache but not yet queued
+// when this one's Sync went out, may still be unanswered after the first
+// wait (see statement). Past it the statement runs unnamed.
+const describeRounds = 3
 
 // errPipeUnsent fails the preparations of a request that was never sent.
 var errPipeUnsent = errors.New("shoalpgx: request not sent")
@@ -140,7 +147,13 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 		b.preps = append(b.preps, prep)
 	}
 	if st == nil {
-		if preparing && !b.described && c.tm.describes(args) {
+		// After a wait, still preparing with no preparation of this
+		// request's: another caller's, which it found in the cache
+		// before queuing it, went out after this request's Sync, and
+		// is waited for again. One of its own, made because the last
+		// failed (a syntax error), goes beside its unnamed run, which
+		// reports the server's error.
+		if preparing && (b.described == 0 || prep == nil && b.described < describeRounds) && c.tm.describes(args) {
 			// Not appended: what is built now goes unsent, and run
 			// builds it again once the preparation is in.
 			b.describeFirst = true
