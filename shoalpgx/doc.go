@@ -309,9 +309,10 @@
 // it to arrive. Query what may be large, or slow, on an acquired Conn. A
 // caller whose context ends returns at once with its error; its statement,
 // if already written, runs on and its answer is read and dropped (no
-// cancel request is sent on a shared connection while the pool is open: it
-// would cancel whichever statement runs then; Close cancels what is left,
-// see CancelTimeout), and callers queued behind a slow statement wait
+// cancel request is sent on a shared connection while a caller waits on
+// it: it could cancel that caller's statement; once none does, what was
+// given up on and has run CancelTimeout is cancelled, and Close cancels
+// what is left, see CancelTimeout), and callers queued behind a slow statement wait
 // for it unless their contexts end first. A connection that breaks fails
 // the callers whose statements were on it, at once, and is replaced; a
 // statement whose whole answer had come in by then gets its answer, as
