@@ -44,15 +44,25 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 	r := newPipeReq(len(stmts))
 	tr := batchTrace{t: p.pipe.bt}
 	err := p.pipe.run(ctx, r, cache, func(pb *pipeBuild, buf []byte) ([]byte, error) {
-		tr.start(ctx, pb.c, b)
 		for i, s := range stmts {
 			var err error
 			if buf, err = pb.statement(buf, s.sql, s.args, true, &r.res[i]); err != nil {
+				if !errors.Is(err, errPipeWhole) { // traced where it runs
+					tr.start(ctx, pb.c, b)
+				}
 				return nil, err
 			}
 		}
+		if pb.describeFirst {
+			return buf, nil // traced once built to be sent
+		}
+		tr.start(ctx, pb.c, b)
 		return (&pgproto3.Sync{}).Encode(buf)
 	})
+	if errors.Is(err, errPipeWhole) {
+		tr.end(err) // as in pipeExec
+		return nil, false
+	}
 	if err != nil {
 		tr.end(err)
 		return pgx.FailedBatchResults(b, err), true

@@ -89,7 +89,8 @@ type pipeConn struct {
 	// For a connection whose server stops answering while the pool is
 	// open (pipeline_silent.go): calls of watchAbandoned not yet served,
 	// and whether it was found quiet behind an abandoned statement, which
-	// retires it (admit).
+	// keeps new statements off it (admit) until the server answers again
+	// (readOne).
 	watches atomic.Int32
 	quiet   atomic.Bool
 

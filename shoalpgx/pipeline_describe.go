@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"errors"
 	"reflect"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -44,6 +45,13 @@ func (tm *typeMap) describes(args []any) bool {
 	}
 	return false
 }
+
+// errPipeWhole is what building a request returns for a statement that
+// needs describing and cannot be on a shared connection: the cache is
+// full, or the preparation it waited for never came. The pool's operation
+// then runs it on a whole connection, as without pipelining, where pgx
+// describes it.
+var errPipeWhole = errors.New("shoalpgx: statement needs a whole connection")
 
 // syncOnly is a request of nothing but a Sync: its answer, a
 // ReadyForQuery, comes once the server has answered everything ahead of it

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -128,24 +127,32 @@ func TestPipelineBytesFirstRunGivesUp(t *testing.T) {
 	}
 }
 
-// A statement with a []byte for a text column stores its bytes on a
-// shared connection whose statement cache is full too.
-// Known, not fixed: with the cache full a statement runs unnamed, its
-// arguments typed by their Go types, and nothing describes it first, so a
-// []byte goes as bytea and a text column stores its hex form.
+// Past StatementCacheCapacity a statement that needs describing runs on a
+// whole connection, where pgx describes it: unnamed, a []byte would go as
+// bytea and a text column store its hex form. Traced once, there.
 func TestPipelineBytesFullCache(t *testing.T) {
-	if os.Getenv("SHOAL_KNOWN_FAILURES") == "" {
-		t.Skip("known: a statement past StatementCacheCapacity is not described (SHOAL_KNOWN_FAILURES=1 runs it)")
-	}
-	p := newPipelinedPool(t, 2, 8, func(c *Config) { c.ConnConfig.StatementCacheCapacity = 1 })
+	tr := &pidTracer{}
+	p := newPipelinedPool(t, 2, 8, func(c *Config) {
+		c.ConnConfig.StatementCacheCapacity = 1
+		c.ConnConfig.Tracer = tr
+	})
 	oneSharedConn(t, p)
 	ctx := pgtest.Ctx(t)
 	table := pipeTable(t, "pipe_bytes_full", "t text")
 	if _, err := p.Exec(ctx, "select $1::int", 1); err != nil { // fills the cache
 		t.Fatal(err)
 	}
+	tr.mu.Lock()
+	tr.starts, tr.ends = nil, nil
+	tr.mu.Unlock()
 	if _, err := p.Exec(ctx, "insert into "+table+" (t) values ($1)", []byte("hi")); err != nil {
 		t.Fatal(err)
+	}
+	tr.mu.Lock()
+	starts, ends := len(tr.starts), len(tr.ends)
+	tr.mu.Unlock()
+	if starts != 1 || ends != 1 {
+		t.Errorf("the insert traced %d starts and %d ends, want 1 of each", starts, ends)
 	}
 	var s string
 	if err := p.QueryRow(ctx, "select t from "+table).Scan(&s); err != nil || s != "hi" {

@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,17 +39,27 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	r.res[0].discard = true
 	tr := queryTrace{t: p.pipe.qt}
 	err = p.pipe.run(ctx, r, cache && !simple, func(b *pipeBuild, buf []byte) ([]byte, error) {
-		tr.start(ctx, b.c, sql, args)
 		if simple {
+			tr.start(ctx, b.c, sql, args)
 			buf = b.deallocations(buf)
 			return (&pgproto3.Query{String: sql}).Encode(buf)
 		}
 		buf, err := b.statement(buf, sql, args, false, &r.res[0])
+		if errors.Is(err, errPipeWhole) || err == nil && b.describeFirst {
+			return buf, err // traced once built to be sent, or where it runs
+		}
+		tr.start(ctx, b.c, sql, args)
 		if err != nil {
 			return nil, err
 		}
 		return (&pgproto3.Sync{}).Encode(buf)
 	})
+	if errors.Is(err, errPipeWhole) {
+		// Started only on a connection that broke before it was sent:
+		// ended here, as the whole connection traces it again.
+		tr.end(pgconn.CommandTag{}, err)
+		return pgconn.CommandTag{}, false, nil
+	}
 	if err != nil {
 		tr.end(pgconn.CommandTag{}, err)
 		return pgconn.CommandTag{}, true, err
@@ -112,13 +123,20 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 	r := p.pipe.getReq()
 	tr := queryTrace{t: p.pipe.qt}
 	err = p.pipe.run(ctx, r, cache, func(b *pipeBuild, buf []byte) ([]byte, error) {
-		tr.start(ctx, b.c, sql, args)
 		buf, err := b.statement(buf, sql, args, true, &r.res[0])
+		if errors.Is(err, errPipeWhole) || err == nil && b.describeFirst {
+			return buf, err // traced once built to be sent, or where it runs
+		}
+		tr.start(ctx, b.c, sql, args)
 		if err != nil {
 			return nil, err
 		}
 		return (&pgproto3.Sync{}).Encode(buf)
 	})
+	if errors.Is(err, errPipeWhole) {
+		tr.end(pgconn.CommandTag{}, err) // as in pipeExec
+		return nil, queryTrace{}, false, nil
+	}
 	if err != nil {
 		tr.end(pgconn.CommandTag{}, err)
 		return nil, queryTrace{}, true, err

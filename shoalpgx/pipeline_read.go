@@ -223,6 +223,9 @@ func (c *pipeConn) readOne() error {
 		return nil
 	}
 	c.pace.answered(cur)
+	if c.quiet.Load() {
+		c.quiet.Store(false) // it answers: slow, not silent (pipeline_silent.go)
+	}
 	c.mu.Lock()
 	c.cur = nil
 	if c.err != nil {

@@ -11,11 +11,12 @@ import "time"
 // state is closed after CancelTimeout; a shared one is not closed when a
 // caller gives up, as others may wait on it. So when the statement at the
 // head of a shared connection is abandoned and nothing has come back for
-// CancelTimeout, the connection takes no new statements (admit retires
-// it), and once no caller waits on it any more, what it runs is cancelled
+// CancelTimeout, the connection takes no new statements (an acquire that
+// finds it quiet retires it), and once no caller waits on it any more, what it runs is cancelled
 // and, if the server does not answer within CancelTimeout, it is broken
 // (dropAbandoned), which frees its place; a server that answers was slow,
-// not silent, and the connection takes statements again. Callers already
+// not silent, and the connection, unless an acquire retired it meanwhile,
+// takes statements again (the reader clears the mark at any answer). Callers already
 // behind the quiet statement keep waiting within their contexts: on a
 // slow server they get their answers. Which of the two it is nobody can
 // tell from the client before the cancel request's answer, and a cancel

@@ -162,7 +162,15 @@ func TestPipelineSilentConnectionIsReplaced(t *testing.T) {
 	bound := 3*defaultCancelTimeout + closeTimeout
 	start := time.Now()
 	silentLeft := len(before)
-	for i := 0; i < 100 && time.Since(start) < bound && silentLeft > 0; i++ {
+	// A round every 50ms at most: callers refused at once by connections
+	// found quiet return at once, and the rounds must go on until the
+	// silent connections are dropped.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < 1000 && time.Since(start) < bound && silentLeft > 0; i++ {
+		if i > 0 {
+			<-tick.C
+		}
 		var round sync.WaitGroup
 		for range 8 {
 			round.Go(func() {

@@ -82,7 +82,8 @@ type pipeBuild struct {
 // describeRounds bounds how many times one request waits for a
 // preparation: another caller's, found in the cache but not yet queued
 // when this one's Sync went out, may still be unanswered after the first
-// wait (see statement). Past it the statement runs unnamed.
+// wait (see statement). Past it the statement goes to a whole connection
+// (errPipeWhole).
 const describeRounds = 3
 
 // errPipeUnsent fails the preparations of a request that was never sent.
@@ -153,11 +154,17 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 		// is waited for again. One of its own, made because the last
 		// failed (a syntax error), goes beside its unnamed run, which
 		// reports the server's error.
-		if preparing && (b.described == 0 || prep == nil && b.described < describeRounds) && c.tm.describes(args) {
-			// Not appended: what is built now goes unsent, and run
-			// builds it again once the preparation is in.
-			b.describeFirst = true
-			return buf, nil
+		if (prep == nil || b.described == 0) && c.tm.describes(args) {
+			if preparing && b.described < describeRounds {
+				// Not appended: what is built now goes unsent, and
+				// run builds it again once the preparation is in.
+				b.describeFirst = true
+				return buf, nil
+			}
+			// Nothing to wait for (the cache is full), or waited
+			// enough: unnamed, it would go as its Go type says, so
+			// it runs on a whole connection, which describes it.
+			return nil, errPipeWhole
 		}
 		return appendStatement(buf, c.tm, sql, args, describe)
 	}
