@@ -338,10 +338,11 @@
 // its parameter's type (a []byte, which would go as bytea; a map or a
 // struct for json) waits for its preparation on its first run on a
 // connection, one round trip, so that each argument is encoded as its
-// parameter's type, as pgx's default mode encodes it. Past the cache's
-// capacity, and in the modes that run as QueryExecModeExec, a []byte goes
-// as bytea (a text column stores its hex form, \x6869 for "hi"), as in
-// pgx's QueryExecModeExec: pass a string for text and json there.
+// parameter's type, as pgx's default mode encodes it; past the cache's
+// capacity such a statement runs on a whole connection. In the modes that
+// run as QueryExecModeExec, a []byte goes as bytea (a text column stores
+// its hex form, \x6869 for "hi"), as in pgx's QueryExecModeExec: pass a
+// string for text and json there.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
 // connection's type map from TypeMap. Closing them (which Next does after
 // the last row, and QueryRow's Scan as it returns) hands the memory of the
