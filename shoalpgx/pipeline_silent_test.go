@@ -12,116 +12,6 @@ import (
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
-// silentProxy forwards TCP connections to upstream on loopback, and can
-// make the connections open now go silent for good: from then on what
-// either side sends them is read and dropped, and nothing closes. That is
-// a path through a firewall that lost its state, or an old primary's
-// address moved away, as the pool's connections see it: the server never
-// answers, and the socket stays open. Connections accepted after stay
-// healthy.
-type silentProxy struct {
-	ln       net.Listener
-	upstream string
-
-	mu     sync.Mutex
-	pairs  []*silentPair
-	closed bool
-	wg     sync.WaitGroup
-}
-
-type silentPair struct {
-	client, server net.Conn
-	mu             sync.Mutex
-	silent         bool
-}
-
-func startSilentProxy(t *testing.T, upstream string) *silentProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &silentProxy{ln: ln, upstream: upstream}
-	s.wg.Go(s.accept)
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *silentProxy) addr() string { return s.ln.Addr().String() }
-
-func (s *silentProxy) accept() {
-	for {
-		client, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		server, err := net.Dial("tcp", s.upstream)
-		if err != nil {
-			client.Close()
-			continue
-		}
-		p := &silentPair{client: client, server: server}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			client.Close()
-			server.Close()
-			return
-		}
-		s.pairs = append(s.pairs, p)
-		s.mu.Unlock()
-		s.wg.Go(func() { p.pipe(server, client) })
-		s.wg.Go(func() { p.pipe(client, server) })
-	}
-}
-
-// silence makes every connection open now drop what it carries.
-func (s *silentProxy) silence() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, p := range s.pairs {
-		p.mu.Lock()
-		p.silent = true
-		p.mu.Unlock()
-	}
-}
-
-func (p *silentPair) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			silent := p.silent
-			p.mu.Unlock()
-			if !silent {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					src.Close()
-					return
-				}
-			}
-		}
-		if err != nil {
-			// The pool's own close (or the test's end) ends both sides.
-			dst.Close()
-			return
-		}
-	}
-}
-
-func (s *silentProxy) stop() {
-	s.mu.Lock()
-	s.closed = true
-	pairs := s.pairs
-	s.mu.Unlock()
-	s.ln.Close()
-	for _, p := range pairs {
-		p.client.Close()
-		p.server.Close()
-	}
-	s.wg.Wait()
-}
-
 // TestPipelineSilentConnectionIsReplaced: when the path under the pool's
 // connections goes silent for good (the socket open, nothing coming back)
 // while new connections reach the server, callers with deadlines return at
@@ -135,7 +25,7 @@ func TestPipelineSilentConnectionIsReplaced(t *testing.T) {
 		c.MaxConns = 4
 		c.Pipeline = 4
 	})
-	px := startSilentProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+	px := startStallProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
 	host, port, _ := net.SplitHostPort(px.addr())
 	portNum, _ := strconv.Atoi(port)
 	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(portNum)

@@ -11,17 +11,20 @@ import (
 // stallProxy forwards TCP connections to an upstream address on loopback
 // and can hold every byte in flight, in both directions, without closing
 // anything: the network of a blackholed route or a long retransmission, as
-// the pool's connections see it.
+// the pool's connections see it. It can also silence the connections open
+// now for good, while later ones work: a firewall that lost its state, an
+// address moved away.
 type stallProxy struct {
 	ln       net.Listener
 	upstream string
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	held   bool
-	closed bool
-	conns  []net.Conn
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	cond     *sync.Cond
+	held     bool
+	closed   bool
+	conns    []net.Conn
+	silenced map[net.Conn]bool // what is read from these is dropped
+	wg       sync.WaitGroup
 }
 
 // startStallProxy listens on a free loopback port and forwards to upstream
@@ -48,6 +51,19 @@ func (s *stallProxy) hold(on bool) {
 	s.held = on
 	s.mu.Unlock()
 	s.cond.Broadcast()
+}
+
+// silence makes every connection open now drop what either side sends it,
+// for good, without closing; connections accepted later are forwarded.
+func (s *stallProxy) silence() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.silenced == nil {
+		s.silenced = map[net.Conn]bool{}
+	}
+	for _, c := range s.conns {
+		s.silenced[c] = true
+	}
 }
 
 func (s *stallProxy) accept() {
@@ -83,7 +99,8 @@ func (s *stallProxy) track(conns ...net.Conn) bool {
 	return true
 }
 
-// pipe copies src to dst, waiting before each write while bytes are held.
+// pipe copies src to dst, waiting before each write while bytes are held,
+// and dropping what a silenced src sends.
 func (s *stallProxy) pipe(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
@@ -93,7 +110,11 @@ func (s *stallProxy) pipe(dst, src net.Conn) {
 			for s.held && !s.closed {
 				s.cond.Wait()
 			}
+			silent := s.silenced[src]
 			s.mu.Unlock()
+			if silent {
+				continue
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				src.Close()
 				return
