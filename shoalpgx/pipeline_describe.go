@@ -77,25 +77,8 @@ func (pp *pipePool) describeFirst(ctx context.Context, l shoal.Lease[*pipeConn],
 		l.Discard()
 		return err
 	}
-	c.readFor(ctx, w)
-	select {
-	case <-w.ready:
-	case <-ctx.Done():
-		if w.state.CompareAndSwap(reqWaiting, reqAbandoned) {
-			unqueued := c.unqueue(w)
-			if unqueued {
-				l.Release()
-			}
-			if pp.closing.Load() {
-				if !unqueued {
-					go c.dropAbandoned()
-				}
-			} else {
-				c.watchAbandoned()
-			}
-			return ctx.Err()
-		}
-		<-w.ready
+	if err := pp.wait(ctx, w); err != nil {
+		return err
 	}
 	if w.err != nil {
 		w.endLease()

@@ -262,8 +262,21 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 	}
 }
 
-// await waits for the answer to r, sent, or for ctx to end (see run).
+// await waits for the answer to r, sent, or for ctx to end (see run), and
+// ends r's lease.
 func (pp *pipePool) await(ctx context.Context, r *pipeReq) error {
+	if err := pp.wait(ctx, r); err != nil {
+		return err
+	}
+	r.endLease()
+	return nil
+}
+
+// wait is await without ending r's lease once r is answered, for a caller
+// that goes on under it (describeFirst). When ctx ends first, r is
+// abandoned: its lease ends here if r was still queued, else when its
+// answer comes.
+func (pp *pipePool) wait(ctx context.Context, r *pipeReq) error {
 	r.conn.readFor(ctx, r)
 	select {
 	case <-r.ready:
@@ -288,7 +301,6 @@ func (pp *pipePool) await(ctx context.Context, r *pipeReq) error {
 		}
 		<-r.ready
 	}
-	r.endLease()
 	return nil
 }
 
