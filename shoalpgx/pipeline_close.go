@@ -89,17 +89,29 @@ func (c *pipeConn) cancelAbandoned() {
 // abandoned returns, when statements are pending on the connection and
 // none has a caller waiting for it, a channel closed once nothing is
 // pending (noteDrainedLocked), and nil otherwise; live reports that a
-// caller waits.
+// caller waits while a statement given up on is still pending, which a
+// cancel request already sent could stop instead.
 func (c *pipeConn) abandoned() (drained <-chan struct{}, live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil || len(c.pending) == 0 {
 		return nil, false
 	}
+	live, left := false, false
 	for _, r := range c.pending {
-		if r.onDone == nil && r.state.Load() == reqWaiting {
-			return nil, true
+		if r.onDone == nil {
+			switch r.state.Load() {
+			case reqWaiting:
+				live = true
+			case reqAbandoned:
+				left = true
+			}
 		}
+	}
+	if live {
+		// A caller joined: only while an abandoned statement is still
+		// pending could a cancel request stop the caller's instead.
+		return nil, left
 	}
 	if c.drained == nil {
 		c.drained = make(chan struct{})
