@@ -331,18 +331,17 @@
 // (pgx's default) prepares each statement by name on each shared
 // connection, beside its first unnamed run, and runs it by name after,
 // ConnConfig.StatementCacheCapacity statements per connection at most (the
-// others run unnamed); CacheDescribe, DescribeExec and Exec run as
-// QueryExecModeExec, unnamed, with arguments in text whose types the
-// server infers; SimpleProtocol goes to a whole connection. With
-// CacheStatement, a statement with an argument whose Go type does not say
-// its parameter's type (a []byte, which would go as bytea; a map or a
-// struct for json) waits for its preparation on its first run on a
-// connection, one round trip, so that each argument is encoded as its
-// parameter's type, as pgx's default mode encodes it; past the cache's
-// capacity such a statement runs on a whole connection. In the modes that
-// run as QueryExecModeExec, a []byte goes as bytea (a text column stores
-// its hex form, \x6869 for "hi"), as in pgx's QueryExecModeExec: pass a
-// string for text and json there.
+// others run unnamed); Exec runs unnamed, with arguments in text whose
+// types the server infers, so a []byte goes as bytea (a text column stores
+// its hex form, \x6869 for "hi"), as in pgx's QueryExecModeExec;
+// CacheDescribe and DescribeExec run as Exec does, but for a statement
+// with an argument whose Go type does not say its parameter's type (a
+// []byte; a map or a struct for json), which runs on a whole connection,
+// where pgx describes it; SimpleProtocol goes to a whole connection. With
+// CacheStatement, such a statement waits for its preparation on its first
+// run on a connection, one round trip, so that each argument is encoded as
+// its parameter's type, as pgx's default mode encodes it; past the cache's
+// capacity it runs on a whole connection.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
 // connection's type map from TypeMap. Closing them (which Next does after
 // the last row, and QueryRow's Scan as it returns) hands the memory of the

@@ -128,7 +128,7 @@ func (pp *pipePool) judgeRefusal(ctx context.Context, pc *pooledConn) {
 	defer cancel()
 	var on *pipeConn
 	req := newPipeReq(1)
-	err := pp.run(lctx, req, false, func(b *pipeBuild, buf []byte) ([]byte, error) {
+	err := pp.run(lctx, req, modeUnnamed, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		on = b.c
 		buf = b.deallocations(buf)
 		return (&pgproto3.Query{String: roleQuery}).Encode(buf)

@@ -29,7 +29,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		return nil, false
 	}
 	stmts := make([]stmt, len(b.QueuedQueries))
-	cache := mode == pgx.QueryExecModeCacheStatement
+	sm := modeOf(mode)
 	for i, q := range b.QueuedQueries {
 		args, rewrite, ok := batchOptions(q.Arguments)
 		if !ok || !p.pipe.sc.shareable(q.SQL) {
@@ -43,7 +43,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 	}
 	r := newPipeReq(len(stmts))
 	tr := batchTrace{t: p.pipe.bt}
-	err := p.pipe.run(ctx, r, cache, func(pb *pipeBuild, buf []byte) ([]byte, error) {
+	err := p.pipe.run(ctx, r, sm, func(pb *pipeBuild, buf []byte) ([]byte, error) {
 		for i, s := range stmts {
 			var err error
 			if buf, err = pb.statement(buf, s.sql, s.args, true, &r.res[i]); err != nil {

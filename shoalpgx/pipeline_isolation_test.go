@@ -526,7 +526,7 @@ func TestPipelineTransactionLeftOpenClosesTheConnection(t *testing.T) {
 	ctx := pgtest.Ctx(t)
 	r := p.pipe.getReq()
 	r.res[0].discard = true
-	err := p.pipe.run(ctx, r, false, func(_ *pipeBuild, buf []byte) ([]byte, error) {
+	err := p.pipe.run(ctx, r, modeUnnamed, func(_ *pipeBuild, buf []byte) ([]byte, error) {
 		return (&pgproto3.Query{String: "begin; insert into " + table + " values (1)"}).Encode(buf)
 	})
 	if err != nil {
@@ -567,7 +567,7 @@ func TestPipelineTransactionLeftOpenFailsThoseBehind(t *testing.T) {
 		for i := range r.res {
 			r.res[i].discard = true
 		}
-		err := p.pipe.run(ctx, r, false, func(_ *pipeBuild, buf []byte) ([]byte, error) {
+		err := p.pipe.run(ctx, r, modeUnnamed, func(_ *pipeBuild, buf []byte) ([]byte, error) {
 			return (&pgproto3.Query{String: fmt.Sprintf("begin; insert into %s values (1); select pg_advisory_xact_lock(%d)", table, lock)}).Encode(buf)
 		})
 		if err == nil {

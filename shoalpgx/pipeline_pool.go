@@ -186,7 +186,7 @@ func (pp *pipePool) closeConn(c *pipeConn) error {
 // requests. A request that nothing of reached the server, because its
 // connection broke first, goes to another connection, within the pool's
 // attempts, as an acquire's would, unless the pool is closing.
-func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipeEncoder) error {
+func (pp *pipePool) run(ctx context.Context, r *pipeReq, sm stmtMode, encode pipeEncoder) error {
 	pp.load.callers.Add(1)
 	defer pp.load.callers.Add(-1)
 	for attempt, refused := 0, 0; ; {
@@ -204,7 +204,7 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 			continue
 		}
 		b := &r.build
-		*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0]}
+		*b = pipeBuild{c: c, mode: sm, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0]}
 		buf, err := encode(b, r.buf[:0])
 		broke := false
 		for b.describeFirst {
@@ -217,7 +217,7 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, cache bool, encode pipe
 				broke = true
 				break
 			}
-			*b = pipeBuild{c: c, cache: cache, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0], described: b.described + 1}
+			*b = pipeBuild{c: c, mode: sm, preps: b.preps[:0], closes: b.closes[:0], named: b.named[:0], described: b.described + 1}
 			buf, err = encode(b, r.buf[:0])
 		}
 		if broke {

@@ -19,7 +19,7 @@ import (
 
 // pipeExec is Exec on a shared connection.
 func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.CommandTag, bool, error) {
-	args, rewrite, cache, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
+	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
 	if !ok || !p.pipe.sc.shareable(sql) {
 		return pgconn.CommandTag{}, false, nil
 	}
@@ -35,10 +35,13 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	if simple && strings.IndexByte(sql, ';') >= 0 {
 		return pgconn.CommandTag{}, false, nil
 	}
+	if simple {
+		sm = modeUnnamed
+	}
 	r := p.pipe.getReq()
 	r.res[0].discard = true
 	tr := queryTrace{t: p.pipe.qt}
-	err = p.pipe.run(ctx, r, cache && !simple, func(b *pipeBuild, buf []byte) ([]byte, error) {
+	err = p.pipe.run(ctx, r, sm, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		if simple {
 			tr.start(ctx, b.c, sql, args)
 			buf = b.deallocations(buf)
@@ -112,7 +115,7 @@ func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Ro
 // open; ok is false when the statement must have a whole connection, and
 // the request nil when err kept it from an answer.
 func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq, _ queryTrace, ok bool, _ error) {
-	args, rewrite, cache, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
+	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
 	if !ok || !p.pipe.sc.shareable(sql) {
 		return nil, queryTrace{}, false, nil
 	}
@@ -122,7 +125,7 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 	}
 	r := p.pipe.getReq()
 	tr := queryTrace{t: p.pipe.qt}
-	err = p.pipe.run(ctx, r, cache, func(b *pipeBuild, buf []byte) ([]byte, error) {
+	err = p.pipe.run(ctx, r, sm, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		buf, err := b.statement(buf, sql, args, true, &r.res[0])
 		if errors.Is(err, errPipeWhole) || err == nil && b.describeFirst {
 			return buf, err // traced once built to be sent, or where it runs

@@ -207,14 +207,42 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
+// stmtMode is how a statement runs on a shared connection, from its
+// QueryExecMode.
+type stmtMode uint8
+
+const (
+	// modeUnnamed (QueryExecModeExec): unnamed, its arguments in text,
+	// their types inferred by the server.
+	modeUnnamed stmtMode = iota
+	// modeDescribed (CacheDescribe, DescribeExec): as modeUnnamed, unless
+	// an argument's Go type does not say its parameter's type
+	// (typeMap.describes): then it goes to a whole connection, where pgx
+	// describes it and encodes each argument as its parameter's type.
+	modeDescribed
+	// modeCached (CacheStatement): prepared by name on each shared
+	// connection (pipeline_stmt.go).
+	modeCached
+)
+
+// modeOf is the stmtMode of a statement in pgx's mode m, which is not
+// QueryExecModeSimpleProtocol.
+func modeOf(m pgx.QueryExecMode) stmtMode {
+	switch m {
+	case pgx.QueryExecModeCacheStatement:
+		return modeCached
+	case pgx.QueryExecModeCacheDescribe, pgx.QueryExecModeDescribeExec:
+		return modeDescribed
+	}
+	return modeUnnamed
+}
+
 // pipeOptions takes pgx's options off the front of args, as pgx does, and
 // reports whether the statement may be pipelined with them: the simple
 // protocol, chosen result formats and query rewriters other than pgx's
 // named arguments go to a whole connection. rewrite is the named-argument
-// rewriter to apply, if any, and cache whether the statement runs in
-// QueryExecModeCacheStatement (pipeline_stmt.go); the other modes run as
-// QueryExecModeExec.
-func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.QueryRewriter, cache, ok bool) {
+// rewriter to apply, if any, and sm how the statement runs.
+func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.QueryRewriter, sm stmtMode, ok bool) {
 	for len(args) > 0 {
 		switch a := args[0].(type) {
 		case pgx.QueryExecMode:
@@ -222,13 +250,13 @@ func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.Qu
 		case pgx.NamedArgs, pgx.StrictNamedArgs:
 			rewrite = a.(pgx.QueryRewriter)
 		case pgx.QueryRewriter, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
-			return nil, nil, false, false
+			return nil, nil, 0, false
 		default:
-			return args, rewrite, mode == pgx.QueryExecModeCacheStatement, mode != pgx.QueryExecModeSimpleProtocol
+			return args, rewrite, modeOf(mode), mode != pgx.QueryExecModeSimpleProtocol
 		}
 		args = args[1:]
 	}
-	return args, rewrite, mode == pgx.QueryExecModeCacheStatement, mode != pgx.QueryExecModeSimpleProtocol
+	return args, rewrite, modeOf(mode), mode != pgx.QueryExecModeSimpleProtocol
 }
 
 // batchOptions is pipeOptions for a query queued in a batch, which pgx's

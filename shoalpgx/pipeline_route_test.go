@@ -98,27 +98,28 @@ func TestShareable(t *testing.T) {
 func TestPipeOptions(t *testing.T) {
 	var rewriter pgx.QueryRewriter = rewriteFunc(func(sql string, args []any) (string, []any) { return sql, args })
 	for _, tc := range []struct {
-		name  string
-		args  []any
-		mode  pgx.QueryExecMode
-		ok    bool
-		cache bool
+		name string
+		args []any
+		mode pgx.QueryExecMode
+		ok   bool
+		sm   stmtMode
 	}{
-		{"plain, cached", []any{1}, pgx.QueryExecModeCacheStatement, true, true},
-		{"exec mode", []any{1}, pgx.QueryExecModeExec, true, false},
-		{"describe exec", []any{1}, pgx.QueryExecModeDescribeExec, true, false},
-		{"cache describe", []any{1}, pgx.QueryExecModeCacheDescribe, true, false},
-		{"simple protocol by default", []any{1}, pgx.QueryExecModeSimpleProtocol, false, false},
-		{"simple protocol per statement", []any{pgx.QueryExecModeSimpleProtocol, 1}, pgx.QueryExecModeCacheStatement, false, false},
-		{"exec per statement", []any{pgx.QueryExecModeExec, 1}, pgx.QueryExecModeCacheStatement, true, false},
-		{"named arguments", []any{pgx.NamedArgs{"a": 1}}, pgx.QueryExecModeCacheStatement, true, true},
-		{"result formats", []any{pgx.QueryResultFormats{pgx.BinaryFormatCode}, 1}, pgx.QueryExecModeCacheStatement, false, false},
-		{"result formats by OID", []any{pgx.QueryResultFormatsByOID{}, 1}, pgx.QueryExecModeCacheStatement, false, false},
-		{"a rewriter of the caller's", []any{rewriter, 1}, pgx.QueryExecModeCacheStatement, false, false},
+		{"plain, cached", []any{1}, pgx.QueryExecModeCacheStatement, true, modeCached},
+		{"exec mode", []any{1}, pgx.QueryExecModeExec, true, modeUnnamed},
+		{"describe exec", []any{1}, pgx.QueryExecModeDescribeExec, true, modeDescribed},
+		{"cache describe", []any{1}, pgx.QueryExecModeCacheDescribe, true, modeDescribed},
+		{"simple protocol by default", []any{1}, pgx.QueryExecModeSimpleProtocol, false, 0},
+		{"simple protocol per statement", []any{pgx.QueryExecModeSimpleProtocol, 1}, pgx.QueryExecModeCacheStatement, false, 0},
+		{"exec per statement", []any{pgx.QueryExecModeExec, 1}, pgx.QueryExecModeCacheStatement, true, modeUnnamed},
+		{"describe exec per statement", []any{pgx.QueryExecModeDescribeExec, 1}, pgx.QueryExecModeExec, true, modeDescribed},
+		{"named arguments", []any{pgx.NamedArgs{"a": 1}}, pgx.QueryExecModeCacheStatement, true, modeCached},
+		{"result formats", []any{pgx.QueryResultFormats{pgx.BinaryFormatCode}, 1}, pgx.QueryExecModeCacheStatement, false, 0},
+		{"result formats by OID", []any{pgx.QueryResultFormatsByOID{}, 1}, pgx.QueryExecModeCacheStatement, false, 0},
+		{"a rewriter of the caller's", []any{rewriter, 1}, pgx.QueryExecModeCacheStatement, false, 0},
 	} {
-		_, _, cache, ok := pipeOptions(tc.args, tc.mode)
-		if ok != tc.ok || ok && cache != tc.cache {
-			t.Errorf("%s: ok %v cache %v, want ok %v cache %v", tc.name, ok, cache, tc.ok, tc.cache)
+		_, _, sm, ok := pipeOptions(tc.args, tc.mode)
+		if ok != tc.ok || ok && sm != tc.sm {
+			t.Errorf("%s: ok %v mode %v, want ok %v mode %v", tc.name, ok, sm, tc.ok, tc.sm)
 		}
 	}
 }

@@ -63,7 +63,7 @@ const stmtForgotten = 1 << 30
 // statements it deallocates.
 type pipeBuild struct {
 	c      *pipeConn
-	cache  bool // QueryExecModeCacheStatement
+	mode   stmtMode
 	preps  []*pipeReq
 	closes []string
 	named  []*pipeStmt // the cached statements it runs by name (pipeStmt.builds)
@@ -140,7 +140,10 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 	c := b.c
 	res.fields, res.stmt = nil, nil // from another connection's try, if any
 	buf = b.deallocations(buf)
-	if !b.cache {
+	if b.mode != modeCached {
+		if b.mode == modeDescribed && c.tm.describes(args) {
+			return nil, errPipeWhole
+		}
 		return appendStatement(buf, c.tm, sql, args, describe)
 	}
 	st, prep, preparing := c.stmts.lookup(c, sql)

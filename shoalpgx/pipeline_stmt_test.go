@@ -436,7 +436,7 @@ func TestPipelineDeallocationWaitsForARequestBuiltByName(t *testing.T) {
 	r.res[0].discard = true
 	ran := make(chan error, 1)
 	go func() {
-		ran <- p.pipe.run(ctx, r, true, func(b *pipeBuild, buf []byte) ([]byte, error) {
+		ran <- p.pipe.run(ctx, r, modeCached, func(b *pipeBuild, buf []byte) ([]byte, error) {
 			buf, err := b.statement(buf, sql, []any{2}, false, &r.res[0])
 			if err == nil {
 				buf, err = (&pgproto3.Sync{}).Encode(buf)
