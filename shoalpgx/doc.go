@@ -319,8 +319,9 @@
 // the server ran it, and one not yet written goes to another connection,
 // as the server never saw it. A shared connection whose oldest statement
 // was given up on and that has answered nothing for CancelTimeout takes no
-// new statements; once no caller waits on it, the server is asked to
-// cancel what it runs, and the connection is closed and replaced if that
+// new statements; once no caller waits on a statement written to it, the
+// server is asked to cancel what it runs (nothing more being written to it
+// meanwhile), and the connection is closed and replaced if that
 // is not answered within CancelTimeout either (a silent server: a firewall
 // that lost its state, an address moved away), so that it gives its place
 // in MaxConns back. A

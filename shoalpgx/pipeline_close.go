@@ -30,8 +30,9 @@ import (
 // requests hit no caller's statement: every one pending is abandoned, and
 // the closing pool lets no new one in. Only a caller that acquired the
 // connection before Close, still on its way to sending, could join in the
-// moment between; once one has, the cancelling stops and the connection
-// breaks, failing that caller as on a closed connection.
+// moment between; its statement stays queued until the server has
+// answered (see cancelAbandoned), and fails with the connection if the
+// server never does.
 //
 // One goroutine at a time does the cancelling: a call while it runs (a
 // second caller giving up during Close) makes it look again before it
@@ -50,8 +51,15 @@ func (c *pipeConn) dropAbandoned() {
 	}
 }
 
-// cancelAbandoned is dropAbandoned's work, one goroutine at a time.
+// cancelAbandoned is dropAbandoned's work, one goroutine at a time. From
+// its first cancel request until it returns, what callers send stays
+// queued (cancelling): a request written while a cancel request is out
+// could be the statement the server stops. Once the server has answered
+// the abandoned statements, the queue goes out; on a connection broken
+// instead, nothing of it was written, so each caller's statement goes to
+// another connection (pipePool.run).
 func (c *pipeConn) cancelAbandoned() {
+	defer c.endCancelling()
 	var deadline time.Time
 	for sent := false; ; sent = true {
 		drained, live := c.abandoned()
@@ -86,19 +94,22 @@ func (c *pipeConn) cancelAbandoned() {
 	}
 }
 
-// abandoned returns, when statements are pending on the connection and
-// none has a caller waiting for it, a channel closed once nothing is
-// pending (noteDrainedLocked), and nil otherwise; live reports that a
-// caller waits while a statement given up on is still pending, which a
-// cancel request already sent could stop instead.
+// abandoned returns, when statements are at the server (written) on the
+// connection and none has a caller waiting for it, a channel closed once
+// none is (noteDrainedLocked), and nil otherwise; live reports that a
+// caller's statement was written while one given up on is still there,
+// which a cancel request already sent could stop instead (none is, while
+// cancelling holds the queue). When it returns a channel, cancelling is
+// set, in the same hold of c.mu that found no caller's statement written.
 func (c *pipeConn) abandoned() (drained <-chan struct{}, live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil || len(c.pending) == 0 {
+	written := len(c.pending) - len(c.queue)
+	if c.err != nil || written == 0 {
 		return nil, false
 	}
 	live, left := false, false
-	for _, r := range c.pending {
+	for _, r := range c.pending[:written] {
 		if r.onDone == nil {
 			switch r.state.Load() {
 			case reqWaiting:
@@ -116,11 +127,26 @@ func (c *pipeConn) abandoned() (drained <-chan struct{}, live bool) {
 	if c.drained == nil {
 		c.drained = make(chan struct{})
 	}
+	c.cancelling = true
 	return c.drained, false
 }
 
-// noteDrainedLocked tells cancelAbandoned, if it waits, that nothing is
-// pending any more. c.mu must be held, and pending just emptied.
+// endCancelling lets what callers queued while cancel requests were out
+// go, unless the connection broke meanwhile.
+func (c *pipeConn) endCancelling() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cancelling {
+		return
+	}
+	c.cancelling = false
+	c.flushLocked()
+}
+
+// noteDrainedLocked tells cancelAbandoned and watchQuiet, if they wait,
+// that nothing written is pending any more: the server has answered
+// everything it was sent. c.mu must be held, and the last written
+// request just answered or taken back.
 func (c *pipeConn) noteDrainedLocked() {
 	if c.drained != nil {
 		close(c.drained)

@@ -82,9 +82,12 @@ type pipeConn struct {
 	// how long the server may take to stop them (CancelTimeout), calls of
 	// dropAbandoned not yet served, and what the one cancelling waits on,
 	// closed when nothing is pending (guarded by mu).
+	// cancelling is set while cancel requests for them are out (guarded
+	// by mu): what callers send meanwhile stays queued (pipeline_close.go).
 	cancelWait time.Duration
 	drops      atomic.Int32
 	drained    chan struct{}
+	cancelling bool
 
 	// For a connection whose server stops answering while the pool is
 	// open (pipeline_silent.go): calls of watchAbandoned not yet served,
@@ -177,7 +180,7 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 	c.pending = append(c.pending, r)
 	c.queue = append(c.queue, r)
 	inHand := len(c.pending) - len(c.queue)
-	if c.writing || inHand >= pipeCorkAt || (inHand == 0 && c.between) {
+	if c.writing || c.cancelling || inHand >= pipeCorkAt || (inHand == 0 && c.between) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -199,7 +202,7 @@ func (c *pipeConn) send(ctx context.Context, preps []*pipeReq, r *pipeReq) error
 // c.mu released.
 func (c *pipeConn) writeLocked(ctx context.Context) {
 	for first := true; ; first = false {
-		if c.brokenLocked() != nil || len(c.queue) == 0 && c.rest == nil {
+		if c.brokenLocked() != nil || (len(c.queue) == 0 || c.cancelling) && c.rest == nil {
 			c.writing = false
 			c.mu.Unlock()
 			return
@@ -311,7 +314,7 @@ func (c *pipeConn) unqueue(r *pipeReq) bool {
 	if j := indexReq(c.pending, r); j >= 0 {
 		c.pending = append(c.pending[:j], c.pending[j+1:]...)
 	}
-	if len(c.pending) == 0 {
+	if len(c.pending) == len(c.queue) {
 		c.noteDrainedLocked()
 	}
 	return true

@@ -23,7 +23,7 @@ import (
 // reading. c.mu must be held; it is held again on return, having been let
 // go during a write.
 func (c *pipeConn) flushLocked() {
-	if len(c.queue) == 0 || c.writing || c.brokenLocked() != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
+	if len(c.queue) == 0 || c.writing || c.cancelling || c.brokenLocked() != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
 		return
 	}
 	c.writing = true
@@ -31,7 +31,7 @@ func (c *pipeConn) flushLocked() {
 		go c.writeInBackground()
 		return
 	}
-	for len(c.queue) > 0 && c.err == nil {
+	for len(c.queue) > 0 && c.err == nil && !c.cancelling {
 		out := c.queue
 		c.queue = c.spare[:0]
 		c.mu.Unlock()

@@ -246,7 +246,7 @@ func (c *pipeConn) readOne() error {
 	n := copy(c.pending, c.pending[1:])
 	c.pending[n] = nil
 	c.pending = c.pending[:n]
-	if n == 0 {
+	if n == len(c.queue) {
 		c.noteDrainedLocked()
 	}
 	if rfq.TxStatus != 'I' {

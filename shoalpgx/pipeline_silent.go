@@ -12,16 +12,19 @@ import "time"
 // caller gives up, as others may wait on it. So when the statement at the
 // head of a shared connection is abandoned and nothing has come back for
 // CancelTimeout, the connection takes no new statements (an acquire that
-// finds it quiet retires it), and once no caller waits on it any more, what it runs is cancelled
-// and, if the server does not answer within CancelTimeout, it is broken
-// (dropAbandoned), which frees its place; a server that answers was slow,
-// not silent, and the connection, unless an acquire retired it meanwhile,
-// takes statements again (the reader clears the mark at any answer). Callers already
-// behind the quiet statement keep waiting within their contexts: on a
-// slow server they get their answers. Which of the two it is nobody can
-// tell from the client before the cancel request's answer, and a cancel
-// request sent while a caller waits could stop that caller's statement
-// instead of the abandoned one.
+// finds it quiet retires it), and once no caller waits on a statement
+// written to it, what it runs is cancelled and, if the server does not
+// answer within CancelTimeout, it is broken (dropAbandoned), which frees
+// its place; a server that answers was slow, not silent, and the
+// connection, unless an acquire retired it meanwhile, takes statements
+// again (the reader clears the mark at any answer). Callers whose
+// statements were written behind the quiet one keep waiting within their
+// contexts: on a slow server they get their answers. Which of the two it
+// is nobody can tell from the client before the cancel request's answer,
+// and a cancel request sent while such a caller waits could stop that
+// caller's statement instead of the abandoned one; a statement still
+// queued it cannot stop, as nothing more is written while cancel
+// requests are out (cancelAbandoned).
 
 // watchAbandoned looks at the connection after a caller gave up on a
 // statement on it, written or still queued (the last caller waiting
@@ -103,18 +106,20 @@ func (c *pipeConn) watchQuiet() {
 // the server on the connection (its caller gave up); then head tells
 // whether the oldest statement at the server has no caller waiting (its
 // caller gave up, or it is a preparation), live whether a caller waits on
-// one behind that, and drained is closed once nothing is pending
-// (noteDrainedLocked).
+// one written behind that (one still queued, a cancel request cannot
+// stop: see cancelAbandoned), and drained is closed once nothing written
+// is pending (noteDrainedLocked).
 func (c *pipeConn) abandonedHead() (drained <-chan struct{}, head, live, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil || len(c.pending) == len(c.queue) || c.pace.atServer.Load() == 0 {
+	written := len(c.pending) - len(c.queue)
+	if c.err != nil || written == 0 || c.pace.atServer.Load() == 0 {
 		return nil, false, false, false
 	}
 	h := c.pending[0]
 	head = h.onDone != nil || h.state.Load() != reqWaiting
 	ok = h.onDone == nil && h.state.Load() == reqAbandoned
-	for _, r := range c.pending[1:] {
+	for _, r := range c.pending[1:written] {
 		if r.onDone != nil {
 			continue
 		}
