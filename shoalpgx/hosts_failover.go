@@ -75,10 +75,9 @@ func (pc *pooledConn) sessionFree() bool {
 // judgeRefusal asks pc's server, on pc's free session, whether it refuses
 // writes itself (in recovery, or default_transaction_read_only on), after a
 // write of pc's was refused with 25006, and resets the pool if it does.
-// Outside a transaction the session's transaction_read_only is its
-// default, so a transaction the caller made read-only is no longer seen;
-// a session the caller made read-only (SET SESSION CHARACTERISTICS) still
-// is, and is taken for a fence. When ctx ended before the look was sent,
+// The look reads the server's default for the session (roleQuery), so
+// neither a transaction nor a session the caller made read-only is taken
+// for a fence. When ctx ended before the look was sent,
 // pc.refused stays set and giveBack looks later; a look that failed
 // otherwise (a server that refused a write and cannot answer a query in
 // time) is taken at the refusal's word.

@@ -70,14 +70,30 @@ var ownReadOnlys = []ownReadOnly{
 		_, err := p.Exec(ctx, r.sql, 1) // shared with pipelining
 		return err
 	}},
+	// Last: the session stays read-only, as its caller left it.
+	{"SET SESSION CHARACTERISTICS READ ONLY on a Conn", func(ctx context.Context, p *Pool, r refusal) error {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Release()
+		if _, err := c.Exec(ctx, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"); err != nil {
+			return err
+		}
+		_, err = c.Exec(ctx, "insert into "+r.table+" values (1)")
+		return err
+	}},
 }
 
 // A write refused with SQLSTATE 25006 because of its caller's own
 // statements (a transaction made read-only after it began, a BEGIN READ
-// ONLY sent as a statement, a function raising it) leaves a several-host
-// read-write pool as it is: the server, asked after the refusal, takes
-// writes, so every connection the pool had stays open, whole and shared.
-// Without the look each of these reset the pool, closing them all.
+// ONLY sent as a statement, a function raising it, a session made
+// read-only) leaves a several-host read-write pool as it is: the server,
+// asked after the refusal, takes writes, so every connection the pool had
+// stays open, whole and shared. Without the look each of these reset the
+// pool, closing them all, and until the look read the server's default
+// rather than the session's, so did the last. A write a fenced server
+// refuses still resets it (TestFailoverReadOnlyResets).
 func TestOwnReadOnlyRefusalLeavesThePool(t *testing.T) {
 	for _, pipeline := range []int{0, 8} {
 		t.Run(fmt.Sprintf("pipeline=%d", pipeline), func(t *testing.T) {
@@ -124,41 +140,6 @@ func TestOwnReadOnlyRefusalLeavesThePool(t *testing.T) {
 				t.Errorf("%d whole and %d shared connections closed, want none", s.Shoal().Closed, s.Pipelined().Closed)
 			}
 		})
-	}
-}
-
-// The control: a write refused in a session that is read-only when asked
-// (here made so by its caller, which the look cannot tell from a fence:
-// see TestSessionMadeReadOnlyIsTakenForAFence) still resets the pool, on
-// the server's real answer.
-func TestRefusalOnReadOnlySessionResetsOnTheServersAnswer(t *testing.T) {
-	ctx := pgtest.Ctx(t)
-	r := refusingPool(t, 0)
-	r.pool.refusalRole = nil
-	c, err := r.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := c.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = tx.Exec(ctx, "insert into "+r.table+" values (1)")
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "25006" {
-		t.Fatalf("%v, want SQLSTATE 25006", err)
-	}
-	if err := tx.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c.Release()
-	settled(t, r.pool)
-	if n := r.pool.resets.Load(); n != 1 {
-		t.Fatalf("%d resets after a refusal in a read-only session, want 1", n)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -355,29 +354,5 @@ func TestRefusalsOnRetiredConnectionsResetOnce(t *testing.T) {
 	refuse(acquire())
 	if n := r.pool.resets.Load(); n != 2 {
 		t.Fatalf("a refusal on a connection dialled after the reset: %d resets in all, want 2", n)
-	}
-}
-
-// A session a caller made read-only itself is taken for a fenced primary's
-// (docs/postgres.md): its refused write resets the pool.
-func TestSessionMadeReadOnlyIsTakenForAFence(t *testing.T) {
-	ctx := pgtest.Ctx(t)
-	r := refusingPool(t, 0)
-	c, err := r.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"); err != nil {
-		t.Fatal(err)
-	}
-	// The server's own refusal, before the table's trigger would refuse.
-	_, err = c.Exec(ctx, "insert into "+r.table+" values (1)")
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "25006" || !strings.Contains(pe.Message, "read-only transaction") {
-		t.Fatalf("%v, want the server's refusal in a read-only transaction, SQLSTATE 25006", err)
-	}
-	if n := r.pool.resets.Load(); n != 1 {
-		t.Fatalf("%d resets after the refusal, want 1", n)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // role is what one look at a server found (roleQuery).
 type role struct {
 	inRecovery bool          // a standby
-	readOnly   bool          // transaction_read_only: a standby, or a fenced primary
+	readOnly   bool          // a standby, or a fenced primary (see roleQuery)
 	lag        time.Duration // a standby's replay lag (see roleQuery); 0 on a primary
 }
 
@@ -49,8 +49,13 @@ func (r role) name() string {
 // nothing to catch up on. A standby that restarted reports where its
 // streaming began as received, behind what it replayed from its own WAL,
 // hence <=. What the standby has not received it cannot count, so one cut
-// off from its primary reads 0.
-const roleQuery = `SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
+// off from its primary reads 0. A fence is read from the value the
+// session would go back to (reset_val), set for the server, the database
+// or the role, not from the session's own, which a caller may have set
+// (SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY) on a server that
+// takes writes.
+const roleQuery = `SELECT pg_is_in_recovery(),
+	pg_is_in_recovery() OR (SELECT reset_val FROM pg_settings WHERE name = 'default_transaction_read_only') = 'on',
 	CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() IS NULL OR pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
 	ELSE extract(epoch FROM now() - coalesce(pg_last_xact_replay_timestamp(), pg_postmaster_start_time())) END::float8`
 
