@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -86,6 +87,9 @@ func TestNewTransportNamesBadField(t *testing.T) {
 		{Options{Partitions: -1}, "Partitions"},
 		{Options{MaxResponseHeaderBytes: -1}, "MaxResponseHeaderBytes"},
 		{Options{MaxLifetime: -1, LifetimeJitter: time.Minute}, "LifetimeJitter"},
+		// HTTP/1.1's alone, but checked by NewTransport all the same,
+		// not by the first request to an HTTP/1.1 origin.
+		{Options{BargeWindow: math.MaxInt64}, "BargeWindow"},
 	} {
 		_, err := NewTransport(tc.opts)
 		var ce *shoal.ConfigError

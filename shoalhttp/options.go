@@ -345,6 +345,9 @@ func (o Options) validate() error {
 	// Only the fields: no origin's metrics or budget should hear of this.
 	d.Observer, d.Budget = nil, nil
 	cfg := poolConfig[struct{}](d, "validate", func(context.Context) (struct{}, error) { return struct{}{}, nil }, nil)
+	// HTTP/1.1's pools add BargeWindow (h1backend.go): checked here too, so
+	// that a bad one fails NewTransport, not every request to such an origin.
+	cfg.BargeWindow = d.BargeWindow
 	if err := cfg.Validate(); err != nil {
 		var ce *shoal.ConfigError
 		if errors.As(err, &ce) {
