@@ -21,6 +21,11 @@
 // An https origin's protocol is learned from its first connection's ALPN:
 // requests that arrive meanwhile wait for that one connection instead of
 // each dialling, and it becomes the first connection of the origin's pool.
+// When that connection cannot be made, the origin behaves as a pool whose
+// server is down: requests fail at once with the dial's error for a
+// backoff (10ms doubling to 200ms; 1s doubling to 10s for a refusal no
+// retry mends) instead of each dialling, and the failures are logged as a
+// pool logs its dials.
 // An HTTP/2 pool's stream limit per connection is the limit the server
 // announced on that first connection (a connection whose server announces
 // less is lowered to it). CloseIdleConnections forgets what was learned.

@@ -61,23 +61,6 @@ type origin struct {
 	refused  refusal
 }
 
-// refusal is what an origin remembers of a probe that failed for good (a
-// certificate the client rejects: shoal.ErrPermanent): requests fail with
-// its error at once until the next probe may run, after a backoff of
-// seconds, as the core pool's after a permanent dial error. Guarded by
-// origin.mu.
-type refusal struct {
-	err     error
-	until   time.Time
-	backoff time.Duration
-}
-
-// The backoff after permanent probe failures: the core pool's schedule.
-const (
-	refusedBackoffMin = time.Second
-	refusedBackoffMax = 10 * time.Second
-)
-
 // probe is one attempt to open an origin's first connection. Callers who
 // arrive while it runs wait for it and share its error, rather than each
 // trying in turn against a server that is down.
@@ -169,29 +152,16 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 				o.be.Store(&backendRef{b})
 			}
 		}
-		if err != nil && ctx.Err() == nil {
+		serverFailed := err != nil && ctx.Err() == nil
+		if serverFailed {
 			// A failure of the server, not of this caller's context:
 			// those waiting share it.
 			pr.err = err
 		}
-		o.noteProbe(err)
+		o.noteProbe(err, serverFailed && errors.Is(err, shoal.ErrDial))
 		o.mu.Unlock()
 		close(pr.done)
 		return b, err == nil, err
-	}
-}
-
-// noteProbe remembers a probe that failed for good, and forgets it when a
-// probe succeeds. o.mu must be held.
-func (o *origin) noteProbe(err error) {
-	r := &o.refused
-	switch {
-	case err == nil:
-		*r = refusal{}
-	case errors.Is(err, shoal.ErrPermanent):
-		r.err = err
-		r.backoff = min(max(2*r.backoff, refusedBackoffMin), refusedBackoffMax)
-		r.until = time.Now().Add(r.backoff)
 	}
 }
 

@@ -1,0 +1,83 @@
+package shoalhttp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/shoalpool/shoal"
+)
+
+// An https origin that has never answered is treated as a pool's server
+// that is down (docs/operating.md): after its first connection fails,
+// requests fail at once with that error for the core's backoff instead of
+// each dialling, and the run of failures is logged once, with the pool and
+// the origin. The bubble's clock stands still while the requests run, so
+// the backoff has not ended until the test sleeps through it.
+func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: every dial is refused
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			dials atomic.Int64
+			b     strings.Builder
+			mu    sync.Mutex
+		)
+		tr, err := NewTransport(Options{Name: "api", Proxy: NoProxy, Logger: newTestLogger(&b, &mu),
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := func() {
+			t.Helper()
+			req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tr.RoundTrip(req)
+			if !errors.Is(err, shoal.ErrDial) {
+				t.Fatalf("RoundTrip to a closed port: %v, want shoal.ErrDial", err)
+			}
+		}
+		for range 20 {
+			send()
+		}
+		if n := dials.Load(); n != 1 {
+			t.Errorf("20 requests within the backoff dialled %d times, want 1", n)
+		}
+		time.Sleep(probeBackoffMin)
+		send()
+		if n := dials.Load(); n != 2 {
+			t.Errorf("a request after the backoff: %d dials in all, want 2", n)
+		}
+		mu.Lock()
+		logged := b.String()
+		mu.Unlock()
+		if n := strings.Count(logged, "msg=\"shoal: dial failed\""); n != 1 {
+			t.Errorf("the run of failures logged %d \"dial failed\" lines, want 1:\n%s", n, logged)
+		}
+		for _, want := range []string{"level=WARN", "origin=https://" + addr, "pool=\"api https://" + addr + "\"", "connection refused"} {
+			if !strings.Contains(logged, want) {
+				t.Errorf("the log lacks %s:\n%s", want, logged)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = tr.Close(ctx)
+	})
+}
