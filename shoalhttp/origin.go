@@ -151,6 +151,10 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 			} else {
 				o.be.Store(&backendRef{b})
 			}
+		} else if o.t.closeCtx.Err() != nil {
+			// Cut short by Close (or failed under it): the request
+			// fails as one sent after Close does (RoundTrip).
+			err = errOriginClosed
 		}
 		serverFailed := err != nil && ctx.Err() == nil
 		if serverFailed {
@@ -168,6 +172,12 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 // probe opens the origin's first connection and builds the backend that
 // matches the protocol the server chose, handing it that connection.
 func (o *origin) probe(ctx context.Context) (backend, error) {
+	// Close cuts the probe short, as the core pool's Close cuts its dials
+	// short: a server that never answers must not hold Close up until the
+	// dial's bound, nor a wait for a permit under MaxConnsTotal.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(o.t.closeCtx, cancel)()
 	if f := o.t.first; f != nil {
 		// Before the dial's bound starts, as the core asks its budget:
 		// waiting for a permit is waiting for another origin's

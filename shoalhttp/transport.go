@@ -37,9 +37,11 @@ type Transport struct {
 	// origins' first connections; nil without a cap (budget.go).
 	first *firstConns
 
-	warmCtx    context.Context // ends when the Transport closes
-	warmCancel context.CancelFunc
-	warmDone   chan struct{} // closed when the WarmOrigins goroutine ends
+	// closeCtx ends when the Transport closes: it cuts short the warm-up
+	// of WarmOrigins and the origins' first dials (origin.probe).
+	closeCtx    context.Context
+	closeCancel context.CancelFunc
+	warmDone    chan struct{} // closed when the WarmOrigins goroutine ends
 }
 
 // hostKey is how a request names its origin before any parsing: the URL's
@@ -92,14 +94,14 @@ func NewTransport(opts Options) (*Transport, error) {
 		// and fails a response whose header list goes past it.
 		MaxHeaderListSize: uint32(min(t.opts.MaxResponseHeaderBytes, math.MaxUint32)),
 	}
-	t.warmCtx, t.warmCancel = context.WithCancel(context.Background())
+	t.closeCtx, t.closeCancel = context.WithCancel(context.Background())
 	t.warmDone = make(chan struct{})
 	if len(t.opts.WarmOrigins) == 0 {
 		close(t.warmDone)
 	} else {
 		go func() {
 			defer close(t.warmDone)
-			if err := t.Warm(t.warmCtx, t.opts.WarmOrigins...); err != nil && t.warmCtx.Err() == nil {
+			if err := t.Warm(t.closeCtx, t.opts.WarmOrigins...); err != nil && t.closeCtx.Err() == nil {
 				t.opts.Logger.Info("shoalhttp: warming failed", "error", err)
 			}
 		}()
@@ -335,7 +337,9 @@ func (t *Transport) CloseIdleConnections() {
 
 // Close closes the Transport: new requests fail with an error matching
 // shoal.ErrClosed, idle connections close at once and busy ones when their
-// response body is done. Close waits for every connection to close and
+// response body is done, and dials in flight are cut short (an origin's
+// first one included, whose request then fails with shoal.ErrClosed too).
+// Close waits for every connection to close and
 // every goroutine of the Transport to end, or returns ctx's error if ctx
 // ends first (connections then still close as their bodies are done).
 // Calling Close again waits again.
@@ -351,7 +355,7 @@ func (t *Transport) Close(ctx context.Context) error {
 		}
 	}
 	t.mu.Unlock()
-	t.warmCancel()
+	t.closeCancel()
 	for _, o := range all {
 		o.shutdown()
 	}
