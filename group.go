@@ -118,7 +118,9 @@ func (g *Group[K, T]) Stats() map[K]Stats {
 // Close closes every pool of the group, as Pool.Close does, and waits for
 // them within ctx, pools still being made included (their Config may be
 // slow). Later Acquires fail with ErrClosed, as do those waiting for a
-// pool that was being made.
+// pool that was being made. Calling Close again waits again, as
+// Pool.Close does: for a pool the first call left closing when its ctx
+// ended, say.
 func (g *Group[K, T]) Close(ctx context.Context) error {
 	errs, err := g.set.Close(ctx)
 	if err != nil {

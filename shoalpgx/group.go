@@ -177,8 +177,8 @@ func (g *Group) Stat() map[string]*Stat {
 // being made included (their Config may be slow). If ctx ends first, the
 // pools stay closed, the rest of their connections close as their leases
 // end, and the error wraps ctx's and says, per pool, what was still held
-// (a *shoal.CloseError), as shoal.Group's Close does. Later calls fail
-// with shoal.ErrClosed.
+// (a *shoal.CloseError), as shoal.Group's Close does. Later acquires and
+// queries fail with shoal.ErrClosed; calling Close again waits again.
 func (g *Group) Close(ctx context.Context) error {
 	errs, err := g.set.Close(ctx)
 	if err != nil {

@@ -28,8 +28,10 @@ type Config[K comparable, P any] struct {
 	Make func(ctx context.Context, key K, n int) (P, error)
 	// Close closes a pool and waits for it within ctx. The set calls it
 	// with context.Background for a pool it closes on its own (idle,
-	// evicted, made after Close), and with Close's ctx from Close.
-	// Required.
+	// evicted, made after Close), and with Close's ctx from Close; each
+	// later Close of the set calls it again for the pools the first one
+	// closed, to wait for them again, so it must take a pool already
+	// closed. Required.
 	Close func(ctx context.Context, p P) error
 	// Idle reports whether p has no lease and no waiter, so that the set
 	// may close it: callers inside Enter/Exit the set counts itself.
@@ -70,6 +72,10 @@ type Set[K comparable, P any] struct {
 	closing map[chan struct{}]struct{}
 	made    int // pools made: n for Make
 	closed  bool
+	// shut are the pools the first Close took from pools: each later
+	// Close closes them again, which waits for them again, as a pool's
+	// own Close does when called again.
+	shut []P
 }
 
 // Entry is one key's pool, or the pool being made for it, as Enter returns
@@ -251,20 +257,21 @@ func (s *Set[K, P]) Pools() map[K]P {
 // and waits for them, for the reaper, and, within ctx, for the pools the
 // set closed on its own or was making. It returns the pools' errors, and
 // ctx's error apart if ctx ended before the last wait did, for the Group
-// to word it. Later Enters fail with Config.ErrClosed.
+// to word it. Later Enters fail with Config.ErrClosed. Calling Close
+// again waits again: for the pools, closed again, as for the rest.
 func (s *Set[K, P]) Close(ctx context.Context) (poolErrs []error, waitErr error) {
 	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
 		close(s.quit)
 	}
-	var pools []P
 	for k, e := range s.pools {
 		if e.ok {
-			pools = append(pools, e.pool)
+			s.shut = append(s.shut, e.pool)
 		}
 		delete(s.pools, k)
 	}
+	pools := s.shut
 	s.mu.Unlock()
 	errs := make([]error, len(pools))
 	var wg sync.WaitGroup

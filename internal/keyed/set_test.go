@@ -24,9 +24,12 @@ type fakePool struct {
 	key    string
 	n      int             // the nth the set made
 	leases atomic.Int32    // as a real pool's Stats would count them
-	closes atomic.Int32    // how many times the set closed it: 1 at most
+	closes atomic.Int32    // how many times the set closed it: 1 at most before the set's Close
 	err    error           // what its Close returns
 	ctx    context.Context // the ctx Make was given
+	// slow, when not nil, holds each of its Closes until it is closed
+	// or the Close's ctx ends, as a pool with a connection still leased.
+	slow chan struct{}
 }
 
 // closed reports whether the set closed p.
@@ -66,9 +69,16 @@ func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
 			h.made[key] = append(h.made[key], p)
 			return p, nil
 		},
-		Close: func(_ context.Context, p *fakePool) error {
-			if p.closes.Add(1) > 1 {
-				t.Errorf("pool %s[%d] closed twice", p.key, p.n)
+		Close: func(ctx context.Context, p *fakePool) error {
+			if p.closes.Add(1) > 1 && !h.closed() {
+				t.Errorf("pool %s[%d] closed twice before the set's Close", p.key, p.n)
+			}
+			if p.slow != nil {
+				select {
+				case <-p.slow:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
 			return p.err
 		},
@@ -80,6 +90,13 @@ func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
 		Panicked:    func(v any) error { return fmt.Errorf("%w: %v", errPanicked, v) },
 	})
 	return h
+}
+
+// closed reports whether the set's Close was called.
+func (h *harness) closed() bool {
+	h.set.mu.Lock()
+	defer h.set.mu.Unlock()
+	return h.set.closed
 }
 
 // use enters key and exits it at once, returning its pool.
@@ -377,6 +394,38 @@ func TestCloseClosesEveryPool(t *testing.T) {
 		}
 		if _, err := h.set.Close(context.Background()); err != nil {
 			t.Fatalf("second Close: %v", err)
+		}
+	})
+}
+
+// A Close called again waits again for the pools, as a pool's Close does:
+// one whose first Close gave up at its ctx, a connection still held, is
+// waited for by the next. Before, the second Close found no pool left and
+// returned at once.
+func TestSecondCloseWaitsAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, time.Minute, 0)
+		a := h.use(t, "a")
+		a.slow = make(chan struct{})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if errs, _ := h.set.Close(ctx); !errors.Is(errors.Join(errs...), context.DeadlineExceeded) {
+			t.Fatalf("the first Close, the pool still closing past its ctx: %v", errs)
+		}
+		closed := make(chan error)
+		go func() {
+			errs, err := h.set.Close(context.Background())
+			closed <- errors.Join(append(errs, err)...)
+		}()
+		synctest.Wait()
+		select {
+		case err := <-closed:
+			t.Fatalf("the second Close returned (%v) while the pool was still closing", err)
+		default:
+		}
+		close(a.slow)
+		if err := <-closed; err != nil {
+			t.Fatalf("the second Close: %v", err)
 		}
 	})
 }
