@@ -55,6 +55,9 @@ func runBench(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if t != nil {
 		report.Target = t.Redacted
 		if err := probe(ctx, t, o.dialTimeout); err != nil {
+			if interruptedEarly(ctx, "bench", errOut) {
+				return exitInterrupted
+			}
 			fmt.Fprintf(errOut, "shoal bench: %v\n", err)
 			return exitFailed
 		}

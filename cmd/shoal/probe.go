@@ -46,7 +46,9 @@ func probe(ctx context.Context, t *target, timeout time.Duration) error {
 		c.Close()
 	}
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		// Only the probe's own deadline is a timeout: the parent's end is
+		// Ctrl-C, which the caller reports.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			err = fmt.Errorf("no answer within --dial-timeout %s", timeout)
 		}
 		return fmt.Errorf("cannot use %s (from --target %s): %w", strings.Join(t.Hosts, ", "), t.Redacted, err)

@@ -26,6 +26,8 @@ func preflightSweep(ctx context.Context, o *options, t *target, errOut io.Writer
 	query := o.query
 	srv, err := pgPreflight(pctx, t.Raw, query)
 	switch {
+	case err != nil && interruptedEarly(ctx, "sweep", errOut):
+		return exitInterrupted
 	case errors.Is(err, errQueryWrites) && !o.allowWrites:
 		fmt.Fprintf(errOut, "shoal sweep: --query %q writes (the server refused it in a read-only transaction: %v); the sweep runs it thousands of times, so pass --allow-writes to run it anyway\n", o.query, strings.TrimPrefix(err.Error(), errQueryWrites.Error()+": "))
 		return exitUsage
@@ -64,6 +66,9 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	if err := probe(ctx, t, o.dialTimeout); err != nil {
+		if interruptedEarly(ctx, "sweep", errOut) {
+			return exitInterrupted
+		}
 		fmt.Fprintf(errOut, "shoal sweep: %v\n", err)
 		return exitFailed
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// interruptingProxy listens on loopback and passes its first pass
+// connections through to upstream; the next one it accepts it holds open
+// without a word and calls cancel, as Ctrl-C pressed while shoal waits for
+// the server's answer. It returns the proxy's address.
+func interruptingProxy(t *testing.T, upstream string, pass int32, cancel context.CancelFunc) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	var wg sync.WaitGroup
+	held := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); close(held); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				if n.Add(1) > pass {
+					cancel()
+					<-held
+					return
+				}
+				up, err := net.Dial("tcp", upstream)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(up, c); up.Close() }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestInterruptedBeforeTheRun: Ctrl-C while shoal waits for the target's
+// first answer (the probe) or for the sweep's preflight query ends the run
+// at once with status 130 and says it was interrupted, rather than failing
+// with status 1 and blaming a --dial-timeout that never ran out.
+func TestInterruptedBeforeTheRun(t *testing.T) {
+	u, err := url.Parse(postgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  string
+		pass int32 // connections passed through before the one held
+	}{
+		{"bench probe", "bench", 0},
+		{"sweep probe", "sweep", 0},
+		// The probe's dial and login pass; the preflight's login is held.
+		{"sweep preflight", "sweep", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pu := *u
+			pu.Host = interruptingProxy(t, u.Host, tc.pass, cancel)
+			r := runShoalCtx(t, ctx, append([]string{tc.cmd, "--target", pu.String(), "--dial-timeout", "1h"}, testTimes...)...)
+			r.wantCode(t, exitInterrupted)
+			if !strings.Contains(r.stderr, "interrupted") || strings.Contains(r.stderr, "--dial-timeout") {
+				t.Errorf("stderr does not say it was interrupted, or blames the timeout:\n%s", r.stderr)
+			}
+		})
+	}
+}
