@@ -77,8 +77,9 @@
 // --quick 400ms). It measures a quarter, half and all of
 // --max-conns connections in all (--quick: half and all), each in 1, 2, 4
 // and 8 partitions where they divide evenly, and the default configuration
-// (what shoalpgx opens on the connection string without settings), every
-// one once per round with the order reversed each round. It compares each
+// (what shoalpgx opens on the connection string without settings, capped
+// at --max-conns, which the output then says), every one once per round
+// with the order reversed each round. It compares each
 // with the default round by round (a paired t-test on the ratio of
 // throughputs, at 5% over all comparisons together, Bonferroni) and
 // recommends the smallest configuration that is significantly faster than

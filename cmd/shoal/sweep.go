@@ -93,7 +93,7 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 	sr := benchrun.ScenarioResult{
 		Name: "sweep", Server: t.Redacted,
-		Description: fmt.Sprintf("%d configurations of %d to %d connections, measured against the default; %s", len(table), table[0].maxConns, o.maxConns, defaultName(table)),
+		Description: fmt.Sprintf("%d configurations of %d to %d connections, measured against the default; %s", len(table), table[0].maxConns, o.maxConns, defaultName(table, defConns, defParts, o.maxConns)),
 	}
 	tables := !o.json && !o.csv
 	if tables {
@@ -133,6 +133,7 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		report.Recommendation = exportVerdict(v, table, configs, gr.Results, t, o.rounds)
 		if tables {
 			writeRecommendation(out, report.Recommendation)
+			writeCappedDefault(out, defConns, o.maxConns)
 		}
 	}
 	// With nothing measured, finish says so and fails the run.
@@ -143,15 +144,35 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	return code
 }
 
-// defaultName describes the default configuration for the scenario line.
-func defaultName(table []sweepConfig) string {
+// defaultName describes the default configuration for the scenario line:
+// the pool shoalpgx opens, defConns connections in defParts partitions,
+// or, when that is more than --max-conns, the configuration that stands
+// for it, saying so.
+func defaultName(table []sweepConfig, defConns, defParts, maxConns int) string {
 	for _, c := range table {
 		if c.isDefault {
-			return fmt.Sprintf("the default, %s: %s in %s, what shoalpgx opens on this connection string and machine without settings",
+			s := fmt.Sprintf("the default, %s: %s in %s, what shoalpgx opens on this connection string and machine without settings",
 				strings.TrimSuffix(c.name(), defaultSuffix), benchrun.Plural(c.maxConns, "connection"), benchrun.Plural(c.partitions, "partition"))
+			if defConns > maxConns {
+				s += fmt.Sprintf(", %s in %s, capped at --max-conns %d",
+					benchrun.Plural(defConns, "connection"), benchrun.Plural(defParts, "partition"), maxConns)
+			}
+			return s
 		}
 	}
 	return "none"
+}
+
+// writeCappedDefault follows the verdict when the sweep could not measure
+// the default pool itself, defConns connections, within --max-conns: the
+// verdict compared with a smaller stand-in, which "keep the default" must
+// not pass for the pool a user keeps.
+func writeCappedDefault(w io.Writer, defConns, maxConns int) {
+	if defConns <= maxConns {
+		return
+	}
+	fmt.Fprintf(w, "The default compared with here is capped at --max-conns %d: shoalpgx opens %s on this connection string, and --max-conns %d or more measures the default itself.\n",
+		maxConns, benchrun.Plural(defConns, "connection"), defConns)
 }
 
 // judge runs decide over the merged results, which are in table order.

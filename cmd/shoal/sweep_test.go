@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -73,5 +74,30 @@ func TestSweepPostgres(t *testing.T) {
 	}
 	if pw, _ := u.User.Password(); pw != "" && strings.Contains(r.stdout+r.stderr, pw) {
 		t.Errorf("the password appears in the output")
+	}
+}
+
+// TestSweepSaysWhenTheDefaultIsCapped: shoalpgx opens 4 connections or more
+// without settings, so a sweep of --max-conns 2 cannot measure the
+// default itself; its output must not call the 2-connection stand-in
+// "what shoalpgx opens", and must say how to measure the real one.
+func TestSweepSaysWhenTheDefaultIsCapped(t *testing.T) {
+	dsn := postgresDSN(t)
+	defConns, defParts, err := pgDefaultPool(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if defConns <= 2 {
+		t.Fatalf("shoalpgx's default pool has %d connections; the test needs more than 2", defConns)
+	}
+	r := runShoal(t, append([]string{"sweep", "--target", dsn, "--max-conns", "2", "--rounds", "2"}, testTimes...)...)
+	r.wantCode(t, exitOK)
+	want := fmt.Sprintf("what shoalpgx opens on this connection string and machine without settings, %s in %s, capped at --max-conns 2",
+		benchrun.Plural(defConns, "connection"), benchrun.Plural(defParts, "partition"))
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("the scenario line does not say the default is capped; want %q in:\n%s", want, r.stdout)
+	}
+	if want := fmt.Sprintf("--max-conns %d or more measures the default itself", defConns); !strings.Contains(r.stdout, want) {
+		t.Errorf("the verdict does not say how to measure the default itself; want %q in:\n%s", want, r.stdout)
 	}
 }
