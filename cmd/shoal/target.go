@@ -53,7 +53,10 @@ func targetError(part, format string, args ...any) error {
 // port) and never contain the password: url.Parse's own errors quote the
 // whole string, so they are not passed on.
 func parseTarget(s string) (*target, error) {
-	if strings.TrimSpace(s) == "" {
+	// A target pasted with a space around it is the same target; left in,
+	// the space makes pgx read a URL as one keyword=value pair.
+	s = strings.TrimSpace(s)
+	if s == "" {
 		return nil, targetError("url", "empty; want a URL such as postgres://user@host:5432/db")
 	}
 	reading := connstr.Read(s)
@@ -91,6 +94,12 @@ func parseTarget(s string) (*target, error) {
 	if reading.Problem != "" {
 		return nil, targetError("url", "%s %s", redacted, reading.Problem)
 	}
+	if t.Kind == targetPostgres {
+		// A scheme is case-insensitive, but pgx reads a URL only under
+		// "postgres://" or "postgresql://" as written, and POSTGRES://...
+		// as a keyword=value pair whose name holds the password.
+		t.Raw = t.Scheme + s[len(scheme):]
+	}
 	u, err := url.Parse(s)
 	if err != nil { // connstr reports these; kept for safety
 		return nil, targetError("url", "%s does not parse as a URL", redacted)
@@ -122,7 +131,7 @@ func parseTarget(s string) (*target, error) {
 	if t.Kind == targetPostgres && pgHosts != nil {
 		// net/url reads postgres://u@h1:5432,h2:5432/db as one host,
 		// "h1:5432,h2", on port 5432; shoalpgx tries each in turn.
-		hosts, err := pgHosts(s)
+		hosts, err := pgHosts(t.Raw)
 		if err != nil {
 			return nil, targetError("url", "%v", err)
 		}

@@ -104,3 +104,22 @@ func TestServiceTargets(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresTargetAsTyped: a URL scheme is case-insensitive and a target
+// pasted with a space around it is the same target. pgx reads neither as a
+// URL (it wants "postgres://" exactly), but as one keyword=value pair, and
+// logs into the local socket as the system user, with the URL, password
+// and all, sent to the server as a parameter name.
+func TestPostgresTargetAsTyped(t *testing.T) {
+	dsn := postgresDSN(t)
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		t.Fatalf("SHOAL_TEST_POSTGRES %q is not a URL", redactRaw(dsn))
+	}
+	for _, target := range []string{strings.ToUpper(scheme) + "://" + rest, " " + dsn + " "} {
+		rep, _ := benchTarget(t, target, "--only", "churn")
+		if got := strings.Join(measuredNames(t, rep), " "); !strings.Contains(got, "churn/shoalpgx_pool") {
+			t.Errorf("%q: churn/shoalpgx_pool not measured; measured: %s", redactRaw(target), got)
+		}
+	}
+}
