@@ -102,18 +102,15 @@
 // Exit status: 0 when everything ran, 1 when a run failed, nothing could be
 // measured (every scenario skipped for this target) or the target could
 // not be reached, 2 for a usage error, 130 after Ctrl-C (the results that
-// finished are printed first, and drawn when --chart is set). A password in
-// --target never appears in any output, file or error: it is masked where it
-// stands in the URL or key=value string, and a target whose password holds
-// an unescaped '@' or '#' is refused rather than read in pieces.
+// finished are printed first, and drawn when --chart is set; a second
+// Ctrl-C quits at once, without waiting for connections to a server that
+// hangs to close). A password in --target never appears in any output,
+// file or error: it is masked where it stands in the URL or key=value
+// string, and a target whose password holds an unescaped '@' or '#' is
+// refused rather than read in pieces.
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "os"
 
 // Exit codes.
 const (
@@ -124,7 +121,7 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(os.Stderr, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

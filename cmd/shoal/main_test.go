@@ -15,8 +15,16 @@ import (
 // TestMain checks that no test leaves a goroutine behind: every server,
 // pool and transport a run starts must be gone when it returns.
 func TestMain(m *testing.M) {
+	if os.Getenv(asCommandEnv) == "1" {
+		// Re-executed by a test as the command itself, signals and all.
+		main()
+	}
 	goleak.VerifyTestMain(m)
 }
+
+// asCommandEnv, set to 1, makes the test binary run as the command, with
+// its arguments, for a test that needs a process of its own.
+const asCommandEnv = "SHOAL_TEST_AS_COMMAND"
 
 // testTimes shortens every case: the tests check shapes and errors, not
 // speed.
