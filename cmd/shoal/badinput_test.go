@@ -244,3 +244,26 @@ func TestSilentPostgresFailsOnce(t *testing.T) {
 		t.Errorf("cases ran against a server that never answered:\n%s", r.stdout)
 	}
 }
+
+// TestBadFlagValueSaysWhatToWrite: a flag given a value of the wrong kind
+// is named as the user wrote it (--workers, not -workers), with what it
+// takes, rather than "parse error" and a list of the valid flags that it
+// is already one of.
+func TestBadFlagValueSaysWhatToWrite(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--workers", "abc"}, `--workers "abc": want a whole number`},
+		{[]string{"sweep", "--max-conns=1.5"}, `--max-conns "1.5": want a whole number`},
+		{[]string{"bench", "--quick=maybe"}, `--quick "maybe": want true or false`},
+		{[]string{"bench", "--duration", "fast"}, `--duration "fast": want a duration such as 500ms or 2s`},
+	} {
+		r := runShoal(t, tc.args...)
+		r.wantCode(t, exitUsage)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		if !strings.Contains(first, tc.want) || strings.Contains(first, "valid flags") || strings.Contains(first, "parse error") {
+			t.Errorf("%q: want %q, without the list of flags or \"parse error\", got:\n%s", tc.args, tc.want, first)
+		}
+	}
+}

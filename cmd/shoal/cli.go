@@ -252,6 +252,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if hint := durationHint(fs, args); hint != "" {
 			return nil, usagef("%s", hint)
 		}
+		if hint := valueHint(fs, err); hint != "" {
+			return nil, usagef("%s", hint)
+		}
 		return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
 	}
 	if fs.NArg() > 0 {
