@@ -225,10 +225,9 @@ func connectExec(ctx context.Context, connString, sql string) error {
 // and its password masked where it stands, and the Go code that sets the
 // same.
 func shoalPGXSettings(raw string, maxConns, partitions int) (string, string) {
-	keys := fmt.Sprintf("pool_max_conns=%d", maxConns)
-	if partitions > 1 {
-		keys += fmt.Sprintf("&pool_partitions=%d", partitions)
-	}
+	// pool_partitions always, 1 too: left out, it means as many
+	// partitions as GOMAXPROCS, not the one the sweep measured.
+	keys := fmt.Sprintf("pool_max_conns=%d&pool_partitions=%d", maxConns, partitions)
 	var connString string
 	if u, err := url.Parse(raw); err == nil && strings.Contains(raw, "://") {
 		var kept []string
@@ -240,7 +239,7 @@ func shoalPGXSettings(raw string, maxConns, partitions int) (string, string) {
 		u.RawQuery = strings.Join(append(kept, keys), "&")
 		connString = u.String()
 	} else {
-		connString = raw + " " + strings.ReplaceAll(keys, "&", " ")
+		connString = dropKeywords(raw, "pool_max_conns", "pool_partitions") + " " + strings.ReplaceAll(keys, "&", " ")
 	}
 	connString = connstr.Mask(connString, redactedWord)
 	goConfig := fmt.Sprintf(`cfg, err := shoalpgx.ParseConfig(connString)
