@@ -39,7 +39,7 @@ func runRounds(ctx context.Context, o *options, cases []benchrun.Case, workers, 
 				i = len(cases) - 1 - k
 			}
 			if ctx.Err() != nil {
-				return out
+				return evenRounds(out)
 			}
 			if failed[i] {
 				continue
@@ -55,7 +55,44 @@ func runRounds(ctx context.Context, o *options, cases []benchrun.Case, workers, 
 			progress.End()
 		}
 	}
+	return evenRounds(out)
+}
+
+// evenRounds trims, after Ctrl-C, the results of the cases that finished
+// more rounds than others to the rounds every one of them finished, and
+// drops the round that was interrupted from a case that had finished
+// those: rows of unequal rounds would not mean what the table's legend
+// says ("the mean of 2 rounds", "judged round by round") for every row,
+// nor count their connections over the same rounds. A case that failed,
+// or finished no round, is left as it is, to say so.
+func evenRounds(out [][]benchrun.Result) [][]benchrun.Result {
+	okRounds := func(rs []benchrun.Result) int {
+		n := 0
+		for n < len(rs) && rs[n].Status == benchrun.StatusOK {
+			n++
+		}
+		return n
+	}
+	common := -1
+	for _, rs := range out {
+		if n := okRounds(rs); n > 0 && !hasFailure(rs) && (common < 0 || n < common) {
+			common = n
+		}
+	}
+	if common < 0 {
+		return out
+	}
+	for i, rs := range out {
+		if okRounds(rs) >= common && !hasFailure(rs) {
+			out[i] = rs[:common]
+		}
+	}
 	return out
+}
+
+// hasFailure reports whether a case failed in any of its rounds.
+func hasFailure(rs []benchrun.Result) bool {
+	return slices.ContainsFunc(rs, func(r benchrun.Result) bool { return r.Status == benchrun.StatusFailed })
 }
 
 // mergeRounds makes one table row of a case's rounds: operations, errors
