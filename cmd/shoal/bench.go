@@ -123,7 +123,11 @@ func execute(ctx context.Context, o *options, report *benchrun.Report, planned [
 		benchrun.WriteHeader(out, report, estimated)
 	}
 	for _, ps := range planned {
-		sr := benchrun.ScenarioResult{Name: ps.name, Description: ps.description, Server: ps.plan.server, Skipped: ps.plan.skip}
+		desc := ps.description
+		if ps.plan.description != "" {
+			desc = ps.plan.description
+		}
+		sr := benchrun.ScenarioResult{Name: ps.name, Description: desc, Server: ps.plan.server, Skipped: ps.plan.skip}
 		if tables {
 			progress.Pause(func() { benchrun.WriteScenarioTitle(out, &sr) })
 		}

@@ -31,6 +31,10 @@ var multiplexScenario = scenario{
 	plan:        planMultiplex,
 }
 
+// targetMultiplexDescription is the multiplex scenario's heading against
+// an HTTP/2 or gRPC server of the user's, which caps streams as it will.
+const targetMultiplexDescription = "one multiplexed connection against a pool of them, each carrying as many streams as the server allows"
+
 // connsFor is how many connections of maxStreams streams workers need.
 func connsFor(workers, maxStreams int) int {
 	return max((workers+maxStreams-1)/maxStreams, 2)
@@ -41,7 +45,7 @@ func planMultiplex(e *env) (*plan, error) {
 	case e.target == nil:
 		return planMultiplexEmbedded(e), nil
 	case e.target.Kind == targetHTTP && e.target.Scheme == "https":
-		p := &plan{server: e.target.Redacted + " (HTTP/2)"}
+		p := &plan{server: e.target.Redacted + " (HTTP/2)", description: targetMultiplexDescription}
 		req := targetHTTPRequest(e.target)
 		for _, workers := range e.workersOr(multiplexWorkers) {
 			p.groups = append(p.groups, h2Group(e, req, e.target.HostPort, nil, workers))
@@ -50,7 +54,7 @@ func planMultiplex(e *env) (*plan, error) {
 	case e.target.Kind == targetPostgres:
 		return planPipelinePostgres(e), nil
 	case e.target.Kind == targetGRPC:
-		p := &plan{server: e.target.Redacted + " (grpc.health.v1.Health/Check)"}
+		p := &plan{server: e.target.Redacted + " (grpc.health.v1.Health/Check)", description: targetMultiplexDescription}
 		var tlsCfg *tls.Config
 		if e.target.Scheme == "grpcs" {
 			tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}

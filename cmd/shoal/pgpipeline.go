@@ -25,7 +25,9 @@ var pgPipelineWorkers = []int{32, 128}
 // shoalpgx with pool_pipeline on 8 connections beside whole connections,
 // 8 and 32 of them, each running SELECT 1.
 func planPipelinePostgres(e *env) *plan {
-	p := &plan{server: e.target.Redacted}
+	p := &plan{server: e.target.Redacted, description: fmt.Sprintf(
+		"statements pipelined on shared connections against whole ones: shoalpgx with pool_pipeline=%d on %d connections beside %d and %d whole connections",
+		pgPipelineDepth, pgPipelineConns, pgPipelineConns, pgPipelineWide)}
 	if newShoalPGX == nil {
 		p.skip = notLanded("shoalpgx")
 		return p

@@ -22,7 +22,11 @@ type scenario struct {
 type plan struct {
 	server string // what it runs against, for the output
 	skip   string // when set, the whole scenario does not run, and why
-	groups []benchrun.Group
+	// description, when set, replaces the scenario's in the output: what
+	// runs against a target can differ from what runs on the embedded
+	// servers, whose description the help shows.
+	description string
+	groups      []benchrun.Group
 }
 
 // env is where the scenarios run: the embedded servers or a target.

@@ -123,3 +123,25 @@ func TestPostgresTargetAsTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiplexHeadingFitsTheTarget: against a server of the user's, the
+// multiplex scenario's heading describes what runs there, not the
+// embedded server's cap of 100 streams per connection: against
+// PostgreSQL, pipelined connections beside whole ones; against gRPC, the
+// server's own limit.
+func TestMultiplexHeadingFitsTheTarget(t *testing.T) {
+	for _, tc := range []struct{ env, prefix, want string }{
+		{"SHOAL_TEST_POSTGRES", "", "pool_pipeline=16"},
+		{"SHOAL_TEST_ETCD", "grpc://", "as many streams as the server allows"},
+	} {
+		addr := os.Getenv(tc.env)
+		if addr == "" {
+			skipOrFail(t, tc.env+" is not set")
+		}
+		rep, _ := benchTarget(t, tc.prefix+addr, "--only", "multiplex")
+		d := rep.Scenarios[0].Description
+		if strings.Contains(d, "capping streams at 100") || !strings.Contains(d, tc.want) {
+			t.Errorf("%s: heading %q, want one with %q and no cap of 100", tc.env, d, tc.want)
+		}
+	}
+}
