@@ -95,6 +95,13 @@ var poolKeys = []poolKey{
 // It also reads libpq's load_balance_hosts (disable or random), which pgx
 // does not know and would send to the server as a run-time parameter.
 //
+// White space around the string is dropped, and a URL's scheme is read in
+// any case (POSTGRES://), where pgx would read either string as one
+// keyword=value pair and send the URL, password included, to the server
+// as a run-time parameter; a keyword that no server parameter could be
+// named (one holding ':', '/', '@' or '?') is an error, which does not
+// quote it.
+//
 // Any other key that starts with pool_, a bad value, or pool_min_idle given
 // together with pool_min_idle_conns is an error that names the key. A
 // string that does not parse, or whose password holds an unescaped '@',
@@ -107,6 +114,7 @@ var poolKeys = []poolKey{
 //	postgres://app:secret@db.internal:5432/app?sslmode=verify-full&pool_max_conns=16
 //	host=db.internal user=app password=secret dbname=app pool_max_conns=16
 func ParseConfig(connString string) (*Config, error) {
+	connString = asWritten(connString)
 	r := connstr.Read(connString)
 	if r.Problem != "" {
 		// An ambiguous string (an unescaped '@' or '#' in the password) is
@@ -125,6 +133,13 @@ func ParseConfig(connString string) (*Config, error) {
 	cfg := defaultConfig(cc)
 
 	params := cc.RuntimeParams
+	for key := range params {
+		if !isParamName(key) {
+			// Not quoted: the keyword may hold a password (a URL
+			// whose scheme pgx did not take, read as keyword=value).
+			return nil, &ConfigError{Reason: errNotParamName}
+		}
+	}
 	var unknown []string
 	for key := range params {
 		if strings.HasPrefix(key, poolKeyPrefix) && !slices.ContainsFunc(poolKeys, func(k poolKey) bool { return k.name == key }) {
