@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,6 +227,21 @@ func TestAcquireErrorSaysWhatItWaitedFor(t *testing.T) {
 		}
 		if ae.Waited != timeout {
 			t.Errorf("Waited = %v, want the caller's timeout (%v)", ae.Waited, timeout)
+		}
+	})
+}
+
+// A pool of one connection is waited for in the singular.
+func TestAcquireErrorOfAOneConnectionPool(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+		a := mustAcquire(t, p)
+		defer a.Release()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := p.Acquire(ctx)
+		if msg := fmt.Sprint(err); !strings.Contains(msg, "(waited 1s for its one connection: 1 in use, 1 waiting)") {
+			t.Errorf("message %q, want it to wait for its one connection", msg)
 		}
 	})
 }

@@ -96,8 +96,13 @@ func (e *AcquireError) Error() string {
 	writePrefix(&b, e.Pool)
 	b.WriteString("acquire: ")
 	b.WriteString(strings.TrimPrefix(e.Err.Error(), "shoal: "))
-	fmt.Fprintf(&b, " (waited %s for one of %d connections: %d in use, %d waiting",
-		roundDuration(e.Waited), e.MaxConns, e.InUse, e.Waiting)
+	if e.MaxConns == 1 {
+		fmt.Fprintf(&b, " (waited %s for its one connection: %d in use, %d waiting",
+			roundDuration(e.Waited), e.InUse, e.Waiting)
+	} else {
+		fmt.Fprintf(&b, " (waited %s for one of %d connections: %d in use, %d waiting",
+			roundDuration(e.Waited), e.MaxConns, e.InUse, e.Waiting)
+	}
 	if e.Dialing > 0 {
 		fmt.Fprintf(&b, ", %d dialing", e.Dialing)
 	}
