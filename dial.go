@@ -236,7 +236,14 @@ func (p *Pool[T]) dialOne(ctx context.Context) (c *conn[T], started int64, err e
 	var permit BudgetPermit
 	if p.link.budget != nil {
 		// Before DialTimeout starts, for the same reason.
+		asked := time.Now()
 		if ctx, permit, err = p.acquirePermit(ctx); err != nil {
+			// A failed dial like any other, in Stats and to the Observer
+			// alike, so that metrics and the live page see what Stats
+			// counts.
+			if p.obs != nil {
+				p.obs.ObserveDial(time.Since(asked), err)
+			}
 			p.counters.dialErrors.Add(1)
 			return nil, p.now(), &dialError{err: err}
 		}

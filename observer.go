@@ -20,7 +20,9 @@ type Observer interface {
 	// ObserveRelease: a lease ended (Release, Discard or reclaim) after
 	// being held for held.
 	ObserveRelease(held time.Duration)
-	// ObserveDial: a dial finished after took; err is nil on success.
+	// ObserveDial: a dial finished after took; err is nil on success. A
+	// dial that got no permit from the pool's Budget failed too: took is
+	// then the wait for the permit.
 	ObserveDial(took time.Duration, err error)
 	// ObserveClose: the pool closed a connection, for reason.
 	ObserveClose(reason Reason)

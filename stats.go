@@ -53,7 +53,7 @@ type Stats struct {
 	FailedAcquires int64
 	WaitTime       time.Duration // total time successful acquires spent waiting
 	Dials          int64         // dials attempted
-	DialErrors     int64         // dials that failed (including OnConnect errors)
+	DialErrors     int64         // dials that failed (a Budget permit refused, Dial or OnConnect)
 	// Closed counts connections closed, for any reason: a new connection
 	// that Hooks.OnConnect rejected too (ReasonRejected), which counts in
 	// DialErrors as well.

@@ -99,7 +99,7 @@
 //	shoal.pool.budget.share   observable up-down counter  {connection}  Stats.Share: connections the Budget lets the pool hold now (with a Budget only)
 //	shoal.pool.budget.demand  observable up-down counter  {connection}  Stats.Demand: connections in use plus waited for (with a Budget only)
 //	shoal.pool.budget.members observable up-down counter  {pool}        Stats.BudgetMembers: pools sharing the Budget (with a Budget only)
-//	shoal.pool.dial_errors    counter                     {error}       dials that failed (Dial or OnConnect)
+//	shoal.pool.dial_errors    counter                     {error}       dials that failed (a Budget permit, Dial or OnConnect)
 //	shoal.pool.closes         counter                     {connection}  connections closed, with shoal.close.reason = shoal.Reason ("lifetime", "idle", ...)
 //	shoal.pool.rejections     counter                     {request}     acquires refused by MaxWaiters or dropped by load shedding
 //	shoal.pool.leaks          counter                     {lease}       leases reported held past Config.LeakThreshold

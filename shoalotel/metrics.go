@@ -157,7 +157,7 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 		useTime:    histogram("db.client.connection.use_time", "The time between borrowing a connection and returning it to the pool."),
 
 		timeouts:   counter("db.client.connection.timeouts", "{timeout}", "The number of connection timeouts that have occurred trying to obtain a connection from the pool."),
-		dialErrors: counter("shoal.pool.dial_errors", "{error}", "The number of dials that failed (Dial or the OnConnect hook)."),
+		dialErrors: counter("shoal.pool.dial_errors", "{error}", "The number of dials that failed (the Budget's permit, Dial or the OnConnect hook)."),
 		rejections: counter("shoal.pool.rejections", "{request}", "The number of acquires refused by MaxWaiters or dropped by load shedding."),
 		leaks:      counter("shoal.pool.leaks", "{lease}", "The number of leases reported as held past Config.LeakThreshold."),
 		closes:     counter("shoal.pool.closes", "{connection}", "The number of connections the pool closed, by reason."),

@@ -127,7 +127,7 @@ func New(opts Options) (*Collector, error) {
 		useTime:    histogram("db_client_connection_use_time_seconds", "The time between borrowing a connection and returning it to the pool."),
 
 		timeouts:   counter("db_client_connection_timeouts_total", "The number of connection timeouts that have occurred trying to obtain a connection from the pool (acquires whose context ended while they waited)."),
-		dialErrors: counter("shoal_pool_dial_errors_total", "The number of dials that failed (Dial or the OnConnect hook)."),
+		dialErrors: counter("shoal_pool_dial_errors_total", "The number of dials that failed (the Budget's permit, Dial or the OnConnect hook)."),
 		rejections: counter("shoal_pool_rejections_total", "The number of acquires refused by MaxWaiters or dropped by load shedding."),
 		leaks:      counter("shoal_pool_leaks_total", "The number of leases reported as held past Config.LeakThreshold."),
 		closes:     counter("shoal_pool_closes_total", "The number of connections the pool closed, by reason.", LabelReason),

@@ -86,7 +86,7 @@
 //	shoal_pool_budget_share                          gauge      Stats.Share: connections the Budget lets the pool hold now (with a Budget only)
 //	shoal_pool_budget_demand                         gauge      Stats.Demand: connections in use plus waited for (with a Budget only)
 //	shoal_pool_budget_members                        gauge      Stats.BudgetMembers: pools sharing the Budget (with a Budget only)
-//	shoal_pool_dial_errors_total                     counter    dials that failed (Dial or OnConnect)
+//	shoal_pool_dial_errors_total                     counter    dials that failed (a Budget permit, Dial or OnConnect)
 //	shoal_pool_closes_total{reason}                  counter    connections closed, by shoal.Reason ("lifetime", "idle", ...)
 //	shoal_pool_rejections_total                      counter    acquires refused by MaxWaiters or dropped by load shedding
 //	shoal_pool_leaks_total                           counter    leases reported held past Config.LeakThreshold
