@@ -132,6 +132,17 @@ func (b *twoBudgets) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 
 var _ shoal.BudgetAsker = (*twoBudgets)(nil)
 
+// Members is how many pools share the user's budget, as it counts them
+// (a pipelined pool's two kinds as two), or 1 when it cannot count them:
+// what Stats.BudgetMembers reports without pipelining, where the core
+// pool's budget is the user's.
+func (b *twoBudgets) Members() int {
+	if m, ok := b.user.(interface{ Members() int }); ok {
+		return max(m.Members(), 1)
+	}
+	return 1
+}
+
 // AskShare passes a core pool's ask for a division on to both budgets,
 // where they take one (shoal.BudgetAsker).
 func (b *twoBudgets) AskShare() {

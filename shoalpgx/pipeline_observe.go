@@ -26,8 +26,9 @@ func pipelinedName(name string) string { return name + "/pipelined" }
 // attaches read both pools.
 type wholeObserver struct {
 	shoal.Observer
-	shared *atomic.Pointer[shoal.Pool[*pipeConn]] // set once the shared pool exists
-	size   int                                    // the MaxConns the two divide
+	shared   *atomic.Pointer[shoal.Pool[*pipeConn]] // set once the shared pool exists
+	size     int                                    // the MaxConns the two divide
+	budgeted bool                                   // Config.Budget is set (see sumStats)
 }
 
 // Attach gives the inner Observer the sum of the core's figures and the
@@ -37,11 +38,11 @@ func (w wholeObserver) Attach(stats func() shoal.Stats) func() {
 	if !ok {
 		return func() {}
 	}
-	shared, size := w.shared, w.size
+	shared, size, budgeted := w.shared, w.size, w.budgeted
 	return a.Attach(func() shoal.Stats {
 		s := stats()
 		if sp := shared.Load(); sp != nil {
-			s = sumStats(s, sp.Stats(), size)
+			s = sumStats(s, sp.Stats(), size, budgeted)
 		}
 		return s
 	})
@@ -102,7 +103,7 @@ func (p *Pool) wholeCoreObserver() shoal.Observer {
 	if o == nil || p.config.Pipeline <= 0 {
 		return o
 	}
-	w := wholeObserver{Observer: o, shared: &p.sharedCore, size: int(p.config.MaxConns)}
+	w := wholeObserver{Observer: o, shared: &p.sharedCore, size: int(p.config.MaxConns), budgeted: p.config.Budget != nil}
 	if t, ok := o.(shoal.WaitTracer); ok && tracing(t) {
 		return wholeTracer{w, t}
 	}
@@ -140,13 +141,22 @@ func (p *Pool) sharedCoreObserver() shoal.Observer {
 // floors of open connections (MinConns) and every counter added; the
 // name, MinIdle and the hosts the whole pool's. Each core has the whole MaxConns as its limit (its half after
 // SetMaxConns) within the division of size connections, so the limit is
-// their sum, at most size; the division being no budget of the user's, as
-// without one Share is the limit and there are no members.
-func sumStats(w, s shoal.Stats, size int) shoal.Stats {
+// their sum, at most size. The division being no budget of the user's,
+// without one (budgeted false) Share is the limit and there are no
+// members, as for a pool without pipelining. With one, Share is what the
+// two may hold together, each core's share being the smaller of the
+// user's budget's and the division's, and the members are the user's
+// budget's (twoBudgets.Members), so that the pool reports its Budget as
+// it would without pipelining.
+func sumStats(w, s shoal.Stats, size int, budgeted bool) shoal.Stats {
 	limit := min(w.MaxConns+s.MaxConns, size)
 	out := w
 	out.MaxConns = limit
 	out.Share, out.BudgetMembers = limit, 0
+	if budgeted {
+		out.Share = min(w.Share+s.Share, limit)
+		out.BudgetMembers = max(w.BudgetMembers, 1)
+	}
 	out.Demand = min(w.Demand+s.Demand, limit)
 	out.MinConns += s.MinConns
 	out.TotalConns += s.TotalConns

@@ -209,7 +209,7 @@ func TestPipelineSumStatsLimit(t *testing.T) {
 		{2, 1, 8, 3}, // after SetMaxConns(3)
 	} {
 		s := sumStats(shoal.Stats{Name: "p", MaxConns: c.whole, Share: c.whole, TotalConns: 1, Acquires: 2},
-			shoal.Stats{Name: "p/pipelined", MaxConns: c.shared, Share: c.shared, BudgetMembers: 2, TotalConns: 2, Acquires: 5}, c.size)
+			shoal.Stats{Name: "p/pipelined", MaxConns: c.shared, Share: c.shared, BudgetMembers: 2, TotalConns: 2, Acquires: 5}, c.size, false)
 		if s.MaxConns != c.want || s.Share != c.want || s.BudgetMembers != 0 || s.Name != "p" || s.TotalConns != 3 || s.Acquires != 7 {
 			t.Errorf("%d+%d of %d: %+v, want MaxConns and Share %d", c.whole, c.shared, c.size, s, c.want)
 		}
@@ -329,7 +329,7 @@ func TestSumStatsAddsEveryCount(t *testing.T) {
 			sv.Field(i).SetInt(int64(1000 * (i + 1)))
 		}
 	}
-	out := reflect.ValueOf(sumStats(w, s, 1<<20))
+	out := reflect.ValueOf(sumStats(w, s, 1<<20, false))
 	for i := range wv.NumField() {
 		f := wv.Type().Field(i)
 		k := wv.Field(i).Kind()
@@ -340,7 +340,7 @@ func TestSumStatsAddsEveryCount(t *testing.T) {
 			t.Errorf("%s: %d, want the sum %d", f.Name, got, want)
 		}
 	}
-	if got := sumStats(w, s, 1<<20); got.MaxConns != w.MaxConns+s.MaxConns || got.Share != got.MaxConns || got.BudgetMembers != 0 {
+	if got := sumStats(w, s, 1<<20, false); got.MaxConns != w.MaxConns+s.MaxConns || got.Share != got.MaxConns || got.BudgetMembers != 0 {
 		t.Errorf("limit %d, share %d, members %d; want the two limits' sum, the same, and none", got.MaxConns, got.Share, got.BudgetMembers)
 	}
 }

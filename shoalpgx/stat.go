@@ -49,7 +49,7 @@ func (p *Pool) Stat() *Stat {
 	var ps shoal.Stats
 	if p.pipe != nil {
 		ps = p.pipe.core.Stats()
-		s = sumStats(s, ps, int(p.config.MaxConns))
+		s = sumStats(s, ps, int(p.config.MaxConns), p.config.Budget != nil)
 	}
 	return &Stat{s: s, pipelined: ps, idleDestroys: p.destroys.idle.Load(), ageDestroys: p.destroys.lifetime.Load()}
 }
