@@ -17,9 +17,9 @@ const maskedWord = "xxxxx"
 // otherwise a keyword/value string that ends it is read whole (maskTail),
 // then each word holding "://" is read as a URL from its scheme on, and
 // each word that is a keyword=value pair as one.
-// Last, a password keyword written after a separator other than a space
-// ("orders,password=pw") has its value masked (maskAfterSeparators).
-// Plain names come back unchanged.
+// Last, every password keyword at the start of a name or after any
+// separator ("orders,password=pw", "orders password='a b' replica") has
+// its value masked (maskKeywordValues). Plain names come back unchanged.
 func maskName(name string) string {
 	if r := connstr.Read(name); r.Problem == "" {
 		masked := r.Mask(name, maskedWord)
@@ -29,25 +29,29 @@ func maskName(name string) string {
 			// of its own to read.
 			masked = maskWords(masked)
 		}
-		return maskAfterSeparators(masked)
+		return maskKeywordValues(masked)
 	}
-	return maskAfterSeparators(maskWords(maskTail(name)))
+	return maskKeywordValues(maskWords(maskTail(name)))
 }
 
-// maskAfterSeparators masks the value of each password keyword that
-// follows a separator other than a space, as in "orders,password=pw" or
-// "orders;password=pw": read as keyword/value text, its key is
-// "orders,password", no password keyword, so the readings above leave its
-// value as it is. The value ends where pgx would end it (a bare one at the
-// next space, a quoted one after its quote): a separator after it may be
-// part of the password, and showing a little more masked beats showing a
-// piece of it. Inside a URL (after a "://" in the same word) the URL's
-// own reading, in maskWord, has masked what is secret.
-func maskAfterSeparators(name string) string {
+// maskKeywordValues masks the value of each password keyword that starts
+// the name or follows a separator. After a separator other than a space,
+// as in "orders,password=pw", keyword/value text reads the key as
+// "orders,password", no password keyword; after a space, a value quoted
+// with a space in it or written "password = pw" is split by the word by
+// word reading, and the whole name, with words that are no pairs after it
+// ("orders password='a b' replica"), reads as no connection string. So
+// the readings above leave such a value as it is. The value ends where
+// pgx would end it (a bare one at the next space, a quoted one after its
+// quote): a separator after it may be part of the password, and showing
+// a little more masked beats showing a piece of it. Inside a URL (after a
+// "://" in the same word) the URL's own reading, in maskWord, has masked
+// what is secret.
+func maskKeywordValues(name string) string {
 	var b strings.Builder
 	last := 0
-	for i := 1; i < len(name); i++ {
-		if isWordSpace(name[i-1]) || isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
+	for i := 0; i < len(name); i++ {
+		if i > 0 && isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
 			continue
 		}
 		k := i

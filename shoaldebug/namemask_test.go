@@ -85,3 +85,29 @@ func TestNameMaskedURLValue(t *testing.T) {
 		}
 	}
 }
+
+// TestNameMaskedBeforeWords guards a password keyword after a space whose
+// value is quoted with a space in it, or written "password = pw", and is
+// followed by more words of the name: read whole, such a name is no
+// connection string, and read word by word its value is split, yet it is
+// a password and is masked; nothing else changes.
+func TestNameMaskedBeforeWords(t *testing.T) {
+	cases := []struct{ name, want string }{
+		{"orders password='hunter 2' replica", "orders password=xxxxx replica"},
+		{"orders password = hunter2 replica", "orders password = xxxxx replica"},
+		{"host=db password='hunter 2' (eu)", "host=db password=xxxxx (eu)"},
+		{"password='hunter 2' orders", "password=xxxxx orders"},
+		// No password keyword: left as written.
+		{"orders passwords = 2 x", "orders passwords = 2 x"},
+		{"orders app='a b' x", "orders app='a b' x"},
+	}
+	reg := shoaldebug.NewRegistry()
+	for _, c := range cases {
+		reg.Register(c.name, func() shoal.Stats { return shoal.Stats{} })
+	}
+	for i, p := range reg.Snapshot().Pools {
+		if p.Name != cases[i].want {
+			t.Errorf("name %q shown as %q, want %q", cases[i].name, p.Name, cases[i].want)
+		}
+	}
+}
