@@ -3,16 +3,20 @@ package shoal
 import (
 	"fmt"
 	"strings"
+
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // String describes the snapshot on one line, the pool's name, gauges
 // first, then the counters, for logs and debugging: `pool "orders": open
 // 8/10 (idle 3, in use 5), waiting 2, ...`. The budget fields appear only
-// when a Budget is set.
+// when a Budget is set. A password in the name (a URL's, or a
+// keyword/value string's) is masked, as on shoaldebug's page: the line is
+// meant for logs.
 func (s Stats) String() string {
 	var b strings.Builder
 	if s.Name != "" {
-		fmt.Fprintf(&b, "pool %q: ", s.Name)
+		fmt.Fprintf(&b, "pool %q: ", namemask.Mask(s.Name))
 	}
 	fmt.Fprintf(&b, "open %d/%d (idle %d, in use %d, leases %d), waiting %d, dialing %d",
 		s.TotalConns, s.MaxConns, s.IdleConns, s.InUseConns, s.Leases, s.Waiting, s.Dialing)

@@ -30,3 +30,19 @@ func TestStatsString(t *testing.T) {
 		t.Errorf("String() = %s, want the hosts", got)
 	}
 }
+
+// A password in the pool's name is masked in String, as on the live page:
+// the line goes to logs; and the rest of the name is left as it is.
+func TestStatsStringMasksAPasswordInTheName(t *testing.T) {
+	for name, want := range map[string]string{
+		"postgres://app:hunter2@db/orders": `pool "postgres://app:xxxxx@db/orders": `,
+		"orders host=db password=hunter2":  `pool "orders host=db password=xxxxx": `,
+		"orders,password=hunter2":          `pool "orders,password=xxxxx": `,
+		"orders db:5432/app":               `pool "orders db:5432/app": `,
+	} {
+		got := Stats{Name: name}.String()
+		if strings.Contains(got, "hunter2") || !strings.HasPrefix(got, want) {
+			t.Errorf("String() of a pool named %q = %s, want it to start %s", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+// Package namemask masks the passwords in a pool's name, for what shows
+// the name to people: the live page (shoaldebug) and Stats.String.
+package namemask
+
+import (
+	"strings"
+
+	"github.com/shoalpool/shoal/internal/connstr"
+)
+
+// maskedWord replaces a password in a pool's name.
+const maskedWord = "xxxxx"
+
+// Mask masks the passwords in a pool's name, which should hold none: the
+// live page is read by whoever reaches it, and Stats.String goes to logs,
+// so a name written carelessly (a connection string, or "orders via
+// postgres://u:pw@db") must not show one. A name that is a whole connection string is masked where its
+// passwords are, and in keyword/value form each URL word too, as below;
+// otherwise a keyword/value string that ends it is read whole (maskTail),
+// then each word holding "://" is read as a URL from its scheme on, and
+// each word that is a keyword=value pair as one.
+// Last, every password keyword at the start of a name or after any
+// separator ("orders,password=pw", "orders password='a b' replica") has
+// its value masked (maskKeywordValues). Plain names come back unchanged.
+func Mask(name string) string {
+	if r := connstr.Read(name); r.Problem == "" {
+		masked := r.Mask(name, maskedWord)
+		if !r.URL {
+			// A keyword/value reading masks its password keywords only:
+			// a URL among its values ("url=postgres://u:pw@db") is a word
+			// of its own to read.
+			masked = maskWords(masked)
+		}
+		return maskKeywordValues(masked)
+	}
+	return maskKeywordValues(maskWords(maskTail(name)))
+}
+
+// maskKeywordValues masks the value of each password keyword that starts
+// the name or follows a separator. After a separator other than a space,
+// as in "orders,password=pw", keyword/value text reads the key as
+// "orders,password", no password keyword; after a space, a value quoted
+// with a space in it or written "password = pw" is split by the word by
+// word reading, and the whole name, with words that are no pairs after it
+// ("orders password='a b' replica"), reads as no connection string. So
+// the readings above leave such a value as it is. The value ends where
+// pgx would end it (a bare one at the next space, a quoted one after its
+// quote): a separator after it may be part of the password, and showing
+// a little more masked beats showing a piece of it. Inside a URL (after a
+// "://" in the same word) the URL's own reading, in maskWord, has masked
+// what is secret.
+func maskKeywordValues(name string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(name); i++ {
+		if i > 0 && isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
+			continue
+		}
+		k := i
+		for k < len(name) && isKeywordByte(name[k]) {
+			k++
+		}
+		eq := k
+		for eq < len(name) && isWordSpace(name[eq]) {
+			eq++
+		}
+		if eq == len(name) || name[eq] != '=' || !connstr.IsSecretKey(name[i:k]) || inURL(name, i) {
+			continue
+		}
+		v := eq + 1
+		for v < len(name) && isWordSpace(name[v]) {
+			v++
+		}
+		end, _ := connstr.ValueEnd(name, v)
+		if end == v {
+			continue // nothing to mask: "password=" at the end
+		}
+		b.WriteString(name[last:v])
+		b.WriteString(maskedWord)
+		last = end
+		i = end
+	}
+	if last == 0 {
+		return name
+	}
+	b.WriteString(name[last:])
+	return b.String()
+}
+
+// inURL reports whether name[i] follows a "://" in its word, where the
+// URL's reading (maskWord) decides what is secret.
+func inURL(name string, i int) bool {
+	start := i
+	for start > 0 && !isWordSpace(name[start-1]) {
+		start--
+	}
+	return strings.Contains(name[start:i], "://")
+}
+
+// isKeywordByte reports whether c may appear in a keyword: a letter, a
+// digit or an underscore.
+func isKeywordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// maskTail masks the passwords of a keyword/value connection string that
+// ends name after words of its own ("orders host=db password='a b'"). Read
+// word by word, a quoted password with a space in it, or one written
+// "password = pw", would not be found; read whole from its first pair, it
+// is. Only the secrets of a string that reads cleanly are replaced, so
+// other text never changes.
+func maskTail(name string) string {
+	for i := 1; i < len(name); i++ {
+		if !isWordSpace(name[i-1]) || isWordSpace(name[i]) {
+			continue
+		}
+		if r := connstr.Read(name[i:]); r.Problem == "" && !r.URL {
+			return name[:i] + r.Mask(name[i:], maskedWord)
+		}
+	}
+	return name
+}
+
+// isWordSpace reports whether c separates the words of a name.
+func isWordSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+
+// maskWords masks each word of name on its own; see Mask.
+func maskWords(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		j := strings.IndexAny(name[i:], " \t\n")
+		end := len(name)
+		if j >= 0 {
+			end = i + j
+		}
+		b.WriteString(maskWord(name[i:end]))
+		if end < len(name) {
+			b.WriteByte(name[end])
+			end++
+		}
+		i = end
+	}
+	return b.String()
+}
+
+// maskWord masks the URL in one word of a name, if it holds one.
+func maskWord(w string) string {
+	k := strings.Index(w, "://")
+	if k <= 0 {
+		// "password=pw" on its own is a keyword/value string.
+		if r := connstr.Read(w); r.Problem == "" {
+			return r.Mask(w, maskedWord)
+		}
+		return w
+	}
+	start := k
+	for start > 0 && isSchemeByte(w[start-1]) {
+		start--
+	}
+	if start == k {
+		return w
+	}
+	return w[:start] + connstr.Mask(w[start:], maskedWord)
+}
+
+// isSchemeByte reports whether c may appear in a URL scheme.
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
