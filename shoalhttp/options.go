@@ -203,9 +203,12 @@ type Options struct {
 	// Observer, when set, gives the observer (metrics) of an origin's pool,
 	// origin being "scheme://host:port" as in Stats. It is called for each
 	// pool made for an origin, which can be more than once
-	// (CloseIdleConnections replaces an origin's pools): return the same
-	// observer for the same origin, such as one shoalprom or shoalotel
-	// PoolMetrics per origin, and the pools' numbers add up under one name.
+	// (CloseIdleConnections replaces an origin's pools), and for each
+	// failed dial of an origin's first connection, which learns the
+	// protocol before the pool is made (told to it as ObserveDial): return
+	// the same observer for the same origin, such as one shoalprom or
+	// shoalotel PoolMetrics per origin, and the pools' numbers add up
+	// under one name.
 	Observer func(origin string) shoal.Observer
 
 	// Budget, when set, gives the connection budget an origin's pool

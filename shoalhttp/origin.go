@@ -211,18 +211,37 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		ctx, cancel = context.WithTimeout(ctx, bound)
 		defer cancel()
 	}
+	start := time.Now()
 	nc, proto, err := o.d.dial(ctx, alpnBoth)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
+		err = fmt.Errorf("%w: %w", shoal.ErrDial, err)
+		o.observeFailedProbe(time.Since(start), err)
+		return nil, err
 	}
 	if o.key.scheme == "https" && proto != "h2" {
 		return newH1Backend(o, newH1Conn(o, nc))
 	}
 	hc, err := o.newH2Conn(ctx, nc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", shoal.ErrDial, err)
+		err = fmt.Errorf("%w: %w", shoal.ErrDial, err)
+		o.observeFailedProbe(time.Since(start), err)
+		return nil, err
 	}
 	return newH2Backend(o, hc)
+}
+
+// observeFailedProbe tells the origin's Observer of a first connection's
+// dial that failed. No pool exists yet to tell it (the pool is made for
+// the protocol the dial learns), and without this an origin whose server
+// is down from the start would show no dial error in its metrics. A probe
+// that succeeds is not told: its connection is the pool's first dial,
+// which the pool reports.
+func (o *origin) observeFailedProbe(took time.Duration, err error) {
+	if f := o.t.opts.Observer; f != nil {
+		if obs := f(o.name); obs != nil {
+			obs.ObserveDial(took, err)
+		}
+	}
 }
 
 // newH2Conn starts HTTP/2 on nc, a connection to the origin (see the
