@@ -84,7 +84,10 @@ type pipeBatchResults struct {
 	noted  bool            // a result's error went to noteErr: the others' are the same one
 }
 
-var errBatchClosed = errors.New("batch already closed")
+var (
+	errBatchClosed   = errors.New("batch already closed")
+	errNoMoreResults = errors.New("no more results in batch")
+)
 
 // next returns the next result, or the batch's error.
 func (b *pipeBatchResults) next() (*pipeResult, error) {
@@ -95,8 +98,9 @@ func (b *pipeBatchResults) next() (*pipeResult, error) {
 		return nil, b.err
 	}
 	if b.i >= len(b.r.res) {
-		b.err = errors.New("no more results in batch")
-		return nil, b.err
+		// The caller's mistake, not the batch's: as in pgx, it fails this
+		// read alone, and Close still reports how the batch ran.
+		return nil, errNoMoreResults
 	}
 	start := time.Now()
 	res := b.r.result(b.i)
