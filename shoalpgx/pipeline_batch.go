@@ -125,10 +125,12 @@ func (b *pipeBatchResults) Exec() (pgconn.CommandTag, error) {
 	return res.tag, nil
 }
 
-// Query reads the next result as pgx.BatchResults.Query does.
+// Query reads the next result as pgx.BatchResults.Query does: the error
+// of the statement that failed while running comes from its rows, after
+// the rows before it; the statements after it fail with it.
 func (b *pipeBatchResults) Query() (pgx.Rows, error) {
 	res, err := b.next()
-	if err != nil {
+	if err != nil && (res == nil || !res.parsed) {
 		return errRows{err: err}, err
 	}
 	return newPipeRows(res, b.tm), nil

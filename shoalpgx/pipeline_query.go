@@ -77,7 +77,12 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 }
 
 // pipeQuery is Query on a shared connection: the rows are read whole
-// before it returns. A server error is returned and carried by the rows.
+// before it returns. An error that kept the statement from running (a
+// syntax error, the wrong number of arguments) is returned and carried by
+// the rows, as pgx's default mode, which prepares first, returns it (its
+// QueryExecModeExec returns even those from the rows alone); one
+// the statement met while running comes, as in pgx, from the rows' Err
+// once Next has given the rows sent before it.
 func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows, bool, error) {
 	r, tr, ok, err := p.pipeRun(ctx, sql, args)
 	if !ok {
@@ -88,7 +93,7 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 	}
 	rows := &pipeRows{}
 	rows.open(r, tr)
-	if err := rows.err; err != nil {
+	if err := rows.err; err != nil && !rows.res.parsed {
 		rows.Close() // ends the trace, as pgx's rows do on an error, and gives r back
 		return rows, true, err
 	}

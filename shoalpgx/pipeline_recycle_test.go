@@ -159,9 +159,12 @@ func TestPipelineClosedRowsKeepTheirTag(t *testing.T) {
 	}
 	for rows.Next() {
 	}
+	// Its error comes from the rows, as pgx's does: it fails running.
 	failed, err := p.Query(ctx, "select 1/$1::int as second", 0)
-	if err == nil {
-		t.Fatal("division by zero succeeded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for failed.Next() {
 	}
 	for i := range 20 {
 		if _, err := p.Exec(ctx, "select $1::int", i); err != nil {

@@ -61,6 +61,11 @@ type pipeResult struct {
 	params  []uint32  // a preparation's parameter types
 	stmt    *pipeStmt // the cached statement it ran by name, if it did
 	discard bool      // Exec's: rows are read and dropped
+	// parsed: the server took the statement's text (ParseComplete came,
+	// or it runs by a name prepared before), so an error from then on is
+	// one it met while planning or running (a division by zero on a
+	// later row), which pgx reports after the rows before it.
+	parsed bool
 }
 
 func newPipeReq(statements int) *pipeReq {
@@ -98,6 +103,8 @@ func (r *pipeReq) take(msg pgproto3.BackendMessage) {
 				Format:               f.Format,
 			}
 		}
+	case *pgproto3.ParseComplete, *pgproto3.BindComplete:
+		res.parsed = true
 	case *pgproto3.ParameterDescription:
 		res.params = append([]uint32(nil), m.ParameterOIDs...)
 	case *pgproto3.DataRow:
@@ -112,8 +119,7 @@ func (r *pipeReq) take(msg pgproto3.BackendMessage) {
 		res.ended = true
 		r.cur++
 	}
-	// ParseComplete, BindComplete, ParameterDescription, NoData: nothing
-	// to keep.
+	// NoData: nothing to keep.
 }
 
 // takeError files the server's error. During a statement, the server skips
@@ -126,6 +132,11 @@ func (r *pipeReq) takeError(m *pgproto3.ErrorResponse) {
 	from := r.cur
 	if from >= len(r.res) {
 		from = 0
+	} else {
+		// By name, its Bind or its run failed; a protocol violation (a
+		// Bind with the wrong number of arguments) kept it from running.
+		res := &r.res[from]
+		res.parsed = (res.parsed || res.stmt != nil) && err.Code != "08P01"
 	}
 	for i := from; i < len(r.res); i++ {
 		if r.res[i].err == nil {

@@ -84,9 +84,11 @@ func (r *pipeRows) CommandTag() pgconn.CommandTag { return r.res.tag }
 func (r *pipeRows) FieldDescriptions() []pgconn.FieldDescription { return r.res.fields }
 
 // Next moves to the next row, and returns false after the last one or on
-// an error, closing the rows then.
+// an error, closing the rows then. The rows that came before the
+// statement's error are given first, as pgx gives them; a Scan's error
+// closes the rows at once.
 func (r *pipeRows) Next() bool {
-	if r.closed || r.err != nil || r.i >= len(r.res.rows) {
+	if r.closed || r.i >= len(r.res.rows) {
 		r.Close()
 		return false
 	}

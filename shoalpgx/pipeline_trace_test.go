@@ -62,10 +62,10 @@ func TestPipelineTracers(t *testing.T) {
 	if err := p.QueryRow(ctx, "select $1::int", 2).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	// A Query that fails ends its trace without the rows closed, as
-	// pgx's does: pgx closes them.
-	if _, err := p.Query(ctx, "select 1/$1::int", 0); err == nil {
-		t.Fatal("division by zero: no error")
+	// A Query that fails before it runs (its table is missing) ends its
+	// trace without the rows closed, as pgx's does: pgx closes them.
+	if _, err := p.Query(ctx, "select 1/$1::int from pipe_trace_missing", 0); err == nil {
+		t.Fatal("a missing table: no error")
 	}
 	b := &pgx.Batch{}
 	b.Queue("select 1")
@@ -78,8 +78,8 @@ func TestPipelineTracers(t *testing.T) {
 		"query end select $1::int SELECT 1 err=false",
 		"query start select $1::int [2] pid=true",
 		"query end select $1::int SELECT 1 err=false",
-		"query start select 1/$1::int [0] pid=true",
-		"query end select 1/$1::int  err=true",
+		"query start select 1/$1::int from pipe_trace_missing [0] pid=true",
+		"query end select 1/$1::int from pipe_trace_missing  err=true",
 		"batch start 2 pid=true",
 		"batch query batch select 1 SELECT 1 err=false",
 		"batch query batch select 2 SELECT 1 err=false",
