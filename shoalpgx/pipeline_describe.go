@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/shoalpool/shoal"
@@ -17,21 +18,35 @@ import (
 // goes as bytea, so a text column would store its hex form ("\x6869" for
 // "hi") and a json one refuse it; nor for a Go type the type map does not
 // know (a map or a struct for json), which the server could not read
-// without a cast. pgx's default mode describes the statement first and
+// without a cast; nor for a time.Time outside UTC, which pgx writes in
+// text in UTC, so that a timestamp or date parameter, which drops the
+// zone, would read the UTC wall clock where pgx's binary encoding gives
+// its own (an hour early, or the day before). pgx's default mode describes the statement first and
 // encodes each argument as its parameter's type. So a statement with such
 // an argument waits for its preparation, one round trip on each connection
 // the first time, and then runs by name, as pgx's does.
 
 // describes reports whether one of args needs its parameter's type to be
 // encoded as pgx's default mode encodes it: a byte slice ([]byte,
-// json.RawMessage and the like), or a value of a Go type tm does not know.
+// json.RawMessage and the like), a time.Time outside UTC, or a value of a
+// Go type tm does not know.
 func (tm *typeMap) describes(args []any) bool {
 	for _, a := range args {
-		switch a.(type) {
+		switch a := a.(type) {
 		case nil, string, int, int32, int64, bool, float64:
 			continue
 		case []byte:
 			return true
+		case time.Time:
+			if a.Location() != time.UTC {
+				return true
+			}
+			continue
+		case *time.Time:
+			if a != nil && a.Location() != time.UTC {
+				return true
+			}
+			continue
 		}
 		if t := reflect.TypeOf(a); t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
 			return true
