@@ -343,12 +343,13 @@
 // with an argument whose Go type does not say its parameter's type (a
 // []byte; a map or a struct for json; a time.Time outside UTC, which would
 // go in UTC, so that a timestamp or date parameter read the UTC wall
-// clock), which runs on a whole connection, where pgx describes it;
-// SimpleProtocol goes to a whole connection. With CacheStatement, such a
-// statement waits for its preparation on its first run on a connection,
-// one round trip, so that each argument is encoded as its parameter's
-// type, as pgx's default mode encodes it; past the cache's capacity it
-// runs on a whole connection.
+// clock; a float32, which would go as its shortest decimal, where pgx
+// widens it for float8), which runs on a whole connection, where pgx
+// describes it; SimpleProtocol goes to a whole connection. With
+// CacheStatement, such a statement waits for its preparation on its first
+// run on a connection, one round trip, so that each argument is encoded as
+// its parameter's type, as pgx's default mode encodes it; past the cache's
+// capacity it runs on a whole connection.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
 // connection's type map from TypeMap. Closing them (which Next does after
 // the last row, and QueryRow's Scan as it returns) hands the memory of the

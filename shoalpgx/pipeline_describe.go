@@ -21,21 +21,30 @@ import (
 // without a cast; nor for a time.Time outside UTC, which pgx writes in
 // text in UTC, so that a timestamp or date parameter, which drops the
 // zone, would read the UTC wall clock where pgx's binary encoding gives
-// its own (an hour early, or the day before). pgx's default mode describes the statement first and
+// its own (an hour early, or the day before); nor for a float32, which
+// pgx writes in text in its shortest decimal form (0.1) and in binary
+// widened to a float8 or numeric parameter (0.10000000149011612). pgx's
+// default mode describes the statement first and
 // encodes each argument as its parameter's type. So a statement with such
 // an argument waits for its preparation, one round trip on each connection
 // the first time, and then runs by name, as pgx's does.
 
 // describes reports whether one of args needs its parameter's type to be
 // encoded as pgx's default mode encodes it: a byte slice ([]byte,
-// json.RawMessage and the like), a time.Time outside UTC, or a value of a
-// Go type tm does not know.
+// json.RawMessage and the like), a float32, a time.Time outside UTC, or a
+// value of a Go type tm does not know.
 func (tm *typeMap) describes(args []any) bool {
 	for _, a := range args {
 		switch a := a.(type) {
 		case nil, string, int, int32, int64, bool, float64:
 			continue
 		case []byte:
+			return true
+		case float32, *float32:
+			// pgx writes it in text in its shortest decimal form (0.1),
+			// and in binary for a float8 or numeric parameter widened
+			// (0.10000000149011612): a statement's runs would store
+			// either.
 			return true
 		case time.Time:
 			if a.Location() != time.UTC {
