@@ -38,6 +38,9 @@ type Config[T any] struct {
 	// and the live page, so that a process with several pools tells them
 	// apart. Empty means a name made up from the connection type and a
 	// count of the pools of that type made so far, such as "net.Conn-1".
+	// A password in it (a URL's, or a password=... pair's, as when a pool
+	// is named after its connection string) is masked where it stands,
+	// in all of these, and the rest is kept as given.
 	Name string
 
 	// Dial opens a connection. Required. It runs in a background goroutine

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // normalized returns c with the convention every setting follows applied:
@@ -42,12 +44,13 @@ func (c Config[T]) normalized() Config[T] {
 func defaultMaxConns() int { return max(4, runtime.NumCPU()) }
 
 // named returns c with its Name and Logger settled: an empty Name made up
-// (defaultName), a nil Logger slog.Default(), and the logger carrying the
-// name on every line.
+// (defaultName), a password in it masked where it stands (namemask), a nil
+// Logger slog.Default(), and the logger carrying the name on every line.
 func (c Config[T]) named() Config[T] {
 	if c.Name == "" {
 		c.Name = defaultName[T]()
 	}
+	c.Name = namemask.Mask(c.Name)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal/internal/keyed"
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // GroupConfig configures a Group: how to make the pool of a key, the budget
@@ -62,6 +63,7 @@ func NewGroup[K comparable, T any](cfg GroupConfig[K, T]) (*Group[K, T], error) 
 	if cfg.Name == "" {
 		cfg.Name = "group"
 	}
+	cfg.Name = namemask.Mask(cfg.Name) // as a pool's (Config.Name)
 	g := &Group[K, T]{cfg: cfg}
 	g.set = keyed.New(keyed.Config[K, *Pool[T]]{
 		Make:        g.make,

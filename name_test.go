@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strconv"
@@ -105,5 +106,34 @@ func TestPoolLogsUnderItsNameToTheDefaultLogger(t *testing.T) {
 	_, _ = quiet.Acquire(context.Background())
 	if buf.Len() != 0 {
 		t.Errorf("a pool given slog.DiscardHandler logged to the default logger:\n%s", buf.String())
+	}
+}
+
+// A pool named after its connection string, password and all, shows the
+// name with the password masked where it stands, and only that changed,
+// in its Stats, its errors and its log lines: each of them may reach a
+// log. Before, only Stats.String and the live page masked it.
+func TestPoolNameMasksAPassword(t *testing.T) {
+	const name = "postgres://app:hunter2@db.internal/orders?sslmode=disable"
+	const shown = "postgres://app:xxxxx@db.internal/orders?sslmode=disable"
+	var buf bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDialer{}
+		p, _ := newTestPool(t, Config[*fakeConn]{Name: name, MaxConns: 1, Dial: d.dial,
+			Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		if got := p.Stats().Name; got != shown {
+			t.Errorf("Stats.Name = %q, want %q", got, shown)
+		}
+		l := mustAcquire(t, p) // a Debug line
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := p.Acquire(ctx)
+		if msg := fmt.Sprint(err); strings.Contains(msg, "hunter2") || !strings.Contains(msg, strconv.Quote(shown)) {
+			t.Errorf("the acquire's error %q, want it to name the pool as %q", msg, shown)
+		}
+		l.Release()
+	})
+	if out := buf.String(); strings.Contains(out, "hunter2") || !strings.Contains(out, "pool="+strconv.Quote(shown)) {
+		t.Errorf("the log shows the name as:\n%s\nwant pool=%s", out, shown)
 	}
 }

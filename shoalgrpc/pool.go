@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/namemask"
 	"google.golang.org/grpc"
 )
 
@@ -101,7 +102,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		return nil, p.redact(fmt.Errorf("shoalgrpc: NewClient(%s): %w", p.shownTarget, err))
 	}
 	p.failCC = failCC
-	name := opts.Name
+	name := namemask.Mask(opts.Name) // as the core masks a pool's name
 	if name == "" {
 		name = p.shownTarget
 	}

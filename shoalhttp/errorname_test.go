@@ -27,22 +27,28 @@ func TestRoundTripErrorNamesThePool(t *testing.T) {
 			c.Close()
 		}
 	}()
-	tr := newTestTransport(t, Options{Name: "payments"})
-	url := "http://" + ln.Addr().String() + "/charge?token=secret"
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := tr.RoundTrip(req)
-	if err == nil {
-		resp.Body.Close()
-		t.Fatal("RoundTrip to a server that hangs up succeeded")
-	}
-	want := "shoalhttp: GET payments http://" + ln.Addr().String() + ": "
-	if !strings.HasPrefix(err.Error(), want) {
-		t.Fatalf("error = %q, want it to begin %q", err, want)
-	}
-	if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "/charge") {
-		t.Fatalf("error shows the request's path or query: %q", err)
+	for name, shown := range map[string]string{
+		"payments": "payments",
+		// A password in the name is masked, as the core masks a pool's.
+		"payments password=hunter2": "payments password=xxxxx",
+	} {
+		tr := newTestTransport(t, Options{Name: name})
+		url := "http://" + ln.Addr().String() + "/charge?token=secret"
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatal("RoundTrip to a server that hangs up succeeded")
+		}
+		want := "shoalhttp: GET " + shown + " http://" + ln.Addr().String() + ": "
+		if !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("error = %q, want it to begin %q", err, want)
+		}
+		if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "/charge") || strings.Contains(err.Error(), "hunter2") {
+			t.Fatalf("error shows the request's path or query, or the name's password: %q", err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // poolConfig turns Options (with defaults applied) into the core's Config
@@ -43,7 +44,7 @@ func poolName(name, origin string) string {
 	if name == "" {
 		return origin
 	}
-	return name + " " + origin
+	return namemask.Mask(name) + " " + origin // as the core masks a pool's name
 }
 
 // dialBound bounds a whole dial, the probe's and the pool's: TCP, TLS and,

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/keyed"
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // GroupConfig configures a Group: how to make a tenant's pool, the budget
@@ -70,6 +71,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if cfg.Name == "" {
 		cfg.Name = "group"
 	}
+	cfg.Name = namemask.Mask(cfg.Name) // as a pool's
 	g := &Group{cfg: cfg}
 	g.set = keyed.New(keyed.Config[string, *Pool]{
 		Make:        g.make,

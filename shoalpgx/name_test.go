@@ -14,7 +14,7 @@ import (
 // pool_name names the pool and is not sent to the server; without it the
 // pool is named after its host and database. Either way the read pool is
 // named apart, and both names reach the core pools: their Stats, their
-// log lines, their errors.
+// log lines, their errors, a password in the name masked in all.
 func TestPoolName(t *testing.T) {
 	cfg, err := ParseConfig(testBase + "&pool_name=orders")
 	if err != nil {
@@ -31,10 +31,15 @@ func TestPoolName(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		name, want string
+		name, want, reads string
 	}{
-		{"orders", "orders"},
-		{"", "127.0.0.1:5432/shoal_test"},
+		{"orders", "orders", "orders/reads"},
+		{"", "127.0.0.1:5432/shoal_test", "127.0.0.1:5432/shoal_test/reads"},
+		// Named after a connection string: the password masked, as the
+		// core masks it, in every name, error and line. What follows a
+		// password= value up to a space reads as part of it, the read
+		// pool's suffix too.
+		{"orders password=hunter2", "orders password=xxxxx", "orders password=xxxxx"},
 	} {
 		var logs lockedBuffer
 		p := newTestPool(t, func(cfg *Config) {
@@ -48,7 +53,7 @@ func TestPoolName(t *testing.T) {
 		for pool, want := range map[interface {
 			Ping(context.Context) error
 			Stat() *Stat
-		}]string{p: c.want, p.Reads(): c.want + "/reads"} {
+		}]string{p: c.want, p.Reads(): c.reads} {
 			if err := pool.Ping(ctx); err != nil {
 				t.Fatal(err)
 			}

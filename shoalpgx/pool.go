@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/namemask"
 	"github.com/shoalpool/shoal/internal/peek"
 )
 
@@ -106,6 +107,7 @@ func newPool(cfg *Config, t target) (*Pool, error) {
 	if cfg.Name == "" {
 		cfg.Name = defaultName(cfg.ConnConfig)
 	}
+	cfg.Name = namemask.Mask(cfg.Name) // as the core's (shoal.Config.Name)
 	p := &Pool{config: cfg, attempts: int(cfg.MaxConns) + 1, target: t}
 	p.resetOnReadOnly = resetsOnReadOnly(t, cfg.ConnConfig)
 	if t == targetReads {
