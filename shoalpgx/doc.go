@@ -308,9 +308,9 @@
 // the statements behind a long result on its connection wait for all of
 // it to arrive. Query what may be large, or slow, on an acquired Conn.
 // Errors come where pgx puts them: one that keeps the statement from
-// running (a syntax error) from Query, one it meets while running (a
-// division by zero on its third row) from the rows' Err, after the rows
-// sent before it. A
+// running (a syntax error) from Query (in QueryExecModeExec from the rows'
+// Err, as pgx's), one it meets while running (a division by zero on its
+// third row) from the rows' Err, after the rows sent before it. A
 // caller whose context ends returns at once with its error; its statement,
 // if already written, runs on and its answer is read and dropped (no
 // cancel request is sent on a shared connection while a caller waits on

@@ -79,12 +79,12 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 // pipeQuery is Query on a shared connection: the rows are read whole
 // before it returns. An error that kept the statement from running (a
 // syntax error, the wrong number of arguments) is returned and carried by
-// the rows, as pgx's default mode, which prepares first, returns it (its
-// QueryExecModeExec returns even those from the rows alone); one
-// the statement met while running comes, as in pgx, from the rows' Err
-// once Next has given the rows sent before it.
+// the rows, as pgx's modes that prepare or describe first return it, but
+// for QueryExecModeExec, whose Query returns those from the rows alone, as
+// pgx's does; one the statement met while running comes, as in pgx, from
+// the rows' Err once Next has given the rows sent before it.
 func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows, bool, error) {
-	r, tr, ok, err := p.pipeRun(ctx, sql, args)
+	r, tr, sm, ok, err := p.pipeRun(ctx, sql, args)
 	if !ok {
 		return nil, false, nil
 	}
@@ -93,7 +93,7 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 	}
 	rows := &pipeRows{}
 	rows.open(r, tr)
-	if err := rows.err; err != nil && !rows.res.parsed {
+	if err := rows.err; err != nil && !rows.res.parsed && sm != modeUnnamed {
 		rows.Close() // ends the trace, as pgx's rows do on an error, and gives r back
 		return rows, true, err
 	}
@@ -103,7 +103,7 @@ func (p *Pool) pipeQuery(ctx context.Context, sql string, args []any) (pgx.Rows,
 // pipeQueryRow is QueryRow on a shared connection. Its rows live in the
 // request (see pipeRow).
 func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Row, bool) {
-	r, tr, ok, err := p.pipeRun(ctx, sql, args)
+	r, tr, _, ok, err := p.pipeRun(ctx, sql, args)
 	if !ok {
 		return nil, false
 	}
@@ -117,16 +117,16 @@ func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Ro
 
 // pipeRun runs a statement whose rows are wanted on a shared connection
 // and returns its request, answered, with the statement's trace, still
-// open; ok is false when the statement must have a whole connection, and
-// the request nil when err kept it from an answer.
-func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq, _ queryTrace, ok bool, _ error) {
+// open, and how it ran; ok is false when the statement must have a whole
+// connection, and the request nil when err kept it from an answer.
+func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq, _ queryTrace, _ stmtMode, ok bool, _ error) {
 	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
 	if !ok || !p.pipe.sc.shareable(sql) {
-		return nil, queryTrace{}, false, nil
+		return nil, queryTrace{}, sm, false, nil
 	}
 	sql, args, err := rewritten(ctx, rewrite, sql, args)
 	if err != nil {
-		return nil, queryTrace{}, true, err
+		return nil, queryTrace{}, sm, true, err
 	}
 	r := p.pipe.getReq()
 	tr := queryTrace{t: p.pipe.qt}
@@ -143,16 +143,16 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 	})
 	if errors.Is(err, errPipeWhole) {
 		tr.end(pgconn.CommandTag{}, err) // as in pipeExec
-		return nil, queryTrace{}, false, nil
+		return nil, queryTrace{}, sm, false, nil
 	}
 	if err != nil {
 		tr.end(pgconn.CommandTag{}, err)
-		return nil, queryTrace{}, true, err
+		return nil, queryTrace{}, sm, true, err
 	}
 	res := r.result(0)
 	r.invalidate()
 	r.noteErr(ctx, res.err)
-	return r, tr, true, nil
+	return r, tr, sm, true, nil
 }
 
 // rewritten applies pgx's named arguments, if any.
