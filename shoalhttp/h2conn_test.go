@@ -63,9 +63,25 @@ func TestH2ConnUsableFollowsConnectionState(t *testing.T) {
 	eventually(t, "a connection to turn unusable after GOAWAY", func() bool { return !used.usable() })
 }
 
-// MaxStreamsPerConn caps the stream limit the server announces.
+// MaxStreamsPerConn caps the stream limit the server announces, and the
+// limit is at most 1000 whatever the server and MaxStreamsPerConn say
+// (settings.md: "the server's limit, at most 1000").
 func TestMaxStreamsPerConnCapsTheServersLimit(t *testing.T) {
-	if got := (&h2Conn{maxStreams: 10}).streamLimit(100); got != 10 {
-		t.Fatalf("server 100, MaxStreamsPerConn 10: %d", got)
+	for _, tc := range []struct {
+		perConn int
+		server  uint32
+		want    int
+	}{
+		{10, 100, 10},
+		{10, 7, 7},
+		{0, 100, 100},
+		{0, 0, 1000},       // the server sets no limit
+		{0, 1 << 20, 1000}, // the server allows more than 1000
+		{5000, 1 << 20, 1000},
+		{5000, 0, 1000},
+	} {
+		if got := (&h2Conn{maxStreams: tc.perConn}).streamLimit(tc.server); got != tc.want {
+			t.Errorf("server %d, MaxStreamsPerConn %d: %d, want %d", tc.server, tc.perConn, got, tc.want)
+		}
 	}
 }
