@@ -401,6 +401,15 @@ func TestLocalBudgetNeverAboveSize(t *testing.T) {
 	t.Logf("most open at once: %d of %d; dials: %d", most, size, d.dials.Load())
 }
 
+// A budget made without BudgetName is named "budget" (settings.md), in
+// Name and Stats.
+func TestLocalBudgetNameDefault(t *testing.T) {
+	b := mustBudget(t, 2)
+	if b.Name() != "budget" || b.Stats().Name != "budget" {
+		t.Errorf("a budget without BudgetName: Name %q, Stats().Name %q, want \"budget\"", b.Name(), b.Stats().Name)
+	}
+}
+
 func TestLocalBudgetRefusesBadInput(t *testing.T) {
 	for _, size := range []int{0, -1} {
 		if _, err := NewBudget(size); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("NewBudget(%d)", size)) {
