@@ -73,3 +73,30 @@ func TestSetMaxConnsBeforeTheProtocolIsKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestSetMaxConnsHoldsAfterCloseIdleConnections: SetMaxConns's limit holds
+// for the origin's later pools, which a request makes after
+// CloseIdleConnections dropped the pool it resized, over HTTP/1.1 and
+// HTTP/2 alike; other origins keep Options.MaxConns.
+func TestSetMaxConnsHoldsAfterCloseIdleConnections(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	for _, h2 := range []bool{false, true} {
+		srv, _, tlsCfg := newTLSServer(t, ok, h2)
+		other, _ := newH1Server(t, ok)
+		tr := newTestTransport(t, Options{MaxConns: 8, TLSClientConfig: tlsCfg})
+		get(t, tr, srv.URL+"/")
+		if err := tr.SetMaxConns(srv.URL, 3); err != nil {
+			t.Fatal(err)
+		}
+		tr.CloseIdleConnections()
+		get(t, tr, srv.URL+"/")
+		get(t, tr, other.URL+"/")
+		all := tr.Stats()
+		if got := all[srv.URL].MaxConns; got != 3 {
+			t.Errorf("HTTP/2 %v: the pool made after CloseIdleConnections has MaxConns %d, want 3 (SetMaxConns's)", h2, got)
+		}
+		if got := all[other.URL].MaxConns; got != 8 {
+			t.Errorf("HTTP/2 %v: another origin's pool has MaxConns %d, want Options.MaxConns (8)", h2, got)
+		}
+	}
+}

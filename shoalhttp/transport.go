@@ -32,6 +32,10 @@ type Transport struct {
 	origins map[hostKey]*origin // guarded by mu
 	closed  bool                // guarded by mu
 	retired []*origin           // dropped by CloseIdleConnections, still draining; guarded by mu
+	// limits holds SetMaxConns's limit per origin (by its canonical
+	// hostKey), so that the pools of an origin made again after
+	// CloseIdleConnections take it too; guarded by mu.
+	limits map[hostKey]int32
 
 	// first holds the budget of Options.MaxConnsTotal and the permits of
 	// origins' first connections; nil without a cap (budget.go).
@@ -65,6 +69,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	t := &Transport{
 		opts:    opts.withDefaults(),
 		origins: make(map[hostKey]*origin),
+		limits:  make(map[hostKey]int32),
 		proxy:   proxyFunc(opts),
 	}
 	if n := t.opts.MaxConnsTotal; n > 0 {
@@ -184,13 +189,13 @@ func (t *Transport) origin(req *http.Request) (*origin, error) {
 		return nil, fmt.Errorf("shoalhttp: %w", err)
 	}
 	key.proxy, key.h1only = px, hk.h1only
-	return t.originFor(hk, key)
+	return t.originFor(hk, key, 0)
 }
 
 // namedOrigin returns the origin that requests to key (an origin named by
 // Warm or SetMaxConns) go to: through the proxy Options.Proxy picks for a
-// GET of its root.
-func (t *Transport) namedOrigin(key originKey) (*origin, error) {
+// GET of its root. A limit above 0 is SetMaxConns's (see originFor).
+func (t *Transport) namedOrigin(key originKey, limit int32) (*origin, error) {
 	hk := hostKey{scheme: key.scheme, host: key.addr()}
 	if t.proxy != nil {
 		u := &url.URL{Scheme: key.scheme, Host: key.addr(), Path: "/"}
@@ -200,21 +205,27 @@ func (t *Transport) namedOrigin(key originKey) (*origin, error) {
 			return nil, fmt.Errorf("shoalhttp: %s: %w", key, err)
 		}
 	}
-	return t.originFor(hk, key)
+	return t.originFor(hk, key, limit)
 }
 
-// originFor returns the origin for key, registering hk as a name of it.
-func (t *Transport) originFor(hk hostKey, key originKey) (*origin, error) {
+// originFor returns the origin for key, registering hk as a name of it. A
+// limit above 0 (SetMaxConns's) is kept for the origin and every origin
+// made for key later, under the same lock as the map of origins, so that
+// no origin made meanwhile misses it.
+func (t *Transport) originFor(hk hostKey, key originKey, limit int32) (*origin, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return nil, fmt.Errorf("shoalhttp: transport closed: %w", shoal.ErrClosed)
 	}
-	if o := t.origins[hk]; o != nil {
-		return o, nil
-	}
 	canon := hostKey{scheme: key.scheme, host: key.addr(), proxy: key.proxy.id(), h1only: key.h1only}
-	o := t.origins[canon]
+	if limit > 0 {
+		t.limits[canon] = limit
+	}
+	o := t.origins[hk]
+	if o == nil {
+		o = t.origins[canon]
+	}
 	if o == nil {
 		var err error
 		if o, err = newOrigin(t, key); err != nil {
@@ -223,6 +234,9 @@ func (t *Transport) originFor(hk hostKey, key originKey) (*origin, error) {
 		t.origins[canon] = o
 	}
 	t.origins[hk] = o
+	if n := t.limits[canon]; n > 0 {
+		o.maxConns.Store(n)
+	}
 	return o, nil
 }
 
@@ -270,11 +284,10 @@ func (t *Transport) SetMaxConns(origin string, n int) error {
 		// Named as parsed, not as written: origin may carry a password.
 		return fmt.Errorf("shoalhttp: SetMaxConns(%s, %d): must be in [1, %d]", key, n, maxConnsLimit)
 	}
-	o, err := t.namedOrigin(key)
+	o, err := t.namedOrigin(key, int32(n))
 	if err != nil {
 		return err
 	}
-	o.maxConns.Store(int32(n))
 	if b := o.current(); b != nil {
 		if err := b.setMaxConns(n); err != nil {
 			return fmt.Errorf("shoalhttp: SetMaxConns %s: %w", o.name, err)
@@ -392,7 +405,7 @@ func (t *Transport) Warm(ctx context.Context, origins ...string) error {
 		if err != nil {
 			return fmt.Errorf("shoalhttp: warm: %w", err)
 		}
-		o, err := t.namedOrigin(key)
+		o, err := t.namedOrigin(key, 0)
 		if err != nil {
 			return err
 		}
