@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +17,9 @@ import (
 // before the origin's pool exists to learn its protocol, as the core
 // pool's Close cuts its own dials short: a server that accepts the TCP
 // connection and never answers the TLS handshake holds up neither Close
-// nor the request, which fails as one sent after Close does.
+// nor the request, which fails as one sent after Close does. The dial cut
+// short logs nothing (operating.md: "a dial that Close cuts short logs
+// nothing").
 func TestCloseCutsFirstDialShort(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -36,7 +40,9 @@ func TestCloseCutsFirstDialShort(t *testing.T) {
 		default:
 		}
 	})
-	tr, err := NewTransport(Options{Proxy: NoProxy})
+	var logs strings.Builder
+	var logMu sync.Mutex
+	tr, err := NewTransport(Options{Proxy: NoProxy, Logger: newTestLogger(&logs, &logMu)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,5 +70,10 @@ func TestCloseCutsFirstDialShort(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request still waits for its handshake 5s after Close")
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if strings.Contains(logs.String(), "dial") {
+		t.Errorf("the dial Close cut short was logged:\n%s", logs.String())
 	}
 }
