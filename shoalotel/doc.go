@@ -28,9 +28,10 @@
 //	if err != nil { ... }
 //	defer orders.Unregister() // when the pool goes away before the process does
 //
-// shoalprom has the same shape. [New] returns an error only when the
-// MeterProvider refuses an instrument (WithBuckets out of increasing order,
-// say). [Metrics.Pool] registers a name and returns an error only for a
+// shoalprom has the same shape. [New] returns an error for bucket bounds
+// shoalprom refuses too (out of increasing order, or not finite), naming
+// WithBuckets, whatever the MeterProvider, and when the MeterProvider
+// refuses an instrument. [Metrics.Pool] registers a name and returns an error only for a
 // name that is not valid UTF-8 or already registered ([ErrDuplicatePool]),
 // or when the MeterProvider refuses the pool's callback; an empty name
 // never fails, the metrics taking the name of the pool that attaches them.

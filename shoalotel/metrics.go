@@ -105,6 +105,11 @@ func New(provider metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	if len(cfg.buckets) == 0 {
 		cfg.buckets = DefaultBuckets()
 	}
+	// Checked here, as shoalprom checks them: a MeterProvider may accept
+	// any (the global one before the SDK is set does).
+	if why := poolmetrics.CheckBuckets(cfg.buckets); why != "" {
+		return nil, fmt.Errorf("shoalotel: WithBuckets %s", why)
+	}
 	if provider == nil {
 		provider = otel.GetMeterProvider()
 	}

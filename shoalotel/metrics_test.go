@@ -3,6 +3,7 @@ package shoalotel_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalotel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
@@ -262,6 +264,21 @@ func TestOptionsAndUnknownReason(t *testing.T) {
 
 // TestGlobalProvider: New(nil) uses the global MeterProvider (a no-op one
 // unless the program set its own), and the observer works on it.
+// Bounds shoalprom refuses, New refuses too, with the global
+// MeterProvider as with the SDK's, which would accept some (the global one
+// before the SDK is set accepts any): before, New(nil, WithBuckets(NaN, 1))
+// succeeded.
+func TestNewRefusesTheBucketsShoalpromRefuses(t *testing.T) {
+	for _, b := range [][]float64{{math.NaN(), 1}, {2, 1}, {0.5, 0.5}, {1, math.Inf(1)}} {
+		for _, p := range []metric.MeterProvider{nil, sdkmetric.NewMeterProvider()} {
+			_, err := shoalotel.New(p, shoalotel.WithBuckets(b...))
+			if err == nil || !strings.Contains(err.Error(), "shoalotel: WithBuckets must be") {
+				t.Errorf("New(%T, WithBuckets(%v)): %v, want an error naming WithBuckets", p, b, err)
+			}
+		}
+	}
+}
+
 func TestGlobalProvider(t *testing.T) {
 	m, err := shoalotel.New(nil)
 	if err != nil {

@@ -70,7 +70,7 @@ type Collector struct {
 // New returns a Collector with no pools. It fails when opts make metrics
 // Prometheus would refuse, so that the error comes from here, naming what
 // is wrong, rather than from a panic in MustRegister or in the first Pool:
-// Buckets out of increasing order, a ConstLabels name that is invalid or
+// Buckets out of increasing order or not finite, a ConstLabels name that is invalid or
 // one the metrics vary by (pool_name, state, reason). shoalotel.New has
 // the same shape.
 func New(opts Options) (*Collector, error) {
@@ -78,11 +78,8 @@ func New(opts Options) (*Collector, error) {
 	if len(buckets) == 0 {
 		buckets = DefaultBuckets()
 	}
-	for i := 1; i < len(buckets); i++ {
-		if !(buckets[i-1] < buckets[i]) {
-			return nil, &shoal.ConfigError{Struct: "shoalprom.Options", Field: "Buckets",
-				Reason: fmt.Sprintf("must be in increasing order, got %v", buckets)}
-		}
+	if why := poolmetrics.CheckBuckets(buckets); why != "" {
+		return nil, &shoal.ConfigError{Struct: "shoalprom.Options", Field: "Buckets", Reason: why}
 	}
 	ns := opts.Namespace
 	pool := []string{LabelPoolName}

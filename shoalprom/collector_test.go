@@ -3,6 +3,7 @@ package shoalprom_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -310,6 +311,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}{
 		{"buckets out of order", shoalprom.Options{Buckets: []float64{1, 0.5}}, "shoalprom: Options.Buckets must be in increasing order, got [1 0.5]"},
 		{"a bucket twice", shoalprom.Options{Buckets: []float64{0.5, 0.5}}, "Options.Buckets"},
+		{"a bucket not a number", shoalprom.Options{Buckets: []float64{math.NaN()}}, "shoalprom: Options.Buckets must be finite numbers"},
+		{"an infinite bucket", shoalprom.Options{Buckets: []float64{1, math.Inf(1)}}, "shoalprom: Options.Buckets must be finite numbers"},
 		{"a constant label the metrics vary by", shoalprom.Options{ConstLabels: prometheus.Labels{shoalprom.LabelPoolName: "x"}}, "ConstLabels"},
 		{"an empty label name", shoalprom.Options{ConstLabels: prometheus.Labels{"": "x"}}, "ConstLabels"},
 	} {
