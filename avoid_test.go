@@ -98,10 +98,10 @@ func TestAvoidedConnectionTakesTheLeaseWhileDialsBackOff(t *testing.T) {
 		d.err = errBoom
 		d.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-		_, err := p.Acquire(ctx) // queues; its dial fails: backoff
+		l0, err := p.Acquire(ctx) // queues; its dial fails: backoff
 		cancel()
 		if err == nil {
-			t.Fatal("want an error")
+			l0.Release() // the held-up connection, once the dial failed
 		}
 		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Millisecond)
 		l2, err := p.Acquire(ctx)
@@ -113,6 +113,34 @@ func TestAvoidedConnectionTakesTheLeaseWhileDialsBackOff(t *testing.T) {
 			l2.Release()
 		}
 		l1.Release()
+	})
+}
+
+// A caller left to wait for a new connection rather than take a held-up one
+// takes the held-up one as soon as that dial fails: the pool backs off, and
+// no new connection is coming soon. Here every dial fails (a server at its
+// connection limit, say), and the caller would otherwise wait until its
+// deadline beside a connection with free streams.
+func TestQueuedCallerTakesTheAvoidedConnectionWhenTheDialFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, d, av := newAvoidPool(t, Config[*fakeConn]{MaxConns: 2, MaxStreams: 3})
+		l1 := mustAcquire(t, p)
+		defer l1.Release()
+		av.set(l1.Value())
+		d.mu.Lock()
+		d.err = errBoom
+		d.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		l2, err := p.Acquire(ctx)
+		if err != nil || l2.Value() != l1.Value() {
+			t.Fatalf("after %v (%d dials): Acquire = %v, %v; want the held-up connection", time.Since(start), d.dials.Load(), l2.Value(), err)
+		}
+		if waited := time.Since(start); waited >= backoffMin {
+			t.Errorf("the caller waited %v, past the next try; want the held-up connection as the dial failed", waited)
+		}
+		l2.Release()
 	})
 }
 

@@ -145,8 +145,9 @@ type Config[T any] struct {
 	// BudgetAsker, when the leases held and waiting, with the caller's,
 	// make more connections of BusyStreams than the share, and not
 	// backing off), Acquire waits for it, or for a stream to free,
-	// whichever comes first; TryAcquire, at the limit, or with the wait
-	// queue full, the avoided connection takes the lease.
+	// whichever comes first, and takes the avoided connection if that
+	// dial fails; TryAcquire, at the limit, or with the wait queue full,
+	// the avoided connection takes the lease.
 	// The pool calls it with its lock held: it must be quick and must not
 	// call the pool; one that panics said no. Nil (the default) avoids
 	// none. With exclusive connections it is an error.

@@ -368,6 +368,12 @@ func (p *Pool[T]) dialFailed(err error, down bool, nextTry int64) {
 		p.wq.failDeadlinesBefore(nextTry, err)
 	}
 	p.capacityFreed()
+	// Callers left to wait for a new connection rather than take a held-up
+	// one (Config.Avoid) take the held-up one now, if the pool is backing
+	// off, as a caller arriving now would.
+	if m, ok := p.eng.(*muxEngine[T]); ok {
+		m.serveHeldUp()
+	}
 	// Whoever still waits is served by a release, or by the maintenance
 	// goroutine's next dial once the backoff has passed.
 	p.kickMaintenance()
