@@ -626,3 +626,37 @@ func TestWarmKeepsToMaxDialing(t *testing.T) {
 		}
 	})
 }
+
+// TestExpiredContextDoesNotFailMultiplexedChecks is
+// TestExpiredContextDoesNotFailHealthChecks for multiplexed connections: an
+// acquire whose deadline passes during the health check of an idle
+// connection does not retire it.
+func TestExpiredContextDoesNotFailMultiplexedChecks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var why reasons
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, MaxStreams: 4, HealthCheckAfter: time.Millisecond,
+			Hooks: Hooks[*fakeConn]{OnDisconnect: why.hook},
+			HealthCheck: func(ctx context.Context, _ *fakeConn) error {
+				select {
+				case <-ctx.Done(): // a ping needs time the caller no longer has
+					return ctx.Err()
+				case <-time.After(20 * time.Millisecond):
+					return nil
+				}
+			}})
+		mustAcquire(t, p).Release()
+		time.Sleep(5 * time.Millisecond) // past HealthCheckAfter: the next take checks
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+		defer cancel()
+		if l, err := p.Acquire(ctx); err == nil {
+			l.Release()
+			t.Fatal("Acquire succeeded although the health check outlasts its deadline")
+		} else if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire: %v, want DeadlineExceeded", err)
+		}
+		synctest.Wait()
+		if s := p.Stats(); s.Closed != 0 || s.IdleConns != 1 {
+			t.Errorf("after one acquire timed out in a health check: %d closed (%v), %d idle; want 0 and 1", s.Closed, why.list, s.IdleConns)
+		}
+	})
+}

@@ -131,6 +131,15 @@ func (m *muxEngine[T]) take(ctx context.Context, wait waitPlace) Lease[T] {
 		if p.feat.checkOnTake {
 			if reason, ok := p.check(ctx, l.rec.c, wasIdle, now); !ok {
 				p.counters.unused.Add(1)
+				if callerGone(ctx, reason) {
+					// The caller's context ended during the check, which
+					// says nothing of the connection (as in the exclusive
+					// engine's take): its stream goes back, an idle
+					// connection as idle as it was, still due for its
+					// check, and the caller looks no further.
+					m.putBackStream(l.rec, 0, !wasIdle)
+					return Lease[T]{}
+				}
 				m.closeTaken(l.rec, reason)
 				continue
 			}
@@ -220,14 +229,17 @@ func (m *muxEngine[T]) release(r *leaseRecord[T], reason Reason) {
 	if reason == 0 && m.p.cfg.Hooks.AfterRelease != nil && !m.p.callAfterRelease(r.c) {
 		reason = ReasonRejected
 	}
-	m.putBackStream(r, reason)
+	m.putBackStream(r, reason, true)
 }
 
 // putBackStream puts a stream of r's connection back: released, passed on by a waiter
 // who gave up (reason 0), or closed after a failed check. With a reason the
 // connection also retires. The freed stream goes straight to the oldest
-// waiter when the connection can still serve.
-func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason) {
+// waiter when the connection can still serve. used says whether a
+// connection left with no lease counts as going idle now; false keeps its
+// idleness as it was, for a stream taken from an idle connection and given
+// back unused (take's check cut short by its caller's context).
+func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason, used bool) {
 	p, c := m.p, r.c
 	now := int64(0) // the pool's clock, read once at most
 	m.mu.Lock()
@@ -256,13 +268,13 @@ func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason) {
 	r.free()
 	m.freeStreamLocked(r)
 	closeNow := c.retiredFor() != 0 && c.mux.streams == 0
-	if c.mux.streams == 0 {
+	if c.mux.streams == 0 && used {
 		m.idleSeq++
 		c.mux.idleSeq = m.idleSeq
 	}
 	if closeNow {
 		m.removeConnLocked(c)
-	} else if c.mux.streams == 0 && p.feat.clockOnIdle {
+	} else if c.mux.streams == 0 && used && p.feat.clockOnIdle {
 		if now == 0 {
 			now = p.now()
 		}
@@ -275,11 +287,13 @@ func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason) {
 }
 
 // putBack frees a stream that a waiter who gave up passed on.
-func (m *muxEngine[T]) putBack(r *leaseRecord[T]) { m.putBackStream(r, 0) }
+func (m *muxEngine[T]) putBack(r *leaseRecord[T]) { m.putBackStream(r, 0, true) }
 
 // closeTaken frees the stream of a lease that failed its check, retiring
 // its connection.
-func (m *muxEngine[T]) closeTaken(r *leaseRecord[T], reason Reason) { m.putBackStream(r, reason) }
+func (m *muxEngine[T]) closeTaken(r *leaseRecord[T], reason Reason) {
+	m.putBackStream(r, reason, true)
+}
 
 // closeIdle retires every connection of a closed pool: idle ones close
 // now, busy ones when their last lease ends.
