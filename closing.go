@@ -19,6 +19,12 @@ func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
 		return
 	}
 	p.cap.closing.Add(1)
+	if p.keepsFloor() {
+		// Closing, it no longer counts towards MinConns or MinIdle: its
+		// replacement need not wait for a Close that may wait on the
+		// network.
+		p.kickMaintenance()
+	}
 	go func() {
 		if p.cfg.Hooks.OnDisconnect != nil {
 			p.callOnDisconnect(c, reason)

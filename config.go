@@ -86,7 +86,9 @@ type Config[T any] struct {
 
 	// MinConns connections are kept open, busy or idle, by the background
 	// maintenance goroutine: it dials when fewer are open or being
-	// dialled, as after a lifetime expiry or a broken connection, and idle
+	// dialled, as after a lifetime expiry or a broken connection (one
+	// being closed counts no more, though its place in MaxConns stays
+	// taken until its Close returns), and idle
 	// reaping never takes the pool below it. 0 (the default) or negative
 	// keeps none. It is the floor for multiplexed connections (MinIdle is
 	// an error there): a MinConns of 2 keeps two connections to spread

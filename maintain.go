@@ -89,13 +89,16 @@ func (p *Pool[T]) warmTarget() int {
 }
 
 // refill starts dials until MinConns connections are open or being
-// dialled and MinIdle are idle or being dialled.
+// dialled and MinIdle are idle or being dialled, not counting those being
+// closed.
 func (p *Pool[T]) refill() {
 	if !p.keepsFloor() || p.hot.closed.Load() {
 		return
 	}
 	short := func() bool {
-		if int(p.cap.open.Load()) < p.cfg.MinConns { // open counts dials in flight
+		// open counts dials in flight, and closes still running, which
+		// hold their place in MaxConns but serve nobody.
+		if int(p.cap.open.Load()-p.cap.closing.Load()) < p.cfg.MinConns {
 			return true
 		}
 		// Idle or on the way to idle: counted from open, which holds a

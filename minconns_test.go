@@ -108,3 +108,42 @@ func TestFloorFillsWithoutWaitingForMaintenance(t *testing.T) {
 		}
 	})
 }
+
+// TestMinConnsReplacesAConnectionWhoseCloseStalls: a connection being closed
+// still holds its place in MaxConns until its Close returns, but it serves
+// nobody, so it does not count towards MinConns (nor, as MinIdle already
+// has it, towards Warm's target): its replacement is dialled at once, not
+// once a Close that waits on the network has returned.
+func TestMinConnsReplacesAConnectionWhoseCloseStalls(t *testing.T) {
+	for _, streams := range []int{1, 8} {
+		t.Run("", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				stall := make(chan struct{})
+				defer close(stall) // before the pool's Close, at the test's end
+				d := &fakeDialer{}
+				p, _ := newTestPool(t, Config[*fakeConn]{
+					MaxConns: 4, MaxStreams: streams, MinConns: 2, Dial: d.dial,
+					Close: func(c *fakeConn) error { <-stall; return d.close(c) },
+				})
+				if err := p.Warm(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				l := mustAcquire(t, p)
+				l.Discard()
+				synctest.Wait()
+				if s := p.Stats(); s.TotalConns != 2 || s.Closing != 1 || d.dials.Load() != 3 {
+					t.Errorf("streams %d: a Close stalls: %+v, %d dials; want a replacement dialled (2 open, 1 closing, 3 dials)", streams, s, d.dials.Load())
+				}
+				// Warm counts what serves, too.
+				l = mustAcquire(t, p)
+				l.Discard()
+				if err := p.Warm(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if s := p.Stats(); s.TotalConns != 2 {
+					t.Errorf("streams %d: after Warm beside 2 stalled closes: %+v; want 2 open", streams, s)
+				}
+			})
+		})
+	}
+}

@@ -7,7 +7,8 @@ import (
 )
 
 // Warm dials until max(MinIdle, MinConns) connections are open (counting
-// those already open and those being dialled), and waits for them. Its
+// those already open and those being dialled, not those being closed), and
+// waits for them. Its
 // dials and the pool's own are held together to MaxDialing at a time.
 // It returns the first dial error, or ctx's error if ctx ends first. A dial
 // that ctx cuts short is no failure of the server: it leaves the pool's
@@ -17,7 +18,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		return ErrClosed
 	}
 	target := p.warmTarget()
-	need := target - int(p.cap.open.Load())
+	need := target - p.serving()
 	if need <= 0 {
 		return p.waitBackgroundDials(ctx)
 	}
@@ -32,7 +33,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		// Counted as dialing under cap.mu, and held to MaxDialing with
 		// the pool's other dials in flight, like every dial (startDialIf).
 		p.cap.mu.Lock()
-		wanted := !p.hot.closed.Load() && int(p.cap.open.Load()) < target
+		wanted := !p.hot.closed.Load() && p.serving() < target
 		full := p.cap.dialing.Load() >= p.feat.maxDialing
 		ok := wanted && !full && p.cap.reserve()
 		if ok {
@@ -108,7 +109,7 @@ const warmPoll = time.Millisecond
 func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 	for {
 		dialing := p.cap.dialing.Load()
-		if dialing == 0 || int(p.cap.open.Load()-dialing) >= p.warmTarget() {
+		if dialing == 0 || p.serving()-int(dialing) >= p.warmTarget() {
 			break
 		}
 		select {
@@ -117,8 +118,13 @@ func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 		case <-time.After(warmPoll):
 		}
 	}
-	if int(p.cap.open.Load()) < p.warmTarget() {
+	if p.serving() < p.warmTarget() {
 		return p.lastDialError()
 	}
 	return nil
 }
+
+// serving counts the connections open or being dialled, not those being
+// closed: these hold their place in MaxConns until their Close returns,
+// and serve nobody.
+func (p *Pool[T]) serving() int { return int(p.cap.open.Load() - p.cap.closing.Load()) }
