@@ -64,6 +64,10 @@ type Tx struct {
 	// would, without touching t or the connection, which may be another
 	// holder's by then.
 	ended bool
+	// outer is the transaction a savepoint was begun in (nil for the
+	// outermost): a savepoint ends with it, as pgx's do, and must not
+	// reach a connection whose rollback endAfterCtx left to a goroutine.
+	outer *Tx
 	// readOnly is set for a transaction its caller began READ ONLY: a
 	// write it refuses (SQLSTATE 25006) is the caller's doing and says
 	// nothing of the host (noteErr).
@@ -102,6 +106,17 @@ func (pc *pooledConn) inTransaction() bool {
 	return false
 }
 
+// closed reports whether the transaction, or one it is a savepoint of,
+// has ended: its methods then return pgx.ErrTxClosed.
+func (tx *Tx) closed() bool {
+	for t := tx; t != nil; t = t.outer {
+		if t.ended {
+			return true
+		}
+	}
+	return false
+}
+
 // end marks the transaction ended and releases the connection it holds.
 func (tx *Tx) end() {
 	tx.ended = true
@@ -111,16 +126,18 @@ func (tx *Tx) end() {
 	}
 }
 
-// Begin starts a pseudo nested transaction (a savepoint).
+// Begin starts a pseudo nested transaction (a savepoint). The savepoint
+// ends with the transaction it was begun in: once that has ended, its
+// methods return pgx.ErrTxClosed, as pgx's savepoints do.
 func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
-	if tx.ended {
+	if tx.closed() {
 		return nil, pgx.ErrTxClosed
 	}
 	t, err := tx.t.Begin(ctx)
 	if err != nil {
 		return nil, ctxerr.Wrap(ctx, err)
 	}
-	return &Tx{t: t, conn: tx.conn, readOnly: tx.readOnly}, nil
+	return &Tx{t: t, conn: tx.conn, outer: tx, readOnly: tx.readOnly}, nil
 }
 
 // Commit commits the transaction and releases the connection. As with
@@ -131,7 +148,7 @@ func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
 // rolled back in the background and goes back to the pool, where pgx would
 // close it.
 func (tx *Tx) Commit(ctx context.Context) error {
-	if tx.ended {
+	if tx.closed() {
 		return pgx.ErrTxClosed
 	}
 	if ctx.Err() != nil && tx.pc != nil {
@@ -149,7 +166,7 @@ func (tx *Tx) Commit(ctx context.Context) error {
 // rolls back in the background under a timeout of its own, so that the
 // connection goes back to the pool where pgx would close it.
 func (tx *Tx) Rollback(ctx context.Context) error {
-	if tx.ended {
+	if tx.closed() {
 		return pgx.ErrTxClosed
 	}
 	if ctx.Err() != nil && tx.pc != nil {
@@ -187,7 +204,7 @@ func (tx *Tx) endAfterCtx(ctx context.Context) error {
 
 // CopyFrom copies rows into a table inside the transaction.
 func (tx *Tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if tx.ended {
+	if tx.closed() {
 		return 0, pgx.ErrTxClosed
 	}
 	n, err := tx.t.CopyFrom(ctx, table, columns, src)
@@ -200,7 +217,7 @@ func (tx *Tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []stri
 
 // SendBatch sends a batch inside the transaction.
 func (tx *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if tx.ended {
+	if tx.closed() {
 		return pgx.FailedBatchResults(b, pgx.ErrTxClosed)
 	}
 	return tx.conn.heldBatch(ctx, tx.t.SendBatch(ctx, b), b, tx.readOnly)
@@ -209,7 +226,7 @@ func (tx *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // LargeObjects gives access to large objects inside the transaction. Once
 // the transaction has ended, their methods return pgx.ErrTxClosed.
 func (tx *Tx) LargeObjects() pgx.LargeObjects {
-	if tx.ended {
+	if tx.closed() {
 		return endedTx().LargeObjects()
 	}
 	return tx.t.LargeObjects()
@@ -226,7 +243,7 @@ func endedTx() pgx.Tx {
 
 // Prepare prepares a statement on the transaction's connection.
 func (tx *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if tx.ended {
+	if tx.closed() {
 		return nil, pgx.ErrTxClosed
 	}
 	sd, err := tx.t.Prepare(ctx, name, sql)
@@ -235,7 +252,7 @@ func (tx *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementD
 
 // Exec runs sql inside the transaction.
 func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if tx.ended {
+	if tx.closed() {
 		return pgconn.CommandTag{}, pgx.ErrTxClosed
 	}
 	tag, err := tx.t.Exec(ctx, sql, args...)
@@ -248,7 +265,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Command
 
 // Query runs sql inside the transaction.
 func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if tx.ended {
+	if tx.closed() {
 		return errRows{err: pgx.ErrTxClosed}, pgx.ErrTxClosed
 	}
 	rows, err := tx.t.Query(ctx, sql, args...)
@@ -257,7 +274,7 @@ func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, err
 
 // QueryRow runs sql inside the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if tx.ended {
+	if tx.closed() {
 		return errRow{err: pgx.ErrTxClosed}
 	}
 	return tx.conn.newRow(ctx, tx.t.QueryRow(ctx, sql, args...), false, !tx.readOnly)
