@@ -159,10 +159,11 @@ func (pc *pooledConn) newConn(p *Pool) *Conn {
 	return c
 }
 
-// Release returns the connection to the pool. A connection released inside
-// a transaction is rolled back first; one released busy (with rows or a
-// batch not closed) or broken is closed, never handed out again. Calling
-// Release again does nothing.
+// Release returns the connection to the pool. One released inside a
+// transaction (begun or failed), busy (with rows or a batch not closed) or
+// broken is closed, never handed out again, as in pgxpool: a pgx.Tx begun
+// on it may outlive the Release, and its late Commit or Rollback must not
+// reach the next holder's session. Calling Release again does nothing.
 func (c *Conn) Release() {
 	if c.pc == nil {
 		return
