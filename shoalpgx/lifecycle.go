@@ -127,7 +127,7 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 		p.destroys.count(r)
 		pc.forget()
 		if hook != nil {
-			hook(pc.conn)
+			p.callBeforeClose(hook, pc.conn)
 		}
 	}
 	if err := cfg.Validate(); err != nil {
@@ -251,7 +251,7 @@ func (p *Pool) timedConnConfig() *pgx.ConnConfig {
 // beforeConnect runs the BeforeConnect hook, if any, on cc.
 func (p *Pool) beforeConnect(ctx context.Context, cc *pgx.ConnConfig) error {
 	if hook := p.config.BeforeConnect; hook != nil {
-		if err := hook(ctx, cc); err != nil {
+		if err := callBeforeConnect(ctx, hook, cc); err != nil {
 			return scrubConnectError(err)
 		}
 	}
@@ -280,6 +280,9 @@ func (p *Pool) afterConnect(ctx context.Context, conn *pgx.Conn, host *hostState
 	if err == nil {
 		return nil
 	}
+	if _, ok := err.(*hookPanic); ok {
+		return err // it names the hook already
+	}
 	err = scrubConnectError(err)
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("AfterConnect did not return within the connect timeout (%s): %w", timeout, err)
@@ -300,14 +303,14 @@ func (p *Pool) afterConnectTimeout() time.Duration {
 }
 
 // callAfterConnect runs the AfterConnect hook; if it panics, the new
-// connection is closed before the panic goes on (the core recovers it and
-// counts a failed dial), or the server would keep a session nobody holds.
-func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn) error, conn *pgx.Conn, host *hostState) error {
+// connection is closed, or the server would keep a session nobody holds,
+// and the dial fails with an error naming the hook.
+func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn) error, conn *pgx.Conn, host *hostState) (err error) {
 	defer func() {
-		if p := recover(); p != nil {
+		if r := recover(); r != nil {
 			host.open.Add(-1)
 			_ = closeWaiting(conn)
-			panic(p)
+			err = &hookPanic{hook: "AfterConnect", value: r}
 		}
 	}()
 	return hook(ctx, conn)
