@@ -10,6 +10,15 @@ package shoal
 // returned, so the server never sees more connections than the limit, and
 // Pool.Close waits for these closes too.
 func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
+	p.counters.countLeft(reason)
+	p.closeLeft(c, reason)
+}
+
+// closeLeft is closeConn for a connection already counted by its reason
+// (Stats.ClosedFor): the exclusive engine counts it before it leaves the
+// slot table, so that a Stats whose TotalConns no longer has it counts
+// why it went.
+func (p *Pool[T]) closeLeft(c *conn[T], reason Reason) {
 	// Now, while the connection has just left its engine, so that
 	// Stats.Acquires never misses its hand-outs for the whole close.
 	p.counters.closedHandouts.Add(c.handouts())

@@ -258,6 +258,7 @@ func (p *Pool[T]) dialOne(ctx context.Context) (c *conn[T], started int64, err e
 	value, err := p.callDial(ctx)
 	if err == nil && p.cfg.Hooks.OnConnect != nil {
 		if err = p.callOnConnect(ctx, value); err != nil {
+			p.counters.countLeft(ReasonRejected)
 			c := &conn[T]{value: value, pool: p}
 			if p.cfg.Hooks.OnDisconnect != nil {
 				p.callOnDisconnect(c, ReasonRejected)

@@ -306,8 +306,9 @@ func (e *exclusiveEngine[T]) yieldAfterHandOff(r *leaseRecord[T]) bool {
 // the idle stacks and its lease is not held): its slot is freed and the
 // closer takes it.
 func (e *exclusiveEngine[T]) close(c *conn[T], reason Reason) {
+	e.p.counters.countLeft(reason) // before TotalConns loses it (closeLeft)
 	e.slots.forget(c)
-	e.p.closeConn(c, reason)
+	e.p.closeLeft(c, reason)
 }
 
 // closeTaken closes the connection of a lease taken for a caller that failed

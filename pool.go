@@ -80,6 +80,16 @@ type counters struct {
 	dialErrors atomic.Int64
 	closed     atomic.Int64
 	leaked     atomic.Int64
+	// leftFor counts the connections let go, by Reason, as each leaves
+	// (Stats.ClosedFor).
+	leftFor [len(reasonNames)]atomic.Int64
+}
+
+// countLeft counts a connection let go for r (Stats.ClosedFor).
+func (c *counters) countLeft(r Reason) {
+	if r > 0 && int(r) < len(c.leftFor) {
+		c.leftFor[r].Add(1)
+	}
 }
 
 // New checks cfg and returns a pool. It dials nothing itself: MinIdle and

@@ -67,6 +67,21 @@ type Stats struct {
 	// BargeWindow off. shoalprom exports it as
 	// shoal_pool_barge_misses_total, shoalotel as shoal.pool.barge_misses.
 	BargeMisses int64
+
+	closedFor [len(reasonNames)]int64 // see ClosedFor
+}
+
+// ClosedFor counts the connections the pool let go for r (ReasonIdle,
+// ReasonLifetime, ...), each as it left the pool, before its hooks and
+// Close ran: a snapshot whose TotalConns no longer counts a connection
+// counts why it went, where Closed counts it once its Close has returned.
+// Once every close has returned, the counts over all reasons add up to
+// Closed.
+func (s Stats) ClosedFor(r Reason) int64 {
+	if r > 0 && int(r) < len(s.closedFor) {
+		return s.closedFor[r]
+	}
+	return 0
 }
 
 // Stats returns a snapshot of the pool's state and counters.
@@ -101,6 +116,11 @@ func (p *Pool[T]) Stats() Stats {
 		}
 	}
 	p.eng.stats(&s)
+	// After the engine's walk: a connection it no longer found was
+	// counted before it left (closeLeft).
+	for i := range s.closedFor {
+		s.closedFor[i] = p.counters.leftFor[i].Load()
+	}
 	s.Demand = p.demandFrom(s.Leases, s.Waiting)
 	s.Acquires = p.monotonicAcquires(s.Acquires - p.counters.unused.Load())
 	return s

@@ -119,3 +119,39 @@ func TestStatsCountConnectRejection(t *testing.T) {
 		}
 	})
 }
+
+// A connection let go counts by its reason at once, before its hooks and
+// Close run: a Stats that no longer has it in TotalConns says why it went
+// (ClosedFor), while Closed counts it once its Close has returned.
+// shoalpgx's Stat reads it for pgxpool's destroy counts, which pgxpool
+// bumps before it destroys.
+func TestStatsClosedForCountsAsTheConnectionLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		d := &fakeDialer{}
+		p, _ := newTestPool(t, Config[*fakeConn]{
+			MaxConns:    1,
+			MaxIdleTime: time.Second,
+			Dial:        d.dial,
+			Close: func(c *fakeConn) error {
+				<-release // a Close that waits on the network
+				return d.close(c)
+			},
+		})
+		l := mustAcquire(t, p)
+		l.Release()
+		time.Sleep(3 * time.Second) // past MaxIdleTime and the maintenance pass after it
+		synctest.Wait()
+		s := p.Stats()
+		if s.TotalConns != 0 || s.Closing != 1 || s.ClosedFor(ReasonIdle) != 1 || s.Closed != 0 {
+			t.Fatalf("while the idle connection's Close runs: %d open, %d closing, %d closed for idleness, %d closed; want 0, 1, 1, 0",
+				s.TotalConns, s.Closing, s.ClosedFor(ReasonIdle), s.Closed)
+		}
+		close(release)
+		synctest.Wait()
+		s = p.Stats()
+		if s.Closed != 1 || s.ClosedFor(ReasonIdle) != 1 || s.ClosedFor(ReasonLifetime) != 0 || s.ClosedFor(Reason(99)) != 0 {
+			t.Errorf("once closed: %d closed, %d for idleness, %d for lifetime; want 1, 1, 0", s.Closed, s.ClosedFor(ReasonIdle), s.ClosedFor(ReasonLifetime))
+		}
+	})
+}

@@ -124,7 +124,6 @@ func (p *Pool) coreConfig() (shoal.Config[*pooledConn], error) {
 	}
 	hook := c.BeforeClose
 	cfg.Hooks.OnDisconnect = func(pc *pooledConn, r shoal.Reason) {
-		p.destroys.count(r)
 		pc.forget()
 		if hook != nil {
 			p.callBeforeClose(hook, pc.conn)

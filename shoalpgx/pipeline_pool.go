@@ -127,8 +127,7 @@ func newPipePool(p *Pool) (*pipePool, error) {
 		cfg.HealthCheck = pp.idleCheck
 		cfg.HealthCheckAfter = p.lookAfter
 	}
-	cfg.Hooks.OnDisconnect = func(pc *pipeConn, r shoal.Reason) {
-		p.destroys.count(r)
+	cfg.Hooks.OnDisconnect = func(pc *pipeConn, _ shoal.Reason) {
 		pc.pc.forget()
 	}
 	core, err := shoal.New(cfg)

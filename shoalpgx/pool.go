@@ -21,9 +21,8 @@ type Pool struct {
 	// ready is core once NewWithConfig has set it: dials that New starts
 	// (MinConns, a Budget's first share) may run before, and the fence's
 	// look before a dial reads the pool through it.
-	ready    atomic.Pointer[shoal.Pool[*pooledConn]]
-	config   *Config
-	destroys destroyCounts // for Stat
+	ready  atomic.Pointer[shoal.Pool[*pooledConn]]
+	config *Config
 
 	// Set by NewWithConfig from config, read on every acquire and release.
 	prepareConn     func(context.Context, *pgx.Conn) (bool, error) // PrepareConn, or BeforeAcquire wrapped; nil for none

@@ -1,7 +1,6 @@
 package shoalpgx
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -13,21 +12,6 @@ import (
 type Stat struct {
 	s, pipelined              shoal.Stats
 	idleDestroys, ageDestroys int64
-}
-
-// destroyCounts counts the closes pgxpool.Stat reports by cause.
-type destroyCounts struct {
-	idle, lifetime atomic.Int64
-}
-
-// count records one close of the core's with its reason.
-func (d *destroyCounts) count(r shoal.Reason) {
-	switch r {
-	case shoal.ReasonIdle:
-		d.idle.Add(1)
-	case shoal.ReasonLifetime:
-		d.lifetime.Add(1)
-	}
 }
 
 // Stat returns a snapshot of the pool's statistics: pgxpool's methods,
@@ -46,12 +30,18 @@ func (p *Pool) Stat() *Stat {
 	if severalHosts(p.config.ConnConfig) {
 		s.Hosts = p.Hosts()
 	}
+	// The core counts why a connection went as it leaves, so a Stat
+	// whose TotalConns no longer counts one counts its close, as
+	// pgxpool's, which counts before it destroys.
+	idle, age := s.ClosedFor(shoal.ReasonIdle), s.ClosedFor(shoal.ReasonLifetime)
 	var ps shoal.Stats
 	if p.pipe != nil {
 		ps = p.pipe.core.Stats()
+		idle += ps.ClosedFor(shoal.ReasonIdle)
+		age += ps.ClosedFor(shoal.ReasonLifetime)
 		s = sumStats(s, ps, int(p.config.MaxConns), p.config.Budget != nil)
 	}
-	return &Stat{s: s, pipelined: ps, idleDestroys: p.destroys.idle.Load(), ageDestroys: p.destroys.lifetime.Load()}
+	return &Stat{s: s, pipelined: ps, idleDestroys: idle, ageDestroys: age}
 }
 
 // Pipelined returns the shared connections' own figures (Config.Pipeline),
