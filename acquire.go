@@ -333,6 +333,7 @@ func (p *Pool[T]) acquireError(err error, waited time.Duration) error {
 	if !errors.Is(err, ErrDial) {
 		e.LastDial = p.lastDialError()
 	}
+	p.budgetHeldBack(e)
 	return e
 }
 

@@ -3,6 +3,7 @@ package shoal
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 )
 
 // Budget is a limit on connections that a pool shares with other pools:
@@ -124,6 +125,9 @@ type BudgetAsker interface {
 type budgetLink struct {
 	budget Budget
 	leave  func() // from Budget.Join; called once the pool is drained
+	// permitWaits counts the dials waiting in Budget.Acquire, so that an
+	// acquire error tells them from dials waiting on the server.
+	permitWaits atomic.Int32
 }
 
 // joinBudget connects the pool to b; New calls it once the pool is whole.
@@ -163,6 +167,8 @@ func (p *Pool[T]) demandFrom(leases, waiting int) int {
 // acquirePermit asks the Budget for leave to dial one connection and returns
 // the context the dial runs under, which carries the permit.
 func (p *Pool[T]) acquirePermit(ctx context.Context) (context.Context, BudgetPermit, error) {
+	p.link.permitWaits.Add(1)
+	defer p.link.permitWaits.Add(-1)
 	permit, err := p.link.budget.Acquire(ContextWithBudgetMember(ctx, budgetMember[T]{p}))
 	if err != nil {
 		return ctx, nil, fmt.Errorf("budget: %w", err)
@@ -177,3 +183,27 @@ func (p *Pool[T]) acquirePermit(ctx context.Context) (context.Context, BudgetPer
 // slot's key taken on its return, since closing any other connection
 // would leave the one whose slot is in dispute open.
 type revocablePermit interface{ OnRevoke(revoke func()) }
+
+// budgetHeldBack fills in e's Budget, Share and PermitWaits when the
+// pool's Budget holds it back: its share is below MaxConns, or a dial
+// waits for a permit. Without them, "for one of 0 connections" or
+// "1 dialing" on a pool of MaxConns 4 reads as a server slow to connect.
+func (p *Pool[T]) budgetHeldBack(e *AcquireError) {
+	if p.link.budget == nil {
+		return
+	}
+	share, waits := int(p.cap.share.Load()), int(p.link.permitWaits.Load())
+	if share >= int(p.cap.maxConns.Load()) && waits == 0 {
+		return
+	}
+	e.Budget, e.Share, e.PermitWaits = budgetName(p.link.budget), share, waits
+}
+
+// budgetName is what an error calls b: its Name (LocalBudget's,
+// shoaletcd's), else its type.
+func budgetName(b Budget) string {
+	if n, ok := b.(interface{ Name() string }); ok && n.Name() != "" {
+		return n.Name()
+	}
+	return fmt.Sprintf("%T", b)
+}

@@ -79,6 +79,13 @@ type AcquireError struct {
 	// Exhausted says who held the connections, when the acquire's
 	// context ended while every one of them was held; nil otherwise.
 	Exhausted *Exhaustion
+	// Budget names the pool's Budget when it held the pool back (its
+	// share was below the pool's own MaxConns, or a dial waited for a
+	// permit), so that a wait on other pools is not read as a slow
+	// server; empty otherwise, and then Share and PermitWaits are 0.
+	Budget      string
+	Share       int // the pool's share of Budget when it failed
+	PermitWaits int // the pool's dials waiting for a permit of Budget when it failed
 }
 
 // Error names the pool, says why the acquire ended, then what it waited
@@ -90,7 +97,9 @@ type AcquireError struct {
 // dial's: `shoal pool "orders": acquire: dial failed: dial tcp
 // 127.0.0.1:5432: connect: connection refused (waited 0s for one of 4
 // connections: 0 in use, 1 waiting)`. When the last dial failed and that
-// is not the cause, its error follows.
+// is not the cause, its error follows. When the pool's Budget held it
+// back, the budget's part follows the wait: `...); budget "tenants" lets
+// the pool hold 0 now`.
 func (e *AcquireError) Error() string {
 	var b strings.Builder
 	writePrefix(&b, e.Pool)
@@ -107,6 +116,16 @@ func (e *AcquireError) Error() string {
 		fmt.Fprintf(&b, ", %d dialing", e.Dialing)
 	}
 	b.WriteString(")")
+	if e.Budget != "" {
+		fmt.Fprintf(&b, "; budget %q lets the pool hold %d now", e.Budget, e.Share)
+		switch e.PermitWaits {
+		case 0:
+		case 1:
+			b.WriteString(", and 1 dial waits for its permit")
+		default:
+			fmt.Fprintf(&b, ", and %d dials wait for their permits", e.PermitWaits)
+		}
+	}
 	if e.Exhausted != nil {
 		b.WriteString("; ")
 		b.WriteString(e.Exhausted.String())
