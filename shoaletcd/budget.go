@@ -222,8 +222,9 @@ func (b *Budget) ID() string { return b.id }
 func (b *Budget) FenceKey() int32 { return fenceKey(b.opts.Prefix, b.opts.Name) }
 
 // Members returns how many members this member sees in the budget now,
-// itself included, or 0 while it has not joined etcd yet. The pool's
-// Stats read it through interface{ Members() int }.
+// itself included while it is in (not after its last pool has left), or
+// 0 while it has not joined etcd yet. The pool's Stats read it through
+// interface{ Members() int }.
 func (b *Budget) Members() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -231,8 +232,15 @@ func (b *Budget) Members() int {
 		return 0
 	}
 	n := len(b.view.members)
-	if _, ok := b.view.members[b.id]; !ok && b.session {
+	// Its own record counts as the watch shows it, except that a member
+	// counts itself as soon as it is in, and no more once it has left,
+	// whether or not the watch has caught up with its record.
+	_, seen := b.view.members[b.id]
+	switch in := b.session && !b.left; {
+	case in && !seen:
 		n++
+	case !in && seen && b.left:
+		n--
 	}
 	return n
 }

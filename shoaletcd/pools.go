@@ -110,6 +110,8 @@ func (b *Budget) leave(s *seat) {
 	}
 	if len(b.pools) == 0 {
 		b.left = true
+		// Out of the budget, it publishes no demand: its record goes.
+		b.published = 0
 		b.trimLocked()
 	}
 	b.broadcastLocked()
