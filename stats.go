@@ -21,7 +21,9 @@ type Stats struct {
 	// BudgetMembers is how many pools share the Budget, this one included,
 	// as far as the budget knows (at least 1 with a Budget: a budget that
 	// cannot count its members, or has not yet reached them, reads 1); 0
-	// without a Budget.
+	// without a Budget. A budget of your own says through a Members() int
+	// method, or a Pools() int one when its members are not pools (the
+	// processes of shoaletcd's, each with any number of pools).
 	BudgetMembers int
 	MinIdle       int // Config.MinIdle
 	MinConns      int // Config.MinConns
@@ -111,7 +113,10 @@ func (p *Pool[T]) Stats() Stats {
 	if p.link.budget != nil {
 		s.Share = int(p.cap.share.Load())
 		s.BudgetMembers = 1 // this pool, whatever the budget knows yet
-		if m, ok := p.link.budget.(interface{ Members() int }); ok {
+		switch m := p.link.budget.(type) {
+		case interface{ Pools() int }: // shoaletcd's, whose members are processes
+			s.BudgetMembers = max(m.Pools(), 1)
+		case interface{ Members() int }: // LocalBudget's, whose members are pools
 			s.BudgetMembers = max(m.Members(), 1)
 		}
 	}

@@ -60,6 +60,7 @@ type Budget struct {
 	lastContact time.Time // of etcd's last answer
 	opFailed    bool      // the last request to etcd failed
 	published   int       // the demand in our member record
+	pubPools    int       // the pools in our member record
 	share       int       // fairshare.Divide's answer for this member
 	view        view      // etcd's budget as the watch last showed it
 	localRev    int64     // revision of our own last slot write
@@ -91,6 +92,10 @@ type memberRecord struct {
 	Label  string `json:"label,omitempty"`
 	Min    int    `json:"min"`
 	Demand int    `json:"demand"`
+	// Pools is how many of its process's pools the member serves, so that
+	// every pool can count the pools sharing the budget; 0 in a record
+	// that does not say, which counts as one.
+	Pools int `json:"pools,omitempty"`
 }
 
 var _ shoal.Budget = (*Budget)(nil)
@@ -241,6 +246,29 @@ func (b *Budget) Members() int {
 		n++
 	case !in && seen && b.left:
 		n--
+	}
+	return n
+}
+
+// Pools returns how many pools share the budget now, as far as this member
+// sees: its own, while it is in, and those of every other member (one for
+// a member whose record does not say). The pool's Stats.BudgetMembers
+// reads it through interface{ Pools() int }, so that it counts pools, as
+// it does under a shoal.LocalBudget, rather than processes.
+func (b *Budget) Pools() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	if !b.left {
+		n = len(b.pools)
+	}
+	if !b.joined {
+		return n
+	}
+	for id, r := range b.view.members {
+		if id != b.id {
+			n += max(r.Pools, 1)
+		}
 	}
 	return n
 }

@@ -14,7 +14,7 @@
 // A budget lives under Prefix+Name+"/" (see Read for a look at it):
 //
 //	size         N, written by the first member; members alive must agree
-//	members/ID   each member's record (host, pid, label, Min, smoothed demand), under its lease
+//	members/ID   each member's record (host, pid, label, Min, smoothed demand, pools), under its lease
 //	slots/I      for I in [0, N): the ID of the member holding slot I, under its lease
 //
 // A permit is the ownership of a slot key, and a slot key is created only

@@ -226,11 +226,12 @@ func (b *Budget) lost(err error) {
 }
 
 // publish samples the pool's demand and rewrites the member record when
-// the smoothed demand changed, at most every publishEvery. After leave it
+// the smoothed demand or the number of pools changed, at most every
+// publishEvery. After leave it
 // deletes the record instead, once.
 func (b *Budget) publish(lease clientv3.LeaseID, smooth *fairshare.Smoother, now, last time.Time, gone bool) (time.Time, bool) {
 	b.mu.Lock()
-	pools, left, published := append([]*seat(nil), b.pools...), b.left, b.published
+	pools, left, published, pubPools := append([]*seat(nil), b.pools...), b.left, b.published, b.pubPools
 	b.mu.Unlock()
 	if left {
 		if gone {
@@ -243,7 +244,7 @@ func (b *Budget) publish(lease clientv3.LeaseID, smooth *fairshare.Smoother, now
 		return now, err == nil
 	}
 	d := smooth.Add(now, min(fairshare.Sum(b.demandOf(pools)), b.opts.Size))
-	if d == published || now.Sub(last) < publishEvery {
+	if (d == published && len(pools) == pubPools) || now.Sub(last) < publishEvery {
 		return last, false
 	}
 	b.mu.Lock()
@@ -259,7 +260,7 @@ func (b *Budget) publish(lease clientv3.LeaseID, smooth *fairshare.Smoother, now
 		return now, false
 	}
 	b.mu.Lock()
-	b.published = d
+	b.published, b.pubPools = d, rec.Pools
 	b.recomputeLocked()
 	b.broadcastLocked()
 	b.mu.Unlock()

@@ -157,7 +157,9 @@ func (b *Budget) register(ctx context.Context, lease clientv3.LeaseID, rejoin bo
 			b.log.Warn("shoaletcd: rejoining although the minimums no longer fit; they are granted in member ID order", "err", err)
 		}
 		b.mu.Lock()
-		rec, _ := json.Marshal(b.recordLocked())
+		record := b.recordLocked()
+		b.pubPools = record.Pools
+		rec, _ := json.Marshal(record)
 		b.mu.Unlock()
 		t, err := b.client.Txn(c).
 			If(clientv3.Compare(clientv3.CreateRevision(b.keys.members()), "<", g.Header.Revision+1).WithPrefix(),

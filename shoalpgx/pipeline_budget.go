@@ -135,9 +135,13 @@ var _ shoal.BudgetAsker = (*twoBudgets)(nil)
 // Members is how many pools share the user's budget, as it counts them
 // (a pipelined pool's two kinds as two), or 1 when it cannot count them:
 // what Stats.BudgetMembers reports without pipelining, where the core
-// pool's budget is the user's.
+// pool's budget is the user's (its Pools, for shoaletcd's, whose members
+// are processes).
 func (b *twoBudgets) Members() int {
-	if m, ok := b.user.(interface{ Members() int }); ok {
+	switch m := b.user.(type) {
+	case interface{ Pools() int }:
+		return max(m.Pools(), 1)
+	case interface{ Members() int }:
 		return max(m.Members(), 1)
 	}
 	return 1

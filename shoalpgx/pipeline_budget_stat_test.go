@@ -36,3 +36,30 @@ func TestPipelineStatShowsTheUsersBudget(t *testing.T) {
 		}
 	}
 }
+
+// poolsBudget is a LocalBudget whose members stand for processes, as
+// shoaletcd's do: it counts the pools sharing it with Pools.
+type poolsBudget struct {
+	*shoal.LocalBudget
+	pools int
+}
+
+func (b poolsBudget) Pools() int { return b.pools }
+
+// Under a budget whose members are processes (shoaletcd's), a pipelined
+// pool counts the pools sharing it (Pools), as the core pool does without
+// pipelining, not the members.
+func TestPipelineStatCountsThePoolsOfABudgetOfProcesses(t *testing.T) {
+	local, err := shoal.NewBudget(3, shoal.BudgetName("etcd-like"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := poolsBudget{LocalBudget: local, pools: 7}
+	p := newPipelinedPool(t, 4, 4, func(c *Config) { c.Budget = b })
+	plain := newTestPool(t, func(c *Config) { c.Budget = b })
+	for what, s := range map[string]shoal.Stats{"pipelined": p.Stat().Shoal(), "plain": plain.Stat().Shoal()} {
+		if s.BudgetMembers != 7 {
+			t.Errorf("%s pool: BudgetMembers %d, want the budget's 7 pools (its members: %d)", what, s.BudgetMembers, local.Members())
+		}
+	}
+}
