@@ -205,7 +205,10 @@ func (b *LocalBudget) Join(m BudgetMember) (leave func(), err error) {
 	}
 	lm := &localMember{m: m, pushed: -1}
 	if mc, ok := m.(interface{ MinConns() int }); ok {
-		lm.part.Min = min(max(mc.MinConns(), 0), b.size)
+		// Not cut to the size: a minimum above it is refused below, as
+		// one that brings the sum above it is, rather than taking the
+		// whole budget and leaving the next pool refused for it.
+		lm.part.Min = max(mc.MinConns(), 0)
 	}
 	if n, ok := m.(interface{ Name() string }); ok {
 		lm.name = n.Name()
