@@ -208,15 +208,22 @@ func (pc *pooledConn) releaseUnused() {
 
 // Hijack takes the connection out of the pool: the caller owns it and must
 // close it. It panics on a released or hijacked Conn, as pgxpool's does.
+// Under a Budget that fences (see the package doc), it first lets go of
+// the connection's lock on its slot, which goes back to the budget with
+// its permit: one round trip, at most fenceQueryTimeout.
 func (c *Conn) Hijack() *pgx.Conn {
 	if c.pc == nil {
 		panic("shoalpgx: Hijack of a released or hijacked connection")
 	}
 	pc := c.pc
 	c.pc = nil
+	// The slot goes back to the budget with the permit below: kept, its
+	// lock would refuse every connection given the slot after it, here
+	// or in another process, for as long as this one lives.
+	pc.unfence()
 	// The core forgets it without closing it (no Close, no BeforeClose,
 	// not counted as closed) and frees its place in MaxConns and its
-	// budget permit at once; a fence's lock on the slot stays with it.
+	// budget permit at once.
 	if _, err := pc.lease.Hijack(); err != nil {
 		panic("shoalpgx: Hijack: " + err.Error())
 	}

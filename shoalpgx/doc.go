@@ -179,8 +179,9 @@
 // connections open, so with a budget that has a FenceKey (shoaletcd's has)
 // shoalpgx also fences at the server: each connection takes the session
 // advisory lock pg_try_advisory_lock(FenceKey, slot) before it is handed out
-// and keeps it for its life, and a dial whose slot is still locked by
-// another backend fails with ErrSlotFenced (the budget gives another slot).
+// and keeps it for its life (a Conn you Hijack lets go of it as its permit
+// goes back), and a dial whose slot is still locked by another backend
+// fails with ErrSlotFenced (the budget gives another slot).
 // Before dialling with a slot whose last holder lost its lease, the pool
 // looks in pg_locks through one of its own connections, so that a refused
 // slot costs no connection at the server.

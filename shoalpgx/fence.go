@@ -222,3 +222,26 @@ func closeWaiting(conn *pgx.Conn) error {
 	}
 	return nil
 }
+
+// fenceLock is the advisory lock a fenced connection holds: its budget's
+// key and its permit's slot.
+type fenceLock struct {
+	key  int32
+	slot int
+}
+
+// unfence lets go of pc's fence lock, if it holds one, before the
+// connection leaves the pool with its permit given back (Hijack). If the
+// unlock fails the lock stays until the session ends, and the fence
+// refuses the slot to others meanwhile, as for a paused process: never
+// unsafe, only wasteful.
+func (pc *pooledConn) unfence() {
+	f := pc.fence
+	if f == nil {
+		return
+	}
+	pc.fence = nil
+	ctx, cancel := context.WithTimeout(context.Background(), fenceQueryTimeout)
+	defer cancel()
+	_, _ = pc.conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", f.key, int32(f.slot))
+}

@@ -227,6 +227,9 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	if g := findGate(conn.PgConn().Conn()); g != nil {
 		pc.cancel = g.c
 	}
+	if fenced {
+		pc.fence = &fenceLock{key: key, slot: permit.Slot()}
+	}
 	pc.setFallback(d.judged && p.isFallback(d.role))
 	pc.initPeek()
 	return pc, nil

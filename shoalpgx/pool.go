@@ -245,6 +245,11 @@ type pooledConn struct {
 	// in flight is held back until the request can no longer land.
 	cancel *canceler
 
+	// fence is the budget slot whose advisory lock the session holds
+	// (fence.go), so that Hijack, which gives the slot back to the budget,
+	// lets go of it; nil when the pool does not fence.
+	fence *fenceLock
+
 	// unused marks a connection given back by the pool's own acquire, one
 	// its caller never got, so that AfterRelease skips it (lifecycle.go).
 	unused bool
