@@ -132,6 +132,16 @@ func (b *twoBudgets) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 
 var _ shoal.BudgetAsker = (*twoBudgets)(nil)
 
+// Name is what an acquire error calls the budget that held a pool back
+// (shoal.AcquireError.Budget): the user's budget, which the user named,
+// or else the division of MaxConns between the two kinds.
+func (b *twoBudgets) Name() string {
+	if n, ok := b.user.(interface{ Name() string }); ok && n.Name() != "" {
+		return n.Name()
+	}
+	return b.division.Name()
+}
+
 // Members is how many pools share the user's budget, as it counts them
 // (a pipelined pool's two kinds as two), or 1 when it cannot count them:
 // what Stats.BudgetMembers reports without pipelining, where the core
