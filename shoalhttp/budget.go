@@ -206,6 +206,10 @@ var _ shoal.BudgetAsker = (*originBudget)(nil)
 // Transport's budget (shoal.BudgetAsker).
 func (b *originBudget) AskShare() { b.first.budget.AskShare() }
 
+// Name is the Transport's budget's, what an acquire error calls the cap
+// that held an origin's pool back (shoal.AcquireError.Budget).
+func (b *originBudget) Name() string { return b.first.budget.Name() }
+
 // Members is how many origins' pools share the cap (Stats.BudgetMembers).
 func (b *originBudget) Members() int {
 	n := b.first.budget.Members()
