@@ -67,7 +67,8 @@ func (p *Pool) connectHosts(ctx context.Context, cc *pgx.ConnConfig) (dialed, er
 }
 
 // unlikelyLast moves to the end, keeping their order, the hosts that did
-// not qualify when last looked at or whose last dial failed: after a
+// not qualify when last looked at or whose last dial failed (a silent
+// host passed over for another counts: connectFirst): after a
 // failover the old primary, refusing or now a standby, costs a dial to the
 // new one nothing, and the read pool does not connect to the primary each
 // time before it reaches a standby. Their turn still comes, in the same
@@ -99,20 +100,24 @@ func (p *Pool) unlikelyLast(cfgs []*pgx.ConnConfig) {
 func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallback bool) (dialed, []*pgx.ConnConfig, error) {
 	type result struct {
 		d   dialed
-		cfg *pgx.ConnConfig
+		i   int // the index in cfgs
 		err error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make(chan result, len(cfgs))
 	started, pending := 0, 0
+	// startedAt and ended say, for each attempt, when it started and
+	// whether it has ended, for passedOver.
+	startedAt, ended := make([]time.Time, len(cfgs)), make([]bool, len(cfgs))
 	startNext := func() {
-		c := cfgs[started]
+		i, c := started, cfgs[started]
+		startedAt[i] = time.Now()
 		started++
 		pending++
 		go func() {
 			d, err := p.connectOneRecovered(ctx, c, fallback)
-			results <- result{d, c, err}
+			results <- result{d, i, err}
 		}()
 	}
 	// closeLate closes the connections of the attempts still under way
@@ -136,6 +141,18 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 	if stagger <= 0 {
 		stagger = hostStagger
 	}
+	// passedOver records, as its host's LastError, each attempt still under
+	// way when another host won after it had had its stagger: a silent host
+	// failed the dial as surely as one that refused, and goes last in the
+	// next (unlikelyLast), before the winner is handed out. One started
+	// less than a stagger before the win says nothing of its host.
+	passedOver := func() {
+		for i := range started {
+			if waited := time.Since(startedAt[i]); !ended[i] && waited >= stagger {
+				p.hosts.get(hostAddr(cfgs[i])).noteErr(fmt.Errorf("no answer within %s, when another host answered", waited.Round(time.Millisecond)))
+			}
+		}
+	}
 	startNext()
 	timer := time.NewTimer(stagger)
 	defer timer.Stop()
@@ -145,12 +162,14 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 		select {
 		case r := <-results:
 			pending--
+			ended[r.i] = true
 			if r.err == nil {
+				passedOver()
 				closeLate(pending)
 				return r.d, nil, nil
 			}
 			if errors.Is(r.err, errFallback) {
-				fallbacks = append(fallbacks, r.cfg)
+				fallbacks = append(fallbacks, cfgs[r.i])
 			}
 			errs = append(errs, scrubConnectError(r.err))
 			if fatalForAllHosts(r.err) {
