@@ -218,7 +218,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 		}
 	}
 	if c.AfterConnect != nil {
-		if err := p.afterConnect(ctx, conn, d.host); err != nil {
+		if err := p.afterConnect(ctx, conn); err != nil {
 			closeNew()
 			return nil, err
 		}
@@ -274,11 +274,11 @@ func (p *Pool) connConfig(ctx context.Context) (*pgx.ConnConfig, error) {
 // place under MaxConns, and a pool of one connection would serve nobody,
 // until Close. Its error names the hook; the core's error around it names
 // the pool, as for any failed dial.
-func (p *Pool) afterConnect(ctx context.Context, conn *pgx.Conn, host *hostState) error {
+func (p *Pool) afterConnect(ctx context.Context, conn *pgx.Conn) error {
 	timeout := p.afterConnectTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := callAfterConnect(ctx, p.config.AfterConnect, conn, host)
+	err := callAfterConnect(ctx, p.config.AfterConnect, conn)
 	if err == nil {
 		return nil
 	}
@@ -304,14 +304,13 @@ func (p *Pool) afterConnectTimeout() time.Duration {
 	return defaultConnectTimeout
 }
 
-// callAfterConnect runs the AfterConnect hook; if it panics, the new
-// connection is closed, or the server would keep a session nobody holds,
-// and the dial fails with an error naming the hook.
-func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn) error, conn *pgx.Conn, host *hostState) (err error) {
+// callAfterConnect runs the AfterConnect hook; if it panics, the dial
+// fails with an error naming the hook, and closes the new connection as
+// for any error of the hook (dial's closeNew), which also takes it out of
+// its host's Open: closing it here too counted it out twice.
+func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn) error, conn *pgx.Conn) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			host.open.Add(-1)
-			_ = closeWaiting(conn)
 			err = &hookPanic{hook: "AfterConnect", value: r}
 		}
 	}()
