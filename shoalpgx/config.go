@@ -309,7 +309,8 @@ type Config struct {
 	// host it holds connections to, when the connection string names
 	// several hosts or a target_session_attrs (see the package doc,
 	// "Several hosts and failover"). For read-write or primary it asks the
-	// server behind one idle connection whether it still takes writes: a
+	// server behind one idle connection (with Pipeline, a shared one when
+	// no whole one is idle) whether it still takes writes: a
 	// standby, or a primary fenced read-only while its sessions stay open,
 	// makes the pool reset (Reset) before a caller's write is refused; a
 	// busy pool, with no idle connection, skips the look and learns from

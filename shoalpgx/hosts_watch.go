@@ -38,7 +38,8 @@ func (p *Pool) watchRole(period time.Duration) {
 	}
 }
 
-// checkRole runs roleQuery on one idle connection and resets the pool when
+// checkRole runs roleQuery on one idle connection (with Pipeline, a
+// shared one when no whole one is idle) and resets the pool when
 // its server no longer qualifies for the pool's target: for read-write,
 // when it no longer takes writes; for primary, when it is in recovery (a
 // primary fenced read-only is still one, as in libpq, and a reset would
@@ -47,6 +48,9 @@ func (p *Pool) watchRole(period time.Duration) {
 func (p *Pool) checkRole() {
 	lease, err := p.core.TryAcquireIdle()
 	if err != nil {
+		if p.pipe != nil {
+			p.pipe.checkRole() // no idle whole connection: a shared one, then
+		}
 		return
 	}
 	pc := lease.Value()
