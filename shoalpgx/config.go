@@ -300,9 +300,11 @@ type Config struct {
 	// machine, a partition) would otherwise hold every dial for the whole
 	// connect timeout, 2 minutes by default, before the next host is
 	// tried: after a failover, the pool would not reach the new primary.
-	// A connect_timeout in the string, which pgx (like libpq) applies to
-	// each host, takes precedence. Default 2s; 0 leaves multi-host dials
-	// to the connect timeout. Connection string: pool_host_connect_timeout.
+	// It bounds the host as a whole: every address its name resolves to,
+	// and the name's lookup, together. A connect_timeout in the string,
+	// which pgx (like libpq) applies to each address, takes precedence.
+	// Default 2s; 0 leaves multi-host dials to the connect timeout.
+	// Connection string: pool_host_connect_timeout.
 	HostConnectTimeout time.Duration
 
 	// RoleCheckPeriod is how often the pool looks again at the role of a

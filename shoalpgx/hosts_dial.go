@@ -217,6 +217,15 @@ func (p *Pool) connectOneRecovered(ctx context.Context, c *pgx.ConnConfig, fallb
 // A ValidateConnect of the caller's own still runs, first. The connection
 // counts in its host's Open from here.
 func (p *Pool) connectOne(ctx context.Context, c *pgx.ConnConfig, fallback bool) (dialed, error) {
+	dialCtx := ctx
+	if t := p.hostConnectTimeout(); t > 0 {
+		// pgx applies its connect timeout to each address of a host
+		// name, and a host whose addresses are all silent would hold
+		// the dial for that many times HostConnectTimeout.
+		var cancel context.CancelFunc
+		dialCtx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
 	host := p.hosts.get(hostAddr(c))
 	epoch := host.epoch.Load()
 	var r role
@@ -241,7 +250,7 @@ func (p *Pool) connectOne(ctx context.Context, c *pgx.ConnConfig, fallback bool)
 		}
 		return err
 	}
-	conn, err := pgx.ConnectConfig(ctx, c)
+	conn, err := pgx.ConnectConfig(dialCtx, c)
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, errFallback) {
 			host.noteErr(scrubConnectError(err))

@@ -243,11 +243,22 @@ func (p *Pool) timedConnConfig() *pgx.ConnConfig {
 	cc := p.config.ConnConfig.Copy()
 	if cc.ConnectTimeout <= 0 {
 		cc.ConnectTimeout = defaultConnectTimeout
-		if p.config.HostConnectTimeout > 0 && severalHosts(cc) {
-			cc.ConnectTimeout = p.config.HostConnectTimeout
+		if t := p.hostConnectTimeout(); t > 0 {
+			cc.ConnectTimeout = t
 		}
 	}
 	return cc
+}
+
+// hostConnectTimeout is the bound on each host of a dial across several
+// hosts, all its addresses together, or 0: HostConnectTimeout, when
+// timedConnConfig puts it in place of a connect_timeout the string does
+// not set.
+func (p *Pool) hostConnectTimeout() time.Duration {
+	if p.config.ConnConfig.ConnectTimeout > 0 || !severalHosts(p.config.ConnConfig) {
+		return 0
+	}
+	return p.config.HostConnectTimeout
 }
 
 // beforeConnect runs the BeforeConnect hook, if any, on cc.
