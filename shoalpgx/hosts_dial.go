@@ -108,11 +108,14 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 	results := make(chan result, len(cfgs))
 	started, pending := 0, 0
 	// startedAt and ended say, for each attempt, when it started and
-	// whether it has ended, for passedOver.
+	// whether it has ended, for passedOver; failedBefore, whether its
+	// host's last dial had failed when it started, for takeFallback.
 	startedAt, ended := make([]time.Time, len(cfgs)), make([]bool, len(cfgs))
+	failedBefore := make([]bool, len(cfgs))
 	startNext := func() {
 		i, c := started, cfgs[started]
 		startedAt[i] = time.Now()
+		_, _, failedBefore[i] = p.hosts.get(hostAddr(c)).lastLook()
 		started++
 		pending++
 		go func() {
@@ -142,29 +145,55 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 		stagger = hostStagger
 	}
 	// passedOver records, as its host's LastError, each attempt still under
-	// way when another host won after it had had its stagger: a silent host
-	// failed the dial as surely as one that refused, and goes last in the
-	// next (unlikelyLast), before the winner is handed out. One started
-	// less than a stagger before the win says nothing of its host.
-	passedOver := func() {
+	// way when the dial goes on without it (another host won, or one that
+	// answered as a fallback is to be taken) after it had had its stagger:
+	// a silent host failed the dial as surely as one that refused, and
+	// goes last in the next (unlikelyLast), before the winner is handed
+	// out. One started less than a stagger before says nothing of its
+	// host. It returns their errors, for the dial's.
+	passedOver := func(when string) []error {
+		var out []error
 		for i := range started {
 			if waited := time.Since(startedAt[i]); !ended[i] && waited >= stagger {
-				p.hosts.get(hostAddr(cfgs[i])).noteErr(fmt.Errorf("no answer within %s, when another host answered", waited.Round(time.Millisecond)))
+				err := fmt.Errorf("no answer within %s, when %s", waited.Round(time.Millisecond), when)
+				p.hosts.get(hostAddr(cfgs[i])).noteErr(err)
+				out = append(out, fmt.Errorf("%s: %w", hostAddr(cfgs[i]), err))
 			}
 		}
+		return out
+	}
+	// staggered is set once every host was started and the last one has
+	// had its stagger. From then a round that has a fallback (a primary,
+	// for prefer-standby or the read pool) ends without waiting on the
+	// hosts still silent if each of them had failed its last dial too (a
+	// standby gone silent, which timed out once): every dial would
+	// otherwise wait out its HostConnectTimeout before it took the
+	// primary. A host with no failure known is waited for, as it may only
+	// be slow to connect, and a standby that is would never be used.
+	var errs []error
+	var fallbacks []*pgx.ConnConfig
+	staggered := false
+	takeFallback := func() bool {
+		if fallback || !staggered || pending == 0 || len(fallbacks) == 0 {
+			return false
+		}
+		for i := range started {
+			if !ended[i] && !failedBefore[i] {
+				return false
+			}
+		}
+		return true
 	}
 	startNext()
 	timer := time.NewTimer(stagger)
 	defer timer.Stop()
-	var errs []error
-	var fallbacks []*pgx.ConnConfig
 	for {
 		select {
 		case r := <-results:
 			pending--
 			ended[r.i] = true
 			if r.err == nil {
-				passedOver()
+				passedOver("another host answered")
 				closeLate(pending)
 				return r.d, nil, nil
 			}
@@ -186,7 +215,14 @@ func (p *Pool) connectFirst(ctx context.Context, cfgs []*pgx.ConnConfig, fallbac
 			if started < len(cfgs) {
 				startNext()
 				timer.Reset(stagger)
+			} else {
+				staggered = true
 			}
+		}
+		if takeFallback() {
+			errs = append(errs, passedOver("a fallback host answered")...)
+			closeLate(pending)
+			return dialed{}, fallbacks, errors.Join(errs...)
 		}
 	}
 }
