@@ -3,6 +3,8 @@ package shoalpgx
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,6 +168,16 @@ func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
 	}
 	if !errors.Is(err, shoal.ErrPermitRefused) && !(ae != nil && errors.Is(ae.LastDial, shoal.ErrPermitRefused)) {
 		t.Fatalf("the fenced dial's error %v does not wrap shoal.ErrPermitRefused", err)
+	}
+	// It says which lock, as pg_locks shows it, for finding its holder;
+	// the query it suggests finds the stale session.
+	want := fmt.Sprintf("pg_locks: locktype 'advisory', classid %d, objid 0, objsubid 2", uint32(key))
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("the fenced dial's error %q does not say %q", err, want)
+	}
+	var holders int
+	if err := stale.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid AND objid = 0 AND objsubid = 2 AND pid = pg_backend_pid()", int64(uint32(key))).Scan(&holders); err != nil || holders != 1 {
+		t.Errorf("pg_locks as the error says it: %d rows for the stale session, %v; want 1", holders, err)
 	}
 	if b.fenced.Load() == 0 {
 		t.Fatal("the budget was not told that its slot was refused")

@@ -34,6 +34,7 @@ type fencedPermit interface{ Fenced() }
 // the server by another session: a process that shares the budget held
 // that slot, was paused past its lease, and its connection is still open.
 // The dial's connection is closed; the pool dials again with another slot.
+// Its text names the lock and how pg_locks shows it, to find the holder.
 // It wraps shoal.ErrPermitRefused: the server answered, so the refusal
 // never makes the pool count its server as down.
 var ErrSlotFenced error = slotFenced{}
@@ -150,9 +151,18 @@ func takeFence(ctx context.Context, conn *pgx.Conn, key int32, slot int) error {
 			return nil
 		}
 		if time.Now().After(deadline) || !ctxwait.Sleep(ctx, fencePoll) {
-			return fmt.Errorf("%w (slot %d)", ErrSlotFenced, slot)
+			return slotFencedErr(key, slot)
 		}
 	}
+}
+
+// slotFencedErr is ErrSlotFenced for slot under the budget's fence key,
+// with what finds the session holding it in pg_locks, where a lock on two
+// int4s shows its first as classid (an oid, so a negative key wraps) and
+// its second as objid, with objsubid 2.
+func slotFencedErr(key int32, slot int) error {
+	return fmt.Errorf("%w (slot %d: pg_advisory_lock(%d, %d); pg_locks: locktype 'advisory', classid %d, objid %d, objsubid 2)",
+		ErrSlotFenced, slot, key, slot, uint32(key), uint32(slot))
 }
 
 // refuseSlot tells the permit's budget that the server refused its slot.

@@ -173,7 +173,7 @@ func (p *Pool) dial(ctx context.Context) (*pooledConn, error) {
 	fenced = fenced && permit != nil
 	if fenced && p.slotLockedElsewhere(ctx, permit, key) {
 		refuseSlot(permit)
-		return nil, fmt.Errorf("%w (slot %d)", ErrSlotFenced, permit.Slot())
+		return nil, slotFencedErr(key, permit.Slot())
 	}
 	if err := p.beforeConnect(ctx, cc); err != nil {
 		return nil, err
