@@ -198,10 +198,10 @@ func (b *LocalBudget) Size() int { return b.size }
 // the pools joined above Size.
 func (b *LocalBudget) Join(m BudgetMember) (leave func(), err error) {
 	if m == nil {
-		return nil, errors.New("shoal: LocalBudget.Join: nil member")
+		return nil, fmt.Errorf("shoal: budget %q: Join: nil member", b.name)
 	}
 	if !reflect.TypeOf(m).Comparable() {
-		return nil, fmt.Errorf("shoal: LocalBudget.Join: a member of type %T cannot be told apart from others (not comparable)", m)
+		return nil, fmt.Errorf("shoal: budget %q: Join: a member of type %T cannot be told apart from others (not comparable)", b.name, m)
 	}
 	lm := &localMember{m: m, pushed: -1}
 	if mc, ok := m.(interface{ MinConns() int }); ok {
@@ -218,7 +218,7 @@ func (b *LocalBudget) Join(m BudgetMember) (leave func(), err error) {
 	b.mu.Lock()
 	if _, dup := b.members[m]; dup {
 		b.mu.Unlock()
-		return nil, errors.New("shoal: LocalBudget.Join: this pool has joined already")
+		return nil, fmt.Errorf("shoal: budget %q: Join: this pool has joined already", b.name)
 	}
 	if b.sumMin+lm.part.Min > b.size {
 		err := fmt.Errorf("shoal: budget %q of size %d: the pools' minimums (MinConns) would sum to %d with this pool's %d",
@@ -292,7 +292,12 @@ func ContextWithBudgetMember(ctx context.Context, m BudgetMember) context.Contex
 
 // errNotMember is Acquire's error for a ctx that names no pool of this
 // budget.
-var errNotMember = errors.New("shoal: LocalBudget.Acquire: no member of this budget asks; pools call Acquire themselves, with their own context")
+var errNotMember = errors.New("no member of this budget asks for the permit; pools call Acquire themselves, with their own context")
+
+// notMember is errNotMember, naming the budget.
+func (b *LocalBudget) notMember() error {
+	return fmt.Errorf("shoal: budget %q: %w", b.name, errNotMember)
+}
 
 // Acquire returns a permit for the pool named by ctx (see
 // BudgetMemberFromContext) to open one connection: AcquireFor that pool.
@@ -308,13 +313,13 @@ func (b *LocalBudget) Acquire(ctx context.Context) (BudgetPermit, error) {
 // origin's pool exists.
 func (b *LocalBudget) AcquireFor(ctx context.Context, m BudgetMember) (BudgetPermit, error) {
 	if m == nil || !reflect.TypeOf(m).Comparable() {
-		return nil, errNotMember
+		return nil, b.notMember()
 	}
 	b.mu.Lock()
 	lm := b.members[m]
 	if lm == nil {
 		b.mu.Unlock()
-		return nil, errNotMember
+		return nil, b.notMember()
 	}
 	for {
 		if lm.left {
@@ -386,7 +391,7 @@ func movePermit(permit, to any) error {
 	}
 	m, ok := to.(BudgetMember)
 	if !ok || m == nil || !reflect.TypeOf(m).Comparable() {
-		return errNotMember
+		return p.b.notMember()
 	}
 	b := p.b
 	b.mu.Lock()
@@ -394,7 +399,7 @@ func movePermit(permit, to any) error {
 	lm := b.members[m]
 	switch {
 	case lm == nil:
-		return errNotMember
+		return b.notMember()
 	case p.released.Load():
 		return errors.New("shoal: LocalBudget: moving a permit released")
 	}

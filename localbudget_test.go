@@ -431,8 +431,21 @@ func TestLocalBudgetRefusesBadInput(t *testing.T) {
 		if b.Members() != 1 {
 			t.Fatalf("the refused pool counts as a member: %d", b.Members())
 		}
-		if _, err := b.Acquire(context.Background()); !errors.Is(err, errNotMember) {
-			t.Fatalf("Acquire outside a pool: %v", err)
+		if _, err := b.Acquire(context.Background()); !errors.Is(err, errNotMember) || !strings.HasPrefix(err.Error(), `shoal: budget "tenants": `) {
+			t.Fatalf("Acquire outside a pool: %v; want errNotMember, naming the budget", err)
+		}
+		// A pool that joins twice, or none at all: the error names the
+		// budget, as its other errors do.
+		m := &countMember{}
+		leave, err := b.Join(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer leave()
+		for what, member := range map[string]BudgetMember{"a second Join": m, "a nil member": nil} {
+			if _, err := b.Join(member); err == nil || !strings.HasPrefix(err.Error(), `shoal: budget "tenants": Join: `) {
+				t.Errorf("%s: %v; want an error naming the budget", what, err)
+			}
 		}
 	})
 }
