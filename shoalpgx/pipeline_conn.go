@@ -80,10 +80,10 @@ type pipeConn struct {
 
 	// For closing with abandoned statements pending (pipeline_close.go):
 	// how long the server may take to stop them (CancelTimeout), calls of
-	// dropAbandoned not yet served, and what the one cancelling waits on,
-	// closed when nothing is pending (guarded by mu).
-	// cancelling is set while cancel requests for them are out (guarded
-	// by mu): what callers send meanwhile stays queued (pipeline_close.go).
+	// dropAbandoned not yet served, what the one cancelling waits on,
+	// closed when nothing written is pending, and whether cancel requests
+	// are out, which keeps what callers send meanwhile queued (both
+	// guarded by mu).
 	cancelWait time.Duration
 	drops      atomic.Int32
 	drained    chan struct{}
