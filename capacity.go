@@ -59,9 +59,14 @@ func (c *capacity) landed() {
 	c.dialing.Add(-1)
 }
 
+// serving counts the connections open or being dialled, not those being
+// closed: these hold their place in MaxConns until their Close returns,
+// and serve nobody.
+func (c *capacity) serving() int { return int(c.open.Load() - c.closing.Load()) }
+
 // nothingCanServe reports whether no connection is open (or closing, which
 // frees a place for a dial) and no dial is in flight.
-func (c *capacity) nothingCanServe() bool { return c.open.Load()-c.closing.Load() <= 0 }
+func (c *capacity) nothingCanServe() bool { return c.serving() <= 0 }
 
 // SetMaxConns changes the most connections the pool opens at once, counting
 // those being dialled, while it runs. Growing lets waiters be served by new

@@ -98,13 +98,13 @@ func (p *Pool[T]) refill() {
 	short := func() bool {
 		// open counts dials in flight, and closes still running, which
 		// hold their place in MaxConns but serve nobody.
-		if int(p.cap.open.Load()-p.cap.closing.Load()) < p.cfg.MinConns {
+		if p.cap.serving() < p.cfg.MinConns {
 			return true
 		}
 		// Idle or on the way to idle: counted from open, which holds a
 		// dialled connection throughout, where the dials in flight and
 		// the idle stacks each miss it for a moment as it lands.
-		return p.cfg.MinIdle > 0 && int(p.cap.open.Load()-p.cap.closing.Load())-p.inUse() < p.cfg.MinIdle
+		return p.cfg.MinIdle > 0 && p.cap.serving()-p.inUse() < p.cfg.MinIdle
 	}
 	for p.startDialIf(short) {
 	}

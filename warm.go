@@ -18,7 +18,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		return ErrClosed
 	}
 	target := p.warmTarget()
-	need := target - p.serving()
+	need := target - p.cap.serving()
 	if need <= 0 {
 		return p.waitBackgroundDials(ctx)
 	}
@@ -33,7 +33,7 @@ func (p *Pool[T]) Warm(ctx context.Context) error {
 		// Counted as dialing under cap.mu, and held to MaxDialing with
 		// the pool's other dials in flight, like every dial (startDialIf).
 		p.cap.mu.Lock()
-		wanted := !p.hot.closed.Load() && p.serving() < target
+		wanted := !p.hot.closed.Load() && p.cap.serving() < target
 		full := p.cap.dialing.Load() >= p.feat.maxDialing
 		ok := wanted && !full && p.cap.reserve()
 		if ok {
@@ -109,7 +109,7 @@ const warmPoll = time.Millisecond
 func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 	for {
 		dialing := p.cap.dialing.Load()
-		if dialing == 0 || p.serving()-int(dialing) >= p.warmTarget() {
+		if dialing == 0 || p.cap.serving()-int(dialing) >= p.warmTarget() {
 			break
 		}
 		select {
@@ -118,13 +118,8 @@ func (p *Pool[T]) waitBackgroundDials(ctx context.Context) error {
 		case <-time.After(warmPoll):
 		}
 	}
-	if p.serving() < p.warmTarget() {
+	if p.cap.serving() < p.warmTarget() {
 		return p.lastDialError()
 	}
 	return nil
 }
-
-// serving counts the connections open or being dialled, not those being
-// closed: these hold their place in MaxConns until their Close returns,
-// and serve nobody.
-func (p *Pool[T]) serving() int { return int(p.cap.open.Load() - p.cap.closing.Load()) }

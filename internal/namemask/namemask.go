@@ -1,5 +1,7 @@
-// Package namemask masks the passwords in a pool's name, for what shows
-// the name to people: the live page (shoaldebug) and Stats.String.
+// Package namemask masks the passwords in a pool's name, for everything
+// that shows the name: the core masks Config.Name once, as it settles it,
+// and the adapters the names they build; the live page (shoaldebug) and
+// Stats.String mask what they are given too.
 package namemask
 
 import (
