@@ -228,8 +228,8 @@ func (b *Budget) FenceKey() int32 { return fenceKey(b.opts.Prefix, b.opts.Name) 
 
 // Members returns how many members this member sees in the budget now,
 // itself included while it is in (not after its last pool has left), or
-// 0 while it has not joined etcd yet. The pool's Stats read it through
-// interface{ Members() int }.
+// 0 while it has not joined etcd yet: processes, as Status reports them
+// (a pool's Stats.BudgetMembers counts pools, through Pools).
 func (b *Budget) Members() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -244,7 +244,7 @@ func (b *Budget) Members() int {
 	switch in := b.session && !b.left; {
 	case in && !seen:
 		n++
-	case !in && seen && b.left:
+	case b.left && seen:
 		n--
 	}
 	return n
