@@ -57,7 +57,8 @@ func (c *pipeConn) dropAbandoned() {
 // could be the statement the server stops. Once the server has answered
 // the abandoned statements, the queue goes out; on a connection broken
 // instead, nothing of it was written, so each caller's statement goes to
-// another connection (pipePool.run).
+// another connection while the pool is open (pipePool.run), and fails
+// with the connection while it closes.
 func (c *pipeConn) cancelAbandoned() {
 	defer c.endCancelling()
 	var deadline time.Time

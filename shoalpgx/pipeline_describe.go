@@ -47,12 +47,12 @@ func (tm *typeMap) describes(args []any) bool {
 			// either.
 			return true
 		case time.Time:
-			if a.Location() != time.UTC {
+			if offUTC(a) {
 				return true
 			}
 			continue
 		case *time.Time:
-			if a != nil && a.Location() != time.UTC {
+			if a != nil && offUTC(*a) {
 				return true
 			}
 			continue
@@ -109,4 +109,13 @@ func (pp *pipePool) describeFirst(ctx context.Context, l shoal.Lease[*pipeConn],
 		return w.err
 	}
 	return nil
+}
+
+// offUTC reports whether t's wall clock differs from UTC's: pgx writes a
+// time in text in UTC, which a timestamp or date parameter reads as a wall
+// clock. Its zone's offset says, not its Location, which is time.Local for
+// time.Now() on a machine set to UTC too.
+func offUTC(t time.Time) bool {
+	_, off := t.Zone()
+	return off != 0
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -43,6 +44,28 @@ func TestPipelineTimeOutsideUTCStoresItsWallClock(t *testing.T) {
 					t.Fatalf("stored %s and %s, want 2020-01-02 00:30:00 and 2020-01-02, as pgx", ts, d)
 				}
 			})
+		}
+	}
+}
+
+// Only a time whose wall clock differs from UTC's waits for a description:
+// one in a zone of offset 0 (time.Now() on a machine set to UTC, whose
+// Location is time.Local) goes as it is, with the rest of its statement.
+func TestDescribesOnlyATimeOffUTC(t *testing.T) {
+	tm := &typeMap{m: pgtype.NewMap()}
+	at := time.Date(2020, 1, 2, 0, 30, 0, 0, time.UTC)
+	for _, c := range []struct {
+		arg  any
+		want bool
+	}{
+		{at, false},
+		{at.In(time.FixedZone("here", 0)), false},
+		{at.In(time.FixedZone("UTC+1", 3600)), true},
+		{new(at.In(time.FixedZone("UTC+1", 3600))), true},
+		{(*time.Time)(nil), false},
+	} {
+		if got := tm.describes([]any{c.arg}); got != c.want {
+			t.Errorf("describes(%v) = %v, want %v", c.arg, got, c.want)
 		}
 	}
 }

@@ -19,9 +19,10 @@ import (
 
 // flushLocked writes out what send left queued, unless the server still has
 // pipeCorkAt requests in hand; the reader calls it each time it has read
-// every answer that came (flushBeforeWait), and readLoop as it stops
-// reading. c.mu must be held; it is held again on return, having been let
-// go during a write.
+// every answer that came (flushBeforeWait), readLoop as it stops reading,
+// and the cancelling goroutine as it lets the queue go (endCancelling).
+// c.mu must be held; it is held again on return, having been let go during
+// a write.
 func (c *pipeConn) flushLocked() {
 	if len(c.queue) == 0 || c.writing || c.cancelling || c.brokenLocked() != nil || len(c.pending)-len(c.queue) >= pipeCorkAt {
 		return
