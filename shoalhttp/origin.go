@@ -77,8 +77,10 @@ type backendRef struct{ b backend }
 // the pool of WebSocket upgrades); https origins learn their protocol from
 // the first connection's ALPN unless HTTP/2 is disabled or the pool is
 // for upgrades.
-func newOrigin(t *Transport, key originKey) (*origin, error) {
+func newOrigin(t *Transport, key originKey, maxConns int32) (*origin, error) {
 	o := &origin{t: t, key: key, name: key.String(), hop: key.dialAddr()}
+	// Before the HTTP/1.1 pool below, which reads it as it is made.
+	o.maxConns.Store(maxConns)
 	o.d = newDialer(key, &t.opts)
 	plainH1 := key.scheme == "http" && (!t.opts.H2CPriorKnowledge || key.forwardProxied() || key.h1only)
 	tlsH1 := key.scheme == "https" && (t.opts.DisableHTTP2 || key.h1only)

@@ -99,4 +99,17 @@ func TestSetMaxConnsHoldsAfterCloseIdleConnections(t *testing.T) {
 			t.Errorf("HTTP/2 %v: another origin's pool has MaxConns %d, want Options.MaxConns (8)", h2, got)
 		}
 	}
+	// A plain HTTP/1.1 origin, whose pool is made with the origin, before
+	// any probe: the limit reaches it too.
+	plain, _ := newH1Server(t, ok)
+	tr := newTestTransport(t, Options{MaxConns: 8})
+	get(t, tr, plain.URL+"/")
+	if err := tr.SetMaxConns(plain.URL, 3); err != nil {
+		t.Fatal(err)
+	}
+	tr.CloseIdleConnections()
+	get(t, tr, plain.URL+"/")
+	if got := tr.Stats()[plain.URL].MaxConns; got != 3 {
+		t.Errorf("plain HTTP/1.1: the pool made after CloseIdleConnections has MaxConns %d, want 3 (SetMaxConns's)", got)
+	}
 }

@@ -228,7 +228,7 @@ func (t *Transport) originFor(hk hostKey, key originKey, limit int32) (*origin, 
 	}
 	if o == nil {
 		var err error
-		if o, err = newOrigin(t, key); err != nil {
+		if o, err = newOrigin(t, key, t.limits[canon]); err != nil {
 			return nil, err
 		}
 		t.origins[canon] = o
