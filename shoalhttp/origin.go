@@ -206,6 +206,9 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		}
 		o.seedPermit = p
 	}
+	// What the Observer hears of: a failure of the server's, not a probe
+	// its caller gave up on or Close cut short (as backend judges it).
+	unbounded := ctx
 	if bound := o.t.opts.dialBound(); bound > 0 {
 		// 0 is no bound (a negative DialTimeout or TLSHandshakeTimeout):
 		// a timeout of 0 would fail the dial before it starts.
@@ -217,7 +220,9 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 	nc, proto, err := o.d.dial(ctx, alpnBoth)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", shoal.ErrDial, err)
-		o.observeFailedProbe(time.Since(start), err)
+		if unbounded.Err() == nil {
+			o.observeFailedProbe(time.Since(start), err)
+		}
 		return nil, err
 	}
 	if o.key.scheme == "https" && proto != "h2" {
@@ -226,7 +231,9 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 	hc, err := o.newH2Conn(ctx, nc)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", shoal.ErrDial, err)
-		o.observeFailedProbe(time.Since(start), err)
+		if unbounded.Err() == nil {
+			o.observeFailedProbe(time.Since(start), err)
+		}
 		return nil, err
 	}
 	return newH2Backend(o, hc)
