@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/internal/namemask"
 	"google.golang.org/grpc"
 )
 
@@ -102,7 +101,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		return nil, p.redact(fmt.Errorf("shoalgrpc: NewClient(%s): %w", p.shownTarget, err))
 	}
 	p.failCC = failCC
-	name := namemask.Mask(opts.Name) // as the core masks a pool's name
+	name := opts.Name // the core masks a password in it (shoal.Config.Name)
 	if name == "" {
 		name = p.shownTarget
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/namemask"
 	"github.com/shoalpool/shoal/internal/setting"
 )
 
@@ -283,6 +284,7 @@ func (o Options) h2MinConns() int {
 // zero and negative values: their meaning depends on the protocol (see
 // h2MinConns).
 func (o Options) withDefaults() Options {
+	o.Name = namemask.Mask(o.Name) // once, for every name built from it (poolName)
 	if o.MaxConns == 0 {
 		o.MaxConns = defaultMaxConns
 	}

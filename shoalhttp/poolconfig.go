@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // poolConfig turns Options (with defaults applied) into the core's Config
@@ -44,7 +43,7 @@ func poolName(name, origin string) string {
 	if name == "" {
 		return origin
 	}
-	return namemask.Mask(name) + " " + origin // as the core masks a pool's name
+	return name + " " + origin
 }
 
 // dialBound bounds a whole dial, the probe's and the pool's: TCP, TLS and,
