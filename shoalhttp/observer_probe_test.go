@@ -24,6 +24,29 @@ func (o *dialObserver) ObserveDial(_ time.Duration, err error) {
 	}
 }
 
+// dialObservers is an Options.Observer that keeps a dialObserver per
+// origin, made when the Transport first asks for it.
+type dialObservers struct {
+	mu       sync.Mutex
+	byOrigin map[string]*dialObserver
+}
+
+func (d *dialObservers) forOrigin(origin string) shoal.Observer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byOrigin[origin] == nil {
+		d.byOrigin[origin] = &dialObserver{}
+	}
+	return d.byOrigin[origin]
+}
+
+// of returns origin's dialObserver, nil if the Transport never asked.
+func (d *dialObservers) of(origin string) *dialObserver {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.byOrigin[origin]
+}
+
 // An https origin whose server is down from the start has no pool yet (its
 // first connection's dial, which learns the protocol, failed), but its
 // failed dials reach its Observer all the same: shoal_pool_dial_errors_total
@@ -35,16 +58,8 @@ func TestObserverSeesAFailedFirstDial(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now: dials are refused
-	var mu sync.Mutex
-	byOrigin := map[string]*dialObserver{}
-	tr := newTestTransport(t, Options{Observer: func(origin string) shoal.Observer {
-		mu.Lock()
-		defer mu.Unlock()
-		if byOrigin[origin] == nil {
-			byOrigin[origin] = &dialObserver{}
-		}
-		return byOrigin[origin]
-	}})
+	obs := &dialObservers{byOrigin: map[string]*dialObserver{}}
+	tr := newTestTransport(t, Options{Observer: obs.forOrigin})
 	req, err := http.NewRequest("GET", "https://"+addr+"/", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -53,15 +68,13 @@ func TestObserverSeesAFailedFirstDial(t *testing.T) {
 		resp.Body.Close()
 		t.Fatal("a request to a port nobody listens on succeeded")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	obs := byOrigin["https://"+addr]
-	if obs == nil || obs.dialErrs.Load() != 1 {
+	o := obs.of("https://" + addr)
+	if o == nil || o.dialErrs.Load() != 1 {
 		var n int64 = -1
-		if obs != nil {
-			n = obs.dialErrs.Load()
+		if o != nil {
+			n = o.dialErrs.Load()
 		}
-		t.Fatalf("the origin's Observer heard of %d failed dials (-1: it was never asked for), want the 1; observers: %v", n, byOrigin)
+		t.Fatalf("the origin's Observer heard of %d failed dials (-1: it was never asked for), want the 1; observers: %v", n, obs.byOrigin)
 	}
 }
 
@@ -86,16 +99,8 @@ func TestObserverSkipsAFirstDialItsCallerGaveUpOn(t *testing.T) {
 			held.Go(func() { <-done; c.Close() }) // accepted, never answered
 		}
 	})
-	var mu sync.Mutex
-	byOrigin := map[string]*dialObserver{}
-	tr := newTestTransport(t, Options{Observer: func(origin string) shoal.Observer {
-		mu.Lock()
-		defer mu.Unlock()
-		if byOrigin[origin] == nil {
-			byOrigin[origin] = &dialObserver{}
-		}
-		return byOrigin[origin]
-	}})
+	obs := &dialObservers{byOrigin: map[string]*dialObserver{}}
+	tr := newTestTransport(t, Options{Observer: obs.forOrigin})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", "https://"+ln.Addr().String()+"/", nil)
@@ -106,9 +111,7 @@ func TestObserverSkipsAFirstDialItsCallerGaveUpOn(t *testing.T) {
 		resp.Body.Close()
 		t.Fatal("a request to a server that never answers succeeded")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if obs := byOrigin["https://"+ln.Addr().String()]; obs != nil && obs.dialErrs.Load() != 0 {
-		t.Fatalf("the origin's Observer heard of %d failed dials for a request whose deadline passed, want none", obs.dialErrs.Load())
+	if o := obs.of("https://" + ln.Addr().String()); o != nil && o.dialErrs.Load() != 0 {
+		t.Fatalf("the origin's Observer heard of %d failed dials for a request whose deadline passed, want none", o.dialErrs.Load())
 	}
 }
