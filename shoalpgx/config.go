@@ -67,7 +67,11 @@ type Config struct {
 	// that a process with several pools tells them apart. Empty, the
 	// default, means the connection string's host:port and database
 	// ("db.internal:5432/app"; several hosts joined by commas). The read
-	// pool (Reads) is named Name + "/reads". Connection string: pool_name.
+	// pool (Reads) is named Name + "/reads". A password in the name is
+	// masked wherever the name shows; after a name that ends in a bare
+	// password value ("... password=pw") the suffix follows a space, which
+	// ends the value, so that it is not masked with it. Connection string:
+	// pool_name.
 	Name string
 
 	// ConnConfig is how to connect. Required; ParseConfig fills it in. Its

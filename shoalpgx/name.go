@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // defaultName is the name of a pool whose Config.Name is empty: where it
@@ -19,4 +21,4 @@ func defaultName(cc *pgx.ConnConfig) string {
 
 // readsName is the name of the read pool of a pool named name: apart from
 // the pool's in logs and metrics, and sorted beside it.
-func readsName(name string) string { return name + "/reads" }
+func readsName(name string) string { return namemask.Suffixed(name, "/reads") }

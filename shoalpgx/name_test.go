@@ -36,10 +36,10 @@ func TestPoolName(t *testing.T) {
 		{"orders", "orders", "orders/reads"},
 		{"", "127.0.0.1:5432/shoal_test", "127.0.0.1:5432/shoal_test/reads"},
 		// Named after a connection string: the password masked, as the
-		// core masks it, in every name, error and line. What follows a
-		// password= value up to a space reads as part of it, the read
-		// pool's suffix too.
-		{"orders password=hunter2", "orders password=xxxxx", "orders password=xxxxx"},
+		// core masks it, in every name, error and line. A bare password=
+		// value runs to a space, so the read pool's suffix goes after one
+		// rather than into the masked value.
+		{"orders password=hunter2", "orders password=xxxxx", "orders password=xxxxx /reads"},
 	} {
 		var logs lockedBuffer
 		p := newTestPool(t, func(cfg *Config) {
@@ -88,5 +88,19 @@ func TestPoolNameSeveralHosts(t *testing.T) {
 	}
 	if got, want := defaultName(cfg.ConnConfig), "db1.internal:5432,db2.internal:5433/app"; got != want {
 		t.Errorf("defaultName %q, want %q", got, want)
+	}
+}
+
+// The shared connections' pool keeps its suffix after a name that ends in
+// a password, as the read pool does, so that the two pools' metrics and
+// logs stay apart.
+func TestPipelinedPoolNameAfterAPassword(t *testing.T) {
+	p := newPipelinedPool(t, 2, 2, func(c *Config) { c.Name = "orders password=hunter2" })
+	if err := p.Ping(pgtest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	whole, shared := p.Stat().Shoal().Name, p.Stat().Pipelined().Name
+	if want := "orders password=xxxxx /pipelined"; shared != want || whole == shared {
+		t.Errorf("the pools are named %q and %q, want %q for the shared connections'", whole, shared, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // With pipelining the pool is two core pools, but an operator watches one
@@ -19,7 +20,7 @@ import (
 
 // pipelinedName is the name of the shared connections' pool of a pool named
 // name: apart from the pool's in logs and metrics, and sorted beside it.
-func pipelinedName(name string) string { return name + "/pipelined" }
+func pipelinedName(name string) string { return namemask.Suffixed(name, "/pipelined") }
 
 // wholeObserver is Config.Observer as the whole connections' core pool
 // holds it with pipelining on: its events pass through, and the gauges it

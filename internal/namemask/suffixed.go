@@ -1,0 +1,16 @@
+package namemask
+
+import "strings"
+
+// Suffixed is the name of a pool derived from the pool named name, such as
+// its read pool ("orders/reads"): name with suffix after it, which Mask
+// keeps. A name whose last word is a bare password value ("orders
+// password=pw") would otherwise lend it the suffix, masked with it, and
+// the derived pool would show its parent's name; a space, which ends a
+// bare value, then goes between the two.
+func Suffixed(name, suffix string) string {
+	if joined := name + suffix; strings.HasSuffix(Mask(joined), suffix) {
+		return joined
+	}
+	return name + " " + suffix
+}
