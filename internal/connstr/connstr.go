@@ -59,7 +59,7 @@ func Read(s string) Reading {
 		r.URL = true
 		return r
 	}
-	return readKeywordValue(s)
+	return keywordValueSecrets(s)
 }
 
 // isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
