@@ -9,38 +9,23 @@ import (
 
 // dropKeywords returns the keyword=value connection string s without the
 // pairs whose keyword is one of keys, so that the settings the sweep
-// suggests replace the target's own rather than stand beside them. Values
-// are read as pgx reads them (quoted, escaped); a string that does not
-// read as pairs is returned as it is.
+// suggests replace the target's own rather than stand beside them. The
+// pairs are read as pgx reads them (connstr.ReadKeywordValue); a string
+// that does not read as pairs is returned as it is.
 func dropKeywords(s string, keys ...string) string {
-	var b strings.Builder
-	i := 0
-	for i < len(s) {
-		start := i
-		for i < len(s) && strings.IndexByte(" \t\n\r\v\f", s[i]) >= 0 {
-			i++
-		}
-		eq := strings.IndexByte(s[i:], '=')
-		if eq < 0 {
-			if strings.TrimSpace(s[i:]) != "" {
-				return s
-			}
-			b.WriteString(s[start:])
-			break
-		}
-		key := strings.TrimSpace(s[i : i+eq])
-		v := i + eq + 1
-		for v < len(s) && (s[v] == ' ' || s[v] == '\t') {
-			v++
-		}
-		end, ok := connstr.ValueEnd(s, v)
-		if !ok {
-			return s
-		}
-		if !slices.Contains(keys, key) {
-			b.WriteString(s[start:end])
-		}
-		i = end
+	kv := connstr.ReadKeywordValue(s)
+	if kv.Problem != "" {
+		return s
 	}
-	return strings.TrimSpace(b.String())
+	var b strings.Builder
+	last := 0 // each kept pair goes with the white space before it
+	for _, p := range kv.Pairs {
+		if !slices.Contains(keys, p.Key) {
+			b.WriteString(s[last:p.Value.End])
+		}
+		last = p.Value.End
+	}
+	// Only the white space before the first kept pair is trimmed: the end
+	// of the last value may be an escaped space that belongs to it.
+	return strings.TrimLeft(b.String(), " \t\n\r\v\f")
 }

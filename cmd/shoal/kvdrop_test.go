@@ -28,6 +28,8 @@ func TestDropKeywords(t *testing.T) {
 		{`password=a\ pool_max_conns=9 pool_max_conns=8 host=h`, `password=a\ pool_max_conns=9 host=h`},
 		{`password='it\'s pool_max_conns=9' pool_max_conns=8`, `password='it\'s pool_max_conns=9'`},
 		{`password='a\\' pool_max_conns=8`, `password='a\\'`},
+		{`host=h password=a\ `, `host=h password=a\ `},
+		{`pool_max_conns=8 password=a\ `, `password=a\ `},
 		// Spaces around '='.
 		{"host = h pool_max_conns = 8 dbname = d", "host = h dbname = d"},
 		{"host=h pool_max_conns =\t8 dbname=d", "host=h dbname=d"},
@@ -45,6 +47,14 @@ func TestDropKeywords(t *testing.T) {
 		{"postgres://u:p@h/db?pool_max_conns=8", "postgres://u:p@h/db?pool_max_conns=8"},
 		{"postgres://u:p@h/db", "postgres://u:p@h/db"},
 		{"", ""},
+		// As pgx reads them: any white space after '=' (a newline too)
+		// comes before the value, no keyword holds white space or is
+		// empty, and only ASCII white space separates.
+		{"host=h pool_max_conns=\n8 dbname=d", "host=h dbname=d"},
+		{"host=h pool_max_conns=\r\n8", "host=h"},
+		{"pool_max_conns=8 x y=1", "pool_max_conns=8 x y=1"},
+		{"=x pool_max_conns=8", "=x pool_max_conns=8"},
+		{"\u00a0pool_max_conns=8 host=h", "\u00a0pool_max_conns=8 host=h"},
 	} {
 		got := dropKeywords(tc.in, "pool_max_conns", "pool_partitions")
 		if got != tc.want {
