@@ -258,6 +258,11 @@ func TestBadFlagValueSaysWhatToWrite(t *testing.T) {
 		{[]string{"sweep", "--max-conns=1.5"}, `--max-conns "1.5": want a whole number`},
 		{[]string{"bench", "--quick=maybe"}, `--quick "maybe": want true or false`},
 		{[]string{"bench", "--duration", "fast"}, `--duration "fast": want a duration such as 500ms or 2s`},
+		{[]string{"bench", "--duration", "5"}, `--duration 5: a duration needs a unit, such as 5s or 5ms`},
+		{[]string{"sweep", "--warmup=-1.5"}, `--warmup -1.5: a duration is not negative and needs a unit, such as 1.5s or 1.5ms`},
+		// The hint is for the value the parsing stopped at, not for a
+		// later one.
+		{[]string{"bench", "--workers", "abc", "--duration", "5"}, `--workers "abc": want a whole number`},
 	} {
 		r := runShoal(t, tc.args...)
 		r.wantCode(t, exitUsage)
@@ -265,5 +270,16 @@ func TestBadFlagValueSaysWhatToWrite(t *testing.T) {
 		if !strings.Contains(first, tc.want) || strings.Contains(first, "valid flags") || strings.Contains(first, "parse error") {
 			t.Errorf("%q: want %q, without the list of flags or \"parse error\", got:\n%s", tc.args, tc.want, first)
 		}
+	}
+}
+
+// TestUnknownFlagBeforeABareDuration: an unknown flag is named, with the
+// valid ones, even when a duration without a unit follows it.
+func TestUnknownFlagBeforeABareDuration(t *testing.T) {
+	r := runShoal(t, "bench", "--nope", "--duration", "5")
+	r.wantCode(t, exitUsage)
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	if !strings.Contains(first, "-nope") || !strings.Contains(first, "valid flags: ") {
+		t.Errorf("want the unknown flag and the valid ones, got:\n%s", first)
 	}
 }

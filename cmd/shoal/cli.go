@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -249,9 +248,6 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		if hint := durationHint(fs, args); hint != "" {
-			return nil, usagef("%s", hint)
-		}
 		if hint := valueHint(fs, err); hint != "" {
 			return nil, usagef("%s", hint)
 		}
@@ -346,33 +342,6 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		}
 	}
 	return o, nil
-}
-
-// durationHint explains a duration flag given a bare number (--duration
-// 5), which the flag package calls a parse error: a duration needs a unit.
-func durationHint(fs *flag.FlagSet, args []string) string {
-	for i, a := range args {
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f := fs.Lookup(name)
-		if f == nil || !strings.HasPrefix(a, "-") {
-			continue
-		}
-		if _, ok := f.Value.(interface{ Get() any }).Get().(time.Duration); !ok {
-			continue
-		}
-		if !hasValue && i+1 < len(args) {
-			value = args[i+1]
-		}
-		if n, err := strconv.ParseFloat(value, 64); err == nil {
-			if n < 0 {
-				// No negative duration is taken: the example must not be one.
-				positive := strings.TrimPrefix(value, "-")
-				return fmt.Sprintf("--%s %s: a duration is not negative and needs a unit, such as %ss or %sms", name, value, positive, positive)
-			}
-			return fmt.Sprintf("--%s %s: a duration needs a unit, such as %ss or %sms", name, value, value, value)
-		}
-	}
-	return ""
 }
 
 // benchOutputHelp closes `shoal help bench`: what the output holds.

@@ -17,7 +17,9 @@ var flagValueErr = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\
 // valueHint rewrites such an error to name the flag as the help does
 // (--workers) and say what it takes. The flag package says "parse error"
 // and, passed on as it was, came with the list of valid flags, which the
-// flag is already one of. It returns "" for any other error.
+// flag is already one of. It returns "" for any other error. The hint is
+// for the flag the parsing stopped at, which the error names: a later
+// argument may be wrong too, but is not what failed.
 func valueHint(fs *flag.FlagSet, err error) string {
 	m := flagValueErr.FindStringSubmatch(err.Error())
 	if m == nil {
@@ -38,6 +40,16 @@ func valueHint(fs *flag.FlagSet, err error) string {
 	case bool:
 		want = "want true or false (or the flag alone for true)"
 	case time.Duration:
+		// A bare number (--duration 5) lacks only its unit: the example
+		// is the number with one, never a negative one.
+		n, perr := strconv.ParseFloat(value, 64)
+		switch {
+		case perr == nil && n < 0:
+			positive := strings.TrimPrefix(value, "-")
+			return fmt.Sprintf("--%s %s: a duration is not negative and needs a unit, such as %ss or %sms", f.Name, value, positive, positive)
+		case perr == nil:
+			return fmt.Sprintf("--%s %s: a duration needs a unit, such as %ss or %sms", f.Name, value, value, value)
+		}
 		want = "want a duration such as 500ms or 2s"
 	default:
 		return ""
