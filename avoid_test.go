@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/failrun"
 )
 
 // avoidSet is an Avoid function over the connections a test marks held up.
@@ -137,7 +139,7 @@ func TestQueuedCallerTakesTheAvoidedConnectionWhenTheDialFails(t *testing.T) {
 		if err != nil || l2.Value() != l1.Value() {
 			t.Fatalf("after %v (%d dials): Acquire = %v, %v; want the held-up connection", time.Since(start), d.dials.Load(), l2.Value(), err)
 		}
-		if waited := time.Since(start); waited >= backoffMin {
+		if waited := time.Since(start); waited >= failrun.BackoffMin {
 			t.Errorf("the caller waited %v, past the next try; want the held-up connection as the dial failed", waited)
 		}
 		l2.Release()

@@ -8,26 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// Dial backoff: after a failed dial the pool waits before it dials again for
-// waiters, MinIdle or MinConns, doubling from backoffMin up to backoffMax.
-// The cap is low so that a pool is back to strength within a few hundred
-// milliseconds of its server's return.
-const (
-	backoffMin = 10 * time.Millisecond
-	backoffMax = 200 * time.Millisecond
-)
-
-// After a permanent failure (ErrPermanent: a refused password, an unknown
-// database) the backoff runs from permanentBackoffMin to permanentBackoffMax
-// instead: a retry cannot mend it, and four logins a second per pool after a
-// password rotation would be an authentication storm. The cap still lets a
-// pool whose credentials were fixed (a BeforeConnect that reads them anew)
-// recover within seconds.
-const (
-	permanentBackoffMin = time.Second
-	permanentBackoffMax = 10 * time.Second
+	"github.com/shoalpool/shoal/internal/failrun"
 )
 
 // downAfter is how long dials may fail, without a success in between,
@@ -35,39 +17,30 @@ const (
 // dial's error at once. Before that a failure may be a blip (one refused
 // connect, a connection reset), and a caller whose deadline leaves room for
 // the next try waits for it. The server counts as down as soon as the next
-// try would come after downAfter, so at the backoff above a caller waits for
+// try would come after downAfter, so at failrun's backoff a caller waits for
 // at most four tries (70ms) before it gets the error. A pool that has never
 // opened a connection, or whose dial failed permanently, counts its server
 // as down at the first failure: there is nothing to wait through.
 const downAfter = 100 * time.Millisecond
 
-// streakGap is the longest a dial may start after the previous failure and
-// still count as retrying it: the backoff's cap, and as much again for a
-// maintenance pass that ran late.
-const streakGap = 2 * backoffMax
-
 // dialState is the pool's memory of recent dials, guarded by mu.
 type dialState struct {
 	mu           sync.Mutex
 	lastErr      error // nil after a success
-	lastErrAt    int64 // pool clock
 	failingSince int64 // pool clock at which the first failed dial since the last success started; 0 after a success
-	// logSince is failingSince for the log: also set by failures that do
-	// not count towards the server being down (ErrPermitRefused).
-	logSince int64
-	failures int64 // dials failed since the last success
-	backoff  time.Duration
-	// backoffUntil is the pool clock before which no background dial
-	// starts. Written under mu, read without it by startDialIf.
+	// run is the failures since the last success, for the backoff and
+	// the log: it also counts failures that do not count towards the
+	// server being down (ErrPermitRefused).
+	run failrun.Run
+	// backoffUntil is run.Until, the pool clock before which no
+	// background dial starts. Written under mu, read without it by
+	// startDialIf.
 	backoffUntil atomic.Int64
 	// connected: a dial has succeeded. Until then a failure is not a blip
 	// to wait through: nothing says the server was ever there.
 	connected bool
 	// permanent: lastErr is marked ErrPermanent.
 	permanent bool
-	// loggedAt is the pool clock of the last line logged about the
-	// failures since the last success (log.go), 0 when none was.
-	loggedAt int64
 }
 
 // down reports whether the server counts as down: dials are failing, and
@@ -336,16 +309,13 @@ func (p *Pool[T]) adopt(c *conn[T]) {
 func (p *Pool[T]) dialSucceeded() {
 	p.dial.mu.Lock()
 	d := &p.dial
-	failures, since, logged := d.failures, d.logSince, d.loggedAt != 0
 	d.connected = true
 	d.lastErr, d.permanent = nil, false
-	d.failingSince, d.logSince, d.failures, d.loggedAt = 0, 0, 0, 0
-	d.backoff = 0
+	d.failingSince = 0
+	line := d.run.Succeed(p.now())
 	d.backoffUntil.Store(0)
 	p.dial.mu.Unlock()
-	if logged {
-		p.logDialRecovered(failures, time.Duration(p.now()-since))
-	}
+	line.Log(p.cfg.Logger)
 }
 
 // dialFailed acts on a failed background dial once its place in MaxConns is
@@ -381,14 +351,14 @@ func (p *Pool[T]) dialFailed(err error, down bool, nextTry int64) {
 }
 
 // recordDialFailure counts a failed dial that started at started (pool
-// clock), logs it if it is the first of a run or a minute has passed since
-// the last line (log.go), and, with backoff set, backs the background dials
-// off. It returns whether the server now counts as down and when the next
-// background dial may start.
+// clock), logs it if it is the first of a run or a while has passed since
+// the last line (failrun), and, with backoff set, backs the background
+// dials off. It returns whether the server now counts as down and when the
+// next background dial may start.
 func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (down bool, nextTry int64) {
 	p.dial.mu.Lock()
 	d := &p.dial
-	now := p.now()
+	permanent := errors.Is(err, ErrPermanent)
 	// A dial that started long after the last failure (nobody needed one
 	// in between) begins a new run of failures: the server is down only if
 	// dials kept failing one after another for downAfter. The run starts
@@ -396,7 +366,7 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 	// failed is a second of failing. A refused permit says the server
 	// answered: it starts no run, and ends a stale one, though the log
 	// counts it.
-	stale := started-d.lastErrAt > int64(streakGap)
+	stale, line := d.run.Fail(failrun.Failure{Err: err, Permanent: permanent, Started: started, At: p.now()}, backoff)
 	switch {
 	case errors.Is(err, ErrPermitRefused):
 		if stale {
@@ -405,35 +375,14 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 	case d.failingSince == 0 || stale:
 		d.failingSince = started
 	}
-	if d.logSince == 0 || stale {
-		d.logSince = started
-	}
-	d.failures++
-	d.lastErr, d.lastErrAt = err, now
-	permanent := errors.Is(err, ErrPermanent)
-	if permanent != d.permanent {
-		d.permanent = permanent
-		d.backoff = 0 // a new kind of failure starts its own schedule
-	}
-	if backoff {
-		lo, hi := backoffMin, backoffMax
-		if permanent {
-			lo, hi = permanentBackoffMin, permanentBackoffMax
-		}
-		d.backoff = min(max(2*d.backoff, lo), hi)
-		d.backoffUntil.Store(now + int64(d.backoff))
-	}
+	d.lastErr, d.permanent = err, permanent
+	d.backoffUntil.Store(d.run.Until())
 	down, nextTry = d.down(), d.backoffUntil.Load()
-	logLine := d.loggedAt == 0 || now-d.loggedAt >= int64(dialLogEvery)
-	if logLine {
-		d.loggedAt = now
-	}
-	failures, since, retryIn := d.failures, d.logSince, time.Duration(max(d.backoffUntil.Load()-now, 0))
 	p.dial.mu.Unlock()
 	// A dial that Close cut short, or that failed once the pool was
 	// closed, says nothing about the server that anyone still waits on.
-	if logLine && !p.hot.closed.Load() {
-		p.logDialFailing(err, failures, time.Duration(now-since), retryIn, permanent)
+	if !p.hot.closed.Load() {
+		line.Log(p.cfg.Logger)
 	}
 	return down, nextTry
 }

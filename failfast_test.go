@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/failrun"
 )
 
 // The rule an acquire meets while the pool backs off with nothing open: fail
@@ -51,7 +53,7 @@ func TestFailFastRule(t *testing.T) {
 			{"blip, a timeout written as never", blip, withDeadline(math.MaxInt64), false},
 			{"down by the next try", state{failingFor: downAfter / 2, nextTryIn: downAfter / 2}, context.Background(), true},
 			{"down, deadline after the next try", state{failingFor: 2 * downAfter, nextTryIn: time.Hour}, withDeadline(2 * time.Hour), true},
-			{"never connected", state{nextTryIn: backoffMin, neverConnected: true}, context.Background(), true},
+			{"never connected", state{nextTryIn: failrun.BackoffMin, neverConnected: true}, context.Background(), true},
 			{"permanent", state{nextTryIn: time.Second, permanent: true}, context.Background(), true},
 			{"blip, backoff over", state{nextTryIn: -time.Millisecond}, withDeadline(time.Millisecond), false},
 			// Down with the backoff over: the caller still fails at once, and
@@ -110,10 +112,10 @@ func TestAFailureAfterAQuietSpellIsABlip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
 		p.dial.mu.Lock()
-		then := p.now() - int64(time.Minute)
 		p.dial.connected = true
-		p.dial.lastErr, p.dial.lastErrAt, p.dial.failingSince = &dialError{err: errBoom}, then, then
 		p.dial.mu.Unlock()
+		failDial(p, &dialError{err: errBoom})
+		time.Sleep(time.Minute) // nobody needs a dial meanwhile
 		failDial(p, &dialError{err: errBoom})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 		defer cancel()

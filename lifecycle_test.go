@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/failrun"
 )
 
 // reasons records OnDisconnect calls.
@@ -256,7 +258,7 @@ func TestHealthCheckAfterIdleness(t *testing.T) {
 // landed an acquire gets its connection. Under testing/synctest.
 func acquireAfterBackoff(t *testing.T, p *Pool[*fakeConn], want error) Lease[*fakeConn] {
 	t.Helper()
-	time.Sleep(backoffMin)
+	time.Sleep(failrun.BackoffMin)
 	l, err := p.Acquire(context.Background())
 	if err == nil {
 		return l

@@ -9,12 +9,13 @@ import (
 // Logging goes through Config.Logger at Debug for each connection opened or
 // closed, Warn for close failures and panicking hooks, Warn for a run of
 // failed dials as it starts and once a minute while it lasts and Info as it
-// ends, and Info/Warn for load shedding switching on and off. Nothing is
-// logged per acquire, nor per failed dial, nor for a dial that failed once
-// the pool was closed (Close cuts dials short), and once Close has returned
-// nil the pool logs nothing more. The Logger always carries the pool's name
-// ("pool"), New sees to that; a function here whose level the Logger drops
-// returns at its first line.
+// ends (internal/failrun, in the words shoalhttp's origins use too), and
+// Info/Warn for load shedding switching on and off. Nothing is logged per
+// acquire, nor per failed dial, nor for a dial that failed once the pool was
+// closed (Close cuts dials short), and once Close has returned nil the pool
+// logs nothing more. The Logger always carries the pool's name ("pool"), New
+// sees to that; a function here whose level the Logger drops returns at its
+// first line.
 
 func (p *Pool[T]) logEnabled(level slog.Level) bool {
 	return p.cfg.Logger != nil && p.cfg.Logger.Enabled(context.Background(), level)
@@ -32,38 +33,6 @@ func (p *Pool[T]) logClosed(c *conn[T], reason Reason) {
 		p.cfg.Logger.LogAttrs(context.Background(), slog.LevelDebug, "shoal: connection closed",
 			slog.String("reason", reason.String()),
 			slog.Duration("age", time.Duration(p.now()-c.createdAt)))
-	}
-}
-
-// dialLogEvery bounds the lines about failing dials: one when a run of
-// failures starts, then at most one a minute while it lasts, and one when a
-// dial succeeds again. A server that is down is said once, not four times a
-// second.
-const dialLogEvery = time.Minute
-
-// logDialFailing logs a run of failed dials: its first failure, or a summary
-// of it a minute after the last line. failures counts the run's dials so far,
-// over for.
-func (p *Pool[T]) logDialFailing(err error, failures int64, over, retryIn time.Duration, permanent bool) {
-	if !p.logEnabled(slog.LevelWarn) {
-		return
-	}
-	msg := "shoal: dial failed"
-	if failures > 1 {
-		msg = "shoal: dials still failing"
-	}
-	p.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, msg,
-		slog.String("error", err.Error()), slog.Bool("permanent", permanent),
-		slog.Int64("failures", failures), slog.Duration("for", over.Round(time.Millisecond)),
-		slog.Duration("retry_in", retryIn))
-}
-
-// logDialRecovered logs the end of a run of failed dials whose start was
-// logged.
-func (p *Pool[T]) logDialRecovered(failures int64, over time.Duration) {
-	if p.logEnabled(slog.LevelInfo) {
-		p.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "shoal: dial succeeded again",
-			slog.Int64("failures", failures), slog.Duration("after", over.Round(time.Millisecond)))
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/failrun"
 )
 
 // flakyServer is a fake server that can go down and come back: its dials
@@ -337,7 +339,7 @@ func TestCallerArrivingDuringBackoffIsServedWhenItEnds(t *testing.T) {
 		defer p.Close(context.Background())
 		// A caller in a hurry meets the failed dial: it cannot wait for the
 		// next try, and nobody waits once it has its error.
-		hurried, cancel := context.WithTimeout(context.Background(), backoffMin/2)
+		hurried, cancel := context.WithTimeout(context.Background(), failrun.BackoffMin/2)
 		defer cancel()
 		if _, err := p.Acquire(hurried); !errors.Is(err, errBoom) {
 			t.Fatalf("the hurried caller: %v, want the dial's error", err)
@@ -349,8 +351,8 @@ func TestCallerArrivingDuringBackoffIsServedWhenItEnds(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.Release()
-		if took := time.Since(start); took > backoffMin {
-			t.Fatalf("served %s after joining the queue, want at the backoff's end (%s)", took, backoffMin)
+		if took := time.Since(start); took > failrun.BackoffMin {
+			t.Fatalf("served %s after joining the queue, want at the backoff's end (%s)", took, failrun.BackoffMin)
 		}
 	})
 }
