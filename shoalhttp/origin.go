@@ -59,6 +59,11 @@ type origin struct {
 	probing  *probe // the probe in flight, if any; guarded by mu
 	shutDown bool   // guarded by mu
 	refused  refusal
+	// logging counts the lines about probes being logged outside mu, and
+	// loggedAll is closed when it falls back to 0: wait waits for them,
+	// so that nothing is logged once Close has returned. Guarded by mu.
+	logging   int
+	loggedAll chan struct{}
 }
 
 // probe is one attempt to open an origin's first connection. Callers who
@@ -164,9 +169,18 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 			// those waiting share it.
 			pr.err = err
 		}
-		o.noteProbe(err, serverFailed && errors.Is(err, shoal.ErrDial))
+		logLine := o.noteProbe(err, serverFailed && errors.Is(err, shoal.ErrDial))
+		if logLine != nil {
+			o.startLine()
+		}
 		o.mu.Unlock()
 		close(pr.done)
+		// Once the requests that waited for the probe are on their way:
+		// they need not wait for the log either.
+		if logLine != nil {
+			logLine()
+			o.endLine()
+		}
 		return b, err == nil, err
 	}
 }
@@ -300,7 +314,7 @@ func (o *origin) shutdown() {
 }
 
 // wait waits until a shut-down origin's connections are all closed and its
-// probe, if one was running, has ended.
+// probe, if one was running, has ended and been logged.
 func (o *origin) wait(ctx context.Context) error {
 	o.mu.Lock()
 	pr := o.probing
@@ -311,6 +325,9 @@ func (o *origin) wait(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	if err := o.waitLines(ctx); err != nil {
+		return err
 	}
 	if b := o.current(); b != nil {
 		return b.close(ctx)
