@@ -40,6 +40,8 @@ type origin struct {
 	name string // key.String(), the Stats key
 	hop  string // key.dialAddr(), what GetConn names
 	d    *dialer
+	// epoch is the zero of origin.now, the clock of refused.
+	epoch time.Time
 
 	be atomic.Pointer[backendRef] // nil until the protocol is known
 
@@ -83,7 +85,7 @@ type backendRef struct{ b backend }
 // the first connection's ALPN unless HTTP/2 is disabled or the pool is
 // for upgrades.
 func newOrigin(t *Transport, key originKey, maxConns int32) (*origin, error) {
-	o := &origin{t: t, key: key, name: key.String(), hop: key.dialAddr()}
+	o := &origin{t: t, key: key, name: key.String(), hop: key.dialAddr(), epoch: time.Now()}
 	// Before the HTTP/1.1 pool below, which reads it as it is made.
 	o.maxConns.Store(maxConns)
 	o.d = newDialer(key, &t.opts)
@@ -125,9 +127,9 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 			o.mu.Unlock()
 			return nil, false, errOriginClosed
 		}
-		if r := o.refused; r.err != nil && time.Now().Before(r.until) {
+		if err := o.refused.refuses(o.now()); err != nil {
 			o.mu.Unlock()
-			return nil, false, r.err
+			return nil, false, err
 		}
 		if pr := o.probing; pr != nil {
 			o.mu.Unlock()
@@ -145,7 +147,7 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 		o.probing = pr
 		o.mu.Unlock()
 
-		b, err := o.probe(ctx)
+		b, started, err := o.probe(ctx)
 
 		o.mu.Lock()
 		o.probing = nil
@@ -169,16 +171,16 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 			// those waiting share it.
 			pr.err = err
 		}
-		logLine := o.noteProbe(err, serverFailed && errors.Is(err, shoal.ErrDial))
-		if logLine != nil {
+		line := o.noteProbe(err, serverFailed && errors.Is(err, shoal.ErrDial), started)
+		if !line.Empty() {
 			o.startLine()
 		}
 		o.mu.Unlock()
 		close(pr.done)
 		// Once the requests that waited for the probe are on their way:
 		// they need not wait for the log either.
-		if logLine != nil {
-			logLine()
+		if !line.Empty() {
+			line.Log(o.probeLogger())
 			o.endLine()
 		}
 		return b, err == nil, err
@@ -187,7 +189,10 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 
 // probe opens the origin's first connection and builds the backend that
 // matches the protocol the server chose, handing it that connection.
-func (o *origin) probe(ctx context.Context) (backend, error) {
+// started is when the dial began (origin.now), after any wait for a permit
+// under MaxConnsTotal: a run of failures counts from there, as the core's
+// does, since that wait was for another origin's connection to close.
+func (o *origin) probe(ctx context.Context) (_ backend, started int64, _ error) {
 	// Close cuts the probe short, as the core pool's Close cuts its dials
 	// short: a server that never answers must not hold Close up until the
 	// dial's bound, nor a wait for a permit under MaxConnsTotal.
@@ -200,7 +205,7 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		// connection to close, not a slow server.
 		minConns := max(o.t.opts.MinConns, 0)
 		if err := f.reserve(o.name, minConns, o.t.opts.MaxConnsTotal); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		o.seedMin = true
 		defer func() {
@@ -216,7 +221,7 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		}()
 		p, err := f.acquire(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("shoalhttp: waiting for a connection under MaxConnsTotal (%d): %w", o.t.opts.MaxConnsTotal, err)
+			return nil, 0, fmt.Errorf("shoalhttp: waiting for a connection under MaxConnsTotal (%d): %w", o.t.opts.MaxConnsTotal, err)
 		}
 		o.seedPermit = p
 	}
@@ -230,17 +235,18 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		ctx, cancel = context.WithTimeout(ctx, bound)
 		defer cancel()
 	}
-	start := time.Now()
+	start, started := time.Now(), o.now()
 	nc, proto, err := o.d.dial(ctx, alpnBoth)
 	if err != nil {
 		err = fmt.Errorf("%w: %w", shoal.ErrDial, err)
 		if unbounded.Err() == nil {
 			o.observeFailedProbe(time.Since(start), err)
 		}
-		return nil, err
+		return nil, started, err
 	}
 	if o.key.scheme == "https" && proto != "h2" {
-		return newH1Backend(o, newH1Conn(o, nc))
+		b, err := newH1Backend(o, newH1Conn(o, nc))
+		return b, started, err
 	}
 	hc, err := o.newH2Conn(ctx, nc)
 	if err != nil {
@@ -248,9 +254,10 @@ func (o *origin) probe(ctx context.Context) (backend, error) {
 		if unbounded.Err() == nil {
 			o.observeFailedProbe(time.Since(start), err)
 		}
-		return nil, err
+		return nil, started, err
 	}
-	return newH2Backend(o, hc)
+	b, err := newH2Backend(o, hc)
+	return b, started, err
 }
 
 // observeFailedProbe tells the origin's Observer of a first connection's

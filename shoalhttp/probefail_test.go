@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/failrun"
 )
 
 // An https origin that has never answered is treated as a pool's server
@@ -60,7 +61,7 @@ func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
 		if n := dials.Load(); n != 1 {
 			t.Errorf("20 requests within the backoff dialled %d times, want 1", n)
 		}
-		time.Sleep(probeBackoffMin)
+		time.Sleep(failrun.BackoffMin)
 		send()
 		if n := dials.Load(); n != 2 {
 			t.Errorf("a request after the backoff: %d dials in all, want 2", n)
@@ -79,5 +80,45 @@ func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = tr.Close(ctx)
+	})
+}
+
+// An origin that stays down while requests come now and then, each after
+// the backoff has long ended, is one run of failures, logged as the core
+// logs its dials: once as it starts, then at most once a minute. Each
+// request after a quiet spell is not announced as a new failure.
+func TestOccasionalRequestsToADownOriginAreLoggedOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: every dial is refused
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			b  strings.Builder
+			mu sync.Mutex
+		)
+		tr, err := NewTransport(Options{Proxy: NoProxy, Logger: newTestLogger(&b, &mu)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close(context.Background())
+		for range 50 {
+			req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tr.RoundTrip(req); !errors.Is(err, shoal.ErrDial) {
+				t.Fatalf("RoundTrip to a closed port: %v, want shoal.ErrDial", err)
+			}
+			time.Sleep(time.Second)
+		}
+		mu.Lock()
+		logged := b.String()
+		mu.Unlock()
+		if n := strings.Count(logged, "msg=\"shoal: dial"); n != 1 {
+			t.Errorf("a request a second for less than a minute logged %d lines about failing dials, want 1:\n%s", n, logged)
+		}
 	})
 }
