@@ -29,9 +29,10 @@ const (
 	PermanentBackoffMax = 10 * time.Second
 )
 
-// StreakGap is the longest a dial may start after the previous failure and
-// still count as retrying it: the backoff's cap, and as much again for a
-// retry that ran late.
+// StreakGap is the longest a dial may start after the previous failure, or
+// after the wait that failure set if it ends later, and still count as
+// retrying it: the backoff's cap, and as much again for a retry that ran
+// late.
 const StreakGap = 2 * BackoffMax
 
 // LogEvery bounds the lines about a run: one when it starts, then at most
@@ -66,14 +67,16 @@ type Failure struct {
 // within the bounds of f's kind and Until moves to its end; without, the
 // wait already running stands (a caller that was given the error will
 // decide for itself). stale reports that f's dial started so long after
-// the previous failure that it begins a new run: nobody needed a dial in
+// the previous failure, and the wait it set, that it begins a new run: nobody needed a dial in
 // between, so the server has not been seen failing meanwhile. A stale
 // failure does not restart the count nor the log's bound, so that a server
 // that is down and dialled only now and then is not announced anew each
 // time. line is what to log about f, if anything: the run's start, or a
 // summary once LogEvery has passed since the last line.
 func (r *Run) Fail(f Failure, backoff bool) (stale bool, line Line) {
-	stale = f.Started-r.lastAt > int64(StreakGap)
+	// Measured from the end of the wait too: a permanent failure's retry
+	// comes a second or more after it, and is no less a retry.
+	stale = f.Started-max(r.lastAt, r.until) > int64(StreakGap)
 	if r.since == 0 || stale {
 		r.since = f.Started
 	}

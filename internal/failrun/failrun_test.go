@@ -107,3 +107,25 @@ func TestQuietLines(t *testing.T) {
 		t.Error("a run's first failure has no line")
 	}
 }
+
+// Retries of a permanent failure, each at the end of its wait (a second or
+// more), are one run: none is stale, and the line a minute on says how
+// long the run has lasted.
+func TestPermanentRetriesAreOneRun(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	var r Run
+	start := int64(1)
+	at := start
+	for range 12 {
+		stale, line := r.Fail(Failure{Err: errDown, Permanent: true, Started: at, At: at}, true)
+		if stale {
+			t.Fatalf("a retry %s into the run, at the end of its wait, is stale", time.Duration(at-start))
+		}
+		line.Log(logger)
+		at = r.Until() + int64(5*time.Millisecond) // a little late
+	}
+	if !strings.Contains(buf.String(), `msg="shoal: dials still failing"`) || !strings.Contains(buf.String(), "failures=10 for=1m5.045s") {
+		t.Fatalf("no line saying the run has lasted over a minute:\n%s", buf.String())
+	}
+}
