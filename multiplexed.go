@@ -75,9 +75,8 @@ func (m *muxEngine[T]) take(ctx context.Context, wait waitPlace) Lease[T] {
 			}
 			if c.retiredFor() != 0 {
 				if c.mux.streams == 0 {
-					m.removeLocked(i)
+					retired = append(retired, m.dropLocked(i))
 					i--
-					retired = append(retired, c)
 				}
 				continue
 			}
@@ -120,7 +119,7 @@ func (m *muxEngine[T]) take(ctx context.Context, wait waitPlace) Lease[T] {
 		}
 		m.mu.Unlock()
 		for _, c := range retired {
-			p.closeConn(c, c.retiredFor())
+			p.closeLeft(c, c.retiredFor())
 		}
 		if busy {
 			p.dialAhead()
@@ -224,6 +223,30 @@ func (m *muxEngine[T]) removeConnLocked(c *conn[T]) bool {
 	return false
 }
 
+// dropLocked drops conns[i], retired and with no lease, from the set and
+// returns it, counted by the reason it retired for (Stats.ClosedFor): under
+// m.mu, where Stats counts the set, so that a snapshot whose TotalConns no
+// longer has it counts why it went. The caller closes it with closeLeft
+// once m.mu is let go.
+func (m *muxEngine[T]) dropLocked(i int) *conn[T] {
+	c := m.conns[i]
+	m.p.counters.countLeft(c.retiredFor())
+	m.removeLocked(i)
+	return c
+}
+
+// dropConnLocked is dropLocked for c, and reports whether c was in the set;
+// one that was not is closing already, and is not counted again.
+func (m *muxEngine[T]) dropConnLocked(c *conn[T]) bool {
+	for i, x := range m.conns {
+		if x == c {
+			m.dropLocked(i)
+			return true
+		}
+	}
+	return false
+}
+
 // release takes back a stream lease released or discarded by its holder.
 func (m *muxEngine[T]) release(r *leaseRecord[T], reason Reason) {
 	if reason == 0 && m.p.cfg.Hooks.AfterRelease != nil && !m.p.callAfterRelease(r.c) {
@@ -267,14 +290,17 @@ func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason, used bool
 	}
 	r.free()
 	m.freeStreamLocked(r)
-	closeNow := c.retiredFor() != 0 && c.mux.streams == 0
+	closeNow := false
 	if c.mux.streams == 0 && used {
 		m.idleSeq++
 		c.mux.idleSeq = m.idleSeq
 	}
-	if closeNow {
-		m.removeConnLocked(c)
-	} else if c.mux.streams == 0 && used && p.feat.clockOnIdle {
+	switch {
+	case c.retiredFor() != 0 && c.mux.streams == 0:
+		// In the set still: it had a lease until now, and only a
+		// connection with none leaves it.
+		closeNow = m.dropConnLocked(c)
+	case c.mux.streams == 0 && used && p.feat.clockOnIdle:
 		if now == 0 {
 			now = p.now()
 		}
@@ -282,7 +308,7 @@ func (m *muxEngine[T]) putBackStream(r *leaseRecord[T], reason Reason, used bool
 	}
 	m.mu.Unlock()
 	if closeNow {
-		p.closeConn(c, c.retiredFor())
+		p.closeLeft(c, c.retiredFor())
 	}
 }
 
@@ -394,10 +420,10 @@ func (m *muxEngine[T]) retire(c *conn[T], reason Reason) {
 	m.mu.Lock()
 	c.retire(reason)
 	// An idle one leaves the set now; one already gone is closing already.
-	idle := c.mux.streams == 0 && m.removeConnLocked(c)
+	idle := c.mux.streams == 0 && m.dropConnLocked(c)
 	m.mu.Unlock()
 	if idle {
-		m.p.closeConn(c, c.retiredFor())
+		m.p.closeLeft(c, c.retiredFor())
 	}
 }
 
@@ -423,14 +449,13 @@ func (m *muxEngine[T]) retireAll(reason Reason) {
 		c := m.conns[i]
 		c.retire(reason)
 		if c.mux.streams == 0 {
-			m.removeLocked(i)
+			idle = append(idle, m.dropLocked(i))
 			i--
-			idle = append(idle, c)
 		}
 	}
 	m.mu.Unlock()
 	for _, c := range idle {
-		m.p.closeConn(c, c.retiredFor())
+		m.p.closeLeft(c, c.retiredFor())
 	}
 }
 
@@ -460,14 +485,13 @@ func (m *muxEngine[T]) reap(now int64) {
 			live--
 		}
 		if c.retiredFor() != 0 && c.mux.streams == 0 {
-			m.removeLocked(i)
+			closing = append(closing, m.dropLocked(i))
 			i--
-			closing = append(closing, c)
 		}
 	}
 	m.mu.Unlock()
 	for _, c := range closing {
-		p.closeConn(c, c.retiredFor())
+		p.closeLeft(c, c.retiredFor())
 	}
 }
 
@@ -494,14 +518,13 @@ func (m *muxEngine[T]) shrink() {
 		c := live[least]
 		live = append(live[:least], live[least+1:]...)
 		c.retire(ReasonResized)
-		if c.mux.streams == 0 {
-			m.removeConnLocked(c)
+		if c.mux.streams == 0 && m.dropConnLocked(c) {
 			idle = append(idle, c)
 		}
 	}
 	m.mu.Unlock()
 	for _, c := range idle {
-		m.p.closeConn(c, c.retiredFor())
+		m.p.closeLeft(c, c.retiredFor())
 	}
 }
 

@@ -74,13 +74,13 @@ type Stats struct {
 }
 
 // ClosedFor counts the connections the pool let go for r (ReasonIdle,
-// ReasonLifetime, ...), each as its close began, before its hooks and
+// ReasonLifetime, ...), each as it left the pool, before its hooks and
 // Close ran, where Closed counts it once its Close has returned; once
 // every close has returned, the counts over all reasons add up to Closed.
-// In exclusive mode a connection is counted before it leaves the pool, so
-// a snapshot whose TotalConns no longer has it counts why it went; in
-// multiplexed mode it leaves the pool's set of connections a moment before
-// its close begins.
+// A connection is counted before it leaves TotalConns, in both modes, so
+// a snapshot whose TotalConns no longer has it counts why it went: but
+// for one taken by Lease.Hijack, no connection the pool opened is missing
+// from both (one may, for a moment, be in both).
 func (s Stats) ClosedFor(r Reason) int64 {
 	if r > 0 && int(r) < len(s.closedFor) {
 		return s.closedFor[r]
