@@ -17,7 +17,9 @@ func (p *Pool[T]) closeConn(c *conn[T], reason Reason) {
 // closeLeft is closeConn for a connection already counted by its reason
 // (Stats.ClosedFor): each engine counts it before it leaves its open
 // connections (the slot table, the multiplexed set), so that a Stats whose
-// TotalConns no longer has it counts why it went.
+// TotalConns no longer has it counts why it went. closeConn itself is for
+// one that never joined them: dialled, it landed after a Close, a shrink
+// or a Reset.
 func (p *Pool[T]) closeLeft(c *conn[T], reason Reason) {
 	// Now, while the connection has just left its engine, so that
 	// Stats.Acquires never misses its hand-outs for the whole close.

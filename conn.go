@@ -11,7 +11,10 @@ type conn[T any] struct {
 	part int32 // home partition, where it rests when idle (exclusive mode)
 	// excess: claimExcess counted this connection's close as one the
 	// pool's limit asked for (capacity.go).
-	excess    bool
+	excess bool
+	// gen is lifecycle.resets as its dial began to connect: a Reset since
+	// closes it as it lands (Pool.dialledBeforeReset).
+	gen       uint32
 	createdAt int64 // pool clock
 	expiresAt int64 // pool clock; 0 = no lifetime
 

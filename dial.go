@@ -228,6 +228,7 @@ func (p *Pool[T]) dialOne(ctx context.Context) (c *conn[T], started int64, err e
 		defer cancel()
 	}
 	start := time.Now()
+	gen := p.life.resets.Load() // before the connect: see dialledBeforeReset
 	value, err := p.callDial(ctx)
 	if err == nil && p.cfg.Hooks.OnConnect != nil {
 		if err = p.callOnConnect(ctx, value); err != nil {
@@ -260,7 +261,7 @@ func (p *Pool[T]) dialOne(ctx context.Context) (c *conn[T], started int64, err e
 		return nil, started, &dialError{err: err}
 	}
 	p.dialSucceeded()
-	c = &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit}
+	c = &conn[T]{value: value, pool: p, createdAt: p.now(), permit: permit, gen: gen}
 	if r, ok := permit.(revocablePermit); ok {
 		r.OnRevoke(func() { p.eng.retire(c, ReasonRevoked) })
 	}

@@ -328,11 +328,16 @@ func (e *exclusiveEngine[T]) adopt(c *conn[T]) {
 	}
 	c.part = int32((e.nextPart.Add(1) - 1) % uint32(len(e.parts)))
 	e.slots.put(c)
+	if p.dialledBeforeReset(c) {
+		// Asked once c is in the slot table: a Reset that counted after
+		// this look marks c in its own walk. putBack closes it.
+		c.retire(ReasonReset)
+	}
 	// The oldest waiter comes off the queue before the dial stops
 	// counting: in between, maybeDial would see a waiter with no dial for
 	// it and dial again, for a connection already on its way.
 	var w *waiter[T]
-	if p.hot.waiters.Load() > 0 && !p.hot.over.Load() {
+	if c.retiredFor() == 0 && p.hot.waiters.Load() > 0 && !p.hot.over.Load() {
 		w = p.wq.popOldest()
 	}
 	p.cap.landed()

@@ -373,6 +373,13 @@ func (m *muxEngine[T]) adopt(c *conn[T]) {
 		p.closeConn(c, ReasonPoolClosed)
 		return
 	}
+	if p.dialledBeforeReset(c) {
+		// Reset's sweep, under m.mu too, came before this look.
+		m.mu.Unlock()
+		p.cap.landed()
+		p.closeConn(c, ReasonReset)
+		return
+	}
 	if m.fullLocked() {
 		// Dialled before a shrink: the pool has what its limit allows.
 		m.mu.Unlock()

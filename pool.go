@@ -59,6 +59,10 @@ type lifecycle struct {
 	drained   chan struct{} // closed when the pool is closed and every conn is
 	drainOnce sync.Once
 	detachObs func() // from a StatsAttacher observer; called once drained
+	// resets counts Reset calls. A dial notes it as its connect starts
+	// (conn.gen): one that lands after a Reset was under way at it, and
+	// the Reset's sweep could not reach it.
+	resets atomic.Uint32
 	// errWaitersFull is the error of an acquire refused by MaxWaiters,
 	// made once: it names the bound, and the refusal allocates only the
 	// AcquireError around it.

@@ -3,6 +3,8 @@ package shoal
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 	"testing/synctest"
 )
@@ -173,4 +175,107 @@ func TestPushAfterResetsSweepCloses(t *testing.T) {
 		p.ex.push(c)
 		wantClosedByReset(t, p, c.value, &why)
 	})
+}
+
+// A connection whose dial was under way at a Reset is closed as it lands,
+// not handed out or kept idle: it may be to the server the Reset turned
+// away from (the old primary after a failover). The caller it was dialled
+// for, or the floor, gets one dialled after the Reset.
+func TestResetClosesAConnectionDialledBeforeIt(t *testing.T) {
+	for _, streams := range []int{1, 2} {
+		for _, forWaiter := range []bool{true, false} {
+			t.Run(fmt.Sprintf("streams=%d/waiter=%v", streams, forWaiter), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var why reasons
+					d := &fakeDialer{}
+					gate, started := make(chan struct{}), make(chan struct{})
+					cfg := Config[*fakeConn]{
+						MaxConns:   1,
+						MaxStreams: streams,
+						Hooks:      Hooks[*fakeConn]{OnDisconnect: why.hook},
+						Dial: func(ctx context.Context) (*fakeConn, error) {
+							if d.dials.Load() == 0 {
+								close(started)
+								<-gate
+							}
+							return d.dial(ctx)
+						},
+					}
+					if !forWaiter {
+						cfg.MinConns = 1
+					}
+					p, _ := newTestPool(t, cfg)
+					var got <-chan Lease[*fakeConn]
+					if forWaiter {
+						got = acquireAsync(context.Background(), p)
+					}
+					<-started
+					p.Reset()
+					close(gate)
+					synctest.Wait()
+					if len(d.conns) != 2 || !d.conns[0].closed.Load() || why.count(ReasonReset) != 1 {
+						t.Fatalf("%d dialled; the one under way at the Reset closed: %v; reasons %v; want it closed for the Reset and another dialled",
+							len(d.conns), len(d.conns) > 0 && d.conns[0].closed.Load(), why.list)
+					}
+					if forWaiter {
+						l := <-got
+						if l.Value() != d.conns[1] {
+							t.Fatalf("the waiter got connection %d, want the one dialled after the Reset", l.Value().id)
+						}
+						l.Release()
+					}
+					if s := p.Stats(); s.TotalConns != 1 || s.ClosedFor(ReasonReset) != 1 {
+						t.Errorf("%d open, %d closed for the Reset; want 1 and 1", s.TotalConns, s.ClosedFor(ReasonReset))
+					}
+				})
+			})
+		}
+	}
+}
+
+// Resets racing the dials that refill the floor: once everything has
+// settled, every connection open was dialled after the last Reset began,
+// whichever of a landing dial and a Reset's sweep went first.
+func TestResetRacingDialsKeepsNoConnectionDialledBeforeIt(t *testing.T) {
+	for _, streams := range []int{1, 2} {
+		t.Run(fmt.Sprintf("streams=%d", streams), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				d := &fakeDialer{}
+				p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 4, MinConns: 4, MaxStreams: streams,
+					Dial: func(ctx context.Context) (*fakeConn, error) {
+						runtime.Gosched() // a Reset may come in while the dial is under way
+						return d.dial(ctx)
+					}})
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for range 100 {
+						p.Reset()
+						runtime.Gosched()
+					}
+				}()
+				<-done
+				synctest.Wait()
+				var open []*conn[*fakeConn]
+				if streams == 1 {
+					p.ex.slots.each(func(c *conn[*fakeConn]) bool {
+						open = append(open, c)
+						return true
+					})
+				} else {
+					p.mx.mu.Lock()
+					open = append(open, p.mx.conns...)
+					p.mx.mu.Unlock()
+				}
+				for _, c := range open {
+					if c.retiredFor() == 0 && p.dialledBeforeReset(c) {
+						t.Errorf("connection %d, dialled before the last Reset, kept", c.value.id)
+					}
+				}
+				if len(open) != 4 {
+					t.Errorf("%d connections open once settled, want the floor's 4", len(open))
+				}
+			})
+		})
+	}
 }

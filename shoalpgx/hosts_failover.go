@@ -136,9 +136,12 @@ func (pc *pooledConn) judgeThenGiveBack() {
 // than the one before it: with read-write or primary at most one host
 // qualifies, so the primary has moved, and the pool's connections to the
 // old one (fenced, demoted, or silent) would take callers' statements
-// until each failed on its own. The new connection, not in the pool yet,
-// is kept. A dial that started before the move and still lands on the old
-// host moves it back; with one primary at a time that cannot happen.
+// until each failed on its own. The new connection closes as it lands, as
+// every one whose dial was under way at a Reset does (the core cannot tell
+// which of those reached the old host), and the next dial, which finds the
+// same host, takes its place. A dial that started before the move and
+// still lands on the old host moves it back; with one primary at a time
+// that cannot happen.
 func (p *Pool) noteHost(host string) {
 	if prev := p.lastHost.Swap(&host); prev != nil && *prev != host {
 		p.Reset()

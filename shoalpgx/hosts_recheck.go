@@ -66,10 +66,9 @@ func (p *Pool) admitHost(ctx context.Context, pc *pooledConn) bool {
 
 // stale says why pc is to take no more statements, or 0: its host was
 // retired (hostState.retire) since pc was dialled, or the pool was reset
-// since (Reset). A dial under way at a Reset lands after the core's sweep
-// and is kept by it, so its connection, dialled before the reset (to the
-// old primary, say), is caught here. pc is closed at its next acquire or
-// release.
+// since (Reset). pc is closed at its next acquire or release. (The core's
+// Reset closes a connection whose dial was under way at it as it lands,
+// before anyone could acquire it.)
 func (pc *pooledConn) stale() shoal.Reason {
 	switch {
 	case pc.hostEpoch != pc.host.epoch.Load():

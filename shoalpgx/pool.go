@@ -193,8 +193,8 @@ func (p *Pool) waitClosing(ctx context.Context, what string, wait func()) error 
 }
 
 // Reset closes every connection: idle ones now, acquired ones when they
-// are released, and one whose dial was under way at the reset as soon as
-// it would be handed out. The pool stays open and dials anew, as
+// are released, and one whose dial was under way at the reset as it
+// lands, before anyone has it. The pool stays open and dials anew, as
 // pgxpool's Reset does (after a failover or a credential rotation, say).
 // With several hosts in the connection string the pool resets itself on
 // a sign that the primary has moved (see the package doc, "Several hosts
