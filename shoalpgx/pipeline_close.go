@@ -54,20 +54,20 @@ func (c *pipeConn) dropAbandoned() {
 // cancelAbandoned is dropAbandoned's work, one goroutine at a time. From
 // its first cancel request until it returns, what callers send stays
 // queued (cancelling): a request written while a cancel request is out
-// could be the statement the server stops. Once the server has answered
-// the abandoned statements, the queue goes out; on a connection broken
-// instead, nothing of it was written, so each caller's statement goes to
-// another connection while the pool is open (pipePool.run), and fails
-// with the connection while it closes.
+// could be the statement the server stops. So only its first look can
+// find a caller's statement written, and then it sends nothing; a later
+// look finds what it cancels, less what the server has answered, and it
+// returns once that is nothing, or breaks the connection at
+// CancelTimeout. Then the queue goes out; on a connection broken instead,
+// nothing of it was written, so each caller's statement goes to another
+// connection while the pool is open (pipePool.run), and fails with the
+// connection while it closes.
 func (c *pipeConn) cancelAbandoned() {
 	defer c.endCancelling()
 	var deadline time.Time
 	for sent := false; ; sent = true {
-		drained, live := c.abandoned()
+		drained := c.abandoned()
 		if drained == nil {
-			if live && sent {
-				c.fail(errPipeClosed)
-			}
 			return
 		}
 		// The first request has closeTimeout to reach the server, as a
@@ -97,39 +97,27 @@ func (c *pipeConn) cancelAbandoned() {
 
 // abandoned returns, when statements are at the server (written) on the
 // connection and none has a caller waiting for it, a channel closed once
-// none is (noteDrainedLocked), and nil otherwise; live reports that a
-// caller's statement was written while one given up on is still there,
-// which a cancel request already sent could stop instead (none is, while
-// cancelling holds the queue). When it returns a channel, cancelling is
-// set, in the same hold of c.mu that found no caller's statement written.
-func (c *pipeConn) abandoned() (drained <-chan struct{}, live bool) {
+// none is (noteDrainedLocked), and nil otherwise: a cancel request could
+// stop a caller's statement. When it returns a channel, cancelling is set,
+// in the same hold of c.mu that found no caller's statement written, so
+// that none is written after.
+func (c *pipeConn) abandoned() (drained <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	written := len(c.pending) - len(c.queue)
 	if c.err != nil || written == 0 {
-		return nil, false
+		return nil
 	}
-	live, left := false, false
 	for _, r := range c.pending[:written] {
-		if r.onDone == nil {
-			switch r.state.Load() {
-			case reqWaiting:
-				live = true
-			case reqAbandoned:
-				left = true
-			}
+		if r.onDone == nil && r.state.Load() == reqWaiting {
+			return nil
 		}
-	}
-	if live {
-		// A caller joined: only while an abandoned statement is still
-		// pending could a cancel request stop the caller's instead.
-		return nil, left
 	}
 	if c.drained == nil {
 		c.drained = make(chan struct{})
 	}
 	c.cancelling = true
-	return c.drained, false
+	return c.drained
 }
 
 // endCancelling lets what callers queued while cancel requests were out
