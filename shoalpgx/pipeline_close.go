@@ -135,7 +135,9 @@ func (c *pipeConn) endCancelling() {
 // noteDrainedLocked tells cancelAbandoned and watchQuiet, if they wait,
 // that nothing written is pending any more: the server has answered
 // everything it was sent. c.mu must be held, and the last written
-// request just answered or taken back.
+// request just answered, or taken back into the queue by a write cut
+// before a byte of it left (writeLocked). Taking a request out of the
+// queue (unqueue) changes nothing written.
 func (c *pipeConn) noteDrainedLocked() {
 	if c.drained != nil {
 		close(c.drained)

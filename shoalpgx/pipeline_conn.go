@@ -244,9 +244,14 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		if cut && n == 0 {
 			// Cut before a byte left: nothing needs taking back, so the
 			// requests go back to the front of the queue and out in the
-			// background, and the connection stays.
+			// background, and the connection stays. If they were all
+			// that was written, nothing is at the server any more, which
+			// the cancelling may be waiting to hear (noteDrainedLocked).
 			c.pace.unwritten(out)
 			c.queue = append(out, c.queue...)
+			if len(c.pending) == len(c.queue) {
+				c.noteDrainedLocked()
+			}
 			go c.writeInBackground()
 			c.mu.Unlock()
 			return
@@ -313,9 +318,6 @@ func (c *pipeConn) unqueue(r *pipeReq) bool {
 	c.queue = append(c.queue[:i], c.queue[i+1:]...)
 	if j := indexReq(c.pending, r); j >= 0 {
 		c.pending = append(c.pending[:j], c.pending[j+1:]...)
-	}
-	if len(c.pending) == len(c.queue) {
-		c.noteDrainedLocked()
 	}
 	return true
 }
