@@ -244,16 +244,23 @@ func (c *pipeConn) writeLocked(ctx context.Context) {
 		if cut && n == 0 {
 			// Cut before a byte left: nothing needs taking back, so the
 			// requests go back to the front of the queue and out in the
-			// background, and the connection stays. If they were all
-			// that was written, nothing is at the server any more, which
-			// the cancelling may be waiting to hear (noteDrainedLocked).
+			// background, and the connection stays, but for those whose
+			// callers gave up while the write blocked (dropUnsentLocked).
+			// If they were all that was written, nothing is at the
+			// server any more, which the cancelling may be waiting to
+			// hear (noteDrainedLocked).
 			c.pace.unwritten(out)
-			c.queue = append(out, c.queue...)
+			back, gone := c.dropUnsentLocked(out)
+			c.queue = append(back, c.queue...)
 			if len(c.pending) == len(c.queue) {
 				c.noteDrainedLocked()
 			}
 			go c.writeInBackground()
 			c.mu.Unlock()
+			for _, r := range gone {
+				r.build.closesUnsent()
+				r.endLease()
+			}
 			return
 		}
 		var unwritten []*pipeReq
@@ -320,6 +327,29 @@ func (c *pipeConn) unqueue(r *pipeReq) bool {
 		c.pending = append(c.pending[:j], c.pending[j+1:]...)
 	}
 	return true
+}
+
+// dropUnsentLocked takes the requests of out, a write that left nothing,
+// whose callers gave up while it blocked off the connection for good, as
+// unqueue would have had they been in the queue: written later, they
+// would run with nobody waiting, and nobody to cancel them once the
+// cancelling of a closing pool has found nothing at the server. It
+// returns the others, in order, reusing out, and the dropped, whose
+// leases the caller ends once it let go of c.mu. c.mu must be held.
+func (c *pipeConn) dropUnsentLocked(out []*pipeReq) (back, gone []*pipeReq) {
+	back = out[:0]
+	for _, r := range out {
+		if r.onDone != nil || r.state.Load() != reqAbandoned {
+			back = append(back, r)
+			continue
+		}
+		if j := indexReq(c.pending, r); j >= 0 {
+			c.pending = append(c.pending[:j], c.pending[j+1:]...)
+		}
+		gone = append(gone, r)
+	}
+	clear(out[len(back):])
+	return back, gone
 }
 
 func indexReq(rs []*pipeReq, r *pipeReq) int {

@@ -50,11 +50,10 @@ func (h *holdWrite) SetWriteDeadline(t time.Time) error {
 // cutWriteRig puts a statement of sql, queued on p's one shared
 // connection, into a write that the test makes as a caller with a context
 // of its own, which blocks before a byte of it leaves; then the
-// statement's caller gives up, with the statement neither written nor in
-// the queue, so that it stays on the connection. It returns the
-// connection, the socket holding the write, and the cut: the writer's
-// context ends, and once the write has returned (its requests taken back
-// into the queue) so does cut.
+// statement's caller gives up, with the statement out of the queue, so
+// that unqueue cannot take it back: for the pool it is written. It
+// returns the connection and the cut: the writer's context ends, and
+// once the write has returned so does cut.
 func cutWriteRig(t *testing.T, p *Pool, sql string) (*pipeConn, func()) {
 	t.Helper()
 	conn := oneSharedConn(t, p)
@@ -133,4 +132,27 @@ func TestPipelineCancellingToldWhenACutWriteTakesTheLastStatementBack(t *testing
 		t.Fatal("the cut write took the last statement written back, and the cancelling still waits for the server to answer it")
 	}
 	closedWithin(t, closed, "Close waits on a connection with nothing at the server")
+}
+
+// A statement whose caller gave up while its write was blocked, and whose
+// write was then cut before a byte of it left, is dropped, as one given up
+// on in the queue is (unqueue): never written, it costs the server
+// nothing. Before, it went back into the queue with the others and out
+// once the write could go on, to run with nobody to cancel it: a closing
+// pool whose cancelling had found nothing left at the server waited for
+// it, an hour for this pg_sleep(3600).
+func TestPipelineCloseDoesNotRunAStatementGivenUpOnInACutWrite(t *testing.T) {
+	p, running := closeTestPool(t, 2, func(c *Config) { c.CancelTimeout = 10 * time.Second })
+	conn, cut := cutWriteRig(t, p, "select pg_sleep(3600)")
+	closed := startClose(p)
+	pgtest.WaitFor(t, 10*time.Second, "Close cancelling the statement given up on", func() bool {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return conn.cancelling
+	})
+	cut()
+	closedWithin(t, closed, "Close waits for a statement given up on before it was written")
+	if n := running("select pg_sleep"); n != 0 {
+		t.Fatalf("%d statements given up on before they were written run at the server", n)
+	}
 }
