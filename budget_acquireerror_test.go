@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/fairshare"
 )
 
 // An acquire that times out because the pool's Budget holds it back says
@@ -32,9 +34,17 @@ func TestAcquireErrorNamesTheBudgetThatHeldThePoolBack(t *testing.T) {
 			c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 4, Budget: b})
 			l := mustAcquire(t, a) // the budget's one connection
 			defer l.Release()
-			// Past the grace, c's share is 1 and a's 0; a's connection,
-			// leased, keeps the permit until it is released.
-			ae := acquireErr(t, c, 3*time.Second)
+			// Both pools want the one connection, so once a pool without
+			// it has waited the grace it takes the share (Rebalance), and
+			// the share goes back and forth every grace. c takes it first,
+			// a grace after the first sample to see its caller wait: the
+			// sample at the start or the next, as the goroutines happen to
+			// run. Half a grace later c holds the share whichever it was,
+			// and no division is due; a deadline at a whole number of
+			// graces would meet a's turn and c's at the same instant. a's
+			// connection, leased, keeps the permit all along.
+			grace := fairshare.Grace(b.idle, localSampleEvery)
+			ae := acquireErr(t, c, grace+grace/2)
 			if ae.Budget != "tenants" || ae.Share != 1 || ae.PermitWaits != 1 {
 				t.Errorf("Budget %q, Share %d, PermitWaits %d; want \"tenants\", 1, 1", ae.Budget, ae.Share, ae.PermitWaits)
 			}
