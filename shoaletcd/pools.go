@@ -84,8 +84,10 @@ func (b *Budget) Join(m shoal.BudgetMember) (leave func(), err error) {
 	b.pools = append(b.pools, s)
 	if b.left {
 		// Every pool had left, and the member with them: publish again.
+		// The record is forced out by its pool count, which no record
+		// has, rather than by a demand below zero, which Status shows.
 		b.left = false
-		b.published = -1
+		b.pubPools = -1
 		b.recomputeLocked()
 	}
 	b.broadcastLocked()
