@@ -93,9 +93,19 @@ type memberRecord struct {
 	Min    int    `json:"min"`
 	Demand int    `json:"demand"`
 	// Pools is how many of its process's pools the member serves, so that
-	// every pool can count the pools sharing the budget; 0 in a record
-	// that does not say, which counts as one.
-	Pools int `json:"pools,omitempty"`
+	// every pool can count the pools sharing the budget; nil in a record
+	// that does not say, which counts as one. A member with no pool yet
+	// says 0, which must not read as a record that does not say.
+	Pools *int `json:"pools,omitempty"`
+}
+
+// poolCount is how many pools the record says its member serves, one if
+// it does not say.
+func (r memberRecord) poolCount() int {
+	if r.Pools == nil {
+		return 1
+	}
+	return *r.Pools
 }
 
 var _ shoal.Budget = (*Budget)(nil)
@@ -267,7 +277,7 @@ func (b *Budget) Pools() int {
 	}
 	for id, r := range b.view.members {
 		if id != b.id {
-			n += max(r.Pools, 1)
+			n += r.poolCount()
 		}
 	}
 	return n

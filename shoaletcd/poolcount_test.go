@@ -52,3 +52,23 @@ func TestBudgetMembersCountsThePoolsOfEveryMember(t *testing.T) {
 		}
 	}
 }
+
+// A member none of whose pools has opened yet (a process that makes its
+// Budget at boot and its pools later) is in the budget, but no pool of its
+// shares it: the others' pools do not count one for it.
+func TestBudgetMembersCountsNoPoolForAMemberWithout(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	ba := newBudget(t, addr, Options{Name: "db", Size: 8, Prefix: prefix})
+	bb := newBudget(t, addr, Options{Name: "db", Size: 8, Prefix: prefix})
+	newFakePool(t, bb, 2)
+	eventually(t, 5*time.Second, "one pool shares the budget (B's; A has none yet)", func() (bool, string) {
+		return ba.Members() == 2 && bb.Members() == 2 && ba.Pools() == 1 && bb.Pools() == 1,
+			fmt.Sprintf("members seen: A %d, B %d; pools counted: A %d, B %d", ba.Members(), bb.Members(), ba.Pools(), bb.Pools())
+	})
+	newFakePool(t, ba, 2)
+	eventually(t, 5*time.Second, "both count A's pool once it opens", func() (bool, string) {
+		return ba.Pools() == 2 && bb.Pools() == 2, fmt.Sprintf("A counts %d, B counts %d", ba.Pools(), bb.Pools())
+	})
+}

@@ -260,7 +260,7 @@ func (b *Budget) publish(lease clientv3.LeaseID, smooth *fairshare.Smoother, now
 		return now, false
 	}
 	b.mu.Lock()
-	b.published, b.pubPools = d, rec.Pools
+	b.published, b.pubPools = d, rec.poolCount()
 	b.recomputeLocked()
 	b.broadcastLocked()
 	b.mu.Unlock()

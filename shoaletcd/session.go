@@ -158,7 +158,7 @@ func (b *Budget) register(ctx context.Context, lease clientv3.LeaseID, rejoin bo
 		}
 		b.mu.Lock()
 		record := b.recordLocked()
-		b.pubPools = record.Pools
+		b.pubPools = record.poolCount()
 		rec, _ := json.Marshal(record)
 		b.mu.Unlock()
 		t, err := b.client.Txn(c).

@@ -100,7 +100,8 @@ func (b *Budget) recomputeLocked() bool {
 
 // recordLocked is this member's record as it publishes it.
 func (b *Budget) recordLocked() memberRecord {
-	return memberRecord{Host: b.host, PID: b.pid, Label: b.opts.Label, Min: b.opts.Min, Demand: b.published, Pools: len(b.pools)}
+	pools := len(b.pools)
+	return memberRecord{Host: b.host, PID: b.pid, Label: b.opts.Label, Min: b.opts.Min, Demand: b.published, Pools: &pools}
 }
 
 // reconcileLocked brings the slots this member believes it owns in line
