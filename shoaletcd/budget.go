@@ -123,7 +123,9 @@ var _ shoal.Budget = (*Budget)(nil)
 // background; once etcd answers, the member joins and takes slot keys for
 // the connections it already holds (see the package doc). The first
 // attempt takes at most a few seconds (half the TTL, at most 3s, per
-// request) or until ctx ends; ctx is used for that attempt only.
+// request) or until ctx ends; ctx is used for that attempt only. A ctx
+// whose deadline passes first is an etcd that did not answer in time; a
+// ctx canceled is the caller giving up, and New returns its error.
 func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -157,7 +159,9 @@ func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, e
 
 	s, err := b.join(ctx, false)
 	if err != nil {
-		if errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrMinimums) || ctx.Err() != nil {
+		// A deadline the caller set for the start is no reason to fail
+		// it: the service must start while etcd is slow or away.
+		if errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrMinimums) || errors.Is(ctx.Err(), context.Canceled) {
 			b.cancel()
 			return nil, err
 		}
