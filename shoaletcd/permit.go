@@ -123,8 +123,10 @@ func (b *Budget) Acquire(ctx context.Context) (shoal.BudgetPermit, error) {
 		}
 		s := b.seatLocked(ctx)
 		if s == nil || s.left {
+			// Counted under mu: other pools may be joining or leaving.
+			err := fmt.Errorf("shoaletcd: budget %q: Acquire for no pool of this Budget (pools call it with their own context; %d joined)", b.opts.Name, len(b.pools))
 			b.mu.Unlock()
-			return nil, fmt.Errorf("shoaletcd: budget %q: Acquire for no pool of this Budget (pools call it with their own context; %d joined)", b.opts.Name, len(b.pools))
+			return nil, err
 		}
 		now := time.Now()
 		b.partsLocked()
