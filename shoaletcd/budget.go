@@ -113,8 +113,10 @@ var _ shoal.Budget = (*Budget)(nil)
 // New joins the budget opts.Name in etcd through client and returns this
 // member's side of it. It returns an error for bad Options, for a Size
 // that differs from the one in etcd while other members are alive
-// (ErrSizeMismatch), and when the minimums of the members would exceed
-// Size (ErrMinimums).
+// (ErrSizeMismatch), when the minimums of the members would exceed
+// Size (ErrMinimums), and when etcd refuses the member's requests
+// (rpctypes.ErrPermissionDenied or ErrUserEmpty: the client's user has
+// no role on Prefix, or it gives none to an etcd with auth enabled).
 //
 // An etcd that does not answer is not an error: a service must boot while
 // etcd is down. New then logs a warning, starts the budget on its Min
@@ -161,7 +163,7 @@ func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, e
 	if err != nil {
 		// A deadline the caller set for the start is no reason to fail
 		// it: the service must start while etcd is slow or away.
-		if errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrMinimums) || errors.Is(ctx.Err(), context.Canceled) {
+		if operatorsToFix(err) || errors.Is(ctx.Err(), context.Canceled) {
 			b.cancel()
 			return nil, err
 		}
@@ -172,6 +174,16 @@ func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, e
 	go b.run(s)
 	go b.pushShares()
 	return b, nil
+}
+
+// operatorsToFix reports whether err is etcd's answer that no retry
+// changes: a Size or minimums the other members disagree with, or a
+// request refused for the client's user. New returns it rather than start
+// the member on Min, uncounted in etcd, and the run loop logs it as an
+// error each time it changes.
+func operatorsToFix(err error) bool {
+	return errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrMinimums) ||
+		errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrUserEmpty)
 }
 
 // memberID names this member uniquely: host, pid and a random suffix, so

@@ -42,12 +42,13 @@ func (b *Budget) run(s *session) {
 				if b.ctx.Err() != nil {
 					return
 				}
-				// A wrong size or minimums is the operator's to fix: say
-				// it loudly, once per distinct error, and keep trying.
+				// A wrong size or minimums, or a refusal, is the
+				// operator's to fix: say it loudly, once per distinct
+				// error, and keep trying.
 				if msg := err.Error(); msg != lastErr {
 					lastErr = msg
 					level := b.log.Debug
-					if errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrMinimums) {
+					if operatorsToFix(err) {
 						level = b.log.Error
 					}
 					level("shoaletcd: joining the budget failed; trying again", "err", err)
