@@ -65,7 +65,7 @@
 // At boot: New does not fail when etcd does not answer, before its ctx's
 // deadline or at all (a service must start while etcd is down); an etcd
 // that answers and refuses (a user without a role on Prefix) is an error,
-// as a wrong Size is. It logs a warning, and the member runs on its
+// as a wrong Size is. Unanswered, New logs a warning, and the member runs on its
 // Min with permits granted locally, numbered from the top of [0, N), while
 // it keeps trying to join. Those permits are not counted in etcd until it
 // joins: up to Min connections per such member beyond N, which the
