@@ -50,8 +50,12 @@ type Holder struct {
 //     ID. A member waits a little for a connection to come free rather
 //     than force one closed, and none waits for ever.
 //
-// What no short member needs stays where it is. The result sums to n when
-// fair does, and keeps every member at or above its minimum.
+// A member below its minimum (one that has just joined, or whose minimum
+// grew back) is first brought up to it, from connections in use if need
+// be and with no grace: minimums are granted first, whatever the others
+// want. What no short member needs stays where it is. The result sums to n
+// when fair does, and keeps every member at or above its minimum while the
+// minimums fit in n.
 func Rebalance(n int, hs []Holder, fair []int) []int {
 	shares := make([]int, len(hs))
 	want := make([]int, len(hs))
@@ -86,6 +90,8 @@ func Rebalance(n int, hs []Holder, fair []int) []int {
 			used--
 		}
 	}
+	free := max(n-used, 0)
+	free = raiseToMinimums(hs, fair, shares, free)
 	short := []int{}
 	for i := range hs {
 		if shares[i] < want[i] {
@@ -99,7 +105,6 @@ func Rebalance(n int, hs []Holder, fair []int) []int {
 		}
 		return x.ID < y.ID
 	})
-	free := max(n-used, 0)
 	idle := byKey(hs, func(a, b int) bool {
 		if !hs[a].FullAt.Equal(hs[b].FullAt) {
 			return hs[a].FullAt.Before(hs[b].FullAt)
@@ -182,4 +187,51 @@ func byKey(hs []Holder, less func(a, b int) bool) []int {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
 	return idx
+}
+
+// raiseToMinimums brings each member whose share is below its minimum up
+// to it and returns what is left of free: from free first, then from the
+// members above their fair share (down to it), then from those above
+// their minimum, the most above first (ties by ID, which the caller
+// rotates). A minimum is granted whatever the others use, as a Divide
+// grants it; without this a member that joined with a share of 0 would
+// wait out the grace like any member short of connections.
+func raiseToMinimums(hs []Holder, fair, shares []int, free int) int {
+	for k, h := range hs {
+		lack := h.Min - shares[k]
+		if lack <= 0 {
+			continue
+		}
+		take := min(lack, free)
+		free -= take
+		shares[k] += take
+		lack -= take
+		for _, j := range byKey(hs, func(a, b int) bool { return shares[a]-fair[a] > shares[b]-fair[b] }) {
+			if lack == 0 {
+				break
+			}
+			if j == k {
+				continue
+			}
+			give := min(lack, max(shares[j]-max(fair[j], hs[j].Min), 0))
+			shares[j] -= give
+			shares[k] += give
+			lack -= give
+		}
+		for lack > 0 {
+			most := -1
+			for _, j := range byKey(hs, func(a, b int) bool { return hs[a].ID < hs[b].ID }) {
+				if j != k && shares[j] > hs[j].Min && (most < 0 || shares[j]-hs[j].Min > shares[most]-hs[most].Min) {
+					most = j
+				}
+			}
+			if most < 0 {
+				break // the minimums do not fit in n
+			}
+			shares[most]--
+			shares[k]++
+			lack--
+		}
+	}
+	return free
 }

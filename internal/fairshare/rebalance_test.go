@@ -35,6 +35,10 @@ func TestRebalanceCases(t *testing.T) {
 		{"minimums never taken", 3,
 			[]h{{ID: "a", Min: 2, Share: 2, Now: 2}, {ID: "b", Min: 1, Share: 1, Now: 1}, {ID: "c", Share: 0, Now: 1, ShortSince: ago(1), Overdue: true}},
 			[]int{2, 1, 0}, []int{2, 1, 0}},
+		{"a member below its minimum gets it at once, from a connection in use", 2,
+			[]h{{ID: "a", Min: 1, Share: 2, Now: 2, Need: 2}, {ID: "b", Min: 1, Share: 0, Now: 1, ShortSince: t0}}, []int{1, 1}, []int{1, 1}},
+		{"a minimum taken from above the others' minimums, fair or not", 3,
+			[]h{{ID: "a", Min: 1, Share: 3, Now: 3, Need: 3}, {ID: "b", Min: 2, Share: 0, Now: 0}}, []int{3, 2}, []int{1, 2}},
 		{"free shares to the short, longest short first", 3,
 			[]h{{ID: "a", Share: 1, Now: 3, ShortSince: ago(1)}, {ID: "b", Share: 0, Now: 3, ShortSince: ago(2)}}, []int{2, 2}, []int{1, 2}},
 		{"free shares left go to who is below fair", 4,
@@ -49,9 +53,11 @@ func TestRebalanceCases(t *testing.T) {
 	}
 }
 
-// Random states: the shares never sum above n, never fall below a minimum,
-// never take a connection in use from anyone for a member not overdue, and
-// leave no member that waits with nothing while a connection is idle.
+// Random states: the shares never sum above n, never fall below a minimum
+// (a member's own below it included, when the minimums fit), never take a
+// connection in use from anyone for a member not overdue or below its
+// minimum, and leave no member that waits with nothing while a connection
+// is idle.
 func TestRebalanceProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	t0 := time.Unix(1000, 0)
@@ -68,8 +74,13 @@ func TestRebalanceProperties(t *testing.T) {
 			s := r.IntN(left + 1)
 			left -= s
 			m := 0
-			if r.IntN(4) == 0 {
+			switch r.IntN(8) {
+			case 0, 1:
 				m = r.IntN(s + 1)
+			case 2:
+				// Above its share: a member that has just joined, or whose
+				// minimum grew back.
+				m = s + r.IntN(max(n-s, 0)+1)
 			}
 			hs[i] = Holder{ID: fmt.Sprintf("m%02d", i), Min: m, Share: s, Now: r.IntN(n + 1), Need: r.IntN(n + 1),
 				FullAt: t0.Add(-time.Duration(r.IntN(10)) * time.Second)}
@@ -91,9 +102,11 @@ func TestRebalanceProperties(t *testing.T) {
 		if s := Sum(got); s > n {
 			t.Fatalf("iter %d: %v sum to %d > %d (%+v)", iter, got, s, n, hs)
 		}
+		// A member below its minimum takes connections in use at once,
+		// as one overdue does.
 		overdue := false
 		for _, h := range hs {
-			overdue = overdue || h.Overdue
+			overdue = overdue || h.Overdue || h.Share < h.Min
 		}
 		sumMin := 0
 		for _, h := range hs {
