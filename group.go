@@ -78,6 +78,9 @@ func NewGroup[K comparable, T any](cfg GroupConfig[K, T]) (*Group[K, T], error) 
 		Panicked: func(v any) error {
 			return fmt.Errorf("shoal: group %q: making a key's pool panicked: %v", cfg.Name, v)
 		},
+		GaveUp: func(err error) error {
+			return fmt.Errorf("shoal: group %q: waiting for a key's pool to be made: %w", cfg.Name, err)
+		},
 	})
 	return g, nil
 }

@@ -86,6 +86,9 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 		Panicked: func(v any) error {
 			return fmt.Errorf("shoalpgx group %q: making a key's pool panicked: %v", cfg.Name, v)
 		},
+		GaveUp: func(err error) error {
+			return fmt.Errorf("shoalpgx: group %q: waiting for a key's pool to be made: %w", cfg.Name, err)
+		},
 	})
 	return g, nil
 }

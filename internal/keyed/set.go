@@ -51,6 +51,11 @@ type Config[K comparable, P any] struct {
 	// Panicked returns the error the callers waiting for a pool get when
 	// Make panicked with v, naming the Group. Required.
 	Panicked func(v any) error
+	// GaveUp returns the error of a caller whose ctx ended, with err,
+	// while its key's pool was being made, naming the Group and wrapping
+	// err: ctx's error alone would not say which group, nor that the wait
+	// was for a pool rather than a connection. Required.
+	GaveUp func(err error) error
 }
 
 // Set keeps a pool per key. Its methods are safe for concurrent use.
@@ -99,8 +104,8 @@ func (e *Entry[P]) Pool() P { return e.pool }
 // running until Close. It panics if cfg lacks an operation: that is a
 // Group's own mistake, not its user's, whose input the Groups check.
 func New[K comparable, P any](cfg Config[K, P]) *Set[K, P] {
-	if cfg.Make == nil || cfg.Close == nil || cfg.Idle == nil || cfg.ErrClosed == nil || cfg.Exhausted == nil || cfg.Panicked == nil {
-		panic("keyed: Config needs Make, Close, Idle, ErrClosed, Exhausted and Panicked")
+	if cfg.Make == nil || cfg.Close == nil || cfg.Idle == nil || cfg.ErrClosed == nil || cfg.Exhausted == nil || cfg.Panicked == nil || cfg.GaveUp == nil {
+		panic("keyed: Config needs Make, Close, Idle, ErrClosed, Exhausted, Panicked and GaveUp")
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -159,7 +164,7 @@ func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
 	case <-e.ready:
 	case <-ctx.Done():
 		s.Exit(e)
-		return nil, ctx.Err()
+		return nil, s.cfg.GaveUp(ctx.Err())
 	}
 	if e.err != nil {
 		s.Exit(e)

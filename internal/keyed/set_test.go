@@ -88,6 +88,7 @@ func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
 		ErrClosed:   errClosed,
 		Exhausted:   func(limit int) error { return fmt.Errorf("%w: %d pools", errExhausted, limit) },
 		Panicked:    func(v any) error { return fmt.Errorf("%w: %v", errPanicked, v) },
+		GaveUp:      func(err error) error { return fmt.Errorf("waiting for a pool: %w", err) },
 	})
 	return h
 }
@@ -327,7 +328,7 @@ func TestWaiterForAPoolBeingMade(t *testing.T) {
 			t.Fatalf("while made: Pools %v, Len %d; want none, 1", h.set.Pools(), h.set.Len())
 		}
 		cancel()
-		if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		if err := <-gaveUp; !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "waiting for a pool: ") {
 			t.Fatalf("Enter cancelled while the pool was made: %v", err)
 		}
 
