@@ -148,7 +148,12 @@ func (g *Group[K, T]) make(_ context.Context, key K, n int) (*Pool[T], error) {
 	if g.cfg.Budget != nil {
 		cfg.Budget = g.cfg.Budget
 	}
-	return New(cfg)
+	p, err := New(cfg)
+	if err != nil {
+		// A ConfigError names the field, not the group whose key it is.
+		return nil, fmt.Errorf("shoal: group %q: a key's pool: %w", g.cfg.Name, err)
+	}
+	return p, nil
 }
 
 // poolIdle reports whether p has no lease and no waiter, so that the group

@@ -24,7 +24,12 @@ func (g *Group) make(ctx context.Context, key string, n int) (*Pool, error) {
 	if g.cfg.Budget != nil {
 		cfg.Budget = g.cfg.Budget
 	}
-	return NewWithConfig(context.WithoutCancel(ctx), cfg)
+	p, err := NewWithConfig(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		// A ConfigError names the setting, not the group whose key it is.
+		return nil, fmt.Errorf("shoalpgx: group %q: a key's pool: %w", g.cfg.Name, err)
+	}
+	return p, nil
 }
 
 // poolIdle reports whether p has no connection acquired and no waiter, so
