@@ -39,7 +39,8 @@ type GroupConfig[K comparable, T any] struct {
 	// waiter), or fails with ErrExhausted when every pool is busy. 0 or a
 	// negative value means no bound. A pool the group closes keeps its
 	// minimum in the Budget until its connections have closed, and a new
-	// pool waits for that, within its caller's ctx, before it joins.
+	// pool waits for that before it joins, for as long as a caller waits
+	// for it (each within its own ctx).
 	MaxPools int
 }
 

@@ -87,6 +87,10 @@ type Set[K comparable, P any] struct {
 // it to a caller who then uses Pool and gives it back with Exit.
 type Entry[P any] struct {
 	ready chan struct{} // closed once pool or err is set
+	// deserted is closed when the last caller waiting for the pool being
+	// made has left: its maker then waits no longer for pools closing.
+	// Nil once closed, or once the pool is made.
+	deserted chan struct{}
 	// pool and err are written under the set's mu before ready is closed:
 	// under mu for the reaper and Pools, after ready for callers.
 	pool      P
@@ -146,7 +150,7 @@ func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
 			return nil, s.cfg.Exhausted(limit)
 		}
 		s.made++
-		e = &Entry[P]{ready: make(chan struct{}), users: 1}
+		e = &Entry[P]{ready: make(chan struct{}), deserted: make(chan struct{}), users: 1}
 		s.pools[key] = e
 		s.bg.Add(1) // under mu, before Close can set closed and wait on bg
 		closing := make([]chan struct{}, 0, len(s.closing))
@@ -157,7 +161,7 @@ func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
 		// within ctx, as those who come for key while it is made do: Make
 		// may take its time (a Config that fetches credentials), and the
 		// pool is made all the same for the next caller.
-		go s.make(ctx, key, e, s.made, closing)
+		go s.make(ctx, key, e, s.made, closing, e.deserted)
 		s.mu.Unlock()
 	}
 	select {
@@ -175,25 +179,30 @@ func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
 
 // make makes e, key's pool, the nth, once the pools in closing have
 // closed, and closes e.ready. ctx is the caller's whose first use of key
-// made it, who may have left.
-func (s *Set[K, P]) make(ctx context.Context, key K, e *Entry[P], n int, closing []chan struct{}) {
+// made it, who may have left; deserted is e.deserted.
+func (s *Set[K, P]) make(ctx context.Context, key K, e *Entry[P], n int, closing []chan struct{}, deserted chan struct{}) {
 	defer s.bg.Done()
 	// The pools the set is closing, the one evicted for this key
 	// included, hold their minimums in the budget until their
 	// connections have closed: a budget whose minimums they fill would
-	// refuse the new pool. Wait for them within ctx, and make the pool
-	// anyway if ctx ends first (the callers waiting for it have contexts
-	// of their own).
+	// refuse the new pool. Wait for them while any caller waits for this
+	// one, each within its own ctx: not within the first caller's alone,
+	// or one that gave up early would have the pool refused to those
+	// still willing to wait. Make it anyway once all have left, for the
+	// next caller, or once the set is closed.
 wait:
 	for _, done := range closing {
 		select {
 		case <-done:
-		case <-ctx.Done():
+		case <-deserted:
+			break wait
+		case <-s.quit:
 			break wait
 		}
 	}
 	p, err := s.callMake(ctx, key, n)
 	s.mu.Lock()
+	e.deserted = nil // made: an Exit has nothing to tell the maker
 	closed := s.closed
 	e.pool, e.err, e.ok = p, err, err == nil
 	if err == nil && closed {
@@ -232,6 +241,10 @@ func (s *Set[K, P]) callMake(ctx context.Context, key K, n int) (p P, err error)
 func (s *Set[K, P]) Exit(e *Entry[P]) {
 	s.mu.Lock()
 	e.users--
+	if e.users == 0 && e.deserted != nil {
+		close(e.deserted)
+		e.deserted = nil
+	}
 	e.lastUsed = time.Now()
 	e.idleSince = time.Time{}
 	s.mu.Unlock()
