@@ -38,9 +38,9 @@ type GroupConfig[K comparable, T any] struct {
 	// it closes the pool used least recently that is idle (no lease, no
 	// waiter), or fails with ErrExhausted when every pool is busy. 0 or a
 	// negative value means no bound. A pool the group closes keeps its
-	// minimum in the Budget until its connections have closed, and a new
-	// pool waits for that before it joins, for as long as a caller waits
-	// for it (each within its own ctx).
+	// minimum in the Budget until its connections have closed: a new pool
+	// that the Budget refuses for minimums waits for that and joins then,
+	// for as long as a caller waits for it (each within its own ctx).
 	MaxPools int
 }
 
@@ -136,8 +136,9 @@ func (g *Group[K, T]) Close(ctx context.Context) error {
 }
 
 // make makes key's pool, the Nth of the group. New takes no ctx: the
-// caller's whose first use of key made the pool has no part in it.
-func (g *Group[K, T]) make(_ context.Context, key K, n int) (*Pool[T], error) {
+// caller's whose first use of key made the pool has no part in it. settle
+// waits for the pools the group is closing (keyed.Config.Make).
+func (g *Group[K, T]) make(_ context.Context, key K, n int, settle func() bool) (*Pool[T], error) {
 	cfg, err := g.cfg.Config(key)
 	if err != nil {
 		return nil, fmt.Errorf("shoal: group %q: the Config of a key: %w", g.cfg.Name, err)
@@ -150,6 +151,11 @@ func (g *Group[K, T]) make(_ context.Context, key K, n int) (*Pool[T], error) {
 		cfg.Budget = g.cfg.Budget
 	}
 	p, err := New(cfg)
+	if refusedByBudget(err) && settle() {
+		// The pools the group is closing held minimums that the budget
+		// counted: they have given them back now.
+		p, err = New(cfg)
+	}
 	if err != nil {
 		// A ConfigError names the field, not the group whose key it is.
 		return nil, fmt.Errorf("shoal: group %q: a key's pool: %w", g.cfg.Name, err)
@@ -162,4 +168,11 @@ func (g *Group[K, T]) make(_ context.Context, key K, n int) (*Pool[T], error) {
 func poolIdle[T any](p *Pool[T]) bool {
 	s := p.Stats()
 	return s.Leases == 0 && s.Waiting == 0
+}
+
+// refusedByBudget reports whether err is New's for a Budget that refused
+// the pool (a LocalBudget's minimums that would not fit).
+func refusedByBudget(err error) bool {
+	var ce *ConfigError
+	return errors.As(err, &ce) && ce.Struct == "" && ce.Field == "Budget"
 }

@@ -24,8 +24,13 @@ type Config[K comparable, P any] struct {
 	// for the Group's default pool names), on a goroutine of its own. ctx
 	// is the caller's whose first use of key made the pool, without its
 	// cancellation: the pool outlives that call, which may have left.
-	// Required.
-	Make func(ctx context.Context, key K, n int) (P, error)
+	// settle waits for the pools the set was closing when key's pool was
+	// asked for (the one evicted for it included) and reports whether
+	// there were any: they hold their minimums in the budget until their
+	// connections have closed, so a Make whose pool the budget refused
+	// calls it and tries again. Only then: an unrelated pool slow to
+	// close must not hold up a new key's first use. Required.
+	Make func(ctx context.Context, key K, n int, settle func() bool) (P, error)
 	// Close closes a pool and waits for it within ctx. The set calls it
 	// with context.Background for a pool it closes on its own (idle,
 	// evicted, made after Close), and with Close's ctx from Close; each
@@ -177,30 +182,35 @@ func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
 	return e, nil
 }
 
-// make makes e, key's pool, the nth, once the pools in closing have
-// closed, and closes e.ready. ctx is the caller's whose first use of key
-// made it, who may have left; deserted is e.deserted.
+// make makes e, key's pool, the nth, and closes e.ready. ctx is the
+// caller's whose first use of key made it, who may have left; closing
+// are the pools the set was closing then, and deserted is e.deserted.
 func (s *Set[K, P]) make(ctx context.Context, key K, e *Entry[P], n int, closing []chan struct{}, deserted chan struct{}) {
 	defer s.bg.Done()
-	// The pools the set is closing, the one evicted for this key
-	// included, hold their minimums in the budget until their
-	// connections have closed: a budget whose minimums they fill would
-	// refuse the new pool. Wait for them while any caller waits for this
-	// one, each within its own ctx: not within the first caller's alone,
-	// or one that gave up early would have the pool refused to those
-	// still willing to wait. Make it anyway once all have left, for the
-	// next caller, or once the set is closed.
-wait:
-	for _, done := range closing {
-		select {
-		case <-done:
-		case <-deserted:
-			break wait
-		case <-s.quit:
-			break wait
+	// Make waits for the pools in closing only when its budget refuses
+	// the pool for the minimums they still hold (Config.Make). It waits
+	// while any caller waits for this pool, each within its own ctx: not
+	// within the first caller's alone, or one that gave up early would
+	// have the pool refused to those still willing to wait. It goes on
+	// once all have left, for the next caller, or once the set is closed.
+	settle := func() bool {
+		if len(closing) == 0 {
+			return false
 		}
+	wait:
+		for _, done := range closing {
+			select {
+			case <-done:
+			case <-deserted:
+				break wait
+			case <-s.quit:
+				break wait
+			}
+		}
+		closing = nil
+		return true
 	}
-	p, err := s.callMake(ctx, key, n)
+	p, err := s.callMake(ctx, key, n, settle)
 	s.mu.Lock()
 	e.deserted = nil // made: an Exit has nothing to tell the maker
 	closed := s.closed
@@ -227,14 +237,14 @@ wait:
 // callMake calls Make. A panic in it (in a Group's Config, most likely)
 // becomes the pool's error: on the set's own goroutine it would end the
 // program, where on the caller's it could have been recovered.
-func (s *Set[K, P]) callMake(ctx context.Context, key K, n int) (p P, err error) {
+func (s *Set[K, P]) callMake(ctx context.Context, key K, n int, settle func() bool) (p P, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			var zero P
 			p, err = zero, s.cfg.Panicked(v)
 		}
 	}()
-	return s.cfg.Make(context.WithoutCancel(ctx), key, n)
+	return s.cfg.Make(context.WithoutCancel(ctx), key, n, settle)
 }
 
 // Exit counts a caller out of e, which starts its idle time anew.

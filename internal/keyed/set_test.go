@@ -51,7 +51,7 @@ func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
 	t.Helper()
 	h := &harness{made: map[string][]*fakePool{}}
 	h.set = New(Config[string, *fakePool]{
-		Make: func(ctx context.Context, key string, n int) (*fakePool, error) {
+		Make: func(ctx context.Context, key string, n int, _ func() bool) (*fakePool, error) {
 			h.makes.Add(1)
 			if h.hold != nil {
 				<-h.hold
