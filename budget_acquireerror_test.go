@@ -34,15 +34,13 @@ func TestAcquireErrorNamesTheBudgetThatHeldThePoolBack(t *testing.T) {
 			c, _ := newTestPool(t, Config[*fakeConn]{Name: "c", MaxConns: 4, Budget: b})
 			l := mustAcquire(t, a) // the budget's one connection
 			defer l.Release()
-			// Both pools want the one connection, so once a pool without
-			// it has waited the grace it takes the share (Rebalance), and
-			// the share goes back and forth every grace. c takes it first,
-			// a grace after the first sample to see its caller wait: the
-			// sample at the start or the next, as the goroutines happen to
-			// run. Half a grace later c holds the share whichever it was,
-			// and no division is due; a deadline at a whole number of
-			// graces would meet a's turn and c's at the same instant. a's
-			// connection, leased, keeps the permit all along.
+			// c, whose caller waits, takes the share once it has waited
+			// the grace (Rebalance), a grace after the first sample to
+			// see its caller wait: the sample at the start or the next,
+			// as the goroutines happen to run. a, which holds its one
+			// lease and waits for nothing, does not take it back. Half a
+			// grace past the first, c holds the share whichever sample
+			// it was. a's connection, leased, keeps the permit all along.
 			grace := fairshare.Grace(b.idle, localSampleEvery)
 			ae := acquireErr(t, c, grace+grace/2)
 			if ae.Budget != "tenants" || ae.Share != 1 || ae.PermitWaits != 1 {

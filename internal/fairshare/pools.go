@@ -82,7 +82,7 @@ func DividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) b
 		hs := make([]Holder, len(ps))
 		for i, p := range ps {
 			hs[i] = Holder{
-				ID: ids[i], Min: p.Min, Share: p.Share, Now: p.Now, Need: p.Need.Value(),
+				ID: ids[i], Min: p.Min, Share: p.Share, Now: p.Now, Held: p.Held, Need: p.Need.Value(),
 				ShortSince: p.shortSince, FullAt: p.fullAt,
 				Overdue: !p.shortSince.IsZero() && at.Sub(p.shortSince) >= grace,
 			}
@@ -95,7 +95,7 @@ func DividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) b
 			p.fullAt = at
 		}
 		switch {
-		case fair == nil || shares[i] >= Want(p.Min, fair[i], p.Now):
+		case fair == nil || !p.waits() || shares[i] >= Want(p.Min, fair[i], p.Now):
 			p.shortSince = time.Time{}
 		case p.shortSince.IsZero():
 			p.shortSince = at
@@ -106,6 +106,14 @@ func DividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) b
 	}
 	return changed
 }
+
+// waits reports whether the pool's demand is more than the connections it
+// holds: callers of it wait. A pool that holds its whole demand (its
+// leases) waits for nothing, whatever its share: a share below what it
+// holds closes the rest as they are released, and taking a share back
+// for it would take it from a pool that does wait, a grace later, and
+// back again a grace after that.
+func (p *Pool) waits() bool { return p.Now > p.Held }
 
 // Need is what a pool needs of the budget while pools wait: the
 // connections serving its leases, plus as many again while callers wait

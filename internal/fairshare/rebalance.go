@@ -11,6 +11,9 @@ type Holder struct {
 	Min   int    // its minimum share, never taken
 	Share int    // its share now
 	Now   int    // its demand now: connections held for callers plus callers waiting
+	// Held is the connections it holds (Pool.Held): one holding its whole
+	// demand waits for nothing and is never short, whatever its share.
+	Held int
 	// Need is what it needs on average, without the headroom fair spreads
 	// beyond the claims: idle connections above it may move.
 	Need int
@@ -35,7 +38,9 @@ type Holder struct {
 // needs it:
 //
 //   - A member is short by Want (what it waits for within its fair share,
-//     at least one connection, at least its minimum) less its share.
+//     at least one connection, at least its minimum) less its share,
+//     while its demand is more than it holds: one holding its leases,
+//     none waiting, is not short, though its share fell below them.
 //   - Shares not given out serve the short members first, the one short
 //     the longest first.
 //   - Then members give what they hold idle above what they need and
@@ -93,8 +98,8 @@ func Rebalance(n int, hs []Holder, fair []int) []int {
 	free := max(n-used, 0)
 	free = raiseToMinimums(hs, fair, shares, free)
 	short := []int{}
-	for i := range hs {
-		if shares[i] < want[i] {
+	for i, h := range hs {
+		if shares[i] < want[i] && h.Now > h.Held {
 			short = append(short, i)
 		}
 	}

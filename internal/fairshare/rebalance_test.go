@@ -84,6 +84,9 @@ func TestRebalanceProperties(t *testing.T) {
 			}
 			hs[i] = Holder{ID: fmt.Sprintf("m%02d", i), Min: m, Share: s, Now: r.IntN(n + 1), Need: r.IntN(n + 1),
 				FullAt: t0.Add(-time.Duration(r.IntN(10)) * time.Second)}
+			if r.IntN(4) == 0 {
+				hs[i].Held = r.IntN(n + 1)
+			}
 			if r.IntN(2) == 0 {
 				hs[i].ShortSince = t0.Add(-time.Duration(r.IntN(3)) * time.Second)
 				hs[i].Overdue = r.IntN(2) == 0
@@ -121,8 +124,8 @@ func TestRebalanceProperties(t *testing.T) {
 			}
 		}
 		for i, h := range hs {
-			if got[i] > 0 || h.Now == 0 {
-				continue
+			if got[i] > 0 || h.Now <= h.Held {
+				continue // served, or holding all it asks for
 			}
 			for j, o := range hs {
 				if got[j] > max(min(fair[j], o.Need), o.Now, o.Min) {
