@@ -34,6 +34,29 @@ func TestParseConfigDefaults(t *testing.T) {
 	if cfg.MinIdleConns != 0 || cfg.MinConns != 0 || cfg.Partitions != 0 || cfg.MaxWaiters != 0 {
 		t.Errorf("counts = %+v, want zeros", cfg)
 	}
+	// The rest of docs/settings.md's table of shoalpgx's own settings.
+	for _, c := range []struct {
+		field     string
+		got, want any
+	}{
+		{"HealthCheckPeriod", cfg.HealthCheckPeriod, time.Minute},
+		{"PingTimeout", cfg.PingTimeout, time.Duration(0)},
+		{"CancelTimeout", cfg.CancelTimeout, time.Second},
+		{"RoleCheckPeriod", cfg.RoleCheckPeriod, time.Second},
+		{"MaxStandbyLag", cfg.MaxStandbyLag, time.Duration(0)},
+		{"ReadMaxConns", cfg.ReadMaxConns, int32(0)}, // the pool's MaxConns
+		{"Pipeline", cfg.Pipeline, 0},
+		{"PipelineFill", cfg.PipelineFill, 800 * time.Microsecond},
+		{"MaxConnLifetimeJitter", cfg.MaxConnLifetimeJitter, time.Duration(0)},
+		{"LeakThreshold", cfg.LeakThreshold, time.Duration(0)},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v by default, want %v", c.field, c.got, c.want)
+		}
+	}
+	if lb := cfg.LoadBalanceHosts; lb != "" && lb != LoadBalanceDisable {
+		t.Errorf("LoadBalanceHosts = %q by default, want the hosts in order (disable)", lb)
+	}
 }
 
 // ConnString gives back the string ParseConfig was given, as pgxpool's
