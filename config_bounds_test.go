@@ -47,3 +47,35 @@ func TestSizeSettingsBounded(t *testing.T) {
 		}
 	}
 }
+
+// The bounds and the message docs/settings.md gives, as users read them:
+// Partitions above 1024 and MaxStreams above 65536 are errors, and a
+// negative MaxDialing says what zero would have meant.
+func TestSettingsDocBoundsAndMessage(t *testing.T) {
+	base := func() Config[*fakeConn] {
+		d := &fakeDialer{}
+		return Config[*fakeConn]{MaxConns: 2, Dial: d.dial, Close: d.close}
+	}
+	for _, c := range []struct {
+		name string
+		set  func(*Config[*fakeConn])
+		ok   bool
+	}{
+		{"Partitions 1024", func(c *Config[*fakeConn]) { c.Partitions = 1024 }, true},
+		{"Partitions 1025", func(c *Config[*fakeConn]) { c.Partitions = 1025 }, false},
+		{"MaxStreams 65536", func(c *Config[*fakeConn]) { c.MaxStreams = 65536 }, true},
+		{"MaxStreams 65537", func(c *Config[*fakeConn]) { c.MaxStreams = 65537 }, false},
+	} {
+		cfg := base()
+		c.set(&cfg)
+		if err := cfg.Validate(); (err == nil) != c.ok {
+			t.Errorf("%s: Validate says %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+	cfg := base()
+	cfg.MaxDialing = -1
+	want := "shoal: Config.MaxDialing must be >= 0 (0 means min(MaxConns, 4)), got -1"
+	if err := cfg.Validate(); err == nil || err.Error() != want {
+		t.Errorf("MaxDialing -1: %v, want %q", err, want)
+	}
+}
