@@ -32,3 +32,25 @@ func TestBargingFiguresInTheDocsAreTheConstants(t *testing.T) {
 		}
 	}
 }
+
+// docs/from-pgxpool.md gives the stretched window as a duration: shoalpgx's
+// default BargeWindow (4ms) times maxStretch, past crowdPerConn waiters per
+// connection.
+func TestBargingFiguresInFromPgxpool(t *testing.T) {
+	b, err := os.ReadFile("docs/from-pgxpool.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`\s*\n\s*`).ReplaceAllString(string(b), " ")
+	m := regexp.MustCompile(`BargeWindow\x60, (\d+)ms \(up to (\d+)ms when more than (\d+) callers wait per connection\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("docs/from-pgxpool.md no longer states the window as \"`BargeWindow`, Nms (up to Mms when more than K callers wait per connection)\"")
+	}
+	window, _ := strconv.Atoi(m[1])
+	if stretched, _ := strconv.Atoi(m[2]); stretched != window*maxStretch {
+		t.Errorf("from-pgxpool.md: up to %dms, want %dms (%dms times %d)", stretched, window*maxStretch, window, maxStretch)
+	}
+	if crowd, _ := strconv.Atoi(m[3]); crowd != crowdPerConn {
+		t.Errorf("from-pgxpool.md: more than %d callers per connection, want %d", crowd, crowdPerConn)
+	}
+}
