@@ -130,3 +130,33 @@ func TestAfterConnectErrorIsWrapped(t *testing.T) {
 		t.Fatalf("%v; want the hook's error, wrapped as AfterConnect: boom, in an error naming the pool", err)
 	}
 }
+
+// AfterConnect's context ends at the connect timeout counted from the
+// hook's start: connect_timeout when the string sets it, 2 minutes when it
+// does not (docs/from-pgxpool.md).
+func TestAfterConnectDeadlineIsTheConnectTimeout(t *testing.T) {
+	for _, c := range []struct {
+		set, want time.Duration
+	}{{0, 2 * time.Minute}, {7 * time.Second, 7 * time.Second}} {
+		left := make(chan time.Duration, 1)
+		p := newTestPool(t, func(cfg *Config) {
+			cfg.ConnConfig.ConnectTimeout = c.set
+			cfg.AfterConnect = func(ctx context.Context, _ *pgx.Conn) error {
+				dl, _ := ctx.Deadline() // none: the zero time, far in the past
+				select {
+				case left <- time.Until(dl):
+				default:
+				}
+				return nil
+			}
+		})
+		if err := p.Ping(pgtest.Ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		// The test's own context (pgtest.Ctx) ends sooner than 2 minutes:
+		// the hook's must not be the caller's.
+		if got := <-left; got > c.want || got < c.want-5*time.Second {
+			t.Errorf("connect_timeout %s: AfterConnect's context had %s left, want %s", c.set, got.Round(time.Millisecond), c.want)
+		}
+	}
+}
