@@ -417,3 +417,21 @@ func TestConfigStringShowsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+// NewWithConfig (and New) refuse a context that has already ended, as
+// docs/from-pgxpool.md says: the pool's background dials run under its
+// own context, so an ended one would otherwise pass unnoticed.
+func TestNewRefusesAnEndedContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg, err := ParseConfig(testBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := NewWithConfig(ctx, cfg); p != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("NewWithConfig with an ended context: pool %t, %v; want no pool and context.Canceled", p != nil, err)
+	}
+	if p, err := New(ctx, testBase); p != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("New with an ended context: pool %t, %v; want no pool and context.Canceled", p != nil, err)
+	}
+}
