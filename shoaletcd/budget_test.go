@@ -81,8 +81,11 @@ func TestJoinerGetsFairShare(t *testing.T) {
 }
 
 // A member that dies without closing (its client closed, so its lease is
-// no longer kept alive, but not revoked) frees its slots within the TTL.
-// The default TTL, 5s, is the one that must free them within 10s.
+// no longer kept alive, but not revoked) frees its slots within the TTL
+// plus the half second etcd takes to notice an expired lease
+// (docs/operating.md). The default TTL, 5s, is the one tested: the
+// survivor must hold every slot within 7s, the 5.5s and as much as 1.5s
+// more for it to see the slots free and dial on them.
 func TestKilledMemberFreesSlots(t *testing.T) {
 	addr := etcdAddr(t)
 	admin := newClient(t, addr)
@@ -101,7 +104,7 @@ func TestKilledMemberFreesSlots(t *testing.T) {
 	})
 	killed := time.Now()
 	_ = doomedClient.Close() // no revocation: the lease must run out
-	eventually(t, 10*time.Second, "B holds all 10 after A died", func() (bool, string) {
+	eventually(t, 7*time.Second, "B holds all 10 after A died, within the TTL (5s), etcd's half second and the survivor's own", func() (bool, string) {
 		return b.holding() == 10, fmt.Sprintf("B %d, slot keys %d", b.holding(), slotsHeld(t, admin, prefix, "db"))
 	})
 	t.Logf("the survivor had all 10 slots %v after the other's client closed (TTL 5s)", time.Since(killed).Round(time.Millisecond))
