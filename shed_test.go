@@ -13,7 +13,10 @@ import (
 func TestLoadSheddingDropsLongWaitersWhenOverloaded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const target, interval = 5 * time.Millisecond, 20 * time.Millisecond
-		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, QueueTarget: target, QueueInterval: interval})
+		// The Observer hears the drops as rejections, as it hears MaxWaiters'
+		// (shoal_pool_rejections_total counts both: docs/operating.md).
+		obs := &countingObserver{}
+		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1, QueueTarget: target, QueueInterval: interval, Observer: obs})
 		held := mustAcquire(t, p)
 		const n = 4
 		errs := make(chan error, n)
@@ -40,6 +43,9 @@ func TestLoadSheddingDropsLongWaitersWhenOverloaded(t *testing.T) {
 		}
 		if s := p.Stats(); s.RejectedAcquires != n {
 			t.Fatalf("RejectedAcquires = %d, want %d", s.RejectedAcquires, n)
+		}
+		if got := obs.rejects.Load(); got != n {
+			t.Fatalf("the Observer heard %d rejections, want the %d waiters shed", got, n)
 		}
 		if !p.shed.shedding.Load() {
 			t.Fatal("the pool shed its waiters but says it is not shedding")
