@@ -381,6 +381,25 @@ func TestHostConnectTimeoutZeroLeavesTheConnectTimeout(t *testing.T) {
 	}
 }
 
+// A dial is bounded by the string's connect_timeout, and by 2 minutes when
+// it sets none (docs/settings.md, DialTimeout): the dials run in the
+// background, where nothing else would end one that hangs.
+func TestDialBoundIsTheConnectTimeoutOrTwoMinutes(t *testing.T) {
+	for _, c := range []struct {
+		extra string
+		want  time.Duration
+	}{{"", 2 * time.Minute}, {"&connect_timeout=5", 5 * time.Second}} {
+		cfg, err := ParseConfig(testBase + c.extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &Pool{config: cfg}
+		if got := p.timedConnConfig().ConnectTimeout; got != c.want {
+			t.Errorf("%q: a dial is bounded by %s, want %s", c.extra, got, c.want)
+		}
+	}
+}
+
 // TestConfigStringShowsEverySetting: String, which the docs offer for logs
 // in place of the connection string, shows every pool key ParseConfig
 // reads, as the string gave it (pgxpool's spelling of pool_min_idle
