@@ -1,6 +1,9 @@
 package shoal
 
 import (
+	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +46,43 @@ func TestStatsStringMasksAPasswordInTheName(t *testing.T) {
 		got := Stats{Name: name}.String()
 		if strings.Contains(got, "hunter2") || !strings.HasPrefix(got, want) {
 			t.Errorf("String() of a pool named %q = %s, want it to start %s", name, got, want)
+		}
+	}
+}
+
+// docs/operating.md offers Stats.String for a log line: the snapshot on
+// one line. Every count and counter of Stats is in it, each with its own
+// value here so that one shown in another's place fails; MinIdle and
+// MinConns are the pool's settings, not its state, and are left out.
+func TestStatsStringShowsEveryCountOnOneLine(t *testing.T) {
+	var s Stats
+	v := reflect.ValueOf(&s).Elem()
+	want := map[string]string{}
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		if name == "MinIdle" || name == "MinConns" {
+			continue
+		}
+		n := int64(101 + i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			if f.Type() == reflect.TypeFor[time.Duration]() {
+				f.SetInt(n * int64(time.Millisecond))
+				want[name] = time.Duration(n * int64(time.Millisecond)).String()
+			} else {
+				f.SetInt(n)
+				want[name] = strconv.FormatInt(n, 10)
+			}
+		}
+	}
+	s.Name = "orders\nsecond line"
+	got := s.String()
+	if strings.Contains(got, "\n") {
+		t.Errorf("String() is more than one line: %s", got)
+	}
+	for name, w := range want {
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(w) + `\b`).MatchString(got) {
+			t.Errorf("String() does not show %s (%s): %s", name, w, got)
 		}
 	}
 }
