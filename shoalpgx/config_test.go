@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -452,5 +453,23 @@ func TestNewRefusesAnEndedContext(t *testing.T) {
 	}
 	if p, err := New(ctx, testBase); p != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("New with an ended context: pool %t, %v; want no pool and context.Canceled", p != nil, err)
+	}
+}
+
+// The ConfigError docs/operating.md quotes for shoalpgx is the one
+// NewWithConfig writes.
+func TestConfigErrorInOperatingDoc(t *testing.T) {
+	cfg, err := ParseConfig(testBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns, cfg.MinIdleConns = 16, 20
+	_, err = NewWithConfig(context.Background(), cfg)
+	doc, rerr := os.ReadFile("../docs/operating.md")
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if text := strings.Join(strings.Fields(string(doc)), " "); err == nil || !strings.Contains(text, "`"+err.Error()+"`") {
+		t.Errorf("NewWithConfig with MinIdleConns 20 above MaxConns 16: %v, which operating.md does not show", err)
 	}
 }
