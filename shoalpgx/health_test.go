@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"context"
 	"crypto/tls"
 	"testing"
 	"time"
@@ -46,16 +47,19 @@ func terminateIdle(t *testing.T, p *Pool) uint32 {
 // idle_session_timeout) is replaced on the next acquire, well before
 // HealthCheckAfter: the next query does not fail. In plain text the look at
 // the socket sees the server's fatal error; over TLS it sees an encrypted
-// record and pings.
+// record and pings, whatever ShouldPing says (docs/from-pgxpool.md).
 func TestTerminatedIdleConnectionIsReplaced(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		tls  bool
-	}{{"plain", false}, {"TLS", true}} {
+		name          string
+		tls, noPingOK bool
+	}{{"plain", false, false}, {"TLS", true, false}, {"TLS, ShouldPing false", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestPool(t, func(c *Config) {
 				c.MaxConns = 1
 				c.HealthCheckAfter = time.Hour // no ping for idleness: only the look can trigger one
+				if tc.noPingOK {
+					c.ShouldPing = func(context.Context, ShouldPingParams) bool { return false }
+				}
 				if tc.tls {
 					// The test server's certificate is Debian's
 					// self-signed one: encryption is what is tested.
