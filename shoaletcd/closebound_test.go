@@ -9,7 +9,7 @@ import (
 )
 
 // TestCloseBoundsItsWaitOnASilentEtcd: Close waits on one request to etcd
-// (the lease's revoke), bounded by half the TTL within [0.5s, 3s]
+// (the lease's revoke), bounded by half the TTL and at most 3s
 // (docs/settings.md, "Closing"), so a program shutting down while etcd is
 // silent is held up by that bound and no longer. The lease left behind
 // expires within the TTL, and the error says so.
@@ -49,5 +49,25 @@ func TestCloseBoundsItsWaitOnASilentEtcd(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "revoking lease") || !strings.Contains(err.Error(), "expires within 5s") {
 		t.Errorf("Close with etcd stopped: %v; want an error saying the lease was not revoked and expires within the TTL", err)
+	}
+}
+
+// The bound on each request to etcd, Close's included, is half the TTL and
+// at most 3s (docs/settings.md, "Closing"); TTL's own floor, 2s, keeps it
+// at a second or more.
+func TestRequestBoundIsHalfTheTTLAtMost3s(t *testing.T) {
+	for _, c := range []struct{ ttl, want time.Duration }{
+		{0, 2500 * time.Millisecond}, // the default TTL, 5s
+		{2 * time.Second, time.Second},
+		{6 * time.Second, 3 * time.Second},
+		{time.Hour, 3 * time.Second},
+	} {
+		o, err := Options{Name: "db", Size: 1, TTL: c.ttl}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.opTimeout(); got != c.want {
+			t.Errorf("TTL %s: each request bounded by %s, want %s", c.ttl, got, c.want)
+		}
 	}
 }
