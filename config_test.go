@@ -77,7 +77,8 @@ func TestReasonString(t *testing.T) {
 	want := map[Reason]string{
 		ReasonDiscarded: "discarded", ReasonLifetime: "lifetime", ReasonIdle: "idle",
 		ReasonHealth: "health", ReasonRejected: "rejected", ReasonPoolClosed: "pool_closed",
-		ReasonRetired: "retired", ReasonLeaked: "leaked", Reason(0): "reason(0)", Reason(99): "reason(99)",
+		ReasonRetired: "retired", ReasonLeaked: "leaked", ReasonReset: "reset", ReasonResized: "resized",
+		ReasonRevoked: "revoked", Reason(0): "reason(0)", Reason(99): "reason(99)",
 	}
 	for r, s := range want {
 		if r.String() != s {
