@@ -75,3 +75,38 @@ func TestDialFailureRunLogLevels(t *testing.T) {
 		}
 	})
 }
+
+// The Logger hears of opens and closes, never of an acquire or a release
+// (docs/settings.md): a hundred of each, some of them waiting for the
+// connection, add no line to the one that says it opened.
+func TestNoLogLinePerAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := &levelLog{}
+		p, err := New(Config[*fakeConn]{MaxConns: 1, Logger: slog.New(log),
+			Dial: func(context.Context) (*fakeConn, error) { return &fakeConn{}, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 25 {
+					l, err := p.Acquire(context.Background())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					time.Sleep(time.Millisecond) // the others wait meanwhile
+					l.Release()
+				}
+			})
+		}
+		wg.Wait()
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		if want := []string{"DEBUG shoal: connection opened"}; fmt.Sprint(log.lines) != fmt.Sprint(want) {
+			t.Errorf("100 acquires and releases logged %q, want only %q", log.lines, want)
+		}
+	})
+}
