@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +82,10 @@ func TestLeakReportedOnceWithTheAcquirer(t *testing.T) {
 		// The attribute docs/operating.md tells operators to filter on.
 		if !strings.Contains(out, "acquired_by="+r.Function) {
 			t.Fatalf("the leak's log line has no acquired_by=%s: %s", r.Function, out)
+		}
+		// And the stack that took the lease, as the page says.
+		if !strings.Contains(out, "stack=") || !strings.Contains(out, strconv.Quote(r.Stack)) {
+			t.Fatalf("the leak's log line has not the stack that took the lease: %s", out)
 		}
 		l.Release() // not reclaimed: release works as usual
 		if s := p.Stats(); s.IdleConns != 1 {
