@@ -49,6 +49,8 @@ func (p *Pool[T]) Holders() []Holder {
 // StatsAttacher, and the pool calls the function it returns once it is
 // closed and drained.
 type HoldersAttacher interface {
+	// AttachHolders hands the Observer the pool's Holders method and
+	// returns what the pool calls to take it back once it is drained.
 	AttachHolders(holders func() []Holder) (detach func())
 }
 

@@ -3,7 +3,7 @@ package shoal
 // BudgetStats is a snapshot of a LocalBudget: its size, the permits out,
 // and each pool's part, for metrics and the live page.
 type BudgetStats struct {
-	Name    string
+	Name    string              // the budget's name (BudgetName)
 	Size    int                 // connections the pools may hold between them
 	InUse   int                 // permits out: connections open or being dialled or closed
 	Members []BudgetMemberStats // the pools joined, in the order they joined

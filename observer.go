@@ -40,6 +40,8 @@ type Observer interface {
 // pool calls the returned detach function once it is closed and drained, so
 // that a user sets Config.Observer and nothing else.
 type StatsAttacher interface {
+	// Attach hands the Observer the pool's Stats method and returns what
+	// the pool calls to take it back once it is drained.
 	Attach(stats func() Stats) (detach func())
 }
 
@@ -58,6 +60,8 @@ type StatsAttacher interface {
 // the code that took each lease (Config.Observer), so that nobody pays for
 // a trace they did not ask for.
 type WaitTracer interface {
+	// TraceWait records one acquire that waited: from start, for wait,
+	// under ctx, ending with err.
 	TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error)
 }
 
