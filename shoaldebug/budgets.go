@@ -18,22 +18,22 @@ type budgetEntry struct {
 // each pool's part (its minimum, the demand its share is computed from,
 // its share and the permits it holds).
 type BudgetView struct {
-	Name  string      `json:"name"`
-	Stats BudgetStats `json:"stats"`
+	Name  string      `json:"name"`  // the name it was registered under, masked
+	Stats BudgetStats `json:"stats"` // its figures when the page was read
 }
 
 // BudgetStats is shoal.BudgetStats as the page shows it, with the JSON
 // keys in the page's style.
 type BudgetStats struct {
-	Name    string              `json:"name"`
-	Size    int                 `json:"size"`   // connections the pools may hold between them
-	InUse   int                 `json:"in_use"` // permits out
-	Members []BudgetMemberStats `json:"members"`
+	Name    string              `json:"name"`    // the budget's own name, masked
+	Size    int                 `json:"size"`    // connections the pools may hold between them
+	InUse   int                 `json:"in_use"`  // permits out
+	Members []BudgetMemberStats `json:"members"` // the pools joined, in the order they joined
 }
 
 // BudgetMemberStats is one pool's part of a budget (shoal.BudgetMemberStats).
 type BudgetMemberStats struct {
-	Name   string `json:"name"`
+	Name   string `json:"name"`   // the pool's name, masked
 	Min    int    `json:"min"`    // its minimum share
 	Demand int    `json:"demand"` // the demand its share is computed from
 	Share  int    `json:"share"`  // connections it may hold now

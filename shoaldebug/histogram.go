@@ -42,7 +42,8 @@ type Bucket struct {
 	Label string `json:"label"`
 	// UpTo is the bucket's upper bound in nanoseconds; -1 for the last,
 	// unbounded one.
-	UpTo  int64 `json:"up_to_ns"`
+	UpTo int64 `json:"up_to_ns"`
+	// Count is how many acquires waited that long, over the pool's life.
 	Count int64 `json:"count"`
 }
 

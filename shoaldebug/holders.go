@@ -14,7 +14,7 @@ const keptHolders = 32
 // Holder is one lease a pool holds now: how long it has been held and the
 // function that took it (shoal.Holder).
 type Holder struct {
-	Held       time.Duration `json:"held_ns"`
+	Held       time.Duration `json:"held_ns"`               // how long it has been held
 	AcquiredBy string        `json:"acquired_by,omitempty"` // with Config.LeakThreshold or tracing only
 }
 

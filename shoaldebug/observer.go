@@ -33,17 +33,17 @@ type Observer struct {
 
 // DialError is the last dial that failed.
 type DialError struct {
-	Error string    `json:"error"`
-	At    time.Time `json:"at"`
+	Error string    `json:"error"` // the dial's error, as its Error method says it
+	At    time.Time `json:"at"`    // when the Observer heard of it
 }
 
 // Leak is one leak report: a lease held past Config.LeakThreshold.
 type Leak struct {
-	At        time.Time     `json:"at"`
-	Held      time.Duration `json:"held_ns"`
-	Function  string        `json:"function"` // the function that acquired it
-	Stack     string        `json:"stack"`    // its stack at Acquire
-	Reclaimed bool          `json:"reclaimed"`
+	At        time.Time     `json:"at"`        // when it was reported
+	Held      time.Duration `json:"held_ns"`   // how long the lease had been held then
+	Function  string        `json:"function"`  // the function that acquired it
+	Stack     string        `json:"stack"`     // its stack at Acquire
+	Reclaimed bool          `json:"reclaimed"` // LeakReclaim took the connection back
 }
 
 // NewObserver returns an Observer that lists its pool on the default

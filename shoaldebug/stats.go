@@ -11,43 +11,43 @@ import (
 // every duration ("wait_time_ns"), so that a script reads the figures
 // without knowing Go's types.
 type Stats struct {
-	Name          string `json:"name"`
-	MaxConns      int    `json:"max_conns"`
-	Share         int    `json:"share"`
-	Demand        int    `json:"demand"`
-	BudgetMembers int    `json:"budget_members"`
-	MinIdle       int    `json:"min_idle"`
-	MinConns      int    `json:"min_conns"`
-	TotalConns    int    `json:"total_conns"`
-	IdleConns     int    `json:"idle_conns"`
-	InUseConns    int    `json:"in_use_conns"`
-	Leases        int    `json:"leases"`
-	Waiting       int    `json:"waiting"`
-	Dialing       int    `json:"dialing"`
-	Closing       int    `json:"closing"`
-	Hosts         []Host `json:"hosts,omitempty"`
+	Name          string `json:"name"`            // the pool's own name, masked
+	MaxConns      int    `json:"max_conns"`       // the limit now
+	Share         int    `json:"share"`           // connections the Budget lets it hold now
+	Demand        int    `json:"demand"`          // connections in use plus waited for
+	BudgetMembers int    `json:"budget_members"`  // pools sharing its Budget; 0 without one
+	MinIdle       int    `json:"min_idle"`        // Config.MinIdle
+	MinConns      int    `json:"min_conns"`       // Config.MinConns
+	TotalConns    int    `json:"total_conns"`     // open connections, idle and in use
+	IdleConns     int    `json:"idle_conns"`      // open connections with no lease
+	InUseConns    int    `json:"in_use_conns"`    // open connections with a lease
+	Leases        int    `json:"leases"`          // leases held now
+	Waiting       int    `json:"waiting"`         // callers waiting in Acquire
+	Dialing       int    `json:"dialing"`         // dials in flight
+	Closing       int    `json:"closing"`         // connections whose Close is running
+	Hosts         []Host `json:"hosts,omitempty"` // each server of a pool with several
 
-	Acquires         int64         `json:"acquires"`
-	WaitedAcquires   int64         `json:"waited_acquires"`
-	CanceledAcquires int64         `json:"canceled_acquires"`
-	RejectedAcquires int64         `json:"rejected_acquires"`
-	FailedAcquires   int64         `json:"failed_acquires"`
-	WaitTime         time.Duration `json:"wait_time_ns"`
-	Dials            int64         `json:"dials"`
-	DialErrors       int64         `json:"dial_errors"`
-	Closed           int64         `json:"closed"`
-	Leaked           int64         `json:"leaked"`
-	BargeMisses      int64         `json:"barge_misses"`
+	Acquires         int64         `json:"acquires"`          // successful acquires
+	WaitedAcquires   int64         `json:"waited_acquires"`   // of them, those that waited
+	CanceledAcquires int64         `json:"canceled_acquires"` // acquires whose context ended first
+	RejectedAcquires int64         `json:"rejected_acquires"` // refused by MaxWaiters or shedding
+	FailedAcquires   int64         `json:"failed_acquires"`   // failed with a dial's error
+	WaitTime         time.Duration `json:"wait_time_ns"`      // total wait of successful acquires
+	Dials            int64         `json:"dials"`             // dials attempted
+	DialErrors       int64         `json:"dial_errors"`       // dials that failed
+	Closed           int64         `json:"closed"`            // connections closed, for any reason
+	Leaked           int64         `json:"leaked"`            // leases reported held too long
+	BargeMisses      int64         `json:"barge_misses"`      // releases that barging left idle
 }
 
 // Host is one server of a pool with several (shoal.HostStat).
 type Host struct {
-	Addr      string        `json:"addr"`
-	Open      int           `json:"open"`
-	Role      string        `json:"role"`
-	Lag       time.Duration `json:"lag_ns"`
-	LastCheck time.Time     `json:"last_check"`
-	LastError string        `json:"last_error,omitempty"`
+	Addr      string        `json:"addr"`                 // as the configuration names it
+	Open      int           `json:"open"`                 // the pool's connections open to it
+	Role      string        `json:"role"`                 // what it was found to be at LastCheck
+	Lag       time.Duration `json:"lag_ns"`               // how far behind it is, at LastCheck
+	LastCheck time.Time     `json:"last_check"`           // when Role and Lag were read
+	LastError string        `json:"last_error,omitempty"` // why its last dial failed
 }
 
 // statsOf copies s. A field added to shoal.Stats must be added here too:

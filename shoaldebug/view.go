@@ -4,8 +4,8 @@ import "time"
 
 // Page is what the page shows, and what it answers with in JSON.
 type Page struct {
-	At    time.Time  `json:"at"`
-	Pools []PoolView `json:"pools"`
+	At    time.Time  `json:"at"`    // when it was read
+	Pools []PoolView `json:"pools"` // every registered pool, in the order registered
 	// Budgets are the budgets registered with RegisterBudget, each with
 	// its pools' parts.
 	Budgets []BudgetView `json:"budgets,omitempty"`
@@ -15,14 +15,14 @@ type Page struct {
 // under, or the pool's own (Stats.Name) when that was empty, its passwords
 // masked.
 type PoolView struct {
-	Name  string `json:"name"`
-	Stats Stats  `json:"stats"`
+	Name  string `json:"name"`  // the name it is listed under, as above
+	Stats Stats  `json:"stats"` // the pool's Stats when the page was read
 	// Observed reports whether the pool is watched by an Observer; without
 	// one, Waits, LastDialError and Leaks are empty.
 	Observed      bool       `json:"observed"`
-	Waits         []Bucket   `json:"waits,omitempty"`
-	LastDialError *DialError `json:"last_dial_error,omitempty"`
-	Leaks         []Leak     `json:"leaks,omitempty"` // newest first
+	Waits         []Bucket   `json:"waits,omitempty"`           // the acquire-wait histogram
+	LastDialError *DialError `json:"last_dial_error,omitempty"` // nil when no dial has failed
+	Leaks         []Leak     `json:"leaks,omitempty"`           // newest first
 	// Holders are the leases held now, the longest held first (at most
 	// 32): how long each has been held and, with Config.LeakThreshold or
 	// tracing (an Observer that is a shoal.WaitTracer), the function that
