@@ -11,8 +11,8 @@ import (
 
 // View is a budget as etcd holds it at one revision, for `shoal budget`.
 type View struct {
-	Name     string
-	Prefix   string
+	Name     string       // the budget's name, as Read was asked
+	Prefix   string       // the key prefix it lives under
 	Size     int          // 0 if the budget has no size key (never created)
 	FenceKey int32        // the advisory-lock key its members' connections take (Budget.FenceKey)
 	Revision int64        // etcd's revision the read saw
@@ -23,14 +23,14 @@ type View struct {
 
 // MemberView is one member of a budget, as Read shows it.
 type MemberView struct {
-	ID     string
-	Host   string
-	PID    int
-	Label  string
-	Demand int   // smoothed, as the member publishes it
-	Min    int   // the member's minimum
-	Share  int   // its max-min share, as every member computes it
-	Slots  []int // slot keys it holds (lent to connections or kept idle)
+	ID     string // unique to the member: host, pid and a random suffix
+	Host   string // the host name of its process
+	PID    int    // its process's id
+	Label  string // its Options.Label, a deployment or pod name; optional
+	Demand int    // smoothed, as the member publishes it
+	Min    int    // the member's minimum
+	Share  int    // its max-min share, as every member computes it
+	Slots  []int  // slot keys it holds (lent to connections or kept idle)
 }
 
 // Read returns the budget name under prefix ("" for DefaultPrefix) in one
