@@ -124,7 +124,7 @@ func (t *Transport) resolveProxy(req *http.Request) (proxyKey, string, error) {
 type ProxyConnectError struct {
 	Proxy      string // scheme://host:port of the proxy
 	Target     string // host:port the tunnel was asked for
-	StatusCode int
+	StatusCode int    // the code of Status, for a program to test
 	Status     string // the proxy's status line, "407 Proxy Authentication Required"
 }
 
