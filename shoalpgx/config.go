@@ -418,8 +418,8 @@ const (
 // about to be handed out and how long it sat idle in the pool (0 for one
 // just dialled, or handed straight from its releaser to a waiting caller).
 type ShouldPingParams struct {
-	Conn         *pgx.Conn
-	IdleDuration time.Duration
+	Conn         *pgx.Conn     // the connection about to be handed out
+	IdleDuration time.Duration // how long it sat idle; 0 for one not idle
 }
 
 // defaultConfig returns a Config with pgxpool's defaults.

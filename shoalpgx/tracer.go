@@ -50,5 +50,5 @@ type ReleaseTracer interface {
 // TraceReleaseData is what TraceRelease is told: the connection being
 // released.
 type TraceReleaseData struct {
-	Conn *pgx.Conn
+	Conn *pgx.Conn // the connection being released, before the pool takes it back
 }
