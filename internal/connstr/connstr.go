@@ -26,7 +26,9 @@ import (
 )
 
 // Span is the byte range [Start, End) of a secret in a connection string.
-type Span struct{ Start, End int }
+type Span struct {
+	Start, End int // byte offsets into the string: Start included, End not
+}
 
 // Reading is what Read found.
 type Reading struct {

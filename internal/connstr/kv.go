@@ -32,10 +32,11 @@ type KeywordValue struct {
 	// closes is the last, running to the end of the string.
 	Pairs []Pair
 	// Problem, when not empty, says why the string does not read as pairs
-	// (it never quotes the string), and Stop is where reading stopped:
-	// what follows cannot be told apart.
+	// (it never quotes the string).
 	Problem string
-	Stop    int
+	// Stop is where reading stopped when there is a Problem: what follows
+	// cannot be told apart.
+	Stop int
 }
 
 // ReadKeywordValue reads s as keyword=value pairs the way pgx does: white

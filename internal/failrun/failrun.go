@@ -54,6 +54,7 @@ type Run struct {
 
 // Failure is one failed dial, as Fail records it.
 type Failure struct {
+	// Err is what the dial returned.
 	Err error
 	// Permanent says that no retry mends Err (shoal.ErrPermanent).
 	Permanent bool

@@ -10,8 +10,8 @@ import "time"
 // zero Window follows every sample. A Smoother is not safe for concurrent
 // use.
 type Smoother struct {
-	Window  time.Duration
-	samples []sample // oldest first; values strictly decreasing
+	Window  time.Duration // how long a high sample counts
+	samples []sample      // oldest first; values strictly decreasing
 }
 
 type sample struct {

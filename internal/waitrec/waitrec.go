@@ -21,9 +21,9 @@ type Recorder struct {
 
 // Call is one TraceWait call.
 type Call struct {
-	Ctx  context.Context
-	Wait time.Duration
-	Err  error
+	Ctx  context.Context // the acquirer's context, the one a span goes under
+	Wait time.Duration   // how long the acquire waited
+	Err  error           // nil, or what Acquire returned
 }
 
 var _ shoal.WaitTracer = (*Recorder)(nil)

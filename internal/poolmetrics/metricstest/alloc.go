@@ -11,8 +11,8 @@ import (
 
 // ObserverCall is one call of an Observer method, named after it.
 type ObserverCall struct {
-	Name string
-	Call func()
+	Name string // the method, and what sets this call apart: "ObserveDial(err)"
+	Call func() // calls it once, with arguments fixed in advance
 }
 
 // ObserverCalls names each Observer method with a call of it on o.

@@ -41,9 +41,14 @@ func Registered[M Metrics](m M, err error) (Metrics, error) {
 // Metrics is either package's PoolMetrics.
 type Metrics interface {
 	shoal.Observer
+	// Name returns the pool's name, the label the series carry.
 	Name() string
+	// Attach reads the pool's gauges from stats until detach is called.
 	Attach(stats func() shoal.Stats) (detach func())
+	// AttachHosts reads the per-host gauges from hosts until detach is
+	// called.
 	AttachHosts(hosts func() []shoal.HostStat) (detach func())
+	// Unregister ends every series of the pool.
 	Unregister()
 }
 

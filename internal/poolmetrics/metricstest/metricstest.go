@@ -17,7 +17,9 @@ import (
 )
 
 // FakeConn is the trivial connection the test pools hold.
-type FakeConn struct{ ID int64 }
+type FakeConn struct {
+	ID int64 // its number, from 1 in the order FakeDial made it
+}
 
 // FakeDial hands out numbered FakeConns and never fails.
 func FakeDial() func(context.Context) (*FakeConn, error) {
