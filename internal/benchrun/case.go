@@ -12,6 +12,7 @@ type Op func(ctx context.Context) (acquireWait time.Duration, err error)
 
 // Instance is a case made ready to run: the operation and what to do after.
 type Instance struct {
+	// Op is what each worker calls, over and over, while the case runs.
 	Op Op
 	// ConnsOpened, when set, reports the connections opened since Setup
 	// began; the runner reports that total and how many of them were
@@ -27,6 +28,7 @@ type Instance struct {
 
 // Case is one line of a benchmark table.
 type Case struct {
+	// Name is the case's row in the table and its key in JSON and CSV.
 	Name string
 	// Pooled cases report acquire waits from their Op.
 	Pooled bool
@@ -43,16 +45,16 @@ type Case struct {
 // PoolConfig is the part of a pool's configuration a reader needs to tell
 // the cases of a sweep apart.
 type PoolConfig struct {
-	MaxConns          int `json:"max_conns"`
-	Partitions        int `json:"partitions,omitempty"`
-	ConnsPerPartition int `json:"conns_per_partition,omitempty"`
-	MaxStreams        int `json:"max_streams,omitempty"`
+	MaxConns          int `json:"max_conns"`                     // connections in all
+	Partitions        int `json:"partitions,omitempty"`          // the pool's partitions; 0 when not set
+	ConnsPerPartition int `json:"conns_per_partition,omitempty"` // MaxConns over Partitions
+	MaxStreams        int `json:"max_streams,omitempty"`         // leases per connection, multiplexed only
 }
 
 // Group is a set of cases run with the same number of workers and compared
 // with each other in one table.
 type Group struct {
-	Title   string
-	Workers int
-	Cases   []Case
+	Title   string // the table's heading
+	Workers int    // goroutines calling each case's Op at once
+	Cases   []Case // the table's rows, in order
 }

@@ -25,10 +25,10 @@ type Comparison struct {
 	Ratio, Low, High float64
 	// P is the two-sided p-value of "a and b are as fast".
 	P float64
-	// Judged is false when there was too little to judge the noise by;
-	// Why then says what was missing.
+	// Judged is false when there was too little to judge the noise by.
 	Judged bool
-	Why    string
+	// Why says what was missing when Judged is false.
+	Why string
 	// Rounds reports whether the comparison rests on rounds (a paired
 	// test) rather than on the slices of one window each.
 	Rounds bool

@@ -15,11 +15,11 @@ const (
 
 // Result is one case's measurement. Durations are in nanoseconds in JSON.
 type Result struct {
-	Name    string      `json:"name"`
-	Status  Status      `json:"status"`
+	Name    string      `json:"name"`             // Case.Name
+	Status  Status      `json:"status"`           // how the case ended
 	Reason  string      `json:"reason,omitempty"` // why it was skipped or failed
-	Workers int         `json:"workers"`
-	Pool    *PoolConfig `json:"pool,omitempty"`
+	Workers int         `json:"workers"`          // Group.Workers
+	Pool    *PoolConfig `json:"pool,omitempty"`   // Case.Pool
 
 	Ops    int64 `json:"ops"`    // operations started in the measured period that completed
 	Errors int64 `json:"errors"` // operations that failed
@@ -40,7 +40,7 @@ type Result struct {
 	// time it spent there: how much the throughput varied while the case
 	// ran, which Compare judges differences by.
 	SliceIPS    []float64 `json:"slice_ips,omitempty"`
-	Latency     Latency   `json:"latency"`
+	Latency     Latency   `json:"latency"`                // of the operations of the measured period
 	AcquireWait *Wait     `json:"acquire_wait,omitempty"` // pooled cases only
 	// ConnsOpened counts the connections opened during the measured
 	// period, when the case can tell: 0 for a pool that opened its
@@ -62,46 +62,46 @@ func (r *Result) Measured() bool {
 
 // GroupResult holds the results of one Group.
 type GroupResult struct {
-	Title   string   `json:"title"`
-	Workers int      `json:"workers"`
-	Results []Result `json:"results"`
+	Title   string   `json:"title"`   // Group.Title
+	Workers int      `json:"workers"` // Group.Workers
+	Results []Result `json:"results"` // one for each of its cases, in order
 }
 
 // ScenarioResult holds one scenario's groups.
 type ScenarioResult struct {
-	Name        string        `json:"name"`
-	Description string        `json:"description"`
+	Name        string        `json:"name"`              // the scenario, as bench's --only names it
+	Description string        `json:"description"`       // what it measures, in a line
 	Server      string        `json:"server"`            // what it ran against
 	Skipped     string        `json:"skipped,omitempty"` // why the whole scenario did not run
-	Groups      []GroupResult `json:"groups"`
+	Groups      []GroupResult `json:"groups"`            // its tables, in order
 }
 
 // Machine describes where a report was made.
 type Machine struct {
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	CPU       string `json:"cpu"`
-	Cores     int    `json:"cores"`
-	Memory    string `json:"memory"`
-	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`         // runtime.GOOS
+	Arch      string `json:"arch"`       // runtime.GOARCH
+	CPU       string `json:"cpu"`        // the CPU's model name, or "unknown"
+	Cores     int    `json:"cores"`      // runtime.NumCPU
+	Memory    string `json:"memory"`     // the machine's memory, or "unknown"
+	GoVersion string `json:"go_version"` // the Go that built the command, as "Go " and its version
 }
 
 // Report is everything one invocation measured.
 type Report struct {
-	Command string  `json:"command"`
-	Target  string  `json:"target"` // "embedded" or the target with its password redacted
-	Machine Machine `json:"machine"`
+	Command string  `json:"command"` // the subcommand that made it: "bench" or "sweep"
+	Target  string  `json:"target"`  // "embedded" or the target with its password redacted
+	Machine Machine `json:"machine"` // where it ran
 	// Date is when the run started; Quick, whether it was --quick. The
 	// chart's title says both, so that a chart found later tells how it
 	// was made.
 	Date     time.Time     `json:"date"`
-	Quick    bool          `json:"quick"`
-	Warmup   time.Duration `json:"warmup_ns"`
-	Duration time.Duration `json:"duration_ns"`
+	Quick    bool          `json:"quick"`       // --quick was given
+	Warmup   time.Duration `json:"warmup_ns"`   // each case's warm-up, not measured
+	Duration time.Duration `json:"duration_ns"` // each case's measured period
 	// Rounds, in a sweep, is how many times each configuration ran.
 	Rounds      int              `json:"rounds,omitempty"`
-	Scenarios   []ScenarioResult `json:"scenarios"`
-	Interrupted bool             `json:"interrupted"`
+	Scenarios   []ScenarioResult `json:"scenarios"`   // in the order they ran
+	Interrupted bool             `json:"interrupted"` // Ctrl-C stopped the run before its end
 	// Recommendation is the sweep's answer; bench has none.
 	Recommendation *Recommendation `json:"recommendation,omitempty"`
 }
@@ -111,24 +111,24 @@ type Report struct {
 // the fastest such, or, when none is significantly faster, the default
 // (KeepDefault).
 type Recommendation struct {
-	Name        string      `json:"name"`
-	Pool        *PoolConfig `json:"pool"`
-	IPS         float64     `json:"ips"` // mean over the rounds
-	KeepDefault bool        `json:"keep_default"`
-	Default     string      `json:"default"`
-	DefaultIPS  float64     `json:"default_ips"`
+	Name        string      `json:"name"`         // the configuration recommended
+	Pool        *PoolConfig `json:"pool"`         // its settings
+	IPS         float64     `json:"ips"`          // mean over the rounds
+	KeepDefault bool        `json:"keep_default"` // no configuration beat the default
+	Default     string      `json:"default"`      // the default configuration's name
+	DefaultIPS  float64     `json:"default_ips"`  // its mean over the rounds
 	// Ratio is the recommended configuration's throughput over the
 	// default's (the geometric mean of the rounds' ratios), between
 	// RatioLow and RatioHigh with Confidence; 1 when KeepDefault.
 	Ratio      float64 `json:"ratio"`
-	RatioLow   float64 `json:"ratio_low"`
-	RatioHigh  float64 `json:"ratio_high"`
-	Confidence float64 `json:"confidence"` // of each comparison, after Bonferroni
-	Best       string  `json:"best,omitempty"`
-	BestIPS    float64 `json:"best_ips,omitempty"`
-	Rounds     int     `json:"rounds"`
+	RatioLow   float64 `json:"ratio_low"`             // the low bound of Ratio
+	RatioHigh  float64 `json:"ratio_high"`            // the high bound of Ratio
+	Confidence float64 `json:"confidence"`            // of each comparison, after Bonferroni
+	Best       string  `json:"best,omitempty"`        // the fastest configuration, when one beat the default
+	BestIPS    float64 `json:"best_ips,omitempty"`    // its mean over the rounds
+	Rounds     int     `json:"rounds"`                // how many times each configuration ran
 	ConnString string  `json:"conn_string,omitempty"` // password redacted
-	GoConfig   string  `json:"go_config,omitempty"`
+	GoConfig   string  `json:"go_config,omitempty"`   // the same settings as Go code to paste
 }
 
 // Measured reports whether any case of the report has numbers.

@@ -9,25 +9,25 @@ import (
 // Latency summarises the latencies of a run. Durations are in nanoseconds
 // in JSON, like every duration benchrun writes.
 type Latency struct {
-	Mean   time.Duration `json:"mean_ns"`
-	StdDev time.Duration `json:"stddev_ns"`
+	Mean   time.Duration `json:"mean_ns"`   // of every operation measured
+	StdDev time.Duration `json:"stddev_ns"` // the samples' standard deviation
 	// DeviationPct is StdDev as a percentage of Mean, Benchee's "deviation".
 	DeviationPct float64       `json:"deviation_pct"`
-	Min          time.Duration `json:"min_ns"`
-	Median       time.Duration `json:"median_ns"`
-	P99          time.Duration `json:"p99_ns"`
-	P999         time.Duration `json:"p999_ns"`
-	Max          time.Duration `json:"max_ns"`
-	Samples      int           `json:"samples"`
+	Min          time.Duration `json:"min_ns"`    // the fastest operation
+	Median       time.Duration `json:"median_ns"` // half the operations took less
+	P99          time.Duration `json:"p99_ns"`    // the 99th percentile
+	P999         time.Duration `json:"p999_ns"`   // the 99.9th percentile
+	Max          time.Duration `json:"max_ns"`    // the slowest operation
+	Samples      int           `json:"samples"`   // latencies kept for the percentiles, a bounded number
 }
 
 // Wait summarises how long pooled operations waited in Acquire.
 type Wait struct {
-	Mean time.Duration `json:"mean_ns"`
-	P50  time.Duration `json:"p50_ns"`
-	P99  time.Duration `json:"p99_ns"`
-	P999 time.Duration `json:"p999_ns"`
-	Max  time.Duration `json:"max_ns"`
+	Mean time.Duration `json:"mean_ns"` // of every operation's wait
+	P50  time.Duration `json:"p50_ns"`  // the median wait
+	P99  time.Duration `json:"p99_ns"`  // the 99th percentile
+	P999 time.Duration `json:"p999_ns"` // the 99.9th percentile
+	Max  time.Duration `json:"max_ns"`  // the longest wait
 }
 
 // gather merges the workers' samples into one sorted slice.
