@@ -4,7 +4,7 @@ import "errors"
 
 // Servers is the set of embedded servers `shoal bench` uses.
 type Servers struct {
-	Cert  *Cert
+	Cert  *Cert       // the certificate every server presents, for the clients to trust
 	Line  *LineServer // TLS line protocol
 	HTTP  *HTTPServer // TLS, HTTP/2 and HTTP/1.1
 	HTTP1 *HTTPServer // TLS, HTTP/1.1 only

@@ -51,8 +51,8 @@ type Config struct {
 
 // Sample is one count and when it was taken.
 type Sample struct {
-	At    time.Time
-	Count int
+	At    time.Time // when the count was read
+	Count int       // the connections counted then
 }
 
 // Report is what a Checker saw from Start to Stop.
@@ -63,8 +63,9 @@ type Report struct {
 	Samples []Sample
 	// Over are the samples above Config.Limit.
 	Over []Sample
-	// Errors counts the samples that failed; LastErr is the latest one.
-	Errors  int
+	// Errors counts the samples that failed.
+	Errors int
+	// LastErr is the latest failed sample's error; nil when none failed.
 	LastErr error
 }
 

@@ -45,8 +45,8 @@ const (
 // servers have when the pair is healthy; after Promote the standby is the
 // primary until Rebuild.
 type Pair struct {
-	Primary Node
-	Standby Node
+	Primary Node // the primary while the pair is healthy
+	Standby Node // the synchronous standby while the pair is healthy
 	// HA is the multi-host connection string of both, primary first.
 	HA string
 }
