@@ -195,12 +195,14 @@ func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {
 
 // ExecContext runs a statement. With no arguments pgx sends it in the
 // simple protocol, so a string of several statements (a migration) runs
-// as one.
+// as one. Statements run through the lease, not the bare *pgx.Conn, so
+// that the pool hears their errors as it hears its own: a write refused
+// as read-only is how it learns that its primary was fenced.
 func (c *Conn) ExecContext(ctx context.Context, query string, nv []driver.NamedValue) (driver.Result, error) {
 	if err := c.usable(ctx, "exec"); err != nil {
 		return nil, err
 	}
-	tag, err := c.conn.Exec(ctx, query, args(nv)...)
+	tag, err := c.lease.Exec(ctx, query, args(nv)...)
 	if err != nil {
 		return nil, c.failed(ctx, "exec", err)
 	}
@@ -210,12 +212,13 @@ func (c *Conn) ExecContext(ctx context.Context, query string, nv []driver.NamedV
 // QueryContext runs a query and returns its rows. It reads the first row
 // before returning, so that the query's error (a syntax error, a missing
 // table) comes from here rather than from the first Next, and the columns
-// are known in every query mode.
+// are known in every query mode. Like ExecContext it runs through the
+// lease.
 func (c *Conn) QueryContext(ctx context.Context, query string, nv []driver.NamedValue) (driver.Rows, error) {
 	if err := c.usable(ctx, "query"); err != nil {
 		return nil, err
 	}
-	rows, err := c.conn.Query(ctx, query, args(nv, resultFormats)...)
+	rows, err := c.lease.Query(ctx, query, args(nv, resultFormats)...)
 	if err != nil {
 		rows.Close()
 		return nil, c.failed(ctx, "query", err)

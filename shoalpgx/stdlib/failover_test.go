@@ -1,0 +1,104 @@
+package stdlib_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/internal/pgpair"
+	"github.com/shoalpool/shoal/internal/pgtest"
+	"github.com/shoalpool/shoal/shoalpgx"
+)
+
+// A primary fenced read-only while the pool holds idle connections to it,
+// its standby promoted: the first write through database/sql fails with
+// read_only_sql_transaction, and, as for a write through the pool's own
+// API, the pool resets, so that database/sql's next writes reach the new
+// primary instead of failing on each of the pool's other connections to
+// the old one. Inside a transaction the pool looks once the connection is
+// back, after the rollback.
+func TestSQLFailoverReadOnlyResets(t *testing.T) {
+	const insert = "INSERT INTO shoalpgx_failover VALUES (1)"
+	for _, tc := range []struct {
+		name  string
+		write func(ctx context.Context, db *sql.DB) error
+	}{
+		{"outside a transaction", func(ctx context.Context, db *sql.DB) error {
+			_, err := db.ExecContext(ctx, insert)
+			return err
+		}},
+		{"a query", func(ctx context.Context, db *sql.DB) error {
+			var n int
+			return db.QueryRowContext(ctx, insert+" RETURNING n").Scan(&n)
+		}},
+		{"inside a transaction", func(ctx context.Context, db *sql.DB) error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			_, err = tx.ExecContext(ctx, insert)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pair := pgpair.ForTest(t)
+			ctx := context.Background()
+			cfg, err := shoalpgx.ParseConfig(pair.HA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.MaxConns = 4
+			cfg.RoleCheckPeriod = 0 // no role check: this test is of the reset on a refused write
+			p := pgtest.Open(t, shoalpgx.NewWithConfig, cfg)
+			db := newTestDB(t, p)
+			if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+				t.Fatal(err)
+			}
+			// Open all four, on the primary, and leave them idle in the pool.
+			var held []*shoalpgx.Conn
+			for range 4 {
+				c, err := p.Acquire(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				held = append(held, c)
+			}
+			for _, c := range held {
+				c.Release()
+			}
+
+			if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+				t.Fatal(err)
+			}
+			if err := pair.Promote(ctx, pair.Standby); err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			err = tc.write(wctx, db)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "25006" {
+				t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
+			}
+			// The reset closes the four connections to the old primary.
+			pgtest.WaitFor(t, 5*time.Second, "the pool's reset after the refused write", func() bool {
+				return p.Stat().Shoal().Closed >= 4
+			})
+			for i := range 8 {
+				var port int
+				err := db.QueryRowContext(wctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port)
+				if err != nil {
+					t.Fatalf("write %d after the first failed: %v", i+2, err)
+				}
+				if strconv.Itoa(port) != pair.Standby.Port {
+					t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
+				}
+			}
+		})
+	}
+}
