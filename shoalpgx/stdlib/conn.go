@@ -111,6 +111,10 @@ const (
 	resetTimeout = 5 * time.Second
 )
 
+// errRetired is the cause ResetSession gives for a connection the pool
+// retired while database/sql held it.
+var errRetired = errors.New("the pool retired the connection (a Reset, a failover) while database/sql held it")
+
 // errClosedConn is what a method called after Close reports (database/sql
 // never does that).
 var errClosedConn = errors.New("shoalpgx/stdlib: database/sql connection used after Close")
@@ -247,12 +251,13 @@ func (c *Conn) Ping(ctx context.Context) error {
 }
 
 // IsValid reports whether database/sql may keep the connection for
-// another use: open, not reported bad, idle, outside any transaction.
-// database/sql calls it each time it takes the connection back, which is
-// when the connection's idleness starts.
+// another use: open, not reported bad, idle, outside any transaction, and
+// not retired by the pool (see ResetSession). database/sql calls it each
+// time it takes the connection back, which is when the connection's
+// idleness starts.
 func (c *Conn) IsValid() bool {
 	c.returned = time.Now()
-	return c.clean()
+	return c.clean() && !bridge.Retired(c.lease)
 }
 
 // clean reports whether the connection is open, not reported bad, not busy
@@ -266,14 +271,19 @@ func (c *Conn) clean() bool {
 }
 
 // ResetSession prepares a connection database/sql reuses without giving it
-// back to the pool (see OptionResetSession): it must be clean (IsValid),
-// it gets the pool's own idle checks with the pool's settings (the look at
-// the socket after a millisecond of idleness, a ping after
-// HealthCheckAfter, neither with HealthCheckAfter 0), then the
-// OptionResetSession function. Any failure discards it.
+// back to the pool (see OptionResetSession): it must not have been retired
+// by the pool since it was dialled (a Pool.Reset, a failover's reset), it
+// must be clean (IsValid), it gets the pool's own idle checks with the
+// pool's settings (the look at the socket after a millisecond of idleness,
+// a ping after HealthCheckAfter, neither with HealthCheckAfter 0), then
+// the OptionResetSession function. Any failure discards it.
 func (c *Conn) ResetSession(ctx context.Context) error {
 	if c.lease == nil {
 		return errClosedConn
+	}
+	if bridge.Retired(c.lease) {
+		// Not marked broken: given back, the pool closes it as retired.
+		return &badConnError{op: "reset session", err: errRetired}
 	}
 	if !c.clean() {
 		return c.bad("reset session", errors.New("the connection is closed, busy or inside a transaction"))

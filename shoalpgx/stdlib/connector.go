@@ -22,8 +22,10 @@ import (
 // pool when database/sql is done with it; the pool's limits, waiting,
 // health checks and hooks apply to it as to any lease. Raising MaxIdleConns
 // again works, but connections idle in database/sql count as in use in the
-// pool's Stats, and are out of its reach (MaxConnLifetime, Reset) until
-// database/sql closes them (see sql.DB.SetConnMaxIdleTime).
+// pool's Stats, and are out of reach of its MaxConnLifetime until
+// database/sql closes them (see sql.DB.SetConnMaxIdleTime); one the pool
+// reset while database/sql held it (Reset, a failover) is closed when
+// database/sql next takes it back or uses it.
 //
 // Closing the DB does not close pool. Close the DB before the pool:
 // shoalpgx.Pool.Close waits for every lease, including those the DB holds.

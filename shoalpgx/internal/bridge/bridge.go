@@ -16,3 +16,9 @@ import (
 // HealthCheckAfter 0. An error means the connection is not fit to use.
 // conn is an any because this package cannot import shoalpgx.
 var CheckIdle func(ctx context.Context, conn any, idle time.Duration) error
+
+// Retired reports whether the pool has retired conn, a *shoalpgx.Conn,
+// since it was dialled: a Reset (a failover's included), or its host's
+// retirement. Released, such a connection is closed; its holder must not
+// pass it on to another user either.
+var Retired func(conn any) bool
