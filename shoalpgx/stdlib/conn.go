@@ -251,13 +251,15 @@ func (c *Conn) Ping(ctx context.Context) error {
 }
 
 // IsValid reports whether database/sql may keep the connection for
-// another use: open, not reported bad, idle, outside any transaction, and
-// not retired by the pool (see ResetSession). database/sql calls it each
+// another use: open, not reported bad, idle, outside any transaction, not
+// retired by the pool (see ResetSession), and without a write refused as
+// read-only that the pool has yet to look into (it does at the release,
+// which is how it learns of a fenced primary). database/sql calls it each
 // time it takes the connection back, which is when the connection's
 // idleness starts.
 func (c *Conn) IsValid() bool {
 	c.returned = time.Now()
-	return c.clean() && !bridge.Retired(c.lease)
+	return c.clean() && !bridge.Retired(c.lease) && !bridge.Refused(c.lease)
 }
 
 // clean reports whether the connection is open, not reported bad, not busy

@@ -102,3 +102,64 @@ func TestSQLFailoverReadOnlyResets(t *testing.T) {
 		})
 	}
 }
+
+// A write refused inside a transaction on a fenced primary, its standby
+// promoted: the pool asks the server only once the connection is back,
+// after the rollback, so database/sql must give it back rather than hand
+// it straight to a caller waiting for it (SetMaxOpenConns), whose write
+// would fail on the old primary in turn, as every write would for as long
+// as callers keep waiting.
+func TestSQLFailoverRefusedInATransactionGoesBackToThePool(t *testing.T) {
+	pair := pgpair.ForTest(t)
+	ctx := context.Background()
+	cfg, err := shoalpgx.ParseConfig(pair.HA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	cfg.RoleCheckPeriod = 0 // no role check: this test is of the refused write
+	p := pgtest.Open(t, shoalpgx.NewWithConfig, cfg)
+	db := newTestDB(t, p)
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS shoalpgx_failover (n integer)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Promote(ctx, pair.Standby); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tx, err := db.BeginTx(wctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.ExecContext(wctx, "INSERT INTO shoalpgx_failover VALUES (1)")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "25006" {
+		t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
+	}
+	type result struct {
+		port int
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = db.QueryRowContext(wctx, "INSERT INTO shoalpgx_failover VALUES (2) RETURNING inet_server_port()").Scan(&r.port)
+		got <- r
+	}()
+	pgtest.WaitFor(t, 5*time.Second, "the second writer to wait for the connection", func() bool { return db.Stats().WaitCount == 1 })
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("the write waiting for the refused one's connection: %v", r.err)
+	}
+	if strconv.Itoa(r.port) != pair.Standby.Port {
+		t.Fatalf("the second write went to port %d, want the new primary's %s", r.port, pair.Standby.Port)
+	}
+}

@@ -22,3 +22,9 @@ var CheckIdle func(ctx context.Context, conn any, idle time.Duration) error
 // retirement. Released, such a connection is closed; its holder must not
 // pass it on to another user either.
 var Retired func(conn any) bool
+
+// Refused reports whether conn, a *shoalpgx.Conn, had a write refused as
+// read-only that the pool has yet to judge (it asks the server once the
+// session is out of its transaction, at the release): such a connection
+// must go back to the pool before anyone else uses it.
+var Refused func(conn any) bool
