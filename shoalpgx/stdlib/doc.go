@@ -15,9 +15,12 @@
 // opens it until it closes it, and OpenDBFromPool sets MaxIdleConns to 0
 // so that database/sql keeps no idle leases from the pool's other users.
 // The pool's limits, waiting, health checks and hooks apply to these
-// leases as to any other. A connection given back busy, inside a
-// transaction, broken, or reported bad to database/sql is closed, never
-// reused. Arguments go to pgx as they are; results come as bool, int64,
+// leases as to any other, and so does failover: a write refused by a
+// fenced primary resets the pool as one through pgx's API does, and a
+// connection the pool reset while database/sql held it goes back to the
+// pool rather than to database/sql's next caller. A connection given back
+// busy, inside a transaction, broken, or reported bad to database/sql is
+// closed, never reused. Arguments go to pgx as they are; results come as bool, int64,
 // float64, []byte (bytea, and json and jsonb as text), time.Time, or the
 // value's text as a string for every other type (numeric, uuid, arrays,
 // ...): Conn says which. A sql.Conn.Raw callback receives a *Conn, whose
