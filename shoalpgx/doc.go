@@ -92,7 +92,8 @@
 // HostConnectTimeout (2s) at most when the string sets no connect_timeout,
 // so a silent host does not hold a dial for the 2-minute connect timeout.
 // With read-write or primary the pool resets itself (as Reset does) when a
-// new connection lands on another host, when a write is refused with
+// new connection lands on another host while the pool still has
+// connections on the one before, when a write is refused with
 // SQLSTATE 25006 and the server, asked once the refused write's session is
 // outside a transaction, confirms it refuses writes (so a transaction the
 // caller made read-only itself resets nothing), or when its look at an

@@ -133,17 +133,21 @@ func (pc *pooledConn) judgeThenGiveBack() {
 }
 
 // noteHost resets the pool when a staggered dial lands on another host
-// than the one before it: with read-write or primary at most one host
-// qualifies, so the primary has moved, and the pool's connections to the
-// old one (fenced, demoted, or silent) would take callers' statements
-// until each failed on its own. The new connection closes as it lands, as
-// every one whose dial was under way at a Reset does (the core cannot tell
-// which of those reached the old host), and the next dial, which finds the
-// same host, takes its place. A dial that started before the move and
-// still lands on the old host moves it back; with one primary at a time
-// that cannot happen.
+// than the one before it while the pool still has connections on another:
+// with read-write or primary at most one host qualifies, so the primary
+// has moved, and the pool's connections to the old one (fenced, demoted,
+// or silent) would take callers' statements until each failed on its own.
+// The new connection closes as it lands, as every one whose dial was
+// under way at a Reset does (the core cannot tell which of those reached
+// the old host), and the next dial, which finds the same host, takes its
+// place. When the pool has no connection left elsewhere (a refused
+// write's or the role check's Reset closed them, or the old server's end
+// did) there is nothing to close, and a Reset would only cost the dials
+// under way their connections to the new primary. A dial that started
+// before the move and still lands on the old host moves it back; with one
+// primary at a time that cannot happen.
 func (p *Pool) noteHost(host string) {
-	if prev := p.lastHost.Swap(&host); prev != nil && *prev != host {
+	if prev := p.lastHost.Swap(&host); prev != nil && *prev != host && p.hosts.openElsewhere(host) {
 		p.Reset()
 	}
 }

@@ -118,6 +118,14 @@ func (s *hostSet) all() []*hostState {
 	return slices.Clone(s.hosts)
 }
 
+// openElsewhere reports whether the pool has a connection open, or
+// connected and on its way in, on a host other than addr.
+func (s *hostSet) openElsewhere(addr string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.hosts, func(h *hostState) bool { return h.addr != addr && h.open.Load() > 0 })
+}
+
 // HostStat is what a pool knows of one host of its connection string:
 // Addr is host:port as the string names it; Open counts the pool's own
 // connections there (a Pool's and its read pool's are counted apart); Role is RolePrimary,
