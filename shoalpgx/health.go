@@ -76,26 +76,35 @@ func (p *Pool) healthCheck(ctx context.Context, pc *pooledConn) error {
 // holder's hands rather than in the pool (database/sql's idle connections,
 // in shoalpgx/stdlib): the look at the socket after peekAfter, then a ping,
 // bounded by PingTimeout, when the look cannot tell or the connection has
-// been idle HealthCheckAfter; nothing when HealthCheckAfter is 0.
-func (c *Conn) checkIdle(ctx context.Context, idle time.Duration) error {
+// been idle HealthCheckAfter; nothing when HealthCheckAfter is 0. The ping
+// runs as an acquire's does (pingLeavable): should ctx end during it,
+// checkIdle returns ctx.Err() at once with left true, c is no longer the
+// holder's (as after a Release), and the ping goes on; the connection then
+// goes back to the pool, after tidy, if it answers.
+func (c *Conn) checkIdle(ctx context.Context, idle time.Duration, tidy func()) (left bool, err error) {
 	after := c.p.config.HealthCheckAfter
 	if after <= 0 || idle < peekAfter {
-		return nil
+		return false, nil
 	}
 	mustPing, err := c.pc.idleCheck()
 	if err != nil {
-		return err
+		return false, err
 	}
-	if mustPing || idle >= after {
-		return c.p.ping(ctx, c.pc)
+	if !mustPing && idle < after {
+		return false, nil
 	}
-	return nil
+	left, err = c.p.pingLeavable(ctx, c.pc, leftPing{held: true, tidy: tidy})
+	if left {
+		c.pc = nil // the ping's now: see Release
+		return true, ctx.Err()
+	}
+	return false, err
 }
 
 // init hands checkIdle to shoalpgx/stdlib, which reaches only the exported
 // API otherwise (internal/bridge).
 func init() {
-	bridge.CheckIdle = func(ctx context.Context, conn any, idle time.Duration) error {
-		return conn.(*Conn).checkIdle(ctx, idle)
+	bridge.CheckIdle = func(ctx context.Context, conn any, idle time.Duration, tidy func()) (bool, error) {
+		return conn.(*Conn).checkIdle(ctx, idle, tidy)
 	}
 }

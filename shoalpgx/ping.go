@@ -24,17 +24,39 @@ const (
 )
 
 // pingForAcquire pings pc before the acquire hands it out, and reports
-// whether it answered; one that did not has been closed. The ping is
-// bounded by ctx's deadline and PingTimeout but not cancelled with ctx: pgx
-// closes a connection whose ping is cut short, so a caller who gave up
-// mid-ping would cost a healthy connection. When ctx ends
-// first, pingForAcquire returns ctx.Err() at once and the ping goes on, for
-// abandonedPingLimit at most; the connection then goes back to the pool if
-// it answered and is closed if not. Only then does a ping cost a goroutine.
+// whether it answered; one that did not has been closed. When ctx ends
+// first it returns ctx.Err() at once and leaves the connection to the ping
+// (pingLeavable), which gives it back to the pool unused if it answers.
 func (p *Pool) pingForAcquire(ctx context.Context, pc *pooledConn) (bool, error) {
+	left, err := p.pingLeavable(ctx, pc, leftPing{})
+	if left {
+		return false, ctx.Err()
+	}
+	return p.pinged(pc, err), nil
+}
+
+// leftPing says what becomes of a connection whose caller left during its
+// ping, once the ping answers: an acquire's goes back to the pool unused
+// (held false); a holder's (shoalpgx/stdlib's, Conn.checkIdle) is first
+// tidied by tidy, when not nil, then released as its holder would have.
+type leftPing struct {
+	held bool
+	tidy func()
+}
+
+// pingLeavable pings pc for a caller who may leave before it answers, and
+// returns the ping's error, or left true when ctx ended first. The ping is
+// bounded by ctx's deadline and PingTimeout but not cancelled with ctx:
+// pgx closes a connection whose ping is cut short, so a caller who gave up
+// mid-ping would cost a healthy connection. When ctx ends first,
+// pingLeavable returns at once and the ping goes on, for
+// abandonedPingLimit at most; the connection is no longer the caller's,
+// and goes back to the pool (as then says) if it answers and is closed if
+// not. Only then does a ping cost a goroutine.
+func (p *Pool) pingLeavable(ctx context.Context, pc *pooledConn, then leftPing) (left bool, err error) {
 	if ctx.Done() == nil {
 		// Nothing can end ctx (and so it has no deadline): ping here.
-		return p.pinged(pc, p.ping(ctx, pc)), nil
+		return false, p.ping(ctx, pc)
 	}
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := cancel
@@ -55,12 +77,12 @@ func (p *Pool) pingForAcquire(ctx context.Context, pc *pooledConn) (bool, error)
 		// The caller left, and set limit before it said so.
 		limit.Stop()
 		stop()
-		p.endAbandonedPing(pc, err)
+		p.endAbandonedPing(pc, err, then)
 	}()
 	select {
 	case err := <-done:
 		stop()
-		return p.pinged(pc, err), nil
+		return false, err
 	case <-ctx.Done():
 	}
 	limit = time.AfterFunc(abandonedPingLimit, stop)
@@ -68,9 +90,9 @@ func (p *Pool) pingForAcquire(ctx context.Context, pc *pooledConn) (bool, error)
 		// The ping ended as ctx did: its result is on its way.
 		limit.Stop()
 		stop()
-		p.endAbandonedPing(pc, <-done)
+		p.endAbandonedPing(pc, <-done, then)
 	}
-	return false, ctx.Err()
+	return true, nil
 }
 
 // ping checks a connection with a round trip, bounded by PingTimeout.
@@ -93,9 +115,23 @@ func (p *Pool) pinged(pc *pooledConn, err error) bool {
 	return false
 }
 
-// endAbandonedPing acts on the ping of a connection whose acquire left
+// endAbandonedPing acts on the ping of a connection whose caller left
 // during it: back to the pool if it answered, closed if not.
-func (p *Pool) endAbandonedPing(pc *pooledConn, err error) {
+func (p *Pool) endAbandonedPing(pc *pooledConn, err error, then leftPing) {
+	if then.held {
+		// Its holder acquired it: the ReleaseTracer hears its end, as it
+		// would have heard the holder's Release.
+		if err != nil {
+			pc.traceRelease()
+			p.pingFailed(pc, err)
+			return
+		}
+		if then.tidy != nil {
+			then.tidy()
+		}
+		pc.releaseByCaller()
+		return
+	}
 	if err != nil {
 		p.pingFailed(pc, err)
 		return

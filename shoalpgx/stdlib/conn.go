@@ -278,7 +278,11 @@ func (c *Conn) clean() bool {
 // must be clean (IsValid), it gets the pool's own idle checks with the
 // pool's settings (the look at the socket after a millisecond of idleness,
 // a ping after HealthCheckAfter, neither with HealthCheckAfter 0), then
-// the OptionResetSession function. Any failure discards it.
+// the OptionResetSession function. Any failure discards it. A caller whose
+// ctx ends during the ping gets ctx's error at once, and the ping goes on,
+// as in the pool's acquire (pgx would close a connection whose ping it
+// cut short): database/sql lets the connection go, and it goes back to the
+// pool, not to database/sql, if the ping answers.
 func (c *Conn) ResetSession(ctx context.Context) error {
 	if c.lease == nil {
 		return errClosedConn
@@ -290,7 +294,15 @@ func (c *Conn) ResetSession(ctx context.Context) error {
 	if !c.clean() {
 		return c.bad("reset session", errors.New("the connection is closed, busy or inside a transaction"))
 	}
-	if err := bridge.CheckIdle(ctx, c.lease, time.Since(c.returned)); err != nil {
+	left, err := bridge.CheckIdle(ctx, c.lease, time.Since(c.returned), c.leftoverTidy())
+	if left {
+		// The lease is the ping's now, and the pool's again once the
+		// ping answers: database/sql must let the connection go without
+		// Close giving it back, and the statements went with it.
+		c.lease, c.stmts = nil, nil
+		return &pingLeftError{err: err}
+	}
+	if err != nil {
 		return c.bad("reset session", err)
 	}
 	if f := c.opts.resetSession; f != nil {
@@ -299,6 +311,36 @@ func (c *Conn) ResetSession(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// pingLeftError is ResetSession's error when ctx ended during the ping:
+// driver.ErrBadConn, so that database/sql lets the connection go (its
+// Close then does nothing: the ping holds the lease), and ctx's error.
+type pingLeftError struct{ err error }
+
+func (e *pingLeftError) Error() string {
+	return "shoalpgx/stdlib: reset session: " + e.err.Error() + " during the connection's ping, which goes on; the pool keeps the connection if it answers"
+}
+
+func (e *pingLeftError) Unwrap() []error { return []error{driver.ErrBadConn, e.err} }
+
+// leftoverTidy returns what must happen to the connection, should
+// ResetSession's ping outlive its caller, before the ping gives it back to
+// the pool: the deallocation of the statements still prepared on it, as
+// in Close. It is nil when there are none.
+func (c *Conn) leftoverTidy() func() {
+	if len(c.stmts) == 0 {
+		return nil
+	}
+	conn, stmts := c.conn, c.stmts
+	return func() {
+		if deallocate(conn, stmts) != nil && !conn.IsClosed() {
+			// Closed, the connection is discarded by the release.
+			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			_ = conn.Close(ctx)
+			cancel()
+		}
+	}
 }
 
 // Prepare is PrepareContext without a context; database/sql calls the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -110,13 +111,21 @@ func (c *Conn) deallocateLeftovers() {
 		c.stmts = nil
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
-	defer cancel()
-	for name := range c.stmts {
-		if err := c.conn.Deallocate(ctx, name); err != nil {
-			c.broken = true
-			break
-		}
+	if deallocate(c.conn, c.stmts) != nil {
+		c.broken = true
 	}
 	c.stmts = nil
+}
+
+// deallocate deallocates the statements named in stmts on conn, within
+// resetTimeout, stopping at the first failure.
+func deallocate(conn *pgx.Conn, stmts map[string]struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
+	defer cancel()
+	for name := range stmts {
+		if err := conn.Deallocate(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
