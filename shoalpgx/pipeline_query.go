@@ -19,6 +19,8 @@ import (
 
 // pipeExec is Exec on a shared connection.
 func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.CommandTag, bool, error) {
+	// Traced as the caller passed them, options and all, as pgx does.
+	traceSQL, traceArgs := sql, args
 	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
 	if !ok || !p.pipe.sc.shareable(sql) {
 		return pgconn.CommandTag{}, false, nil
@@ -43,7 +45,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	tr := queryTrace{t: p.pipe.qt}
 	err = p.pipe.run(ctx, r, sm, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		if simple {
-			tr.start(ctx, b.c, sql, args)
+			tr.start(ctx, b.c, traceSQL, traceArgs)
 			buf = b.deallocations(buf)
 			return (&pgproto3.Query{String: sql}).Encode(buf)
 		}
@@ -51,7 +53,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 		if errors.Is(err, errPipeWhole) || err == nil && b.describeFirst {
 			return buf, err // traced once built to be sent, or where it runs
 		}
-		tr.start(ctx, b.c, sql, args)
+		tr.start(ctx, b.c, traceSQL, traceArgs)
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +122,7 @@ func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Ro
 // open, and how it ran; ok is false when the statement must have a whole
 // connection, and the request nil when err kept it from an answer.
 func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq, _ queryTrace, _ stmtMode, ok bool, _ error) {
+	traceSQL, traceArgs := sql, args // as in pipeExec
 	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
 	if !ok || !p.pipe.sc.shareable(sql) {
 		return nil, queryTrace{}, sm, false, nil
@@ -135,7 +138,7 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 		if errors.Is(err, errPipeWhole) || err == nil && b.describeFirst {
 			return buf, err // traced once built to be sent, or where it runs
 		}
-		tr.start(ctx, b.c, sql, args)
+		tr.start(ctx, b.c, traceSQL, traceArgs)
 		if err != nil {
 			return nil, err
 		}

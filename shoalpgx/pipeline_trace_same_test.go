@@ -1,0 +1,101 @@
+package shoalpgx
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// sameTracer records what pgx's query and batch tracers are told, the
+// arguments in full, so that a pool with pipelining and one without can be
+// compared statement by statement.
+type sameTracer struct {
+	mu     sync.Mutex
+	n      int
+	events []string
+}
+
+type sameTraceKey struct{}
+
+func (t *sameTracer) add(ctx context.Context, format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events = append(t.events, fmt.Sprintf("#%v ", ctx.Value(sameTraceKey{}))+fmt.Sprintf(format, args...))
+}
+
+// started numbers a trace's context, so that its end is seen to carry it.
+func (t *sameTracer) started(ctx context.Context) context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n++
+	return context.WithValue(ctx, sameTraceKey{}, t.n)
+}
+
+func (t *sameTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	ctx = t.started(ctx)
+	t.add(ctx, "query start %q %#v", data.SQL, data.Args)
+	return ctx
+}
+
+func (t *sameTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	t.add(ctx, "query end %q %v", data.CommandTag, data.Err)
+}
+
+func (t *sameTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	ctx = t.started(ctx)
+	t.add(ctx, "batch start %d", data.Batch.Len())
+	return ctx
+}
+
+func (t *sameTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	t.add(ctx, "batch query %q %#v %q %v", data.SQL, data.Args, data.CommandTag, data.Err)
+}
+
+func (t *sameTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchEndData) {
+	t.add(ctx, "batch end %v", data.Err)
+}
+
+// tracedAlike runs run on a pool without pipelining and on one with it,
+// each with a sameTracer, and fails unless both tracers were told the same.
+func tracedAlike(t *testing.T, run func(ctx context.Context, p *Pool)) {
+	t.Helper()
+	var got [2][]string
+	for i, depth := range []int{0, 8} {
+		tr := &sameTracer{}
+		p := newTestPool(t, func(c *Config) {
+			c.MaxConns = 4
+			c.Pipeline = depth
+			c.ConnConfig.Tracer = tr
+		})
+		run(pgtest.Ctx(t), p)
+		p.Close()
+		got[i] = tr.events
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Fatalf("traced without pipelining:\n%q\nwith:\n%q", got[0], got[1])
+	}
+}
+
+// A pipelined statement's trace starts with the SQL and arguments its
+// caller passed, options and named arguments included, as pgx's does.
+func TestPipelineTraceStartsWithTheCallersArguments(t *testing.T) {
+	tracedAlike(t, func(ctx context.Context, p *Pool) {
+		if _, err := p.Exec(ctx, "select $1::int", pgx.QueryExecModeExec, 1); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := p.Query(ctx, "select @a::int", pgx.NamedArgs{"a": 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		var n int
+		if err := p.QueryRow(ctx, "select @a::int", pgx.QueryExecModeCacheDescribe, pgx.StrictNamedArgs{"a": 3}).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
