@@ -20,15 +20,11 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 	if len(b.QueuedQueries) == 0 {
 		return nil, false
 	}
-	type stmt struct {
-		sql  string
-		args []any
-	}
 	mode := p.config.ConnConfig.DefaultQueryExecMode
 	if mode == pgx.QueryExecModeSimpleProtocol {
 		return nil, false
 	}
-	stmts := make([]stmt, len(b.QueuedQueries))
+	stmts := make([]batchStmt, len(b.QueuedQueries))
 	sm := modeOf(mode)
 	for i, q := range b.QueuedQueries {
 		args, rewrite, ok := batchOptions(q.Arguments)
@@ -39,7 +35,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		if err != nil {
 			return pgx.FailedBatchResults(b, err), true
 		}
-		stmts[i] = stmt{sql, args}
+		stmts[i] = batchStmt{sql, args}
 	}
 	r := newPipeReq(len(stmts))
 	tr := batchTrace{t: p.pipe.bt}
@@ -68,7 +64,14 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		return pgx.FailedBatchResults(b, err), true
 	}
 	r.invalidate()
-	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, trace: tr, ctx: ctx}, true
+	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, stmts: stmts, trace: tr, ctx: ctx}, true
+}
+
+// batchStmt is a batch's query as it runs: its named arguments, if any,
+// rewritten.
+type batchStmt struct {
+	sql  string
+	args []any
 }
 
 // pipeBatchResults are the results of a pipelined batch, all in memory.
@@ -76,8 +79,9 @@ type pipeBatchResults struct {
 	r      *pipeReq
 	tm     *typeMap
 	qs     []*pgx.QueuedQuery
-	i      int   // the next result to read
-	err    error // the first error read, returned from then on
+	stmts  []batchStmt // qs as they ran, as pgx traces them
+	i      int         // the next result to read
+	err    error       // the first error read, returned from then on
 	closed bool
 	trace  batchTrace
 	ctx    context.Context // the batch's, for the look after a refused write (noteErr)
@@ -108,7 +112,7 @@ func (b *pipeBatchResults) next() (*pipeResult, error) {
 		b.noted = true
 		b.r.noteErr(b.ctx, res.err)
 	}
-	b.trace.query(b.qs[b.i], res.tag, res.err, start)
+	b.trace.query(b.stmts[b.i], res.tag, res.err, start)
 	b.i++
 	if res.err != nil {
 		b.err = res.err

@@ -69,12 +69,14 @@ func (bt *batchTrace) start(ctx context.Context, c *pipeConn, b *pgx.Batch) {
 	bt.ctx = bt.t.TraceBatchStart(ctx, bt.conn, pgx.TraceBatchStartData{Batch: b})
 }
 
-// query tells the tracer of one result read.
-func (bt *batchTrace) query(q *pgx.QueuedQuery, tag pgconn.CommandTag, err error, readStart time.Time) {
+// query tells the tracer of one result read, with the SQL and arguments
+// that ran: pgx traces a batch's queries once their named arguments are
+// rewritten.
+func (bt *batchTrace) query(q batchStmt, tag pgconn.CommandTag, err error, readStart time.Time) {
 	if bt.t == nil || bt.conn == nil {
 		return
 	}
-	bt.t.TraceBatchQuery(bt.ctx, bt.conn, pgx.TraceBatchQueryData{SQL: q.SQL, Args: q.Arguments, CommandTag: tag, Err: err, ReadStartTime: readStart})
+	bt.t.TraceBatchQuery(bt.ctx, bt.conn, pgx.TraceBatchQueryData{SQL: q.sql, Args: q.args, CommandTag: tag, Err: err, ReadStartTime: readStart})
 }
 
 // end tells the tracer the batch ended, once.

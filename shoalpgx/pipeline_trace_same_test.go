@@ -99,3 +99,16 @@ func TestPipelineTraceStartsWithTheCallersArguments(t *testing.T) {
 		}
 	})
 }
+
+// A pipelined batch's queries are traced with the SQL and arguments their
+// named arguments were rewritten to, as pgx's are.
+func TestPipelineTraceBatchQueryRewritten(t *testing.T) {
+	tracedAlike(t, func(ctx context.Context, p *Pool) {
+		b := &pgx.Batch{}
+		b.Queue("select @a::int", pgx.NamedArgs{"a": 1})
+		b.Queue("select 1/@b::int", pgx.StrictNamedArgs{"b": 0})
+		if err := p.SendBatch(ctx, b).Close(); err == nil {
+			t.Fatal("a division by zero: no error")
+		}
+	})
+}
