@@ -31,9 +31,9 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		if !ok || !p.pipe.sc.shareable(q.SQL) {
 			return nil, false
 		}
-		sql, args, err := rewritten(ctx, rewrite, q.SQL, args)
-		if err != nil {
-			return pgx.FailedBatchResults(b, err), true
+		sql, args, ok := rewritten(ctx, rewrite, q.SQL, args)
+		if !ok {
+			return nil, false // to pgx, as in pipeExec
 		}
 		stmts[i] = batchStmt{sql, args}
 	}

@@ -3,7 +3,6 @@ package shoalpgx
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 
@@ -25,9 +24,11 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	if !ok || !p.pipe.sc.shareable(sql) {
 		return pgconn.CommandTag{}, false, nil
 	}
-	sql, args, err := rewritten(ctx, rewrite, sql, args)
-	if err != nil {
-		return pgconn.CommandTag{}, true, err
+	sql, args, ok = rewritten(ctx, rewrite, sql, args)
+	if !ok {
+		// A whole connection fails it as pgx does, traced there: here
+		// there is no connection yet to trace it with.
+		return pgconn.CommandTag{}, false, nil
 	}
 	// pgx runs an Exec without arguments in the simple protocol, which
 	// takes several statements in one string: those go to a whole
@@ -43,7 +44,7 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	r := p.pipe.getReq()
 	r.res[0].discard = true
 	tr := queryTrace{t: p.pipe.qt}
-	err = p.pipe.run(ctx, r, sm, func(b *pipeBuild, buf []byte) ([]byte, error) {
+	err := p.pipe.run(ctx, r, sm, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		if simple {
 			tr.start(ctx, b.c, traceSQL, traceArgs)
 			buf = b.deallocations(buf)
@@ -127,13 +128,13 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 	if !ok || !p.pipe.sc.shareable(sql) {
 		return nil, queryTrace{}, sm, false, nil
 	}
-	sql, args, err := rewritten(ctx, rewrite, sql, args)
-	if err != nil {
-		return nil, queryTrace{}, sm, true, err
+	sql, args, ok = rewritten(ctx, rewrite, sql, args)
+	if !ok {
+		return nil, queryTrace{}, sm, false, nil // as in pipeExec
 	}
 	r := p.pipe.getReq()
 	tr := queryTrace{t: p.pipe.qt}
-	err = p.pipe.run(ctx, r, sm, func(b *pipeBuild, buf []byte) ([]byte, error) {
+	err := p.pipe.run(ctx, r, sm, func(b *pipeBuild, buf []byte) ([]byte, error) {
 		buf, err := b.statement(buf, sql, args, true, &r.res[0])
 		if errors.Is(err, errPipeWhole) || err == nil && b.describeFirst {
 			return buf, err // traced once built to be sent, or where it runs
@@ -158,17 +159,16 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 	return r, tr, sm, true, nil
 }
 
-// rewritten applies pgx's named arguments, if any.
-func rewritten(ctx context.Context, rewrite pgx.QueryRewriter, sql string, args []any) (string, []any, error) {
+// rewritten applies pgx's named arguments, if any. ok is false when they
+// do not fit the SQL: the statement then goes to a whole connection, whose
+// pgx fails it and traces the failure.
+func rewritten(ctx context.Context, rewrite pgx.QueryRewriter, sql string, args []any) (_ string, _ []any, ok bool) {
 	if rewrite == nil {
-		return sql, args, nil
+		return sql, args, true
 	}
 	// pgx's named-argument rewriters do not use the connection.
 	sql, args, err := rewrite.RewriteQuery(ctx, nil, sql, args)
-	if err != nil {
-		return "", nil, fmt.Errorf("rewrite query failed: %w", err)
-	}
-	return sql, args, nil
+	return sql, args, err == nil
 }
 
 // eqbs recycles the builders that encode arguments.

@@ -112,3 +112,27 @@ func TestPipelineTraceBatchQueryRewritten(t *testing.T) {
 		}
 	})
 }
+
+// A pipelined statement or batch whose named arguments cannot be
+// rewritten is traced, start and end with the error, as pgx traces it.
+func TestPipelineTraceRewriteFailure(t *testing.T) {
+	tracedAlike(t, func(ctx context.Context, p *Pool) {
+		const sql = "select @a::int + @b::int"
+		args := pgx.StrictNamedArgs{"a": 1}
+		if _, err := p.Exec(ctx, sql, args); err == nil {
+			t.Fatal("Exec: a named argument missing: no error")
+		}
+		if _, err := p.Query(ctx, sql, args); err == nil {
+			t.Fatal("Query: a named argument missing: no error")
+		}
+		if err := p.QueryRow(ctx, sql, args).Scan(new(int)); err == nil {
+			t.Fatal("QueryRow: a named argument missing: no error")
+		}
+		b := &pgx.Batch{}
+		b.Queue("select 1")
+		b.Queue(sql, args)
+		if err := p.SendBatch(ctx, b).Close(); err == nil {
+			t.Fatal("SendBatch: a named argument missing: no error")
+		}
+	})
+}
