@@ -226,7 +226,8 @@
 // AfterConnect) when there is one; a batch that begins a transaction or
 // holds any of these; and statements
 // with pgx's simple protocol, QueryResultFormats, QueryResultFormatsByOID
-// or a QueryRewriter other than NamedArgs and StrictNamedArgs. The look is
+// or a QueryRewriter other than NamedArgs and StrictNamedArgs (and named
+// arguments that do not fit the SQL, which pgx fails there). The look is
 // at the text: a function of your own that changes the session is not
 // seen, so call it on an acquired Conn. A statement that leaves a
 // transaction open anyway fails, with the statements behind it on its
@@ -239,7 +240,16 @@
 // (ConnConfig.Tracer) see pipelined statements as they would on a whole
 // connection, with the shared connection's *pgx.Conn, to be read
 // (Config, PgConn().PID()) and never used; a Query's trace ends when its
-// rows close. Pipelined statements trace no acquire or release.
+// rows close. Three differences remain. pgx's PrepareTracer hears of no
+// pipelined statement: one is prepared beside its first run, not before
+// it, and CacheDescribe and DescribeExec describe nothing first. A
+// statement or batch whose caller gives up ends its trace at once with the
+// caller's error, the context's, where pgx's ends with the server's
+// query_canceled once a cancel request stopped it (a pipelined statement
+// is not cancelled, see above), and that batch traces none of its
+// queries. A failed batch traces its queries up to the one that failed,
+// as pgx does but in QueryExecModeExec, where pgx traces the ones after it
+// too, with its error. Pipelined statements trace no acquire or release.
 // ConnConfig.OnNotice hears their notices, with the shared connection's
 // PgConn, to be read likewise.
 //
