@@ -64,7 +64,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		return pgx.FailedBatchResults(b, err), true
 	}
 	r.invalidate()
-	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, stmts: stmts, trace: tr, ctx: ctx}, true
+	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, stmts: stmts, trace: tr, ctx: ctx, rowsFail: sm != modeUnnamed}, true
 }
 
 // batchStmt is a batch's query as it runs: its named arguments, if any,
@@ -86,6 +86,19 @@ type pipeBatchResults struct {
 	trace  batchTrace
 	ctx    context.Context // the batch's, for the look after a refused write (noteErr)
 	noted  bool            // a result's error went to noteErr: the others' are the same one
+	// last are the rows Query returned last. Where pgx sends a batch as
+	// a pipeline, in every mode but QueryExecModeExec (rowsFail), their
+	// error, a Scan's too, is the batch's from the next read on.
+	last     *pipeRows
+	rowsFail bool
+}
+
+// batchRowsTrace is what a batch's rows need to trace their query when
+// they close, as pgx traces it then, with their error.
+type batchRowsTrace struct {
+	trace *batchTrace
+	q     batchStmt
+	start time.Time
 }
 
 var (
@@ -93,18 +106,21 @@ var (
 	errNoMoreResults = errors.New("no more results in batch")
 )
 
-// next returns the next result, or the batch's error.
-func (b *pipeBatchResults) next() (*pipeResult, error) {
+// next returns the next result, when it was read, or the batch's error.
+// It traces the result when traced is true; the rows of one read
+// otherwise trace it as they close.
+func (b *pipeBatchResults) next(traced bool) (*pipeResult, time.Time, error) {
 	if b.closed {
-		return nil, errBatchClosed
+		return nil, time.Time{}, errBatchClosed
 	}
+	b.takeRowsErr()
 	if b.err != nil {
-		return nil, b.err
+		return nil, time.Time{}, b.err
 	}
 	if b.i >= len(b.r.res) {
 		// The caller's mistake, not the batch's: as in pgx, it fails this
 		// read alone, and Close still reports how the batch ran.
-		return nil, errNoMoreResults
+		return nil, time.Time{}, errNoMoreResults
 	}
 	start := time.Now()
 	res := b.r.result(b.i)
@@ -112,17 +128,27 @@ func (b *pipeBatchResults) next() (*pipeResult, error) {
 		b.noted = true
 		b.r.noteErr(b.ctx, res.err)
 	}
-	b.trace.query(b.stmts[b.i], res.tag, res.err, start)
+	if traced {
+		b.trace.query(b.stmts[b.i], res.tag, res.err, start)
+	}
 	b.i++
 	if res.err != nil {
 		b.err = res.err
 	}
-	return res, res.err
+	return res, start, res.err
+}
+
+// takeRowsErr makes the last rows' error the batch's, where it is (see
+// pipeBatchResults.last).
+func (b *pipeBatchResults) takeRowsErr() {
+	if b.rowsFail && b.err == nil && b.last != nil && b.last.err != nil {
+		b.err = b.last.err
+	}
 }
 
 // Exec reads the next result as pgx.BatchResults.Exec does.
 func (b *pipeBatchResults) Exec() (pgconn.CommandTag, error) {
-	res, err := b.next()
+	res, _, err := b.next(true)
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -131,13 +157,21 @@ func (b *pipeBatchResults) Exec() (pgconn.CommandTag, error) {
 
 // Query reads the next result as pgx.BatchResults.Query does: the error
 // of the statement that failed while running comes from its rows, after
-// the rows before it; the statements after it fail with it.
+// the rows before it; the statements after it fail with it. The query is
+// traced when its rows close.
 func (b *pipeBatchResults) Query() (pgx.Rows, error) {
-	res, err := b.next()
+	i := b.i
+	res, start, err := b.next(false)
 	if err != nil && (res == nil || !res.parsed) {
+		if res != nil { // read, and failed before its rows: traced now, as in pgx
+			b.trace.query(b.stmts[i], res.tag, err, start)
+		}
 		return errRows{err: err}, err
 	}
-	return newPipeRows(res, b.tm), nil
+	rows := newPipeRows(res, b.tm)
+	rows.batch = &batchRowsTrace{trace: &b.trace, q: b.stmts[i], start: start}
+	b.last = rows
+	return rows, nil
 }
 
 // QueryRow reads the next result as pgx.BatchResults.QueryRow does.
@@ -155,6 +189,7 @@ func (b *pipeBatchResults) Close() error {
 	if b.closed {
 		return b.err
 	}
+	b.takeRowsErr()
 	for b.err == nil && b.i < len(b.r.res) {
 		var err error
 		if fn := b.qs[b.i].Fn; fn != nil {

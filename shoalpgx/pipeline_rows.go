@@ -25,8 +25,9 @@ type pipeRows struct {
 
 	plans []pgtype.ScanPlan
 	types []reflect.Type
-	own   *pgtype.Map // TypeMap's copy
-	trace queryTrace  // ended by Close
+	own   *pgtype.Map     // TypeMap's copy
+	trace queryTrace      // ended by Close
+	batch *batchRowsTrace // a batch's rows: traced by Close, once
 	// req is the request res is in, given back for reuse at Close, when
 	// res becomes kept; nil for a batch's rows, whose request holds the
 	// batch's other results. inReq: the rows are QueryRow's, inside req,
@@ -64,6 +65,10 @@ func (r *pipeRows) open(req *pipeReq, tr queryTrace) {
 func (r *pipeRows) Close() {
 	r.closed = true
 	r.trace.end(r.res.tag, r.err)
+	if bt := r.batch; bt != nil {
+		r.batch = nil
+		bt.trace.query(bt.q, r.res.tag, r.err, bt.start)
+	}
 	if req := r.req; req != nil && !r.inReq {
 		// The tag, the columns and the error stay readable; the rows'
 		// memory goes to the next statement.

@@ -13,7 +13,8 @@ import (
 // the same statements on a whole connection, with the shared connection's
 // *pgx.Conn, which the tracer may read (Config, PgConn().PID()) and must
 // not use: pgx no longer speaks on it. A Query's trace ends when its rows
-// close, a QueryRow's at Scan, a batch's at Close. They trace no acquire
+// close, a QueryRow's at Scan, a batch's at Close; a batch's query read as
+// rows is traced as they close, with their error. They trace no acquire
 // or release: they hold no connection of their own. A statement that goes
 // to another connection because the first broke before it left is traced
 // once; the end names the connection it ran on.

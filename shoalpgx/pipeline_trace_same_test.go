@@ -64,20 +64,34 @@ func (t *sameTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.Tr
 // each with a sameTracer, and fails unless both tracers were told the same.
 func tracedAlike(t *testing.T, run func(ctx context.Context, p *Pool)) {
 	t.Helper()
+	tracedAlikeIn(t, pgx.QueryExecModeCacheStatement, func(ctx context.Context, p *Pool) string {
+		run(ctx, p)
+		return ""
+	})
+}
+
+// tracedAlikeIn is tracedAlike in mode, run's result compared as well.
+func tracedAlikeIn(t *testing.T, mode pgx.QueryExecMode, run func(ctx context.Context, p *Pool) string) {
+	t.Helper()
 	var got [2][]string
+	var res [2]string
 	for i, depth := range []int{0, 8} {
 		tr := &sameTracer{}
 		p := newTestPool(t, func(c *Config) {
 			c.MaxConns = 4
 			c.Pipeline = depth
 			c.ConnConfig.Tracer = tr
+			c.ConnConfig.DefaultQueryExecMode = mode
 		})
-		run(pgtest.Ctx(t), p)
+		res[i] = run(pgtest.Ctx(t), p)
 		p.Close()
 		got[i] = tr.events
 	}
 	if !slices.Equal(got[0], got[1]) {
-		t.Fatalf("traced without pipelining:\n%q\nwith:\n%q", got[0], got[1])
+		t.Fatalf("%v: traced without pipelining:\n%q\nwith:\n%q", mode, got[0], got[1])
+	}
+	if res[0] != res[1] {
+		t.Fatalf("%v: without pipelining: %s\nwith: %s", mode, res[0], res[1])
 	}
 }
 
@@ -135,4 +149,35 @@ func TestPipelineTraceRewriteFailure(t *testing.T) {
 			t.Fatal("SendBatch: a named argument missing: no error")
 		}
 	})
+}
+
+// A batch's query read as rows is traced when its rows close, with their
+// error, a Scan's included, as pgx traces it; and in the modes where pgx
+// sends a batch as a pipeline (all but QueryExecModeExec), that error is
+// the batch's from then on, as it is in pgx.
+func TestPipelineTraceBatchRowsAtClose(t *testing.T) {
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec} {
+		tracedAlikeIn(t, mode, func(ctx context.Context, p *Pool) string {
+			var out []string
+			b := &pgx.Batch{}
+			b.Queue("select 'x' || $1::text", "a")
+			b.Queue("select g from generate_series(1, $1::int) g", 2)
+			b.Queue("select $1::int", 3)
+			br := p.SendBatch(ctx, b)
+			var n int
+			out = append(out, fmt.Sprint(br.QueryRow().Scan(&n)))
+			rows, err := br.Query()
+			out = append(out, fmt.Sprint(err))
+			if err == nil {
+				for rows.Next() {
+					p.Exec(ctx, "select $1::int", 4) // while the rows are open
+				}
+				rows.Close()
+				out = append(out, fmt.Sprint(rows.Err()))
+			}
+			_, err = br.Exec()
+			out = append(out, fmt.Sprint(err), fmt.Sprint(br.Close()))
+			return fmt.Sprint(out)
+		})
+	}
 }
