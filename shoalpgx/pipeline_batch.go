@@ -32,7 +32,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 			return nil, false
 		}
 		sql, args, ok := rewritten(ctx, rewrite, q.SQL, args)
-		if !ok {
+		if !ok || p.pipe.wholeFirst(sm, args) {
 			return nil, false // to pgx, as in pipeExec
 		}
 		stmts[i] = batchStmt{sql, args}

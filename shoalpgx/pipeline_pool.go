@@ -26,6 +26,10 @@ type pipePool struct {
 	qt   pgx.QueryTracer // ConnConfig.Tracer as one, or nil
 	bt   pgx.BatchTracer // likewise
 	sc   shareCache      // which statements may share a connection
+	// tm is the type map of the shared connection dialled last: they are
+	// all dialled alike, so it tells which arguments any of them would
+	// describe (wholeFirst).
+	tm atomic.Pointer[typeMap]
 
 	// closing is set by close: from then on a connection whose callers
 	// have all given up closes at once (pipeline_close.go).
@@ -164,8 +168,23 @@ func (pp *pipePool) dial(ctx context.Context) (*pipeConn, error) {
 	pp.mu.Lock()
 	pp.open[c] = struct{}{}
 	pp.mu.Unlock()
+	pp.tm.Store(c.tm)
 	pp.load.conns.Add(1)
 	return c, nil
+}
+
+// wholeFirst reports whether a statement run as sm with args goes to a
+// whole connection before a shared one is acquired for it: in
+// CacheDescribe and DescribeExec, one with an argument that needs
+// describing (pipeBuild.statement), so that the Observer hears of one
+// acquire for it, as without pipelining. Before a shared connection is
+// open it cannot tell, and the statement learns it from the one it takes.
+func (pp *pipePool) wholeFirst(sm stmtMode, args []any) bool {
+	if sm != modeDescribed {
+		return false
+	}
+	tm := pp.tm.Load()
+	return tm != nil && tm.describes(args)
 }
 
 // closeConn closes a shared connection for the core pool.

@@ -41,6 +41,9 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	if simple {
 		sm = modeUnnamed
 	}
+	if p.pipe.wholeFirst(sm, args) {
+		return pgconn.CommandTag{}, false, nil
+	}
 	r := p.pipe.getReq()
 	r.res[0].discard = true
 	tr := queryTrace{t: p.pipe.qt}
@@ -129,7 +132,7 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 		return nil, queryTrace{}, sm, false, nil
 	}
 	sql, args, ok = rewritten(ctx, rewrite, sql, args)
-	if !ok {
+	if !ok || p.pipe.wholeFirst(sm, args) {
 		return nil, queryTrace{}, sm, false, nil // as in pipeExec
 	}
 	r := p.pipe.getReq()
