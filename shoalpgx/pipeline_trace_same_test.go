@@ -181,3 +181,67 @@ func TestPipelineTraceBatchRowsAtClose(t *testing.T) {
 		})
 	}
 }
+
+// pgx's tracers hear the same of the same statements with pipelining as
+// without, in every mode that pipelines: Exec, Query with its rows read,
+// closed early, failing on a row or a Scan, QueryRow, and batches read
+// in part or failing. (What still differs is in the package doc.)
+func TestPipelineTracedAsWithoutPipelining(t *testing.T) {
+	modes := []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
+		pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol}
+	for _, mode := range modes {
+		tracedAlikeIn(t, mode, func(ctx context.Context, p *Pool) string {
+			var out []string
+			note := func(v ...any) { out = append(out, fmt.Sprint(v...)) }
+			for range 2 { // a cache's first run and a later one
+				note(p.Exec(ctx, "select $1::int", 1))
+				note(p.Exec(ctx, "select 1"))
+				note(p.Exec(ctx, "select 1/$1::int", 0))
+				note(p.Exec(ctx, "selec $1::int", 0))
+				for _, sql := range []string{"select g from generate_series(1, $1::int) g", "select 1/(2 - g) from generate_series(1, $1::int) g", "selec $1::int"} {
+					rows, err := p.Query(ctx, sql, 3)
+					note(err)
+					for rows.Next() {
+					}
+					note(rows.CommandTag(), rows.Err())
+				}
+				rows, err := p.Query(ctx, "select g from generate_series(1, $1::int) g", 3)
+				note(err)
+				rows.Next()
+				rows.Close()
+				note(rows.CommandTag(), rows.Err())
+				rows, err = p.Query(ctx, "select 'x' || $1::text", "a")
+				note(err)
+				for rows.Next() {
+					note(rows.Scan(new(int)))
+				}
+				note(rows.Err())
+				note(p.QueryRow(ctx, "select $1::int where false", 1).Scan(new(int)))
+				note(p.QueryRow(ctx, "select 'x' || $1::text", "a").Scan(new(int)))
+				note(p.QueryRow(ctx, "select $1::int", 5).Scan(new(int)))
+
+				b := &pgx.Batch{}
+				b.Queue("select $1::int", 1)
+				b.Queue("select g from generate_series(1, $1::int) g", 2)
+				b.Queue("select $1::int", 3)
+				br := p.SendBatch(ctx, b)
+				note(br.Exec())
+				rows, err = br.Query()
+				note(err)
+				for rows.Next() {
+				}
+				note(rows.CommandTag(), rows.Err(), br.Close())
+				if mode != pgx.QueryExecModeExec {
+					// pgx's QueryExecModeExec traces the queries after
+					// the failed one too.
+					b = &pgx.Batch{}
+					b.Queue("select $1::int", 1)
+					b.Queue("select 1/$1::int", 0)
+					b.Queue("select $1::int", 3)
+					note(p.SendBatch(ctx, b).Close())
+				}
+			}
+			return fmt.Sprint(out)
+		})
+	}
+}
