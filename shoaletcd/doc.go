@@ -65,9 +65,9 @@
 // At boot: New does not fail when etcd does not answer, before its ctx's
 // deadline or at all (a service must start while etcd is down); an etcd
 // that answers and refuses (a user without a role on Prefix) is an error,
-// as a wrong Size is. Unanswered, New logs a warning, and the member runs on its
-// Min with permits granted locally, numbered from the top of [0, N), while
-// it keeps trying to join. Those permits are not counted in etcd until it
+// as a wrong Size is. Unanswered, New logs a warning, and the member runs
+// on its Min with permits granted locally, numbered from the top of
+// [0, N), while it keeps trying to join. Those permits are not counted in etcd until it
 // joins: up to Min connections per such member beyond N, which the
 // minimums check cannot see either. On joining, each permit gets the slot
 // key of its own number, and only that one: its connection holds that

@@ -117,9 +117,10 @@ const (
 )
 
 // opTimeout bounds one etcd request, so that an unreachable etcd is noticed
-// well within a lease and no caller waits on it for long.
+// well within a lease and no caller waits on it for long. It needs no
+// floor: withDefaults keeps TTL at minTTL or more.
 func (o Options) opTimeout() time.Duration {
-	return min(max(o.TTL/2, 500*time.Millisecond), 3*time.Second)
+	return min(o.TTL/2, 3*time.Second)
 }
 
 // ttlSeconds is the lease TTL as etcd takes it, rounded up.
