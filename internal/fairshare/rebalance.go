@@ -157,13 +157,7 @@ func Rebalance(n int, hs []Holder, fair []int) []int {
 		// share: more members want one than there are. Take one from the
 		// member holding the most above its minimum (ties by ID, which
 		// the caller rotates), so that connections go round.
-		most := -1
-		for _, j := range byKey(hs, func(a, b int) bool { return hs[a].ID < hs[b].ID }) {
-			if j != k && shares[j] > hs[j].Min && (most < 0 || shares[j]-hs[j].Min > shares[most]-hs[most].Min) {
-				most = j
-			}
-		}
-		if most >= 0 {
+		if most := mostAboveMin(hs, shares, k); most >= 0 {
 			shares[most]--
 			shares[k]++
 		}
@@ -224,12 +218,7 @@ func raiseToMinimums(hs []Holder, fair, shares []int, free int) int {
 			lack -= give
 		}
 		for lack > 0 {
-			most := -1
-			for _, j := range byKey(hs, func(a, b int) bool { return hs[a].ID < hs[b].ID }) {
-				if j != k && shares[j] > hs[j].Min && (most < 0 || shares[j]-hs[j].Min > shares[most]-hs[most].Min) {
-					most = j
-				}
-			}
+			most := mostAboveMin(hs, shares, k)
 			if most < 0 {
 				break // the minimums do not fit in n
 			}
@@ -239,4 +228,17 @@ func raiseToMinimums(hs []Holder, fair, shares []int, free int) int {
 		}
 	}
 	return free
+}
+
+// mostAboveMin returns the member other than k holding the most above its
+// minimum, ties by ID (which the caller rotates), or -1 when none holds
+// more than its minimum.
+func mostAboveMin(hs []Holder, shares []int, k int) int {
+	most := -1
+	for _, j := range byKey(hs, func(a, b int) bool { return hs[a].ID < hs[b].ID }) {
+		if j != k && shares[j] > hs[j].Min && (most < 0 || shares[j]-hs[j].Min > shares[most]-hs[most].Min) {
+			most = j
+		}
+	}
+	return most
 }
