@@ -238,13 +238,11 @@ func (m *muxEngine[T]) dropLocked(i int) *conn[T] {
 // dropConnLocked is dropLocked for c, and reports whether c was in the set;
 // one that was not is closing already, and is not counted again.
 func (m *muxEngine[T]) dropConnLocked(c *conn[T]) bool {
-	for i, x := range m.conns {
-		if x == c {
-			m.dropLocked(i)
-			return true
-		}
+	if !m.removeConnLocked(c) {
+		return false
 	}
-	return false
+	m.p.counters.countLeft(c.retiredFor())
+	return true
 }
 
 // release takes back a stream lease released or discarded by its holder.
