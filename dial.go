@@ -26,11 +26,11 @@ const downAfter = 100 * time.Millisecond
 // dialState is the pool's memory of recent dials, guarded by mu.
 type dialState struct {
 	mu           sync.Mutex
-	lastErr      error // nil after a success
 	failingSince int64 // pool clock at which the first failed dial since the last success started; 0 after a success
-	// run is the failures since the last success, for the backoff and
-	// the log: it also counts failures that do not count towards the
-	// server being down (ErrPermitRefused).
+	// run is the failures since the last success, for the backoff, the
+	// log and the last error (run.Err, nil after a success): it also
+	// counts failures that do not count towards the server being down
+	// (ErrPermitRefused).
 	run failrun.Run
 	// backoffUntil is run.Until, the pool clock before which no
 	// background dial starts. Written under mu, read without it by
@@ -39,8 +39,6 @@ type dialState struct {
 	// connected: a dial has succeeded. Until then a failure is not a blip
 	// to wait through: nothing says the server was ever there.
 	connected bool
-	// permanent: lastErr is marked ErrPermanent.
-	permanent bool
 }
 
 // down reports whether the server counts as down: dials are failing, and
@@ -50,7 +48,7 @@ func (d *dialState) down() bool {
 	if d.failingSince == 0 {
 		return false
 	}
-	return d.permanent || !d.connected || d.backoffUntil.Load()-d.failingSince >= int64(downAfter)
+	return d.run.Permanent() || !d.connected || d.backoffUntil.Load()-d.failingSince >= int64(downAfter)
 }
 
 // maybeDial starts background dials while more callers wait than the dials
@@ -311,7 +309,6 @@ func (p *Pool[T]) dialSucceeded() {
 	p.dial.mu.Lock()
 	d := &p.dial
 	d.connected = true
-	d.lastErr, d.permanent = nil, false
 	d.failingSince = 0
 	line := d.run.Succeed(p.now())
 	d.backoffUntil.Store(0)
@@ -376,7 +373,6 @@ func (p *Pool[T]) recordDialFailure(err error, started int64, backoff bool) (dow
 	case d.failingSince == 0 || stale:
 		d.failingSince = started
 	}
-	d.lastErr, d.permanent = err, permanent
 	d.backoffUntil.Store(d.run.Until())
 	down, nextTry = d.down(), d.backoffUntil.Load()
 	p.dial.mu.Unlock()
@@ -401,7 +397,7 @@ func (p *Pool[T]) failFast(ctx context.Context) error {
 	}
 	now := p.now()
 	p.dial.mu.Lock()
-	lastErr, nextTry, down := p.dial.lastErr, p.dial.backoffUntil.Load(), p.dial.down()
+	lastErr, nextTry, down := p.dial.run.Err(), p.dial.backoffUntil.Load(), p.dial.down()
 	p.dial.mu.Unlock()
 	switch {
 	case lastErr == nil:
@@ -426,10 +422,10 @@ func (p *Pool[T]) downError() error {
 	}
 	p.dial.mu.Lock()
 	defer p.dial.mu.Unlock()
-	if p.dial.lastErr == nil || !p.dial.down() {
-		return nil
+	if err := p.dial.run.Err(); err != nil && p.dial.down() {
+		return err
 	}
-	return p.dial.lastErr
+	return nil
 }
 
 // deadline returns ctx's deadline on the pool clock, or math.MaxInt64 when
@@ -452,5 +448,5 @@ func (p *Pool[T]) deadline(ctx context.Context) int64 {
 func (p *Pool[T]) lastDialError() error {
 	p.dial.mu.Lock()
 	defer p.dial.mu.Unlock()
-	return p.dial.lastErr
+	return p.dial.run.Err()
 }

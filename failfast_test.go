@@ -29,8 +29,10 @@ func TestFailFastRule(t *testing.T) {
 			p.dial.mu.Lock()
 			now := p.now()
 			p.dial.connected = !st.neverConnected
-			p.dial.permanent = st.permanent
-			p.dial.lastErr = &dialError{err: errBoom}
+			// A run of one failure: the error failFast hands out, and
+			// whether it is permanent. The times are set below.
+			p.dial.run = failrun.Run{}
+			p.dial.run.Fail(failrun.Failure{Err: &dialError{err: errBoom}, Permanent: st.permanent, Started: now, At: now}, false)
 			p.dial.failingSince = now - int64(st.failingFor)
 			p.dial.backoffUntil.Store(now + int64(st.nextTryIn))
 			p.dial.mu.Unlock()

@@ -13,17 +13,17 @@ import (
 // remembers its failed dials, on the same schedule (failrun): for a backoff
 // after each failure, requests fail at once with its error rather than each
 // dialling a server that is down, and the run of failures is logged as a
-// pool logs its own. Guarded by origin.mu.
+// pool logs its own. The error requests get is the run's last (Err).
+// Guarded by origin.mu.
 type refusal struct {
-	err error
 	run failrun.Run
 }
 
 // refuses returns the error a request gets at now (origin.now) without a
 // probe, nil once the backoff has passed or when nothing failed.
 func (r *refusal) refuses(now int64) error {
-	if r.err != nil && now < r.run.Until() {
-		return r.err
+	if err := r.run.Err(); err != nil && now < r.run.Until() {
+		return err
 	}
 	return nil
 }
@@ -39,14 +39,11 @@ func (o *origin) noteProbe(err error, failed bool, started int64) failrun.Line {
 	r := &o.refused
 	switch {
 	case err == nil:
-		line := r.run.Succeed(o.now())
-		r.err = nil
-		return line
+		return r.run.Succeed(o.now())
 	case !failed:
 		return failrun.Line{}
 	}
 	_, line := r.run.Fail(failrun.Failure{Err: err, Permanent: errors.Is(err, shoal.ErrPermanent), Started: started, At: o.now()}, true)
-	r.err = err
 	if o.shutDown {
 		return failrun.Line{}
 	}

@@ -50,6 +50,7 @@ type Run struct {
 	backoff   time.Duration // the last wait
 	until     int64         // before this, no dial should start
 	permanent bool          // the last failure was permanent
+	err       error         // the last failure's error; nil when none failed
 }
 
 // Failure is one failed dial, as Fail records it.
@@ -82,7 +83,7 @@ func (r *Run) Fail(f Failure, backoff bool) (stale bool, line Line) {
 		r.since = f.Started
 	}
 	r.failures++
-	r.lastAt = f.At
+	r.lastAt, r.err = f.At, f.Err
 	if f.Permanent != r.permanent {
 		r.permanent = f.Permanent
 		r.backoff = 0 // a new kind of failure starts its own schedule
@@ -120,3 +121,10 @@ func (r *Run) Succeed(now int64) Line {
 // Until is the end of the wait that the last failure started: no dial
 // should start before it. 0 when no failure set one.
 func (r *Run) Until() int64 { return r.until }
+
+// Err is the last failure's error: nil when no dial failed since the last
+// success.
+func (r *Run) Err() error { return r.err }
+
+// Permanent reports whether the last failure was one no retry mends.
+func (r *Run) Permanent() bool { return r.permanent }

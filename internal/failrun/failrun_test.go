@@ -129,3 +129,22 @@ func TestPermanentRetriesAreOneRun(t *testing.T) {
 		t.Fatalf("no line saying the run has lasted over a minute:\n%s", buf.String())
 	}
 }
+
+// Err and Permanent are the last failure's, which its owners hand to their
+// callers, until a success clears them.
+func TestLastFailure(t *testing.T) {
+	var r Run
+	errAuth := errors.New("password authentication failed")
+	r.Fail(Failure{Err: errAuth, Permanent: true, Started: 1, At: 2}, true)
+	if r.Err() != errAuth || !r.Permanent() {
+		t.Fatalf("after a permanent failure: Err %v, Permanent %v", r.Err(), r.Permanent())
+	}
+	r.Fail(Failure{Err: errDown, Started: 3, At: 4}, false)
+	if r.Err() != errDown || r.Permanent() {
+		t.Fatalf("after a failure a retry may mend: Err %v, Permanent %v", r.Err(), r.Permanent())
+	}
+	r.Succeed(5)
+	if r.Err() != nil || r.Permanent() {
+		t.Fatalf("after a success: Err %v, Permanent %v", r.Err(), r.Permanent())
+	}
+}
