@@ -69,12 +69,13 @@ type Failure struct {
 // within the bounds of f's kind and Until moves to its end; without, the
 // wait already running stands (a caller that was given the error will
 // decide for itself). stale reports that f's dial started so long after
-// the previous failure, and the wait it set, that it begins a new run: nobody needed a dial in
-// between, so the server has not been seen failing meanwhile. A stale
-// failure does not restart the count nor the log's bound, so that a server
-// that is down and dialled only now and then is not announced anew each
-// time. line is what to log about f, if anything: the run's start, or a
-// summary once LogEvery has passed since the last line.
+// the previous failure, and the wait it set, that it begins a new run:
+// nobody needed a dial in between, so the server has not been seen
+// failing meanwhile. A stale failure does not restart the count nor the
+// log's bound, so that a server that is down and dialled only now and then
+// is not announced anew each time. line is what to log about f, if
+// anything: the run's start, or a summary once LogEvery has passed since
+// the last line.
 func (r *Run) Fail(f Failure, backoff bool) (stale bool, line Line) {
 	// Measured from the end of the wait too: a permanent failure's retry
 	// comes a second or more after it, and is no less a retry.
