@@ -96,9 +96,8 @@ func (c *Conn) checkIdle(ctx context.Context, idle time.Duration, tidy func()) (
 	left, err = c.p.pingLeavable(ctx, c.pc, leftPing{held: true, tidy: tidy})
 	if left {
 		c.pc = nil // the ping's now: see Release
-		return true, ctx.Err()
 	}
-	return false, err
+	return left, err
 }
 
 // init hands checkIdle to shoalpgx/stdlib, which reaches only the exported

@@ -30,7 +30,7 @@ const (
 func (p *Pool) pingForAcquire(ctx context.Context, pc *pooledConn) (bool, error) {
 	left, err := p.pingLeavable(ctx, pc, leftPing{})
 	if left {
-		return false, ctx.Err()
+		return false, err
 	}
 	return p.pinged(pc, err), nil
 }
@@ -45,11 +45,11 @@ type leftPing struct {
 }
 
 // pingLeavable pings pc for a caller who may leave before it answers, and
-// returns the ping's error, or left true when ctx ended first. The ping is
-// bounded by ctx's deadline and PingTimeout but not cancelled with ctx:
-// pgx closes a connection whose ping is cut short, so a caller who gave up
-// mid-ping would cost a healthy connection. When ctx ends first,
-// pingLeavable returns at once and the ping goes on, for
+// returns the ping's error, or left true and ctx.Err() when ctx ended
+// first. The ping is bounded by ctx's deadline and PingTimeout but not
+// cancelled with ctx: pgx closes a connection whose ping is cut short, so
+// a caller who gave up mid-ping would cost a healthy connection. When ctx
+// ends first, pingLeavable returns at once and the ping goes on, for
 // abandonedPingLimit at most; the connection is no longer the caller's,
 // and goes back to the pool (as then says) if it answers and is closed if
 // not. Only then does a ping cost a goroutine.
@@ -92,7 +92,7 @@ func (p *Pool) pingLeavable(ctx context.Context, pc *pooledConn, then leftPing) 
 		stop()
 		p.endAbandonedPing(pc, <-done, then)
 	}
-	return true, nil
+	return true, ctx.Err()
 }
 
 // ping checks a connection with a round trip, bounded by PingTimeout.
