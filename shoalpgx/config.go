@@ -229,9 +229,10 @@ type Config struct {
 	// PingTimeout bounds that ping. The ping is bounded by the acquire's
 	// deadline too, but not cancelled with its context: an acquire whose
 	// context ends mid-ping (or a database/sql caller's, in shoalpgx/stdlib)
-	// returns at once, and the ping goes on for up to a minute more, so that a healthy connection is kept rather than
-	// closed by pgx mid-ping, as in pgxpool. Default 0: no bound of its
-	// own. Connection string: pool_ping_timeout.
+	// returns at once, and the ping goes on for up to a minute more, so that
+	// a healthy connection is kept rather than closed by pgx mid-ping, as in
+	// pgxpool. Default 0: no bound of its own. Connection string:
+	// pool_ping_timeout.
 	PingTimeout time.Duration
 
 	// CancelTimeout is how long a statement whose context ended may wait

@@ -20,12 +20,12 @@
 // connection the pool reset while database/sql held it goes back to the
 // pool rather than to database/sql's next caller. A connection given back
 // busy, inside a transaction, broken, or reported bad to database/sql is
-// closed, never reused. Arguments go to pgx as they are; results come as bool, int64,
-// float64, []byte (bytea, and json and jsonb as text), time.Time, or the
-// value's text as a string for every other type (numeric, uuid, arrays,
-// ...): Conn says which. A sql.Conn.Raw callback receives a *Conn, whose
-// Conn method returns the *pgx.Conn. Closing the DB does not close the
-// pool.
+// closed, never reused. Arguments go to pgx as they are; results come as
+// bool, int64, float64, []byte (bytea, and json and jsonb as text),
+// time.Time, or the value's text as a string for every other type
+// (numeric, uuid, arrays, ...): Conn says which. A sql.Conn.Raw callback
+// receives a *Conn, whose Conn method returns the *pgx.Conn. Closing the
+// DB does not close the pool.
 //
 // # What it keeps from pgx's stdlib
 //
