@@ -33,7 +33,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		}
 		sql, args, ok := rewritten(ctx, rewrite, q.SQL, args)
 		if !ok || p.pipe.wholeFirst(sm, args) {
-			return nil, false // to pgx, as in pipeExec
+			return nil, false // to pgx, as in pipeRoute
 		}
 		stmts[i] = batchStmt{sql, args}
 	}

@@ -20,14 +20,8 @@ import (
 func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.CommandTag, bool, error) {
 	// Traced as the caller passed them, options and all, as pgx does.
 	traceSQL, traceArgs := sql, args
-	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
-	if !ok || !p.pipe.sc.shareable(sql) {
-		return pgconn.CommandTag{}, false, nil
-	}
-	sql, args, ok = rewritten(ctx, rewrite, sql, args)
+	sql, args, sm, ok := p.pipeRoute(ctx, sql, args)
 	if !ok {
-		// A whole connection fails it as pgx does, traced there: here
-		// there is no connection yet to trace it with.
 		return pgconn.CommandTag{}, false, nil
 	}
 	// pgx runs an Exec without arguments in the simple protocol, which
@@ -40,9 +34,6 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 	}
 	if simple {
 		sm = modeUnnamed
-	}
-	if p.pipe.wholeFirst(sm, args) {
-		return pgconn.CommandTag{}, false, nil
 	}
 	r := p.pipe.getReq()
 	r.res[0].discard = true
@@ -127,13 +118,9 @@ func (p *Pool) pipeQueryRow(ctx context.Context, sql string, args []any) (pgx.Ro
 // connection, and the request nil when err kept it from an answer.
 func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq, _ queryTrace, _ stmtMode, ok bool, _ error) {
 	traceSQL, traceArgs := sql, args // as in pipeExec
-	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
-	if !ok || !p.pipe.sc.shareable(sql) {
+	sql, args, sm, ok := p.pipeRoute(ctx, sql, args)
+	if !ok {
 		return nil, queryTrace{}, sm, false, nil
-	}
-	sql, args, ok = rewritten(ctx, rewrite, sql, args)
-	if !ok || p.pipe.wholeFirst(sm, args) {
-		return nil, queryTrace{}, sm, false, nil // as in pipeExec
 	}
 	r := p.pipe.getReq()
 	tr := queryTrace{t: p.pipe.qt}
@@ -160,6 +147,25 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 	r.invalidate()
 	r.noteErr(ctx, res.err)
 	return r, tr, sm, true, nil
+}
+
+// pipeRoute reads a statement's options and rewrites its named arguments,
+// and reports whether it may go to a shared connection (ok): not when it
+// must have a whole connection, nor when a whole connection would be
+// acquired for it anyway (pipePool.wholeFirst). A statement whose named
+// arguments do not fit goes to a whole connection too, which fails it as
+// pgx does and traces it: here there is no connection yet to trace it
+// with.
+func (p *Pool) pipeRoute(ctx context.Context, sql string, args []any) (_ string, _ []any, _ stmtMode, ok bool) {
+	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
+	if !ok || !p.pipe.sc.shareable(sql) {
+		return "", nil, sm, false
+	}
+	sql, args, ok = rewritten(ctx, rewrite, sql, args)
+	if !ok || p.pipe.wholeFirst(sm, args) {
+		return "", nil, sm, false
+	}
+	return sql, args, sm, true
 }
 
 // rewritten applies pgx's named arguments, if any. ok is false when they
