@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -318,14 +319,12 @@ func cutWriteAt(ctx context.Context, nc net.Conn) (uncut func()) {
 func (c *pipeConn) unqueue(r *pipeReq) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	i := indexReq(c.queue, r)
+	i := slices.Index(c.queue, r)
 	if i < 0 {
 		return false
 	}
-	c.queue = append(c.queue[:i], c.queue[i+1:]...)
-	if j := indexReq(c.pending, r); j >= 0 {
-		c.pending = append(c.pending[:j], c.pending[j+1:]...)
-	}
+	c.queue = slices.Delete(c.queue, i, i+1)
+	c.pending = withoutReq(c.pending, r)
 	return true
 }
 
@@ -343,22 +342,19 @@ func (c *pipeConn) dropUnsentLocked(out []*pipeReq) (back, gone []*pipeReq) {
 			back = append(back, r)
 			continue
 		}
-		if j := indexReq(c.pending, r); j >= 0 {
-			c.pending = append(c.pending[:j], c.pending[j+1:]...)
-		}
+		c.pending = withoutReq(c.pending, r)
 		gone = append(gone, r)
 	}
 	clear(out[len(back):])
 	return back, gone
 }
 
-func indexReq(rs []*pipeReq, r *pipeReq) int {
-	for i, x := range rs {
-		if x == r {
-			return i
-		}
+// withoutReq returns rs without r, if r is in it.
+func withoutReq(rs []*pipeReq, r *pipeReq) []*pipeReq {
+	if i := slices.Index(rs, r); i >= 0 {
+		return slices.Delete(rs, i, i+1)
 	}
-	return -1
+	return rs
 }
 
 // broken returns why the connection broke, or nil.

@@ -150,7 +150,7 @@ func TestPipelineBackendKilled(t *testing.T) {
 			for _, r := range c.pending {
 				if r.onDone == nil {
 					callersOn++
-					if indexReq(c.queue, r) >= 0 {
+					if slices.Index(c.queue, r) >= 0 {
 						queued++
 					}
 				}

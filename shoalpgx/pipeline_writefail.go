@@ -38,9 +38,7 @@ func (c *pipeConn) failWriteLocked(err error, unwritten []*pipeReq) (gone []*pip
 	c.werr = err
 	for _, r := range append(unwritten, c.queue...) {
 		r.unsent = true
-		if j := indexReq(c.pending, r); j >= 0 {
-			c.pending = append(c.pending[:j], c.pending[j+1:]...)
-		}
+		c.pending = withoutReq(c.pending, r)
 		if r.finish(err) {
 			gone = append(gone, r)
 		}
