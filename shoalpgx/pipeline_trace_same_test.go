@@ -62,16 +62,18 @@ func (t *sameTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.Tr
 
 // tracedAlike runs run on a pool without pipelining and on one with it,
 // each with a sameTracer, and fails unless both tracers were told the same.
-func tracedAlike(t *testing.T, run func(ctx context.Context, p *Pool)) {
+// It returns how many times the second acquired a shared connection:
+// none, and what was compared ran on whole connections both times.
+func tracedAlike(t *testing.T, run func(ctx context.Context, p *Pool)) (shared int64) {
 	t.Helper()
-	tracedAlikeIn(t, pgx.QueryExecModeCacheStatement, func(ctx context.Context, p *Pool) string {
+	return tracedAlikeIn(t, pgx.QueryExecModeCacheStatement, func(ctx context.Context, p *Pool) string {
 		run(ctx, p)
 		return ""
 	})
 }
 
 // tracedAlikeIn is tracedAlike in mode, run's result compared as well.
-func tracedAlikeIn(t *testing.T, mode pgx.QueryExecMode, run func(ctx context.Context, p *Pool) string) {
+func tracedAlikeIn(t *testing.T, mode pgx.QueryExecMode, run func(ctx context.Context, p *Pool) string) (shared int64) {
 	t.Helper()
 	var got [2][]string
 	var res [2]string
@@ -84,6 +86,7 @@ func tracedAlikeIn(t *testing.T, mode pgx.QueryExecMode, run func(ctx context.Co
 			c.ConnConfig.DefaultQueryExecMode = mode
 		})
 		res[i] = run(pgtest.Ctx(t), p)
+		shared = p.Stat().Pipelined().Acquires
 		p.Close()
 		got[i] = tr.events
 	}
@@ -93,12 +96,22 @@ func tracedAlikeIn(t *testing.T, mode pgx.QueryExecMode, run func(ctx context.Co
 	if res[0] != res[1] {
 		t.Fatalf("%v: without pipelining: %s\nwith: %s", mode, res[0], res[1])
 	}
+	return shared
+}
+
+// mustHaveShared fails t when tracedAlike's pipelined pool ran nothing on
+// a shared connection, which would have made its comparison vacuous.
+func mustHaveShared(t *testing.T, what string, shared int64) {
+	t.Helper()
+	if shared == 0 {
+		t.Fatalf("%s: nothing ran on a shared connection", what)
+	}
 }
 
 // A pipelined statement's trace starts with the SQL and arguments its
 // caller passed, options and named arguments included, as pgx's does.
 func TestPipelineTraceStartsWithTheCallersArguments(t *testing.T) {
-	tracedAlike(t, func(ctx context.Context, p *Pool) {
+	mustHaveShared(t, "statements", tracedAlike(t, func(ctx context.Context, p *Pool) {
 		if _, err := p.Exec(ctx, "select $1::int", pgx.QueryExecModeExec, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -111,20 +124,20 @@ func TestPipelineTraceStartsWithTheCallersArguments(t *testing.T) {
 		if err := p.QueryRow(ctx, "select @a::int", pgx.QueryExecModeCacheDescribe, pgx.StrictNamedArgs{"a": 3}).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}))
 }
 
 // A pipelined batch's queries are traced with the SQL and arguments their
 // named arguments were rewritten to, as pgx's are.
 func TestPipelineTraceBatchQueryRewritten(t *testing.T) {
-	tracedAlike(t, func(ctx context.Context, p *Pool) {
+	mustHaveShared(t, "batch", tracedAlike(t, func(ctx context.Context, p *Pool) {
 		b := &pgx.Batch{}
 		b.Queue("select @a::int", pgx.NamedArgs{"a": 1})
 		b.Queue("select 1/@b::int", pgx.StrictNamedArgs{"b": 0})
 		if err := p.SendBatch(ctx, b).Close(); err == nil {
 			t.Fatal("a division by zero: no error")
 		}
-	})
+	}))
 }
 
 // A pipelined statement or batch whose named arguments cannot be
@@ -157,7 +170,7 @@ func TestPipelineTraceRewriteFailure(t *testing.T) {
 // the batch's from then on, as it is in pgx.
 func TestPipelineTraceBatchRowsAtClose(t *testing.T) {
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec} {
-		tracedAlikeIn(t, mode, func(ctx context.Context, p *Pool) string {
+		shared := tracedAlikeIn(t, mode, func(ctx context.Context, p *Pool) string {
 			var out []string
 			b := &pgx.Batch{}
 			b.Queue("select 'x' || $1::text", "a")
@@ -179,6 +192,7 @@ func TestPipelineTraceBatchRowsAtClose(t *testing.T) {
 			out = append(out, fmt.Sprint(err), fmt.Sprint(br.Close()))
 			return fmt.Sprint(out)
 		})
+		mustHaveShared(t, fmt.Sprint(mode), shared)
 	}
 }
 
@@ -190,7 +204,7 @@ func TestPipelineTracedAsWithoutPipelining(t *testing.T) {
 	modes := []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
 		pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol}
 	for _, mode := range modes {
-		tracedAlikeIn(t, mode, func(ctx context.Context, p *Pool) string {
+		shared := tracedAlikeIn(t, mode, func(ctx context.Context, p *Pool) string {
 			var out []string
 			note := func(v ...any) { out = append(out, fmt.Sprint(v...)) }
 			for range 2 { // a cache's first run and a later one
@@ -243,5 +257,8 @@ func TestPipelineTracedAsWithoutPipelining(t *testing.T) {
 			}
 			return fmt.Sprint(out)
 		})
+		if mode != pgx.QueryExecModeSimpleProtocol { // which never pipelines
+			mustHaveShared(t, fmt.Sprint(mode), shared)
+		}
 	}
 }
