@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -191,12 +190,7 @@ func TestCloseIdleConnectionsSparesWaitingRequests(t *testing.T) {
 // an error that matches shoal.ErrClosed, also for an origin whose first
 // connection had failed (its protocol still unknown).
 func TestRequestAfterCloseIsErrClosed(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "https://" + ln.Addr().String()
-	ln.Close() // nothing listens: the probe fails
+	dead := "https://" + refusedAddr(t)
 	tr, err := NewTransport(Options{DialTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,18 +78,13 @@ func TestOriginPoolNamedInStatsErrorsAndLogs(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	defer slog.SetDefault(old)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens: every dial fails
+	addr := refusedAddr(t)
 	tr := newTestTransport(t, Options{Name: "payments", MaxConns: 1})
 	origin := "http://" + addr
 	req, _ := http.NewRequest("GET", origin+"/", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = tr.RoundTrip(req.WithContext(ctx))
+	_, err := tr.RoundTrip(req.WithContext(ctx))
 	want := "payments " + origin
 	if err == nil || !strings.Contains(err.Error(), `"`+want+`"`) {
 		t.Errorf("RoundTrip: %v; want an error naming the pool %q", err, want)

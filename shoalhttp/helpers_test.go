@@ -183,3 +183,16 @@ func newTLSServer(t *testing.T, h http.Handler, h2 bool) (*httptest.Server, *con
 	t.Cleanup(srv.Close)
 	return srv, cc, srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 }
+
+// refusedAddr returns a loopback address where nothing listens, so that
+// every dial to it is refused at once.
+func refusedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}

@@ -52,12 +52,7 @@ func (d *dialObservers) of(origin string) *dialObserver {
 // failed dials reach its Observer all the same: shoal_pool_dial_errors_total
 // and the ShoalServerDown alert must see a server that was never up.
 func TestObserverSeesAFailedFirstDial(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: dials are refused
+	addr := refusedAddr(t)
 	obs := &dialObservers{byOrigin: map[string]*dialObserver{}}
 	tr := newTestTransport(t, Options{Observer: obs.forOrigin})
 	req, err := http.NewRequest("GET", "https://"+addr+"/", nil)

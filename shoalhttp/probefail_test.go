@@ -23,12 +23,7 @@ import (
 // the origin. The bubble's clock stands still while the requests run, so
 // the backoff has not ended until the test sleeps through it.
 func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: every dial is refused
+	addr := refusedAddr(t)
 	synctest.Test(t, func(t *testing.T) {
 		var (
 			dials atomic.Int64
@@ -88,12 +83,7 @@ func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
 // logs its dials: once as it starts, then at most once a minute. Each
 // request after a quiet spell is not announced as a new failure.
 func TestOccasionalRequestsToADownOriginAreLoggedOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: every dial is refused
+	addr := refusedAddr(t)
 	synctest.Test(t, func(t *testing.T) {
 		var (
 			b  strings.Builder

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -41,12 +40,7 @@ func (h *stuckHandler) Handle(context.Context, slog.Record) error {
 // to that origin still gets the refusal (or its own failure) at once,
 // rather than waiting for the handler.
 func TestSlowLoggerDoesNotHoldUpTheOrigin(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: every dial is refused
+	addr := refusedAddr(t)
 	h := &stuckHandler{entered: make(chan struct{}), release: make(chan struct{})}
 	tr, err := NewTransport(Options{Name: "api", Proxy: NoProxy, Logger: slog.New(h)})
 	if err != nil {
@@ -90,12 +84,7 @@ func TestSlowLoggerDoesNotHoldUpTheOrigin(t *testing.T) {
 // lock, but Close still waits for it, as the core pool's Close waits for
 // the line about a failed dial: once Close has returned, nothing is logged.
 func TestCloseWaitsForTheProbesLine(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: every dial is refused
+	addr := refusedAddr(t)
 	synctest.Test(t, func(t *testing.T) {
 		h := &stuckHandler{entered: make(chan struct{}), release: make(chan struct{})}
 		tr, err := NewTransport(Options{Proxy: NoProxy, Logger: slog.New(h)})

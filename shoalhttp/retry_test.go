@@ -207,18 +207,13 @@ func TestIdleTLSConnectionClosedByServerIsNotUsed(t *testing.T) {
 }
 
 func TestErrorsHideSecrets(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: the dial is refused
+	addr := refusedAddr(t)
 	var logs strings.Builder
 	var mu sync.Mutex
 	tr := newTestTransport(t, Options{Logger: newTestLogger(&logs, &mu)})
 	req, _ := http.NewRequest(http.MethodGet, "http://alice:hunter2@"+addr+"/q?password=sesame", nil)
 	req.Header.Set("Authorization", "Bearer tok-secret")
-	_, err = tr.RoundTrip(req)
+	_, err := tr.RoundTrip(req)
 	if err == nil {
 		t.Fatal("request to a closed port succeeded")
 	}
