@@ -72,6 +72,11 @@ type Tx struct {
 	// write it refuses (SQLSTATE 25006) is the caller's doing and says
 	// nothing of the host (noteErr).
 	readOnly bool
+	// largeObjects is set on the outermost transaction once it or a
+	// savepoint handed out large objects: pgx's, which hold pgx's
+	// transaction and so bypass ended, and which only pgx's own end can
+	// close. endAfterCtx then leaves the transaction to pgx.
+	largeObjects bool
 }
 
 // beginsReadOnly reports whether opts begin a transaction READ ONLY: by
@@ -146,7 +151,8 @@ func (tx *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
 // failed transaction instead. When ctx has already ended nothing is sent,
 // as with pgx; on a transaction begun on the Pool the connection is then
 // rolled back in the background and goes back to the pool, where pgx would
-// close it.
+// close it (unless the transaction handed out large objects: see
+// LargeObjects).
 func (tx *Tx) Commit(ctx context.Context) error {
 	if tx.closed() {
 		return pgx.ErrTxClosed
@@ -164,7 +170,8 @@ func (tx *Tx) Commit(ctx context.Context) error {
 // has already ended (a deferred Rollback after a statement cut short) it
 // returns pgx's error for that and, on a transaction begun on the Pool,
 // rolls back in the background under a timeout of its own, so that the
-// connection goes back to the pool where pgx would close it.
+// connection goes back to the pool where pgx would close it (unless the
+// transaction handed out large objects: see LargeObjects).
 func (tx *Tx) Rollback(ctx context.Context) error {
 	if tx.closed() {
 		return pgx.ErrTxClosed
@@ -182,10 +189,13 @@ func (tx *Tx) Rollback(ctx context.Context) error {
 // close the connection. It fails it with pgx's error and rolls back on a
 // goroutine of its own, under resetTimeout, releasing the connection after
 // (pgx closes it if the rollback fails). A connection busy with unread rows
-// is left to pgx, which closes it.
+// is left to pgx, which closes it, and so is the transaction of large
+// objects handed out: their methods reach pgx's transaction, not ours, and
+// only pgx's end makes them return pgx.ErrTxClosed before the rollback
+// goroutine, or the connection's next holder, is using the connection.
 func (tx *Tx) endAfterCtx(ctx context.Context) error {
 	pc := tx.pc
-	if pc.conn.IsClosed() || pc.conn.PgConn().IsBusy() {
+	if tx.largeObjects || pc.conn.IsClosed() || pc.conn.PgConn().IsBusy() {
 		err := tx.t.Rollback(ctx)
 		tx.end()
 		return err
@@ -224,12 +234,25 @@ func (tx *Tx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 }
 
 // LargeObjects gives access to large objects inside the transaction. Once
-// the transaction has ended, their methods return pgx.ErrTxClosed.
+// the transaction has ended, their methods return pgx.ErrTxClosed, and so
+// do those of the large objects it handed out before. A transaction begun
+// on the Pool that handed out large objects is not rolled back in the
+// background when its Commit or Rollback comes with an ended context: pgx
+// ends it, and closes its connection, as it would without the pool.
 func (tx *Tx) LargeObjects() pgx.LargeObjects {
 	if tx.closed() {
 		return endedTx().LargeObjects()
 	}
+	tx.outermost().largeObjects = true
 	return tx.t.LargeObjects()
+}
+
+// outermost returns the transaction tx is a savepoint of, or tx itself.
+func (tx *Tx) outermost() *Tx {
+	for tx.outer != nil {
+		tx = tx.outer
+	}
+	return tx
 }
 
 // endedTx returns a pgx transaction that has ended, whose every method

@@ -1,0 +1,79 @@
+package shoalpgx
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// Large objects handed out before a pool transaction's Rollback came with an
+// ended context, and the large object opened through them, end with it:
+// their methods return pgx.ErrTxClosed, while the connection is being rolled
+// back and after, and never reach it. A gate holds whatever the connection
+// sends after the Rollback, so that a call that did reach it would find it
+// still busy.
+func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
+	cfg, g := gatedConfig(t, func(c *Config) { c.MaxConns = 1 })
+	p := newPoolFor(t, cfg)
+	t.Cleanup(g.Close) // before the pool's cleanup: see gatedConfig
+	bg := pgtest.Ctx(t)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	tx, err := p.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := tx.LargeObjects()
+	oid, err := lo.Create(bg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := lo.Open(bg, oid, pgx.LargeObjectModeWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := tx.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spLO := sp.LargeObjects()
+
+	g.Shut()
+	cancel()
+	if err := tx.Rollback(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Rollback with an ended context returned %v, want an error matching context.Canceled", err)
+	}
+	// Whatever the transaction's connection sends now waits at the gate,
+	// or the pool has it back already.
+	pgtest.WaitFor(t, 10*time.Second, "the transaction's connection at the gate or given back", func() bool {
+		return len(g.held) > 0 || p.Stat().Shoal().InUseConns == 0
+	})
+	check := func(when string) {
+		t.Helper()
+		if _, err := lo.Create(bg, 0); !errors.Is(err, pgx.ErrTxClosed) {
+			t.Errorf("%s: Create on the transaction's large objects returned %v, want pgx.ErrTxClosed", when, err)
+		}
+		if _, err := obj.Write([]byte("x")); !errors.Is(err, pgx.ErrTxClosed) {
+			t.Errorf("%s: Write on the large object opened in the transaction returned %v, want pgx.ErrTxClosed", when, err)
+		}
+		if err := spLO.Unlink(bg, oid); !errors.Is(err, pgx.ErrTxClosed) {
+			t.Errorf("%s: Unlink on the savepoint's large objects returned %v, want pgx.ErrTxClosed", when, err)
+		}
+	}
+	check("as the transaction ends")
+	g.Open()
+	pgtest.WaitFor(t, 10*time.Second, "the transaction's connection out of use", func() bool { return p.Stat().Shoal().InUseConns == 0 })
+	check("after it ended")
+
+	var n int
+	if err := p.QueryRow(bg, "select count(*) from pg_largeobject_metadata where oid = $1", oid).Scan(&n); err != nil {
+		t.Fatalf("the pool after the transaction: %v", err)
+	}
+	if n != 0 {
+		t.Errorf("large object %d outlived the transaction that created it, which was rolled back", oid)
+	}
+}
