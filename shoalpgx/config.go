@@ -226,13 +226,13 @@ type Config struct {
 	// pool_health_check_after.
 	HealthCheckAfter time.Duration
 
-	// PingTimeout bounds that ping. The ping is bounded by the acquire's
-	// deadline too, but not cancelled with its context: an acquire whose
-	// context ends mid-ping (or a database/sql caller's, in shoalpgx/stdlib)
-	// returns at once, and the ping goes on for up to a minute more, so that
-	// a healthy connection is kept rather than closed by pgx mid-ping, as in
-	// pgxpool. Default 0: no bound of its own. Connection string:
-	// pool_ping_timeout.
+	// PingTimeout bounds that ping. The ping is not cut short with the
+	// acquire's context, whether it is cancelled or its deadline passes: an
+	// acquire whose context ends mid-ping (or a database/sql caller's, in
+	// shoalpgx/stdlib) returns at once, and the ping goes on, within
+	// PingTimeout and for a minute more at most, so that a healthy
+	// connection is kept rather than closed by pgx mid-ping. Default 0: no
+	// bound of its own. Connection string: pool_ping_timeout.
 	PingTimeout time.Duration
 
 	// CancelTimeout is how long a statement whose context ended may wait

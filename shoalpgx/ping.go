@@ -46,25 +46,20 @@ type leftPing struct {
 
 // pingLeavable pings pc for a caller who may leave before it answers, and
 // returns the ping's error, or left true and ctx.Err() when ctx ended
-// first. The ping is bounded by ctx's deadline and PingTimeout but not
-// cancelled with ctx: pgx closes a connection whose ping is cut short, so
-// a caller who gave up mid-ping would cost a healthy connection. When ctx
-// ends first, pingLeavable returns at once and the ping goes on, for
-// abandonedPingLimit at most; the connection is no longer the caller's,
-// and goes back to the pool (as then says) if it answers and is closed if
-// not. Only then does a ping cost a goroutine.
+// first. The ping runs under the pool's bounds, PingTimeout and, once the
+// caller has left, abandonedPingLimit, never under ctx's cancel or deadline:
+// pgx closes a connection whose ping is cut short, so a caller who gave up
+// mid-ping, by a cancel or at its deadline alike, would cost a healthy
+// connection. When ctx ends first, pingLeavable returns at once and the
+// ping goes on; the connection is no longer the caller's, and goes back to
+// the pool (as then says) if it answers and is closed if not. Only then
+// does a ping cost a goroutine.
 func (p *Pool) pingLeavable(ctx context.Context, pc *pooledConn, then leftPing) (left bool, err error) {
 	if ctx.Done() == nil {
 		// Nothing can end ctx (and so it has no deadline): ping here.
 		return false, p.ping(ctx, pc)
 	}
-	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := cancel
-	if deadline, ok := ctx.Deadline(); ok {
-		var cancelDeadline context.CancelFunc
-		pctx, cancelDeadline = context.WithDeadline(pctx, deadline)
-		stop = func() { cancelDeadline(); cancel() }
-	}
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var state atomic.Int32
 	var limit *time.Timer // set by the caller before it abandons the ping
 	done := make(chan error, 1)

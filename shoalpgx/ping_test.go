@@ -81,30 +81,64 @@ func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
 	}
 }
 
-// The ping is not cancelled with the caller but is bounded by its
-// deadline: past it, the ping fails and its connection closes, rather than
-// waiting up to a minute more for a server that does not answer.
-func TestPingIsBoundedByTheCallersDeadline(t *testing.T) {
-	p, g, _ := pingingPool(t, nil)
+// A caller whose deadline passes while its connection is being pinged is
+// treated as one who cancels: it gets its context's error at once, and the
+// ping goes on under the pool's own bound, so that a deadline tighter than
+// a ping's round trip does not cost a healthy connection. The deadline
+// here passes while the gate holds the ping.
+func TestPingOutlivesTheCallersDeadline(t *testing.T) {
+	p, g, warm := pingingPool(t, nil)
 	g.Shut()
-	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 300*time.Millisecond)
 	defer cancel()
-	errc := make(chan error, 1)
-	go func() {
-		_, err := p.Acquire(ctx)
-		errc <- err
-	}()
-	<-g.held // the ping waits at the gate, its lease held
-	pgtest.WaitFor(t, 10*time.Second, "the ping given up at the caller's deadline", func() bool {
-		return ctx.Err() != nil && p.Stat().Shoal().InUseConns == 0
+	_, err := p.Acquire(ctx)
+	select {
+	case <-g.held:
+	default:
+		t.Fatalf("Acquire returned %v before its ping reached the gate: the deadline came too soon for this machine", err)
+	}
+	if err != context.DeadlineExceeded {
+		t.Fatalf("Acquire: %v, want context.DeadlineExceeded itself, as for a cancel", err)
+	}
+	if s := p.Stat().Shoal(); s.InUseConns != 1 || s.Closed != 0 {
+		t.Fatalf("stats %+v: the ping should still hold the connection past the caller's deadline", s)
+	}
+	g.Open()
+	pgtest.WaitFor(t, 10*time.Second, "the pinged connection out of use", func() bool { return p.Stat().Shoal().InUseConns == 0 })
+	pgtest.Settle(t, shoalStats(p))
+	if s := p.Stat().Shoal(); s.Closed != 0 || s.IdleConns != 1 {
+		t.Fatalf("stats %+v: want the healthy connection back in the pool, none closed", s)
+	}
+	if got := warmPID(t, p); got != warm {
+		t.Fatalf("next acquire got backend %d, want the healthy one (%d) whose ping outlived the deadline", got, warm)
+	}
+}
+
+// A ping that outlives its caller's deadline is still bounded by the
+// pool's own PingTimeout: a server that does not answer has the connection
+// closed then, rather than held for the abandoned ping's minute.
+func TestPingPastTheCallersDeadlineIsBoundedByPingTimeout(t *testing.T) {
+	p, g, _ := pingingPool(t, func(c *Config) {
+		c.PingTimeout = 500 * time.Millisecond
+		c.Logger = slog.New(slog.DiscardHandler) // the failed ping's Warn
 	})
+	g.Shut()
+	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 100*time.Millisecond)
+	defer cancel()
+	_, err := p.Acquire(ctx)
+	select {
+	case <-g.held:
+	default:
+		t.Fatalf("Acquire returned %v before its ping reached the gate: the deadline came too soon for this machine", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire: %v, want context.DeadlineExceeded", err)
+	}
+	pgtest.WaitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stat().Shoal().InUseConns == 0 })
 	// pgx's close of the dead connection waits for the server to hang up
 	// (behind the shut gate, up to closeTimeout): cut, so it need not.
 	g.Cut()
-	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Acquire: %v, want context.DeadlineExceeded", err)
-	}
-	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping outlived the deadline closed", func() bool { return p.Stat().Shoal().Closed == 1 })
+	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping did not answer closed", func() bool { return p.Stat().Shoal().Closed == 1 })
 }
 
 // PingTimeout bounds the ping on its own: a connection that does not answer

@@ -18,16 +18,20 @@ import (
 // database/sql) when it answers, without the statements the driver
 // prepared on it, or is closed when it does not. A ping run under the
 // caller's context would have had pgx close the connection when the
-// caller left, and a wave of cancellations would cost a dial each.
+// caller left, and a wave of cancellations would cost a dial each. A
+// deadline that passes during the ping is a caller leaving as a cancel is.
 func TestSQLResetSessionPingOutlivesTheCallersCancel(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		prepare bool // a statement left prepared on the connection
-		answer  bool // whether the ping answers
+		name     string
+		prepare  bool // a statement left prepared on the connection
+		answer   bool // whether the ping answers
+		deadline bool // the caller leaves at its deadline, not by a cancel
 	}{
-		{"answers", false, true},
-		{"answers, with a statement prepared", true, true},
-		{"fails", false, false},
+		{"answers", false, true, false},
+		{"answers, with a statement prepared", true, true, false},
+		{"fails", false, false, false},
+		{"answers after the deadline", false, true, true},
+		{"fails after the deadline", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hp *holdProxy
@@ -54,14 +58,28 @@ func TestSQLResetSessionPingOutlivesTheCallersCancel(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // idle past HealthCheckAfter
 
 			hp.Shut()
-			ctx, cancel := context.WithCancel(pgtest.Ctx(t))
-			defer cancel()
-			go func() {
-				<-hp.held // ResetSession's ping waits at the proxy
-				cancel()
-			}()
-			if _, err := db.ExecContext(ctx, "select 1"); !errors.Is(err, context.Canceled) {
-				t.Fatalf("ExecContext: %v, want context.Canceled", err)
+			if tc.deadline {
+				ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 300*time.Millisecond)
+				defer cancel()
+				_, err := db.ExecContext(ctx, "select 1")
+				select {
+				case <-hp.held: // ResetSession's ping waited at the proxy
+				default:
+					t.Fatalf("ExecContext returned %v before ResetSession's ping reached the proxy: the deadline came too soon for this machine", err)
+				}
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("ExecContext: %v, want context.DeadlineExceeded", err)
+				}
+			} else {
+				ctx, cancel := context.WithCancel(pgtest.Ctx(t))
+				defer cancel()
+				go func() {
+					<-hp.held // ResetSession's ping waits at the proxy
+					cancel()
+				}()
+				if _, err := db.ExecContext(ctx, "select 1"); !errors.Is(err, context.Canceled) {
+					t.Fatalf("ExecContext: %v, want context.Canceled", err)
+				}
 			}
 			if s := db.Stats(); s.OpenConnections != 0 {
 				t.Fatalf("db.Stats %+v: database/sql should have let the connection go", s)
