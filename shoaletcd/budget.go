@@ -76,6 +76,10 @@ type Budget struct {
 	// with one. A slot stops being suspect once its key is deleted alone.
 	suspect map[int]bool
 	changed chan struct{} // closed and replaced on every change Acquire may wait for
+
+	// joining is the lease of an attempt to join that failed, kept for the
+	// next attempt and revoked by Close: keys may have moved to it. Under mu.
+	joining clientv3.LeaseID
 }
 
 // ownedSlot is a slot key this member holds under its lease.
@@ -165,6 +169,9 @@ func New(ctx context.Context, client *clientv3.Client, opts Options) (*Budget, e
 		// it: the service must start while etcd is slow or away.
 		if operatorsToFix(err) || errors.Is(ctx.Err(), context.Canceled) {
 			b.cancel()
+			if b.joining != 0 {
+				b.revoke(b.joining)
+			}
 			return nil, err
 		}
 		b.log.Warn("shoaletcd: etcd does not answer; starting on this member's minimum share and joining when it does",
@@ -195,16 +202,16 @@ func memberID(host string) string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(r[:]))
 }
 
-// Close stops the budget and revokes its lease, which deletes its member
-// record and every slot key it holds at once, so the others may grow
-// without waiting out the TTL. Close the pools first: a connection still
-// open then is no longer counted in etcd, and the other members may open
-// one in its place. Close tells such pools their share is 0, so that they
-// close their idle connections at once and the rest as they are released,
-// and returns an error that says how many were open; their permits become
-// no-ops. Close also returns the error of the revocation, if etcd did not
-// answer (the lease then expires within the TTL); a second Close returns
-// nil.
+// Close stops the budget and revokes its lease (and that of an attempt to
+// rejoin that failed), which deletes its member record and every slot key
+// it holds at once, so the others may grow without waiting out the TTL.
+// Close the pools first: a connection still open then is no longer counted
+// in etcd, and the other members may open one in its place. Close tells
+// such pools their share is 0, so that they close their idle connections
+// at once and the rest as they are released, and returns an error that
+// says how many were open; their permits become no-ops. Close also returns
+// the error of the revocation, if etcd did not answer (the lease then
+// expires within the TTL); a second Close returns nil.
 func (b *Budget) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -226,14 +233,18 @@ func (b *Budget) Close() error {
 			b.opts.Name, open, pools))
 	}
 	// Revoked even when the session looked lost: the lease may yet be alive
-	// at the server, holding keys until it expires.
+	// at the server, holding keys until it expires. So is the lease of an
+	// attempt to join that failed. Both within one request's bound.
 	b.mu.Lock()
-	lease := b.lease
+	leases := []clientv3.LeaseID{b.lease, b.joining}
 	b.session = false
 	b.mu.Unlock()
-	if lease != 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())
-		defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())
+	defer cancel()
+	for _, lease := range leases {
+		if lease == 0 {
+			continue
+		}
 		if _, err := b.client.Revoke(ctx, lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			errs = append(errs, fmt.Errorf("shoaletcd: budget %q: revoking lease %x (it expires within %v): %w", b.opts.Name, int64(lease), b.opts.TTL, err))
 		}

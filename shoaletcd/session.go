@@ -3,12 +3,14 @@ package shoaletcd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/shoalpool/shoal/internal/fairshare"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -24,20 +26,23 @@ type session struct {
 // (moving them from the old lease, or creating them again if they were
 // lost and are free). rejoin skips the check of the minimums: a member
 // that was in the budget before keeps its place, and fairshare.Divide copes.
+//
+// A join that fails keeps its lease for the next attempt (see joinLease)
+// rather than revoke it: it may have moved keys to it, and those count
+// connections the member still holds, which a revocation would free for
+// other members to take.
 func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
 	name := b.opts.Name
-	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
-	g, err := b.client.Grant(c, b.opts.ttlSeconds())
-	cancel()
-	b.noteResult(ctx, err)
+	lease, err := b.joinLease(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("shoaletcd: budget %q: granting a lease: %w", name, err)
+		return nil, err
 	}
-	lease := g.ID
 	done := false
 	defer func() {
 		if !done {
-			b.revoke(lease)
+			b.mu.Lock()
+			b.joining = lease
+			b.mu.Unlock()
 		}
 	}()
 	if err := b.ensureSize(ctx); err != nil {
@@ -50,7 +55,7 @@ func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
 		return nil, err
 	}
 
-	c, cancel = context.WithTimeout(ctx, b.opts.opTimeout())
+	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
 	r, err := b.client.Get(c, b.keys.root, clientv3.WithPrefix())
 	cancel()
 	b.noteResult(ctx, err)
@@ -60,7 +65,7 @@ func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
 
 	b.mu.Lock()
 	old := b.lease
-	b.lease, b.session, b.joined = lease, true, true
+	b.lease, b.session, b.joined, b.joining = lease, true, true, 0
 	b.contactLocked(true)
 	b.mu.Unlock()
 	if old != 0 && old != lease {
@@ -70,6 +75,41 @@ func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
 	}
 	done = true
 	return &session{lease: lease, rev: r.Header.Revision, kvs: r.Kvs}, nil
+}
+
+// joinLease returns the lease for a join: the one an earlier attempt that
+// failed kept, renewed, while etcd still has it, or else a new one. The
+// kept lease holds whatever keys that attempt moved or created; once it
+// has expired they are gone with it, and retake creates them again if
+// they are free.
+func (b *Budget) joinLease(ctx context.Context) (clientv3.LeaseID, error) {
+	b.mu.Lock()
+	kept := b.joining
+	b.mu.Unlock()
+	if kept != 0 {
+		c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
+		_, err := b.client.KeepAliveOnce(c, kept)
+		cancel()
+		if err == nil {
+			b.noteResult(ctx, nil)
+			return kept, nil
+		}
+		if !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			b.noteResult(ctx, err)
+			return 0, fmt.Errorf("shoaletcd: budget %q: renewing the lease of an attempt to join: %w", b.opts.Name, err)
+		}
+		b.mu.Lock()
+		b.joining = 0
+		b.mu.Unlock()
+	}
+	c, cancel := context.WithTimeout(ctx, b.opts.opTimeout())
+	g, err := b.client.Grant(c, b.opts.ttlSeconds())
+	cancel()
+	b.noteResult(ctx, err)
+	if err != nil {
+		return 0, fmt.Errorf("shoaletcd: budget %q: granting a lease: %w", b.opts.Name, err)
+	}
+	return g.ID, nil
 }
 
 // ensureSize creates the size key if it is missing and checks it against

@@ -1,0 +1,298 @@
+package shoaletcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// A rejoin that fails after it moved the member's slot keys to its new
+// lease (here the read that ends the join fails) must leave those keys
+// this member's: they count connections it still holds. Another member
+// trying to create them before the next attempt finds them held, and the
+// next attempt keeps every connection on its own key, revoking none.
+func TestRejoinFailsAfterMovingKeys(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	watchSlots(t, admin, prefix, "db", 10)
+	c := newClient(t, addr)
+	ka := &cutLease{Lease: c.Lease}
+	kv := &faultKV{KV: c.KV}
+	c.Lease, c.KV = ka, kv
+	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	f := newFakePool(t, b, 5)
+	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
+		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	other, err := admin.Grant(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	old := b.lease
+	var held []*permit
+	for p := range b.permits {
+		held = append(held, p)
+	}
+	b.mu.Unlock()
+	k := newKeys(prefix, "db")
+	// The first attempt reads the slots, moves the keys, and its read of
+	// the whole budget fails; before the next attempt reads the slots,
+	// another member tries to create each of this member's keys, as one
+	// would that saw them free.
+	var taken []int
+	var stealErr error
+	stolen := make(chan struct{})
+	kv.after(k.slots(), func() {
+		kv.fail(k.root, func() {
+			kv.before(k.slots(), func() {
+				defer close(stolen)
+				for _, p := range held {
+					key := k.slot(p.slot)
+					r, err := admin.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+						Then(clientv3.OpPut(key, "other", clientv3.WithLease(other.ID))).Commit()
+					if err != nil {
+						stealErr = err
+						return
+					}
+					if r.Succeeded {
+						taken = append(taken, p.slot)
+					}
+				}
+			})
+		})
+	})
+	ka.cut(old)
+	select {
+	case <-stolen:
+	case <-ctx.Done():
+		t.Fatalf("the rejoin did not fail and try again: %s", debugState(b))
+	}
+	if stealErr != nil {
+		t.Fatal(stealErr)
+	}
+	eventually(t, 10*time.Second, "rejoined under a new lease", func() (bool, string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.session && b.lease != old, fmt.Sprintf("lease %x (old %x), session %v", int64(b.lease), int64(old), b.session)
+	})
+	if len(taken) > 0 || f.asked.Load() > 0 {
+		t.Fatalf("after a rejoin failed past moving its keys, another member took the keys of slots %v and %d connections held through it were revoked; want none of either",
+			taken, f.asked.Load())
+	}
+	b.mu.Lock()
+	lease := b.lease
+	for _, p := range held {
+		if o := b.owned[p.slot]; p.cover != p.slot || o == nil || o.permit != p {
+			t.Errorf("the permit on slot %d is not backed by its own key after rejoining (cover %d)", p.slot, p.cover)
+		}
+	}
+	b.mu.Unlock()
+	for _, p := range held {
+		r, err := admin.Get(ctx, k.slot(p.slot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Kvs) != 1 || string(r.Kvs[0].Value) != b.ID() || r.Kvs[0].Lease != int64(lease) {
+			t.Errorf("slot key %d: %v, want %s under lease %x", p.slot, r.Kvs, b.ID(), int64(lease))
+		}
+	}
+}
+
+// When the lease a failed attempt kept is gone by the next attempt (it
+// expired, or was revoked, as here), the next attempt takes a new one and
+// creates the keys again, being free, keeping every connection.
+func TestRejoinAfterKeptLeaseEnded(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	watchSlots(t, admin, prefix, "db", 10)
+	c := newClient(t, addr)
+	ka := &cutLease{Lease: c.Lease}
+	kv := &faultKV{KV: c.KV}
+	c.Lease, c.KV = ka, kv
+	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	f := newFakePool(t, b, 5)
+	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
+		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.mu.Lock()
+	old := b.lease
+	b.mu.Unlock()
+	k := newKeys(prefix, "db")
+	var kept clientv3.LeaseID
+	ended := make(chan error, 1)
+	kv.after(k.slots(), func() {
+		kv.fail(k.root, func() {
+			// The keys moved to the attempt's lease: end it.
+			r, err := admin.Get(ctx, k.member(b.ID()))
+			if err == nil && len(r.Kvs) == 1 {
+				kept = clientv3.LeaseID(r.Kvs[0].Lease)
+				_, err = admin.Revoke(ctx, kept)
+			}
+			ended <- err
+		})
+	})
+	ka.cut(old)
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("ending the lease of the attempt that failed: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the rejoin did not fail: %s", debugState(b))
+	}
+	eventually(t, 10*time.Second, "rejoined under a new lease", func() (bool, string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.session && b.lease != old && b.lease != kept,
+			fmt.Sprintf("lease %x (old %x, kept %x), session %v", int64(b.lease), int64(old), int64(kept), b.session)
+	})
+	if n := f.asked.Load(); n != 0 {
+		t.Errorf("%d connections held through the rejoin were revoked, want none", n)
+	}
+	if n := coveredOwn(b); n != 5 {
+		t.Errorf("%d permits backed by their own key after rejoining, want 5: %s", n, debugState(b))
+	}
+}
+
+// A member closed while it rejoins, after an attempt that failed past
+// moving its keys, leaves nothing in etcd: Close revokes the lease that
+// attempt kept as well as the member's last one.
+func TestCloseWhileRejoiningLeavesNoKeys(t *testing.T) {
+	addr := etcdAddr(t)
+	admin := newClient(t, addr)
+	prefix := testPrefix(t, admin)
+	c := newClient(t, addr)
+	ka := &cutLease{Lease: c.Lease}
+	kv := &faultKV{KV: c.KV}
+	c.Lease, c.KV = ka, kv
+	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	f := newFakePool(t, b, 5)
+	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
+		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
+	})
+	b.mu.Lock()
+	old := b.lease
+	b.mu.Unlock()
+	k := newKeys(prefix, "db")
+	// The first attempt fails past moving the keys; the next one is held
+	// at its read of the slots until Close has begun.
+	reached, closing := make(chan struct{}), make(chan struct{})
+	kv.after(k.slots(), func() {
+		kv.fail(k.root, func() {
+			kv.before(k.slots(), func() {
+				close(reached)
+				<-closing
+			})
+		})
+	})
+	ka.cut(old)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	select {
+	case <-reached:
+	case <-ctx.Done():
+		t.Fatalf("the rejoin did not fail and try again: %s", debugState(b))
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	<-b.ctx.Done()
+	close(closing)
+	if err := <-closed; err == nil || !strings.Contains(err.Error(), "still open") {
+		t.Errorf("Close with 5 connections open: %v; want an error saying they were", err)
+	}
+	f.stop()
+	r, err := admin.Get(ctx, k.root, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range r.Kvs {
+		if string(kv.Value) == b.ID() || strings.HasSuffix(string(kv.Key), b.ID()) {
+			t.Errorf("after Close, %s is left in etcd under lease %x", kv.Key, kv.Lease)
+		}
+	}
+}
+
+// faultKV is a client's KV that, once armed for a key, runs a function
+// right before or after the next read of it, or fails that read: the
+// test's way to change etcd, or break a request, at a given step.
+type faultKV struct {
+	clientv3.KV
+	mu    sync.Mutex
+	hooks []kvHook
+}
+
+type kvHook struct {
+	key    string
+	before bool // run fn before the read, not after it
+	fail   bool // fail the read (after running fn)
+	fn     func()
+}
+
+// errInjected is the error of a read faultKV fails.
+var errInjected = errors.New("faultKV: a read failed on purpose")
+
+func (k *faultKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	k.mu.Lock()
+	var h *kvHook
+	for i := range k.hooks {
+		if k.hooks[i].key == key {
+			hh := k.hooks[i]
+			h = &hh
+			k.hooks = append(k.hooks[:i], k.hooks[i+1:]...)
+			break
+		}
+	}
+	k.mu.Unlock()
+	if h != nil && (h.before || h.fail) {
+		h.fn()
+		if h.fail {
+			return nil, errInjected
+		}
+	}
+	r, err := k.KV.Get(ctx, key, opts...)
+	if h != nil && !h.before && !h.fail {
+		h.fn()
+	}
+	return r, err
+}
+
+func (k *faultKV) arm(h kvHook) {
+	k.mu.Lock()
+	k.hooks = append(k.hooks, h)
+	k.mu.Unlock()
+}
+
+// after makes the next read of key run fn after it.
+func (k *faultKV) after(key string, fn func()) { k.arm(kvHook{key: key, fn: fn}) }
+
+// before makes the next read of key run fn before it.
+func (k *faultKV) before(key string, fn func()) { k.arm(kvHook{key: key, before: true, fn: fn}) }
+
+// fail makes the next read of key run fn and fail.
+func (k *faultKV) fail(key string, fn func()) { k.arm(kvHook{key: key, fail: true, fn: fn}) }
