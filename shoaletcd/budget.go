@@ -78,8 +78,10 @@ type Budget struct {
 	changed chan struct{} // closed and replaced on every change Acquire may wait for
 
 	// joining is the lease of an attempt to join that failed, kept for the
-	// next attempt and revoked by Close: keys may have moved to it. Under mu.
-	joining clientv3.LeaseID
+	// next attempt and revoked by Close: keys may have moved to it.
+	// retiring is the old lease a rejoin is revoking, which Close revokes
+	// if it cut that short. Both under mu.
+	joining, retiring clientv3.LeaseID
 }
 
 // ownedSlot is a slot key this member holds under its lease.
@@ -202,16 +204,17 @@ func memberID(host string) string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(r[:]))
 }
 
-// Close stops the budget and revokes its lease (and that of an attempt to
-// rejoin that failed), which deletes its member record and every slot key
-// it holds at once, so the others may grow without waiting out the TTL.
-// Close the pools first: a connection still open then is no longer counted
-// in etcd, and the other members may open one in its place. Close tells
-// such pools their share is 0, so that they close their idle connections
-// at once and the rest as they are released, and returns an error that
-// says how many were open; their permits become no-ops. Close also returns
-// the error of the revocation, if etcd did not answer (the lease then
-// expires within the TTL); a second Close returns nil.
+// Close stops the budget and revokes its lease (and those a rejoin left
+// to it), which deletes its member record and every slot key it holds at
+// once, so the others may grow without waiting out the TTL. Close the
+// pools first: a connection still open then is no longer counted in
+// etcd, and the other members may open one in its place. Close tells such
+// pools their share is 0, so that they close their idle connections at
+// once and the rest as they are released, and returns an error that says
+// how many were open; their permits become no-ops. Close also returns the
+// error of the revocation, if etcd did not answer (the lease then expires
+// within the TTL); it waits on etcd for one request's bound at most. A
+// second Close returns nil.
 func (b *Budget) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -233,10 +236,11 @@ func (b *Budget) Close() error {
 			b.opts.Name, open, pools))
 	}
 	// Revoked even when the session looked lost: the lease may yet be alive
-	// at the server, holding keys until it expires. So is the lease of an
-	// attempt to join that failed. Both within one request's bound.
+	// at the server, holding keys until it expires. So are the lease of an
+	// attempt to join that failed and an old one a rejoin was revoking.
+	// All within one request's bound.
 	b.mu.Lock()
-	leases := []clientv3.LeaseID{b.lease, b.joining}
+	leases := []clientv3.LeaseID{b.lease, b.joining, b.retiring}
 	b.session = false
 	b.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.opTimeout())

@@ -75,16 +75,24 @@ func TestRequestBoundIsHalfTheTTLAtMost3s(t *testing.T) {
 	}
 }
 
-// Close while the member rejoins, with etcd gone silent after the rejoin
-// took its new lease, waits on one request's bound too: the attempt's
-// lease is revoked by Close within the same bound as the member's, not
-// by the failing attempt first.
+// Close while the member rejoins, with etcd gone silent at a step of the
+// rejoin, waits on one request's bound too: the leases the rejoin has not
+// done with (the new one of an attempt that cannot finish, the old one it
+// is giving up) are revoked by Close within the same bound as the
+// member's, not by the rejoin first.
 func TestCloseWhileRejoiningBoundsItsWait(t *testing.T) {
+	t.Run("after the grant", func(t *testing.T) { testCloseWhileRejoining(t, false) })
+	t.Run("revoking the old lease", func(t *testing.T) { testCloseWhileRejoining(t, true) })
+}
+
+// testCloseWhileRejoining stops etcd right after the rejoin's new lease is
+// granted, or right before it revokes the old one (atRevoke), and closes.
+func testCloseWhileRejoining(t *testing.T, atRevoke bool) {
 	addr, proc := startEtcd(t)
 	c := clientTo(t, addr)
 	ka := &cutLease{Lease: c.Lease}
-	gl := &afterGrantLease{Lease: ka}
-	c.Lease = gl
+	hl := &hookLease{Lease: ka}
+	c.Lease = hl
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b, err := New(ctx, c, Options{Name: "db", Size: 4, Logger: testLogger(t)})
@@ -104,10 +112,14 @@ func TestCloseWhileRejoiningBoundsItsWait(t *testing.T) {
 		return ka.ends[old] != nil, debugState(b)
 	})
 
-	// The rejoin's new lease is granted, then etcd stops (not killed: a
-	// silent etcd answers nothing and refuses nothing).
+	// Stopped, not killed: a silent etcd answers nothing and refuses nothing.
 	stopped := make(chan error, 1)
-	gl.arm(func() { stopped <- proc.Signal(syscall.SIGSTOP) })
+	stop := func() { stopped <- proc.Signal(syscall.SIGSTOP) }
+	if atRevoke {
+		hl.arm(nil, stop)
+	} else {
+		hl.arm(stop, nil)
+	}
 	defer func() { _ = proc.Signal(syscall.SIGCONT) }()
 	ka.cut(old)
 	select {
@@ -116,7 +128,7 @@ func TestCloseWhileRejoiningBoundsItsWait(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-ctx.Done():
-		t.Fatalf("the member did not try to rejoin: %s", debugState(b))
+		t.Fatalf("the member did not rejoin as far as the step: %s", debugState(b))
 	}
 
 	bound := 2500 * time.Millisecond // the default TTL's half
@@ -138,22 +150,23 @@ func TestCloseWhileRejoiningBoundsItsWait(t *testing.T) {
 	}
 }
 
-// afterGrantLease is a client's Lease that, once armed, runs a function
-// right after the next lease it grants.
-type afterGrantLease struct {
+// hookLease is a client's Lease that, once armed, runs a function right
+// after the next lease it grants, or right before the next revocation.
+type hookLease struct {
 	clientv3.Lease
-	mu sync.Mutex
-	fn func()
+	mu           sync.Mutex
+	afterGrant   func()
+	beforeRevoke func()
 }
 
-func (l *afterGrantLease) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error) {
+func (l *hookLease) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error) {
 	r, err := l.Lease.Grant(ctx, ttl)
 	if err != nil {
 		return r, err
 	}
 	l.mu.Lock()
-	fn := l.fn
-	l.fn = nil
+	fn := l.afterGrant
+	l.afterGrant = nil
 	l.mu.Unlock()
 	if fn != nil {
 		fn()
@@ -161,9 +174,21 @@ func (l *afterGrantLease) Grant(ctx context.Context, ttl int64) (*clientv3.Lease
 	return r, nil
 }
 
-// arm makes the next grant run fn after it.
-func (l *afterGrantLease) arm(fn func()) {
+func (l *hookLease) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseRevokeResponse, error) {
 	l.mu.Lock()
-	l.fn = fn
+	fn := l.beforeRevoke
+	l.beforeRevoke = nil
+	l.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return l.Lease.Revoke(ctx, id)
+}
+
+// arm makes the next grant run afterGrant after it, and the next
+// revocation run beforeRevoke before it (nil: nothing).
+func (l *hookLease) arm(afterGrant, beforeRevoke func()) {
+	l.mu.Lock()
+	l.afterGrant, l.beforeRevoke = afterGrant, beforeRevoke
 	l.mu.Unlock()
 }

@@ -71,7 +71,7 @@ func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
 	if old != 0 && old != lease {
 		// Whatever the old lease still holds was not re-taken: let it go
 		// now rather than at its expiry.
-		b.revoke(old)
+		b.retire(old)
 	}
 	done = true
 	return &session{lease: lease, rev: r.Header.Revision, kvs: r.Kvs}, nil
@@ -350,6 +350,24 @@ func (b *Budget) retakeSlot(ctx context.Context, lease clientv3.LeaseID, k int, 
 		return b.createSlot(ctx, lease, k)
 	}
 	return 0, nil
+}
+
+// retire revokes lease, which the member has left for a new one, best
+// effort (it expires within its TTL anyway). Close cuts the request short
+// and then revokes the lease itself, so that closing waits on one
+// request's bound for all its leases.
+func (b *Budget) retire(lease clientv3.LeaseID) {
+	b.mu.Lock()
+	b.retiring = lease
+	b.mu.Unlock()
+	c, cancel := context.WithTimeout(b.ctx, b.opts.opTimeout())
+	_, _ = b.client.Revoke(c, lease)
+	cancel()
+	if b.ctx.Err() == nil {
+		b.mu.Lock()
+		b.retiring = 0
+		b.mu.Unlock()
+	}
 }
 
 // revoke revokes lease, best effort: if etcd does not answer, the lease
