@@ -151,12 +151,14 @@ func testCloseWhileRejoining(t *testing.T, atRevoke bool) {
 }
 
 // hookLease is a client's Lease that, once armed, runs a function right
-// after the next lease it grants, or right before the next revocation.
+// after the next lease it grants, or right before or after the next
+// revocation.
 type hookLease struct {
 	clientv3.Lease
 	mu           sync.Mutex
 	afterGrant   func()
 	beforeRevoke func()
+	afterRevoke  func(clientv3.LeaseID)
 }
 
 func (l *hookLease) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGrantResponse, error) {
@@ -182,7 +184,15 @@ func (l *hookLease) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.
 	if fn != nil {
 		fn()
 	}
-	return l.Lease.Revoke(ctx, id)
+	r, err := l.Lease.Revoke(ctx, id)
+	l.mu.Lock()
+	after := l.afterRevoke
+	l.afterRevoke = nil
+	l.mu.Unlock()
+	if after != nil {
+		after(id)
+	}
+	return r, err
 }
 
 // arm makes the next grant run afterGrant after it, and the next
@@ -190,5 +200,12 @@ func (l *hookLease) Revoke(ctx context.Context, id clientv3.LeaseID) (*clientv3.
 func (l *hookLease) arm(afterGrant, beforeRevoke func()) {
 	l.mu.Lock()
 	l.afterGrant, l.beforeRevoke = afterGrant, beforeRevoke
+	l.mu.Unlock()
+}
+
+// armAfterRevoke makes the next revocation run fn, with the lease, after it.
+func (l *hookLease) armAfterRevoke(fn func(clientv3.LeaseID)) {
+	l.mu.Lock()
+	l.afterRevoke = fn
 	l.mu.Unlock()
 }

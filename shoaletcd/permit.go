@@ -185,6 +185,13 @@ func (b *Budget) createAndGrantLocked(ctx context.Context, s *seat, k int) (p *p
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.pending, k)
+	if rev > 0 && (!b.session || b.lease != lease) {
+		// The lease was lost while the key was being created: a rejoin
+		// under way has read the slots without it and will revoke the
+		// lease it is under, so it would count no connection. It goes
+		// with that lease; the next try creates one under the new lease.
+		return nil, false, nil
+	}
 	if rev > 0 {
 		b.localRev = max(b.localRev, rev)
 		b.owned[k] = &ownedSlot{rev: rev}

@@ -239,12 +239,15 @@ func TestCloseWhileRejoiningLeavesNoKeys(t *testing.T) {
 }
 
 // faultKV is a client's KV that, once armed for a key, runs a function
-// right before or after the next read of it, or fails that read: the
-// test's way to change etcd, or break a request, at a given step.
+// right before or after the next read of it, or fails that read, or runs
+// one before a transaction that writes it: the test's way to change etcd,
+// break a request, or hold one back, at a given step.
 type faultKV struct {
 	clientv3.KV
-	mu    sync.Mutex
-	hooks []kvHook
+	mu           sync.Mutex
+	hooks        []kvHook
+	commitPrefix string
+	commitFn     func(key string)
 }
 
 type kvHook struct {
@@ -280,6 +283,59 @@ func (k *faultKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption
 		h.fn()
 	}
 	return r, err
+}
+
+// Txn returns a transaction whose Commit runs the function armed by
+// beforeCommit first, if the transaction puts a key under its prefix.
+func (k *faultKV) Txn(ctx context.Context) clientv3.Txn {
+	return &hookTxn{Txn: k.KV.Txn(ctx), k: k}
+}
+
+// beforeCommit makes the next transaction that puts a key under prefix
+// run fn, with that key, before it is sent.
+func (k *faultKV) beforeCommit(prefix string, fn func(key string)) {
+	k.mu.Lock()
+	k.commitPrefix, k.commitFn = prefix, fn
+	k.mu.Unlock()
+}
+
+// hookTxn is a transaction of faultKV's.
+type hookTxn struct {
+	clientv3.Txn
+	k    *faultKV
+	puts []string
+}
+
+func (t *hookTxn) If(cs ...clientv3.Cmp) clientv3.Txn { t.Txn = t.Txn.If(cs...); return t }
+
+func (t *hookTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	for _, op := range ops {
+		if op.IsPut() {
+			t.puts = append(t.puts, string(op.KeyBytes()))
+		}
+	}
+	t.Txn = t.Txn.Then(ops...)
+	return t
+}
+
+func (t *hookTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Else(ops...); return t }
+
+func (t *hookTxn) Commit() (*clientv3.TxnResponse, error) {
+	var fn func(string)
+	var key string
+	t.k.mu.Lock()
+	for _, p := range t.puts {
+		if t.k.commitFn != nil && strings.HasPrefix(p, t.k.commitPrefix) {
+			fn, key = t.k.commitFn, p
+			t.k.commitFn = nil
+			break
+		}
+	}
+	t.k.mu.Unlock()
+	if fn != nil {
+		fn(key)
+	}
+	return t.Txn.Commit()
 }
 
 func (k *faultKV) arm(h kvHook) {
