@@ -61,25 +61,31 @@ func (s *Set[K, P]) reaper() {
 			return
 		case <-t.C:
 		}
-		now := time.Now()
-		s.mu.Lock()
-		for k, e := range s.pools {
-			if !s.idleLocked(e) {
-				e.idleSince = time.Time{}
-				continue
-			}
-			if e.idleSince.IsZero() {
-				e.idleSince = now
-			}
-			since := e.idleSince
-			if e.lastUsed.After(since) {
-				since = e.lastUsed
-			}
-			if now.Sub(since) >= s.cfg.IdleTimeout {
-				delete(s.pools, k)
-				s.closeInBackground(e.pool)
-			}
+		s.Sweep(time.Now())
+	}
+}
+
+// Sweep closes the pools idle for IdleTimeout at now, as the reaper does
+// on each look; a benchmark calls it to time how long a look holds the
+// set's lock, which every Enter and Exit of every key waits for.
+func (s *Set[K, P]) Sweep(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, e := range s.pools {
+		if !s.idleLocked(e) {
+			e.idleSince = time.Time{}
+			continue
 		}
-		s.mu.Unlock()
+		if e.idleSince.IsZero() {
+			e.idleSince = now
+		}
+		since := e.idleSince
+		if e.lastUsed.After(since) {
+			since = e.lastUsed
+		}
+		if now.Sub(since) >= s.cfg.IdleTimeout {
+			delete(s.pools, k)
+			s.closeInBackground(e.pool)
+		}
 	}
 }

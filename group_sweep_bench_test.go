@@ -1,0 +1,122 @@
+package shoal
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sweepGroup returns a group of n keys' pools, exclusive, each with one
+// connection open and idle, and every other one with a lease held, so that
+// a sweep finds both kinds. IdleTimeout is an hour: the benchmark's
+// sweeps look at every pool and close none. With budget, the pools share
+// a LocalBudget, whose lock a pool's Stats takes.
+func sweepGroup(b *testing.B, n int, budget bool) (*Group[string, *fakeConn], func()) {
+	b.Helper()
+	ts := newTenants(0)
+	cfg := GroupConfig[string, *fakeConn]{Config: ts.config, IdleTimeout: time.Hour}
+	if budget {
+		cfg.Budget = mustBudget(b, 4*n+4)
+	}
+	g, err := NewGroup(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var held []Lease[*fakeConn]
+	for i := range n {
+		l, err := g.Acquire(ctx, fmt.Sprintf("tenant-%05d", i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%2 == 0 {
+			l.Release()
+		} else {
+			held = append(held, l)
+		}
+	}
+	return g, func() {
+		for _, l := range held {
+			l.Release()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := g.Close(ctx); err != nil {
+			b.Error(err)
+		}
+	}
+}
+
+// BenchmarkGroupSweep times one idle sweep of a group (keyed.Set.Sweep):
+// the whole of it holds the group's lock. ns/pool is the cost of looking
+// at one pool.
+func BenchmarkGroupSweep(b *testing.B) {
+	for _, budget := range []bool{false, true} {
+		for _, n := range []int{1000, 10000} {
+			b.Run(fmt.Sprintf("budget=%v/pools=%d", budget, n), func(b *testing.B) {
+				g, done := sweepGroup(b, n, budget)
+				defer done()
+				b.ResetTimer()
+				for b.Loop() {
+					g.set.Sweep(time.Now())
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/pool")
+				if g.Len() != n {
+					b.Fatalf("the sweep closed pools: %d left of %d", g.Len(), n)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkGroupAcquireDuringSweeps times an Acquire and Release of one
+// key while another goroutine sweeps the group without pause, against the
+// same without sweeps: an acquire that finds the lock held waits for the
+// rest of the sweep. max-ns and p999-ns show that wait.
+func BenchmarkGroupAcquireDuringSweeps(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, sweeping := range []bool{false, true} {
+			b.Run(fmt.Sprintf("pools=%d/sweeping=%v", n, sweeping), func(b *testing.B) {
+				g, done := sweepGroup(b, n, false)
+				defer done()
+				ctx := context.Background()
+				var wg sync.WaitGroup
+				stop := make(chan struct{})
+				if sweeping {
+					wg.Go(func() {
+						for {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+							g.set.Sweep(time.Now())
+						}
+					})
+				}
+				lat := make([]time.Duration, 0, 1<<16)
+				b.ResetTimer()
+				for b.Loop() {
+					start := time.Now()
+					l, err := g.Acquire(ctx, "tenant-00000")
+					if err != nil {
+						b.Fatal(err)
+					}
+					l.Release()
+					if len(lat) < cap(lat) {
+						lat = append(lat, time.Since(start))
+					}
+				}
+				b.StopTimer()
+				close(stop)
+				wg.Wait()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)*999/1000]), "p999-ns")
+				b.ReportMetric(float64(lat[len(lat)-1]), "max-ns")
+			})
+		}
+	}
+}
