@@ -69,6 +69,10 @@ type engine[T any] interface {
 	// count returns the leases held now, the connections with at least
 	// one, and the live connections with none.
 	count() (leases, inUse, idle int)
+	// leased reports whether any lease is held now, stopping at the
+	// first: a Group's idle sweep asks it of every pool under its lock,
+	// where count and stats would walk every connection.
+	leased() bool
 	// stats fills the connection gauges and the wait counters of s, and
 	// adds the hand-outs of the open connections' leases to s.Acquires.
 	stats(s *Stats)

@@ -243,6 +243,14 @@ func (e *exclusiveEngine[T]) count() (leases, inUse, idle int) {
 	return inUse, inUse, idle
 }
 
+func (e *exclusiveEngine[T]) leased() (held bool) {
+	e.slots.each(func(c *conn[T]) bool {
+		held = c.lease.isHeld()
+		return !held
+	})
+	return held
+}
+
 func (e *exclusiveEngine[T]) stats(s *Stats) {
 	handouts, inUse, idle := e.tally()
 	s.Acquires += handouts

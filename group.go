@@ -164,10 +164,11 @@ func (g *Group[K, T]) make(_ context.Context, key K, n int, settle func() bool) 
 }
 
 // poolIdle reports whether p has no lease and no waiter, so that the group
-// may close it.
+// may close it. The group's idle sweep asks it of every pool, so it reads
+// what Stats' Leases and Waiting would without making the rest of a
+// snapshot, which walks every connection and allocates.
 func poolIdle[T any](p *Pool[T]) bool {
-	s := p.Stats()
-	return s.Leases == 0 && s.Waiting == 0
+	return p.hot.waiters.Load() == 0 && !p.eng.leased()
 }
 
 // refusedByBudget reports whether err is New's for a Budget that refused

@@ -606,6 +606,18 @@ func (m *muxEngine[T]) count() (leases, inUse, idle int) {
 	return leases, inUse, idle
 }
 
+// leased reports whether any connection has a lease held.
+func (m *muxEngine[T]) leased() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.conns {
+		if c.mux.streams > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkIdle does nothing: HealthCheckPeriod is for exclusive connections,
 // and Validate refuses it with MaxStreams > 1.
 func (m *muxEngine[T]) checkIdle(int64) {}
