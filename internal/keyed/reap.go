@@ -68,11 +68,41 @@ func (s *Set[K, P]) reaper() {
 // Sweep closes the pools idle for IdleTimeout at now, as the reaper does
 // on each look; a benchmark calls it to time how long a look holds the
 // set's lock, which every Enter and Exit of every key waits for.
+//
+// Config.Idle reads each pool's own state, which at thousands of pools is
+// most of a sweep's time, so Sweep asks it outside the lock: it notes the
+// pools no caller is in, asks Idle of each, and takes the lock again to
+// act on the answers. A pool gets a lease or a waiter only from a caller
+// between Enter and Exit, and Exit restarts its idle time (idleSince back
+// to zero, which this sweep cannot close from): a pool closed here had no
+// caller since the sweep before, and none while Idle looked.
 func (s *Set[K, P]) Sweep(now time.Time) {
+	if s.cfg.IdleTimeout <= 0 {
+		return // pools are kept until Close
+	}
+	type look struct {
+		key  K
+		e    *Entry[P]
+		idle bool
+	}
+	s.mu.Lock()
+	looks := make([]look, 0, len(s.pools))
+	for k, e := range s.pools {
+		if e.users == 0 && e.ok {
+			looks = append(looks, look{key: k, e: e})
+		} else {
+			e.idleSince = time.Time{}
+		}
+	}
+	s.mu.Unlock()
+	for i := range looks {
+		looks[i].idle = s.cfg.Idle(looks[i].e.pool)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, e := range s.pools {
-		if !s.idleLocked(e) {
+	for _, l := range looks {
+		e := l.e
+		if !l.idle || e.users != 0 {
 			e.idleSince = time.Time{}
 			continue
 		}
@@ -83,8 +113,10 @@ func (s *Set[K, P]) Sweep(now time.Time) {
 		if e.lastUsed.After(since) {
 			since = e.lastUsed
 		}
-		if now.Sub(since) >= s.cfg.IdleTimeout {
-			delete(s.pools, k)
+		// The pool may have been evicted, or the set closed, while Idle
+		// looked: then it is closed or closing already.
+		if now.Sub(since) >= s.cfg.IdleTimeout && s.pools[l.key] == e {
+			delete(s.pools, l.key)
 			s.closeInBackground(e.pool)
 		}
 	}

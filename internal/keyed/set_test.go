@@ -43,6 +43,11 @@ type harness struct {
 	hold  chan struct{}          // Make waits on it when not nil
 	fail  error                  // Make returns it when not nil
 	makes atomic.Int32
+	// looked, when not nil, runs in Idle after it has read the pool's
+	// leases and before it answers: what a caller may do while a sweep
+	// looks at a pool outside the set's lock. Set only while no other
+	// goroutine sweeps (the reaper's first look is IdleTimeout/4 away).
+	looked func(p *fakePool)
 }
 
 // newHarness returns a harness whose set has idle and maxPools; the test
@@ -82,7 +87,13 @@ func newHarness(t *testing.T, idle time.Duration, maxPools int) *harness {
 			}
 			return p.err
 		},
-		Idle:        func(p *fakePool) bool { return p.leases.Load() == 0 },
+		Idle: func(p *fakePool) bool {
+			idle := p.leases.Load() == 0
+			if h.looked != nil {
+				h.looked(p)
+			}
+			return idle
+		},
 		IdleTimeout: idle,
 		MaxPools:    maxPools,
 		ErrClosed:   errClosed,
@@ -204,6 +215,43 @@ func TestIdlePoolClosedAfterIdleTimeout(t *testing.T) {
 		// A key used again gets a new pool.
 		if again := h.use(t, "quiet"); again == quiet || again.closed() {
 			t.Fatal("a key used after its pool was closed got the closed pool")
+		}
+	})
+}
+
+// A sweep asks Idle outside the set's lock: a caller who leases the pool
+// meanwhile, and has left by the time the sweep takes the lock again,
+// keeps it open, though Idle answered from before the lease. Once the
+// lease is back, sweeps close the pool.
+func TestSweepKeepsAPoolLeasedWhileIdleLooked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = time.Hour
+		h := newHarness(t, idle, 0)
+		defer h.closeSet(t)
+		p := h.use(t, "a")
+		start := time.Now()
+		h.set.Sweep(start) // idle from start
+		h.looked = func(*fakePool) {
+			h.looked = nil
+			e, err := h.set.Enter(t.Context(), "a")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			e.Pool().leases.Add(1) // a lease outlives the Enter that took it
+			h.set.Exit(e)
+		}
+		h.set.Sweep(start.Add(2 * idle))
+		synctest.Wait()
+		if p.closed() {
+			t.Fatal("the sweep closed a pool leased while Idle looked at it")
+		}
+		p.leases.Add(-1)
+		h.set.Sweep(start.Add(3 * idle)) // idle from here
+		h.set.Sweep(start.Add(5 * idle))
+		synctest.Wait()
+		if !p.closed() {
+			t.Fatal("a pool idle for two IdleTimeouts of sweeps after its lease came back is still open")
 		}
 	})
 }
