@@ -177,10 +177,11 @@
 //
 // The pool name becomes an attribute value, stored by your backend and
 // shown on dashboards. It is yours to choose, so never build it from a
-// connection string that carries a password. [OriginName] makes a safe name
-// from a URL (scheme://host:port, with user, password, path and query
-// dropped). Every pool name adds a few dozen series, so keep the number of
-// names bounded.
+// connection string that carries a password (one in a name is masked
+// where it stands all the same, as in a pool's Config.Name). [OriginName]
+// makes a safe name from a URL (scheme://host:port, with user, password,
+// path and query dropped). Every pool name adds a few dozen series, so
+// keep the number of names bounded.
 //
 // Pools that share a name on purpose, such as successive pools of one
 // shoalhttp origin that overlap while the old one drains, share one

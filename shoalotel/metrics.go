@@ -195,8 +195,10 @@ var ErrDuplicatePool = errors.New("shoalotel: pool name already registered")
 // (see PoolMetrics.Attach).
 //
 // name becomes the db.client.connection.pool.name attribute: choose it
-// yourself, or make it with OriginName, and never let it carry a password.
-// It must be valid UTF-8 and not in use in these Metrics (the error wraps
+// yourself, or make it with OriginName, and never let it carry a password
+// (one in it is masked where it stands all the same, as in
+// shoal.Config.Name, and Name returns the masked name). It must be valid
+// UTF-8 and not in use in these Metrics (the error wraps
 // ErrDuplicatePool); after PoolMetrics.Unregister the name is free again.
 // An empty name means the pool's own: the metrics take the name of the
 // pool that attaches them (shoal.Config.Name, or the one the pool made up;

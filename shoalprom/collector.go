@@ -150,7 +150,9 @@ var ErrDuplicatePool = errors.New("shoalprom: pool name already registered")
 // reported (see PoolMetrics.Attach).
 //
 // name becomes the pool_name label: choose it yourself, or make it with
-// OriginName, and never let it carry a password. It must be valid UTF-8
+// OriginName, and never let it carry a password (one in it is masked
+// where it stands all the same, as in shoal.Config.Name, and Name returns
+// the masked name). It must be valid UTF-8
 // and not in use in this Collector (the error wraps ErrDuplicatePool);
 // after PoolMetrics.Unregister the name is free again. An empty name means
 // the pool's own: the metrics take the name of the pool that attaches

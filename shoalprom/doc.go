@@ -125,11 +125,12 @@
 //
 // The pool name becomes a label value, stored by Prometheus and shown on
 // dashboards. It is yours to choose, so never build it from a connection
-// string that carries a password. [OriginName] makes a safe name from a URL
-// (scheme://host:port, with user, password, path and query dropped), which
-// also suits shoalhttp's one pool per origin. Every pool name adds about 60
-// series (each histogram has a series per bucket, and the closes one per
-// reason), so keep the number of names bounded.
+// string that carries a password (one in a name is masked where it stands
+// all the same, as in a pool's Config.Name). [OriginName] makes a safe
+// name from a URL (scheme://host:port, with user, password, path and
+// query dropped), which also suits shoalhttp's one pool per origin. Every
+// pool name adds about 60 series (each histogram has a series per bucket,
+// and the closes one per reason), so keep the number of names bounded.
 //
 // Pools that share a name on purpose, such as successive pools of one
 // shoalhttp origin that overlap while the old one drains, share one

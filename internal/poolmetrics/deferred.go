@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // Deferred is the state of a package's pool metrics made without a name
@@ -52,7 +53,11 @@ func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (
 	for i := 1; ; i++ {
 		name := base
 		if i > 1 {
-			name = base + "-" + strconv.Itoa(i)
+			// Suffixed: after a name ending in a bare password value
+			// ("orders password=xxxxx") the suffix would be masked with
+			// it, as newPool masks the name, and every try would be
+			// the name taken.
+			name = namemask.Suffixed(base, "-"+strconv.Itoa(i))
 		}
 		m, err := newPool(name)
 		if errors.Is(err, dup) {

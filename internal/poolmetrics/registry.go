@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/shoalpool/shoal/internal/namemask"
 )
 
 // Registry is the set of pool names one shoalprom Collector or shoalotel
@@ -39,7 +41,9 @@ type Registry struct {
 //
 // name must be non-empty, valid UTF-8 (it becomes a label value) and not
 // registered already (the error wraps ErrDuplicate); once its Pool is
-// unregistered it is free again.
+// unregistered it is free again. A password in it is masked where it
+// stands (namemask), before it is compared with the names registered, so
+// the Pool's Name is the masked name.
 func (r *Registry) Register(name string, bind func(*Pool) error) (*Pool, error) {
 	if name == "" {
 		return nil, errors.New(r.Package + ": pool name is empty")
@@ -47,6 +51,9 @@ func (r *Registry) Register(name string, bind func(*Pool) error) (*Pool, error) 
 	if !utf8.ValidString(name) {
 		return nil, errors.New(r.Package + ": pool name is not valid UTF-8")
 	}
+	// Masked as the core masks a pool's Config.Name: the name goes into
+	// every series, and into the error below.
+	name = namemask.Mask(name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.pools[name]; ok {

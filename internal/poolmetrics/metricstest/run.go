@@ -12,6 +12,7 @@ func Run(t *testing.T, b Backend) {
 	}{
 		{"PoolNames", testPoolNames},
 		{"PoolsOwnName", testPoolsOwnName},
+		{"PasswordInName", testPasswordInName},
 		{"ReadsStatsOnlyWhenRead", testReadsStatsOnlyWhenRead},
 		{"SharedName", testSharedName},
 		{"Budget", testBudget},
