@@ -102,7 +102,7 @@ func (p *PoolMetrics) Name() string {
 // name already, the first free of name-2, name-3 and so on.
 func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 	if p.late != nil {
-		b, err := p.late.Bind(stats, p.metrics.Pool, ErrDuplicatePool, func(b *PoolMetrics, hosts func() []shoal.HostStat) { b.AttachHosts(hosts) })
+		b, err := p.late.Bind(stats, p.metrics.Pool, ErrDuplicatePool, func(b *PoolMetrics, hosts func() []shoal.HostStat) func() { return b.AttachHosts(hosts) })
 		if err != nil {
 			otel.Handle(err) // the MeterProvider refused the callback
 		}

@@ -66,7 +66,7 @@ func (m *PoolMetrics) Name() string {
 // name already, the first free of name-2, name-3 and so on.
 func (m *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 	if m.late != nil {
-		b, _ := m.late.Bind(stats, m.collector.Pool, ErrDuplicatePool, func(b *PoolMetrics, hosts func() []shoal.HostStat) { b.AttachHosts(hosts) })
+		b, _ := m.late.Bind(stats, m.collector.Pool, ErrDuplicatePool, func(b *PoolMetrics, hosts func() []shoal.HostStat) func() { return b.AttachHosts(hosts) })
 		if b == nil {
 			return func() {}
 		}

@@ -22,8 +22,17 @@ type Deferred[M any] struct {
 	bound atomic.Pointer[M]
 
 	mu      sync.Mutex
-	hosts   func() []shoal.HostStat // attached before the name was known
-	removed bool                    // unregistered before it was bound
+	hosts   *earlyHosts // attached before the name was known
+	removed bool        // unregistered before it was bound
+}
+
+// earlyHosts is a hosts function attached before the metrics were named,
+// with an identity, so that its detach can tell whether it is still the
+// one attached, and, once Bind attached it to the bound metrics, the
+// detach that undoes that.
+type earlyHosts struct {
+	hosts  func() []shoal.HostStat
+	detach func() // set by Bind
 }
 
 // Load returns the bound metrics, or nil before a pool attached them.
@@ -34,10 +43,10 @@ func (d *Deferred[M]) Load() *M { return d.bound.Load() }
 // given the same Name are both reported. newPool makes the metrics under a name and
 // fails with an error for which dup is true when the name is taken;
 // attachHosts gives them a hosts function attached before they were
-// named. Bind returns the bound metrics, or nil when they were
+// named, and returns its detach. Bind returns the bound metrics, or nil when they were
 // unregistered first or newPool failed otherwise (its error is returned).
 func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (*M, error), dup error,
-	attachHosts func(m *M, hosts func() []shoal.HostStat)) (*M, error) {
+	attachHosts func(m *M, hosts func() []shoal.HostStat) (detach func())) (*M, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if m := d.bound.Load(); m != nil || d.removed {
@@ -66,8 +75,8 @@ func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (
 		if err != nil {
 			return nil, err
 		}
-		if d.hosts != nil {
-			attachHosts(m, d.hosts)
+		if h := d.hosts; h != nil {
+			h.detach = attachHosts(m, h.hosts)
 			d.hosts = nil
 		}
 		d.bound.Store(m)
@@ -76,20 +85,34 @@ func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (
 }
 
 // AttachHosts keeps hosts for the metrics to attach once they are named,
-// when they are not yet: bound is nil then, and detach forgets hosts.
-// Once named it returns the bound metrics, for the caller to attach hosts
-// to.
+// when they are not yet, replacing any kept before (nil just removes it):
+// bound is nil then, and detach forgets hosts, or detaches it from the
+// bound metrics once Bind attached it there. Like a detach after the
+// naming, it does nothing once hosts was replaced, and nothing the second
+// time. Once named it returns the bound metrics, for the caller to attach
+// hosts to.
 func (d *Deferred[M]) AttachHosts(hosts func() []shoal.HostStat) (bound *M, detach func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if m := d.bound.Load(); m != nil {
 		return m, nil
 	}
-	d.hosts = hosts
+	if hosts == nil {
+		d.hosts = nil
+		return nil, func() {}
+	}
+	h := &earlyHosts{hosts: hosts}
+	d.hosts = h
 	return nil, func() {
 		d.mu.Lock()
-		d.hosts = nil
-		d.mu.Unlock()
+		defer d.mu.Unlock()
+		if d.hosts == h {
+			d.hosts = nil
+		}
+		if h.detach != nil {
+			h.detach() // does nothing once the bound metrics' hosts were replaced
+			h.detach = nil
+		}
 	}
 }
 

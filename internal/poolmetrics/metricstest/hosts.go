@@ -1,6 +1,7 @@
 package metricstest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -185,4 +186,34 @@ func testHostsConcurrent(t *testing.T, b Backend) {
 		}
 	}
 	wg.Wait()
+}
+
+// testHostsDetachBeforeNamed: a hosts function attached to metrics made
+// without a name, before a pool named them, is detached by the function
+// AttachHosts returned, whether the pool named the metrics since or not;
+// and a detach of a function since replaced leaves its successor alone,
+// as after the naming.
+func testHostsDetachBeforeNamed(t *testing.T, b Backend) {
+	set := b.New(t)
+	m, err := set.Pool("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func() []shoal.HostStat { return []shoal.HostStat{{Addr: "db-a:5432", Open: 1, Role: "primary"}} }
+	two := func() []shoal.HostStat { return []shoal.HostStat{{Addr: "db-b:5432", Open: 2, Role: "standby"}} }
+	read := func() Values { return set.Read(t).Only(HostNames...) }
+
+	detachOne := m.AttachHosts(one)
+	detachTwo := m.AttachHosts(two)
+	detachOne() // replaced by two: does nothing
+	pool, err := shoal.New(shoal.Config[*FakeConn]{Name: "orders", MaxConns: 1, Dial: FakeDial(), Observer: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close(context.Background()) })
+	check(t, "two, attached before the pool named the metrics", read(),
+		hostValues(hostValue{addr: "db-b:5432", open: 2, role: "standby"}))
+	detachTwo()
+	check(t, "two detached after the pool named the metrics", read(), Values{})
+	detachTwo()
 }

@@ -22,6 +22,7 @@ func Run(t *testing.T, b Backend) {
 		{"HostValues", testHostValues},
 		{"HostRoleChange", testHostRoleChange},
 		{"HostsDetach", testHostsDetach},
+		{"HostsDetachBeforeNamed", testHostsDetachBeforeNamed},
 		{"HostsSameAddr", testHostsSameAddr},
 		{"HostsConcurrent", testHostsConcurrent},
 		{"ObserverAllocatesNothing", testObserverAllocatesNothing},
