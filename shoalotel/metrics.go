@@ -215,7 +215,8 @@ func (m *Metrics) Pool(name string) (*PoolMetrics, error) {
 		p = newPoolMetrics(m, pool)
 		reg, err := m.meterRegister(p)
 		if err != nil {
-			return fmt.Errorf("shoalotel: registering pool %q: %w", name, err)
+			// The registered name: a password in name is masked there.
+			return fmt.Errorf("shoalotel: registering pool %q: %w", pool.Name(), err)
 		}
 		p.registration = reg
 		return nil
