@@ -23,8 +23,10 @@ const DefaultWaitSpanThreshold = time.Millisecond
 
 // AttrErrorType is on a wait span whose acquire failed: "timeout" (the
 // caller's deadline passed), "canceled", "closed" (the pool closed),
-// "exhausted" (MaxWaiters or load shedding), "dial" (a dial failed and the
-// pool gave up on the caller), or "_OTHER", as OpenTelemetry's error.type.
+// "exhausted" (load shedding dropped it from the queue; an acquire that
+// MaxWaiters refuses never waits, so it has no span), "dial" (a dial failed
+// and the pool gave up on the caller), or "_OTHER", as OpenTelemetry's
+// error.type.
 const AttrErrorType = attribute.Key("error.type")
 
 // WithWaitSpans turns wait spans on: a span for every acquire that waited
