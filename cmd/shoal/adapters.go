@@ -78,6 +78,10 @@ type pgPoolOptions struct {
 	// Pipeline, above 0, is shoalpgx's pool_pipeline: statements share
 	// the pool's connections, up to Pipeline in flight on one.
 	Pipeline int
+	// Observer, with Pipeline, hears each statement's wait for room on a
+	// shared connection, which no acquire of the caller's can time; nil
+	// for none.
+	Observer shoal.Observer
 }
 
 // pgPool runs a statement on a pooled connection.

@@ -13,7 +13,8 @@ import (
 
 // shoalPGXPipelined is a shoalpgx pool with pool_pipeline set, run through
 // Pool.Exec so that statements share its connections. It has no acquire to
-// time: a statement waits, if at all, for room on a shared connection.
+// time: a statement waits, if at all, for room on a shared connection,
+// which the pool reports to pgPoolOptions.Observer.
 type shoalPGXPipelined struct {
 	pool  *shoalpgx.Pool
 	dials *atomic.Int64
@@ -43,6 +44,9 @@ func openShoalPGXPipelined(ctx context.Context, cfg *shoalpgx.Config, o pgPoolOp
 	cfg.MaxConns = int32(o.MaxConns)
 	cfg.Pipeline = o.Pipeline
 	cfg.ConnConfig.ConnectTimeout = o.DialTimeout
+	if o.Observer != nil {
+		cfg.Observer = o.Observer
+	}
 	dials := new(atomic.Int64)
 	next := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
