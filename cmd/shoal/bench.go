@@ -202,7 +202,11 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 		code = exitFailed
 	}
 	if report.Failed() {
-		fmt.Fprintf(errOut, "shoal %s: some runs failed; see the FAILED lines above\n", o.command)
+		which := "see the FAILED lines above"
+		if o.json || o.csv {
+			which = failReasons(report)
+		}
+		fmt.Fprintf(errOut, "shoal %s: some runs failed; %s\n", o.command, which)
 	}
 	if report.Interrupted {
 		fmt.Fprintf(errOut, "shoal %s: interrupted; the results above are those that finished\n", o.command)

@@ -25,3 +25,20 @@ func skipReasons(r *benchrun.Report) string {
 	}
 	return strings.Join(reasons, "; ")
 }
+
+// failReasons lists each failed case of r with its failure,
+// "churn/shoalhttp: setup: ...", for the error of a run with --json or
+// --csv, where no FAILED line above it says which case failed and why.
+func failReasons(r *benchrun.Report) string {
+	var reasons []string
+	for _, s := range r.Scenarios {
+		for _, g := range s.Groups {
+			for _, res := range g.Results {
+				if res.Status == benchrun.StatusFailed {
+					reasons = append(reasons, s.Name+"/"+res.Name+": "+res.Reason)
+				}
+			}
+		}
+	}
+	return strings.Join(reasons, "; ")
+}
