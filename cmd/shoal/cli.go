@@ -292,10 +292,16 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if ext := strings.ToLower(filepath.Ext(o.chart)); ext != ".svg" && ext != ".png" {
 			return nil, usagef("--chart %q: the file name must end in .svg or .png", o.chart)
 		}
+		// Named in full from here on: under "go -C cmd/shoal run ." a
+		// relative path is relative to cmd/shoal, not to where the user is.
+		given := o.chart
+		if abs, err := filepath.Abs(o.chart); err == nil {
+			o.chart = abs
+		}
 		// Find out now, not after a minute of measuring, that the chart
 		// cannot be written there.
 		if st, err := os.Stat(filepath.Dir(o.chart)); err != nil || !st.IsDir() {
-			return nil, usagef("--chart %q: directory %q does not exist", o.chart, filepath.Dir(o.chart))
+			return nil, usagef("--chart %q: directory %q does not exist", given, filepath.Dir(o.chart))
 		}
 	}
 	if cmd == "bench" && (o.rounds < 1 || o.rounds > 100) {
