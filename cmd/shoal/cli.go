@@ -24,6 +24,7 @@ const (
 	defaultBenchDuration = 500 * time.Millisecond
 	quickBenchDuration   = 150 * time.Millisecond
 	defaultBenchRounds   = 3
+	maxRounds            = 100                     // bench and sweep
 	defaultDuration      = 1250 * time.Millisecond // sweep
 	quickDuration        = 400 * time.Millisecond  // sweep
 	defaultDialTimeout   = 5 * time.Second
@@ -304,8 +305,8 @@ func parseFlags(cmd string, args []string) (*options, error) {
 			return nil, usagef("--chart %q: directory %q does not exist", given, filepath.Dir(o.chart))
 		}
 	}
-	if cmd == "bench" && (o.rounds < 1 || o.rounds > 100) {
-		return nil, usagef("--rounds %d: want 1 to 100", o.rounds)
+	if cmd == "bench" && (o.rounds < 1 || o.rounds > maxRounds) {
+		return nil, usagef("--rounds %d: want 1 to %d", o.rounds, maxRounds)
 	}
 	if cmd == "sweep" {
 		if o.target == "" {
@@ -322,8 +323,8 @@ func parseFlags(cmd string, args []string) (*options, error) {
 			o.rounds = quickSweepRounds
 		case o.rounds == 0:
 			o.rounds = defaultSweepRounds
-		case o.rounds < 2 || o.rounds > 100:
-			return nil, usagef("--rounds %d: want 2 to 100 (one round gives no spread to judge by)", o.rounds)
+		case o.rounds < 2 || o.rounds > maxRounds:
+			return nil, usagef("--rounds %d: want 2 to %d (one round gives no spread to judge by)", o.rounds, maxRounds)
 		}
 		if strings.TrimSpace(o.query) == "" {
 			return nil, usagef("--query: empty")

@@ -161,9 +161,12 @@ func writeVerdict(w io.Writer, o *options, report *benchrun.Report, t *target) {
 			differences(doubtful+unjudged), defaultBenchRounds))
 	case o.rounds <= 1:
 		writeItem(w, fmt.Sprintf("One window per case cannot show the machine's load changing between cases: without --rounds 1, every case runs %d times, alternating, and each difference is judged round by round.", defaultBenchRounds))
-	case doubtful+unjudged > 0:
+	case doubtful+unjudged > 0 && o.rounds < maxRounds:
 		writeItem(w, fmt.Sprintf("%s still within the noise: more rounds (--rounds %d) or a quieter machine narrow the intervals.",
-			differences(doubtful+unjudged), 2*o.rounds))
+			differences(doubtful+unjudged), min(2*o.rounds, maxRounds)))
+	case doubtful+unjudged > 0:
+		writeItem(w, fmt.Sprintf("%s still within the noise after the most rounds --rounds takes: a quieter machine narrows the intervals.",
+			differences(doubtful+unjudged)))
 	}
 	if o.quick && o.duration < defaultBenchDuration {
 		// Said only of windows --quick shortened: with a --duration of

@@ -65,20 +65,13 @@ func TestVerdictSaysWhoWonAndWhatNext(t *testing.T) {
 	}
 }
 
-// TestVerdictForATarget: against a PostgreSQL target, the next step is
-// the sweep of that target, its password masked; after rounds, more
-// rounds.
-func TestVerdictForATarget(t *testing.T) {
-	tg, err := parseTarget("postgres://app:s3cret@db.example:5432/app")
-	if err != nil {
-		t.Fatal(err)
-	}
+// roundsReport is verdictReport measured in rounds that disagree from
+// case to case, so that close cases stay within the noise.
+func roundsReport() *benchrun.Report {
 	rep := verdictReport()
 	for i := range rep.Scenarios {
 		for j := range rep.Scenarios[i].Groups {
 			for k := range rep.Scenarios[i].Groups[j].Results {
-				// Rounds that disagree from case to case, so that close
-				// cases stay within the noise.
 				r := &rep.Scenarios[i].Groups[j].Results[k]
 				r.RoundIPS = []float64{r.IPS * 0.9, r.IPS * 1.1, r.IPS}
 				if k%2 == 1 {
@@ -87,6 +80,18 @@ func TestVerdictForATarget(t *testing.T) {
 			}
 		}
 	}
+	return rep
+}
+
+// TestVerdictForATarget: against a PostgreSQL target, the next step is
+// the sweep of that target, its password masked; after rounds, more
+// rounds.
+func TestVerdictForATarget(t *testing.T) {
+	tg, err := parseTarget("postgres://app:s3cret@db.example:5432/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := roundsReport()
 	var buf bytes.Buffer
 	writeVerdict(&buf, &options{rounds: 3}, rep, tg)
 	out := buf.String()
@@ -122,6 +127,26 @@ func TestVerdictQuickAdviceOnlyForShortWindows(t *testing.T) {
 		writeVerdict(&buf, &options{rounds: 1, quick: true, duration: c.duration}, verdictReport(), nil)
 		if got := strings.Contains(buf.String(), "This was --quick"); got != c.advice {
 			t.Errorf("--quick --duration %s: advice %v, want %v:\n%s", c.duration, got, c.advice, buf.String())
+		}
+	}
+}
+
+// TestVerdictAdvisesRoundsItAccepts: the advice to run more rounds never
+// names more than --rounds takes.
+func TestVerdictAdvisesRoundsItAccepts(t *testing.T) {
+	for _, c := range []struct {
+		rounds int
+		want   string
+	}{
+		{3, "more rounds (--rounds 6)"},
+		{60, "more rounds (--rounds 100)"},
+		{100, "a quieter machine"},
+	} {
+		var buf bytes.Buffer
+		writeVerdict(&buf, &options{rounds: c.rounds}, roundsReport(), nil)
+		out := buf.String()
+		if !strings.Contains(out, c.want) || strings.Contains(out, "--rounds 120") || strings.Contains(out, "--rounds 200") {
+			t.Errorf("--rounds %d: want %q and no --rounds over 100:\n%s", c.rounds, c.want, out)
 		}
 	}
 }
