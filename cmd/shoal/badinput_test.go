@@ -283,3 +283,14 @@ func TestUnknownFlagBeforeABareDuration(t *testing.T) {
 		t.Errorf("want the unknown flag and the valid ones, got:\n%s", first)
 	}
 }
+
+// TestSweepOfOneConnection: --max-conns 1 leaves the sweep one
+// configuration, the default, and nothing to compare it with: a usage
+// error, not a run that ends in "keep the default".
+func TestSweepOfOneConnection(t *testing.T) {
+	r := runShoal(t, "sweep", "--target", "postgres://u@127.0.0.1:1/db", "--max-conns", "1")
+	r.wantCode(t, exitUsage)
+	if first, _, _ := strings.Cut(r.stderr, "\n"); !strings.Contains(first, "--max-conns 1") || !strings.Contains(first, "nothing to compare") {
+		t.Errorf("want an error saying one connection leaves nothing to compare, got:\n%s", first)
+	}
+}
