@@ -21,10 +21,43 @@ var (
 // target shoal could not parse (a misplaced argument, a flag error).
 func redactRaw(s string) string {
 	s = urlToken.ReplaceAllStringFunc(s, maskURLToken)
-	return keywordPassword.ReplaceAllStringFunc(s, func(m string) string {
-		sub := keywordPassword.FindStringSubmatch(m)
-		return sub[1] + maskValue(sub[2])
-	})
+	urls := urlToken.FindAllStringIndex(s, -1)
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos < len(s) {
+		m := keywordPassword.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			m[i] += pos
+		}
+		valueEnd := m[5]
+		if inQuery(s, m[0], urls) {
+			// A URL's parameter ends at the next '&': the parameters
+			// after it, and the quote or comma that closes the URL, are
+			// not the password's.
+			if amp := strings.IndexByte(s[m[4]:m[5]], '&'); amp >= 0 {
+				valueEnd = m[4] + amp
+			}
+		}
+		b.WriteString(s[last:m[4]])
+		b.WriteString(maskValue(s[m[4]:valueEnd]))
+		last, pos = valueEnd, max(valueEnd, m[0]+1)
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// inQuery reports whether the keyword at i is a parameter of the query of
+// one of urls, after a '?' or '&' there.
+func inQuery(s string, i int, urls [][]int) bool {
+	for _, u := range urls {
+		if u[0] < i && i < u[1] && (s[i-1] == '?' || s[i-1] == '&') && strings.Contains(s[u[0]:i], "?") {
+			return true
+		}
+	}
+	return false
 }
 
 // maskURLToken masks the secrets of a URL found in free text.
