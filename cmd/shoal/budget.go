@@ -42,7 +42,7 @@ type budgetOptions struct {
 }
 
 // parseBudgetFlags parses `shoal budget`'s arguments: the budget's name,
-// before or after the flags.
+// before, after or among the flags.
 func parseBudgetFlags(args []string) (*budgetOptions, error) {
 	o := &budgetOptions{}
 	fs := flag.NewFlagSet("shoal budget", flag.ContinueOnError)
@@ -52,17 +52,19 @@ func parseBudgetFlags(args []string) (*budgetOptions, error) {
 	fs.DurationVar(&o.interval, "interval", time.Second, "")
 	fs.StringVar(&o.prefix, "prefix", shoaletcd.DefaultPrefix, "")
 	fs.DurationVar(&o.timeout, "timeout", defaultDialTimeout, "")
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		o.name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		if o.name != "" || fs.NArg() > 1 {
-			return nil, usagef("unexpected argument %q; give one budget name", fs.Arg(fs.NArg()-1))
+	// The flag package stops at the first argument that is not a flag:
+	// that is the name, and the flags after it are parsed in turn.
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
 		}
-		o.name = fs.Arg(0)
+		if fs.NArg() == 0 {
+			break
+		}
+		if o.name != "" {
+			return nil, usagef("unexpected argument %q after the budget's name %q; give one name", fs.Arg(0), o.name)
+		}
+		o.name, args = fs.Arg(0), fs.Args()[1:]
 	}
 	switch {
 	case o.name == "":
