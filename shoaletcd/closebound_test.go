@@ -106,10 +106,15 @@ func testCloseWhileRejoining(t *testing.T, atRevoke bool) {
 	b.mu.Lock()
 	old := b.lease
 	b.mu.Unlock()
-	eventually(t, 5*time.Second, "the lease kept alive", func() (bool, string) {
+	// The session's keep-alive, not the one the join ran until it
+	// returned: serve starts it before it reads the view.
+	eventually(t, 5*time.Second, "the lease kept alive by the session", func() (bool, string) {
+		b.mu.Lock()
+		served := b.view.rev != 0
+		b.mu.Unlock()
 		ka.mu.Lock()
 		defer ka.mu.Unlock()
-		return ka.ends[old] != nil, debugState(b)
+		return served && ka.ends[old] != nil, debugState(b)
 	})
 
 	// Stopped, not killed: a silent etcd answers nothing and refuses nothing.
