@@ -82,6 +82,9 @@ type Budget struct {
 	// retiring is the old lease a rejoin is revoking, which Close revokes
 	// if it cut that short. Both under mu.
 	joining, retiring clientv3.LeaseID
+	// joinAlive stops the keep-alive of the last attempt's lease (see
+	// keepJoinAlive), under mu.
+	joinAlive context.CancelFunc
 }
 
 // ownedSlot is a slot key this member holds under its lease.

@@ -81,10 +81,11 @@
 // keeps every connection and every slot it holds, grows no further (no key
 // can be created without etcd), and drops nothing. If its lease expired
 // meanwhile it rejoins when etcd answers, moving its keys to a new lease or
-// creating them again, as at boot. An attempt to rejoin that fails part
-// way keeps its new lease, and the keys it moved there, for the next
-// attempt, which renews it, so those keys are not freed for other
-// members unless that lease expires too. A cluster that loses one member
+// creating them again, as at boot. A rejoin keeps its new lease alive
+// from the start, however long its requests take between them, and one
+// that fails part way keeps that lease alive, and the keys it moved
+// there, for the next attempt, so those keys are not freed for other
+// members unless etcd stops renewing it too. A cluster that loses one member
 // of three keeps quorum; the client fails over and nothing visible
 // changes. Give the client every endpoint, and a short gRPC reconnect backoff
 // (grpc.WithConnectParams; gRPC's default grows to two minutes) so a

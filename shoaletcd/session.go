@@ -31,19 +31,26 @@ type session struct {
 // rather than revoke it: it may have moved keys to it, and those count
 // connections the member still holds, which a revocation would free for
 // other members to take.
+//
+// The lease is kept alive in the background from its grant (see
+// keepJoinAlive): each of the join's requests is bounded by half the TTL,
+// but not their sum (one move per slot key), nor the wait between attempts.
 func (b *Budget) join(ctx context.Context, rejoin bool) (*session, error) {
 	name := b.opts.Name
 	lease, err := b.joinLease(ctx)
 	if err != nil {
 		return nil, err
 	}
+	stop := b.keepJoinAlive(lease)
 	done := false
 	defer func() {
-		if !done {
-			b.mu.Lock()
-			b.joining = lease
-			b.mu.Unlock()
+		if done {
+			stop() // serve keeps it alive from here
+			return
 		}
+		b.mu.Lock()
+		b.joining = lease
+		b.mu.Unlock()
 	}()
 	if err := b.ensureSize(ctx); err != nil {
 		return nil, err
@@ -110,6 +117,27 @@ func (b *Budget) joinLease(ctx context.Context) (clientv3.LeaseID, error) {
 		return 0, fmt.Errorf("shoaletcd: budget %q: granting a lease: %w", b.opts.Name, err)
 	}
 	return g.ID, nil
+}
+
+// keepJoinAlive keeps lease, a join's, alive until the returned func is
+// called, the next attempt to join starts, or the budget closes; this
+// sends no request of its own for Close to wait on. The responses are
+// drained, as the client drops and complains of those left unread.
+func (b *Budget) keepJoinAlive(lease clientv3.LeaseID) context.CancelFunc {
+	ctx, cancel := context.WithCancel(b.ctx)
+	b.mu.Lock()
+	if b.joinAlive != nil {
+		b.joinAlive()
+	}
+	b.joinAlive = cancel
+	b.mu.Unlock()
+	if ka, err := b.client.KeepAlive(ctx, lease); err == nil {
+		go func() {
+			for range ka {
+			}
+		}()
+	}
+	return cancel
 }
 
 // ensureSize creates the size key if it is missing and checks it against
