@@ -17,6 +17,10 @@
 // forwards nor closes them: a crashed machine or a partition, as a client
 // sees it).
 //
+// Proxy needs no pair: it is the one TCP proxy shoalpgx's tests put in
+// front of any loopback PostgreSQL to hold, silence, cut or refuse its
+// connections.
+//
 // Controlling the servers takes root (the servers run as postgres) or the
 // postgres user; the commands run bounded by their context and fail with
 // the end of their output. Everything listens on loopback only.
