@@ -8,16 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/pgpair"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
-// pingingPool is a pool of one connection through a gate whose acquires
+// pingingPool is a pool of one connection through a proxy whose acquires
 // ping a connection idle for more than a millisecond, with warm the
 // backend of its connection, idle long enough for the next acquire to ping
 // it.
-func pingingPool(t *testing.T, mutate func(*Config)) (p *Pool, g *gate, warm uint32) {
+func pingingPool(t *testing.T, mutate func(*Config)) (p *Pool, g *pgpair.Proxy, warm uint32) {
 	t.Helper()
-	cfg, g := gatedConfig(t, func(c *Config) {
+	cfg, g := proxiedConfig(t, func(c *Config) {
 		c.MaxConns = 1
 		c.HealthCheckAfter = time.Millisecond
 		if mutate != nil {
@@ -25,7 +26,7 @@ func pingingPool(t *testing.T, mutate func(*Config)) (p *Pool, g *gate, warm uin
 		}
 	})
 	p = newPoolFor(t, cfg)
-	t.Cleanup(g.Close) // before the pool's cleanup: see gatedConfig
+	t.Cleanup(closeProxy(g)) // before the pool's cleanup: see proxiedConfig
 	warm = warmPID(t, p)
 	time.Sleep(10 * time.Millisecond) // idle past HealthCheckAfter
 	return p, g, warm
@@ -38,11 +39,11 @@ func pingingPool(t *testing.T, mutate func(*Config)) (p *Pool, g *gate, warm uin
 // context would have had pgx close the connection when the caller left.
 func TestPingOutlivesTheCallersCancel(t *testing.T) {
 	p, g, warm := pingingPool(t, nil)
-	g.Shut()
+	g.HoldOpen()
 	ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 	defer cancel()
 	go func() {
-		<-g.held // the ping waits at the gate
+		<-g.Held() // the ping waits at the proxy
 		cancel()
 	}()
 	if _, err := p.Acquire(ctx); err != context.Canceled {
@@ -51,7 +52,7 @@ func TestPingOutlivesTheCallersCancel(t *testing.T) {
 	if s := p.Stat().Shoal(); s.InUseConns != 1 {
 		t.Fatalf("stats %+v: the ping should still hold the connection", s)
 	}
-	g.Open()
+	g.Release()
 	pgtest.WaitFor(t, 10*time.Second, "the pinged connection back in the pool", func() bool { return p.Stat().Shoal().IdleConns == 1 })
 	if got := warmPID(t, p); got != warm {
 		t.Fatalf("next acquire got backend %d, want the healthy one (%d) the cancelled acquire pinged", got, warm)
@@ -64,11 +65,11 @@ func TestPingOutlivesTheCallersCancel(t *testing.T) {
 // A ping whose caller left and that then fails closes its connection.
 func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
 	p, g, _ := pingingPool(t, nil)
-	g.Shut()
+	g.HoldOpen()
 	ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 	defer cancel()
 	go func() {
-		<-g.held
+		<-g.Held()
 		cancel()
 	}()
 	if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
@@ -85,15 +86,15 @@ func TestAbandonedPingThatFailsClosesTheConnection(t *testing.T) {
 // treated as one who cancels: it gets its context's error at once, and the
 // ping goes on under the pool's own bound, so that a deadline tighter than
 // a ping's round trip does not cost a healthy connection. The deadline
-// here passes while the gate holds the ping.
+// here passes while the proxy holds the ping.
 func TestPingOutlivesTheCallersDeadline(t *testing.T) {
 	p, g, warm := pingingPool(t, nil)
-	g.Shut()
+	g.HoldOpen()
 	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 300*time.Millisecond)
 	defer cancel()
 	_, err := p.Acquire(ctx)
 	select {
-	case <-g.held:
+	case <-g.Held():
 	default:
 		t.Fatalf("Acquire returned %v before its ping reached the gate: the deadline came too soon for this machine", err)
 	}
@@ -103,7 +104,7 @@ func TestPingOutlivesTheCallersDeadline(t *testing.T) {
 	if s := p.Stat().Shoal(); s.InUseConns != 1 || s.Closed != 0 {
 		t.Fatalf("stats %+v: the ping should still hold the connection past the caller's deadline", s)
 	}
-	g.Open()
+	g.Release()
 	pgtest.WaitFor(t, 10*time.Second, "the pinged connection out of use", func() bool { return p.Stat().Shoal().InUseConns == 0 })
 	pgtest.Settle(t, shoalStats(p))
 	if s := p.Stat().Shoal(); s.Closed != 0 || s.IdleConns != 1 {
@@ -122,12 +123,12 @@ func TestPingPastTheCallersDeadlineIsBoundedByPingTimeout(t *testing.T) {
 		c.PingTimeout = 500 * time.Millisecond
 		c.Logger = slog.New(slog.DiscardHandler) // the failed ping's Warn
 	})
-	g.Shut()
+	g.HoldOpen()
 	ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 100*time.Millisecond)
 	defer cancel()
 	_, err := p.Acquire(ctx)
 	select {
-	case <-g.held:
+	case <-g.Held():
 	default:
 		t.Fatalf("Acquire returned %v before its ping reached the gate: the deadline came too soon for this machine", err)
 	}
@@ -136,7 +137,7 @@ func TestPingPastTheCallersDeadlineIsBoundedByPingTimeout(t *testing.T) {
 	}
 	pgtest.WaitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stat().Shoal().InUseConns == 0 })
 	// pgx's close of the dead connection waits for the server to hang up
-	// (behind the shut gate, up to closeTimeout): cut, so it need not.
+	// (behind the holding proxy, up to closeTimeout): cut, so it need not.
 	g.Cut()
 	pgtest.WaitFor(t, 10*time.Second, "the connection whose ping did not answer closed", func() bool { return p.Stat().Shoal().Closed == 1 })
 }
@@ -151,7 +152,7 @@ func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
 		c.Name = "pinged"
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	})
-	g.Shut() // the warm connection only: a new one passes
+	g.HoldOpen() // the warm connection only: a new one passes
 	type result struct {
 		c   *Conn
 		err error
@@ -161,7 +162,7 @@ func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
 		c, err := p.Acquire(pgtest.Ctx(t))
 		done <- result{c, err}
 	}()
-	<-g.held
+	<-g.Held()
 	pgtest.WaitFor(t, 10*time.Second, "the ping given up after PingTimeout", func() bool { return p.Stat().Shoal().InUseConns == 0 })
 	g.Cut() // as above: the close need not wait for the server
 	r := <-done

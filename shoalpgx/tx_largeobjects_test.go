@@ -13,13 +13,13 @@ import (
 // Large objects handed out before a pool transaction's Rollback came with an
 // ended context, and the large object opened through them, end with it:
 // their methods return pgx.ErrTxClosed, while the connection is being rolled
-// back and after, and never reach it. A gate holds whatever the connection
+// back and after, and never reach it. A proxy holds whatever the connection
 // sends after the Rollback, so that a call that did reach it would find it
 // still busy.
 func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
-	cfg, g := gatedConfig(t, func(c *Config) { c.MaxConns = 1 })
+	cfg, g := proxiedConfig(t, func(c *Config) { c.MaxConns = 1 })
 	p := newPoolFor(t, cfg)
-	t.Cleanup(g.Close) // before the pool's cleanup: see gatedConfig
+	t.Cleanup(closeProxy(g)) // before the pool's cleanup: see proxiedConfig
 	bg := pgtest.Ctx(t)
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
@@ -42,15 +42,15 @@ func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
 	}
 	spLO := sp.LargeObjects()
 
-	g.Shut()
+	g.HoldOpen()
 	cancel()
 	if err := tx.Rollback(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Rollback with an ended context returned %v, want an error matching context.Canceled", err)
 	}
-	// Whatever the transaction's connection sends now waits at the gate,
+	// Whatever the transaction's connection sends now waits at the proxy,
 	// or the pool has it back already.
 	pgtest.WaitFor(t, 10*time.Second, "the transaction's connection at the gate or given back", func() bool {
-		return len(g.held) > 0 || p.Stat().Shoal().InUseConns == 0
+		return len(g.Held()) > 0 || p.Stat().Shoal().InUseConns == 0
 	})
 	check := func(when string) {
 		t.Helper()
@@ -65,7 +65,7 @@ func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
 		}
 	}
 	check("as the transaction ends")
-	g.Open()
+	g.Release()
 	pgtest.WaitFor(t, 10*time.Second, "the transaction's connection out of use", func() bool { return p.Stat().Shoal().InUseConns == 0 })
 	check("after it ended")
 
