@@ -3,8 +3,6 @@ package shoalpgx
 import (
 	"context"
 	"errors"
-	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -21,19 +19,14 @@ import (
 // would otherwise hold their streams, and their places in MaxConns, for
 // as long as the sockets stay open.
 func TestPipelineSilentConnectionIsReplaced(t *testing.T) {
-	cfg := testConfig(t, func(c *Config) {
+	cfg, px := proxiedConfig(t, func(c *Config) {
 		c.MaxConns = 4
 		c.Pipeline = 4
 	})
-	px := startStallProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-	host, port, _ := net.SplitHostPort(px.addr())
-	portNum, _ := strconv.Atoi(port)
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(portNum)
-	cfg.ConnConfig.Fallbacks = nil
 	p := newPoolFor(t, cfg)
 	// Before the pool's Close (cleanups run last first): pgx's cleanup of
 	// a whole connection on the silent path waits 15s for the server.
-	t.Cleanup(px.stop)
+	t.Cleanup(closeProxy(px))
 	ctx := pgtest.Ctx(t)
 
 	// Shared connections open, and a statement on each.
@@ -47,7 +40,7 @@ func TestPipelineSilentConnectionIsReplaced(t *testing.T) {
 		t.Fatal("no shared connection open")
 	}
 
-	px.silence()
+	px.SilenceOpen()
 	const deadline = 300 * time.Millisecond
 	bound := 3*defaultCancelTimeout + closeTimeout
 	start := time.Now()

@@ -2,8 +2,6 @@ package shoalpgx
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,12 +26,7 @@ func TestStalledNetworkNeverHoldsACallerPastItsDeadline(t *testing.T) {
 		slack    = time.Second + defaultCancelTimeout
 		stall    = 3 * time.Second
 	)
-	cfg := testConfig(t, func(c *Config) { c.MaxConns = 8 })
-	px := startStallProxy(t, net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
-	host, port, _ := net.SplitHostPort(px.addr())
-	portNum, _ := strconv.Atoi(port)
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(portNum)
-	cfg.ConnConfig.Fallbacks = nil
+	cfg, px := proxiedConfig(t, func(c *Config) { c.MaxConns = 8 })
 	p := newPoolFor(t, cfg) // closed before the proxy stops (cleanups run in reverse)
 
 	var worst atomic.Int64
@@ -62,9 +55,9 @@ func TestStalledNetworkNeverHoldsACallerPastItsDeadline(t *testing.T) {
 		})
 	}
 	time.Sleep(500 * time.Millisecond)
-	px.hold(true)
+	px.Hold()
 	time.Sleep(stall)
-	px.hold(false)
+	px.Release()
 	wg.Wait()
 	t.Logf("%d calls, %d failed; the slowest returned after %s (deadline %s)", calls.Load(), failed.Load(), time.Duration(worst.Load()), deadline)
 	if failed.Load() == 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,12 +85,8 @@ func TestWarmDialError(t *testing.T) {
 // Warm returns when its context ends, with the context's error, while
 // the dials hang; and on a closed pool with shoal.ErrClosed.
 func TestWarmContextAndClose(t *testing.T) {
-	cfg := testConfig(t, func(c *Config) { c.MinConns = 2 })
-	proxy := startStallProxy(t, hostAddr(cfg.ConnConfig))
-	proxy.hold(true)
-	host, port, _ := net.SplitHostPort(proxy.addr())
-	portNum, _ := strconv.Atoi(port)
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Fallbacks = host, uint16(portNum), nil
+	cfg, proxy := proxiedConfig(t, func(c *Config) { c.MinConns = 2 })
+	proxy.Hold()
 	// Closed below, before the proxy stops; no goroutine check, which
 	// would count the proxy's own.
 	p, err := NewWithConfig(context.Background(), cfg)
