@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/pgpair"
 	"github.com/shoalpool/shoal/internal/pgtest"
 	"github.com/shoalpool/shoal/shoalpgx"
 )
@@ -34,7 +35,7 @@ func TestSQLResetSessionPingOutlivesTheCallersCancel(t *testing.T) {
 		{"fails after the deadline", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var hp *holdProxy
+			var hp *pgpair.Proxy
 			p := newTestPool(t, func(c *shoalpgx.Config) {
 				c.MaxConns = 1
 				c.HealthCheckAfter = time.Millisecond
@@ -42,7 +43,7 @@ func TestSQLResetSessionPingOutlivesTheCallersCancel(t *testing.T) {
 				hp = proxyConfig(t, c)
 			})
 			db := newTestDB(t, p)
-			t.Cleanup(hp.Close) // after the DB's cleanup, before the pool's
+			t.Cleanup(func() { hp.Close() }) // after the DB's cleanup, before the pool's
 			db.SetMaxIdleConns(1)
 			if tc.prepare {
 				stmt, err := db.PrepareContext(pgtest.Ctx(t), "select 1")
@@ -57,13 +58,13 @@ func TestSQLResetSessionPingOutlivesTheCallersCancel(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond) // idle past HealthCheckAfter
 
-			hp.Shut()
+			hp.Hold()
 			if tc.deadline {
 				ctx, cancel := context.WithTimeout(pgtest.Ctx(t), 300*time.Millisecond)
 				defer cancel()
 				_, err := db.ExecContext(ctx, "select 1")
 				select {
-				case <-hp.held: // ResetSession's ping waited at the proxy
+				case <-hp.Held(): // ResetSession's ping waited at the proxy
 				default:
 					t.Fatalf("ExecContext returned %v before ResetSession's ping reached the proxy: the deadline came too soon for this machine", err)
 				}
@@ -74,7 +75,7 @@ func TestSQLResetSessionPingOutlivesTheCallersCancel(t *testing.T) {
 				ctx, cancel := context.WithCancel(pgtest.Ctx(t))
 				defer cancel()
 				go func() {
-					<-hp.held // ResetSession's ping waits at the proxy
+					<-hp.Held() // ResetSession's ping waits at the proxy
 					cancel()
 				}()
 				if _, err := db.ExecContext(ctx, "select 1"); !errors.Is(err, context.Canceled) {
@@ -87,7 +88,7 @@ func TestSQLResetSessionPingOutlivesTheCallersCancel(t *testing.T) {
 			if !tc.answer {
 				hp.Cut()
 			}
-			hp.Open()
+			hp.Release()
 			pgtest.WaitFor(t, 10*time.Second, "the pinged connection out of use", func() bool { return p.Stat().Shoal().InUseConns == 0 })
 			pgtest.Settle(t, shoalStats(p))
 			if !tc.answer {
