@@ -1,16 +1,98 @@
 package shoalgrpc
 
-// enter counts a call in, from its start until it has its stream slot or
-// has been failed. It reports false once Close has begun: such a call is
-// failed without the failure channel, as grpc-go emits nothing for a call
-// made after its Close. Atomics, not a lock: every call passes here.
-func (p *Pool) enter() bool {
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc"
+)
+
+// Close fails every call in the pool and closes every connection, then
+// waits for the calls to end, which they do at once on a closed
+// connection. It must not wait for the caller's code: an interceptor given
+// as a dial option runs inside the call, on its connection, and may block
+// (a rate limiter, a token fetch), where grpc.ClientConn.Close would not
+// wait for it. So each call is followed: it counts in Pool.calls while it
+// runs in the pool's code or grpc-go's, and not while it runs in the dial
+// options' interceptors, which the pool marks with an interceptor of its
+// own, innermost on every connection and on the failure channel.
+
+// call is one call's way through the pool, as Close sees it.
+type call struct {
+	p *Pool
+	// viaFailure says that the call began before Close: a failure goes
+	// through the failure channel, as grpc-go emits nothing for a call
+	// made after its Close.
+	viaFailure bool
+
+	mu sync.Mutex
+	// intercepted is how many times the call went into the dial options'
+	// interceptors less how many times it came out to grpc-go (which a
+	// retrying interceptor may do more than once).
+	intercepted int
+	over        bool // the call has ended and given its slot back
+	counted     bool // the call counts in Pool.calls
+}
+
+// callKey keys a call in its context, for the pool's innermost interceptor.
+type callKey struct{}
+
+// startCall counts a call in, from its start until it has ended.
+func (p *Pool) startCall(ctx context.Context) (*call, context.Context) {
 	p.calls.Add(1)
-	if p.closing.Load() {
-		p.leave()
-		return false
+	c := &call{p: p, viaFailure: !p.closing.Load(), counted: true}
+	return c, context.WithValue(ctx, callKey{}, c)
+}
+
+// callOf returns the call ctx belongs to, or nil when an interceptor
+// passed on a context not made from the call's.
+func callOf(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// update changes the call's state under its lock and counts it in or out.
+func (c *call) update(change func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	change()
+	want := !c.over && c.intercepted <= 0
+	if want == c.counted {
+		return
 	}
-	return true
+	c.counted = want
+	if want {
+		c.p.calls.Add(1)
+	} else {
+		c.p.leave()
+	}
+}
+
+// intoInterceptors marks the call as handed to grpc-go, whose dial-option
+// interceptors run first; outOfInterceptors marks it back.
+func (c *call) intoInterceptors()  { c.update(func() { c.intercepted++ }) }
+func (c *call) outOfInterceptors() { c.update(func() { c.intercepted-- }) }
+
+// end counts the call out for good, once its slot is given back.
+func (c *call) end() { c.update(func() { c.over = true }) }
+
+// innermostUnary is the pool's interceptor, after the dial options' own:
+// what runs inside it is grpc-go's.
+func innermostUnary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if c := callOf(ctx); c != nil {
+		c.outOfInterceptors()
+		defer c.intoInterceptors()
+	}
+	return invoke(ctx, method, req, reply, cc, opts...)
+}
+
+// innermostStream is innermostUnary for streams.
+func innermostStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if c := callOf(ctx); c != nil {
+		c.outOfInterceptors()
+		defer c.intoInterceptors()
+	}
+	return streamer(ctx, desc, cc, method, opts...)
 }
 
 // leave counts a call out, and tells a waiting Close when it was the last.
@@ -23,8 +105,8 @@ func (p *Pool) leave() {
 	}
 }
 
-// waitCallsOut waits, once closing is set, until every call counted in has
-// left. A call that enters now sees closing and leaves at once.
+// waitCallsOut waits, once closing is set and every connection is closed,
+// until no call is left in the pool's code or grpc-go's.
 func (p *Pool) waitCallsOut() {
 	for p.calls.Load() > 0 {
 		<-p.callsOut

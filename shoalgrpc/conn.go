@@ -65,12 +65,16 @@ func (p *Pool) dial(ctx context.Context) (*conn, error) {
 
 // connOpts returns the dial options of a connection: the caller's, after
 // the pool's context dialer for c when the pool reads the server's stream
-// limit (first, so that a context dialer among the caller's options wins).
+// limit (first, so that a context dialer among the caller's options wins),
+// and then the pool's innermost interceptors (calls.go), last so that they
+// run after the caller's.
 func (p *Pool) connOpts(c *conn) []grpc.DialOption {
-	if !p.discoverLimit {
-		return p.dialOpts
+	opts := make([]grpc.DialOption, 0, len(p.dialOpts)+3)
+	if p.discoverLimit {
+		opts = append(opts, grpc.WithContextDialer(c.dialContext))
 	}
-	return append([]grpc.DialOption{grpc.WithContextDialer(c.dialContext)}, p.dialOpts...)
+	opts = append(opts, p.dialOpts...)
+	return append(opts, grpc.WithChainUnaryInterceptor(innermostUnary), grpc.WithChainStreamInterceptor(innermostStream))
 }
 
 // waitReady starts connecting and waits for READY.

@@ -24,19 +24,21 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 // invoke is Invoke without the pool's interceptors, shaped as a
 // grpc.UnaryInvoker for them to call.
 func (p *Pool) invoke(ctx context.Context, method string, args, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
-	entered := p.enter()
+	c, ctx := p.startCall(ctx)
+	defer c.end()
 	l, err := p.acquire(ctx, opts)
-	if entered {
-		if err != nil {
+	if err != nil {
+		if c.viaFailure {
 			// Through the failure channel, for the dial options'
 			// interceptors and stats handlers (failcall.go).
-			err = p.failUnary(ctx, method, args, reply, opts, err)
+			c.intoInterceptors()
+			defer c.outOfInterceptors()
+			return p.failUnary(ctx, method, args, reply, opts, err)
 		}
-		p.leave()
-	}
-	if err != nil {
 		return err
 	}
 	defer l.Release()
+	c.intoInterceptors()
+	defer c.outOfInterceptors()
 	return l.Value().cc.Invoke(ctx, method, args, reply, opts...)
 }

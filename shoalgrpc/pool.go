@@ -45,10 +45,9 @@ type Pool struct {
 	mu    sync.Mutex
 	conns map[*conn]struct{} // open connections, for readiness look-ups
 
-	// The calls between their start and their stream slot (or their
-	// failure), so that Close can let the ones it fails go through the
-	// failure channel before closing it; callsOut is signalled when the
-	// count falls to 0 after closing is set (calls.go).
+	// The calls running in the pool's code or grpc-go's, not in a dial
+	// option's interceptor, for Close to wait for; callsOut is signalled
+	// when the count falls to 0 after closing is set (calls.go).
 	calls    atomic.Int64
 	closing  atomic.Bool
 	callsOut chan struct{}
@@ -172,22 +171,23 @@ func (p *Pool) Stats() shoal.Stats { return p.pool.Stats() }
 // Close closes every connection, like grpc.ClientConn.Close: calls and
 // streams in flight fail with codes.Canceled, and later calls fail at once.
 // It returns when every connection is closed and every goroutine of the
-// pool has ended. Calling it again returns the first call's result. An
-// interceptor given as a dial option runs on the call's connection, so
-// Close waits for one still running (a rate limiter, a token fetch) to
-// return, where grpc.ClientConn.Close would not.
+// pool has ended. Calling it again returns the first call's result. Like
+// grpc.ClientConn.Close it does not wait for an interceptor given as a dial
+// option that is still running (a rate limiter, a token fetch): the call
+// fails with codes.Canceled when the interceptor goes on to send it, and
+// gives its stream slot back when the interceptor returns, which is when
+// the pool's last goroutines end.
 func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
 		p.closed.Store(true)
 		p.closing.Store(true)
-		// Stop new calls and close idle connections now. A canceled context
-		// makes Close return without waiting for busy connections...
+		// Stop new calls, fail those waiting and close idle connections
+		// now. A canceled context makes Close return without waiting for
+		// busy connections...
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = p.pool.Close(done)
-		// ...which are closed here, failing what runs on them; each call
-		// then gives its stream back and the last one lets the core pool
-		// finish closing the connection.
+		// ...which are closed here, failing what runs on them.
 		p.mu.Lock()
 		busy := make([]*conn, 0, len(p.conns))
 		for c := range p.conns {
@@ -197,12 +197,19 @@ func (p *Pool) Close() error {
 		for _, c := range busy {
 			_ = c.cc.Close()
 		}
-		p.closeErr = p.pool.Close(context.Background())
-		// The calls that were waiting have been failed: let them go
-		// through the failure channel (tracers see them, as they see
-		// grpc-go's own calls failed by its Close) before it closes.
+		// Every call but those in a dial option's interceptor now ends at
+		// once: the calls failed while they waited go through the failure
+		// channel (tracers see them, as they see grpc-go's own calls failed
+		// by its Close) before it closes, and the others give their
+		// streams back.
 		p.waitCallsOut()
 		_ = p.failCC.Close()
+		// With no stream held, the core pool finishes closing the
+		// connections; a stream held by an interceptor that is still
+		// running lets it finish when the interceptor returns.
+		if p.pool.Stats().Leases == 0 {
+			p.closeErr = p.pool.Close(context.Background())
+		}
 	})
 	return p.closeErr
 }

@@ -34,21 +34,20 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 // newStream is NewStream without the pool's interceptors, shaped as a
 // grpc.Streamer for them to call.
 func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	entered := p.enter()
+	c, ctx := p.startCall(ctx)
 	l, err := p.acquire(ctx, opts)
 	if err != nil {
-		if entered {
-			defer p.leave()
+		defer c.end()
+		if c.viaFailure {
+			c.intoInterceptors()
+			defer c.outOfInterceptors()
 			return p.failStream(ctx, desc, method, opts, err)
 		}
 		return nil, err
 	}
-	if entered {
-		p.leave()
-	}
 	// A context of the pool's own lets an abandoned stream be canceled.
 	sctx, cancel := context.WithCancel(ctx)
-	slot := &streamSlot{lease: l, cancel: cancel}
+	slot := &streamSlot{lease: l, call: c, cancel: cancel}
 	// grpc-go calls OnFinish once when the stream finishes, for whatever
 	// reason, including ctx ending and the connection closing: the one
 	// signal that covers every way a stream ends. (The stream's Context
@@ -56,7 +55,9 @@ func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cli
 	// attempt, and grpc-go would no longer retry it.) The options are
 	// copied so that the caller's slice is not appended to.
 	opts = append(opts[:len(opts):len(opts)], grpc.OnFinish(func(error) { slot.release() }))
+	c.intoInterceptors()
 	cs, err := l.Value().cc.NewStream(sctx, desc, method, opts...)
+	c.outOfInterceptors()
 	if err != nil {
 		slot.release()
 		return nil, err
@@ -71,6 +72,7 @@ func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cli
 // what runs when the stream ends does not keep the stream reachable.
 type streamSlot struct {
 	lease    shoal.Lease[*conn]
+	call     *call // counted out when the slot is given back
 	cancel   context.CancelFunc
 	released atomic.Bool
 }
@@ -81,6 +83,7 @@ type streamSlot struct {
 func (s *streamSlot) release() {
 	if s.released.CompareAndSwap(false, true) {
 		s.lease.Release()
+		s.call.end()
 		s.cancel() // frees the context; the stream is over already
 	}
 }
