@@ -15,7 +15,9 @@ import (
 // wait for it. So each call is followed: it counts in Pool.calls while it
 // runs in the pool's code or grpc-go's, and not while it runs in the dial
 // options' interceptors, which the pool marks with an interceptor of its
-// own, innermost on every connection and on the failure channel.
+// own, innermost on every connection and on the failure channel. The call
+// reaches that interceptor among its call options, beside the OnFinish that
+// gives a stream's slot back, which an interceptor passes on with them.
 
 // call is one call's way through the pool, as Close sees it.
 type call struct {
@@ -32,23 +34,39 @@ type call struct {
 	intercepted int
 	over        bool // the call has ended and given its slot back
 	counted     bool // the call counts in Pool.calls
+	// streamed says that grpc-go made a stream for the call, which holds
+	// its slot until grpc-go finishes it; an interceptor may answer
+	// NewStream without one.
+	streamed bool
 }
-
-// callKey keys a call in its context, for the pool's innermost interceptor.
-type callKey struct{}
 
 // startCall counts a call in, from its start until it has ended.
-func (p *Pool) startCall(ctx context.Context) (*call, context.Context) {
+func (p *Pool) startCall() *call {
 	p.calls.Add(1)
-	c := &call{p: p, viaFailure: !p.closing.Load(), counted: true}
-	return c, context.WithValue(ctx, callKey{}, c)
+	return &call{p: p, viaFailure: !p.closing.Load(), counted: true}
 }
 
-// callOf returns the call ctx belongs to, or nil when an interceptor
-// passed on a context not made from the call's.
-func callOf(ctx context.Context) *call {
-	c, _ := ctx.Value(callKey{}).(*call)
-	return c
+// callOption carries a call to the pool's innermost interceptor.
+type callOption struct {
+	grpc.EmptyCallOption
+	c *call
+}
+
+// withCall returns opts and c's callOption, in a slice of their own so
+// that the caller's is not appended to.
+func withCall(opts []grpc.CallOption, c *call) []grpc.CallOption {
+	return append(opts[:len(opts):len(opts)], callOption{c: c})
+}
+
+// callIn returns the call opts carry, or nil when an interceptor did not
+// pass them on.
+func callIn(opts []grpc.CallOption) *call {
+	for i := len(opts) - 1; i >= 0; i-- {
+		if o, ok := opts[i].(callOption); ok {
+			return o.c
+		}
+	}
+	return nil
 }
 
 // update changes the call's state under its lock and counts it in or out.
@@ -79,7 +97,7 @@ func (c *call) end() { c.update(func() { c.over = true }) }
 // innermostUnary is the pool's interceptor, after the dial options' own:
 // what runs inside it is grpc-go's.
 func innermostUnary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	if c := callOf(ctx); c != nil {
+	if c := callIn(opts); c != nil {
 		c.outOfInterceptors()
 		defer c.intoInterceptors()
 	}
@@ -88,11 +106,24 @@ func innermostUnary(ctx context.Context, method string, req, reply any, cc *grpc
 
 // innermostStream is innermostUnary for streams.
 func innermostStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if c := callOf(ctx); c != nil {
-		c.outOfInterceptors()
-		defer c.intoInterceptors()
+	c := callIn(opts)
+	if c == nil {
+		return streamer(ctx, desc, cc, method, opts...)
 	}
-	return streamer(ctx, desc, cc, method, opts...)
+	c.outOfInterceptors()
+	defer c.intoInterceptors()
+	cs, err := streamer(ctx, desc, cc, method, opts...)
+	if err == nil {
+		c.update(func() { c.streamed = true })
+	}
+	return cs, err
+}
+
+// madeStream reports whether grpc-go made a stream for the call.
+func (c *call) madeStream() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streamed
 }
 
 // leave counts a call out, and tells a waiting Close when it was the last.

@@ -2,6 +2,7 @@ package shoalgrpc
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -156,4 +157,39 @@ func TestCloseDoesNotWaitForInterceptorOnFailedCall(t *testing.T) {
 	if err := <-callErr; status.Code(err) != codes.Canceled {
 		t.Errorf("the call failed by Close: %v, want codes.Canceled", err)
 	}
+}
+
+// fakeStream is a stream a dial option's interceptor makes up without
+// asking grpc-go for one (a cached answer, a stub).
+type fakeStream struct{ grpc.ClientStream }
+
+// TestStreamAnsweredByDialOptionInterceptorHoldsNoSlot: a stream interceptor
+// given as a dial option that answers NewStream itself, without calling its
+// streamer, leaves no stream open on the connection, so the call's slot is
+// free again when NewStream returns, and Close does not wait for it.
+func TestStreamAnsweredByDialOptionInterceptorHoldsNoSlot(t *testing.T) {
+	srv := startTestServer(t, 100)
+	ic := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		return fakeStream{}, nil
+	}
+	p, err := NewClient(srv.addr, Options{MaxConns: 1, MaxStreams: 1}, insecureCreds(), grpc.WithStreamInterceptor(ic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.NewStream(testContext(t, 20*time.Second), &grpc.StreamDesc{ServerStreams: true}, "/grpc.testing.TestService/StreamingOutputCall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Stats().Leases; n != 0 {
+		t.Errorf("after a NewStream the interceptor answered itself: %d stream slots in use, want 0", n)
+	}
+	select {
+	case err := <-closeAsync(p):
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close had not returned after 10s, waiting for the slot of a stream grpc-go never made")
+	}
+	runtime.KeepAlive(s)
 }

@@ -24,8 +24,9 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 // invoke is Invoke without the pool's interceptors, shaped as a
 // grpc.UnaryInvoker for them to call.
 func (p *Pool) invoke(ctx context.Context, method string, args, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
-	c, ctx := p.startCall(ctx)
+	c := p.startCall()
 	defer c.end()
+	opts = withCall(opts, c)
 	l, err := p.acquire(ctx, opts)
 	if err != nil {
 		if c.viaFailure {

@@ -22,6 +22,8 @@ import (
 // may go on sending. The usual end of a client- or bidi-streaming call,
 // CloseSend and then RecvMsg until io.EOF, frees the slot at the io.EOF; a
 // caller that stops reading after CloseSend should cancel ctx.
+// A stream that an interceptor given as a dial option makes up itself,
+// without calling its streamer, holds no slot.
 // When no slot is free NewStream waits like Invoke. Options.StreamInterceptors
 // run around all of it.
 func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -34,14 +36,14 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 // newStream is NewStream without the pool's interceptors, shaped as a
 // grpc.Streamer for them to call.
 func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.ClientConn, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	c, ctx := p.startCall(ctx)
+	c := p.startCall()
 	l, err := p.acquire(ctx, opts)
 	if err != nil {
 		defer c.end()
 		if c.viaFailure {
 			c.intoInterceptors()
 			defer c.outOfInterceptors()
-			return p.failStream(ctx, desc, method, opts, err)
+			return p.failStream(ctx, desc, method, withCall(opts, c), err)
 		}
 		return nil, err
 	}
@@ -54,13 +56,21 @@ func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cli
 	// would tell too, but asking for it commits the stream to its first
 	// attempt, and grpc-go would no longer retry it.) The options are
 	// copied so that the caller's slice is not appended to.
-	opts = append(opts[:len(opts):len(opts)], grpc.OnFinish(func(error) { slot.release() }))
+	opts = append(withCall(opts, c), grpc.OnFinish(func(error) { slot.release() }))
 	c.intoInterceptors()
 	cs, err := l.Value().cc.NewStream(sctx, desc, method, opts...)
 	c.outOfInterceptors()
 	if err != nil {
 		slot.release()
 		return nil, err
+	}
+	if !c.madeStream() {
+		// A dial option's interceptor answered without a stream of
+		// grpc-go's (or without passing the call options on, OnFinish
+		// among them): nothing holds the slot, and nothing would give it
+		// back.
+		slot.release()
+		return cs, nil
 	}
 	s := &stream{ClientStream: cs, slot: slot, serverStreams: desc.ServerStreams}
 	// The cleanup must not reach s (it would keep s alive): it gets slot.
