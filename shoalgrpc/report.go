@@ -59,8 +59,6 @@ func (p *Pool) diagnose(ctx context.Context) (cause error, connected bool) {
 
 	dc := &conn{netDial: p.netDial}
 	sc := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"id":%d}}]}`, reportBalancerName, id)
-	// A slice of its own: connOpts may return the pool's, shared by
-	// every dial.
 	opts := append(slices.Clip(p.connOpts(dc)), grpc.WithDefaultServiceConfig(sc))
 	cc, err := grpc.NewClient(p.target, opts...)
 	if err != nil {
