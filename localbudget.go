@@ -251,7 +251,9 @@ func (b *LocalBudget) Join(m BudgetMember) (leave func(), err error) {
 
 // leave takes lm out of the budget; its permits still out come back as
 // their connections close. The others' shares grow at the sampler's next
-// pass, which the kick makes at once.
+// pass, which the kick makes at once: leave does not divide itself, since
+// a division walks every pool and the pools of a Group that closes leave
+// together, the kicks of a burst making one pass.
 func (b *LocalBudget) leave(lm *localMember) {
 	b.mu.Lock()
 	lm.left = true
@@ -263,7 +265,6 @@ func (b *LocalBudget) leave(lm *localMember) {
 		}
 	}
 	b.sumMin -= lm.reserved
-	b.recomputeLocked()
 	b.broadcastLocked()
 	b.mu.Unlock()
 	b.wake()
