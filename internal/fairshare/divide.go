@@ -31,11 +31,7 @@ type Claim struct {
 // headroom it gives up at the next change, and a burst is served from it
 // at once instead of after a round of recomputation.
 func Divide(n int, claims []Claim) []int {
-	order := make([]int, len(claims))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return claims[order[a]].ID < claims[order[b]].ID })
+	order := idOrder(claims)
 
 	lo := make([]int, len(claims)) // in ID order
 	hi := make([]int, len(claims))
@@ -80,6 +76,33 @@ func Divide(n int, claims []Claim) []int {
 	return shares
 }
 
+// idOrder returns the indexes of claims in ID order. A LocalBudget's
+// claims come as a rotation of that order (RotatedIDs), which it finds
+// without a sort when the IDs are distinct.
+func idOrder(claims []Claim) []int {
+	order := make([]int, len(claims))
+	start, descents := 0, 0
+	for i := 1; i < len(claims); i++ {
+		if claims[i].ID < claims[i-1].ID {
+			start = i
+			descents++
+		} else if claims[i].ID == claims[i-1].ID {
+			descents = 2 // a tie: the sort's order
+		}
+	}
+	if n := len(claims); descents == 0 || descents == 1 && claims[n-1].ID < claims[0].ID {
+		for j := range order {
+			order[j] = (start + j) % n
+		}
+		return order
+	}
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return claims[order[a]].ID < claims[order[b]].ID })
+	return order
+}
+
 // waterFill returns a[j] = clamp(L, lo[j], hi[j]) for the highest level L
 // at which the sum stays within n, then gives what is left of n one each,
 // in index order, to those the next level would raise. It needs
@@ -92,6 +115,13 @@ func waterFill(n int, lo, hi []int) []int {
 		}
 		return a
 	}
+	sumAt := func(level int) int { // Sum(at(level)), without the slice
+		s := 0
+		for j := range lo {
+			s += min(max(level, lo[j]), hi[j])
+		}
+		return s
+	}
 	top := 0
 	for _, h := range hi {
 		top = max(top, h)
@@ -101,7 +131,7 @@ func waterFill(n int, lo, hi []int) []int {
 	low, high := 0, top
 	for low < high {
 		mid := (low + high + 1) / 2
-		if Sum(at(mid)) <= n {
+		if sumAt(mid) <= n {
 			low = mid
 		} else {
 			high = mid - 1

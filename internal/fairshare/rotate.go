@@ -1,9 +1,6 @@
 package fairshare
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // RotatedIDs returns Claim IDs for n members listed in a fixed order (the
 // order they joined) whose ties go round: within each period of length
@@ -20,8 +17,20 @@ func RotatedIDs(n int, now time.Time, every time.Duration) []string {
 		return ids
 	}
 	rot := int(now.UnixNano() / int64(max(every, 1)) % int64(n))
+	// One string for all, sliced: a LocalBudget makes these at every
+	// division, for every pool.
+	const width = 12
+	buf := make([]byte, n*width)
 	for i := range ids {
-		ids[i] = fmt.Sprintf("%012d", (i-rot+n)%n)
+		v := (i - rot + n) % n
+		for j := (i+1)*width - 1; j >= i*width; j-- { // %012d
+			buf[j] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	all := string(buf)
+	for i := range ids {
+		ids[i] = all[i*width : (i+1)*width]
 	}
 	return ids
 }

@@ -33,3 +33,19 @@ func TestRotatedIDs(t *testing.T) {
 		t.Fatal("ids for no members")
 	}
 }
+
+// RotatedIDs are the numbers of the members' places in the rotation,
+// written %012d.
+func TestRotatedIDsFormat(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 1000} {
+		for _, at := range []int64{0, 3, 999} {
+			ids := RotatedIDs(n, time.Unix(at, 0), time.Second)
+			rot := int(at % int64(n))
+			for i, id := range ids {
+				if want := fmt.Sprintf("%012d", (i-rot+n)%n); id != want {
+					t.Fatalf("RotatedIDs(%d) at %ds: [%d] = %q, want %q", n, at, i, id, want)
+				}
+			}
+		}
+	}
+}
