@@ -16,8 +16,9 @@ import (
 // runs in the pool's code or grpc-go's, and not while it runs in the dial
 // options' interceptors, which the pool marks with an interceptor of its
 // own, innermost on every connection and on the failure channel. The call
-// reaches that interceptor among its call options, beside the OnFinish that
-// gives a stream's slot back, which an interceptor passes on with them.
+// reaches that interceptor among its call options, which an interceptor
+// passes on; there the pool also follows each stream grpc-go makes for the
+// call (stream.go).
 
 // call is one call's way through the pool, as Close sees it.
 type call struct {
@@ -26,6 +27,10 @@ type call struct {
 	// through the failure channel, as grpc-go emits nothing for a call
 	// made after its Close.
 	viaFailure bool
+	// slot is a stream's hold on its slot, which every stream grpc-go
+	// makes for the call shares; nil for a unary call and on the failure
+	// channel. Set before the call reaches grpc-go.
+	slot *streamSlot
 
 	mu sync.Mutex
 	// intercepted is how many times the call went into the dial options'
@@ -34,10 +39,6 @@ type call struct {
 	intercepted int
 	over        bool // the call has ended and given its slot back
 	counted     bool // the call counts in Pool.calls
-	// streamed says that grpc-go made a stream for the call, which holds
-	// its slot until grpc-go finishes it; an interceptor may answer
-	// NewStream without one.
-	streamed bool
 }
 
 // startCall counts a call in, from its start until it has ended.
@@ -104,7 +105,9 @@ func innermostUnary(ctx context.Context, method string, req, reply any, cc *grpc
 	return invoke(ctx, method, req, reply, cc, opts...)
 }
 
-// innermostStream is innermostUnary for streams.
+// innermostStream is innermostUnary for streams. It runs once for each
+// stream grpc-go makes for the call: a retrying interceptor makes another
+// after the first has finished, and the call's slot covers them all.
 func innermostStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	c := callIn(opts)
 	if c == nil {
@@ -112,18 +115,10 @@ func innermostStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Client
 	}
 	c.outOfInterceptors()
 	defer c.intoInterceptors()
-	cs, err := streamer(ctx, desc, cc, method, opts...)
-	if err == nil {
-		c.update(func() { c.streamed = true })
+	if c.slot == nil {
+		return streamer(ctx, desc, cc, method, opts...)
 	}
-	return cs, err
-}
-
-// madeStream reports whether grpc-go made a stream for the call.
-func (c *call) madeStream() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.streamed
+	return c.slot.open(ctx, desc, cc, method, streamer, opts)
 }
 
 // leave counts a call out, and tells a waiting Close when it was the last.

@@ -27,7 +27,10 @@
 // response arrived on a stream whose server does not stream, or SendMsg or
 // Header failed, or the stream's context ended. That is exactly as long as
 // grpc-go itself keeps the HTTP/2 stream open, so the pool's count matches
-// what the server sees. grpc-go documents that an abandoned stream whose
+// what the server sees. A stream that an interceptor given as a dial option
+// wraps keeps its slot across every stream the interceptor opens for it (a
+// retry on the same connection) and until the stream it returned ends that
+// way, or its context does. grpc-go documents that an abandoned stream whose
 // context never ends leaks until the ClientConn closes; here such a stream
 // is given back when the garbage collector finds it unreachable (the pool
 // cancels it), but that is a backstop with no timing guarantee: cancel the

@@ -51,6 +51,11 @@ type Pool struct {
 	calls    atomic.Int64
 	closing  atomic.Bool
 	callsOut chan struct{}
+	// streamsCtx ends at Close, and the context of every stream with it:
+	// a stream whose slot waits for a retry that may still come would
+	// otherwise hold Close (stream.go).
+	streamsCtx context.Context
+	endStreams context.CancelFunc
 
 	// For GetState: whether the latest dial failed, and whether Close
 	// has begun.
@@ -86,6 +91,7 @@ func NewClient(target string, opts Options, dialOpts ...grpc.DialOption) (*Pool,
 		netDial:     netDial,
 		callsOut:    make(chan struct{}, 1),
 	}
+	p.streamsCtx, p.endStreams = context.WithCancel(context.Background())
 	p.discoverLimit = !opts.IgnoreServerStreamLimit && !proxyConfigured()
 	// The dial options, judged by grpc-go once now, as each connection
 	// will judge them, with the pool's context dialer among them.
@@ -197,6 +203,7 @@ func (p *Pool) Close() error {
 		for _, c := range busy {
 			_ = c.cc.Close()
 		}
+		p.endStreams()
 		// Every call but those in a dial option's interceptor now ends at
 		// once: the calls failed while they waited go through the failure
 		// channel (tracers see them, as they see grpc-go's own calls failed

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 	"runtime"
-	"sync/atomic"
+	"sync"
 
 	"github.com/shoalpool/shoal"
 	"google.golang.org/grpc"
@@ -23,7 +23,10 @@ import (
 // CloseSend and then RecvMsg until io.EOF, frees the slot at the io.EOF; a
 // caller that stops reading after CloseSend should cancel ctx.
 // A stream that an interceptor given as a dial option makes up itself,
-// without calling its streamer, holds no slot.
+// without calling its streamer, holds no slot. One that such an
+// interceptor wraps holds its slot, across every stream the interceptor
+// opens for it (a retry), until the stream returned ends as above, or ctx
+// ends, even when grpc-go finished the stream under it first.
 // When no slot is free NewStream waits like Invoke. Options.StreamInterceptors
 // run around all of it.
 func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -47,28 +50,19 @@ func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cli
 		}
 		return nil, err
 	}
-	// A context of the pool's own lets an abandoned stream be canceled.
-	sctx, cancel := context.WithCancel(ctx)
-	slot := &streamSlot{lease: l, call: c, cancel: cancel}
-	// grpc-go calls OnFinish once when the stream finishes, for whatever
-	// reason, including ctx ending and the connection closing: the one
-	// signal that covers every way a stream ends. (The stream's Context
-	// would tell too, but asking for it commits the stream to its first
-	// attempt, and grpc-go would no longer retry it.) The options are
-	// copied so that the caller's slice is not appended to.
-	opts = append(withCall(opts, c), grpc.OnFinish(func(error) { slot.release() }))
+	slot := p.newStreamSlot(ctx, l, c)
+	c.slot = slot
 	c.intoInterceptors()
-	cs, err := l.Value().cc.NewStream(sctx, desc, method, opts...)
+	cs, err := l.Value().cc.NewStream(slot.ctx, desc, method, withCall(opts, c)...)
 	c.outOfInterceptors()
 	if err != nil {
 		slot.release()
 		return nil, err
 	}
-	if !c.madeStream() {
+	if !slot.handedOut(cs) {
 		// A dial option's interceptor answered without a stream of
-		// grpc-go's (or without passing the call options on, OnFinish
-		// among them): nothing holds the slot, and nothing would give it
-		// back.
+		// grpc-go's (or without passing the call options on): nothing
+		// holds the slot, and nothing would give it back.
 		slot.release()
 		return cs, nil
 	}
@@ -80,26 +74,144 @@ func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cli
 
 // streamSlot is a stream's hold on its slot. Kept apart from stream so that
 // what runs when the stream ends does not keep the stream reachable.
+//
+// The slot belongs to the call, the stream the caller holds, not to one
+// stream of grpc-go's: an interceptor given as a dial option may open
+// another stream for the call, on the same connection and context, after
+// the first finished (a retry, in its RecvMsg). So the slot is given back
+// when the caller's stream ends (stream's RecvMsg and SendMsg), or once no
+// stream of grpc-go's is open for the call and none can come: the context
+// ended (the caller's, or the pool's cancel at Close or when the caller
+// dropped the stream), or the caller holds grpc-go's stream itself, with
+// nothing between that could open another.
 type streamSlot struct {
-	lease    shoal.Lease[*conn]
-	call     *call // counted out when the slot is given back
-	cancel   context.CancelFunc
-	released atomic.Bool
+	lease shoal.Lease[*conn]
+	call  *call // counted out when the slot is given back
+	// ctx is the context of the call's streams: the caller's, canceled
+	// by the pool too once the slot is given back, when the caller drops
+	// the stream, and at Close.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu sync.Mutex
+	// running is how many streams grpc-go made for the call and has not
+	// finished (or is making).
+	running int
+	made    bool              // grpc-go made a stream for the call
+	last    grpc.ClientStream // the latest stream made, until handed out
+	handed  bool              // NewStream returned the call's stream
+	own     bool              // the caller holds grpc-go's stream itself
+	done    bool              // the slot was given back
+	stops   [2]func() bool    // the context.AfterFuncs below
+}
+
+// newStreamSlot returns the hold on the slot l for c, with its context.
+func (p *Pool) newStreamSlot(ctx context.Context, l shoal.Lease[*conn], c *call) *streamSlot {
+	sctx, cancel := context.WithCancel(ctx)
+	s := &streamSlot{lease: l, call: c, ctx: sctx, cancel: cancel}
+	// Under the lock: a context already ended runs ctxEnded at once,
+	// which must find stops set.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stops = [2]func() bool{
+		context.AfterFunc(sctx, s.ctxEnded),
+		context.AfterFunc(p.streamsCtx, cancel),
+	}
+	return s
+}
+
+// open makes one of the call's streams, for the pool's innermost
+// interceptor. grpc-go calls OnFinish once when a stream it made finishes,
+// for whatever reason, including ctx ending and the connection closing: the
+// one signal that covers every way a stream ends. (The stream's Context
+// would tell too, but asking for it commits the stream to its first
+// attempt, and grpc-go would no longer retry it.) Each stream gets an
+// OnFinish of its own, as grpc-go calls none for some streams it fails to
+// make.
+func (s *streamSlot) open(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts []grpc.CallOption) (grpc.ClientStream, error) {
+	s.mu.Lock()
+	s.running++
+	s.mu.Unlock()
+	finished := sync.OnceFunc(s.finished)
+	opts = append(opts[:len(opts):len(opts)], grpc.OnFinish(func(error) { finished() }))
+	cs, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil {
+		finished()
+		return cs, err
+	}
+	s.mu.Lock()
+	s.made, s.last = true, cs
+	s.mu.Unlock()
+	return cs, nil
+}
+
+// finished counts one of the call's streams out.
+func (s *streamSlot) finished() {
+	s.mu.Lock()
+	s.running--
+	end := s.idleForGood()
+	s.mu.Unlock()
+	if end {
+		s.release()
+	}
+}
+
+// ctxEnded runs when the streams' context ends; a stream still open
+// finishes with it and gives the slot back then.
+func (s *streamSlot) ctxEnded() {
+	s.mu.Lock()
+	end := s.idleForGood()
+	s.mu.Unlock()
+	if end {
+		s.release()
+	}
+}
+
+// handedOut notes that NewStream returns cs to the caller and reports
+// whether grpc-go made a stream for the call. A stream that finished
+// already gives the slot back here when no other can come.
+func (s *streamSlot) handedOut(cs grpc.ClientStream) bool {
+	s.mu.Lock()
+	made := s.made
+	// s.last is grpc-go's own stream, a pointer: comparing cannot panic.
+	s.own = made && cs == s.last
+	s.last = nil
+	s.handed = true
+	end := made && s.idleForGood()
+	s.mu.Unlock()
+	if end {
+		s.release()
+	}
+	return made
+}
+
+// idleForGood reports, under s.mu, whether no stream of the call is open
+// and none can come. While NewStream runs, its return decides.
+func (s *streamSlot) idleForGood() bool {
+	return s.handed && s.running == 0 && (s.own || s.ctx.Err() != nil)
 }
 
 // release gives the slot back, once. A lease must be released exactly once:
 // the core hands the same Lease to the next caller, and a second Release
 // would end that caller's hold.
 func (s *streamSlot) release() {
-	if s.released.CompareAndSwap(false, true) {
-		s.lease.Release()
-		s.call.end()
-		s.cancel() // frees the context; the stream is over already
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
 	}
+	s.done = true
+	s.mu.Unlock()
+	for _, stop := range s.stops {
+		stop()
+	}
+	s.lease.Release()
+	s.call.end()
+	s.cancel() // a stream still open, or a retry to come, ends here
 }
 
-// abandon runs when the caller's stream became unreachable: canceling it
-// makes grpc-go finish it, which releases the slot.
+// abandon runs when the caller's stream became unreachable: canceling its
+// context makes grpc-go finish its streams, which releases the slot.
 func (s *streamSlot) abandon() { s.cancel() }
 
 // stream is a grpc.ClientStream that gives its slot back when it ends.
