@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoalpool/shoal/internal/benchrun"
+	"github.com/shoalpool/shoal/internal/connstr"
 )
 
 // groupVerdict is what one table says: its winner, the cases within the
@@ -178,8 +179,21 @@ func writeVerdict(w io.Writer, o *options, report *benchrun.Report, t *target) {
 		writeItem(w, "Measure your own server: shoal bench --target postgres://user@host/db (or https://, grpc://, clickhouse+http://, influxdb+http://) runs the scenarios that fit it.")
 		writeItem(w, "Size a PostgreSQL pool: shoal sweep --target postgres://user@host/db tries partitions x connections and recommends one, with the settings to paste.")
 	case t.Kind == targetPostgres:
-		writeItem(w, fmt.Sprintf("Size the pool for this server: shoal sweep --target '%s' (put your password back in) tries partitions x connections and recommends one, with the settings to paste.", t.Redacted))
+		password := ""
+		if len(connstr.Read(t.Raw).Secrets) > 0 {
+			password = " (put your password back in)"
+		}
+		writeItem(w, fmt.Sprintf("Size the pool for this server: this sweep tries partitions x connections and recommends one, with the settings to paste%s:", password))
+		// On a line of its own: wrapped, a key=value target's spaces would
+		// become line breaks inside the quotes.
+		fmt.Fprintf(w, "    shoal sweep --target %s\n", shellQuote(t.Redacted))
 	}
+}
+
+// shellQuote quotes s as one word for a POSIX shell: in single quotes,
+// each ' in it closed, escaped and reopened.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // differences writes "1 difference was", "3 differences were".
