@@ -29,6 +29,17 @@ func TestUnknownScenarioListsValidOnes(t *testing.T) {
 	}
 }
 
+// TestEmptyOnly: --only "" (a variable that was not set) is refused, as
+// an empty --target is, rather than running every scenario (here against
+// a closed port, so that a run that starts ends at once).
+func TestEmptyOnly(t *testing.T) {
+	r := runShoal(t, "bench", "--only", "", "--target", "http://"+closedPort(t))
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "--only") || !strings.Contains(r.stderr, "churn, partitions, multiplex, transport") {
+		t.Errorf("stderr does not name --only and the valid scenarios:\n%s", r.stderr)
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
 	r := runShoal(t, "benchmark")
 	r.wantCode(t, exitUsage)

@@ -334,7 +334,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 			return nil, usagef("--query: empty")
 		}
 	}
-	if o.onlyList != "" {
+	if set["only"] {
+		// Refused when empty, as --target is: --only "$UNSET" would
+		// otherwise run every scenario.
 		valid := scenarioNames()
 		for _, name := range strings.Split(o.onlyList, ",") {
 			name = strings.TrimSpace(name)
@@ -349,7 +351,7 @@ func parseFlags(cmd string, args []string) (*options, error) {
 			}
 		}
 		if len(o.only) == 0 {
-			return nil, usagef("--only: no scenario named; valid scenarios: %s", strings.Join(valid, ", "))
+			return nil, usagef("--only names no scenario; leave it out to run every one, or name some of: %s", strings.Join(valid, ", "))
 		}
 	}
 	return o, nil
