@@ -70,7 +70,8 @@ func chartTitle(r *Report) string {
 	}
 	per := ""
 	if r.Duration > 0 {
-		per = fmt.Sprintf(": %s measured after %s warm-up per case", formatSetting(r.Duration), formatSetting(r.Warmup))
+		// Worded as the header over the tables words it.
+		per = fmt.Sprintf(": %s measured after %s warm-up per %s", formatSetting(r.Duration), formatSetting(r.Warmup), r.caseWord())
 		if r.Rounds > 0 {
 			per += fmt.Sprintf(", %d rounds", r.Rounds)
 		}

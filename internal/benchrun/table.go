@@ -12,6 +12,15 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
+// caseWord is what the report calls what it measured, one at a time: a
+// case of bench, a configuration of a sweep.
+func (r *Report) caseWord() string {
+	if r.Command == "sweep" {
+		return "configuration"
+	}
+	return "case"
+}
+
 // WriteHeader prints the machine and the run's configuration, as Benchee
 // does before its first table.
 func WriteHeader(w io.Writer, r *Report, estimated time.Duration) {
@@ -23,11 +32,7 @@ func WriteHeader(w io.Writer, r *Report, estimated time.Duration) {
 	fmt.Fprintf(w, "%s\n\n", m.GoVersion)
 	fmt.Fprintf(w, "Benchmark suite executing with the following configuration:\n")
 	fmt.Fprintf(w, "target: %s\n", r.Target)
-	what := "case"
-	if r.Command == "sweep" {
-		what = "configuration"
-	}
-	round := ""
+	what, round := r.caseWord(), ""
 	if r.Rounds > 1 {
 		round = " and round"
 	}
