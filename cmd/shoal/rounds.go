@@ -95,10 +95,11 @@ func hasFailure(rs []benchrun.Result) bool {
 	return slices.ContainsFunc(rs, func(r benchrun.Result) bool { return r.Status == benchrun.StatusFailed })
 }
 
-// mergeRounds makes one table row of a case's rounds: operations, errors
-// and connections opened summed, IPS the mean of the rounds', RoundIPS
-// each round's, and latency, acquire waits and slices those of the median
-// round (percentiles of separate runs do not add up). The first failure,
+// mergeRounds makes one table row of a case's rounds: operations, errors,
+// elapsed time and connections opened summed, IPS the mean of the rounds',
+// RoundIPS each round's, and latency, acquire waits, slices and the window
+// they divide those of the median round (percentiles of separate runs do
+// not add up). The first failure,
 // if any, is the row's.
 func mergeRounds(rs []benchrun.Result) benchrun.Result {
 	if len(rs) == 0 {

@@ -21,13 +21,18 @@ func WriteJSON(w io.Writer, r *Report) error {
 
 // csvHeader names the CSV columns: one row per case, durations in ns;
 // ips is ops/s, conns_opened those opened in the measured window and
-// conns_opened_total those from the case's start.
+// conns_opened_total those from the case's start. A row of rounds sums
+// ops, errors, elapsed_ns and the connections over its rounds, and
+// window_ns is one round's: rounds, added last so that the columns before
+// it keep their places, says how many (empty for a case that did not
+// run).
 var csvHeader = []string{
 	"scenario", "group", "workers", "name", "status", "reason",
 	"max_conns", "partitions", "conns_per_partition", "max_streams",
 	"ops", "errors", "elapsed_ns", "ips",
 	"mean_ns", "stddev_ns", "deviation_pct", "min_ns", "median_ns", "p99_ns", "p999_ns", "max_ns",
 	"wait_p50_ns", "wait_p99_ns", "wait_p999_ns", "conns_opened", "conns_opened_total", "window_ns",
+	"rounds",
 }
 
 // WriteCSV writes one row per case, with a header row.
@@ -55,6 +60,12 @@ func WriteCSV(w io.Writer, r *Report) error {
 				if res.ConnsOpenedTotal != nil {
 					connsTotal = strconv.FormatInt(*res.ConnsOpenedTotal, 10)
 				}
+				rounds := ""
+				if n := len(res.RoundIPS); n > 0 {
+					rounds = itoa(n)
+				} else if res.Status != StatusSkipped {
+					rounds = "1" // one run's figures: a failure is its first
+				}
 				l := res.Latency
 				row := []string{
 					s.Name, g.Title, itoa(res.Workers), res.Name, string(res.Status), res.Reason,
@@ -64,6 +75,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 					ns(l.Mean), ns(l.StdDev), strconv.FormatFloat(l.DeviationPct, 'f', 2, 64),
 					ns(l.Min), ns(l.Median), ns(l.P99), ns(l.P999), ns(l.Max),
 					w50, w99, w999, conns, connsTotal, ns(res.Window),
+					rounds,
 				}
 				if err := cw.Write(row); err != nil {
 					return err

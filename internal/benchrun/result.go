@@ -21,6 +21,8 @@ type Result struct {
 	Workers int         `json:"workers"`          // Group.Workers
 	Pool    *PoolConfig `json:"pool,omitempty"`   // Case.Pool
 
+	// Ops, Errors, Elapsed and the connections opened are counted in the
+	// measured period; in a row of rounds (RoundIPS), summed over them.
 	Ops    int64 `json:"ops"`    // operations started in the measured period that completed
 	Errors int64 `json:"errors"` // operations that failed
 	// Elapsed runs from the measured period's start to the end of the
@@ -33,7 +35,8 @@ type Result struct {
 	// per second", kept in JSON and CSV for the scripts that read them.
 	IPS float64 `json:"ips"`
 	// Window is the measured period as planned (Settings.Duration), which
-	// SliceIPS divides.
+	// SliceIPS divides: in a row of rounds, one round's, as the slices and
+	// the latencies are the median round's.
 	Window time.Duration `json:"window_ns,omitempty"`
 	// SliceIPS is the throughput in each of ten equal slices of Window,
 	// each operation counted in the slices it ran in, in proportion to the
@@ -49,9 +52,10 @@ type Result struct {
 	// ConnsOpenedTotal counts the connections opened from the case's
 	// start: its setup, its warm-up and the measured period.
 	ConnsOpenedTotal *int64 `json:"conns_opened_total,omitempty"`
-	// RoundIPS, in a sweep, is IPS in each round, in round order; IPS is
-	// then their mean, and the latency and wait columns are those of the
-	// median round.
+	// RoundIPS, in a sweep or a bench in rounds, is IPS in each round, in
+	// round order; IPS is then their mean, and the latency and wait
+	// columns are those of the median round. The CSV's rounds column is
+	// its length.
 	RoundIPS []float64 `json:"round_ips,omitempty"`
 }
 
