@@ -17,9 +17,10 @@ import (
 // probe dials the target's host:port once, so that an unreachable target
 // fails within the dial timeout, saying which address and why, before any
 // experiment starts; of a PostgreSQL target that names several hosts, the
-// first that answers, as shoalpgx would. It then asks the server one thing in its own
-// protocol: a PostgreSQL target is logged into and asked SELECT 1, an HTTP
-// one gets its request, a gRPC one the HTTP/2 preface. A server that
+// first that answers, as shoalpgx would. A TLS target's handshake is run
+// alone next. It then asks the server one thing in its own protocol: a
+// PostgreSQL target is logged into and asked SELECT 1, an HTTP one gets
+// its request, a gRPC one the HTTP/2 preface. A server that
 // accepts connections but never answers, a wrong password or a bad TLS
 // setting then fail here once, not in every case after a timeout of its
 // own.
@@ -33,12 +34,18 @@ func probe(ctx context.Context, t *target, timeout time.Duration) error {
 		}
 		return fmt.Errorf("cannot reach %s (from --target %s): %w", strings.Join(t.Hosts, ", "), t.Redacted, err)
 	}
+	if plainScheme(t.Scheme) != "" {
+		// The handshake alone first, so that a port without TLS is named
+		// as such rather than by whatever its first read returned.
+		c, err = handshakeTLS(ctx, c, t)
+	}
 	switch {
+	case err != nil:
 	case t.Kind == targetPostgres && pgConnectExec != nil:
 		c.Close()
 		err = pgConnectExec(ctx, t.Raw, "select 1")
 	case t.Kind == targetGRPC:
-		err = probeHTTP2(ctx, c, t)
+		err = probeHTTP2(ctx, c)
 	case speaksHTTP(t.Kind):
 		c.Close()
 		err = probeHTTP(ctx, t)
@@ -84,20 +91,13 @@ func probeHTTP(ctx context.Context, t *target) error {
 	return nil
 }
 
-// probeHTTP2 speaks the start of HTTP/2 on c (after TLS for grpcs://) and
-// waits for the server's SETTINGS frame, which every gRPC server sends
-// first.
-func probeHTTP2(ctx context.Context, c net.Conn, t *target) error {
+// probeHTTP2 speaks the start of HTTP/2 on c (a TLS connection for
+// grpcs://, its handshake done) and waits for the server's SETTINGS frame,
+// which every gRPC server sends first.
+func probeHTTP2(ctx context.Context, c net.Conn) error {
 	defer c.Close()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
-	}
-	if t.Scheme == "grpcs" {
-		tc := tls.Client(c, &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.URL.Hostname(), NextProtos: []string{"h2"}})
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return err
-		}
-		c = tc
 	}
 	const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 	emptySettings := []byte{0, 0, 0, 4, 0, 0, 0, 0, 0}
