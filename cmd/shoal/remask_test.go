@@ -39,7 +39,7 @@ func TestMaskedTargetKeepsWhatFollowsIt(t *testing.T) {
 	doc, _ := json.Marshal(map[string]string{"target": tg.Redacted})
 	for _, text := range []string{
 		string(doc) + "\n",
-		fmt.Sprintf("- shoal sweep --target '%s' (put your password back in)\n", tg.Redacted),
+		"    shoal sweep --target " + shellQuote(tg.Redacted) + "\n",
 	} {
 		var b bytes.Buffer
 		fmt.Fprint(scrubWriter{&b, tg}, text)

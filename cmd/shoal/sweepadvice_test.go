@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
 )
 
 // TestVerdictSweepAdviceQuotesTheTarget: the sweep the verdict suggests
@@ -32,6 +34,24 @@ func TestVerdictSweepAdviceQuotesTheTarget(t *testing.T) {
 		}
 		if got := strings.Contains(strings.Join(strings.Fields(out), " "), "put your password back in"); got != c.password {
 			t.Errorf("%s: asks for the password back: %v, want %v:\n%s", c.target, got, c.password, out)
+		}
+	}
+}
+
+// TestRecommendationAsksForThePasswordOnlyWhenMasked: the sweep's
+// connection string to paste asks for the password back only when one was
+// masked in it.
+func TestRecommendationAsksForThePasswordOnlyWhenMasked(t *testing.T) {
+	for conn, want := range map[string]bool{
+		"postgres://app@db.example/app?pool_max_conns=8&pool_partitions=2":              false,
+		"postgres://app:REDACTED@db.example/app?pool_max_conns=8&pool_partitions=2":     true,
+		"host=db.example user=app password=REDACTED pool_max_conns=8 pool_partitions=2": true,
+	} {
+		rec := &benchrun.Recommendation{Name: "2x4", Best: "2x4", Pool: &benchrun.PoolConfig{MaxConns: 8, Partitions: 2, ConnsPerPartition: 4}, ConnString: conn}
+		var buf bytes.Buffer
+		writeRecommendation(&buf, rec)
+		if got := strings.Contains(buf.String(), "put your password back in"); got != want {
+			t.Errorf("%s: asks for the password back: %v, want %v:\n%s", conn, got, want, buf.String())
 		}
 	}
 }
