@@ -3,6 +3,7 @@ package shoalhttp
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/shoalpool/shoal"
 )
@@ -29,10 +30,26 @@ func newH1Backend(o *origin, seed *h1Conn) (*h1Backend, error) {
 
 // h1BeforeAcquire keeps a connection that the server closed while it was
 // idle from being handed out: the request would fail on it, or need a
-// retry. A connection that never carried a request was just dialled.
+// retry. A connection that never carried a request is checked too: one
+// opened ahead of its requests (Warm, MinIdle, a dial whose waiter was
+// served meanwhile) may sit idle as long as any, and the request failing
+// on it would not be retried, the connection being fresh. Only a TLS
+// connection just dialled is trusted: the bytes waiting on it are the
+// handshake's session tickets, which only a read that waits out
+// tlsIdleReadWait tells from a close_notify.
 func h1BeforeAcquire(_ context.Context, c *h1Conn) bool {
-	return c.requests == 0 || c.idleAlive()
+	if c.requests == 0 && c.peek.TLS() && idleSince(c.idleAt) < freshTLSConnTrust {
+		return true
+	}
+	return c.idleAlive()
 }
+
+// freshTLSConnTrust is how long after its dial a TLS connection that
+// never carried a request is handed out unchecked (see h1BeforeAcquire):
+// long enough for a dial made for a waiting request to reach it, far
+// shorter than the wait after which a server gives up on a connection
+// that sends it nothing.
+const freshTLSConnTrust = 100 * time.Millisecond
 
 // dial opens a new connection to the origin's first hop (its proxy, or
 // the server), offering HTTP/1.1 alone.

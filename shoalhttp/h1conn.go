@@ -29,7 +29,7 @@ type h1Conn struct {
 	// holder (the pool's hand-over orders the accesses), as are idleAt and
 	// trace.
 	requests int
-	idleAt   int64                  // monoNow when it last went back to the pool
+	idleAt   int64                  // monoNow when it last went back to the pool, or was dialled
 	trace    *httptrace.ClientTrace // the current request's, nil for none
 
 	// Bytes that crossed the socket during the current request, to tell a
@@ -79,7 +79,7 @@ const (
 func newH1Conn(o *origin, nc net.Conn) *h1Conn {
 	key := o.key
 	c := &h1Conn{nc: nc, info: newConnInfo(o.name, protoHTTP1, nc), expectContinueTimeout: o.t.opts.ExpectContinueTimeout,
-		readLimit: math.MaxInt64, maxHead: o.t.opts.MaxResponseHeaderBytes}
+		readLimit: math.MaxInt64, maxHead: o.t.opts.MaxResponseHeaderBytes, idleAt: monoNow()}
 	if key.forwardProxied() {
 		c.forward = true
 		if c.proxyAuth = key.proxy.auth; c.proxyAuth != "" {
