@@ -49,6 +49,9 @@ type coalescingConn struct {
 	reading    atomic.Int32
 	readerGone chan struct{}
 	readerOnce sync.Once
+
+	// onRead, when set, sees every byte read, in order (watchReads).
+	onRead func([]byte)
 }
 
 // coalescingTLSConn is a coalescingConn over TLS. x/net reads the TLS
@@ -84,6 +87,19 @@ func readLoopGone(nc net.Conn) <-chan struct{} {
 	panic("shoalhttp: readLoopGone of a connection coalesce did not make")
 }
 
+// watchReads has f see every byte read from nc, a connection from
+// coalesce; it must be called before the first Read.
+func watchReads(nc net.Conn, f func([]byte)) {
+	switch c := nc.(type) {
+	case *coalescingConn:
+		c.onRead = f
+	case *coalescingTLSConn:
+		c.onRead = f
+	default:
+		panic("shoalhttp: watchReads of a connection coalesce did not make")
+	}
+}
+
 // Read reads from the connection, counting the reads under way. x/net's
 // read loop is the only reader, and the last thing it does is Close the
 // connection, after its last Read has failed: a Close made while no Read
@@ -94,6 +110,9 @@ func (c *coalescingConn) Read(p []byte) (int, error) {
 	c.reading.Add(1)
 	n, err := c.Conn.Read(p)
 	c.reading.Add(-1)
+	if n > 0 && c.onRead != nil {
+		c.onRead(p[:n])
+	}
 	return n, err
 }
 

@@ -28,7 +28,9 @@
 // pool logs its dials.
 // An HTTP/2 pool's stream limit per connection is the limit the server
 // announced on that first connection (a connection whose server announces
-// less is lowered to it). CloseIdleConnections forgets what was learned.
+// less is lowered to it, as it is when its server lowers its limit later;
+// a limit of 0 retires the connection). CloseIdleConnections forgets what
+// was learned.
 // An origin's pool (and its maintenance goroutine) lives until
 // CloseIdleConnections or Close, even with no connection left open: a
 // client that reaches an unbounded set of origins should call

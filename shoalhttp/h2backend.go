@@ -36,7 +36,8 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 		// The first connection's limit stands for all, and each connection
 		// whose server announced less in its SETTINGS starts at that
 		// (StreamLimit); a limit the server changes later is followed
-		// with SetStreamLimit as requests end (settle).
+		// with SetStreamLimit as the SETTINGS frame is read, by the next
+		// request or the next to end on the connection (followLimit).
 		cfg.MaxStreams = int(seed.limit.Load())
 		cfg.Hooks.StreamLimit = func(c *h2Conn) int { return int(c.limit.Load()) }
 		cfg.Partitions = 0 // idle stacks are the exclusive engine's: Options.Partitions is HTTP/1.1's
@@ -72,7 +73,7 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 		// dial that lands serving fewer (a server's lower limit) starts
 		// the next one, so a crowd that arrives at once is served as the
 		// dials land (the core's TestMuxCrowdDialsPerMaxStreams).
-		lease, err := b.acquire(req, tr, attempt)
+		lease, err := b.acquireStream(req, tr, attempt)
 		if err != nil {
 			return nil, err
 		}
@@ -101,6 +102,28 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 		//lint:ignore SA1019 req.Cancel is how http.Client signals its Timeout (see timeout.go)
 		resp.Body = &h2Body{rc: resp.Body, c: c, lease: lease, ctx: ctx, cancel: req.Cancel}
 		return resp, nil
+	}
+}
+
+// maxLimitMoves bounds how many times one acquire moves off a connection
+// whose server has just lowered its stream limit: each move needs a new
+// SETTINGS frame, so a server that keeps sending them cannot keep a
+// request going round; past the bound it waits on the last connection.
+const maxLimitMoves = 4
+
+// acquireStream acquires a stream on a connection with room for it by the
+// server's latest SETTINGS (followLimit). One whose server has lowered its
+// limit to the streams it carries, or to 0, goes back unused: the pool
+// knows its new limit, and the next acquire takes another connection or
+// dials one, instead of the request waiting inside x/net for a stream
+// the server may not give until its context ends.
+func (b *h2Backend) acquireStream(req *http.Request, tr *reqTrace, attempt int) (shoal.Lease[*h2Conn], error) {
+	for moves := 0; ; moves++ {
+		lease, err := b.acquire(req, tr, attempt)
+		if err != nil || moves == maxLimitMoves || lease.Value().followLimit(lease) {
+			return lease, err
+		}
+		lease.Release()
 	}
 }
 

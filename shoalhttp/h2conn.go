@@ -4,9 +4,11 @@ package shoalhttp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http/httptrace"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,25 +26,32 @@ type h2Conn struct {
 	info         ConnInfo
 	// limit is the stream limit last given to the pool for this connection
 	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, capped).
-	limit      atomic.Int32
-	maxStreams int          // Options.MaxStreamsPerConn; 0 means no cap of ours
-	requests   atomic.Int64 // requests settled, to pace the limit check
-	inFlight   atomic.Int64 // streams leased now
-	started    atomic.Bool  // a request has been sent (see usable)
-	lastDone   atomic.Int64 // monoNow when a stream last ended (see gotConnInfo)
+	limit atomic.Int32
+	// peerLimit is the SETTINGS_MAX_CONCURRENT_STREAMS the server sent
+	// last (settingsWatch), and peerLimitNew says that the pool has not
+	// been told it yet (followLimit, under limitMu).
+	peerLimit    atomic.Uint32
+	peerLimitNew atomic.Bool
+	limitMu      sync.Mutex
+	maxStreams   int          // Options.MaxStreamsPerConn; 0 means no cap of ours
+	inFlight     atomic.Int64 // streams leased now
+	started      atomic.Bool  // a request has been sent (see usable)
+	lastDone     atomic.Int64 // monoNow when a stream last ended (see gotConnInfo)
 }
-
-// settleEvery is how often (in requests) a busy connection is checked for
-// a new stream limit.
-const settleEvery = 64
 
 // newH2Conn starts HTTP/2 on nc and waits for the server's settings, so
 // that the pool learns the connection's real stream limit before it hands
 // out a single stream. A PING does it: the server sends its SETTINGS before
-// it answers anything, and frames are read in order.
+// it answers anything, and frames are read in order. A server that allows
+// no stream at all (a limit of 0) fails the dial.
 func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn, maxStreams int) (*h2Conn, error) {
 	c := &h2Conn{nc: nc, info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
 	tc := coalesce(nc, c.othersInFlight)
+	w := &settingsWatch{onLimit: func(n uint32) {
+		c.peerLimit.Store(n)
+		c.peerLimitNew.Store(true)
+	}}
+	watchReads(tc, w.scan)
 	cc, err := t2.NewClientConn(tc)
 	if err != nil {
 		nc.Close()
@@ -53,12 +62,21 @@ func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.C
 		c.close()
 		return nil, fmt.Errorf("HTTP/2 settings exchange: %w", err)
 	}
+	if c.peerLimitNew.Load() && c.peerLimit.Load() == 0 {
+		c.close()
+		return nil, errNoStreams
+	}
 	c.limit.Store(int32(c.streamLimit(cc.State().MaxConcurrentStreams)))
 	return c, nil
 }
 
+// errNoStreams: a new connection's server allows no concurrent stream.
+var errNoStreams = errors.New("HTTP/2 server allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0) on a new connection")
+
 // streamLimit turns the server's advertised limit into the pool's: at
-// most maxH2Streams and Options.MaxStreamsPerConn.
+// most maxH2Streams and Options.MaxStreamsPerConn. n is 0 only when x/net
+// has not seen the server's limit, which means none; a server that
+// announces 0 is handled by newH2Conn and followLimit.
 func (c *h2Conn) streamLimit(n uint32) int {
 	limit := maxH2Streams
 	if c.maxStreams > 0 {
@@ -99,20 +117,20 @@ func (c *h2Conn) othersInFlight() bool { return c.inFlight.Load() > 4 }
 // settle gives a stream back after a request: the connection is discarded
 // when it has closed, retired when it is going away (a GOAWAY from the
 // server), and otherwise released, with its stream limit brought in line
-// with the server's latest SETTINGS.
+// with the server's latest SETTINGS (followLimit).
 //
 // The check (State) takes the connection's write lock, which a stream's
 // writer holds across its socket writes; taking it after every request
 // would make releases queue behind other streams' writes. So after a
 // success it runs only when the connection's last stream ends, which is
-// when a GOAWAY'd connection must be retired to close, and every
-// settleEvery requests on a connection that never goes quiet, to follow a
-// new stream limit. A connection that turns unusable while others still
-// use it is caught before its next request by BeforeAcquire (usable).
+// when a GOAWAY'd connection must be retired to close. A connection that
+// turns unusable while others still use it is caught before its next
+// request by BeforeAcquire (usable).
 func (c *h2Conn) settle(lease shoal.Lease[*h2Conn], ok bool) {
 	last := c.inFlight.Add(-1) == 0
 	c.lastDone.Store(monoNow())
-	if ok && !last && c.requests.Add(1)%settleEvery != 0 {
+	c.followLimit(lease)
+	if ok && !last {
 		lease.Release()
 		return
 	}
@@ -123,13 +141,36 @@ func (c *h2Conn) settle(lease shoal.Lease[*h2Conn], ok bool) {
 		return
 	case st.Closing:
 		lease.Retire()
-	case st.MaxConcurrentStreams != 0:
-		if n := int32(c.streamLimit(st.MaxConcurrentStreams)); n != c.limit.Load() {
-			c.limit.Store(n)
-			lease.SetStreamLimit(int(n))
-		}
 	}
 	lease.Release()
+}
+
+// followLimit tells the pool, through lease, the stream limit the server
+// last sent, if it has changed since it was last told, and reports whether
+// the connection has room for one more stream than it carries now. A limit
+// of 0 retires the connection: RFC 9113 (section 6.5.2) lets a server set
+// it, for a short while, to take no new stream, and the core's limit is at
+// least 1; the requests in flight finish and new ones go to another
+// connection, as they would to one whose server sent a GOAWAY. It costs an
+// atomic load per request until a SETTINGS frame has come.
+func (c *h2Conn) followLimit(lease shoal.Lease[*h2Conn]) bool {
+	if !c.peerLimitNew.Load() {
+		return true
+	}
+	c.limitMu.Lock()
+	defer c.limitMu.Unlock()
+	if c.peerLimitNew.Swap(false) {
+		n := c.peerLimit.Load()
+		if n == 0 {
+			lease.Retire()
+			return false
+		}
+		if l := int32(c.streamLimit(n)); l != c.limit.Load() {
+			c.limit.Store(l)
+			lease.SetStreamLimit(int(l))
+		}
+	}
+	return c.inFlight.Load() < int64(c.limit.Load())
 }
 
 // usable reports whether the connection can take a new request: it is not

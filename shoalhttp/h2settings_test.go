@@ -1,0 +1,189 @@
+package shoalhttp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// loweringServer is a raw h2c server that announces initial streams and, when
+// a request for /hold arrives, leaves it unanswered and lowers its
+// SETTINGS_MAX_CONCURRENT_STREAMS to lowerTo. lowered receives once the
+// client has acknowledged the new settings. Every other request gets a 200.
+type loweringServer struct {
+	url      string
+	lowered  chan struct{}
+	accepted atomic.Int64
+}
+
+func startLoweringServer(t *testing.T, initial, lowerTo uint32) *loweringServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &loweringServer{url: "http://" + ln.Addr().String(), lowered: make(chan struct{}, 1)}
+	done := make(chan struct{})
+	var serving sync.WaitGroup
+	t.Cleanup(func() {
+		close(done)
+		ln.Close()
+		serving.Wait()
+	})
+	serving.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.accepted.Add(1)
+			serving.Go(func() { <-done; c.Close() })
+			serving.Go(func() { s.serve(c, initial, lowerTo) })
+		}
+	})
+	return s
+}
+
+func (s *loweringServer) serve(c net.Conn, initial, lowerTo uint32) {
+	defer c.Close()
+	if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
+		return
+	}
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: initial})
+	lowered := false
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				fr.WriteSettingsAck()
+			} else if lowered {
+				s.lowered <- struct{}{}
+			}
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				fr.WritePing(true, f.Data)
+			}
+		case *http2.MetaHeadersFrame:
+			if f.PseudoValue("path") == "/hold" {
+				lowered = true
+				fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: lowerTo})
+				continue
+			}
+			var hb bytes.Buffer
+			hpack.NewEncoder(&hb).WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: hb.Bytes(), EndHeaders: true})
+			fr.WriteData(f.StreamID, true, []byte("ok"))
+		}
+	}
+}
+
+// TestH2ServerLowersStreamLimitMidConnection: a server that lowers its
+// SETTINGS_MAX_CONCURRENT_STREAMS while a request is in flight gets no
+// more requests on that connection than it now allows; the next request
+// goes to a new connection instead of waiting inside x/net for a stream
+// the server will not give. A limit of 0 takes no new request at all
+// (RFC 9113, section 6.5.2). The deadline is only the failure's bound.
+func TestH2ServerLowersStreamLimitMidConnection(t *testing.T) {
+	for _, lowerTo := range []uint32{1, 0} {
+		t.Run(fmt.Sprintf("to%d", lowerTo), func(t *testing.T) {
+			srv := startLoweringServer(t, 100, lowerTo)
+			tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: -1})
+			if code, _ := get(t, tr, srv.url+"/"); code != http.StatusOK {
+				t.Fatalf("first GET: status %d", code)
+			}
+
+			hctx, hcancel := context.WithCancel(context.Background())
+			held := make(chan struct{})
+			defer func() { hcancel(); <-held }()
+			go func() {
+				defer close(held)
+				req, _ := http.NewRequestWithContext(hctx, http.MethodGet, srv.url+"/hold", nil)
+				if resp, err := tr.RoundTrip(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			<-srv.lowered
+
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+"/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				_, st := onlyStats(t, tr)
+				t.Fatalf("GET after the server lowered its stream limit to %d: %v; %+v", lowerTo, err, st)
+			}
+			resp.Body.Close()
+			if n := srv.accepted.Load(); n != 2 {
+				t.Errorf("server accepted %d connections, want 2 (the next request on a new one)", n)
+			}
+		})
+	}
+}
+
+// TestH2ServerAllowingNoStreamsFailsTheDial: a server whose first SETTINGS
+// allow no stream at all fails the dial with an error that says so, where
+// a limit of 0 once meant none and the request waited in x/net until its
+// context ended.
+func TestH2ServerAllowingNoStreamsFailsTheDial(t *testing.T) {
+	srv := startLoweringServer(t, 0, 0)
+	tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+"/", nil)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("GET from a server allowing no streams succeeded")
+	}
+	if !strings.Contains(err.Error(), "SETTINGS_MAX_CONCURRENT_STREAMS 0") {
+		t.Fatalf("GET from a server allowing no streams: %v, want an error naming the limit of 0", err)
+	}
+}
+
+// TestSettingsWatchFollowsFramesAcrossReads: the watch finds every
+// MAX_CONCURRENT_STREAMS in the server's SETTINGS however the bytes are
+// cut into reads, and nothing in other frames or in SETTINGS acks.
+func TestSettingsWatchFollowsFramesAcrossReads(t *testing.T) {
+	var wire bytes.Buffer
+	fr := http2.NewFramer(&wire, nil)
+	fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20}, http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 100})
+	// A DATA payload that reads as a SETTINGS frame setting the limit to 7.
+	fake := []byte{0, 0, 6, 0x4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 7}
+	fr.WriteData(1, false, fake)
+	fr.WriteSettingsAck()
+	fr.WritePing(false, [8]byte{})
+	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1})
+	fr.WriteData(1, true, nil)
+	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 0})
+	want := []uint32{100, 1, 0}
+	for _, size := range []int{1, 2, 5, 9, 10, 64, wire.Len()} {
+		var got []uint32
+		w := &settingsWatch{onLimit: func(n uint32) { got = append(got, n) }}
+		for p := wire.Bytes(); len(p) > 0; {
+			k := min(size, len(p))
+			w.scan(p[:k])
+			p = p[k:]
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("reads of %d bytes: limits %v, want %v", size, got, want)
+		}
+	}
+}
