@@ -51,9 +51,9 @@ func sweepGroup(b *testing.B, n int, budget bool) (*Group[string, *fakeConn], fu
 	}
 }
 
-// BenchmarkGroupSweep times one idle sweep of a group (keyed.Set.Sweep):
-// the whole of it holds the group's lock. ns/pool is the cost of looking
-// at one pool.
+// BenchmarkGroupSweep times one idle sweep of a group (keyed.Set.Sweep),
+// which holds the group's lock for its two walks of the map and asks each
+// pool outside it. ns/pool is the cost of looking at one pool.
 func BenchmarkGroupSweep(b *testing.B) {
 	for _, budget := range []bool{false, true} {
 		for _, n := range []int{1000, 10000} {
@@ -82,8 +82,8 @@ func BenchmarkGroupSweep(b *testing.B) {
 // BenchmarkGroupAcquireDuringSweeps times an Acquire and Release of one
 // key while another goroutine sweeps the group without pause, against the
 // same without sweeps: an acquire that finds the lock held waits for the
-// rest of the sweep. max-ns and p999-ns (of the first million) show that
-// wait.
+// rest of that walk of the sweep's. max-ns and p999-ns (of the first
+// million) show that wait.
 func BenchmarkGroupAcquireDuringSweeps(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, sweeping := range []bool{false, true} {

@@ -66,8 +66,8 @@ func (s *Set[K, P]) reaper() {
 }
 
 // Sweep closes the pools idle for IdleTimeout at now, as the reaper does
-// on each look; a benchmark calls it to time how long a look holds the
-// set's lock, which every Enter and Exit of every key waits for.
+// on each look; a benchmark calls it to time a look, and what it costs
+// the Enter and Exit of every key, which wait for the set's lock.
 //
 // Config.Idle reads each pool's own state, which at thousands of pools is
 // most of a sweep's time, so Sweep asks it outside the lock: it notes the
