@@ -345,7 +345,7 @@ func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
 	watchSlots(t, admin, prefix, "db", 10)
 	c := newClient(t, addr)
 	ka := &cutLease{Lease: c.Lease}
-	kv := &afterGetKV{KV: c.KV}
+	kv := &faultKV{KV: c.KV}
 	c.Lease, c.KV = ka, kv
 	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
 	if err != nil {
@@ -376,7 +376,7 @@ func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
 	b.mu.Unlock()
 	k := newKeys(prefix, "db")
 	var revoked atomic.Bool
-	kv.arm(k.slots(), func() {
+	kv.after(k.slots(), func() {
 		if _, err := admin.Revoke(ctx, old); err != nil {
 			t.Errorf("revoking the old lease: %v", err)
 		}
@@ -466,43 +466,6 @@ func (l *cutLease) cut(id clientv3.LeaseID) {
 	if end != nil {
 		end()
 	}
-}
-
-// afterGetKV is a client's KV that, once armed, runs a function right
-// after the next successful read of a given key: the test's way to change
-// etcd between a read and the writes that rely on it, every time.
-type afterGetKV struct {
-	clientv3.KV
-	mu  sync.Mutex
-	key string
-	fn  func()
-}
-
-func (k *afterGetKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	r, err := k.KV.Get(ctx, key, opts...)
-	if err != nil {
-		return r, err
-	}
-	k.mu.Lock()
-	fn := k.fn
-	if key != k.key {
-		fn = nil
-	}
-	if fn != nil {
-		k.fn = nil
-	}
-	k.mu.Unlock()
-	if fn != nil {
-		fn()
-	}
-	return r, nil
-}
-
-// arm makes the next read of key run fn after it.
-func (k *afterGetKV) arm(key string, fn func()) {
-	k.mu.Lock()
-	k.key, k.fn = key, fn
-	k.mu.Unlock()
 }
 
 // A member that booted on Min while etcd was away and finds, on joining,

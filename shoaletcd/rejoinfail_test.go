@@ -239,9 +239,10 @@ func TestCloseWhileRejoiningLeavesNoKeys(t *testing.T) {
 }
 
 // faultKV is a client's KV that, once armed for a key, runs a function
-// right before or after the next read of it, or fails that read, or runs
-// one before a transaction that writes it: the test's way to change etcd,
-// break a request, or hold one back, at a given step.
+// right before the next read of it or after the next that succeeds, or
+// fails the next read, or runs one before a transaction that writes it:
+// the test's way to change etcd, break a request, or hold one back, at a
+// given step.
 type faultKV struct {
 	clientv3.KV
 	mu           sync.Mutex
@@ -280,6 +281,10 @@ func (k *faultKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption
 	}
 	r, err := k.KV.Get(ctx, key, opts...)
 	if h != nil && !h.before && !h.fail {
+		if err != nil {
+			k.arm(*h) // for the next read, which the caller retries
+			return r, err
+		}
 		h.fn()
 	}
 	return r, err
@@ -344,7 +349,7 @@ func (k *faultKV) arm(h kvHook) {
 	k.mu.Unlock()
 }
 
-// after makes the next read of key run fn after it.
+// after makes the next successful read of key run fn after it.
 func (k *faultKV) after(key string, fn func()) { k.arm(kvHook{key: key, fn: fn}) }
 
 // before makes the next read of key run fn before it.
