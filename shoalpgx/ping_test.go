@@ -96,7 +96,7 @@ func TestPingOutlivesTheCallersDeadline(t *testing.T) {
 	select {
 	case <-g.Held():
 	default:
-		t.Fatalf("Acquire returned %v before its ping reached the gate: the deadline came too soon for this machine", err)
+		t.Fatalf("Acquire returned %v before its ping reached the proxy: the deadline came too soon for this machine", err)
 	}
 	if err != context.DeadlineExceeded {
 		t.Fatalf("Acquire: %v, want context.DeadlineExceeded itself, as for a cancel", err)
@@ -130,7 +130,7 @@ func TestPingPastTheCallersDeadlineIsBoundedByPingTimeout(t *testing.T) {
 	select {
 	case <-g.Held():
 	default:
-		t.Fatalf("Acquire returned %v before its ping reached the gate: the deadline came too soon for this machine", err)
+		t.Fatalf("Acquire returned %v before its ping reached the proxy: the deadline came too soon for this machine", err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire: %v, want context.DeadlineExceeded", err)

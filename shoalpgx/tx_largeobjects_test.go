@@ -49,7 +49,7 @@ func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
 	}
 	// Whatever the transaction's connection sends now waits at the proxy,
 	// or the pool has it back already.
-	pgtest.WaitFor(t, 10*time.Second, "the transaction's connection at the gate or given back", func() bool {
+	pgtest.WaitFor(t, 10*time.Second, "the transaction's connection held at the proxy or given back", func() bool {
 		return len(g.Held()) > 0 || p.Stat().Shoal().InUseConns == 0
 	})
 	check := func(when string) {
