@@ -15,8 +15,15 @@ import (
 // their methods return pgx.ErrTxClosed, while the connection is being rolled
 // back and after, and never reach it. A proxy holds whatever the connection
 // sends after the Rollback, so that a call that did reach it would find it
-// still busy.
+// still busy. The large objects come from the transaction, or from a
+// savepoint of it only, which the transaction's end must know of all the
+// same.
 func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
+	t.Run("from the transaction", func(t *testing.T) { testLargeObjectsEndWithTx(t, false) })
+	t.Run("from a savepoint only", func(t *testing.T) { testLargeObjectsEndWithTx(t, true) })
+}
+
+func testLargeObjectsEndWithTx(t *testing.T, savepointOnly bool) {
 	cfg, g := proxiedConfig(t, func(c *Config) { c.MaxConns = 1 })
 	p := newPoolFor(t, cfg)
 	t.Cleanup(closeProxy(g)) // before the pool's cleanup: see proxiedConfig
@@ -27,7 +34,15 @@ func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo := tx.LargeObjects()
+	sp, err := tx.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spLO := sp.LargeObjects()
+	lo := spLO
+	if !savepointOnly {
+		lo = tx.LargeObjects()
+	}
 	oid, err := lo.Create(bg, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -36,11 +51,6 @@ func TestLargeObjectsEndWithATxEndedAfterItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := tx.Begin(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spLO := sp.LargeObjects()
 
 	g.HoldOpen()
 	cancel()
