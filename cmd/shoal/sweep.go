@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal/internal/benchrun"
-	"github.com/shoalpool/shoal/internal/connstr"
 )
 
 // preflightSweep runs --query once, read-only, and compares --max-conns
@@ -228,11 +227,7 @@ func writeRecommendation(w io.Writer, r *benchrun.Recommendation) {
 		fmt.Fprintf(w, "; the smallest not significantly slower than the fastest, %s (%s ops/s).\n", r.Best, benchrun.FormatOps(r.BestIPS))
 	}
 	if r.ConnString != "" {
-		password := ""
-		if len(connstr.Read(r.ConnString).Secrets) > 0 { // masked, but there
-			password = " (put your password back in)"
-		}
-		fmt.Fprintf(w, "\nConnection string%s:\n  %s\n", password, r.ConnString)
+		fmt.Fprintf(w, "\nConnection string%s:\n  %s\n", passwordBackIn(r.ConnString), r.ConnString)
 	}
 	if r.GoConfig != "" {
 		fmt.Fprintf(w, "\nGo:\n")

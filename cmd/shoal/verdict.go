@@ -179,15 +179,21 @@ func writeVerdict(w io.Writer, o *options, report *benchrun.Report, t *target) {
 		writeItem(w, "Measure your own server: shoal bench --target postgres://user@host/db (or https://, grpc://, clickhouse+http://, influxdb+http://) runs the scenarios that fit it.")
 		writeItem(w, "Size a PostgreSQL pool: shoal sweep --target postgres://user@host/db tries partitions x connections and recommends one, with the settings to paste.")
 	case t.Kind == targetPostgres:
-		password := ""
-		if len(connstr.Read(t.Raw).Secrets) > 0 {
-			password = " (put your password back in)"
-		}
-		writeItem(w, fmt.Sprintf("Size the pool for this server: this sweep tries partitions x connections and recommends one, with the settings to paste%s:", password))
+		writeItem(w, fmt.Sprintf("Size the pool for this server: this sweep tries partitions x connections and recommends one, with the settings to paste%s:", passwordBackIn(t.Raw)))
 		// On a line of its own: wrapped, a key=value target's spaces would
 		// become line breaks inside the quotes.
 		fmt.Fprintf(w, "    shoal sweep --target %s\n", shellQuote(t.Redacted))
 	}
+}
+
+// passwordBackIn is " (put your password back in)" for a connection
+// string that has one, masked or not, where shoal prints it masked, and ""
+// for one that has none.
+func passwordBackIn(connString string) string {
+	if len(connstr.Read(connString).Secrets) > 0 {
+		return " (put your password back in)"
+	}
+	return ""
 }
 
 // shellQuote quotes s as one word for a POSIX shell: in single quotes,
