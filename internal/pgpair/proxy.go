@@ -22,7 +22,8 @@ import (
 //     down.
 //
 // Accepted counts the connections it took, so that a test sees whether a
-// client tried the host at all. Only Close ends its goroutines.
+// client tried the host at all. Close ends every connection, and waits
+// for the proxy's goroutines.
 type Proxy struct {
 	ln       net.Listener
 	upstream string
