@@ -38,13 +38,12 @@ type call struct {
 	// retrying interceptor may do more than once).
 	intercepted int
 	over        bool // the call has ended and given its slot back
-	counted     bool // the call counts in Pool.calls
 }
 
 // startCall counts a call in, from its start until it has ended.
 func (p *Pool) startCall() *call {
 	p.calls.Add(1)
-	return &call{p: p, viaFailure: !p.closing.Load(), counted: true}
+	return &call{p: p, viaFailure: !p.closing.Load()}
 }
 
 // callOption carries a call to the pool's innermost interceptor.
@@ -70,19 +69,19 @@ func callIn(opts []grpc.CallOption) *call {
 	return nil
 }
 
+// counted reports, under c.mu, whether the call counts in Pool.calls.
+func (c *call) counted() bool { return !c.over && c.intercepted <= 0 }
+
 // update changes the call's state under its lock and counts it in or out.
 func (c *call) update(change func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	was := c.counted()
 	change()
-	want := !c.over && c.intercepted <= 0
-	if want == c.counted {
-		return
-	}
-	c.counted = want
-	if want {
+	now := c.counted()
+	if now && !was {
 		c.p.calls.Add(1)
-	} else {
+	} else if was && !now {
 		c.p.leave()
 	}
 }
