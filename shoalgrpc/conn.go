@@ -63,11 +63,11 @@ func (p *Pool) dial(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// connOpts returns the dial options of a connection: the caller's, after
-// the pool's context dialer for c when the pool reads the server's stream
-// limit (first, so that a context dialer among the caller's options wins),
-// and then the pool's innermost interceptors (calls.go), last so that they
-// run after the caller's.
+// connOpts returns the dial options of a connection, in a slice of its
+// own: the caller's, after the pool's context dialer for c when the pool
+// reads the server's stream limit (first, so that a context dialer among
+// the caller's options wins), and then the pool's innermost interceptors
+// (calls.go), last so that they run after the caller's.
 func (p *Pool) connOpts(c *conn) []grpc.DialOption {
 	opts := make([]grpc.DialOption, 0, len(p.dialOpts)+3)
 	if p.discoverLimit {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +58,7 @@ func (p *Pool) diagnose(ctx context.Context) (cause error, connected bool) {
 
 	dc := &conn{netDial: p.netDial}
 	sc := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"id":%d}}]}`, reportBalancerName, id)
-	opts := append(slices.Clip(p.connOpts(dc)), grpc.WithDefaultServiceConfig(sc))
+	opts := append(p.connOpts(dc), grpc.WithDefaultServiceConfig(sc))
 	cc, err := grpc.NewClient(p.target, opts...)
 	if err != nil {
 		return err, false
