@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // TestMain fails the run when any goroutine outlives the tests: every pool
@@ -21,10 +20,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// newTestPool returns a plaintext pool to addr, closed when the test ends.
-func newTestPool(t testing.TB, addr string, opts Options) *Pool {
+// newTestPool returns a plaintext pool to addr, with the test's dialOpts
+// after the plaintext transport, closed when the test ends.
+func newTestPool(t testing.TB, addr string, opts Options, dialOpts ...grpc.DialOption) *Pool {
 	t.Helper()
-	p, err := NewClient(addr, opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	p, err := NewClient(addr, opts, append([]grpc.DialOption{insecureCreds()}, dialOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func retriedStream(t *testing.T, d grpc.DialOption) (*Pool, *retryingServer, grp
 		srv.Stop()
 		<-served
 	})
-	p := newTestPoolWith(t, l.Addr().String(), Options{MaxConns: 1}, d)
+	p := newTestPool(t, l.Addr().String(), Options{MaxConns: 1}, d)
 	ctx, cancel := context.WithCancel(testContext(t, 20*time.Second))
 	st, err := testpb.NewTestServiceClient(p).StreamingOutputCall(ctx, &testpb.StreamingOutputCallRequest{})
 	if err != nil {
@@ -199,20 +199,4 @@ func TestDialOptionInterceptorRetriesStream(t *testing.T) {
 			}
 		})
 	}
-}
-
-// newTestPoolWith is newTestPool with dial options of the test's after the
-// plaintext transport.
-func newTestPoolWith(t testing.TB, addr string, opts Options, dialOpts ...grpc.DialOption) *Pool {
-	t.Helper()
-	p, err := NewClient(addr, opts, append([]grpc.DialOption{insecureCreds()}, dialOpts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return p
 }
