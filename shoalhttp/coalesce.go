@@ -75,30 +75,25 @@ func coalesce(nc net.Conn, busy func() bool) net.Conn {
 	return c
 }
 
-// readLoopGone returns a channel closed once x/net's read loop on nc, a
-// connection from coalesce, has closed it on its way out (see Read).
-func readLoopGone(nc net.Conn) <-chan struct{} {
+// coalesced returns the coalescingConn under nc, a connection from
+// coalesce.
+func coalesced(nc net.Conn) *coalescingConn {
 	switch c := nc.(type) {
 	case *coalescingConn:
-		return c.readerGone
+		return c
 	case *coalescingTLSConn:
-		return c.readerGone
+		return c.coalescingConn
 	}
-	panic("shoalhttp: readLoopGone of a connection coalesce did not make")
+	panic("shoalhttp: a connection coalesce did not make")
 }
+
+// readLoopGone returns a channel closed once x/net's read loop on nc, a
+// connection from coalesce, has closed it on its way out (see Read).
+func readLoopGone(nc net.Conn) <-chan struct{} { return coalesced(nc).readerGone }
 
 // watchReads has f see every byte read from nc, a connection from
 // coalesce; it must be called before the first Read.
-func watchReads(nc net.Conn, f func([]byte)) {
-	switch c := nc.(type) {
-	case *coalescingConn:
-		c.onRead = f
-	case *coalescingTLSConn:
-		c.onRead = f
-	default:
-		panic("shoalhttp: watchReads of a connection coalesce did not make")
-	}
-}
+func watchReads(nc net.Conn, f func([]byte)) { coalesced(nc).onRead = f }
 
 // Read reads from the connection, counting the reads under way. x/net's
 // read loop is the only reader, and the last thing it does is Close the
