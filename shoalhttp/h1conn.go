@@ -25,7 +25,7 @@ type h1Conn struct {
 	info ConnInfo
 
 	// requests counts the requests this connection completed and returned
-	// to the pool; 0 means it was just dialled. Touched only by the lease
+	// to the pool; 0 means it has carried none yet. Touched only by the lease
 	// holder (the pool's hand-over orders the accesses), as are idleAt and
 	// trace.
 	requests int
