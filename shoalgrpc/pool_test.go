@@ -3,6 +3,7 @@ package shoalgrpc
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"runtime"
 	"strings"
@@ -119,6 +120,32 @@ func TestStreamReleasesOnEOF(t *testing.T) {
 		if got := p.Stats().Leases; got != 0 {
 			t.Fatalf("stream %d ended: %d leases held, want 0", i, got)
 		}
+	}
+}
+
+// A stream that grpc-go finishes while the caller holds it, here in Header
+// after the server ended the call, gives its slot back then, before the
+// caller reads its end: exactly as long as grpc-go keeps the stream open.
+func TestStreamFinishedUnderCallerReleases(t *testing.T) {
+	srv := startTestServer(t, 10)
+	p := newTestPool(t, srv.addr, Options{MaxConns: 1})
+	stream, err := testpb.NewTestServiceClient(p).FullDuplexCall(testContext(t, 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	// The server returns at the CloseSend with no message: Header sees
+	// the end, and grpc-go finishes the stream.
+	if _, err := stream.Header(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, func() bool { return p.Stats().Leases == 0 }) {
+		t.Fatalf("slot still held after grpc-go finished the stream: %+v", p.Stats())
+	}
+	if _, err := stream.Recv(); err != io.EOF {
+		t.Errorf("Recv after the stream finished: %v, want io.EOF", err)
 	}
 }
 
