@@ -51,3 +51,34 @@ func BenchmarkLocalBudgetJoinLeave(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLocalBudgetIdlePass times one pass of a LocalBudget's sampler
+// (sample every pool, divide, push the shares that changed) over n idle
+// exclusive pools under a budget of 64: the cost a process with n tenants
+// pays every 50ms while nothing happens. The budget's own sampler runs
+// beside the timed passes, one pass in 50ms.
+func BenchmarkLocalBudgetIdlePass(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("pools=%d", n), func(b *testing.B) {
+			budget := mustBudget(b, 64)
+			d := &fakeDialer{}
+			pools := make([]*Pool[*fakeConn], n)
+			for i := range pools {
+				p, err := New(Config[*fakeConn]{Dial: d.dial, Close: d.close, MaxConns: 4, Budget: budget})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pools[i] = p
+			}
+			defer func() {
+				for _, p := range pools {
+					p.Close(context.Background())
+				}
+			}()
+			for b.Loop() {
+				budget.sample(time.Now(), true)
+				budget.pushShares()
+			}
+		})
+	}
+}
