@@ -56,6 +56,14 @@ func Grace(window, every time.Duration) time.Duration { return max(window/8, eve
 // moving a connection is a close and a dial, and a load with more pools
 // busy than n holds always has one waiting.
 func DividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) bool {
+	changed, _ := dividePools(n, ps, at, window, every)
+	return changed
+}
+
+// dividePools is DividePools, reporting also whether the division by
+// demand left every pool its demand now (calm), so that neither Rebalance
+// nor Need had a say: Divider's test for a division it may skip.
+func dividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) (changed, calm bool) {
 	ids := RotatedIDs(len(ps), at, max(window, time.Second))
 	claims := make([]Claim, len(ps))
 	for i, p := range ps {
@@ -89,7 +97,6 @@ func DividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) b
 		}
 		shares = Rebalance(n, hs, fair)
 	}
-	changed := false
 	for i, p := range ps {
 		if p.Now >= p.Share {
 			p.fullAt = at
@@ -104,7 +111,7 @@ func DividePools(n int, ps []*Pool, at time.Time, window, every time.Duration) b
 			p.Share, changed = shares[i], true
 		}
 	}
-	return changed
+	return changed, fair == nil
 }
 
 // waits reports whether the pool's demand is more than the connections it

@@ -16,7 +16,7 @@ func RotatedIDs(n int, now time.Time, every time.Duration) []string {
 	if n == 0 {
 		return ids
 	}
-	rot := int(now.UnixNano() / int64(max(every, 1)) % int64(n))
+	rot := rotation(n, now, every)
 	// One string for all, sliced: a LocalBudget makes these at every
 	// division, for every pool.
 	const width = 12
@@ -33,4 +33,13 @@ func RotatedIDs(n int, now time.Time, every time.Duration) []string {
 		ids[i] = all[i*width : (i+1)*width]
 	}
 	return ids
+}
+
+// rotation is how far RotatedIDs turns the order of n members at now:
+// the IDs depend on nothing else.
+func rotation(n int, now time.Time, every time.Duration) int {
+	if n == 0 {
+		return 0
+	}
+	return int(now.UnixNano() / int64(max(every, 1)) % int64(n))
 }
