@@ -56,7 +56,8 @@ import (
 // number in [0, Size), unique among the permits out.
 //
 // The budget samples its pools' demand every 50ms on one goroutine, which
-// runs while at least one pool is joined, and divides at once, at most
+// runs while at least one pool is joined, dividing only when something a
+// division reads has changed or a pool waits, and divides at once, at most
 // every 5ms, when a pool held back by its share asks (a caller waits, or
 // a multiplexed pool would dial beside its busy connections) while the
 // last division met every demand (AskShare). Its methods are safe for
@@ -87,6 +88,10 @@ type LocalBudget struct {
 	free    []int // free slot numbers, the lowest last
 	running bool  // the sampler goroutine runs
 	changed chan struct{}
+	// div divides among the pools, skipping a division whose inputs are
+	// the last one's: a sample of idle pools then costs no division.
+	div   fairshare.Divider
+	parts []*fairshare.Pool // recomputeLocked's list, kept between divisions
 }
 
 // localMember is one pool in a LocalBudget.
@@ -452,6 +457,7 @@ func (b *LocalBudget) sample(now time.Time, regular bool) bool {
 	b.mu.Lock()
 	if len(b.order) == 0 {
 		b.running = false
+		clear(b.parts) // holds the pools that left
 		b.mu.Unlock()
 		return false
 	}
@@ -496,18 +502,21 @@ func (b *LocalBudget) sample(now time.Time, regular bool) bool {
 
 // recomputeLocked divides Size among the pools joined
 // (fairshare.DividePools, as shoaletcd's pools of one member divide its
-// share) and reports whether a share changed.
+// share, through b.div, which skips a division that would give the last
+// one's shares) and reports whether a share changed.
 func (b *LocalBudget) recomputeLocked() bool {
-	parts := make([]*fairshare.Pool, len(b.order))
+	clear(b.parts) // no pool that left stays reachable from here
+	parts := b.parts[:0]
 	claimed, idle := 0, false
-	for i, lm := range b.order {
+	for _, lm := range b.order {
 		lm.part.Held = lm.held
 		claimed += max(lm.part.Min, lm.part.Demand)
 		idle = idle || lm.held > lm.part.Now
-		parts[i] = &lm.part
+		parts = append(parts, &lm.part)
 	}
+	b.parts = parts
 	b.spare.Store(claimed < b.size && idle)
-	return fairshare.DividePools(b.size, parts, time.Now(), b.idle, localSampleEvery)
+	return b.div.Divide(b.size, parts, time.Now(), b.idle, localSampleEvery)
 }
 
 // pushShares tells every pool whose share changed its new one, without mu
