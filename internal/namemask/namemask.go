@@ -89,14 +89,14 @@ func maskKeywordValues(name string) string {
 	return b.String()
 }
 
-// inURL reports whether name[i] follows a "://" in its word, where the
-// URL's reading (maskWord) decides what is secret.
+// inURL reports whether name[i] follows the start of a URL in its word,
+// where the URL's reading (maskWord) decides what is secret.
 func inURL(name string, i int) bool {
 	start := i
 	for start > 0 && !isWordSpace(name[start-1]) {
 		start--
 	}
-	return strings.Contains(name[start:i], "://")
+	return urlStart(name[start:i]) >= 0
 }
 
 // isKeywordByte reports whether c may appear in a keyword: a letter, a
@@ -147,23 +147,42 @@ func maskWords(name string) string {
 
 // maskWord masks the URL in one word of a name, if it holds one.
 func maskWord(w string) string {
-	k := strings.Index(w, "://")
-	if k <= 0 {
+	start := urlStart(w)
+	if start < 0 {
 		// "password=pw" on its own is a keyword/value string.
 		if r := connstr.Read(w); r.Problem == "" {
 			return r.Mask(w, maskedWord)
 		}
 		return w
 	}
+	return w[:start] + connstr.Mask(w[start:], maskedWord)
+}
+
+// urlStart returns where the URL in the word w starts, or -1 if it holds
+// none: the scheme before its first "://", from the scheme's first letter,
+// so that a '-' or a digit before it ("-postgres://") is not read as part
+// of a scheme no URL has.
+func urlStart(w string) int {
+	k := strings.Index(w, "://")
+	if k <= 0 {
+		return -1
+	}
 	start := k
 	for start > 0 && isSchemeByte(w[start-1]) {
 		start--
 	}
-	if start == k {
-		return w
+	for start < k && !isLetter(w[start]) {
+		start++
 	}
-	return w[:start] + connstr.Mask(w[start:], maskedWord)
+	if start == k {
+		return -1
+	}
+	return start
 }
+
+// isLetter reports whether c is an ASCII letter, which a URL scheme starts
+// with.
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // isSchemeByte reports whether c may appear in a URL scheme.
 func isSchemeByte(c byte) bool {
