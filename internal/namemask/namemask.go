@@ -1,7 +1,8 @@
 // Package namemask masks the passwords in a pool's name, for everything
 // that shows the name: the core masks Config.Name once, as it settles it,
 // and the adapters the names they build; the live page (shoaldebug) and
-// Stats.String mask what they are given too.
+// Stats.String mask what they are given too. Text masks free text the same
+// way, with a word of the caller's: the command's output and errors.
 package namemask
 
 import (
@@ -12,6 +13,9 @@ import (
 
 // maskedWord replaces a password in a pool's name.
 const maskedWord = "xxxxx"
+
+// names masks pool names.
+var names = masker{word: maskedWord}
 
 // Mask masks the passwords in a pool's name, which should hold none: the
 // live page is read by whoever reaches it, and Stats.String goes to logs,
@@ -31,11 +35,40 @@ func Mask(name string) string {
 			// A keyword/value reading masks its password keywords only:
 			// a URL among its values ("url=postgres://u:pw@db") is a word
 			// of its own to read.
-			masked = maskWords(masked)
+			masked = names.maskWords(masked)
 		}
-		return maskKeywordValues(masked)
+		return names.maskKeywordValues(masked)
 	}
-	return maskKeywordValues(maskWords(maskTail(name)))
+	return names.maskKeywordValues(names.maskWords(maskTail(name)))
+}
+
+// masker masks passwords where they stand with word. With keepMasked, a
+// value that is already word, with only punctuation that closes a
+// quotation after it, is left as it is (see Text).
+type masker struct {
+	word       string
+	keepMasked bool
+}
+
+// value returns what replaces the secret v.
+func (m masker) value(v string) string {
+	if rest, ok := strings.CutPrefix(v, m.word); m.keepMasked && ok && strings.Trim(rest, closingPunct) == "" {
+		return v
+	}
+	return m.word
+}
+
+// mask returns s with each of its secrets replaced.
+func (m masker) mask(s string, secrets []connstr.Span) string {
+	var b strings.Builder
+	last := 0
+	for _, sp := range secrets {
+		b.WriteString(s[last:sp.Start])
+		b.WriteString(m.value(s[sp.Start:sp.End]))
+		last = sp.End
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // maskKeywordValues masks the value of each password keyword that starts
@@ -51,7 +84,7 @@ func Mask(name string) string {
 // a little more masked beats showing a piece of it. Inside a URL (after a
 // "://" in the same word) the URL's own reading, in maskWord, has masked
 // what is secret.
-func maskKeywordValues(name string) string {
+func (m masker) maskKeywordValues(name string) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(name); i++ {
@@ -78,7 +111,7 @@ func maskKeywordValues(name string) string {
 			continue // nothing to mask: "password=" at the end
 		}
 		b.WriteString(name[last:v])
-		b.WriteString(maskedWord)
+		b.WriteString(m.value(name[v:end]))
 		last = end
 		i = end
 	}
@@ -123,19 +156,23 @@ func maskTail(name string) string {
 	return name
 }
 
+// wordSpaces separate the words of a name: ASCII's white space, which
+// also ends a bare keyword/value value.
+const wordSpaces = " \t\n\v\f\r"
+
 // isWordSpace reports whether c separates the words of a name.
-func isWordSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+func isWordSpace(c byte) bool { return strings.IndexByte(wordSpaces, c) >= 0 }
 
 // maskWords masks each word of name on its own; see Mask.
-func maskWords(name string) string {
+func (m masker) maskWords(name string) string {
 	var b strings.Builder
 	for i := 0; i < len(name); {
-		j := strings.IndexAny(name[i:], " \t\n")
+		j := strings.IndexAny(name[i:], wordSpaces)
 		end := len(name)
 		if j >= 0 {
 			end = i + j
 		}
-		b.WriteString(maskWord(name[i:end]))
+		b.WriteString(m.maskWord(name[i:end]))
 		if end < len(name) {
 			b.WriteByte(name[end])
 			end++
@@ -146,16 +183,16 @@ func maskWords(name string) string {
 }
 
 // maskWord masks the URL in one word of a name, if it holds one.
-func maskWord(w string) string {
+func (m masker) maskWord(w string) string {
 	start := urlStart(w)
 	if start < 0 {
 		// "password=pw" on its own is a keyword/value string.
 		if r := connstr.Read(w); r.Problem == "" {
-			return r.Mask(w, maskedWord)
+			return m.mask(w, r.Secrets)
 		}
 		return w
 	}
-	return w[:start] + connstr.Mask(w[start:], maskedWord)
+	return w[:start] + m.mask(w[start:], connstr.Read(w[start:]).Secrets)
 }
 
 // urlStart returns where the URL in the word w starts, or -1 if it holds
