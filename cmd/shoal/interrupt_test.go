@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -17,42 +15,18 @@ import (
 // the server's answer. It returns the proxy's address.
 func interruptingProxy(t *testing.T, upstream string, pass int32, cancel context.CancelFunc) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n atomic.Int32
-	var wg sync.WaitGroup
 	held := make(chan struct{})
-	t.Cleanup(func() { ln.Close(); close(held); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				if n.Add(1) > pass {
-					cancel()
-					<-held
-					return
-				}
-				up, err := net.Dial("tcp", upstream)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() { _, _ = io.Copy(up, c); up.Close() }()
-				_, _ = io.Copy(c, up)
-			}()
+	addr := serveLoopback(t, func(c net.Conn) {
+		if n.Add(1) > pass {
+			cancel()
+			<-held
+			return
 		}
-	}()
-	return ln.Addr().String()
+		passThrough(c, upstream)
+	})
+	t.Cleanup(func() { close(held) }) // before serveLoopback's, which waits for the held
+	return addr
 }
 
 // TestInterruptedBeforeTheRun: Ctrl-C while shoal waits for the target's

@@ -96,44 +96,20 @@ func TestSilentHTTPAndGRPCFailOnce(t *testing.T) {
 // with FATAL 53300 "sorry, too many clients already".
 func tooManyClients(t *testing.T, upstream string, allow int32) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n atomic.Int32
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	return serveLoopback(t, func(c net.Conn) {
+		if n.Add(1) > allow {
+			var hdr [4]byte // the startup message: its length, then the rest
+			if _, err := io.ReadFull(c, hdr[:]); err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				if n.Add(1) > allow {
-					var hdr [4]byte // the startup message: its length, then the rest
-					if _, err := io.ReadFull(c, hdr[:]); err != nil {
-						return
-					}
-					_, _ = io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(hdr[:])-4))
-					msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", Code: "53300", Message: "sorry, too many clients already"}).Encode(nil)
-					_, _ = c.Write(msg)
-					return
-				}
-				up, err := net.Dial("tcp", upstream)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() { _, _ = io.Copy(up, c); up.Close() }()
-				_, _ = io.Copy(c, up)
-			}()
+			_, _ = io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(hdr[:])-4))
+			msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", Code: "53300", Message: "sorry, too many clients already"}).Encode(nil)
+			_, _ = c.Write(msg)
+			return
 		}
-	}()
-	return ln.Addr().String()
+		passThrough(c, upstream)
+	})
 }
 
 // TestTooManyClientsShowsTheServersError: a pool the server will not let
