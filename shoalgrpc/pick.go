@@ -16,6 +16,11 @@ import (
 // dials themselves.
 const waitForReadyRetry = 25 * time.Millisecond
 
+// readyPause is the wait between a WaitForReady call's tries. It is a
+// variable so that a test can end a pause after the call's deadline, as a
+// loaded machine does when the call's goroutine runs late.
+var readyPause = ctxwait.Sleep
+
 // waitsForReady reports whether the call options ask for grpc.WaitForReady.
 func waitsForReady(opts []grpc.CallOption) bool {
 	wait := false
@@ -45,16 +50,24 @@ func (p *Pool) acquire(ctx context.Context, opts []grpc.CallOption) (shoal.Lease
 	if waitForReady {
 		start = time.Now()
 	}
+	refused := false // the pool turned the WaitForReady call away for a failed dial
 	for {
 		l, err := p.pool.Acquire(ctx)
 		if err != nil {
-			if waitForReady && errors.Is(err, shoal.ErrDial) && ctx.Err() == nil {
+			dialFailed := errors.Is(err, shoal.ErrDial)
+			if waitForReady && dialFailed {
+				refused = true
 				// grpc.WaitForReady: a call that would fail because the
 				// server is down waits for it instead, until its context
 				// ends, as on a grpc.ClientConn.
-				if ctxwait.Sleep(ctx, waitForReadyRetry) {
+				if ctx.Err() == nil && readyPause(ctx, waitForReadyRetry) {
 					continue
 				}
+			}
+			if refused && ctx.Err() != nil && (dialFailed || errors.Is(err, ctx.Err())) {
+				// The context ended while the call waited for the server:
+				// the pause, the next try or the refusal itself may see it
+				// first, and the error is the same whichever did.
 				err = readyWaitError(ctx, err, time.Since(start))
 			}
 			return shoal.Lease[*conn]{}, acquireError(err)

@@ -10,15 +10,20 @@ import (
 
 // readyWaitError is the error of a grpc.WaitForReady call whose context
 // ended while it waited for the server to come back. It is the pool's last
-// refusal with the context's error for its cause and the whole wait for its
-// length, so that it names the pool and says what the call waited for as
-// every other acquire error does, and the failed dial follows it.
-func readyWaitError(ctx context.Context, refusal error, waited time.Duration) error {
-	out := shoal.AcquireError{LastDial: refusal}
+// error (a refusal for a failed dial, or the context's end at the next try)
+// with the context's error for its cause and the whole wait for its length,
+// so that it names the pool and says what the call waited for as every
+// other acquire error does, and the failed dial follows it.
+func readyWaitError(ctx context.Context, last error, waited time.Duration) error {
+	out := shoal.AcquireError{LastDial: last}
 	var ae *shoal.AcquireError
-	if errors.As(refusal, &ae) {
+	if errors.As(last, &ae) {
 		out = *ae
-		out.LastDial = dialCause(ae.Err)
+		dial := ae.LastDial // the context's end names the last dial here
+		if errors.Is(ae.Err, shoal.ErrDial) {
+			dial = ae.Err
+		}
+		out.LastDial = dialCause(dial)
 	}
 	out.Err, out.Waited, out.Exhausted = ctx.Err(), waited, nil
 	return &out

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/ctxwait"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
@@ -25,6 +26,34 @@ func TestWaitForReadyDeadlineErrorNamesThePool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	_, err := testpb.NewTestServiceClient(p).UnaryCall(ctx, &testpb.SimpleRequest{}, grpc.WaitForReady(true))
+	checkReadyWaitError(t, err, addr, deadline)
+}
+
+// TestWaitForReadyDeadlineDuringAPauseNamesThePool: the call's deadline
+// passes while it pauses between tries, and the pause ends before the call
+// sees it, so that its next try finds the context ended. The error is the
+// same as when the pause sees the deadline: a loaded machine orders the two
+// either way.
+func TestWaitForReadyDeadlineDuringAPauseNamesThePool(t *testing.T) {
+	readyPause = func(ctx context.Context, _ time.Duration) bool {
+		<-ctx.Done()
+		return true // the pause's timer fired, but the call ran again late
+	}
+	t.Cleanup(func() { readyPause = ctxwait.Sleep })
+	addr := refusedAddr(t)
+	p := newTestPool(t, addr, Options{Name: "inventory", MaxConns: 3, DialTimeout: 2 * time.Second})
+	const deadline = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	_, err := testpb.NewTestServiceClient(p).UnaryCall(ctx, &testpb.SimpleRequest{}, grpc.WaitForReady(true))
+	checkReadyWaitError(t, err, addr, deadline)
+}
+
+// checkReadyWaitError checks the error of a WaitForReady call to the
+// refused addr on the pool "inventory" of 3 connections, whose deadline
+// passed after about deadline.
+func checkReadyWaitError(t *testing.T, err error, addr string, deadline time.Duration) {
+	t.Helper()
 	if status.Code(err) != codes.DeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a WaitForReady call whose deadline passed: %v, want DeadlineExceeded", err)
 	}
