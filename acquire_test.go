@@ -428,3 +428,17 @@ func TestMaxWaitersErrorNamesTheBound(t *testing.T) {
 		}
 	})
 }
+
+// The last dial's error follows the cause in its own words, not under a
+// second "dial failed".
+func TestAcquireErrorNamesTheLastDialOnce(t *testing.T) {
+	err := &AcquireError{Err: context.DeadlineExceeded, MaxConns: 2, Waited: time.Second,
+		LastDial: &dialError{err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}}
+	msg := err.Error()
+	if want := "; last dial failed: dial tcp 127.0.0.1:1: connect: connection refused"; !strings.HasSuffix(msg, want) {
+		t.Errorf("message %q, want it to end %q", msg, want)
+	}
+	if strings.Count(msg, "dial failed") != 1 {
+		t.Errorf("message %q says dial failed more than once", msg)
+	}
+}

@@ -132,7 +132,7 @@ func (e *AcquireError) Error() string {
 	}
 	if e.LastDial != nil && !errors.Is(e.Err, e.LastDial) {
 		b.WriteString("; last dial failed: ")
-		b.WriteString(e.LastDial.Error())
+		b.WriteString(dialCause(e.LastDial).Error())
 	}
 	return b.String()
 }
@@ -212,7 +212,16 @@ func plural(n int, one, many string) string {
 // dial's own error.
 type dialError struct{ err error }
 
-func (e *dialError) Error() string   { return "shoal: dial failed: " + e.err.Error() }
+func (e *dialError) Error() string { return "shoal: dial failed: " + e.err.Error() }
+
+// dialCause returns the error a dial returned, without the ErrDial mark
+// that its text would otherwise repeat after "last dial failed".
+func dialCause(err error) error {
+	if de, ok := err.(*dialError); ok {
+		return de.err
+	}
+	return err
+}
 func (e *dialError) Unwrap() []error { return []error{ErrDial, e.err} }
 
 // roundDuration keeps error messages readable: 2s, 1.5ms, not 2.000183412s.
