@@ -53,7 +53,11 @@
 // answered anything and the request can be replayed: its body is nil,
 // http.NoBody or has GetBody, and either nothing of it reached the socket or
 // its method is idempotent (GET, HEAD, OPTIONS, TRACE, or an Idempotency-Key
-// header is set), the same rule net/http follows. Idle HTTP/1.1 connections
+// header is set), the same rule net/http follows. Over HTTP/2, a request
+// the server provably did not process (refused, above a GOAWAY's last
+// stream, or given a connection that went unusable just before it) is
+// retried too, and, as net/http does, even without GetBody when none of
+// its body had been read. Idle HTTP/1.1 connections
 // are checked for a close by the server before they are handed out, so that
 // the retry is rarely needed; over TLS, where the server's goodbye is a
 // close_notify record, bytes waiting on an idle connection are read (a

@@ -83,14 +83,17 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 			ct.GotConn(c.gotConnInfo())
 		}
 		c.markStarted()
-		resp, err := c.cc.RoundTrip(req)
+		send, held := holdBody(req)
+		resp, err := c.cc.RoundTrip(send)
 		if err != nil {
 			c.settle(lease, false)
-			if req, err = retryOrFail(ctx, req, attempt, err, h2CanRetry); err != nil {
+			if req, err = retryOrFail(ctx, send, attempt, err, h2CanRetry); err != nil {
+				held.release(true)
 				return nil, err
 			}
 			continue
 		}
+		held.release(false)
 		resp.Request = orig
 		if bodiless(req, resp) {
 			// The stream ended with the response's head: its slot is free

@@ -32,10 +32,29 @@ func idempotent(req *http.Request) bool {
 	return ok
 }
 
-// rewind returns a copy of req with a fresh body, for a retry.
+// errCannotRewind: a retry needs the request's body again, and it has no
+// GetBody and had been read.
+var errCannotRewind = errors.New("request body cannot be sent again: it has no GetBody and was read")
+
+// rewind returns a copy of req with a fresh body, for a retry: GetBody's,
+// or, without GetBody, the body itself when it is in an unreadBody that was
+// never read.
 func rewind(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return req, nil
+	}
+	if req.GetBody == nil {
+		ub, ok := req.Body.(*unreadBody)
+		if !ok {
+			return nil, errCannotRewind
+		}
+		body, ok := ub.take()
+		if !ok {
+			return nil, errCannotRewind
+		}
+		r := *req
+		r.Body = body
+		return &r, nil
 	}
 	body, err := req.GetBody()
 	if err != nil {
@@ -93,10 +112,15 @@ const (
 // h2CanRetry reports whether an HTTP/2 request that failed with err was
 // never processed by the server (refused, or above a GOAWAY's last stream,
 // or sent to a connection that had just become unusable) and can be
-// replayed.
+// replayed: its body can be rewound, or x/net read none of it (an
+// unreadBody), as when the connection was unusable before the request
+// started, so that it can go to another connection as it is.
 func h2CanRetry(req *http.Request, err error) bool {
 	if !replayable(req) {
-		return false
+		ub, ok := req.Body.(*unreadBody)
+		if !ok || !ub.unread() {
+			return false
+		}
 	}
 	var se http2.StreamError
 	if errors.As(err, &se) {
