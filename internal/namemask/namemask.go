@@ -167,11 +167,7 @@ func isWordSpace(c byte) bool { return strings.IndexByte(wordSpaces, c) >= 0 }
 func (m masker) maskWords(name string) string {
 	var b strings.Builder
 	for i := 0; i < len(name); {
-		j := strings.IndexAny(name[i:], wordSpaces)
-		end := len(name)
-		if j >= 0 {
-			end = i + j
-		}
+		end := wordEnd(name, i)
 		b.WriteString(m.maskWord(name[i:end]))
 		if end < len(name) {
 			b.WriteByte(name[end])
@@ -180,6 +176,25 @@ func (m masker) maskWords(name string) string {
 		i = end
 	}
 	return b.String()
+}
+
+// wordEnd returns where the word starting at name[i] ends: at the next
+// white space that no backslash escapes, or at the end of name. A
+// keyword/value value may hold an escaped space ("password=a\ b"), and
+// split there its second half would show.
+func wordEnd(name string, i int) int {
+	escaped := false
+	for ; i < len(name); i++ {
+		switch c := name[i]; {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case isWordSpace(c):
+			return i
+		}
+	}
+	return len(name)
 }
 
 // maskWord masks the URL in one word of a name, if it holds one.
