@@ -42,57 +42,24 @@ func TestRejoinFailsAfterMovingKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.mu.Lock()
-	old := b.lease
-	var held []*permit
-	for p := range b.permits {
-		held = append(held, p)
-	}
-	b.mu.Unlock()
+	old, held := heldNow(b)
 	k := newKeys(prefix, "db")
 	// The first attempt reads the slots, moves the keys, and its read of
 	// the whole budget fails; before the next attempt reads the slots,
 	// another member tries to create each of this member's keys, as one
 	// would that saw them free.
-	var taken []int
-	var stealErr error
-	stolen := make(chan struct{})
+	st, steal := stealer(ctx, admin, k, other.ID, held)
 	kv.after(k.slots(), func() {
 		kv.fail(k.root, func() {
-			kv.before(k.slots(), func() {
-				defer close(stolen)
-				for _, p := range held {
-					key := k.slot(p.slot)
-					r, err := admin.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-						Then(clientv3.OpPut(key, "other", clientv3.WithLease(other.ID))).Commit()
-					if err != nil {
-						stealErr = err
-						return
-					}
-					if r.Succeeded {
-						taken = append(taken, p.slot)
-					}
-				}
-			})
+			kv.before(k.slots(), steal)
 		})
 	})
 	ka.cut(old)
-	select {
-	case <-stolen:
-	case <-ctx.Done():
-		t.Fatalf("the rejoin did not fail and try again: %s", debugState(b))
-	}
-	if stealErr != nil {
-		t.Fatal(stealErr)
-	}
-	eventually(t, 10*time.Second, "rejoined under a new lease", func() (bool, string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.session && b.lease != old, fmt.Sprintf("lease %x (old %x), session %v", int64(b.lease), int64(old), b.session)
-	})
-	if len(taken) > 0 || f.asked.Load() > 0 {
+	st.wait(t, b, "the rejoin did not fail and try again")
+	rejoinedFrom(t, b, old, 10*time.Second)
+	if len(st.taken) > 0 || f.asked.Load() > 0 {
 		t.Fatalf("after a rejoin failed past moving its keys, another member took the keys of slots %v and %d connections held through it were revoked; want none of either",
-			taken, f.asked.Load())
+			st.taken, f.asked.Load())
 	}
 	b.mu.Lock()
 	lease := b.lease

@@ -2,7 +2,6 @@ package shoaletcd
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,13 +49,7 @@ func TestSlowRejoinKeepsItsLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.mu.Lock()
-	old := b.lease
-	var held []*permit
-	for p := range b.permits {
-		held = append(held, p)
-	}
-	b.mu.Unlock()
+	old, held := heldNow(b)
 	k := newKeys(prefix, "db")
 	// A hold ends short of the request's bound, or the request would fail
 	// for the hold's sake rather than the lease's.
@@ -66,9 +59,7 @@ func TestSlowRejoinKeepsItsLease(t *testing.T) {
 			late.Add(1)
 		}
 	}
-	var taken []int
-	var stealErr error
-	stolen := make(chan struct{})
+	st, steal := stealer(ctx, admin, k, other.ID, held)
 	kv.before(k.members(), func() {
 		hold()
 		kv.before(k.slots(), func() {
@@ -77,43 +68,20 @@ func TestSlowRejoinKeepsItsLease(t *testing.T) {
 				hold()
 				kv.before(k.root, func() {
 					hold()
-					defer close(stolen)
-					for _, p := range held {
-						key := k.slot(p.slot)
-						r, err := admin.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-							Then(clientv3.OpPut(key, "other", clientv3.WithLease(other.ID))).Commit()
-						if err != nil {
-							stealErr = err
-							return
-						}
-						if r.Succeeded {
-							taken = append(taken, p.slot)
-						}
-					}
+					steal()
 				})
 			})
 		})
 	})
 	ka.cut(old)
-	select {
-	case <-stolen:
-	case <-ctx.Done():
-		t.Fatalf("the rejoin did not reach its last read: %s", debugState(b))
-	}
-	if stealErr != nil {
-		t.Fatal(stealErr)
-	}
+	st.wait(t, b, "the rejoin did not reach its last read")
 	if n := late.Load(); n > 0 {
 		t.Fatalf("%d of the rejoin's held requests saw no change in its lease's TTL within their bound; the test needs one a second", n)
 	}
-	eventually(t, 15*time.Second, "rejoined under a new lease", func() (bool, string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.session && b.lease != old, fmt.Sprintf("lease %x (old %x), session %v", int64(b.lease), int64(old), b.session)
-	})
-	if len(taken) > 0 || f.asked.Load() > 0 {
+	rejoinedFrom(t, b, old, 15*time.Second)
+	if len(st.taken) > 0 || f.asked.Load() > 0 {
 		t.Fatalf("after a rejoin whose requests took longer than the TTL between them, another member took the keys of slots %v and %d connections held through it were revoked; want none of either",
-			taken, f.asked.Load())
+			st.taken, f.asked.Load())
 	}
 }
 
@@ -147,32 +115,9 @@ func TestRejoinKeepsItsLeaseBetweenAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.mu.Lock()
-	old := b.lease
-	var held []*permit
-	for p := range b.permits {
-		held = append(held, p)
-	}
-	b.mu.Unlock()
+	old, held := heldNow(b)
 	k := newKeys(prefix, "db")
-	var taken []int
-	var stealErr error
-	stolen := make(chan struct{})
-	steal := func() {
-		defer close(stolen)
-		for _, p := range held {
-			key := k.slot(p.slot)
-			r, err := admin.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-				Then(clientv3.OpPut(key, "other", clientv3.WithLease(other.ID))).Commit()
-			if err != nil {
-				stealErr = err
-				return
-			}
-			if r.Succeeded {
-				taken = append(taken, p.slot)
-			}
-		}
-	}
+	st, steal := stealer(ctx, admin, k, other.ID, held)
 	// Each of the first four attempts fails at its last read, after its
 	// moves; the fifth is held before its read of the slots.
 	var failAt func(n int)
@@ -187,22 +132,11 @@ func TestRejoinKeepsItsLeaseBetweenAttempts(t *testing.T) {
 	}
 	failAt(1)
 	ka.cut(old)
-	select {
-	case <-stolen:
-	case <-ctx.Done():
-		t.Fatalf("the rejoin did not fail four times and try again: %s", debugState(b))
-	}
-	if stealErr != nil {
-		t.Fatal(stealErr)
-	}
-	eventually(t, 10*time.Second, "rejoined under a new lease", func() (bool, string) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.session && b.lease != old, fmt.Sprintf("lease %x (old %x), session %v", int64(b.lease), int64(old), b.session)
-	})
-	if len(taken) > 0 || f.asked.Load() > 0 {
+	st.wait(t, b, "the rejoin did not fail four times and try again")
+	rejoinedFrom(t, b, old, 10*time.Second)
+	if len(st.taken) > 0 || f.asked.Load() > 0 {
 		t.Fatalf("after four attempts to rejoin failed past moving their keys, another member took the keys of slots %v and %d connections held through it were revoked; want none of either",
-			taken, f.asked.Load())
+			st.taken, f.asked.Load())
 	}
 }
 
