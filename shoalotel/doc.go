@@ -36,8 +36,9 @@
 // or when the MeterProvider refuses the pool's callback; an empty name
 // never fails, the metrics taking the name of the pool that attaches them.
 // [PoolMetrics.Unregister] frees the name and returns nothing:
-// the SDK never fails it, a refusal the API allows goes to otel.Handle,
-// and calling it again does nothing. Attach and AttachHosts return the
+// the SDK never fails it, a refusal the API allows goes to otel.Handle
+// (and a callback the MeterProvider keeps all the same reports nothing
+// more), and calling it again does nothing. Attach and AttachHosts return the
 // function that undoes them.
 //
 // To watch a pool with both OpenTelemetry and Prometheus, combine the two

@@ -126,7 +126,7 @@ func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 // could do about one. The OpenTelemetry API lets a MeterProvider refuse to
 // drop a callback (the SDK never does); such a refusal goes to
 // otel.Handle, the global error handler, where OpenTelemetry sends the
-// errors it cannot return.
+// errors it cannot return, and the callback it keeps reports nothing more.
 func (p *PoolMetrics) Unregister() {
 	if p.late != nil {
 		if b := p.late.Remove(); b != nil {
@@ -142,6 +142,12 @@ func (p *PoolMetrics) Unregister() {
 
 // observe is the pool's callback for the observable instruments.
 func (p *PoolMetrics) observe(_ context.Context, o metric.Observer) error {
+	// A MeterProvider may refuse to drop the callback at Unregister, and
+	// keep calling it: what it would report then outlives the Unregister,
+	// and adds to what a pool registered next under the name reports.
+	if p.pool.Removed() {
+		return nil
+	}
 	p.observeHosts(o)
 	s, ok := p.pool.Gauges()
 	m := p.metrics
