@@ -32,7 +32,9 @@ const (
 // Options configure a Collector. The zero value is ready to use.
 type Options struct {
 	// Namespace, when set, is put in front of every metric name, joined
-	// with "_": "myapp" gives myapp_db_client_connection_count.
+	// with "_": "myapp" gives myapp_db_client_connection_count. It must be
+	// ASCII letters, digits and underscores, not starting with a digit,
+	// so that every scraper stores the names as they are written.
 	Namespace string
 
 	// Buckets are the upper bounds, in seconds, of the three duration
@@ -41,6 +43,9 @@ type Options struct {
 
 	// ConstLabels are added to every metric. Usually the scraping
 	// Prometheus's target labels are the better place for such labels.
+	// Their names follow Namespace's rule, must not start with __, and
+	// must not be one the metrics vary by (pool_name, state, reason, le);
+	// their values must be valid UTF-8.
 	// The per-host gauges (PoolMetrics.AttachHosts) use the labels host
 	// and role: with a constant label of either name they are left out,
 	// and the rest is exported as before.
@@ -68,11 +73,14 @@ type Collector struct {
 }
 
 // New returns a Collector with no pools. It fails when opts make metrics
-// Prometheus would refuse, so that the error comes from here, naming what
-// is wrong, rather than from a panic in MustRegister or in the first Pool:
-// Buckets out of increasing order or not finite, a ConstLabels name that is invalid or
-// one the metrics vary by (pool_name, state, reason). shoalotel.New has
-// the same shape.
+// Prometheus would refuse or rename, so that the error comes from here,
+// naming what is wrong, rather than from a panic in MustRegister or in the
+// first Pool, or from a scrape: Buckets out of increasing order or not
+// finite, a Namespace or ConstLabels name that is not ASCII letters,
+// digits and underscores (not starting with a digit), a ConstLabels name
+// starting with __ or one the metrics vary by (pool_name, state, reason,
+// le), a ConstLabels value that is not valid UTF-8. The error is a
+// *shoal.ConfigError naming the field. shoalotel.New has the same shape.
 func New(opts Options) (*Collector, error) {
 	buckets := opts.Buckets
 	if len(buckets) == 0 {
@@ -80,6 +88,9 @@ func New(opts Options) (*Collector, error) {
 	}
 	if why := poolmetrics.CheckBuckets(buckets); why != "" {
 		return nil, &shoal.ConfigError{Struct: "shoalprom.Options", Field: "Buckets", Reason: why}
+	}
+	if err := checkNames(opts); err != nil {
+		return nil, err
 	}
 	ns := opts.Namespace
 	pool := []string{LabelPoolName}

@@ -27,10 +27,12 @@
 //
 // shoalotel has the same shape. [New] returns an error only for options
 // that cannot work (Buckets out of increasing order, a Namespace or
-// ConstLabels Prometheus would refuse). [Collector.Pool] registers a name
-// and returns an error only for a name that is not valid UTF-8 or already
-// registered ([ErrDuplicatePool]); an empty name never fails, the metrics
-// taking the name of the pool that attaches them. [PoolMetrics.Unregister]
+// ConstLabels name that is not ASCII letters, digits and underscores,
+// which Prometheus would refuse or store under another name).
+// [Collector.Pool] registers a name and returns an error only for a name
+// that is not valid UTF-8 or already registered ([ErrDuplicatePool]); an
+// empty name never fails, the metrics taking the name of the pool that
+// attaches them. [PoolMetrics.Unregister]
 // frees the name and returns nothing: it cannot fail, and calling it again
 // does nothing. Attach and AttachHosts return the function that undoes
 // them.
@@ -101,7 +103,8 @@
 //	shoal_pool_host_lag_seconds                      gauge      HostStat.Lag, replication lag at the last check (none before the first check)
 //
 // Options.Namespace, when set, is put in front of every name
-// ("myapp_db_client_connection_count").
+// ("myapp_db_client_connection_count"); it must be ASCII letters, digits
+// and underscores, not starting with a digit.
 //
 // A timed-out acquire counts in timeouts, not in wait_time (it obtained no
 // connection), and a failed dial counts in dial_errors, not in create_time.
