@@ -52,7 +52,7 @@ func preflight(ctx context.Context, connString, query string) (pgServer, error) 
 	if err != nil {
 		return srv, err
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	conn, err := connectPG(ctx, cfg.ConnConfig)
 	if err != nil {
 		return srv, err
 	}
@@ -209,7 +209,7 @@ func connectExec(ctx context.Context, connString, sql string) error {
 	if err != nil {
 		return err
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	conn, err := connectPG(ctx, cfg.ConnConfig)
 	if err != nil {
 		return err
 	}
