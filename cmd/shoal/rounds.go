@@ -113,7 +113,7 @@ func mergeRounds(rs []benchrun.Result) benchrun.Result {
 	byIPS := slices.Clone(rs)
 	slices.SortFunc(byIPS, func(a, b benchrun.Result) int { return cmp.Compare(a.IPS, b.IPS) })
 	m := byIPS[len(byIPS)/2]
-	m.Ops, m.Errors, m.Elapsed, m.IPS, m.RoundIPS = 0, 0, 0, 0, nil
+	m.Ops, m.Errors, m.Elapsed, m.IPS, m.RoundIPS, m.Rounds = 0, 0, 0, 0, nil, len(rs)
 	var opened, total int64
 	for _, r := range rs {
 		m.Ops += r.Ops

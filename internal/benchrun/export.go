@@ -61,10 +61,8 @@ func WriteCSV(w io.Writer, r *Report) error {
 					connsTotal = strconv.FormatInt(*res.ConnsOpenedTotal, 10)
 				}
 				rounds := ""
-				if n := len(res.RoundIPS); n > 0 {
-					rounds = itoa(n)
-				} else if res.Status != StatusSkipped {
-					rounds = "1" // one run's figures: a failure is its first
+				if res.Rounds > 0 {
+					rounds = itoa(res.Rounds)
 				}
 				l := res.Latency
 				row := []string{

@@ -54,9 +54,14 @@ type Result struct {
 	ConnsOpenedTotal *int64 `json:"conns_opened_total,omitempty"`
 	// RoundIPS, in a sweep or a bench in rounds, is IPS in each round, in
 	// round order; IPS is then their mean, and the latency and wait
-	// columns are those of the median round. The CSV's rounds column is
-	// its length.
+	// columns are those of the median round.
 	RoundIPS []float64 `json:"round_ips,omitempty"`
+	// Rounds is how many runs the row's figures come from, as the CSV's
+	// rounds column says: in a row of rounds, the length of RoundIPS, over
+	// which Ops, Errors, Elapsed and the connections are summed; 1 for one
+	// run, a failed case's too (its figures are its first failure's); 0,
+	// left out of JSON, for a case that did not run.
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // Measured reports whether r holds numbers worth printing.

@@ -73,6 +73,7 @@ func RunCase(ctx context.Context, c Case, workers int, s Settings) Result {
 		res.Status, res.Reason = StatusSkipped, c.Skip
 		return res
 	}
+	res.Rounds = 1 // a run that ends early too: its figures are this one's
 	setupCtx, cancel := context.WithTimeout(ctx, s.SetupTimeout)
 	inst, err := c.Setup(setupCtx)
 	cancel()
