@@ -56,10 +56,12 @@
 // header is set), the same rule net/http follows. Over HTTP/2, a request
 // the server provably did not process (refused, above a GOAWAY's last
 // stream, or given a connection that went unusable just before it) is
-// retried too, and, as net/http does, even without GetBody when none of
-// its body had been read. Idle HTTP/1.1 connections
-// are checked for a close by the server before they are handed out, so that
-// the retry is rarely needed; over TLS, where the server's goodbye is a
+// retried too, even without GetBody when none of its body had been read.
+// (x/net's own Transport resends such a body too, but closed by the failed
+// attempt, which a pipe does not survive; net/http gives the request up,
+// "cannot rewind body", unless it has another connection at hand.) Idle
+// HTTP/1.1 connections are checked for a close by the server before they
+// are handed out, so that the retry is rarely needed; over TLS, where the server's goodbye is a
 // close_notify record, bytes waiting on an idle connection are read (a
 // session ticket is fine, anything else closes the connection). A failure
 // of the request's own body is returned as such (errors.Is reaches the
