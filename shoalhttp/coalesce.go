@@ -100,14 +100,16 @@ func watchReads(nc net.Conn, f func([]byte)) { coalesced(nc).onRead = f }
 // connection, after its last Read has failed: a Close made while no Read
 // is under way marks the loop's end (or, rarely, one made between two
 // reads, which only ends the wait in h2Conn.close early). A Close that
-// fails a blocked Read, as h2Conn.close's does, is not the loop's.
+// fails a blocked Read, as h2Conn.close's does, is not the loop's, nor is
+// one made from onRead (stopNewStreams): a Read lasts until its bytes have
+// been seen.
 func (c *coalescingConn) Read(p []byte) (int, error) {
 	c.reading.Add(1)
 	n, err := c.Conn.Read(p)
-	c.reading.Add(-1)
 	if n > 0 && c.onRead != nil {
 		c.onRead(p[:n])
 	}
+	c.reading.Add(-1)
 	return n, err
 }
 

@@ -78,7 +78,6 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 			return nil, err
 		}
 		c := lease.Value()
-		c.inFlight.Add(1)
 		if ct := tr.trace(); ct != nil && ct.GotConn != nil {
 			ct.GotConn(c.gotConnInfo())
 		}
@@ -115,17 +114,26 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 const maxLimitMoves = 4
 
 // acquireStream acquires a stream on a connection with room for it by the
-// server's latest SETTINGS (followLimit). One whose server has lowered its
-// limit to the streams it carries, or to 0, goes back unused: the pool
-// knows its new limit, and the next acquire takes another connection or
-// dials one, instead of the request waiting inside x/net for a stream
-// the server may not give until its context ends.
+// server's latest SETTINGS (followLimit), and counts it in the connection's
+// inFlight. One whose server has lowered its limit to the streams it
+// carries, or to 0, goes back unused: the pool knows its new limit, and the
+// next acquire takes another connection or dials one, instead of the
+// request waiting inside x/net for a stream the server may not give until
+// its context ends. The stream is counted before followLimit reads the
+// limit, so that a SETTINGS frame read after it sees the stream
+// (stopNewStreams).
 func (b *h2Backend) acquireStream(req *http.Request, tr *reqTrace, attempt int) (shoal.Lease[*h2Conn], error) {
 	for moves := 0; ; moves++ {
 		lease, err := b.acquire(req, tr, attempt)
-		if err != nil || moves == maxLimitMoves || lease.Value().followLimit(lease) {
+		if err != nil {
 			return lease, err
 		}
+		c := lease.Value()
+		c.inFlight.Add(1)
+		if moves == maxLimitMoves || c.followLimit(lease) {
+			return lease, nil
+		}
+		c.inFlight.Add(-1)
 		lease.Release()
 	}
 }

@@ -28,9 +28,10 @@ type h2Conn struct {
 	// (the server's SETTINGS_MAX_CONCURRENT_STREAMS, capped).
 	limit atomic.Int32
 	// peerLimit is the SETTINGS_MAX_CONCURRENT_STREAMS the server sent
-	// last (settingsWatch), and peerLimitNew says that the pool has not
-	// been told it yet (followLimit, under limitMu).
-	peerLimit    atomic.Uint32
+	// last (settingsWatch), -1 while it has sent none, and peerLimitNew
+	// says that the pool has not been told it yet (followLimit, under
+	// limitMu).
+	peerLimit    atomic.Int64
 	peerLimitNew atomic.Bool
 	limitMu      sync.Mutex
 	maxStreams   int          // Options.MaxStreamsPerConn; 0 means no cap of ours
@@ -46,10 +47,17 @@ type h2Conn struct {
 // no stream at all (a limit of 0) fails the dial.
 func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn, maxStreams int) (*h2Conn, error) {
 	c := &h2Conn{nc: nc, info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
+	c.peerLimit.Store(-1)
 	tc := coalesce(nc, c.othersInFlight)
 	w := &settingsWatch{onLimit: func(n uint32) {
-		c.peerLimit.Store(n)
+		c.peerLimit.Store(int64(n))
 		c.peerLimitNew.Store(true)
+		// A request counts itself in inFlight before followLimit reads
+		// peerLimit, and peerLimit is stored before inFlight is read
+		// here: a request either sees the new limit or is seen.
+		if int64(n) < c.inFlight.Load() {
+			c.stopNewStreams()
+		}
 	}}
 	watchReads(tc, w.scan)
 	cc, err := t2.NewClientConn(tc)
@@ -147,16 +155,23 @@ func (c *h2Conn) settle(lease shoal.Lease[*h2Conn], ok bool) {
 
 // followLimit tells the pool, through lease, the stream limit the server
 // last sent, if it has changed since it was last told, and reports whether
-// the connection has room for one more stream than it carries now. A limit
-// of 0 retires the connection: RFC 9113 (section 6.5.2) lets a server set
-// it, for a short while, to take no new stream, and the core's limit is at
-// least 1; the requests in flight finish and new ones go to another
-// connection, as they would to one whose server sent a GOAWAY. It costs an
-// atomic load per request until a SETTINGS frame has come.
+// the connection carries no more streams than that limit allows, counting
+// the caller's own (already in inFlight). A limit of 0 retires the
+// connection: RFC 9113 (section 6.5.2) lets a server set it, for a short
+// while, to take no new stream, and the core's limit is at least 1; the
+// requests in flight finish and new ones go to another connection, as
+// they would to one whose server sent a GOAWAY. Until a SETTINGS frame has
+// come it costs a few atomic loads per request.
 func (c *h2Conn) followLimit(lease shoal.Lease[*h2Conn]) bool {
-	if !c.peerLimitNew.Load() {
-		return true
+	if c.peerLimitNew.Load() && !c.tellLimit(lease) {
+		return false
 	}
+	return c.inFlight.Load() <= c.newestLimit()
+}
+
+// tellLimit gives the pool the server's new limit, and reports false when
+// it is 0 and the connection has been retired.
+func (c *h2Conn) tellLimit(lease shoal.Lease[*h2Conn]) bool {
 	c.limitMu.Lock()
 	defer c.limitMu.Unlock()
 	if c.peerLimitNew.Swap(false) {
@@ -165,12 +180,43 @@ func (c *h2Conn) followLimit(lease shoal.Lease[*h2Conn]) bool {
 			lease.Retire()
 			return false
 		}
-		if l := int32(c.streamLimit(n)); l != c.limit.Load() {
+		if l := int32(c.streamLimit(uint32(n))); l != c.limit.Load() {
 			c.limit.Store(l)
 			lease.SetStreamLimit(int(l))
 		}
 	}
-	return c.inFlight.Load() < int64(c.limit.Load())
+	return true
+}
+
+// newestLimit is the stream limit by the server's latest SETTINGS as it
+// was read, which the pool may not have been told yet: another request
+// may be telling it, and the pool handed the caller its stream by the
+// limit before.
+func (c *h2Conn) newestLimit() int64 {
+	switch n := c.peerLimit.Load(); {
+	case n < 0:
+		return int64(c.limit.Load())
+	case n == 0:
+		return 0
+	default:
+		return int64(c.streamLimit(uint32(n)))
+	}
+}
+
+// stopNewStreams has x/net take no new stream on the connection, from its
+// read loop, as the server's SETTINGS lower the limit below the streams
+// leased on it. A request that passed followLimit just before the frame
+// came would otherwise wait inside x/net (StrictMaxConcurrentStreams)
+// until a stream ends, which may be never (a long poll, or a limit of 0).
+// Shutdown is the one way to wake such a request: it fails as "client conn
+// not usable", which is retried on another connection (h2CanRetry), while
+// the streams in flight finish and the connection is retired as they end
+// (settle). Shutdown also sends the server a GOAWAY; its context, already
+// ended, has it return without waiting for the streams.
+func (c *h2Conn) stopNewStreams() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = c.cc.Shutdown(ctx) // a failed write fails the connection anyway
 }
 
 // usable reports whether the connection can take a new request: it is not

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync"
@@ -20,21 +21,28 @@ import (
 
 // loweringServer is a raw h2c server that announces initial streams and, when
 // a request for /hold arrives, leaves it unanswered and lowers its
-// SETTINGS_MAX_CONCURRENT_STREAMS to lowerTo. lowered receives once the
-// client has acknowledged the new settings. Every other request gets a 200.
+// SETTINGS_MAX_CONCURRENT_STREAMS to lowerTo, at once or, when cue is set,
+// when cue receives. lowered receives once the client has acknowledged the
+// new settings. Every other request gets a 200.
 type loweringServer struct {
 	url      string
 	lowered  chan struct{}
+	cue      chan struct{}
 	accepted atomic.Int64
 }
 
 func startLoweringServer(t *testing.T, initial, lowerTo uint32) *loweringServer {
 	t.Helper()
+	return startLowering(t, initial, lowerTo, nil)
+}
+
+func startLowering(t *testing.T, initial, lowerTo uint32, cue chan struct{}) *loweringServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &loweringServer{url: "http://" + ln.Addr().String(), lowered: make(chan struct{}, 1)}
+	s := &loweringServer{url: "http://" + ln.Addr().String(), lowered: make(chan struct{}, 1), cue: cue}
 	done := make(chan struct{})
 	var serving sync.WaitGroup
 	t.Cleanup(func() {
@@ -50,31 +58,39 @@ func startLoweringServer(t *testing.T, initial, lowerTo uint32) *loweringServer 
 			}
 			s.accepted.Add(1)
 			serving.Go(func() { <-done; c.Close() })
-			serving.Go(func() { s.serve(c, initial, lowerTo) })
+			serving.Go(func() { s.serve(c, initial, lowerTo, done, &serving) })
 		}
 	})
 	return s
 }
 
-func (s *loweringServer) serve(c net.Conn, initial, lowerTo uint32) {
+func (s *loweringServer) serve(c net.Conn, initial, lowerTo uint32, done <-chan struct{}, serving *sync.WaitGroup) {
 	defer c.Close()
 	if _, err := io.ReadFull(c, make([]byte, len(http2.ClientPreface))); err != nil {
 		return
 	}
 	fr := http2.NewFramer(c, c)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	var wmu sync.Mutex // the frames written on a cue, and the rest
+	var lowered atomic.Bool
+	lower := func() {
+		wmu.Lock()
+		defer wmu.Unlock()
+		lowered.Store(true)
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: lowerTo})
+	}
 	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: initial})
-	lowered := false
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
 			return
 		}
+		wmu.Lock()
 		switch f := f.(type) {
 		case *http2.SettingsFrame:
 			if !f.IsAck() {
 				fr.WriteSettingsAck()
-			} else if lowered {
+			} else if lowered.Load() {
 				s.lowered <- struct{}{}
 			}
 		case *http2.PingFrame:
@@ -83,15 +99,26 @@ func (s *loweringServer) serve(c net.Conn, initial, lowerTo uint32) {
 			}
 		case *http2.MetaHeadersFrame:
 			if f.PseudoValue("path") == "/hold" {
-				lowered = true
-				fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: lowerTo})
-				continue
+				if s.cue == nil {
+					lowered.Store(true)
+					fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: lowerTo})
+				} else {
+					serving.Go(func() {
+						select {
+						case <-s.cue:
+							lower()
+						case <-done:
+						}
+					})
+				}
+				break
 			}
 			var hb bytes.Buffer
 			hpack.NewEncoder(&hb).WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
 			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: hb.Bytes(), EndHeaders: true})
 			fr.WriteData(f.StreamID, true, []byte("ok"))
 		}
+		wmu.Unlock()
 	}
 }
 
@@ -133,6 +160,58 @@ func TestH2ServerLowersStreamLimitMidConnection(t *testing.T) {
 			resp.Body.Close()
 			if n := srv.accepted.Load(); n != 2 {
 				t.Errorf("server accepted %d connections, want 2 (the next request on a new one)", n)
+			}
+		})
+	}
+}
+
+// TestH2LimitLoweredAfterFollowLimit: a SETTINGS frame that lowers the
+// stream limit to the streams in flight (or to 0) after a request has
+// passed followLimit, but before x/net opened its stream, does not leave
+// that request waiting inside x/net for a stream that will not come (the
+// one in flight never ends): it goes to a new connection. The frame is
+// sent, and acknowledged, while the request's GotConn runs, which is after
+// followLimit. The deadline is only the failure's bound.
+func TestH2LimitLoweredAfterFollowLimit(t *testing.T) {
+	for _, lowerTo := range []uint32{1, 0} {
+		t.Run(fmt.Sprintf("to%d", lowerTo), func(t *testing.T) {
+			srv := startLowering(t, 100, lowerTo, make(chan struct{}))
+			tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: -1})
+			if code, _ := get(t, tr, srv.url+"/"); code != http.StatusOK {
+				t.Fatalf("first GET: status %d", code)
+			}
+
+			hctx, hcancel := context.WithCancel(context.Background())
+			held, sent := make(chan struct{}), make(chan struct{})
+			defer func() { hcancel(); <-held }()
+			go func() {
+				defer close(held)
+				trace := &httptrace.ClientTrace{WroteHeaders: func() { close(sent) }}
+				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(hctx, trace), http.MethodGet, srv.url+"/hold", nil)
+				if resp, err := tr.RoundTrip(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			<-sent
+
+			var cued atomic.Bool
+			trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+				if cued.CompareAndSwap(false, true) {
+					srv.cue <- struct{}{}
+					<-srv.lowered
+				}
+			}}
+			ctx, cancel := context.WithTimeout(httptrace.WithClientTrace(context.Background(), trace), 5*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+"/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				_, st := onlyStats(t, tr)
+				t.Fatalf("GET whose connection's limit fell to %d after followLimit: %v; %+v", lowerTo, err, st)
+			}
+			resp.Body.Close()
+			if n := srv.accepted.Load(); n != 2 {
+				t.Errorf("server accepted %d connections, want 2 (the request moved to a new one)", n)
 			}
 		})
 	}
