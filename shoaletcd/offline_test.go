@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -178,62 +175,6 @@ func TestUnreachableAtStart(t *testing.T) {
 		}
 	}
 	t.Logf("view: %+v", v)
-}
-
-// startEtcd runs a throwaway single-member etcd on free loopback ports and
-// returns its client address and process; the test's end kills it.
-func startEtcd(t *testing.T) (string, *os.Process) {
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("no etcd binary on PATH: %v", err)
-		}
-		t.Skipf("no etcd binary on PATH: %v", err)
-	}
-	port := func() int {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().(*net.TCPAddr).Port
-	}
-	dir := t.TempDir()
-	client := fmt.Sprintf("http://127.0.0.1:%d", port())
-	peer := fmt.Sprintf("http://127.0.0.1:%d", port())
-	logf, err := os.Create(filepath.Join(dir, "etcd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--name", "t", "--data-dir", filepath.Join(dir, "data"),
-		"--listen-client-urls", client, "--advertise-client-urls", client,
-		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-		"--initial-cluster", "t="+peer)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logf.Close()
-	})
-	addr := client[len("http://"):]
-	c := clientTo(t, addr)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := c.Get(ctx, "ping")
-		cancel()
-		if err == nil {
-			return addr, cmd.Process
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd at %s did not answer within 20s: %v", addr, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // While etcd is stopped (SIGSTOP), members keep every permit and never
