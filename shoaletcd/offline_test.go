@@ -280,23 +280,8 @@ func TestRejoinOldLeaseEndsMidRetake(t *testing.T) {
 // stream, and revokes its old lease right after its rejoin read the slots;
 // another member then creates the keys of stolen of its permits.
 func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
-	addr := etcdAddr(t)
-	admin := newClient(t, addr)
-	prefix := testPrefix(t, admin)
-	watchSlots(t, admin, prefix, "db", 10)
-	c := newClient(t, addr)
-	ka := &cutLease{Lease: c.Lease}
-	kv := &faultKV{KV: c.KV}
-	c.Lease, c.KV = ka, kv
-	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	f := newFakePool(t, b, 5)
-	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
-		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
-	})
+	m := newRejoinMember(t, rejoinSetup{permits: 5})
+	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -315,7 +300,6 @@ func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
 		}
 	}
 	b.mu.Unlock()
-	k := newKeys(prefix, "db")
 	var revoked atomic.Bool
 	kv.after(k.slots(), func() {
 		if _, err := admin.Revoke(ctx, old); err != nil {

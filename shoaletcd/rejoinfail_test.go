@@ -18,23 +18,8 @@ import (
 // trying to create them before the next attempt finds them held, and the
 // next attempt keeps every connection on its own key, revoking none.
 func TestRejoinFailsAfterMovingKeys(t *testing.T) {
-	addr := etcdAddr(t)
-	admin := newClient(t, addr)
-	prefix := testPrefix(t, admin)
-	watchSlots(t, admin, prefix, "db", 10)
-	c := newClient(t, addr)
-	ka := &cutLease{Lease: c.Lease}
-	kv := &faultKV{KV: c.KV}
-	c.Lease, c.KV = ka, kv
-	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	f := newFakePool(t, b, 5)
-	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
-		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
-	})
+	m := newRejoinMember(t, rejoinSetup{permits: 5})
+	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -43,7 +28,6 @@ func TestRejoinFailsAfterMovingKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, held := heldNow(b)
-	k := newKeys(prefix, "db")
 	// The first attempt reads the slots, moves the keys, and its read of
 	// the whole budget fails; before the next attempt reads the slots,
 	// another member tries to create each of this member's keys, as one
@@ -84,29 +68,13 @@ func TestRejoinFailsAfterMovingKeys(t *testing.T) {
 // expired, or was revoked, as here), the next attempt takes a new one and
 // creates the keys again, being free, keeping every connection.
 func TestRejoinAfterKeptLeaseEnded(t *testing.T) {
-	addr := etcdAddr(t)
-	admin := newClient(t, addr)
-	prefix := testPrefix(t, admin)
-	watchSlots(t, admin, prefix, "db", 10)
-	c := newClient(t, addr)
-	ka := &cutLease{Lease: c.Lease}
-	kv := &faultKV{KV: c.KV}
-	c.Lease, c.KV = ka, kv
-	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	f := newFakePool(t, b, 5)
-	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
-		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
-	})
+	m := newRejoinMember(t, rejoinSetup{permits: 5})
+	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b.mu.Lock()
 	old := b.lease
 	b.mu.Unlock()
-	k := newKeys(prefix, "db")
 	var kept clientv3.LeaseID
 	ended := make(chan error, 1)
 	kv.after(k.slots(), func() {
@@ -147,26 +115,11 @@ func TestRejoinAfterKeptLeaseEnded(t *testing.T) {
 // moving its keys, leaves nothing in etcd: Close revokes the lease that
 // attempt kept as well as the member's last one.
 func TestCloseWhileRejoiningLeavesNoKeys(t *testing.T) {
-	addr := etcdAddr(t)
-	admin := newClient(t, addr)
-	prefix := testPrefix(t, admin)
-	c := newClient(t, addr)
-	ka := &cutLease{Lease: c.Lease}
-	kv := &faultKV{KV: c.KV}
-	c.Lease, c.KV = ka, kv
-	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	f := newFakePool(t, b, 5)
-	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
-		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
-	})
+	m := newRejoinMember(t, rejoinSetup{permits: 5, unwatched: true})
+	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 	b.mu.Lock()
 	old := b.lease
 	b.mu.Unlock()
-	k := newKeys(prefix, "db")
 	// The first attempt fails past moving the keys; the next one is held
 	// at its read of the slots until Close has begun.
 	reached, closing := make(chan struct{}), make(chan struct{})

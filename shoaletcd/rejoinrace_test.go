@@ -15,24 +15,12 @@ import (
 // may be granted on it: its connection would be counted by no key once
 // the old lease goes, and another member could take the slot.
 func TestCreateUnderWayWhenLeaseIsLost(t *testing.T) {
-	addr := etcdAddr(t)
-	admin := newClient(t, addr)
-	prefix := testPrefix(t, admin)
-	watchSlots(t, admin, prefix, "db", 10)
-	c := newClient(t, addr)
-	ka := &cutLease{Lease: c.Lease}
-	hl := &hookLease{Lease: ka}
-	kv := &faultKV{KV: c.KV}
-	c.Lease, c.KV = hl, kv
-	b, err := New(context.Background(), c, Options{Name: "db", Size: 10, Prefix: prefix, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	f := newFakePool(t, b, 2)
-	eventually(t, 5*time.Second, "2 permits, each on its own slot key", func() (bool, string) {
-		return f.holding() == 2 && coveredOwn(b) == 2, debugState(b)
-	})
+	var hl *hookLease
+	m := newRejoinMember(t, rejoinSetup{permits: 2, lease: func(l clientv3.Lease) clientv3.Lease {
+		hl = &hookLease{Lease: l}
+		return hl
+	}})
+	admin, k, ka, kv, b := m.admin, m.k, m.ka, m.kv, m.b
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	other, err := admin.Grant(ctx, 10)
@@ -42,7 +30,6 @@ func TestCreateUnderWayWhenLeaseIsLost(t *testing.T) {
 	b.mu.Lock()
 	old := b.lease
 	b.mu.Unlock()
-	k := newKeys(prefix, "db")
 
 	// An Acquire's creation of a key is held back until the rejoin has
 	// read the slots and moved the keys it knew of.

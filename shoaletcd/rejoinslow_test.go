@@ -25,27 +25,14 @@ import (
 // gone too or renewed. Right then another member tries to create each of
 // the keys moved.
 func TestSlowRejoinKeepsItsLease(t *testing.T) {
-	addr := etcdAddr(t)
-	admin := newClient(t, addr)
-	prefix := testPrefix(t, admin)
-	watchSlots(t, admin, prefix, "db", 10)
-	c := newClient(t, addr)
-	ka := &cutLease{Lease: c.Lease}
-	grants := &shadowGrants{Lease: ka, clock: admin}
-	kv := &faultKV{KV: c.KV}
-	c.Lease, c.KV = grants, kv
+	var grants *shadowGrants
 	// A TTL whose request bound leaves the last hold room for etcd's
 	// revocation of an expired lease, which lags its expiry.
-	opts := Options{Name: "db", Size: 10, TTL: 6 * time.Second, Prefix: prefix, Logger: testLogger(t)}
-	b, err := New(context.Background(), c, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	f := newFakePool(t, b, 5)
-	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
-		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
-	})
+	m := newRejoinMember(t, rejoinSetup{permits: 5, ttl: 6 * time.Second, lease: func(l clientv3.Lease) clientv3.Lease {
+		grants = &shadowGrants{Lease: l}
+		return grants
+	}})
+	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -54,10 +41,9 @@ func TestSlowRejoinKeepsItsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, held := heldNow(b)
-	k := newKeys(prefix, "db")
 	// A hold ends short of the request's bound, or the request would fail
 	// for the hold's sake rather than the lease's.
-	bound := opts.opTimeout() - 300*time.Millisecond
+	bound := b.opts.opTimeout() - 300*time.Millisecond
 	var lease, shadow clientv3.LeaseID
 	var short []string // what went otherwise than the test needs
 	nearlyOver := func(ctx context.Context) bool {
@@ -119,25 +105,12 @@ func TestSlowRejoinKeepsItsLease(t *testing.T) {
 // is held until etcd reports the shadow gone: the wait having reached the
 // TTL, that covers only etcd's lag in revoking an expired lease.
 func TestRejoinKeepsItsLeaseBetweenAttempts(t *testing.T) {
-	addr := etcdAddr(t)
-	admin := newClient(t, addr)
-	prefix := testPrefix(t, admin)
-	watchSlots(t, admin, prefix, "db", 10)
-	c := newClient(t, addr)
-	ka := &cutLease{Lease: c.Lease}
-	renew := &renewHook{Lease: ka}
-	kv := &faultKV{KV: c.KV}
-	c.Lease, c.KV = renew, kv
-	opts := Options{Name: "db", Size: 10, TTL: 2 * time.Second, Prefix: prefix, Logger: testLogger(t)}
-	b, err := New(context.Background(), c, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
-	f := newFakePool(t, b, 5)
-	eventually(t, 5*time.Second, "5 permits, each on its own slot key", func() (bool, string) {
-		return f.holding() == 5 && coveredOwn(b) == 5, debugState(b)
-	})
+	var renew *renewHook
+	m := newRejoinMember(t, rejoinSetup{permits: 5, ttl: 2 * time.Second, lease: func(l clientv3.Lease) clientv3.Lease {
+		renew = &renewHook{Lease: l}
+		return renew
+	}})
+	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -146,7 +119,6 @@ func TestRejoinKeepsItsLeaseBetweenAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, held := heldNow(b)
-	k := newKeys(prefix, "db")
 	st, steal := stealer(ctx, admin, k, other.ID, held)
 	var shadowErr error
 	var short time.Duration // the bound of a hold that ran out
@@ -160,7 +132,7 @@ func TestRejoinKeepsItsLeaseBetweenAttempts(t *testing.T) {
 				failAt(n + 1)
 				return
 			}
-			shadow, err := admin.Grant(ctx, opts.ttlSeconds())
+			shadow, err := admin.Grant(ctx, b.opts.ttlSeconds())
 			if err != nil {
 				shadowErr = err
 			} else {
@@ -225,12 +197,11 @@ func holdUntil(bound time.Duration, cond func(context.Context) bool) bool {
 }
 
 // shadowGrants is a client's Lease that, right after each lease it grants,
-// grants on clock a shadow of it with the same TTL, never renewed: etcd
-// reports the shadow gone only once the lease would be gone too, had
-// nothing kept it alive.
+// grants a shadow of it with the same TTL, never renewed: etcd reports the
+// shadow gone only once the lease would be gone too, had nothing kept it
+// alive.
 type shadowGrants struct {
 	clientv3.Lease
-	clock         *clientv3.Client
 	mu            sync.Mutex
 	lease, shadow clientv3.LeaseID
 }
@@ -240,7 +211,7 @@ func (l *shadowGrants) Grant(ctx context.Context, ttl int64) (*clientv3.LeaseGra
 	if err != nil {
 		return r, err
 	}
-	s, err := l.clock.Grant(ctx, ttl)
+	s, err := l.Lease.Grant(ctx, ttl)
 	l.mu.Lock()
 	l.lease, l.shadow = r.ID, 0
 	if err == nil {
