@@ -11,14 +11,14 @@ import (
 
 // sweepGroup returns a group of n keys' pools, exclusive, each with one
 // connection open and idle, and every other one with a lease held, so that
-// a sweep finds both kinds. IdleTimeout is an hour: the benchmark's
-// sweeps look at every pool and close none. With budget, the pools share
-// a LocalBudget, whose lock a pool's Stats takes (a sweep's idle check
-// does not).
-func sweepGroup(b *testing.B, n int, budget bool) (*Group[string, *fakeConn], func()) {
+// a sweep or an eviction finds both kinds. IdleTimeout is an hour: the
+// benchmark's sweeps look at every pool and close none. With budget, the
+// pools share a LocalBudget, whose lock a pool's Stats takes (a sweep's
+// idle check does not). maxPools is the group's MaxPools.
+func sweepGroup(b *testing.B, n int, budget bool, maxPools int) (*Group[string, *fakeConn], func()) {
 	b.Helper()
 	ts := newTenants(0)
-	cfg := GroupConfig[string, *fakeConn]{Config: ts.config, IdleTimeout: time.Hour}
+	cfg := GroupConfig[string, *fakeConn]{Config: ts.config, IdleTimeout: time.Hour, MaxPools: maxPools}
 	if budget {
 		cfg.Budget = mustBudget(b, 4*n+4)
 	}
@@ -64,7 +64,7 @@ func BenchmarkGroupSweep(b *testing.B) {
 				continue
 			}
 			b.Run(fmt.Sprintf("budget=%v/pools=%d", budget, n), func(b *testing.B) {
-				g, done := sweepGroup(b, n, budget)
+				g, done := sweepGroup(b, n, budget, 0)
 				defer done()
 				b.ResetTimer()
 				for b.Loop() {
@@ -88,7 +88,7 @@ func BenchmarkGroupAcquireDuringSweeps(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, sweeping := range []bool{false, true} {
 			b.Run(fmt.Sprintf("pools=%d/sweeping=%v", n, sweeping), func(b *testing.B) {
-				g, done := sweepGroup(b, n, false)
+				g, done := sweepGroup(b, n, false, 0)
 				defer done()
 				ctx := context.Background()
 				var wg sync.WaitGroup
