@@ -70,8 +70,8 @@ type engine[T any] interface {
 	// one, and the live connections with none.
 	count() (leases, inUse, idle int)
 	// leased reports whether any lease is held now, stopping at the
-	// first: a Group's idle sweep asks it of every pool, where count and
-	// stats would walk every connection.
+	// first: a Group's idle sweep and eviction ask it of every pool, where
+	// count and stats would walk every connection.
 	leased() bool
 	// stats fills the connection gauges and the wait counters of s, and
 	// adds the hand-outs of the open connections' leases to s.Acquires.

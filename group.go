@@ -164,9 +164,10 @@ func (g *Group[K, T]) make(_ context.Context, key K, n int, settle func() bool) 
 }
 
 // poolIdle reports whether p has no lease and no waiter, so that the group
-// may close it. The group's idle sweep asks it of every pool, so it reads
-// what Stats' Leases and Waiting would without making the rest of a
-// snapshot, which walks every connection and allocates.
+// may close it. The group's idle sweep and a new key's eviction ask it of
+// every pool, so it reads what Stats' Leases and Waiting would without
+// making the rest of a snapshot, which walks every connection and
+// allocates.
 func poolIdle[T any](p *Pool[T]) bool {
 	return p.hot.waiters.Load() == 0 && !p.eng.leased()
 }

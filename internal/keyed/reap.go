@@ -5,28 +5,61 @@ import (
 	"time"
 )
 
-// idleLocked reports whether e's pool has no caller, lease or waiter.
-func (s *Set[K, P]) idleLocked(e *Entry[P]) bool {
-	return e.users == 0 && e.ok && s.cfg.Idle(e.pool)
+// idleNote is a pool an eviction found idle, asking Config.Idle outside
+// the set's lock: its key and entry, and the entry's enters when noted.
+type idleNote[K comparable, P any] struct {
+	key    K
+	e      *Entry[P]
+	enters uint64
 }
 
-// evictLocked closes the least recently used idle pool to make room for a
-// new one, and reports whether there was one.
-func (s *Set[K, P]) evictLocked() bool {
-	var (
-		victim K
-		oldest *Entry[P]
-	)
+// lookIdleLocked notes the pools no caller is in, asks Config.Idle of each
+// with mu released, and returns, with mu held again, those it found idle.
+// At thousands of pools Idle is most of an eviction's time, which every
+// other key's Enter and Exit would otherwise spend waiting for the lock.
+func (s *Set[K, P]) lookIdleLocked() []idleNote[K, P] {
+	notes := make([]idleNote[K, P], 0, len(s.pools))
 	for k, e := range s.pools {
-		if s.idleLocked(e) && (oldest == nil || e.lastUsed.Before(oldest.lastUsed)) {
-			victim, oldest = k, e
+		if e.users == 0 && e.ok {
+			notes = append(notes, idleNote[K, P]{key: k, e: e, enters: e.enters})
+		}
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	s.mu.Unlock()
+	idle := notes[:0]
+	for _, n := range notes {
+		if s.cfg.Idle(n.e.pool) {
+			idle = append(idle, n)
+		}
+	}
+	s.mu.Lock()
+	return idle
+}
+
+// evictLocked closes the least recently used of the pools looked found
+// idle to make room for a new one, and reports whether there was one. A
+// pool gets a lease or a waiter only from a caller between Enter and Exit:
+// one that no caller has entered since it was noted, none being in it
+// then, is as idle as Idle saw it. The rest may have been leased after
+// Idle looked, or closed, or evicted for another key.
+func (s *Set[K, P]) evictLocked(looked []idleNote[K, P]) bool {
+	var oldest *idleNote[K, P]
+	for i := range looked {
+		n := &looked[i]
+		if s.pools[n.key] != n.e || n.e.enters != n.enters {
+			continue
+		}
+		if oldest == nil || n.e.lastUsed.Before(oldest.e.lastUsed) {
+			oldest = n
 		}
 	}
 	if oldest == nil {
 		return false
 	}
-	delete(s.pools, victim)
-	s.closeInBackground(oldest.pool)
+	delete(s.pools, oldest.key)
+	s.closeInBackground(oldest.e.pool)
 	return true
 }
 

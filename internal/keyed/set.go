@@ -39,7 +39,8 @@ type Config[K comparable, P any] struct {
 	// closed. Required.
 	Close func(ctx context.Context, p P) error
 	// Idle reports whether p has no lease and no waiter, so that the set
-	// may close it: callers inside Enter/Exit the set counts itself.
+	// may close it: callers inside Enter/Exit the set counts itself. The
+	// idle sweep and an eviction ask it without the set's lock held.
 	// Required.
 	Idle func(p P) bool
 	// IdleTimeout closes a pool idle for this long; 0 means
@@ -104,6 +105,10 @@ type Entry[P any] struct {
 	users     int       // callers between Enter and Exit now
 	lastUsed  time.Time // when the last caller left
 	idleSince time.Time // when the reaper first found it idle; zero while busy
+	// enters counts the callers that have entered: an eviction that
+	// looked at the pool outside the lock closes it only if none has
+	// since (evictLocked).
+	enters uint64
 }
 
 // Pool returns the entry's pool; valid between Enter and Exit.
@@ -140,20 +145,37 @@ func New[K comparable, P any](cfg Config[K, P]) *Set[K, P] {
 // evicted while it waits for the pool to be made or for a connection, when
 // the pool's own Stats may show nothing yet.
 func (s *Set[K, P]) Enter(ctx context.Context, key K) (*Entry[P], error) {
+	var (
+		e      *Entry[P]
+		looked []idleNote[K, P] // the pools an eviction found idle
+		tried  bool             // looked is set: an eviction looked once
+	)
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, s.cfg.ErrClosed
-	}
-	e := s.pools[key]
-	if e != nil {
-		e.users++
-		s.mu.Unlock()
-	} else {
-		if limit := s.cfg.MaxPools; limit > 0 && len(s.pools) >= limit && !s.evictLocked() {
+	for {
+		if s.closed {
+			s.mu.Unlock()
+			return nil, s.cfg.ErrClosed
+		}
+		if e = s.pools[key]; e != nil {
+			break
+		}
+		limit := s.cfg.MaxPools
+		if limit <= 0 || len(s.pools) < limit || s.evictLocked(looked) {
+			break
+		}
+		if tried {
 			s.mu.Unlock()
 			return nil, s.cfg.Exhausted(limit)
 		}
+		// With mu released while it looks: the pools, the key's own
+		// included, may have changed by the time it returns.
+		looked, tried = s.lookIdleLocked(), true
+	}
+	if e != nil {
+		e.users++
+		e.enters++
+		s.mu.Unlock()
+	} else {
 		s.made++
 		e = &Entry[P]{ready: make(chan struct{}), deserted: make(chan struct{}), users: 1}
 		s.pools[key] = e

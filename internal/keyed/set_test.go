@@ -314,6 +314,80 @@ func TestMaxPoolsEvictsLeastRecentlyUsedIdle(t *testing.T) {
 	})
 }
 
+// An eviction asks Idle outside the set's lock: a caller who leases the
+// pool meanwhile, and has left by the time the eviction takes the lock
+// again, keeps it open, though Idle answered from before the lease; the
+// new key fails as one finding every pool busy does. Once the lease is
+// back, the new key evicts the pool.
+func TestEvictionKeepsAPoolLeasedWhileIdleLooked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 1)
+		defer h.closeSet(t)
+		a := h.use(t, "a")
+		h.looked = func(*fakePool) {
+			h.looked = nil
+			e, err := h.set.Enter(t.Context(), "a")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			e.Pool().leases.Add(1) // a lease outlives the Enter that took it
+			h.set.Exit(e)
+		}
+		if _, err := h.set.Enter(t.Context(), "b"); !errors.Is(err, errExhausted) {
+			t.Errorf("Enter past MaxPools with the only pool leased while Idle looked: %v, want errExhausted", err)
+		}
+		synctest.Wait()
+		if a.closed() {
+			t.Fatal("the eviction closed a pool leased while Idle looked at it")
+		}
+		a.leases.Add(-1)
+		b := h.use(t, "b")
+		synctest.Wait()
+		if !a.closed() || b.closed() {
+			t.Fatalf("closed: a %v, b %v; want a alone once its lease is back", a.closed(), b.closed())
+		}
+	})
+}
+
+// Evictions that look at the same pools at once each close a pool of
+// their own, and a caller for the key an eviction makes room for, come
+// while it looked, gets the pool made for the key.
+func TestEvictionsLookingAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 2)
+		defer h.closeSet(t)
+		a := h.use(t, "a")
+		time.Sleep(time.Second)
+		b := h.use(t, "b")
+		time.Sleep(time.Second)
+		var d *fakePool
+		h.looked = func(*fakePool) {
+			h.looked = nil
+			d = h.use(t, "d") // evicts a, the least recently used
+			time.Sleep(time.Second)
+		}
+		c := h.use(t, "c") // a has gone: evicts b
+		synctest.Wait()
+		if !a.closed() || !b.closed() || c.closed() || d.closed() {
+			t.Fatalf("closed: a %v, b %v, c %v, d %v; want a and b", a.closed(), b.closed(), c.closed(), d.closed())
+		}
+
+		h.looked = func(*fakePool) {
+			h.looked = nil
+			h.use(t, "e") // evicts d
+		}
+		e := h.use(t, "e")
+		synctest.Wait()
+		if len(h.made["e"]) != 1 || h.made["e"][0] != e {
+			t.Fatalf("e made %d times; want once, and that pool for both its callers", len(h.made["e"]))
+		}
+		if !d.closed() || c.closed() || h.set.Len() != 2 {
+			t.Fatalf("closed: c %v, d %v, Len %d; want d closed, 2 pools", c.closed(), d.closed(), h.set.Len())
+		}
+	})
+}
+
 func TestMakeErrorLetsTheNextUseTryAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, -1, 1)
