@@ -270,6 +270,9 @@ func (b *LocalBudget) leave(lm *localMember) {
 		}
 	}
 	b.sumMin -= lm.reserved
+	// For lm's own callers waiting in AcquireFor, which end when their
+	// member leaves: the division that follows may change no share, and
+	// then wakes nobody.
 	b.broadcastLocked()
 	b.mu.Unlock()
 	b.wake()
