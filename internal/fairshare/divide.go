@@ -108,17 +108,11 @@ func idOrder(claims []Claim) []int {
 // in index order, to those the next level would raise. It needs
 // sum(lo) <= n; the result sums to min(n, sum(hi)).
 func waterFill(n int, lo, hi []int) []int {
-	at := func(level int) []int {
-		a := make([]int, len(lo))
-		for j := range lo {
-			a[j] = min(max(level, lo[j]), hi[j])
-		}
-		return a
-	}
-	sumAt := func(level int) int { // Sum(at(level)), without the slice
+	at := func(j, level int) int { return min(max(level, lo[j]), hi[j]) } // j's at level
+	sumAt := func(level int) int {
 		s := 0
 		for j := range lo {
-			s += min(max(level, lo[j]), hi[j])
+			s += at(j, level)
 		}
 		return s
 	}
@@ -126,8 +120,8 @@ func waterFill(n int, lo, hi []int) []int {
 	for _, h := range hi {
 		top = max(top, h)
 	}
-	// The highest level whose allocation fits: Sum(at(level)) only grows
-	// with level, so a binary search finds it.
+	// The highest level whose allocation fits: sumAt only grows with
+	// level, so a binary search finds it.
 	low, high := 0, top
 	for low < high {
 		mid := (low + high + 1) / 2
@@ -137,8 +131,12 @@ func waterFill(n int, lo, hi []int) []int {
 			high = mid - 1
 		}
 	}
-	a := at(low)
-	left := n - Sum(a)
+	a := make([]int, len(lo))
+	left := n
+	for j := range a {
+		a[j] = at(j, low)
+		left -= a[j]
+	}
 	for j := range a {
 		if left == 0 {
 			break
