@@ -7,27 +7,31 @@ import (
 	"github.com/shoalpool/shoal/internal/connstr/connstrtest"
 )
 
+// textCases are free text and what Text masks it to with "MASK"; they seed
+// FuzzMaskIdempotent too.
+var textCases = []struct{ text, want string }{
+	{"cannot reach postgres://u:pw@db/x?sslmode=disable: refused",
+		"cannot reach postgres://u:MASK@db/x?sslmode=disable: refused"},
+	{"from --target postgres://u@db/x?password=pw&sslmode=disable): refused",
+		"from --target postgres://u@db/x?password=MASK&sslmode=disable): refused"},
+	{`{"target": "https://h/?x=1&sslpassword=pw&y=2", "n": 1}`,
+		`{"target": "https://h/?x=1&sslpassword=MASK&y=2", "n": 1}`},
+	{`{"target": "host=db password=MASK", "url": "postgres://u:MASK@db/x?password=MASK"}`,
+		`{"target": "host=db password=MASK", "url": "postgres://u:MASK@db/x?password=MASK"}`},
+	{`unexpected argument "password=pw" (flags go first)`, `unexpected argument "password=MASK (flags go first)`},
+	{"bad host=db password='p w' dbname=x, again", "bad host=db password=MASK dbname=x, again"},
+	{"a password = pw b,sslpassword='it\\'s' c", "a password = MASK b,sslpassword=MASK c"},
+	{"a postgres://u:pw@db/x\r\nb token=pw\r\n", "a postgres://u:MASK@db/x\r\nb token=MASK\r\n"},
+	// Nothing to mask: left as written.
+	{"role \"x\" does not exist (SQLSTATE 28000)", "role \"x\" does not exist (SQLSTATE 28000)"},
+	{"mypassword=1 passwords x", "mypassword=1 passwords x"},
+}
+
 // Text masks with the word it is given each password quoted in free text,
 // where it stands, and nothing else: not the words after a URL, not the
 // quote that closes a string masked before, not a line's "\r".
 func TestText(t *testing.T) {
-	for _, c := range []struct{ text, want string }{
-		{"cannot reach postgres://u:pw@db/x?sslmode=disable: refused",
-			"cannot reach postgres://u:MASK@db/x?sslmode=disable: refused"},
-		{"from --target postgres://u@db/x?password=pw&sslmode=disable): refused",
-			"from --target postgres://u@db/x?password=MASK&sslmode=disable): refused"},
-		{`{"target": "https://h/?x=1&sslpassword=pw&y=2", "n": 1}`,
-			`{"target": "https://h/?x=1&sslpassword=MASK&y=2", "n": 1}`},
-		{`{"target": "host=db password=MASK", "url": "postgres://u:MASK@db/x?password=MASK"}`,
-			`{"target": "host=db password=MASK", "url": "postgres://u:MASK@db/x?password=MASK"}`},
-		{`unexpected argument "password=pw" (flags go first)`, `unexpected argument "password=MASK (flags go first)`},
-		{"bad host=db password='p w' dbname=x, again", "bad host=db password=MASK dbname=x, again"},
-		{"a password = pw b,sslpassword='it\\'s' c", "a password = MASK b,sslpassword=MASK c"},
-		{"a postgres://u:pw@db/x\r\nb token=pw\r\n", "a postgres://u:MASK@db/x\r\nb token=MASK\r\n"},
-		// Nothing to mask: left as written.
-		{"role \"x\" does not exist (SQLSTATE 28000)", "role \"x\" does not exist (SQLSTATE 28000)"},
-		{"mypassword=1 passwords x", "mypassword=1 passwords x"},
-	} {
+	for _, c := range textCases {
 		if got := Text(c.text, "MASK"); got != c.want {
 			t.Errorf("Text(%q)\n got %q\nwant %q", c.text, got, c.want)
 		}
