@@ -86,3 +86,14 @@ func TestStatsStringShowsEveryCountOnOneLine(t *testing.T) {
 		}
 	}
 }
+
+// A pool's name is masked as the pool settles it and again in String: a
+// quoted password with text right after it ("(password='a b')") keeps
+// that text through both, so that the line shows the name the pool has.
+func TestStatsStringOfAMaskedName(t *testing.T) {
+	p, _ := newTestPool(t, Config[*fakeConn]{Name: "orders (password='hunter 2')/reads", MaxConns: 1})
+	const want = `pool "orders (password='xxxxx')/reads": `
+	if got := p.Stats().String(); !strings.HasPrefix(got, want) {
+		t.Errorf("String() = %s, want it to start %s", got, want)
+	}
+}

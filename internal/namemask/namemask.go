@@ -27,10 +27,12 @@ var names = masker{word: maskedWord}
 // each word that is a keyword=value pair as one.
 // Last, every password keyword at the start of a name or after any
 // separator ("orders,password=pw", "orders password='a b' replica") has
-// its value masked (maskKeywordValues). Plain names come back unchanged.
+// its value masked (maskKeywordValues). A quoted value with text right
+// after it keeps its quotes ("(password='xxxxx')"). Plain names come back
+// unchanged, and a masked name masked again too.
 func Mask(name string) string {
 	if r := connstr.Read(name); r.Problem == "" {
-		masked := r.Mask(name, maskedWord)
+		masked := names.mask(name, r.Secrets, !r.URL)
 		if !r.URL {
 			// A keyword/value reading masks its password keywords only:
 			// a URL among its values ("url=postgres://u:pw@db") is a word
@@ -50,21 +52,38 @@ type masker struct {
 	keepMasked bool
 }
 
-// value returns what replaces the secret v.
-func (m masker) value(v string) string {
+// value returns what replaces the secret s[sp.Start:sp.End], a
+// keyword/value value if kv is set (else a URL's).
+func (m masker) value(s string, sp connstr.Span, kv bool) string {
+	v := s[sp.Start:sp.End]
 	if rest, ok := strings.CutPrefix(v, m.word); m.keepMasked && ok && strings.Trim(rest, closingPunct) == "" {
 		return v
+	}
+	if kv && quotedBeforeText(s, sp) {
+		return "'" + m.word + "'"
 	}
 	return m.word
 }
 
-// mask returns s with each of its secrets replaced.
-func (m masker) mask(s string, secrets []connstr.Span) string {
+// quotedBeforeText reports whether the keyword/value value s[sp.Start:
+// sp.End] is quoted and has text right after its closing quote, as in
+// "(password='pw')". Masked bare, the word would take that text in when
+// read again, since a bare value runs to the next space: masked twice,
+// such a name would lose it ("(password=xxxxx"), and a name built from a
+// masked one its suffix. Quoted, the word ends where the value did.
+func quotedBeforeText(s string, sp connstr.Span) bool {
+	return sp.End-sp.Start >= 2 && s[sp.Start] == '\'' && s[sp.End-1] == '\'' &&
+		sp.End < len(s) && !isWordSpace(s[sp.End])
+}
+
+// mask returns s with each of its secrets replaced; kv tells a
+// keyword/value string's secrets from a URL's.
+func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
 	var b strings.Builder
 	last := 0
 	for _, sp := range secrets {
 		b.WriteString(s[last:sp.Start])
-		b.WriteString(m.value(s[sp.Start:sp.End]))
+		b.WriteString(m.value(s, sp, kv))
 		last = sp.End
 	}
 	b.WriteString(s[last:])
@@ -111,7 +130,7 @@ func (m masker) maskKeywordValues(name string) string {
 			continue // nothing to mask: "password=" at the end
 		}
 		b.WriteString(name[last:v])
-		b.WriteString(m.value(name[v:end]))
+		b.WriteString(m.value(name, connstr.Span{Start: v, End: end}, true))
 		last = end
 		i = end
 	}
@@ -150,7 +169,7 @@ func maskTail(name string) string {
 			continue
 		}
 		if r := connstr.Read(name[i:]); r.Problem == "" && !r.URL {
-			return name[:i] + r.Mask(name[i:], maskedWord)
+			return name[:i] + names.mask(name[i:], r.Secrets, true)
 		}
 	}
 	return name
@@ -203,11 +222,11 @@ func (m masker) maskWord(w string) string {
 	if start < 0 {
 		// "password=pw" on its own is a keyword/value string.
 		if r := connstr.Read(w); r.Problem == "" {
-			return m.mask(w, r.Secrets)
+			return m.mask(w, r.Secrets, !r.URL)
 		}
 		return w
 	}
-	return w[:start] + m.mask(w[start:], connstr.Read(w[start:]).Secrets)
+	return w[:start] + m.mask(w[start:], connstr.Read(w[start:]).Secrets, false)
 }
 
 // urlStart returns where the URL in the word w starts, or -1 if it holds

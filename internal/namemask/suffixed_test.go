@@ -8,7 +8,7 @@ var suffixedCases = []struct{ name, want string }{
 	{"db1:5432/app", "db1:5432/app/reads"},
 	{"orders password=pw", "orders password=xxxxx /reads"},
 	{"host=db password=pw", "host=db password=xxxxx /reads"},
-	{"orders password='p w'", "orders password=xxxxx/reads"},
+	{"orders password='p w'", "orders password='xxxxx'/reads"},
 	{"postgres://u:pw@db/app", "postgres://u:xxxxx@db/app/reads"},
 	{"orders password=pw/reads", "orders password=xxxxx /reads"},
 }

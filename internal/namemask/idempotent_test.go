@@ -1,0 +1,148 @@
+package namemask
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/shoalpool/shoal/internal/connstr/connstrtest"
+)
+
+// nameCases are pool names and free text with passwords in the shapes the
+// masker reads (URLs, keyword/value pairs, quoted values, punctuation
+// around them), the names of the pool-name tests of other packages among
+// them; with the package's test tables they seed FuzzMaskIdempotent.
+var nameCases = []string{
+	"orders", "cache 50% full", "orders v=1 x", "orders host=db (primary)",
+	"postgres://app:hunter2@db/orders", "postgres://app:hunter2@db.internal/orders?sslmode=disable",
+	"orders host=db password=hunter2", "orders,password=hunter2", "orders db:5432/app",
+	"orders host=db password='hunter 2'", "orders host=db password = hunter2",
+	"orders: host=db password='hunter 2' dbname=orders", "orders host=db url=postgres://app:hunter2@db",
+	"orders;password=pw", "orders;Password = pw", "orders,host=db,password=pw",
+	"orders v=1,sslpassword=pw dbname=orders", "orders;password='hunter 2' (primary)", "orders|token=abc def",
+	"orders postgres://db/x?a=1&password=pw&b=2", "a=1 b=postgres://u:pw@db", "host=db app='a b' x=1",
+	"orders,password=pw postgres://app:hunter2@db/x?sslmode=disable&password=pw&application_name=a",
+	"orders password='hunter 2' replica", "orders password = hunter2 replica", "password='hunter 2' orders",
+	// A quoted value with punctuation, or more text, right after it.
+	"(password='pw')", "(password='p w')", "x (password='pw'), y", `"password='p w'"`,
+	"password='pw')", "a password = 'pw'),", "orders;password='a b')", "token='a b'x=1",
+	"password='a b'x", "host=db password='a b'(eu)", "orders password='p w'/reads", "token=''a b'",
+	`password="p w"),`, `{"password":"pw"}`, `"password=pw"`, "password=pw)",
+}
+
+// seeds returns every input of the package's tests.
+func seeds() []string {
+	s := append([]string(nil), nameCases...)
+	for _, c := range textCases {
+		s = append(s, c.text)
+	}
+	for _, c := range escapedCases {
+		s = append(s, c.name)
+	}
+	for _, c := range urlStartCases {
+		s = append(s, c.name)
+	}
+	for _, c := range suffixedCases {
+		s = append(s, c.name, Suffixed(c.name, "/reads"))
+	}
+	return s
+}
+
+// checkIdempotent fails t if masking s a second time, with Mask or with
+// Text, changes what the first masking made of it: names are masked again
+// wherever they are shown, and names are built from masked names.
+func checkIdempotent(t *testing.T, s string) {
+	t.Helper()
+	if once, twice := Mask(s), Mask(Mask(s)); twice != once {
+		t.Errorf("Mask(%q) = %q, masked again %q", s, once, twice)
+	}
+	if once, twice := Text(s, "MASK"), Text(Text(s, "MASK"), "MASK"); twice != once {
+		t.Errorf("Text(%q) = %q, masked again %q", s, once, twice)
+	}
+}
+
+// Masking what was masked changes nothing.
+func TestMaskIdempotent(t *testing.T) {
+	for _, s := range seeds() {
+		checkIdempotent(t, s)
+	}
+}
+
+// FuzzMaskIdempotent: masking what was masked changes nothing, whatever
+// the text.
+func FuzzMaskIdempotent(f *testing.F) {
+	for _, s := range seeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		checkIdempotent(t, s)
+	})
+}
+
+// A quoted value with text right after its closing quote is masked as a
+// quoted word, so that, read again, the word ends where the value did and
+// the text after it stays; a quoted value that ends the name or a word
+// of it is masked bare, as before.
+func TestMaskQuotedValueBeforeText(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"(password='pw')", "(password='xxxxx')"},
+		{"orders (password='p w'), replica", "orders (password='xxxxx'), replica"},
+		{"orders;password='a b')", "orders;password='xxxxx')"},
+		{"orders password='p w'/reads", "orders password='xxxxx'/reads"},
+		{"host=db password='a b'x=1", "host=db password='xxxxx'x=1"},
+		{"orders password = 'pw'),", "orders password = 'xxxxx'),"},
+		// Nothing right after the quote: bare, as before.
+		{"orders password='p w' replica", "orders password=xxxxx replica"},
+		{"orders host=db password='p w'", "orders host=db password=xxxxx"},
+	} {
+		if got := Mask(c.name); got != c.want {
+			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)
+		}
+		if got, want := Text(c.name, "MASK"), strings.ReplaceAll(c.want, "xxxxx", "MASK"); got != want {
+			t.Errorf("Text(%q) = %q, want %q", c.name, got, want)
+		}
+	}
+}
+
+// FuzzMaskQuotedValue: a password quoted in a name, with text or
+// punctuation around it, is masked and nothing else changes; masked
+// again, the name stays as it is.
+func FuzzMaskQuotedValue(f *testing.F) {
+	for _, pw := range connstrtest.Seeds {
+		for shape := range quotedShapes {
+			f.Add(pw, uint8(shape))
+		}
+	}
+	f.Fuzz(func(t *testing.T, pw string, shape uint8) {
+		if !utf8.ValidString(pw) || strings.Contains(pw, "://") {
+			return // a URL in a password is read as one, a word of its own
+		}
+		sh := quotedShapes[int(shape)%len(quotedShapes)]
+		masked := "xxxxx"
+		if sh.after != "" && !isWordSpace(sh.after[0]) {
+			masked = "'xxxxx'"
+		}
+		name := sh.before + "password=" + quoteValue(pw) + sh.after
+		want := sh.before + "password=" + masked + sh.after
+		if got := Mask(name); got != want {
+			t.Fatalf("Mask(%q)\n got %q\nwant %q", name, got, want)
+		}
+		if got := Mask(want); got != want {
+			t.Fatalf("Mask(%q) = %q, masked again", want, got)
+		}
+	})
+}
+
+// quotedShapes are the text before and after a quoted password.
+var quotedShapes = []struct{ before, after string }{
+	{"(", ")"}, {"orders (", "), replica"}, {"orders;", ")"}, {"orders ", "/reads"},
+	{"host=db ", "x=1"}, {"orders ", " replica"}, {"orders host=db ", ""}, {`"`, `"`},
+}
+
+// quoteValue writes v as a single-quoted keyword/value value.
+func quoteValue(v string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+}
