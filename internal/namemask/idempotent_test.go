@@ -28,6 +28,8 @@ var nameCases = []string{
 	"password='pw')", "a password = 'pw'),", "orders;password='a b')", "token='a b'x=1",
 	"password='a b'x", "host=db password='a b'(eu)", "orders password='p w'/reads", "token=''a b'",
 	`password="p w"),`, `{"password":"pw"}`, `"password=pw"`, "password=pw)",
+	// A URL with words after its first: its path or query goes on.
+	"postgres://db/x?a=1 password=pw&b=2", "postgres://u:pw@db/x y?password=pw&p w",
 }
 
 // seeds returns every input of the package's tests.
@@ -145,4 +147,20 @@ var quotedShapes = []struct{ before, after string }{
 // quoteValue writes v as a single-quoted keyword/value value.
 func quoteValue(v string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+}
+
+// A name read whole as a URL has its words after the first in its path or
+// query: a password keyword there is masked up to the next '&', where the
+// URL ends its value, and the parameters after it stay.
+func TestMaskKeywordInALaterWordOfAURL(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"postgres://db/x?a=1 password=pw&b=2", "postgres://db/x?a=1 password=xxxxx&b=2"},
+		{"postgres://u:pw@db/x y?password=pw&sslmode=disable", "postgres://u:xxxxx@db/x y?password=xxxxx&sslmode=disable"},
+		// No '&': to the next space, as before.
+		{"postgres://db/x?a=1 password=pw b", "postgres://db/x?a=1 password=xxxxx b"},
+	} {
+		if got := Mask(c.name); got != c.want {
+			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
 }

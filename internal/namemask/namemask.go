@@ -39,9 +39,9 @@ func Mask(name string) string {
 			// of its own to read.
 			masked = names.maskWords(masked)
 		}
-		return names.maskKeywordValues(masked)
+		return names.maskKeywordValues(masked, r.URL)
 	}
-	return names.maskKeywordValues(names.maskWords(maskTail(name)))
+	return names.maskKeywordValues(names.maskWords(maskTail(name)), false)
 }
 
 // masker masks passwords where they stand with word. With keepMasked, a
@@ -102,8 +102,9 @@ func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
 // quote): a separator after it may be part of the password, and showing
 // a little more masked beats showing a piece of it. Inside a URL (after a
 // "://" in the same word) the URL's own reading, in maskWord, has masked
-// what is secret.
-func (m masker) maskKeywordValues(name string) string {
+// what is secret. In a name read whole as a URL (inQuery), a value ends
+// at an '&' too; see paramEnd.
+func (m masker) maskKeywordValues(name string, inQuery bool) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(name); i++ {
@@ -126,6 +127,9 @@ func (m masker) maskKeywordValues(name string) string {
 			v++
 		}
 		end, _ := connstr.ValueEnd(name, v)
+		if inQuery {
+			end = paramEnd(name, v, end)
+		}
 		if end == v {
 			continue // nothing to mask: "password=" at the end
 		}
@@ -139,6 +143,18 @@ func (m masker) maskKeywordValues(name string) string {
 	}
 	b.WriteString(name[last:])
 	return b.String()
+}
+
+// paramEnd returns where the value name[v:end] ends in a name read whole
+// as a URL, whose words after the first are part of its path or query
+// ("postgres://db/x?a=1 password=pw&b=2"): at its first '&', where the
+// URL's own reading ends it. Masked past it, the value would take in the
+// parameters after it, and the URL would read differently masked again.
+func paramEnd(name string, v, end int) int {
+	if amp := strings.IndexByte(name[v:end], '&'); amp >= 0 {
+		return v + amp
+	}
+	return end
 }
 
 // inURL reports whether name[i] follows the start of a URL in its word,

@@ -20,5 +20,5 @@ const closingPunct = `"'\,;:.)]}>`
 // its word included, since where it ends cannot be told.
 func Text(s, word string) string {
 	m := masker{word: word, keepMasked: true}
-	return m.maskKeywordValues(m.maskWords(s))
+	return m.maskKeywordValues(m.maskWords(s), false)
 }
