@@ -30,6 +30,8 @@ var nameCases = []string{
 	`password="p w"),`, `{"password":"pw"}`, `"password=pw"`, "password=pw)",
 	// A URL with words after its first: its path or query goes on.
 	"postgres://db/x?a=1 password=pw&b=2", "postgres://u:pw@db/x y?password=pw&p w",
+	"postgres://u:p@ss@db/x?password=pw (eu)", "postgres://u:pw@db/x@?password=pw ",
+	"postgres://u:pw@db/xpostgres://u:pw@db/x?password=pw (",
 }
 
 // seeds returns every input of the package's tests.
@@ -158,6 +160,22 @@ func TestMaskKeywordInALaterWordOfAURL(t *testing.T) {
 		{"postgres://u:pw@db/x y?password=pw&sslmode=disable", "postgres://u:xxxxx@db/x y?password=xxxxx&sslmode=disable"},
 		// No '&': to the next space, as before.
 		{"postgres://db/x?a=1 password=pw b", "postgres://db/x?a=1 password=xxxxx b"},
+	} {
+		if got := Mask(c.name); got != c.want {
+			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// A name that starts with a URL in doubt (an '@' after its host) is read
+// whole as one, as a URL not in doubt is: the words after it are part of
+// its last parameter, masked with a password there.
+func TestMaskURLInDoubtWithWords(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"postgres://u:pw@db/x?password=pw (eu)", "postgres://u:xxxxx@db/x?password=xxxxx"},
+		{"postgres://u:p@ss@db/x?password=pw (eu)", "postgres://u:xxxxx@db/x?password=xxxxx"},
+		{"postgres://u:pw@db/x@y?token=pw replica", "postgres://u:xxxxx@y?token=xxxxx"},
+		{"postgres://u:p@ss@db/x replica", "postgres://u:xxxxx@db/x replica"},
 	} {
 		if got := Mask(c.name); got != c.want {
 			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)

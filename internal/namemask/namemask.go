@@ -20,8 +20,9 @@ var names = masker{word: maskedWord}
 // Mask masks the passwords in a pool's name, which should hold none: the
 // live page is read by whoever reaches it, and Stats.String goes to logs,
 // so a name written carelessly (a connection string, or "orders via
-// postgres://u:pw@db") must not show one. A name that is a whole connection string is masked where its
-// passwords are, and in keyword/value form each URL word too, as below;
+// postgres://u:pw@db") must not show one. A name that is a whole
+// connection string, or starts with a URL, is masked where its passwords
+// are, and in keyword/value form each URL word too, as below;
 // otherwise a keyword/value string that ends it is read whole (maskTail),
 // then each word holding "://" is read as a URL from its scheme on, and
 // each word that is a keyword=value pair as one.
@@ -31,15 +32,21 @@ var names = masker{word: maskedWord}
 // after it keeps its quotes ("(password='xxxxx')"). Plain names come back
 // unchanged, and a masked name masked again too.
 func Mask(name string) string {
-	if r := connstr.Read(name); r.Problem == "" {
-		masked := names.mask(name, r.Secrets, !r.URL)
-		if !r.URL {
-			// A keyword/value reading masks its password keywords only:
-			// a URL among its values ("url=postgres://u:pw@db") is a word
-			// of its own to read.
-			masked = names.maskWords(masked)
-		}
-		return names.maskKeywordValues(masked, r.URL)
+	r := connstr.Read(name)
+	switch {
+	case r.URL:
+		// A name that starts with a URL is read whole as one even when
+		// it is in doubt (an '@' after its host), its secrets then
+		// covering every place a password could be. Read word by word,
+		// a name in doubt would lose its doubt once masked, and the
+		// masked name, read whole, would mask more when masked again.
+		return names.maskKeywordValues(names.mask(name, r.Secrets, false), true)
+	case r.Problem == "":
+		// A keyword/value reading masks its password keywords only: a
+		// URL among its values ("url=postgres://u:pw@db") is a word of
+		// its own to read.
+		masked := names.maskWords(names.mask(name, r.Secrets, true))
+		return names.maskKeywordValues(masked, false)
 	}
 	return names.maskKeywordValues(names.maskWords(maskTail(name)), false)
 }
