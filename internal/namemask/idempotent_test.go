@@ -32,6 +32,7 @@ var nameCases = []string{
 	"postgres://db/x?a=1 password=pw&b=2", "postgres://u:pw@db/x y?password=pw&p w",
 	"postgres://u:p@ss@db/x?password=pw (eu)", "postgres://u:pw@db/x@?password=pw ",
 	"postgres://u:pw@db/xpostgres://u:pw@db/x?password=pw (",
+	"password='a b'password=pw", "}token='a b'password=pw'",
 }
 
 // seeds returns every input of the package's tests.
@@ -179,6 +180,23 @@ func TestMaskURLInDoubtWithWords(t *testing.T) {
 	} {
 		if got := Mask(c.name); got != c.want {
 			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// A password keyword right after a quoted value's closing quote starts a
+// pair of its own, as pgx reads it ("password='a b'token=pw"): its value
+// is masked too.
+func TestMaskPairRightAfterAQuotedValue(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"orders (password='a b'token=pw) x", "orders (password='xxxxx'token=xxxxx x"},
+		{"orders,password='a b'password=pw", "orders,password='xxxxx'password=xxxxx"},
+	} {
+		if got := Mask(c.name); got != c.want {
+			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)
+		}
+		if got, want := Text(c.name, "MASK"), strings.ReplaceAll(c.want, "xxxxx", "MASK"); got != want {
+			t.Errorf("Text(%q) = %q, want %q", c.name, got, want)
 		}
 	}
 }

@@ -143,7 +143,9 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 		b.WriteString(name[last:v])
 		b.WriteString(m.value(name, connstr.Span{Start: v, End: end}, true))
 		last = end
-		i = end
+		// On from the byte after the value: a keyword right after a
+		// quoted value's closing quote starts a pair of its own.
+		i = end - 1
 	}
 	if last == 0 {
 		return name
