@@ -7,10 +7,15 @@ import "strings"
 // keeps. A name whose last word is a bare password value ("orders
 // password=pw") would otherwise lend it the suffix, masked with it, and
 // the derived pool would show its parent's name; a space, which ends a
-// bare value, then goes between the two.
+// bare value, then goes between the two. A name read whole as a URL whose
+// last parameter is a password ("postgres://db/x?password=pw") takes in
+// a space and what follows too; an '&', which ends a parameter, goes
+// between them there.
 func Suffixed(name, suffix string) string {
-	if joined := name + suffix; strings.HasSuffix(Mask(joined), suffix) {
-		return joined
+	for _, sep := range []string{"", " ", "&"} {
+		if joined := name + sep + suffix; strings.HasSuffix(Mask(joined), suffix) {
+			return joined
+		}
 	}
 	return name + " " + suffix
 }

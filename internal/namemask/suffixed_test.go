@@ -1,6 +1,9 @@
 package namemask
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // suffixedCases are names and what their read pool's name shows.
 var suffixedCases = []struct{ name, want string }{
@@ -11,6 +14,8 @@ var suffixedCases = []struct{ name, want string }{
 	{"orders password='p w'", "orders password='xxxxx'/reads"},
 	{"postgres://u:pw@db/app", "postgres://u:xxxxx@db/app/reads"},
 	{"orders password=pw/reads", "orders password=xxxxx /reads"},
+	{"postgres://u@db/x?password=pw", "postgres://u@db/x?password=xxxxx&/reads"},
+	{"postgres://u:pw@db/x?sslmode=disable&token=pw", "postgres://u:xxxxx@db/x?sslmode=disable&token=xxxxx&/reads"},
 }
 
 // A derived pool's name keeps its suffix through the masking, and shows
@@ -23,6 +28,10 @@ func TestSuffixed(t *testing.T) {
 		}
 		if got == Mask(c.name) {
 			t.Errorf("Suffixed(%q): masked as its parent, %q", c.name, got)
+		}
+		// Built on the masked name, as a name taken is ("-2").
+		if again := Mask(Suffixed(Mask(c.name), "/reads")); !strings.HasSuffix(again, "/reads") {
+			t.Errorf("Mask(Suffixed(Mask(%q), %q)) = %q, lost its suffix", c.name, "/reads", again)
 		}
 	}
 }
