@@ -16,6 +16,8 @@ var suffixedCases = []struct{ name, want string }{
 	{"orders password=pw/reads", "orders password=xxxxx /reads"},
 	{"postgres://u@db/x?password=pw", "postgres://u@db/x?password=xxxxx&/reads"},
 	{"postgres://u:pw@db/x?sslmode=disable&token=pw", "postgres://u:xxxxx@db/x?sslmode=disable&token=xxxxx&/reads"},
+	{"orders token=", "orders token='xxxxx'/reads"},
+	{"orders password = ", "orders password = 'xxxxx'/reads"},
 }
 
 // A derived pool's name keeps its suffix through the masking, and shows
