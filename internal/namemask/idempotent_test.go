@@ -55,11 +55,17 @@ func seeds() []string {
 
 // checkIdempotent fails t if masking s a second time, with Mask or with
 // Text, changes what the first masking made of it: names are masked again
-// wherever they are shown, and names are built from masked names.
+// wherever they are shown, and names are built from masked names, whose
+// suffixes ("-2", "-3") must survive the masking and tell them apart.
 func checkIdempotent(t *testing.T, s string) {
 	t.Helper()
-	if once, twice := Mask(s), Mask(Mask(s)); twice != once {
+	once := Mask(s)
+	if twice := Mask(once); twice != once {
 		t.Errorf("Mask(%q) = %q, masked again %q", s, once, twice)
+	}
+	two, three := Mask(Suffixed(once, "-2")), Mask(Suffixed(once, "-3"))
+	if !strings.HasSuffix(two, "-2") || !strings.HasSuffix(three, "-3") {
+		t.Errorf("Suffixed(%q, ...) masked to %q and %q, a suffix lost", once, two, three)
 	}
 	if once, twice := Text(s, "MASK"), Text(Text(s, "MASK"), "MASK"); twice != once {
 		t.Errorf("Text(%q) = %q, masked again %q", s, once, twice)
