@@ -30,6 +30,7 @@ var nameCases = []string{
 	`password="p w"),`, `{"password":"pw"}`, `"password=pw"`, "password=pw)",
 	// A URL with words after its first: its path or query goes on.
 	"postgres://db/x?a=1 password=pw&b=2", "postgres://u:pw@db/x y?password=pw&p w",
+	"postgres://db/x password='a&b c' tail", "postgres://db/x#f y&password=pw",
 	"postgres://u:p@ss@db/x?password=pw (eu)", "postgres://u:pw@db/x@?password=pw ",
 	"postgres://u:pw@db/xpostgres://u:pw@db/x?password=pw (",
 	"password='a b'password=pw", "}token='a b'password=pw'",
@@ -159,14 +160,20 @@ func quoteValue(v string) string {
 }
 
 // A name read whole as a URL has its words after the first in its path or
-// query: a password keyword there is masked up to the next '&', where the
-// URL ends its value, and the parameters after it stay.
+// query: a bare password value in the query is masked up to the next '&',
+// where the URL ends it, and the parameters after it stay.
 func TestMaskKeywordInALaterWordOfAURL(t *testing.T) {
 	for _, c := range []struct{ name, want string }{
 		{"postgres://db/x?a=1 password=pw&b=2", "postgres://db/x?a=1 password=xxxxx&b=2"},
 		{"postgres://u:pw@db/x y?password=pw&sslmode=disable", "postgres://u:xxxxx@db/x y?password=xxxxx&sslmode=disable"},
 		// No '&': to the next space, as before.
 		{"postgres://db/x?a=1 password=pw b", "postgres://db/x?a=1 password=xxxxx b"},
+		// An '&' that ends no parameter stays in the password: one in a
+		// quoted value, one escaped, one before the query starts.
+		{"postgres://db/x?a=1 password='a&b c'", "postgres://db/x?a=1 password=xxxxx"},
+		{"postgres://db/x password='a&b c' tail", "postgres://db/x password=xxxxx tail"},
+		{`postgres://db/x?a=1 password=a\&b c`, "postgres://db/x?a=1 password=xxxxx c"},
+		{"postgres://db/x password=p&w", "postgres://db/x password=xxxxx"},
 	} {
 		if got := Mask(c.name); got != c.want {
 			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)

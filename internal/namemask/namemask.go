@@ -159,9 +159,20 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 // ("postgres://db/x?a=1 password=pw&b=2"): at its first '&', where the
 // URL's own reading ends it. Masked past it, the value would take in the
 // parameters after it, and the URL would read differently masked again.
+// Only a bare value after a parameter's start (a '?' or, in a URL in
+// doubt, an '&') ends there: an '&' quoted, escaped or in the path ends no
+// parameter, and cut there a password would show its rest.
 func paramEnd(name string, v, end int) int {
-	if amp := strings.IndexByte(name[v:end], '&'); amp >= 0 {
-		return v + amp
+	if v == end || name[v] == '\'' || !strings.ContainsAny(name[:v], "?&") {
+		return end
+	}
+	for i := v; i < end; i++ {
+		switch name[i] {
+		case '\\':
+			i++ // the byte it escapes
+		case '&':
+			return i
+		}
 	}
 	return end
 }
