@@ -388,6 +388,50 @@ func TestEvictionsLookingAtOnce(t *testing.T) {
 	})
 }
 
+// Room that appears while an eviction looks is taken as it is: a pool
+// being made that fails meanwhile leaves a place, and the idle pool the
+// eviction found stays open.
+func TestEvictionTakesRoomMadeWhileIdleLooked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 2)
+		defer h.closeSet(t)
+		a := h.use(t, "a")
+		h.hold = make(chan struct{})
+		go h.tryUse(t.Context(), "panics") // fails once let go, and leaves
+		synctest.Wait()
+		h.looked = func(*fakePool) {
+			h.looked = nil
+			close(h.hold) // left closed: later Makes go straight on
+			synctest.Wait()
+		}
+		c := h.use(t, "c")
+		synctest.Wait()
+		if a.closed() || c.closed() || h.set.Len() != 2 {
+			t.Fatalf("closed: a %v, c %v, Len %d; want neither closed, 2 pools", a.closed(), c.closed(), h.set.Len())
+		}
+	})
+}
+
+// A set closed while an eviction looks fails the Enter that looked, and
+// makes no pool for it, as after any Close.
+func TestEvictionOfASetClosedWhileIdleLooked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, -1, 1)
+		h.use(t, "a")
+		h.looked = func(*fakePool) {
+			h.looked = nil
+			h.closeSet(t)
+		}
+		if _, err := h.set.Enter(t.Context(), "b"); !errors.Is(err, errClosed) {
+			t.Errorf("Enter of a set closed while its eviction looked: %v, want errClosed", err)
+		}
+		synctest.Wait()
+		if n := h.makes.Load(); n != 1 {
+			t.Fatalf("Make called %d times; want once, for a alone", n)
+		}
+	})
+}
+
 func TestMakeErrorLetsTheNextUseTryAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, -1, 1)
