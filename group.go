@@ -36,11 +36,12 @@ type GroupConfig[K comparable, T any] struct {
 	IdleTimeout time.Duration
 	// MaxPools bounds how many pools the group keeps open. A new key past
 	// it closes the pool used least recently that is idle (no lease, no
-	// waiter), or fails with ErrExhausted when every pool is busy. 0 or a
-	// negative value means no bound. A pool the group closes keeps its
-	// minimum in the Budget until its connections have closed: a new pool
-	// that the Budget refuses for minimums waits for that and joins then,
-	// for as long as a caller waits for it (each within its own ctx).
+	// waiter), or fails with ErrExhausted when every pool is busy, or was
+	// used while the group looked for an idle one. 0 or a negative value
+	// means no bound. A pool the group closes keeps its minimum in the
+	// Budget until its connections have closed: a new pool that the Budget
+	// refuses for minimums waits for that and joins then, for as long as a
+	// caller waits for it (each within its own ctx).
 	MaxPools int
 }
 

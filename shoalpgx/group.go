@@ -40,8 +40,8 @@ type GroupConfig struct {
 	IdleTimeout time.Duration
 	// MaxPools bounds how many pools the group keeps open. A new key past
 	// it closes the pool used least recently that is idle, or fails with
-	// shoal.ErrExhausted when every pool is busy. 0 or a negative value
-	// means no bound.
+	// shoal.ErrExhausted when every pool is busy, or was used while the
+	// group looked for an idle one. 0 or a negative value means no bound.
 	MaxPools int
 }
 

@@ -38,12 +38,13 @@ func (s *Set[K, P]) lookIdleLocked() []idleNote[K, P] {
 	return idle
 }
 
-// evictLocked closes the least recently used of the pools looked found
-// idle to make room for a new one, and reports whether there was one. A
-// pool gets a lease or a waiter only from a caller between Enter and Exit:
-// one that no caller has entered since it was noted, none being in it
-// then, is as idle as Idle saw it. The rest may have been leased after
-// Idle looked, or closed, or evicted for another key.
+// evictLocked closes the least recently used of the pools lookIdleLocked
+// found idle (looked) to make room for a new one, and reports whether
+// there was one. A pool gets a lease or a waiter only from a caller
+// between Enter and Exit: one that no caller has entered since it was
+// noted, none being in it then, is as idle as Idle saw it. The rest may
+// have been leased after Idle looked, or closed, or evicted for another
+// key.
 func (s *Set[K, P]) evictLocked(looked []idleNote[K, P]) bool {
 	var oldest *idleNote[K, P]
 	for i := range looked {
