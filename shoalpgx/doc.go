@@ -361,7 +361,10 @@
 // CacheStatement, such a statement waits for its preparation on its first
 // run on a connection, one round trip, so that each argument is encoded as
 // its parameter's type, as pgx's default mode encodes it; past the cache's
-// capacity it runs on a whole connection.
+// capacity it runs on a whole connection. A mode whose cache is turned off
+// (CacheStatement with StatementCacheCapacity 0, CacheDescribe with
+// DescriptionCacheCapacity 0) goes to a whole connection, where pgx fails
+// it, as it fails every statement in that mode.
 // The Rows of a pipelined Query return nil from Conn, and a copy of the
 // connection's type map from TypeMap. Closing them (which Next does after
 // the last row, and QueryRow's Scan as it returns) hands the memory of the

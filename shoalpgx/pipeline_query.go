@@ -157,8 +157,9 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 // pgx does and traces it: here there is no connection yet to trace it
 // with.
 func (p *Pool) pipeRoute(ctx context.Context, sql string, args []any) (_ string, _ []any, _ stmtMode, ok bool) {
-	args, rewrite, sm, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
-	if !ok || !p.pipe.sc.shareable(sql) {
+	args, rewrite, mode, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
+	sm := modeOf(mode)
+	if !ok || cacheOff(mode, p.config.ConnConfig) || !p.pipe.sc.shareable(sql) {
 		return "", nil, sm, false
 	}
 	sql, args, ok = rewritten(ctx, rewrite, sql, args)

@@ -241,8 +241,8 @@ func modeOf(m pgx.QueryExecMode) stmtMode {
 // reports whether the statement may be pipelined with them: the simple
 // protocol, chosen result formats and query rewriters other than pgx's
 // named arguments go to a whole connection. rewrite is the named-argument
-// rewriter to apply, if any, and sm how the statement runs.
-func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.QueryRewriter, sm stmtMode, ok bool) {
+// rewriter to apply, if any, and mode the statement's QueryExecMode.
+func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.QueryRewriter, _ pgx.QueryExecMode, ok bool) {
 	for len(args) > 0 {
 		switch a := args[0].(type) {
 		case pgx.QueryExecMode:
@@ -250,13 +250,27 @@ func pipeOptions(args []any, mode pgx.QueryExecMode) (rest []any, rewrite pgx.Qu
 		case pgx.NamedArgs, pgx.StrictNamedArgs:
 			rewrite = a.(pgx.QueryRewriter)
 		case pgx.QueryRewriter, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
-			return nil, nil, 0, false
+			return nil, nil, mode, false
 		default:
-			return args, rewrite, modeOf(mode), mode != pgx.QueryExecModeSimpleProtocol
+			return args, rewrite, mode, mode != pgx.QueryExecModeSimpleProtocol
 		}
 		args = args[1:]
 	}
-	return args, rewrite, modeOf(mode), mode != pgx.QueryExecModeSimpleProtocol
+	return args, rewrite, mode, mode != pgx.QueryExecModeSimpleProtocol
+}
+
+// cacheOff reports whether mode needs a cache that cc turns off (a
+// capacity of 0). pgx then fails every statement in that mode, and so does
+// a whole connection; such a statement goes to one, so that it fails the
+// same when pipelined instead of running unnamed on a shared connection.
+func cacheOff(mode pgx.QueryExecMode, cc *pgx.ConnConfig) bool {
+	switch mode {
+	case pgx.QueryExecModeCacheStatement:
+		return cc.StatementCacheCapacity == 0
+	case pgx.QueryExecModeCacheDescribe:
+		return cc.DescriptionCacheCapacity == 0
+	}
+	return false
 }
 
 // batchOptions is pipeOptions for a query queued in a batch, which pgx's

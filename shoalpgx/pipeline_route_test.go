@@ -117,9 +117,9 @@ func TestPipeOptions(t *testing.T) {
 		{"result formats by OID", []any{pgx.QueryResultFormatsByOID{}, 1}, pgx.QueryExecModeCacheStatement, false, 0},
 		{"a rewriter of the caller's", []any{rewriter, 1}, pgx.QueryExecModeCacheStatement, false, 0},
 	} {
-		_, _, sm, ok := pipeOptions(tc.args, tc.mode)
-		if ok != tc.ok || ok && sm != tc.sm {
-			t.Errorf("%s: ok %v mode %v, want ok %v mode %v", tc.name, ok, sm, tc.ok, tc.sm)
+		_, _, mode, ok := pipeOptions(tc.args, tc.mode)
+		if sm := modeOf(mode); ok != tc.ok || ok && sm != tc.sm {
+			t.Errorf("%s: ok %v mode %v, want ok %v mode %v", tc.name, ok, modeOf(mode), tc.ok, tc.sm)
 		}
 	}
 }
