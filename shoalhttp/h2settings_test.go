@@ -21,9 +21,10 @@ import (
 
 // loweringServer is a raw h2c server that announces initial streams and, when
 // a request for /hold arrives, leaves it unanswered and lowers its
-// SETTINGS_MAX_CONCURRENT_STREAMS to lowerTo, at once or, when cue is set,
-// when cue receives. lowered receives once the client has acknowledged the
-// new settings. Every other request gets a 200.
+// SETTINGS_MAX_CONCURRENT_STREAMS to lowerTo at once; when cue is set, the
+// first connection to receive from cue lowers it then instead. lowered
+// receives once the client has acknowledged the new settings, or closed
+// the connection after them. Every other request gets a 200.
 type loweringServer struct {
 	url      string
 	lowered  chan struct{}
@@ -71,27 +72,52 @@ func (s *loweringServer) serve(c net.Conn, initial, lowerTo uint32, done <-chan 
 	}
 	fr := http2.NewFramer(c, c)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	var wmu sync.Mutex // the frames written on a cue, and the rest
-	var lowered atomic.Bool
-	lower := func() {
-		wmu.Lock()
-		defer wmu.Unlock()
-		lowered.Store(true)
+	// wmu guards the frames written on a cue, the rest, and the counts of
+	// SETTINGS: acks come in the order of the frames, so the lowered one's
+	// is told from the initial one's, which may come after a PING's.
+	var wmu sync.Mutex
+	var sent, loweredAt, acks int
+	told := false
+	tell := func() { // under wmu
+		if loweredAt != 0 && !told {
+			told = true
+			s.lowered <- struct{}{}
+		}
+	}
+	lowerLocked := func() {
+		sent++
+		loweredAt = sent
 		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: lowerTo})
 	}
+	sent++
 	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: initial})
+	if s.cue != nil {
+		serving.Go(func() {
+			select {
+			case <-s.cue:
+				wmu.Lock()
+				lowerLocked()
+				wmu.Unlock()
+			case <-done:
+			}
+		})
+	}
 	for {
 		f, err := fr.ReadFrame()
+		wmu.Lock()
 		if err != nil {
+			// A client that closes the connection as it reads the
+			// new limit (no stream open on it) never acknowledges it.
+			tell()
+			wmu.Unlock()
 			return
 		}
-		wmu.Lock()
 		switch f := f.(type) {
 		case *http2.SettingsFrame:
 			if !f.IsAck() {
 				fr.WriteSettingsAck()
-			} else if lowered.Load() {
-				s.lowered <- struct{}{}
+			} else if acks++; acks == loweredAt {
+				tell()
 			}
 		case *http2.PingFrame:
 			if !f.IsAck() {
@@ -100,16 +126,7 @@ func (s *loweringServer) serve(c net.Conn, initial, lowerTo uint32, done <-chan 
 		case *http2.MetaHeadersFrame:
 			if f.PseudoValue("path") == "/hold" {
 				if s.cue == nil {
-					lowered.Store(true)
-					fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: lowerTo})
-				} else {
-					serving.Go(func() {
-						select {
-						case <-s.cue:
-							lower()
-						case <-done:
-						}
-					})
+					lowerLocked()
 				}
 				break
 			}
@@ -214,6 +231,40 @@ func TestH2LimitLoweredAfterFollowLimit(t *testing.T) {
 				t.Errorf("server accepted %d connections, want 2 (the request moved to a new one)", n)
 			}
 		})
+	}
+}
+
+// TestH2LimitLoweredOnAFreshConnAfterFollowLimit: the same on a
+// connection that has not opened a stream yet. Once x/net has closed it
+// (Shutdown does that, soon after, to a connection with no stream), it
+// fails a request there as one that "could not be established", which is
+// no less a request the server never saw, and it goes to a new connection
+// too. Which of the two errors the request meets is a race, so the case
+// runs a number of times.
+func TestH2LimitLoweredOnAFreshConnAfterFollowLimit(t *testing.T) {
+	for range 30 {
+		srv := startLowering(t, 100, 0, make(chan struct{}))
+		tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: -1})
+		var cued atomic.Bool
+		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+			if cued.CompareAndSwap(false, true) {
+				srv.cue <- struct{}{}
+				<-srv.lowered
+			}
+		}}
+		ctx, cancel := context.WithTimeout(httptrace.WithClientTrace(context.Background(), trace), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+"/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			_, st := onlyStats(t, tr)
+			cancel()
+			t.Fatalf("GET whose fresh connection's limit fell to 0 after followLimit: %v; %+v", err, st)
+		}
+		resp.Body.Close()
+		cancel()
+		if n := srv.accepted.Load(); n != 2 {
+			t.Fatalf("server accepted %d connections, want 2 (the request moved to a new one)", n)
+		}
 	}
 }
 

@@ -103,18 +103,22 @@ func connDead(err error) bool {
 }
 
 // The x/net/http2 errors that mean "the server never saw this request";
-// they are not exported, so they are recognised by their text.
+// they are not exported, so they are recognised by their text. x/net
+// says "could not be established" of a closed connection that has never
+// opened a stream, which for a pooled one means closed before its first.
 const (
 	h2ErrConnUnusable = "http2: client conn not usable"
 	h2ErrGotGoAway    = "http2: Transport received Server's graceful shutdown GOAWAY"
+	h2ErrNoStreamYet  = "http2: client conn could not be established"
 )
 
 // h2CanRetry reports whether an HTTP/2 request that failed with err was
 // never processed by the server (refused, or above a GOAWAY's last stream,
-// or sent to a connection that had just become unusable) and can be
-// replayed: its body can be rewound, or x/net read none of it (an
-// unreadBody), as when the connection was unusable before the request
-// started, so that it can go to another connection as it is.
+// or given a connection that had just become unusable or closed before
+// its first stream) and can be replayed: its body can be rewound, or x/net
+// read none of it (an unreadBody), as when the connection was unusable
+// before the request started, so that it can go to another connection as
+// it is.
 func h2CanRetry(req *http.Request, err error) bool {
 	if !replayable(req) {
 		ub, ok := req.Body.(*unreadBody)
@@ -127,5 +131,5 @@ func h2CanRetry(req *http.Request, err error) bool {
 		return se.Code == http2.ErrCodeRefusedStream
 	}
 	msg := err.Error()
-	return msg == h2ErrConnUnusable || msg == h2ErrGotGoAway
+	return msg == h2ErrConnUnusable || msg == h2ErrGotGoAway || msg == h2ErrNoStreamYet
 }
