@@ -16,24 +16,36 @@ import (
 )
 
 // refusingProvider is the SDK's MeterProvider but for one thing the SDK
-// never does and the API allows: refusing to drop a callback.
-type refusingProvider struct{ metric.MeterProvider }
-
-func (p refusingProvider) Meter(name string, opts ...metric.MeterOption) metric.Meter {
-	return refusingMeter{p.MeterProvider.Meter(name, opts...)}
+// never does and the API allows: refusing to drop a callback. With keep,
+// the callback is kept too, and still runs at every collection.
+type refusingProvider struct {
+	metric.MeterProvider
+	keep bool
 }
 
-type refusingMeter struct{ metric.Meter }
+func (p refusingProvider) Meter(name string, opts ...metric.MeterOption) metric.Meter {
+	return refusingMeter{p.MeterProvider.Meter(name, opts...), p.keep}
+}
+
+type refusingMeter struct {
+	metric.Meter
+	keep bool
+}
 
 func (m refusingMeter) RegisterCallback(f metric.Callback, insts ...metric.Observable) (metric.Registration, error) {
 	reg, err := m.Meter.RegisterCallback(f, insts...)
-	return refusingRegistration{reg}, err
+	return refusingRegistration{reg, m.keep}, err
 }
 
-type refusingRegistration struct{ metric.Registration }
+type refusingRegistration struct {
+	metric.Registration
+	keep bool
+}
 
 func (r refusingRegistration) Unregister() error {
-	_ = r.Registration.Unregister()
+	if !r.keep {
+		_ = r.Registration.Unregister()
+	}
 	return errors.New("callback still in use")
 }
 
@@ -60,7 +72,7 @@ func TestUnregisterHandsRefusalToOtelHandle(t *testing.T) {
 
 	provider := sdkmetric.NewMeterProvider()
 	t.Cleanup(func() { provider.Shutdown(context.Background()) })
-	m, err := shoalotel.New(refusingProvider{provider})
+	m, err := shoalotel.New(refusingProvider{MeterProvider: provider})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,40 +2,17 @@ package shoalotel_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"testing"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/poolmetrics/metricstest"
 	"github.com/shoalpool/shoal/shoalotel"
 )
-
-// keepingProvider is the SDK's MeterProvider but for a meter whose
-// registrations refuse to drop their callback and keep it, which the API
-// allows: Unregister returns an error and the callback still runs at
-// every collection.
-type keepingProvider struct{ metric.MeterProvider }
-
-func (p keepingProvider) Meter(name string, opts ...metric.MeterOption) metric.Meter {
-	return keepingMeter{p.MeterProvider.Meter(name, opts...)}
-}
-
-type keepingMeter struct{ metric.Meter }
-
-func (m keepingMeter) RegisterCallback(f metric.Callback, insts ...metric.Observable) (metric.Registration, error) {
-	reg, err := m.Meter.RegisterCallback(f, insts...)
-	return keepingRegistration{reg}, err
-}
-
-type keepingRegistration struct{ metric.Registration }
-
-func (keepingRegistration) Unregister() error { return errors.New("callback kept") }
 
 // TestUnregisteredPoolNotReportedWhenCallbackKept: when the MeterProvider
 // refuses to drop an unregistered pool's callback, the callback reports
@@ -48,7 +25,7 @@ func TestUnregisteredPoolNotReportedWhenCallbackKept(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { provider.Shutdown(context.Background()) })
-	m, err := shoalotel.New(keepingProvider{provider})
+	m, err := shoalotel.New(refusingProvider{MeterProvider: provider, keep: true})
 	if err != nil {
 		t.Fatal(err)
 	}
