@@ -22,9 +22,6 @@ func connectPG(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	if err == nil || !refusedTLS(err) {
 		return conn, err
 	}
-	if distinctHosts(cfg) > 1 {
-		return nil, fmt.Errorf("none of the servers offers TLS, which the target's sslmode requires: %s", tlsAdvice)
-	}
 	return nil, fmt.Errorf("the server does not offer TLS, which the target's sslmode requires: %s", tlsAdvice)
 }
 
@@ -48,15 +45,4 @@ func refusedTLS(err error) bool {
 		}
 	}
 	return len(attempts) > 0
-}
-
-// distinctHosts counts the different host:port pairs that cfg dials.
-func distinctHosts(cfg *pgx.ConnConfig) int {
-	_, first := pgconn.NetworkAddress(cfg.Host, cfg.Port)
-	seen := map[string]bool{first: true}
-	for _, fb := range cfg.Fallbacks {
-		_, addr := pgconn.NetworkAddress(fb.Host, fb.Port)
-		seen[addr] = true
-	}
-	return len(seen)
 }
