@@ -53,7 +53,17 @@ func (p *Pool) newStream(ctx context.Context, desc *grpc.StreamDesc, _ *grpc.Cli
 	slot := p.newStreamSlot(ctx, l, c)
 	c.slot = slot
 	c.intoInterceptors()
+	returned := false
+	defer func() {
+		if !returned {
+			// A dial option's interceptor panicked: no stream reaches the
+			// caller, and the slot only ever comes back from NewStream's
+			// return, so it comes back here (ending any stream opened).
+			slot.release()
+		}
+	}()
 	cs, err := l.Value().cc.NewStream(slot.ctx, desc, method, withCall(opts, c)...)
+	returned = true
 	c.outOfInterceptors()
 	if err != nil {
 		slot.release()
