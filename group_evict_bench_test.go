@@ -3,10 +3,8 @@ package shoal
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
-	"time"
 )
 
 // BenchmarkGroupAcquireDuringEvictions times an Acquire and Release of one
@@ -43,28 +41,9 @@ func BenchmarkGroupAcquireDuringEvictions(b *testing.B) {
 						}
 					})
 				}
-				lat := make([]time.Duration, 0, 1<<20)
-				var most time.Duration
-				b.ResetTimer()
-				for b.Loop() {
-					start := time.Now()
-					l, err := g.Acquire(ctx, "tenant-00000")
-					if err != nil {
-						b.Fatal(err)
-					}
-					l.Release()
-					d := time.Since(start)
-					most = max(most, d)
-					if len(lat) < cap(lat) {
-						lat = append(lat, d)
-					}
-				}
-				b.StopTimer()
+				timeAcquires(b, ctx, g, "tenant-00000")
 				close(stop)
 				wg.Wait()
-				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)*999/1000]), "p999-ns")
-				b.ReportMetric(float64(most), "max-ns")
 				b.ReportMetric(float64(evictions)/b.Elapsed().Seconds(), "evictions/s")
 			})
 		}
