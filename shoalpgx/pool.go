@@ -160,6 +160,7 @@ func (p *Pool) Close() {
 // the error wraps ctx's and says what was still held (a *shoal.CloseError
 // for the leases).
 func (p *Pool) close(ctx context.Context) error {
+	p.refuseNew()
 	errs := []error{p.closeReads(ctx)}
 	if p.roleStop != nil {
 		p.roleOnce.Do(func() { close(p.roleStop) })
@@ -171,6 +172,26 @@ func (p *Pool) close(ctx context.Context) error {
 	errs = append(errs, p.core.Close(ctx))
 	errs = append(errs, p.waitClosing(ctx, "pgx's cleanups of connections it closed", p.cleanups.Wait))
 	return errors.Join(errs...)
+}
+
+// refuseNew makes the pool's parts and its read pool's fail new acquires
+// with shoal.ErrClosed, without waiting for anything: close then waits for
+// the parts one by one, and one still draining (a read connection held)
+// must not leave the others handing out connections meanwhile.
+func (p *Pool) refuseNew() {
+	p.readsMu.Lock()
+	r := p.reads
+	p.readsClosed = true
+	p.readsMu.Unlock()
+	if r != nil {
+		r.p.refuseNew()
+	}
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	if p.pipe != nil {
+		_ = p.pipe.core.Close(now) // a core's Close marks it closed first, then waits
+	}
+	_ = p.core.Close(now)
 }
 
 // waitClosing runs wait, a part of closing with no deadline of its own,
