@@ -57,20 +57,39 @@ func (h *hostState) lastLook() (r role, seen, failed bool) {
 	return h.last, !h.checked.IsZero(), h.lastErr != ""
 }
 
+// The states of pooledConn.fallback.
+const (
+	fallbackNo int32 = iota
+	fallbackYes
+	fallbackGone // closed or hijacked: counted nowhere again
+)
+
 // forget takes pc out of its host's count, and the pool's count of
 // fallback connections, when it closes or is hijacked.
 func (pc *pooledConn) forget() {
 	pc.host.open.Add(-1)
-	pc.setFallback(false)
+	if pc.fallback.Swap(fallbackGone) == fallbackYes {
+		pc.pool.fallbackOpen.Add(-1)
+	}
 }
 
 // setFallback records whether pc is on a host its pool uses only as a
-// fallback (hosts_fallback.go), keeping the pool's count of them.
+// fallback (hosts_fallback.go), keeping the pool's count of them. A role
+// look that ends after pc closed changes nothing.
 func (pc *pooledConn) setFallback(on bool) {
-	if pc.fallback == on {
-		return
+	want := fallbackNo
+	if on {
+		want = fallbackYes
 	}
-	pc.fallback = on
+	for {
+		old := pc.fallback.Load()
+		if old == want || old == fallbackGone {
+			return
+		}
+		if pc.fallback.CompareAndSwap(old, want) {
+			break
+		}
+	}
 	if on {
 		pc.pool.fallbackOpen.Add(1)
 	} else {

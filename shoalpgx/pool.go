@@ -251,7 +251,11 @@ type pooledConn struct {
 	hostEpoch uint64
 	role      role // as judged at the dial or the last look; see judged
 	judged    bool // role was read (hosts_dial.go, hosts_recheck.go)
-	fallback  bool // on a host the target uses only when none qualifies (hosts_fallback.go)
+	// fallback is whether it is on a host the target uses only when none
+	// qualifies (hosts_fallback.go): fallbackNo, fallbackYes or, once it
+	// closed, fallbackGone. Atomic: a shared connection's role look and
+	// its close run under different leases.
+	fallback atomic.Int32
 
 	// The idle check (health.go): a non-blocking look at the socket, and
 	// what it found for the acquire to act on (acquire.go), which clears
