@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/debugload"
 	"github.com/shoalpool/shoal/shoaldebug"
 )
 
@@ -41,11 +42,11 @@ func get(t *testing.T, srv *httptest.Server, query, accept string) (string, stri
 // pool is loaded, and checks what a script would check.
 func TestJSONUnderLoad(t *testing.T) {
 	reg := shoaldebug.NewRegistry()
-	lp := newLoadedPool(t, reg, "orders")
-	defer lp.stop()
+	lp := debugload.New(t, reg.NewObserver("orders"), leakyHandler)
+	defer lp.Stop()
 	srv := httptest.NewServer(reg.Handler())
 	defer srv.Close()
-	waitFor(t, func() bool { return lp.pool.Stats().Leaked > 0 })
+	waitFor(t, func() bool { return lp.Pool.Stats().Leaked > 0 })
 
 	for _, ask := range []struct{ query, accept string }{{"?format=json", ""}, {"", "application/json"}} {
 		ct, body := get(t, srv, ask.query, ask.accept)
@@ -67,7 +68,7 @@ func TestJSONUnderLoad(t *testing.T) {
 		switch {
 		case p.Name != "orders" || !p.Observed:
 			t.Errorf("pool %q observed %v", p.Name, p.Observed)
-		case p.Stats.MaxConns != loadedMaxConns || p.Stats.Acquires == 0:
+		case p.Stats.MaxConns != debugload.MaxConns || p.Stats.Acquires == 0:
 			t.Errorf("stats %+v", p.Stats)
 		case waited == 0:
 			t.Errorf("no acquire waited: %+v", p.Waits)
@@ -205,4 +206,10 @@ func TestBudgetListed(t *testing.T) {
 	if got := reg.Snapshot().Budgets; len(got) != 0 {
 		t.Fatalf("after unregistering: %+v", got)
 	}
+}
+
+// leakyHandler takes the lease the loaded pool never gives back: the leak
+// the page must show under this function's name.
+func leakyHandler(ctx context.Context, pool *shoal.Pool[int]) (shoal.Lease[int], error) {
+	return pool.Acquire(ctx)
 }

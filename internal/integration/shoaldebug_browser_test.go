@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/debugload"
 	"github.com/shoalpool/shoal/shoaldebug"
 )
 
@@ -49,8 +51,8 @@ func chromium(t *testing.T) string {
 func TestPageInBrowser(t *testing.T) {
 	exe := chromium(t)
 	reg := shoaldebug.NewRegistry()
-	lp := newLoadedPool(t, reg, "orders via postgres://app:hunter2@db/orders")
-	defer lp.stop()
+	lp := debugload.New(t, reg.NewObserver("orders via postgres://app:hunter2@db/orders"), leakyHandler)
+	defer lp.Stop()
 	mux := http.NewServeMux()
 	mux.Handle("/debug/shoal", reg.Handler())
 	srv := httptest.NewServer(mux)
@@ -131,8 +133,8 @@ func TestPageInBrowser(t *testing.T) {
 	if atoi(waiting) == 0 {
 		t.Errorf("waiting %s, want some: 12 workers share 4 connections", waiting)
 	}
-	if atoi(inUse) != atoi(maxConns) || atoi(maxConns) != loadedMaxConns {
-		t.Errorf("in use %s of max %s, want all %d", inUse, maxConns, loadedMaxConns)
+	if atoi(inUse) != atoi(maxConns) || atoi(maxConns) != debugload.MaxConns {
+		t.Errorf("in use %s of max %s, want all %d", inUse, maxConns, debugload.MaxConns)
 	}
 	waited := 0
 	for _, c := range counts[1:] { // counts[0] is "none", acquires that did not wait
@@ -174,4 +176,10 @@ func TestPageInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// leakyHandler takes the lease the loaded pool never gives back: the leak
+// the page must show under this function's name.
+func leakyHandler(ctx context.Context, pool *shoal.Pool[int]) (shoal.Lease[int], error) {
+	return pool.Acquire(ctx)
 }
