@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shoalpool/shoal/bench/internal/warmup"
 	"github.com/shoalpool/shoal/shoalpgx"
 )
 
@@ -46,7 +47,7 @@ func openShoalpgx(tune func(*shoalpgx.Config)) func(ctx context.Context, cc *pgx
 		if err != nil {
 			return pool{}, err
 		}
-		if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+		if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
 			c, err := p.Acquire(ctx)
 			if err != nil {
 				return nil, err
@@ -75,7 +76,7 @@ func openPgxpool(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, erro
 	if err != nil {
 		return pool{}, err
 	}
-	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+	if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
 		c, err := p.Acquire(ctx)
 		if err != nil {
 			return nil, err
@@ -90,25 +91,4 @@ func openPgxpool(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, erro
 		newConns: func() int64 { return p.Stat().NewConnsCount() },
 		close:    p.Close,
 	}, nil
-}
-
-// warm holds conns connections at once, so that the pool has them all open
-// before the round starts.
-func warm(ctx context.Context, conns int, acquire func(context.Context) (func(), error)) error {
-	var releases []func()
-	defer func() {
-		for _, r := range releases {
-			r()
-		}
-	}()
-	for range conns {
-		release, err := acquire(ctx)
-		if release != nil {
-			releases = append(releases, release)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shoalpool/shoal/bench/internal/warmup"
 	"github.com/shoalpool/shoal/shoalpgx"
 )
 
@@ -56,7 +57,7 @@ var pgContenders = []pgContender{
 		}
 		return p, nil
 	}, warm: func(ctx context.Context, p pgPool, n int) error {
-		return warm(ctx, n, func(ctx context.Context) (func(), error) {
+		return warmup.Hold(ctx, n, func(ctx context.Context) (func(), error) {
 			c, err := p.(*shoalpgx.Pool).Acquire(ctx)
 			if err != nil {
 				return nil, err
@@ -78,7 +79,7 @@ var pgContenders = []pgContender{
 		}
 		return p, nil
 	}, warm: func(ctx context.Context, p pgPool, n int) error {
-		return warm(ctx, n, func(ctx context.Context) (func(), error) {
+		return warmup.Hold(ctx, n, func(ctx context.Context) (func(), error) {
 			c, err := p.(*pgxpool.Pool).Acquire(ctx)
 			if err != nil {
 				return nil, err
@@ -86,27 +87,6 @@ var pgContenders = []pgContender{
 			return c.Release, c.Ping(ctx)
 		})
 	}},
-}
-
-// warm holds n connections at once, each from acquire, and releases them
-// all.
-func warm(ctx context.Context, n int, acquire func(context.Context) (func(), error)) error {
-	var releases []func()
-	defer func() {
-		for _, r := range releases {
-			r()
-		}
-	}()
-	for range n {
-		release, err := acquire(ctx)
-		if release != nil {
-			releases = append(releases, release)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // setConn puts o's dial and application_name on cc.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/shoalpool/shoal/bench/internal/warmup"
 	"github.com/shoalpool/shoal/shoalpgx"
 )
 
@@ -175,7 +176,7 @@ func startShoalpgx(ctx context.Context, cfg *shoalpgx.Config, conns int) (opened
 	if err != nil {
 		return opened{}, err
 	}
-	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+	if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
 		c, err := p.Acquire(ctx)
 		if err != nil {
 			return nil, err
@@ -202,7 +203,7 @@ func openPgxpool(ctx context.Context, dsn string, conns int) (opened, error) {
 	if err != nil {
 		return opened{}, err
 	}
-	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+	if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
 		c, err := p.Acquire(ctx)
 		if err != nil {
 			return nil, err
@@ -225,7 +226,7 @@ func openSQL(ctx context.Context, dsn string, conns int) (opened, error) {
 	}
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	if err := warm(ctx, conns, func(ctx context.Context) (func(), error) {
+	if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
 		c, err := db.Conn(ctx)
 		if err != nil {
 			return nil, err
@@ -268,27 +269,6 @@ func openSQL(ctx context.Context, dsn string, conns int) (opened, error) {
 		},
 		close: func() { _ = db.Close() },
 	}, nil
-}
-
-// warm holds conns connections at once, so that every pool has all of
-// them open (and has pinged each) before timing starts.
-func warm(ctx context.Context, conns int, acquire func(context.Context) (func(), error)) error {
-	var releases []func()
-	defer func() {
-		for _, r := range releases {
-			r()
-		}
-	}()
-	for range conns {
-		release, err := acquire(ctx)
-		if release != nil {
-			releases = append(releases, release)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // connectPerRequest opens a connection for every query: at most conns at
