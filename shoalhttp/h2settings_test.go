@@ -30,6 +30,9 @@ type loweringServer struct {
 	lowered  chan struct{}
 	cue      chan struct{}
 	accepted atomic.Int64
+	// hangUpOnGoAway has a connection close as soon as the client's
+	// GOAWAY arrives, as a server does when no stream is left open.
+	hangUpOnGoAway atomic.Bool
 }
 
 func startLoweringServer(t *testing.T, initial, lowerTo uint32) *loweringServer {
@@ -122,6 +125,11 @@ func (s *loweringServer) serve(c net.Conn, initial, lowerTo uint32, done <-chan 
 		case *http2.PingFrame:
 			if !f.IsAck() {
 				fr.WritePing(true, f.Data)
+			}
+		case *http2.GoAwayFrame:
+			if s.hangUpOnGoAway.Load() {
+				wmu.Unlock()
+				return
 			}
 		case *http2.MetaHeadersFrame:
 			if f.PseudoValue("path") == "/hold" {
