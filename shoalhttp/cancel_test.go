@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/shoalpool/shoal"
 )
 
 // TestCancelWhileWaitingForConnection: a request waiting for the only
@@ -181,27 +178,4 @@ func TestCancelWhileReadingBody(t *testing.T) {
 	if st.TotalConns != 0 || st.Leases != 0 {
 		t.Errorf("stats after an interrupted body: %+v", st)
 	}
-}
-
-// TestProbeFailureIsShared: when an https origin's first connection fails,
-// the requests that waited for it get the error at once instead of each
-// trying in turn.
-func TestProbeFailureIsShared(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // refused from now on
-	tr := newTestTransport(t, Options{})
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			_, err := tr.RoundTrip(mustRequest(t, "https://"+addr+"/"))
-			if !errors.Is(err, shoal.ErrDial) {
-				t.Errorf("got %v, want an error matching shoal.ErrDial", err)
-			}
-		})
-	}
-	wg.Wait()
 }

@@ -112,3 +112,38 @@ func TestOccasionalRequestsToADownOriginAreLoggedOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestProbeFailureIsShared: requests that reach an https origin while its
+// first connection is being made wait for that one dial and share its
+// failure, instead of each dialling a server that is down. The bubble
+// lets the dial end only once every request is waiting, on the dial or
+// for it.
+func TestProbeFailureIsShared(t *testing.T) {
+	addr := refusedAddr(t)
+	synctest.Test(t, func(t *testing.T) {
+		var dials atomic.Int64
+		release := make(chan struct{})
+		tr := newTestTransport(t, Options{Proxy: NoProxy,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				<-release
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			}})
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				_, err := tr.RoundTrip(mustRequest(t, "https://"+addr+"/"))
+				if !errors.Is(err, shoal.ErrDial) {
+					t.Errorf("got %v, want an error matching shoal.ErrDial", err)
+				}
+			})
+		}
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if n := dials.Load(); n != 1 {
+			t.Errorf("20 requests that arrived during the first dial dialled %d times, want 1", n)
+		}
+	})
+}
