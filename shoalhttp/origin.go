@@ -276,8 +276,13 @@ func (o *origin) observeFailedProbe(took time.Duration, err error) {
 
 // newH2Conn starts HTTP/2 on nc, a connection to the origin (see the
 // function newH2Conn).
+//
+// Its error is marked permanent as a dial's is (markPermanent): over TLS
+// 1.3 a server judges the client's certificate after the client's
+// handshake is over, and its refusal arrives here, with the first frames.
 func (o *origin) newH2Conn(ctx context.Context, nc net.Conn) (*h2Conn, error) {
-	return newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
+	c, err := newH2Conn(ctx, o.t.h2, o.name, nc, o.t.opts.MaxStreamsPerConn)
+	return c, markPermanent(err)
 }
 
 // roundTrip sends req through the origin's backend.

@@ -2,6 +2,7 @@ package shoalhttp
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -57,5 +59,40 @@ func TestProxyRefusalsArePermanent(t *testing.T) {
 		if !permanent(&ProxyConnectError{StatusCode: code}) {
 			t.Errorf("proxy %d: not permanent", code)
 		}
+	}
+}
+
+// A TLS 1.3 server that wants a client certificate it was not given
+// refuses it only after the client's handshake is over: over HTTP/2 its
+// alert arrives with the connection's first frames, as the pool reads the
+// server's settings, and fails the dial as permanent, as the same refusal
+// does during a TLS 1.2 handshake. The client's write may meet the closed
+// connection before the alert is read (docs/http.md says so), so each of
+// a few fresh Transports checks the alert it got, and the test needs one.
+func TestTLS13ClientCertRefusalIsPermanentOverHTTP2(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes it refuses are the point
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert, MinVersion: tls.VersionTLS13}
+	srv.StartTLS()
+	defer srv.Close()
+	alerts := 0
+	for i := 0; i < 20 && alerts < 3; i++ {
+		tr := newTestTransport(t, Options{TLSClientConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()})
+		resp, err := tr.RoundTrip(mustRequest(t, srv.URL))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatal("a request without the client certificate the server wants succeeded")
+		}
+		if !strings.Contains(err.Error(), "certificate required") {
+			continue // the write met the closed connection first
+		}
+		alerts++
+		if !errors.Is(err, shoal.ErrPermanent) {
+			t.Fatalf("%v: the server's certificate_required alert, not marked permanent", err)
+		}
+	}
+	if alerts == 0 {
+		t.Fatal("20 dials never read the server's alert")
 	}
 }
