@@ -260,9 +260,10 @@ type Config[T any] struct {
 	DialTimeout time.Duration
 
 	// MaxDialing bounds the dials in flight at once, so that a crowd of
-	// waiters cannot start a dial storm. 0 means min(MaxConns, 4); to let
-	// every connection dial at once set it to MaxConns (a negative value
-	// is an error).
+	// waiters cannot start a dial storm. 0 means min(MaxConns, 4), with
+	// MaxConns as SetMaxConns leaves it; to let every connection dial at
+	// once set it to MaxConns or more: dials count under MaxConns anyway
+	// (a negative value is an error).
 	MaxDialing int
 
 	// Broken tells Do whether an error returned by its function means the

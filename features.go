@@ -67,7 +67,10 @@ func deriveFeatures[T any](cfg *Config[T], gomaxprocs int) features {
 		f.busyStreams = cfg.BusyStreams
 	}
 	if f.maxDialing == 0 {
-		f.maxDialing = int32(min(cfg.MaxConns, defaultMaxDialing))
+		// Not bounded by MaxConns as New sees it: every dial holds a
+		// place under the limit (cap.reserve), which bounds it by MaxConns
+		// as SetMaxConns leaves it.
+		f.maxDialing = defaultMaxDialing
 	}
 	if cfg.HealthCheck != nil {
 		f.healthAfter = int64(cfg.HealthCheckAfter)

@@ -25,7 +25,7 @@ func TestFeaturesDerivedFromTheConfig(t *testing.T) {
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = 1 }, func(*features) {}},
 		{"MinConns", func(c *Config[int]) { c.MinConns = 1 }, func(*features) {}},
 		{"Partitions", func(c *Config[int]) { c.Partitions = 2 }, func(f *features) { f.partitions = 2 }},
-		{"MaxConns below GOMAXPROCS", func(c *Config[int]) { c.MaxConns = 2 }, func(f *features) { f.partitions, f.maxDialing = 2, 2 }},
+		{"MaxConns below GOMAXPROCS", func(c *Config[int]) { c.MaxConns = 2 }, func(f *features) { f.partitions = 2 }},
 		{"MaxDialing", func(c *Config[int]) { c.MaxDialing = 9 }, func(f *features) { f.maxDialing = 9 }},
 		{"MaxWaiters", func(c *Config[int]) { c.MaxWaiters = 1 }, func(*features) {}},
 		{"BargeWindow", func(c *Config[int]) { c.BargeWindow = time.Millisecond }, func(*features) {}},
