@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 // makes sense and an error where it does not.
 func TestOptionsZeroIsTheDefaultNegativeIsOff(t *testing.T) {
 	zero := Options{}.withDefaults()
-	if zero.MaxConns != 16 || zero.MaxStreams != 100 || zero.MaxDialing != 16 || zero.DialTimeout != 20*time.Second ||
+	if zero.MaxConns != 16 || zero.MaxStreams != 100 || zero.MaxDialing != math.MaxInt32 || zero.DialTimeout != 20*time.Second ||
 		zero.MaxIdleTime != 5*time.Minute || zero.MaxLifetime != 0 || zero.LifetimeJitter != 0 {
 		t.Errorf("defaults: %+v", zero)
 	}

@@ -3,6 +3,7 @@ package shoalgrpc
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/shoalpool/shoal"
@@ -75,7 +76,7 @@ type Options struct {
 	DialTimeout time.Duration
 
 	// MaxDialing bounds the connections being opened at once. Default
-	// MaxConns: opening a gRPC connection is a TCP and HTTP/2 handshake, and
+	// MaxConns, as SetMaxConns leaves it: opening a gRPC connection is a TCP and HTTP/2 handshake, and
 	// when a burst of calls finds every connection full it needs all the
 	// new ones now (1,000 watches on a 100-stream server need 10). After a
 	// failed dial the pool backs off before dialling again, so a server
@@ -177,7 +178,10 @@ func (o Options) withDefaults() Options {
 		o.MaxStreams = defaultMaxStreams
 	}
 	if o.MaxDialing == 0 {
-		o.MaxDialing = o.MaxConns
+		// MaxConns, the pool's now and after any SetMaxConns: every dial
+		// holds a place under MaxConns in the core, so no bound of its
+		// own leaves MaxConns as the bound.
+		o.MaxDialing = math.MaxInt32
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = defaultDialTimeout
