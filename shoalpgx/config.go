@@ -356,7 +356,8 @@ type Config struct {
 	MaxStandbyLag time.Duration
 
 	// ReadMaxConns is the read pool's MaxConns (Reads); its other settings
-	// are the pool's. Default 0: the pool's MaxConns. Connection string:
+	// are the pool's. Default 0: the pool's MaxConns, which the pool's
+	// SetMaxConns changes for the read pool too. Connection string:
 	// pool_read_max_conns.
 	ReadMaxConns int32
 

@@ -178,14 +178,17 @@ func refuseSlot(permit shoal.BudgetPermit) {
 // ones as they are released, and never fails an Acquire. With a Budget the
 // pool holds at most the smaller of n and its share. With Pipeline, n is
 // split between the whole and the shared connections (see the package
-// doc, "Pipelining").
+// doc, "Pipelining"). The read pool (Reads) follows when ReadMaxConns
+// leaves it the pool's MaxConns.
 func (p *Pool) SetMaxConns(n int32) error {
 	if p.pipe != nil {
-		return p.pipe.setMaxConns(n)
-	}
-	if err := p.core.SetMaxConns(int(n)); err != nil {
+		if err := p.pipe.setMaxConns(n); err != nil {
+			return err
+		}
+	} else if err := p.core.SetMaxConns(int(n)); err != nil {
 		return fmt.Errorf("shoalpgx: %w", err)
 	}
+	p.followReads(n)
 	return nil
 }
 

@@ -41,7 +41,8 @@ func beginsReadWrite(sql string) bool {
 // Reads returns the pool's read pool, made on the first call: its
 // connections are opened as the pool's are, named the pool's Name +
 // "/reads", with MaxConns set to
-// ReadMaxConns (the pool's MaxConns by default), MinConns and MinIdleConns
+// ReadMaxConns (the pool's MaxConns by default, which SetMaxConns changes
+// for the read pool too), MinConns and MinIdleConns
 // 0, no Budget, and Config.ReadObserver in place of Observer. With
 // Config.Pipeline its Query, QueryRow and SendBatch share connections as
 // the pool's do, its MaxConns divided between the two kinds the same way
@@ -72,11 +73,30 @@ func (p *Pool) Reads() *ReadPool {
 		// differs, MaxConns, is checked by NewWithConfig too.
 		panic("shoalpgx: the read pool's config was refused: " + err.Error())
 	}
+	if p.readsMax > 0 {
+		// Sized as one made before SetMaxConns and resized by it, so
+		// that the two are alike (with Pipeline, each kind's half).
+		_ = rp.SetMaxConns(p.readsMax) // the pool took this size already
+	}
 	if p.readsClosed {
 		rp.Close()
 	}
 	p.reads = &ReadPool{p: rp}
 	return p.reads
+}
+
+// followReads gives the read pool the pool's new MaxConns, n, when
+// ReadMaxConns leaves it the pool's, now or when Reads makes it.
+func (p *Pool) followReads(n int32) {
+	if p.config.ReadMaxConns > 0 || p.target == targetReads {
+		return
+	}
+	p.readsMu.Lock()
+	defer p.readsMu.Unlock()
+	p.readsMax = n
+	if p.reads != nil {
+		_ = p.reads.p.SetMaxConns(n) // the pool took this size; a closed read pool has none to take
+	}
 }
 
 // readOnlySession makes the sessions opened with cc refuse writes until

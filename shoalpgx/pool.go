@@ -68,6 +68,7 @@ type Pool struct {
 	readsMu     sync.Mutex
 	reads       *ReadPool // made by the first Reads
 	readsClosed bool      // set by Close: Reads makes no pool after it
+	readsMax    int32     // the pool's MaxConns from SetMaxConns, for a read pool without ReadMaxConns; 0: none yet
 }
 
 // New parses connString with ParseConfig and returns a pool for it. See
