@@ -328,7 +328,7 @@ func (pp *pipePool) wait(ctx context.Context, r *pipeReq) error {
 // the two never hold more than n, and never more than that MaxConns.
 func (pp *pipePool) setMaxConns(n int32) error {
 	if n < 2 {
-		return fmt.Errorf("shoalpgx: SetMaxConns(%d): must be >= 2 with Pipeline (%d): the pool keeps connections of both kinds", n, pp.p.config.Pipeline)
+		return fmt.Errorf("shoalpgx pool %q: SetMaxConns(%d): must be >= 2 with Pipeline (%d): the pool keeps connections of both kinds", pp.p.config.Name, n, pp.p.config.Pipeline)
 	}
 	shared := int(n) / 2
 	if err := pp.core.SetMaxConns(shared); err != nil {

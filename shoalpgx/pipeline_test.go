@@ -241,8 +241,10 @@ func TestPipelineSetMaxConns(t *testing.T) {
 		t.Fatalf("after SetMaxConns(4): %d whole, %d shared, want 2 and 2", w, s)
 	}
 	pgtest.WaitFor(t, 5*time.Second, "the shared connections down to 2", func() bool { return len(p.pipe.conns()) <= 2 })
-	if err := p.SetMaxConns(1); err == nil {
-		t.Fatal("SetMaxConns(1) with Pipeline: no error")
+	// Refused, naming the pool, as every SetMaxConns error does
+	// (docs/settings.md, "Names").
+	if err := p.SetMaxConns(1); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pool %q: SetMaxConns(1)", p.Stat().Shoal().Name)) {
+		t.Fatalf("SetMaxConns(1) with Pipeline: %v, want an error naming the pool", err)
 	}
 	var n int
 	if err := p.QueryRow(context.Background(), "select $1::int", 3).Scan(&n); err != nil || n != 3 {
