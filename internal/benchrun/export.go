@@ -4,22 +4,41 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 )
 
-// WriteJSON writes the report as indented JSON.
+// WriteJSON writes the report as indented JSON. A list with nothing in it
+// (the groups of a skipped scenario, the scenarios of a run interrupted
+// before its first) is written [] rather than null, so that a script can
+// loop over it as over any other.
 func WriteJSON(w io.Writer, r *Report) error {
+	out := *r
+	out.Scenarios = make([]ScenarioResult, len(r.Scenarios))
+	for i, s := range r.Scenarios {
+		s.Groups = slices.Clone(s.Groups)
+		if s.Groups == nil {
+			s.Groups = []GroupResult{}
+		}
+		for j := range s.Groups {
+			if s.Groups[j].Results == nil {
+				s.Groups[j].Results = []Result{}
+			}
+		}
+		out.Scenarios[i] = s
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	// '&' as typed, not \u0026: the output filter (scrubWriter in
 	// cmd/shoal) reads a query's parameters at '&', and would mask the rest
 	// of an escaped query with a password before it.
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return enc.Encode(&out)
 }
 
-// csvHeader names the CSV columns: one row per case, durations in ns;
+// csvHeader names the CSV columns: one row per case, durations in ns, and
+// one per skipped scenario with its name, status and reason only;
 // ips is ops/s, conns_opened those opened in the measured window and
 // conns_opened_total those from the case's start. A row of rounds sums
 // ops, errors, elapsed_ns and the connections over its rounds, and
@@ -35,7 +54,10 @@ var csvHeader = []string{
 	"rounds",
 }
 
-// WriteCSV writes one row per case, with a header row.
+// WriteCSV writes one row per case, with a header row. A scenario that did
+// not run has a row too, as it has an entry in JSON: without it, a reader
+// of the CSV could not tell a scenario skipped for this target from one
+// not asked for.
 func WriteCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -78,6 +100,13 @@ func WriteCSV(w io.Writer, r *Report) error {
 				if err := cw.Write(row); err != nil {
 					return err
 				}
+			}
+		}
+		if s.Skipped != "" {
+			row := []string{s.Name, "", "", "", string(StatusSkipped), s.Skipped}
+			row = append(row, make([]string, len(csvHeader)-len(row))...)
+			if err := cw.Write(row); err != nil {
+				return err
 			}
 		}
 	}
