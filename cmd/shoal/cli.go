@@ -45,6 +45,7 @@ type options struct {
 	onlyList    string // --only as given
 	only        []string
 	duration    time.Duration
+	durationSet bool // --duration was given, not chosen by --quick or the default
 	warmup      time.Duration
 	workers     int
 	quick       bool
@@ -261,6 +262,7 @@ func parseFlags(cmd string, args []string) (*options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.durationSet = set["duration"]
 	if o.quick {
 		if !set["duration"] && cmd == "sweep" {
 			o.duration = quickDuration

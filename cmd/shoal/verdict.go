@@ -169,9 +169,10 @@ func writeVerdict(w io.Writer, o *options, report *benchrun.Report, t *target) {
 		writeItem(w, fmt.Sprintf("%s still within the noise after the most rounds --rounds takes: a quieter machine narrows the intervals.",
 			differences(doubtful+unjudged)))
 	}
-	if o.quick && o.duration < defaultBenchDuration {
-		// Said only of windows --quick shortened: with a --duration of
-		// the default or longer, its advice would be wrong.
+	if o.quick && !o.durationSet && o.duration < defaultBenchDuration {
+		// Said only of windows --quick shortened: with a --duration given
+		// beside it, or one of the default or longer, dropping --quick
+		// would not lengthen them.
 		writeItem(w, fmt.Sprintf("This was --quick, %s windows: without it each window lasts %s, and the figures settle.", o.duration, defaultBenchDuration))
 	}
 	switch {

@@ -150,3 +150,27 @@ func TestVerdictAdvisesRoundsItAccepts(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictQuickAdviceOnlyWhenQuickChoseTheWindow: with --duration
+// given beside --quick, dropping --quick would not lengthen the windows,
+// so the verdict does not say it would.
+func TestVerdictQuickAdviceOnlyWhenQuickChoseTheWindow(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		advice bool
+	}{
+		{[]string{"--quick"}, true},
+		{[]string{"--quick", "--duration", "50ms"}, false},
+		{[]string{"--quick", "--duration", quickBenchDuration.String()}, false},
+	} {
+		o, err := parseFlags("bench", append(c.args, "--rounds", "1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		writeVerdict(&buf, o, verdictReport(), nil)
+		if got := strings.Contains(buf.String(), "This was --quick"); got != c.advice {
+			t.Errorf("%v: advice %v, want %v:\n%s", c.args, got, c.advice, buf.String())
+		}
+	}
+}
