@@ -56,7 +56,15 @@ func parseBudgetFlags(args []string) (*budgetOptions, error) {
 	// that is the name, and the flags after it are parsed in turn.
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			// Said as bench and sweep say it: the flag package's own
+			// error names the flag with one dash and says "parse error".
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			if hint := valueHint(fs, err); hint != "" {
+				return nil, usagef("%s", hint)
+			}
+			return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
 		}
 		if fs.NArg() == 0 {
 			break
@@ -80,6 +88,11 @@ func parseBudgetFlags(args []string) (*budgetOptions, error) {
 		if e = strings.TrimSpace(e); e != "" {
 			o.etcd = append(o.etcd, e)
 		}
+	}
+	if len(o.etcd) == 0 {
+		// --etcd " , " would otherwise reach the client, which fails
+		// as if etcd were down.
+		return nil, usagef("--etcd names no endpoint; want one or more, such as 127.0.0.1:2379")
 	}
 	return o, nil
 }

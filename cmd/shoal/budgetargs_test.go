@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,5 +26,29 @@ func TestBudgetNameBetweenFlags(t *testing.T) {
 	}
 	if _, err := parseBudgetFlags([]string{"--timeout", "2s", "orders", "--etcd", "127.0.0.1:2379", "payments"}); err == nil {
 		t.Errorf("two names: no error")
+	}
+}
+
+// TestBudgetFlagErrorsSayWhatToWrite: budget's flag errors are as clear as
+// bench's: a bad value says what the flag takes, an unknown flag comes
+// with the valid ones, and an --etcd that names no endpoint is a usage
+// error rather than a failure to reach etcd.
+func TestBudgetFlagErrorsSayWhatToWrite(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"budget", "db", "--etcd", "127.0.0.1:1", "--interval", "5"}, "--interval 5: a duration needs a unit, such as 5s or 5ms"},
+		{[]string{"budget", "db", "--etcd", "127.0.0.1:1", "--timeout", "soon"}, `--timeout "soon": want a duration such as 500ms or 2s`},
+		{[]string{"budget", "db", "--etcd", "127.0.0.1:1", "--watch=often"}, `--watch "often": want true or false`},
+		{[]string{"budget", "db", "--etcd", "127.0.0.1:1", "--bogus"}, "valid flags: --etcd, --interval, --prefix, --timeout, --watch"},
+		{[]string{"budget", "db", "--etcd", " , "}, "--etcd names no endpoint"},
+	} {
+		r := runShoal(t, tc.args...)
+		r.wantCode(t, exitUsage)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		if !strings.Contains(first, tc.want) || strings.Contains(first, "parse error") {
+			t.Errorf("%q: want %q, got:\n%s", tc.args, tc.want, first)
+		}
 	}
 }
