@@ -306,6 +306,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if st, err := os.Stat(filepath.Dir(o.chart)); err != nil || !st.IsDir() {
 			return nil, usagef("--chart %q: directory %q does not exist", given, filepath.Dir(o.chart))
 		}
+		if st, err := os.Stat(o.chart); err == nil && st.IsDir() {
+			return nil, usagef("--chart %q: %q is a directory; name a file in it, such as %q", given, o.chart, filepath.Join(o.chart, "shoal"+filepath.Ext(o.chart)))
+		}
 	}
 	if cmd == "bench" && (o.rounds < 1 || o.rounds > maxRounds) {
 		return nil, usagef("--rounds %d: want 1 to %d", o.rounds, maxRounds)
