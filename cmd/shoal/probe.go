@@ -99,6 +99,10 @@ func probeHTTP2(ctx context.Context, c net.Conn) error {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
 	}
+	// The deadline covers --dial-timeout; Ctrl-C ends ctx before it, and
+	// the read below would not see that without the close.
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
 	const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 	emptySettings := []byte{0, 0, 0, 4, 0, 0, 0, 0, 0}
 	if _, err := io.WriteString(c, preface+string(emptySettings)); err != nil {
