@@ -42,7 +42,7 @@ func planChurnEmbedded(e *env) *plan {
 	p := &plan{server: fmt.Sprintf("embedded TLS line server %s, %s", e.servers.Line.Addr(), workNote(churnWork))}
 	for _, workers := range e.workersOr(churnWorkers) {
 		p.groups = append(p.groups, benchrun.Group{
-			Title:   fmt.Sprintf("%d workers", workers),
+			Title:   benchrun.Plural(workers, "worker"),
 			Workers: workers,
 			Cases: []benchrun.Case{
 				{
@@ -74,7 +74,7 @@ func planChurnHTTP(e *env) *plan {
 	p := &plan{server: e.target.Redacted}
 	for _, workers := range e.workersOr(churnWorkers) {
 		p.groups = append(p.groups, benchrun.Group{
-			Title:   fmt.Sprintf("%d workers", workers),
+			Title:   benchrun.Plural(workers, "worker"),
 			Workers: workers,
 			Cases: []benchrun.Case{
 				{
@@ -107,7 +107,7 @@ func planChurnPostgres(e *env) *plan {
 	const sql = "SELECT 1"
 	for _, workers := range e.workersOr(churnWorkers) {
 		p.groups = append(p.groups, benchrun.Group{
-			Title:   fmt.Sprintf("%d workers, %s", workers, sql),
+			Title:   benchrun.Plural(workers, "worker") + ", " + sql,
 			Workers: workers,
 			Cases: []benchrun.Case{
 				pgPoolCase(e, "shoalpgx_pool", workers, 0, sql),

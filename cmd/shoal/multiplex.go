@@ -104,7 +104,7 @@ func h2Group(e *env, req *httpRequest, addr string, tlsCfg *tls.Config, workers 
 	viaShoalHTTP.Name = fmt.Sprintf("shoalhttp_%d_conns", conns)
 	viaShoalHTTP.Pool = &benchrun.PoolConfig{MaxConns: conns, MaxStreams: embedded.MaxStreams}
 	return benchrun.Group{
-		Title:   fmt.Sprintf("HTTP/2, %d workers", workers),
+		Title:   "HTTP/2, " + benchrun.Plural(workers, "worker"),
 		Workers: workers,
 		Cases: []benchrun.Case{
 			{
@@ -190,7 +190,7 @@ func h2PoolInstance(ctx context.Context, e *env, req *httpRequest, addr string, 
 // means the embedded gRPC server, started by the first case that needs it.
 func grpcGroup(e *env, addr string, tlsCfg *tls.Config, workers int) benchrun.Group {
 	conns := connsFor(workers, embedded.MaxStreams)
-	g := benchrun.Group{Title: fmt.Sprintf("gRPC, %d workers", workers), Workers: workers}
+	g := benchrun.Group{Title: "gRPC, " + benchrun.Plural(workers, "worker"), Workers: workers}
 	mk := func(name string, maxConns int, open func(context.Context, grpcPoolOptions) (grpcClient, error), adapter string) benchrun.Case {
 		c := benchrun.Case{Name: name, Pool: &benchrun.PoolConfig{MaxConns: maxConns, MaxStreams: embedded.MaxStreams}}
 		if open == nil {

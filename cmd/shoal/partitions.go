@@ -49,7 +49,7 @@ func planPartitions(e *env) (*plan, error) {
 	p := &plan{server: fmt.Sprintf("embedded TLS line server %s, %s", e.servers.Line.Addr(), workNote(partitionsWork))}
 	bank := newLineBank(e, partitionsWork)
 	for _, workers := range e.workersOr(partitionsWorkers...) {
-		g := benchrun.Group{Title: fmt.Sprintf("%d workers", workers), Workers: workers}
+		g := benchrun.Group{Title: benchrun.Plural(workers, "worker"), Workers: workers}
 		for _, pc := range ectoTable {
 			maxConns := pc.partitions * pc.connsPerPartition
 			g.Cases = append(g.Cases, benchrun.Case{
@@ -78,7 +78,7 @@ func planPartitionsPostgres(e *env, sql string, workers []int) *plan {
 		return p
 	}
 	for _, w := range workers {
-		g := benchrun.Group{Title: fmt.Sprintf("%d workers, %s", w, sql), Workers: w}
+		g := benchrun.Group{Title: benchrun.Plural(w, "worker") + ", " + sql, Workers: w}
 		for _, pc := range ectoTable {
 			g.Cases = append(g.Cases, pgPoolCase(e, partitionCaseName(pc), pc.partitions*pc.connsPerPartition, pc.partitions, sql))
 		}

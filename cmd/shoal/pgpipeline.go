@@ -35,7 +35,7 @@ func planPipelinePostgres(e *env) *plan {
 	const sql = "SELECT 1"
 	for _, w := range e.workersOr(pgPipelineWorkers...) {
 		p.groups = append(p.groups, benchrun.Group{
-			Title:   fmt.Sprintf("%d workers, %s", w, sql),
+			Title:   benchrun.Plural(w, "worker") + ", " + sql,
 			Workers: w,
 			Cases: []benchrun.Case{
 				pgPipelinedCase(e, fmt.Sprintf("pipelined_%d_conns", pgPipelineConns), pgPipelineConns, sql),

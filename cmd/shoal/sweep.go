@@ -107,7 +107,7 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rounds := runRounds(ctx, o, cases, o.workers, o.rounds, progress, func(c benchrun.Case) string { return c.Name })
 	progress.Stop()
 	report.Interrupted = ctx.Err() != nil
-	gr := benchrun.GroupResult{Title: fmt.Sprintf("%d workers, %s, %d rounds", o.workers, o.query, o.rounds), Workers: o.workers}
+	gr := benchrun.GroupResult{Title: fmt.Sprintf("%s, %s, %d rounds", benchrun.Plural(o.workers, "worker"), o.query, o.rounds), Workers: o.workers}
 	for i := range cases {
 		if len(rounds[i]) > 0 {
 			gr.Results = append(gr.Results, mergeRounds(rounds[i]))

@@ -41,7 +41,7 @@ func planTransport(e *env) (*plan, error) {
 	}
 	for _, workers := range e.workersOr(transportWorkers) {
 		p.groups = append(p.groups, benchrun.Group{
-			Title:   fmt.Sprintf("%d workers", workers),
+			Title:   benchrun.Plural(workers, "worker"),
 			Workers: workers,
 			Cases: []benchrun.Case{
 				{
