@@ -42,7 +42,7 @@ func runBench(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	out, errOut := scrubWriter{stdout, t}, scrubWriter{stderr, t}
+	out, errOut := &outputWriter{w: scrubWriter{stdout, t}}, scrubWriter{stderr, t}
 	e := &env{target: t, workers: o.workers, dialTimeout: o.dialTimeout}
 	report := &benchrun.Report{
 		Command: "bench", Target: "embedded", Machine: benchrun.ThisMachine(),
@@ -160,8 +160,9 @@ func execute(ctx context.Context, o *options, report *benchrun.Report, planned [
 }
 
 // finish writes the machine-readable output and the chart and picks the
-// exit status: 130 after Ctrl-C, 1 when a case failed, else 0.
-func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
+// exit status: 130 after Ctrl-C, 1 when a case failed or the results
+// could not be written, else 0.
+func finish(o *options, report *benchrun.Report, out *outputWriter, errOut io.Writer) int {
 	code := exitOK
 	if report.Failed() {
 		code = exitFailed
@@ -177,6 +178,10 @@ func finish(o *options, report *benchrun.Report, out, errOut io.Writer) int {
 			fmt.Fprintf(errOut, "shoal %s: writing CSV: %v\n", o.command, err)
 			code = exitFailed
 		}
+	}
+	if out.err != nil && !o.json && !o.csv {
+		fmt.Fprintf(errOut, "shoal %s: writing the results: %v\n", o.command, out.err)
+		code = exitFailed
 	}
 	if o.chart != "" {
 		// After Ctrl-C too: the chart holds what finished, as the tables do.

@@ -100,8 +100,8 @@
 // it.
 //
 // Exit status: 0 when everything ran, 1 when a run failed, nothing could be
-// measured (every scenario skipped for this target) or the target could
-// not be reached, 2 for a usage error, 130 after Ctrl-C (the results that
+// measured (every scenario skipped for this target), the target could
+// not be reached or the results could not be written, 2 for a usage error, 130 after Ctrl-C (the results that
 // finished are printed first, and drawn when --chart is set; a second
 // Ctrl-C quits at once, without waiting for connections to a server that
 // hangs to close). A password in --target never appears in any output,

@@ -56,7 +56,7 @@ func runSweep(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shoal sweep: %s\n", redactRaw(err.Error()))
 		return exitUsage
 	}
-	out, errOut := scrubWriter{stdout, t}, scrubWriter{stderr, t}
+	out, errOut := &outputWriter{w: scrubWriter{stdout, t}}, scrubWriter{stderr, t}
 	if t.Kind != targetPostgres {
 		fmt.Fprintf(errOut, "shoal sweep: --target %s: sweep needs a postgres:// target\n", t.Redacted)
 		return exitUsage
