@@ -149,7 +149,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	case "version", "-version", "--version":
-		fmt.Fprintln(stdout, version())
+		switch {
+		case len(rest) == 0:
+			fmt.Fprintln(stdout, version())
+		case len(rest) == 1 && slices.Contains([]string{"-h", "-help", "--help"}, rest[0]):
+			fmt.Fprint(stdout, versionUsage)
+		default:
+			// Refused rather than ignored: `shoal version --json` would
+			// otherwise print the text with status 0, as if it were read.
+			fmt.Fprintf(stderr, "shoal version: takes no arguments, got %q\n\n%s", redactRaw(rest[0]), versionUsage)
+			return exitUsage
+		}
 		return exitOK
 	case "budget":
 		return runBudget(ctx, rest, stdout, stderr)
