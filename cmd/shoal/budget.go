@@ -132,7 +132,8 @@ func runBudget(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				return exitFailed
 			}
 		case v.Size == 0 && len(v.Members) == 0:
-			fmt.Fprintf(stderr, "shoal budget: no budget %q under %q in etcd (no member has joined it)\n", o.name, o.prefix)
+			// v.Prefix, not o.prefix: shoaletcd reads "" as its default.
+			fmt.Fprintf(stderr, "shoal budget: no budget %q under %q in etcd (no member has joined it)\n", o.name, v.Prefix)
 			if !o.watch {
 				return exitFailed
 			}

@@ -52,3 +52,15 @@ func TestBudgetFlagErrorsSayWhatToWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetNotFoundNamesThePrefixRead: with --prefix "" shoaletcd reads
+// under its default prefix, and the error for a budget not found names
+// that prefix, the one looked under, not "".
+func TestBudgetNotFoundNamesThePrefixRead(t *testing.T) {
+	addr := requireEtcd(t)
+	r := runShoal(t, "budget", "no-such-budget-h3", "--etcd", addr, "--prefix", "")
+	r.wantCode(t, exitFailed)
+	if want := `under "/shoal/budget/"`; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %s:\n%s", want, r.stderr)
+	}
+}
