@@ -64,6 +64,9 @@ func parseBudgetFlags(args []string) (*budgetOptions, error) {
 			if hint := valueHint(fs, err); hint != "" {
 				return nil, usagef("%s", hint)
 			}
+			if text := flagErrorText(fs, err); text != "" {
+				return nil, usagef("%s", text)
+			}
 			return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
 		}
 		if fs.NArg() == 0 {

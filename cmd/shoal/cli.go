@@ -263,6 +263,9 @@ func parseFlags(cmd string, args []string) (*options, error) {
 		if hint := valueHint(fs, err); hint != "" {
 			return nil, usagef("%s", hint)
 		}
+		if text := flagErrorText(fs, err); text != "" {
+			return nil, usagef("%s", text)
+		}
 		return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
 	}
 	if fs.NArg() > 0 {
