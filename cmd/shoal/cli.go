@@ -165,6 +165,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runBudget(ctx, rest, stdout, stderr)
 	case "bench", "sweep":
 	default:
+		if strings.HasPrefix(cmd, "-") {
+			fmt.Fprintf(stderr, "shoal: %q is a flag, not a command; %s; valid commands: %s\n", redactRaw(cmd), flagsAfter(cmd, rest), commandNames())
+			return exitUsage
+		}
 		fmt.Fprintf(stderr, "shoal: unknown command %q; valid commands: %s\n", redactRaw(cmd), commandNames())
 		return exitUsage
 	}
@@ -183,6 +187,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSweep(ctx, opts, stdout, stderr)
 	}
 	return runBench(ctx, opts, stdout, stderr)
+}
+
+// flagsAfter says where the flag given before the command goes: after the
+// first command named among the rest of the arguments, if any.
+func flagsAfter(given string, rest []string) string {
+	for _, a := range rest {
+		for _, c := range commands {
+			if a == c.name {
+				more := ""
+				if len(rest) > 1 {
+					more = " ..."
+				}
+				return fmt.Sprintf("flags go after the command: shoal %s %s%s", a, redactRaw(given), more)
+			}
+		}
+	}
+	return "flags go after the command"
 }
 
 // newFlagSet declares a command's flags, bound to a fresh options.
