@@ -141,7 +141,14 @@ func runBudget(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				return exitFailed
 			}
 		default:
-			printBudget(stdout, v, o.watch)
+			out := &outputWriter{w: stdout}
+			printBudget(out, v, o.watch)
+			if out.err != nil {
+				// Stopped, with --watch too: it would read etcd every
+				// --interval for output that goes nowhere.
+				fmt.Fprintf(stderr, "shoal budget: writing the budget: %v\n", out.err)
+				return exitFailed
+			}
 		}
 		if !o.watch {
 			return exitOK
