@@ -7,13 +7,20 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // progressTick is how often the progress bar redraws.
 const progressTick = 200 * time.Millisecond
 
 // progressWidth is the bar's width in characters.
-const progressWidth = 30
+const progressWidth = 20
+
+// progressLineWidth is the most columns a drawing of the bar takes, its
+// step's label cut to fit: a line that wraps on an 80-column terminal
+// leaves its first row behind at every redraw, since "\r" returns to the
+// start of the last row only.
+const progressLineWidth = 79
 
 // Progress draws a progress bar with the time left on a terminal. A nil
 // *Progress, or one made for a writer that is not a terminal, draws nothing.
@@ -129,6 +136,19 @@ func (p *Progress) drawLocked() {
 	filled := int(frac * progressWidth)
 	bar := strings.Repeat("=", filled) + strings.Repeat(" ", progressWidth-filled)
 	left := (p.total - elapsed).Round(time.Second)
-	fmt.Fprintf(p.w, "\r\033[K[%s] %3.0f%%  %s left  %s", bar, frac*100, left, p.label)
+	line := fmt.Sprintf("[%s] %3.0f%%  %s left  ", bar, frac*100, left)
+	fmt.Fprintf(p.w, "\r\033[K%s%s", line, cutLabel(p.label, progressLineWidth-utf8.RuneCountInString(line)))
 	p.drawn = true
+}
+
+// cutLabel returns label cut to at most width runes, an ellipsis in the
+// last one when it is cut.
+func cutLabel(label string, width int) string {
+	if utf8.RuneCountInString(label) <= width {
+		return label
+	}
+	if width < 1 {
+		return ""
+	}
+	return string([]rune(label)[:width-1]) + "…"
 }
