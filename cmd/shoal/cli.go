@@ -222,7 +222,11 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	}
 	fs.DurationVar(&o.duration, "duration", duration, "measured time per "+what+" in each round")
 	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "unmeasured time per "+what+" before it, and one operation per worker at least")
-	fs.BoolVar(&o.quick, "quick", false, fmt.Sprintf("the short run: --duration %s --warmup %s", quick, quickWarmup))
+	quickUsage := fmt.Sprintf("the short run: --duration %s --warmup %s", quick, quickWarmup)
+	if cmd == "sweep" {
+		quickUsage += fmt.Sprintf(" --rounds %d, and only half and all of --max-conns", quickSweepRounds)
+	}
+	fs.BoolVar(&o.quick, "quick", false, quickUsage)
 	fs.BoolVar(&o.json, "json", false, "print JSON on stdout instead of the tables")
 	fs.BoolVar(&o.csv, "csv", false, "print CSV on stdout instead of the tables")
 	fs.StringVar(&o.chart, "chart", "", "also draw a chart into `FILE`.svg or FILE.png")
