@@ -104,7 +104,7 @@ func (p *PoolMetrics) Attach(stats func() shoal.Stats) (detach func()) {
 	if p.late != nil {
 		b, err := p.late.Bind(stats, p.metrics.Pool, ErrDuplicatePool, func(b *PoolMetrics, hosts func() []shoal.HostStat) func() { return b.AttachHosts(hosts) })
 		if err != nil {
-			otel.Handle(err) // the MeterProvider refused the callback
+			otel.Handle(err) // the MeterProvider refused the callback, or no free name was found
 		}
 		if b == nil {
 			return func() {}

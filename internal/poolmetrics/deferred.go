@@ -2,6 +2,7 @@ package poolmetrics
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,13 +39,17 @@ type earlyHosts struct {
 // Load returns the bound metrics, or nil before a pool attached them.
 func (d *Deferred[M]) Load() *M { return d.bound.Load() }
 
-// Bind names the metrics after stats().Name, made valid UTF-8, once: the
-// first free of that name, name-2, name-3 and so on, so that two pools
-// given the same Name are both reported. newPool makes the metrics under a name and
-// fails with an error for which dup is true when the name is taken;
-// attachHosts gives them a hosts function attached before they were
-// named, and returns its detach. Bind returns the bound metrics, or nil when they were
-// unregistered first or newPool failed otherwise (its error is returned).
+// Bind names the metrics after stats().Name, made valid UTF-8 and masked
+// (namemask), once: the first free of that name, name-2, name-3 and so
+// on, so that two pools given the same Name are both reported. newPool
+// makes the metrics under a name masked as namemask.Mask masks it (as
+// Registry.Register does) and fails with an error for which dup is true
+// when that name is taken; attachHosts gives them a hosts function
+// attached before they were named, and returns its detach. Bind returns
+// the bound metrics, or nil when they were unregistered first, when a
+// name tried masks to one tried before (an error naming it is returned:
+// no later try would find a free name), or when newPool failed otherwise
+// (its error is returned).
 func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (*M, error), dup error,
 	attachHosts func(m *M, hosts func() []shoal.HostStat) (detach func())) (*M, error) {
 	d.mu.Lock()
@@ -59,6 +64,12 @@ func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (
 	if base == "" {
 		base = "pool" // a Stats function of another kind than a shoal pool's
 	}
+	// Masked before a suffix goes after it: a Stats function of another
+	// kind may give a name unmasked, and one whose password value ends
+	// in a backslash would escape any suffix into that value. Masked,
+	// the value no longer takes in what follows (Suffixed).
+	base = namemask.Mask(base)
+	tried := make(map[string]bool)
 	for i := 1; ; i++ {
 		name := base
 		if i > 1 {
@@ -68,6 +79,13 @@ func (d *Deferred[M]) Bind(stats func() shoal.Stats, newPool func(name string) (
 			// the name taken.
 			name = namemask.Suffixed(base, "-"+strconv.Itoa(i))
 		}
+		// Each try must be a name not tried before, or the loop would
+		// never end: newPool would find the same name taken each time.
+		masked := namemask.Mask(name)
+		if tried[masked] {
+			return nil, fmt.Errorf("pool %q: no free name for its metrics: %q masks to a name tried before", base, masked)
+		}
+		tried[masked] = true
 		m, err := newPool(name)
 		if errors.Is(err, dup) {
 			continue

@@ -20,6 +20,9 @@ func TestBindSameNames(t *testing.T) {
 			"postgres://u@db/x?password=xxxxx&-3",
 		},
 		"orders token=": {"orders token=", "orders token='xxxxx'-2", "orders token='xxxxx'-3"},
+		// A trailing backslash escapes whatever follows it into the
+		// password's value; a Stats name need not be masked already.
+		`orders password=pw\`: {"orders password=xxxxx", "orders password=xxxxx -2", "orders password=xxxxx -3"},
 	} {
 		r := newRegistry(false)
 		tries := 0
