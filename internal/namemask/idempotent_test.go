@@ -33,7 +33,8 @@ var nameCases = []string{
 	"postgres://db/x password='a&b c' tail", "postgres://db/x#f y&password=pw",
 	"postgres://u:p@ss@db/x?password=pw (eu)", "postgres://u:pw@db/x@?password=pw ",
 	"postgres://u:pw@db/xpostgres://u:pw@db/x?password=pw (",
-	"password='a b'password=pw", "}token='a b'password=pw'",
+	"password='a b'password=pw", "}token='a b'password=pw'", "pAss='pAss='0''' ''",
+	"pAss=' pAss=00' ''",
 }
 
 // seeds returns every input of the package's tests.
@@ -43,6 +44,9 @@ func seeds() []string {
 		s = append(s, c.text)
 	}
 	for _, c := range escapedCases {
+		s = append(s, c.name)
+	}
+	for _, c := range append(doubledQuoteCases, doubleQuotedCases...) {
 		s = append(s, c.name)
 	}
 	for _, c := range urlStartCases {

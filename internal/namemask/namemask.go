@@ -20,7 +20,9 @@ var names = masker{word: maskedWord}
 // Mask masks the passwords in a pool's name, which should hold none: the
 // live page is read by whoever reaches it, and Stats.String goes to logs,
 // so a name written carelessly (a connection string, or "orders via
-// postgres://u:pw@db") must not show one. A name that is a whole
+// postgres://u:pw@db") must not show one. First, a password quoted in a
+// way pgx does not read, as its writer meant it, is masked up to where
+// that reading ends it (maskMeant). Then a name that is a whole
 // connection string, or starts with a URL, is masked where its passwords
 // are, and in keyword/value form each URL word too, as below;
 // otherwise a keyword/value string that ends it is read whole (maskTail),
@@ -32,6 +34,7 @@ var names = masker{word: maskedWord}
 // after it keeps its quotes ("(password='xxxxx')"). Plain names come back
 // unchanged, and a masked name masked again too.
 func Mask(name string) string {
+	name = names.maskMeant(name)
 	r := connstr.Read(name)
 	switch {
 	case r.URL:
@@ -73,13 +76,14 @@ func (m masker) value(s string, sp connstr.Span, kv bool) string {
 }
 
 // quotedBeforeText reports whether the keyword/value value s[sp.Start:
-// sp.End] is quoted and has text right after its closing quote, as in
-// "(password='pw')". Masked bare, the word would take that text in when
-// read again, since a bare value runs to the next space: masked twice,
-// such a name would lose it ("(password=xxxxx"), and a name built from a
-// masked one its suffix. Quoted, the word ends where the value did.
+// sp.End] is quoted (in single quotes, or in double quotes as its writer
+// meant them: see meantEnd) and has text right after its closing quote,
+// as in "(password='pw')". Masked bare, the word would take that text in
+// when read again, since a bare value runs to the next space: masked
+// twice, such a name would lose it ("(password=xxxxx"), and a name built
+// from a masked one its suffix. Quoted, the word ends where the value did.
 func quotedBeforeText(s string, sp connstr.Span) bool {
-	return sp.End-sp.Start >= 2 && s[sp.Start] == '\'' && s[sp.End-1] == '\'' &&
+	return sp.End-sp.Start >= 2 && (s[sp.Start] == '\'' || s[sp.Start] == '"') && s[sp.End-1] == s[sp.Start] &&
 		sp.End < len(s) && !isWordSpace(s[sp.End])
 }
 
@@ -115,28 +119,17 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(name); i++ {
-		if i > 0 && isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
+		v := secretValueAt(name, i)
+		if v < 0 {
 			continue
-		}
-		k := i
-		for k < len(name) && isKeywordByte(name[k]) {
-			k++
-		}
-		eq := k
-		for eq < len(name) && isWordSpace(name[eq]) {
-			eq++
-		}
-		if eq == len(name) || name[eq] != '=' || !connstr.IsSecretKey(name[i:k]) || inURL(name, i) {
-			continue
-		}
-		v := eq + 1
-		for v < len(name) && isWordSpace(name[v]) {
-			v++
 		}
 		end, _ := connstr.ValueEnd(name, v)
 		if inQuery {
 			end = paramEnd(name, v, end)
 		}
+		// As its writer meant it, as maskMeant reads it: the readings
+		// before may have left a value that reads so only now.
+		end = meantEnd(name, v, end)
 		if end == v {
 			continue // nothing to mask: "password=" at the end
 		}
@@ -152,6 +145,32 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 	}
 	b.WriteString(name[last:])
 	return b.String()
+}
+
+// secretValueAt returns where the value starts of the password keyword
+// that starts at name[i], or -1 when none starts there: a keyword at the
+// start of the name or after a byte no keyword holds, then '=' (white
+// space around it allowed), and not inside a URL (see maskKeywordValues).
+func secretValueAt(name string, i int) int {
+	if i > 0 && isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
+		return -1
+	}
+	k := i
+	for k < len(name) && isKeywordByte(name[k]) {
+		k++
+	}
+	eq := k
+	for eq < len(name) && isWordSpace(name[eq]) {
+		eq++
+	}
+	if eq == len(name) || name[eq] != '=' || !connstr.IsSecretKey(name[i:k]) || inURL(name, i) {
+		return -1
+	}
+	v := eq + 1
+	for v < len(name) && isWordSpace(name[v]) {
+		v++
+	}
+	return v
 }
 
 // paramEnd returns where the value name[v:end] ends in a name read whole

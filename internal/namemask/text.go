@@ -9,8 +9,9 @@ const closingPunct = `"'\,;:.)]}>`
 // stands, and changes nothing else: each word holding "://" is read as a
 // URL from its scheme on, each word that is a keyword=value pair as one,
 // and every password keyword outside a URL has its value masked, as in
-// Mask. Unlike Mask, Text never reads s whole as one connection string,
-// which would take the words after a URL into its last parameter.
+// Mask, a password quoted as its writer meant it included. Unlike Mask,
+// Text never reads s whole as one connection string, which would take the
+// words after a URL into its last parameter.
 //
 // A word runs to the next white space, so a value at its end takes in
 // the quote or comma that closes it. A value that is already word, with
@@ -20,5 +21,5 @@ const closingPunct = `"'\,;:.)]}>`
 // its word included, since where it ends cannot be told.
 func Text(s, word string) string {
 	m := masker{word: word, keepMasked: true}
-	return m.maskKeywordValues(m.maskWords(s), false)
+	return m.maskKeywordValues(m.maskWords(m.maskMeant(s)), false)
 }

@@ -1,0 +1,100 @@
+package namemask
+
+import (
+	"strings"
+
+	"github.com/shoalpool/shoal/internal/connstr"
+)
+
+// maskMeant masks each password value whose writer quoted it in a way pgx
+// does not read, where the writer's reading runs past pgx's (meantEnd):
+// masked by pgx's reading alone, the rest of the password would show. It
+// runs before the other readings, which then find the value masked; a
+// value whose readings agree is left to them. A value with text right
+// after it is masked as a quoted word (quotedBeforeText).
+func (m masker) maskMeant(name string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(name); i++ {
+		v := secretValueAt(name, i)
+		if v < 0 {
+			continue
+		}
+		end, _ := connstr.ValueEnd(name, v)
+		meant := meantEnd(name, v, end)
+		if meant == end {
+			// On from its end: a keyword inside the value is part of
+			// the password, which the later readings mask whole.
+			i = max(i, end-1)
+			continue
+		}
+		b.WriteString(name[last:v])
+		b.WriteString(m.value(name, connstr.Span{Start: v, End: meant}, true))
+		last = meant
+		i = meant - 1
+	}
+	if last == 0 {
+		return name
+	}
+	b.WriteString(name[last:])
+	return b.String()
+}
+
+// meantEnd returns where the keyword/value value that starts at s[v],
+// which pgx ends at end, ends as its writer meant it, if that is later:
+//
+//   - a single-quoted value whose closing quote has another right after
+//     it was written with two quotes in a row for one quote, as SQL
+//     writes it: it runs to the quote that closes it so read, or to the
+//     end of s if none does, as a quoted value that never closes does;
+//   - a value that starts with a double quote was written in double
+//     quotes, which pgx reads as part of a bare value: it runs to the
+//     double quote that closes it (closingDoubleQuote), if one does.
+func meantEnd(s string, v, end int) int {
+	switch {
+	case v >= len(s):
+	case s[v] == '\'' && end < len(s) && s[end] == '\'':
+		return doubledEnd(s, end+1)
+	case s[v] == '"':
+		return max(end, closingDoubleQuote(s, v+1))
+	}
+	return end
+}
+
+// doubledEnd returns where a single-quoted value read with doubled quotes
+// ends, from s[i], inside the quotes: after the first quote that is not
+// doubled (a backslash escapes the byte after it, as in pgx), or at the
+// end of s.
+func doubledEnd(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch {
+		case s[i] == '\\':
+			i++
+		case s[i] != '\'':
+		case i+1 < len(s) && s[i+1] == '\'':
+			i++ // a doubled quote: one quote of the value
+		default:
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+// closingDoubleQuote returns where a double-quoted value whose text starts
+// at s[i] ends, past its closing quote, or -1 if none closes it. A quote
+// closes it where a word ends: when no letter, digit or underscore comes
+// after it, which would make it a quote that opens the next word. Nor a
+// single quote: masked with text after it, the value is a single-quoted
+// word, and a quote right after that would read as a doubled one. A
+// backslash escapes the byte after it, as in a bare value.
+func closingDoubleQuote(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch {
+		case s[i] == '\\':
+			i++
+		case s[i] == '"' && (i+1 == len(s) || !isKeywordByte(s[i+1]) && s[i+1] != '\''):
+			return i + 1
+		}
+	}
+	return -1
+}
