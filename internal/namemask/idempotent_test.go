@@ -34,7 +34,7 @@ var nameCases = []string{
 	"postgres://u:p@ss@db/x?password=pw (eu)", "postgres://u:pw@db/x@?password=pw ",
 	"postgres://u:pw@db/xpostgres://u:pw@db/x?password=pw (",
 	"password='a b'password=pw", "}token='a b'password=pw'", "pAss='pAss='0''' ''",
-	"pAss=' pAss=00' ''",
+	"A:// pAss=& pAss=&", "pAss=' pAss=00' ''",
 }
 
 // seeds returns every input of the package's tests.
@@ -178,6 +178,10 @@ func TestMaskKeywordInALaterWordOfAURL(t *testing.T) {
 		{"postgres://db/x password='a&b c' tail", "postgres://db/x password=xxxxx tail"},
 		{`postgres://db/x?a=1 password=a\&b c`, "postgres://db/x?a=1 password=xxxxx c"},
 		{"postgres://db/x password=p&w", "postgres://db/x password=xxxxx"},
+		// An '&' in a password masked before starts no parameter: a
+		// value after it is masked as it would be once that one is.
+		{"postgres://db/x password=& token=&", "postgres://db/x password=xxxxx token=xxxxx"},
+		{"postgres://db/x password=a&b token=c&d=1", "postgres://db/x password=xxxxx token=xxxxx"},
 	} {
 		if got := Mask(c.name); got != c.want {
 			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)

@@ -125,7 +125,10 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 		}
 		end, _ := connstr.ValueEnd(name, v)
 		if inQuery {
-			end = paramEnd(name, v, end)
+			// The text before the value as masked so far: an '&' in a
+			// password masked before it starts no parameter, and
+			// masked again the name no longer holds it.
+			end = paramEnd(b.String()+name[last:v], name, v, end)
 		}
 		// As its writer meant it, as maskMeant reads it: the readings
 		// before may have left a value that reads so only now.
@@ -179,10 +182,11 @@ func secretValueAt(name string, i int) int {
 // URL's own reading ends it. Masked past it, the value would take in the
 // parameters after it, and the URL would read differently masked again.
 // Only a bare value after a parameter's start (a '?' or, in a URL in
-// doubt, an '&') ends there: an '&' quoted, escaped or in the path ends no
-// parameter, and cut there a password would show its rest.
-func paramEnd(name string, v, end int) int {
-	if v == end || name[v] == '\'' || !strings.ContainsAny(name[:v], "?&") {
+// doubt, an '&', in before, the text before it as masked) ends there: an
+// '&' quoted, escaped or in the path ends no parameter, and cut there a
+// password would show its rest.
+func paramEnd(before, name string, v, end int) int {
+	if v == end || name[v] == '\'' || !strings.ContainsAny(before, "?&") {
 		return end
 	}
 	for i := v; i < end; i++ {
