@@ -32,7 +32,9 @@ var names = masker{word: maskedWord}
 // separator ("orders,password=pw", "orders password='a b' replica") has
 // its value masked (maskKeywordValues). A quoted value with text right
 // after it keeps its quotes ("(password='xxxxx')"). Plain names come back
-// unchanged, and a masked name masked again too.
+// unchanged, and a masked name masked again too. A URL needs its scheme:
+// "app:pw@db/x" is left as it is, since no reading tells it from a name
+// such as "orders:7@eu", and pgx reads no URL without one either.
 func Mask(name string) string {
 	name = names.maskMeant(name)
 	r := connstr.Read(name)

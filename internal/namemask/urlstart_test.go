@@ -13,12 +13,18 @@ var urlStartCases = []struct{ name, want string }{
 	// No password: left as written.
 	{"orders -postgres://u@db/x?a=1", "orders -postgres://u@db/x?a=1"},
 	{"orders 1://x", "orders 1://x"},
+	// No scheme, no URL: pgx reads none, and user:password@host cannot
+	// be told from a name such as "orders:7@eu" or its read pool's.
+	{"orders:7@eu", "orders:7@eu"},
+	{"orders:7@eu/reads", "orders:7@eu/reads"},
+	{"app:pw@db/orders", "app:pw@db/orders"},
 }
 
 // A URL whose scheme follows a '-', '+', '.' or digit in its word ("a
 // -postgres://...", "1postgres://...") is read from the scheme's first
 // letter on, as the URL it is; "://" with no scheme before it is no URL,
-// and a password keyword after it is masked as anywhere else.
+// and a password keyword after it is masked as anywhere else. A word
+// without "://" is no URL either, whatever ':' and '@' it holds.
 func TestMaskURLAfterSchemeBytes(t *testing.T) {
 	for _, c := range urlStartCases {
 		if got := Mask(c.name); got != c.want {
