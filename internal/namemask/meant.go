@@ -49,13 +49,18 @@ func (m masker) maskMeant(name string) string {
 //     end of s if none does, as a quoted value that never closes does;
 //   - a value that starts with a double quote was written in double
 //     quotes, which pgx reads as part of a bare value: it runs to the
-//     double quote that closes it (closingDoubleQuote), if one does.
+//     double quote that closes it (closingDoubleQuote), if one does,
+//     unless a keyword=value pair follows pgx's value. The string then
+//     reads on as pgx reads it ("password="pw dbname=x"), and its
+//     password is pgx's: masked further, the pairs after it would go.
+//     Text past pgx's value that is no pair ("password="dq secret"")
+//     has no reading but the writer's.
 func meantEnd(s string, v, end int) int {
 	switch {
 	case v >= len(s):
 	case s[v] == '\'' && end < len(s) && s[end] == '\'':
 		return doubledEnd(s, end+1)
-	case s[v] == '"':
+	case s[v] == '"' && !pairAt(s, end):
 		return max(end, closingDoubleQuote(s, v+1))
 	}
 	return end
@@ -97,4 +102,21 @@ func closingDoubleQuote(s string, i int) int {
 		}
 	}
 	return -1
+}
+
+// pairAt reports whether a keyword=value pair starts at s[i], after any
+// white space: a keyword (see isKeywordByte), then '=', white space
+// around it allowed.
+func pairAt(s string, i int) bool {
+	for i < len(s) && isWordSpace(s[i]) {
+		i++
+	}
+	k := i
+	for k < len(s) && isKeywordByte(s[k]) {
+		k++
+	}
+	for k > i && k < len(s) && isWordSpace(s[k]) {
+		k++
+	}
+	return k > i && k < len(s) && s[k] == '='
 }

@@ -43,6 +43,10 @@ var doubleQuotedCases = []struct{ name, want string }{
 	{`orders password="a "b c" d`, "orders password=xxxxx d"},
 	// pgx's reading and the writer's agree: masked as before.
 	{`orders password="pw" replica`, "orders password=xxxxx replica"},
+	// A pair right after pgx's value: the string reads on as pgx reads
+	// it, with pgx's password, and its pairs stay.
+	{`host=db password="abc dbname=x application_name="app"`, `host=db password=xxxxx dbname=x application_name="app"`},
+	{`orders password="a b=c" x`, `orders password=xxxxx b=c" x`},
 	// No closing quote, or one with a letter or a single quote after
 	// it: a bare value, as pgx reads it.
 	{`orders password="p w replica`, "orders password=xxxxx w replica"},

@@ -48,6 +48,9 @@ func FuzzText(f *testing.F) {
 		f.Add("app", pw, pw, uint8(2))
 		f.Add("app", pw, pw, uint8(3))
 	}
+	// A bare password that starts with a double quote, the pairs after
+	// it read as pgx reads them.
+	f.Add("app", `"`, "app", uint8(3))
 	f.Fuzz(func(t *testing.T, user, pw, db string, form uint8) {
 		if pw == "" {
 			return
@@ -62,7 +65,7 @@ func FuzzText(f *testing.F) {
 			b = connstrtest.URL(user, pw, db, "", false, true)
 		default:
 			b = connstrtest.KeywordValue(user, pw, db, false)
-			if strings.Count(b.S, "=") != 3 {
+			if strings.Count(b.S, "=") != 4 {
 				return // a value holding '=' makes words of no keyword/value text
 			}
 		}
