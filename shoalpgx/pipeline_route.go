@@ -73,12 +73,14 @@ func shareable(sql string) bool {
 }
 
 // firstKeyword returns sql's first word, lowercased, past whitespace,
-// comments and opening parentheses, and what follows it.
+// comments, opening parentheses and semicolons, and what follows it. The
+// server's parser drops empty statements, so ";SET x = 1" is one SET, even
+// where several statements are refused (a prepared statement).
 func firstKeyword(sql string) (string, string) {
 	i := 0
 	for i < len(sql) {
 		switch c := sql[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == '\f':
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == '\f' || c == ';':
 			i++
 		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
 			for i < len(sql) && sql[i] != '\n' {

@@ -85,6 +85,9 @@ func TestShareable(t *testing.T) {
 		{"/* outer /* inner */ still a comment */ set x = 1", false},
 		{"/* outer /* inner */ still a comment */ select 1", true},
 		{"/* never ends", true}, // the server refuses it, alone
+		{";set x = 1", false},   // the server drops the empty statement
+		{" ; ;\n-- c\n; begin", false},
+		{"select 1;", true},
 	} {
 		if got := shareable(tc.sql); got != tc.share {
 			t.Errorf("shareable(%q) = %v, want %v", tc.sql, got, tc.share)
