@@ -148,11 +148,19 @@ func commentEnd(sql string, i int) int {
 }
 
 // intoTemp reports whether sql holds the words INTO TEMP or INTO
-// TEMPORARY (SELECT ... INTO TEMP t creates a temporary table, which
-// belongs to the session), in any case, past comments. A string or a name
-// that reads so is caught too, and only costs the statement its sharing.
+// TEMPORARY, LOCAL or GLOBAL allowed between them (SELECT ... INTO TEMP t
+// creates a temporary table, which belongs to the session), in any case,
+// past comments. A string or a name that reads so is caught too, and only
+// costs the statement its sharing.
 func intoTemp(sql string) bool {
-	prevInto := false
+	// after is what the words just before read: nothing of note, INTO, or
+	// INTO LOCAL or INTO GLOBAL.
+	const (
+		none = iota
+		into
+		intoScope
+	)
+	after := none
 	for i := 0; i < len(sql); {
 		switch {
 		case sql[i] == '-' && i+1 < len(sql) && sql[i+1] == '-':
@@ -174,10 +182,16 @@ func intoTemp(sql string) bool {
 			j++
 		}
 		w := sql[i:j]
-		if prevInto && (strings.EqualFold(w, "temp") || strings.EqualFold(w, "temporary")) {
+		switch {
+		case after != none && (strings.EqualFold(w, "temp") || strings.EqualFold(w, "temporary")):
 			return true
+		case after == into && (strings.EqualFold(w, "local") || strings.EqualFold(w, "global")):
+			after = intoScope
+		case strings.EqualFold(w, "into"):
+			after = into
+		default:
+			after = none
 		}
-		prevInto = strings.EqualFold(w, "into")
 		i = j
 	}
 	return false

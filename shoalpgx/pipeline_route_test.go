@@ -64,6 +64,10 @@ func TestShareable(t *testing.T) {
 		{"select a into t2 from x", true},
 		{"select 1 into /* a comment */ temp t", false},
 		{"select 1 into -- a comment\n temporary t", false},
+		{"select 1 into local temp t", false},
+		{"SELECT 1 INTO GLOBAL /* c */ TEMPORARY TABLE t", false},
+		{"select local into global_t from x", true},
+		{"select 1 into local_t from temp_x", true},
 		{"create table pg_temp.t (a int)", false},
 		{"CREATE VIEW PG_TEMP.v AS SELECT 1", false},
 		{"select 1 into pg_temp.t", false},
@@ -145,6 +149,8 @@ func TestPipelineSessionStatementsTakeAWholeConnection(t *testing.T) {
 		"create or replace temp view shoal_routed as select 1",
 		"/* a /* nested */ comment */ set search_path = public",
 		"select 1 into temp shoal_routed_t",
+		"select 1 into local temp shoal_routed_l",
+		"SELECT 1 INTO GLOBAL /* c */ TEMPORARY TABLE shoal_routed_g",
 		"create table pg_temp.shoal_routed_p (a int)",
 		"select 1; select 2", // several statements, no arguments: one simple query
 	} {
