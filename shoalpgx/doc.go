@@ -219,7 +219,8 @@
 // CLOSE, DISCARD, LOCK, COPY, LOAD, or CREATE [OR REPLACE] TEMP (past
 // comments, nested ones too, and empty statements: ";SET" is a SET);
 // those that hold INTO TEMP (SELECT ... INTO [LOCAL | GLOBAL] TEMP t) or
-// name pg_temp; an EXPLAIN of any of these; those that call
+// name pg_temp or pg_settings (an UPDATE of which is a SET); an EXPLAIN
+// of any of these; those that call
 // pg_advisory_lock, pg_try_advisory_lock, pg_advisory_unlock, set_config
 // or dblink_connect; an Exec without arguments whose text holds a ';';
 // a text of one word, with no space in it, which pgx takes for the name

@@ -60,8 +60,9 @@ func shareable(sql string) bool {
 		}
 	}
 	// SELECT ... INTO TEMP, and anything made in the session's own
-	// schema (CREATE TABLE pg_temp.t), in a statement of any kind.
-	if intoTemp(sql) || containsFold(sql, "pg_temp") {
+	// schema (CREATE TABLE pg_temp.t), in a statement of any kind. An
+	// UPDATE of pg_settings is a SET; a read of it costs only the sharing.
+	if intoTemp(sql) || containsFold(sql, "pg_temp") || containsFold(sql, "pg_settings") {
 		return false
 	}
 	for _, f := range sessionFunctions {

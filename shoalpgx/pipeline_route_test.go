@@ -65,6 +65,8 @@ func TestShareable(t *testing.T) {
 		{"select 1 into /* a comment */ temp t", false},
 		{"select 1 into -- a comment\n temporary t", false},
 		{"select 1 into local temp t", false},
+		{"UPDATE pg_catalog.PG_SETTINGS SET setting = 'x' WHERE name = 'search_path'", false},
+		{"with s as (update pg_settings set setting = 'x' where name = 'work_mem' returning 1) select * from s", false},
 		{"SELECT 1 INTO GLOBAL /* c */ TEMPORARY TABLE t", false},
 		{"select local into global_t from x", true},
 		{"select 1 into local_t from temp_x", true},
@@ -151,6 +153,7 @@ func TestPipelineSessionStatementsTakeAWholeConnection(t *testing.T) {
 		"select 1 into temp shoal_routed_t",
 		"select 1 into local temp shoal_routed_l",
 		"SELECT 1 INTO GLOBAL /* c */ TEMPORARY TABLE shoal_routed_g",
+		"update pg_settings set setting = 'routed_too' where name = 'application_name'",
 		"create table pg_temp.shoal_routed_p (a int)",
 		"select 1; select 2", // several statements, no arguments: one simple query
 	} {
