@@ -363,7 +363,12 @@
 // CacheStatement, such a statement waits for its preparation on its first
 // run on a connection, one round trip, so that each argument is encoded as
 // its parameter's type, as pgx's default mode encodes it; past the cache's
-// capacity it runs on a whole connection. A mode whose cache is turned off
+// capacity it runs on a whole connection. An argument that pgx cannot
+// encode as its parameter's type (an int for a text parameter), which pgx
+// fails, runs where the statement runs unnamed, the server typing it from
+// its text: on its first run on each shared connection, and on every run
+// in CacheDescribe and DescribeExec; with CacheStatement every run after
+// the first fails as in pgx. A mode whose cache is turned off
 // (CacheStatement with StatementCacheCapacity 0, CacheDescribe with
 // DescriptionCacheCapacity 0) goes to a whole connection, where pgx fails
 // it, as it fails every statement in that mode.

@@ -33,6 +33,13 @@ type pipeStmts struct {
 	next     int                  // the number of the next name
 	bySQL    map[string]*pipeStmt // prepared or being prepared
 	dropped  []string             // names to deallocate with the next request
+	// unencoded holds statements forgotten because an argument failed
+	// to encode as a parameter's type, until they are prepared again:
+	// their next run waits for that preparation, as one whose argument's
+	// Go type does not say its parameter's type, rather than go unnamed.
+	// Unnamed, the server would type the argument and run the statement
+	// pgx refuses (an int for a text parameter), on every other try.
+	unencoded map[string]struct{}
 }
 
 // pipeStmt is one statement prepared on a connection.
@@ -157,7 +164,7 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 		// is waited for again. One of its own, made because the last
 		// failed (a syntax error), goes beside its unnamed run, which
 		// reports the server's error.
-		if (prep == nil || b.described == 0) && c.tm.describes(args) {
+		if (prep == nil || b.described == 0) && (c.tm.describes(args) || c.stmts.isUnencoded(sql)) {
 			if preparing && b.described < describeRounds {
 				// Not appended: what is built now goes unsent, and
 				// run builds it again once the preparation is in.
@@ -186,8 +193,8 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 		// 2^31 here, before the server sees it, for as long as the
 		// statement stays cached. pgx forgets a cached statement
 		// whose arguments failed to encode; so does the connection,
-		// and its next run prepares it afresh.
-		c.stmts.forget(st)
+		// and its next run prepares it afresh, and waits for that.
+		c.stmts.forgetUnencoded(st)
 		return nil, err
 	}
 	buf, err = (&pgproto3.Bind{PreparedStatement: st.name, ParameterFormatCodes: eqb.ParamFormats, Parameters: eqb.ParamValues, ResultFormatCodes: eqb.ResultFormats}).Encode(buf)
@@ -245,6 +252,9 @@ func (s *pipeStmts) lookup(c *pipeConn, sql string) (st *pipeStmt, prep *pipeReq
 // the error to its caller).
 func (s *pipeStmts) prepared(c *pipeConn, st *pipeStmt, r *pipeReq) {
 	res := &r.res[0]
+	s.mu.Lock()
+	delete(s.unencoded, st.sql) // the next failure to encode, if any, files it again
+	s.mu.Unlock()
 	if r.err != nil || res.err != nil {
 		s.mu.Lock()
 		delete(s.bySQL, st.sql)
@@ -290,12 +300,43 @@ func (s *pipeStmts) invalidate(st *pipeStmt, err error) {
 func (s *pipeStmts) forget(st *pipeStmt) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetLocked(st)
+}
+
+// forgetLocked is forget with s.mu held.
+func (s *pipeStmts) forgetLocked(st *pipeStmt) {
 	if s.bySQL[st.sql] == st {
 		delete(s.bySQL, st.sql)
 		if st.builds.Or(stmtForgotten) == 0 {
 			s.dropped = append(s.dropped, st.name)
 		}
 	}
+}
+
+// forgetUnencoded is forget for a statement an argument failed to encode
+// for: its next run waits for its preparation (see unencoded). The set
+// holds no more than the cache does; past that, a statement's next run
+// goes unnamed, as before it was cached.
+func (s *pipeStmts) forgetUnencoded(st *pipeStmt) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forgetLocked(st)
+	if len(s.unencoded) >= s.capacity {
+		return
+	}
+	if s.unencoded == nil {
+		s.unencoded = map[string]struct{}{}
+	}
+	s.unencoded[st.sql] = struct{}{}
+}
+
+// isUnencoded reports whether sql's last run by name failed to encode an
+// argument and it has not been prepared since.
+func (s *pipeStmts) isUnencoded(sql string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.unencoded[sql]
+	return ok
 }
 
 // deallocations appends a Close for each statement invalidated on b's
