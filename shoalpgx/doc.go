@@ -358,8 +358,11 @@
 // []byte; a map or a struct for json; a time.Time outside UTC, which would
 // go in UTC, so that a timestamp or date parameter read the UTC wall
 // clock; a float32, which would go as its shortest decimal, where pgx
-// widens it for float8), which runs on a whole connection, where pgx
-// describes it; SimpleProtocol goes to a whole connection. With
+// widens it for float8; any other slice, which would go as an array, where
+// pgx writes JSON for json; a time.Duration, which would go as an
+// interval, where pgx writes its nanoseconds for bigint), which runs on a
+// whole connection, where pgx describes it; SimpleProtocol goes to a whole
+// connection. With
 // CacheStatement, such a statement waits for its preparation on its first
 // run on a connection, one round trip, so that each argument is encoded as
 // its parameter's type, as pgx's default mode encodes it; past the cache's

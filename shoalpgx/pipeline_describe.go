@@ -23,22 +23,24 @@ import (
 // zone, would read the UTC wall clock where pgx's binary encoding gives
 // its own (an hour early, or the day before); nor for a float32, which
 // pgx writes in text in its shortest decimal form (0.1) and in binary
-// widened to a float8 or numeric parameter (0.10000000149011612). pgx's
-// default mode describes the statement first and
+// widened to a float8 or numeric parameter (0.10000000149011612); nor for
+// a slice, which goes as an array, where json takes it as JSON; nor for a
+// time.Duration, which goes as an interval, where bigint takes its
+// nanoseconds. pgx's default mode describes the statement first and
 // encodes each argument as its parameter's type. So a statement with such
 // an argument waits for its preparation, one round trip on each connection
 // the first time, and then runs by name, as pgx's does.
 
 // describes reports whether one of args needs its parameter's type to be
-// encoded as pgx's default mode encodes it: a byte slice ([]byte,
-// json.RawMessage and the like), a float32, a time.Time outside UTC, or a
-// value of a Go type tm does not know.
+// encoded as pgx's default mode encodes it: a slice or a pointer to one
+// ([]byte and json.RawMessage among them), a float32, a time.Duration, a
+// time.Time outside UTC, or a value of a Go type tm does not know.
 func (tm *typeMap) describes(args []any) bool {
 	for _, a := range args {
 		switch a := a.(type) {
 		case nil, string, int, int32, int64, bool, float64:
 			continue
-		case []byte:
+		case []byte, time.Duration, *time.Duration:
 			return true
 		case float32, *float32:
 			// pgx writes it in text in its shortest decimal form (0.1),
@@ -57,7 +59,11 @@ func (tm *typeMap) describes(args []any) bool {
 			}
 			continue
 		}
-		if t := reflect.TypeOf(a); t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+		t := reflect.TypeOf(a)
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Slice {
 			return true
 		}
 		tm.mu.Lock()
