@@ -365,8 +365,10 @@
 // connection. With
 // CacheStatement, such a statement waits for its preparation on its first
 // run on a connection, one round trip, so that each argument is encoded as
-// its parameter's type, as pgx's default mode encodes it; past the cache's
-// capacity it runs on a whole connection. An argument that pgx cannot
+// its parameter's type, as pgx's default mode encodes it (not a time.Time
+// in UTC: for a text parameter its first run writes it as a timestamp,
+// 2024-01-02 23:04:05Z, where pgx and the runs after write its String
+// form); past the cache's capacity it runs on a whole connection. An argument that pgx cannot
 // encode as its parameter's type (an int for a text parameter), which pgx
 // fails, runs where the statement runs unnamed, the server typing it from
 // its text: on its first run on each shared connection, and on every run

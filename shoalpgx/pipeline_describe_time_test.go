@@ -69,3 +69,26 @@ func TestDescribesOnlyATimeOffUTC(t *testing.T) {
 		}
 	}
 }
+
+// A time.Time in UTC goes as it is on a statement's first run on a shared
+// connection, which the package doc owns to: a text parameter stores it
+// as the timestamp pgx writes for an unnamed statement, and from the next
+// run, by name, as pgx's default mode stores it, in Go's String form.
+func TestPipelineTimeInUTCForTextDiffersOnTheFirstRunOnly(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	at := time.Date(2024, 1, 2, 23, 4, 5, 0, time.UTC)
+	var got []string
+	for range 3 {
+		var s string
+		if err := p.QueryRow(ctx, "select $1::text", at).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	const first, pgx = "2024-01-02 23:04:05Z", "2024-01-02 23:04:05 +0000 UTC"
+	if got[0] != first || got[1] != pgx || got[2] != pgx {
+		t.Fatalf("stored %q, want %q, then %q as pgx stores it", got, first, pgx)
+	}
+}
