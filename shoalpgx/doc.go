@@ -208,6 +208,8 @@
 // would answer it within PipelineFill, else to the least-loaded one. A
 // statement completes at its ReadyForQuery, so an error at the implicit
 // commit (a deferred constraint) is its caller's error, never a success.
+// A SendBatch shares one Sync, as pgx's does; an error at its commit is
+// every statement's result and Close's, where pgx gives it to Close alone.
 // A lone caller reads its own answer, as on a whole connection.
 //
 // What never shares a connection: Begin and BeginTx, Acquire and
