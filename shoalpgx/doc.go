@@ -218,7 +218,7 @@
 // whole connection as without pipelining: those whose first keyword is
 // BEGIN, START, COMMIT, END, ROLLBACK, ABORT, SAVEPOINT, RELEASE, PREPARE,
 // EXECUTE, DEALLOCATE, SET, RESET, LISTEN, UNLISTEN, DECLARE, FETCH, MOVE,
-// CLOSE, DISCARD, LOCK, COPY, LOAD, or CREATE [OR REPLACE] TEMP (past
+// CLOSE, DISCARD, LOCK, COPY, LOAD, DO, or CREATE [OR REPLACE] TEMP (past
 // comments, nested ones too, and empty statements: ";SET" is a SET);
 // those that hold INTO TEMP (SELECT ... INTO [LOCAL | GLOBAL] TEMP t) or
 // name pg_temp or pg_settings (an UPDATE of which is a SET); an EXPLAIN

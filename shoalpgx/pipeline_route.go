@@ -17,13 +17,15 @@ import (
 // left open (pipeConn.read), not when a setting is (see the package doc).
 
 // sessionKeywords are the first keywords of statements that begin or end
-// a transaction or leave session state behind.
+// a transaction or leave session state behind. DO runs code that may do
+// either, out of the look's sight; an Exec of a DO block, whose code has
+// semicolons, went to a whole connection already.
 var sessionKeywords = map[string]bool{
 	"begin": true, "start": true, "commit": true, "end": true, "rollback": true, "abort": true,
 	"savepoint": true, "release": true, "prepare": true, "execute": true, "deallocate": true,
 	"set": true, "reset": true, "listen": true, "unlisten": true,
 	"declare": true, "fetch": true, "move": true, "close": true, "discard": true,
-	"lock": true, "copy": true, "load": true,
+	"lock": true, "copy": true, "load": true, "do": true,
 }
 
 // sessionFunctions are functions whose calls leave session state behind:
