@@ -214,7 +214,7 @@ func finish(o *options, report *benchrun.Report, out *outputWriter, errOut io.Wr
 		fmt.Fprintf(errOut, "shoal %s: some runs failed; %s\n", o.command, which)
 	}
 	if report.Interrupted {
-		fmt.Fprintf(errOut, "shoal %s: interrupted; the results above are those that finished\n", o.command)
+		fmt.Fprintf(errOut, "shoal %s: %s\n", o.command, interruptedNote(o, report, out))
 		return exitInterrupted
 	}
 	return code

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
 )
 
 // interruptedEarly reports whether Ctrl-C (ctx's end) came while the
@@ -17,4 +19,22 @@ func interruptedEarly(ctx context.Context, cmd string, errOut io.Writer) bool {
 	}
 	fmt.Fprintf(errOut, "shoal %s: interrupted before anything was measured\n", cmd)
 	return true
+}
+
+// interruptedNote is what finish says of a run that Ctrl-C ended: where
+// the results that finished went, or that there are none. "Above" is
+// true only of tables that were written: JSON and CSV are on stdout,
+// which is often a file or a pipe.
+func interruptedNote(o *options, report *benchrun.Report, out *outputWriter) string {
+	switch {
+	case !report.Measured():
+		return "interrupted before anything was measured"
+	case out.err != nil:
+		return "interrupted; the results that finished could not be written"
+	case o.json:
+		return "interrupted; the JSON on stdout holds the results that finished"
+	case o.csv:
+		return "interrupted; the CSV on stdout holds the results that finished"
+	}
+	return "interrupted; the results above are those that finished"
 }
