@@ -104,8 +104,7 @@ func parseBudgetFlags(args []string) (*budgetOptions, error) {
 func runBudget(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseBudgetFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, budgetUsage)
-		return exitOK
+		return printed(stdout, stderr, "budget", "help", budgetUsage)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "shoal budget: %s\n\n%s", redactRaw(err.Error()), budgetUsage)

@@ -130,37 +130,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if len(rest) == 0 {
-			fmt.Fprint(stdout, topUsage())
-			return exitOK
+			return printed(stdout, stderr, "help", "help", topUsage())
 		}
 		switch rest[0] {
 		case "bench", "sweep":
 			fs, _ := newFlagSet(rest[0])
-			fmt.Fprint(stdout, flagUsage(rest[0], fs))
+			return printed(stdout, stderr, "help", "help", flagUsage(rest[0], fs))
 		case "budget":
-			fmt.Fprint(stdout, budgetUsage)
+			return printed(stdout, stderr, "help", "help", budgetUsage)
 		case "version":
-			fmt.Fprint(stdout, versionUsage)
+			return printed(stdout, stderr, "help", "help", versionUsage)
 		case "help":
-			fmt.Fprint(stdout, topUsage())
+			return printed(stdout, stderr, "help", "help", topUsage())
 		default:
 			fmt.Fprintf(stderr, "shoal help: unknown command %q; valid commands: %s\n", redactRaw(rest[0]), commandNames())
 			return exitUsage
 		}
-		return exitOK
 	case "version", "-version", "--version":
 		switch {
 		case len(rest) == 0:
-			fmt.Fprintln(stdout, version())
+			return printed(stdout, stderr, "version", "version", version()+"\n")
 		case len(rest) == 1 && slices.Contains([]string{"-h", "-help", "--help"}, rest[0]):
-			fmt.Fprint(stdout, versionUsage)
+			return printed(stdout, stderr, "version", "help", versionUsage)
 		default:
 			// Refused rather than ignored: `shoal version --json` would
 			// otherwise print the text with status 0, as if it were read.
 			fmt.Fprintf(stderr, "shoal version: takes no arguments, got %q\n\n%s", redactRaw(rest[0]), versionUsage)
 			return exitUsage
 		}
-		return exitOK
 	case "budget":
 		return runBudget(ctx, rest, stdout, stderr)
 	case "bench", "sweep":
@@ -175,8 +172,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opts, err := parseFlags(cmd, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		fs, _ := newFlagSet(cmd)
-		fmt.Fprint(stdout, flagUsage(cmd, fs))
-		return exitOK
+		return printed(stdout, stderr, cmd, "help", flagUsage(cmd, fs))
 	}
 	if err != nil {
 		fs, _ := newFlagSet(cmd)

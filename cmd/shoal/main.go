@@ -101,7 +101,8 @@
 //
 // Exit status: 0 when everything ran, 1 when a run failed, nothing could be
 // measured (every scenario skipped for this target), the target could
-// not be reached or the results could not be written, 2 for a usage error, 130 after Ctrl-C (the results that
+// not be reached, or the results, the help or the version could not be
+// written, 2 for a usage error, 130 after Ctrl-C (the results that
 // finished are printed first, and drawn when --chart is set; a second
 // Ctrl-C quits at once, without waiting for connections to a server that
 // hangs to close). A password in --target never appears in any output,
