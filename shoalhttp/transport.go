@@ -397,8 +397,9 @@ func mapValues(m map[hostKey]*origin) []*origin {
 
 // Warm connects to each origin ("https://host" or "http://host:port") and
 // waits until max(MinIdle, MinConns, 1) connections are open to it (for
-// HTTP/2 MinConns defaults to 2), so that the first
-// requests do not pay for a dial. It returns the first error.
+// HTTP/2 MinConns defaults to 2), at most its MaxConns as SetMaxConns
+// leaves it, so that the first requests do not pay for a dial. It returns
+// the first error.
 func (t *Transport) Warm(ctx context.Context, origins ...string) error {
 	for _, raw := range origins {
 		key, err := parseOrigin(raw)

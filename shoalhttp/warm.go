@@ -8,7 +8,10 @@ import (
 )
 
 // warmPool opens max(floor, 1) connections, floor being the larger of the
-// origin's MinIdle and MinConns. With a floor set, the pool's maintenance
+// origin's MinIdle and MinConns, and at most the pool's MaxConns as it is
+// now: the pool keeps its floors only up to that limit, so a floor above
+// a limit SetMaxConns lowered would be waited for until ctx ends. With a
+// floor set, the pool's maintenance
 // already dials it in the background (from New on, and again whenever the
 // pool drops below it); warmPool waits for those dials rather than calling
 // Pool.Warm, which races with that refill and can open up to twice the
@@ -26,7 +29,7 @@ func warmPool[T any](ctx context.Context, p *shoal.Pool[T], floor int) error {
 	dialErrors := p.Stats().DialErrors
 	for {
 		st := p.Stats()
-		if st.TotalConns >= floor {
+		if st.TotalConns >= min(floor, st.MaxConns) {
 			return nil
 		}
 		if st.DialErrors > dialErrors {
