@@ -51,7 +51,12 @@ type Options struct {
 	// where one goroutine reads all of its frames, and two let a 2-core
 	// client and server work on two requests' frames at once. A negative
 	// value means 0 for both protocols; the HTTP/2 default is capped at
-	// MaxConns.
+	// the origin's MaxConns as Transport.SetMaxConns leaves it, but for
+	// a pool made with MaxConns 1 and no higher SetMaxConns limit set for
+	// its origin, which keeps one connection by default however the limit
+	// grows later: a pool's MinConns is fixed when it is made, at most its
+	// limit then. CloseIdleConnections lets the origin's next pool be made
+	// with the limit as it is.
 	MinConns int
 
 	// Partitions splits an origin's idle HTTP/1.1 connections into this
@@ -268,13 +273,14 @@ const (
 const defaultH2MinConns = 2
 
 // h2MinConns is the MinConns an HTTP/2 origin's pool keeps, defaults
-// applied (o has its other defaults already).
-func (o Options) h2MinConns() int {
+// applied, for a pool made with maxConns as its limit: the default can be
+// no more, the core refusing a MinConns above MaxConns.
+func (o Options) h2MinConns(maxConns int) int {
 	switch {
 	case o.MinConns < 0:
 		return 0
 	case o.MinConns == 0:
-		return min(defaultH2MinConns, o.MaxConns)
+		return min(defaultH2MinConns, maxConns)
 	}
 	return o.MinConns
 }

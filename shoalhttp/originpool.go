@@ -37,7 +37,7 @@ type originPool[E any, C pooledConn[E]] struct {
 
 // open builds the pool: the Options both protocols share (poolConfig),
 // OnConnect and OnDisconnect reporting each connection's ConnInfo, then
-// the protocol's own settings and hooks (protocol), then the origin's
+// the protocol's own settings and hooks (protocol), with the origin's
 // MaxConns if Transport.SetMaxConns set one. The first dial returns seed
 // when it is not nil; later ones call dial, with a context that carries
 // the traces of the requests waiting. When the pool cannot be built, seed
@@ -63,6 +63,13 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 	if opts.OnDisconnect != nil {
 		cfg.Hooks.OnDisconnect = func(c C, r shoal.Reason) { opts.OnDisconnect(c.connInfo(), r) }
 	}
+	// Made with the origin's limit when SetMaxConns raised it above
+	// Options.MaxConns, so that the HTTP/2 MinConns default, which cannot
+	// exceed the limit a pool is made with, is taken from it. A lower one
+	// is applied after New instead: an explicit MinConns or MinIdle up to
+	// Options.MaxConns stays the pool's, for a later SetMaxConns to raise
+	// the limit back to.
+	cfg.MaxConns = max(cfg.MaxConns, int(o.maxConns.Load()))
 	protocol(&cfg)
 	p.floor = max(cfg.MinIdle, cfg.MinConns)
 	if f := o.t.first; f != nil {
@@ -100,8 +107,9 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 		return err
 	}
 	p.pool = pool
-	if n := o.maxConns.Load(); n > 0 {
-		_ = pool.SetMaxConns(int(n)) // checked by Transport.SetMaxConns
+	// Read again: a SetMaxConns since the read above finds no pool yet.
+	if n := int(o.maxConns.Load()); n > 0 && n != cfg.MaxConns {
+		_ = pool.SetMaxConns(n) // checked by Transport.SetMaxConns
 	}
 	return nil
 }
