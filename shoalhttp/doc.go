@@ -55,12 +55,16 @@
 // http.NoBody or has GetBody, and either nothing of it reached the socket or
 // its method is idempotent (GET, HEAD, OPTIONS, TRACE, or an Idempotency-Key
 // header is set), the same rule net/http follows. Over HTTP/2, a request
-// the server provably did not process (refused, above a GOAWAY's last
-// stream, or given a connection that went unusable just before it) is
-// retried too, even without GetBody when none of its body had been read.
-// (x/net's own Transport resends such a body too, but closed by the failed
-// attempt, which a pipe does not survive; net/http gives the request up,
-// "cannot rewind body", unless it has another connection at hand.) Idle
+// the server provably did not process is retried once too, even without
+// GetBody when none of its body had been read: one above a GOAWAY's last
+// stream, or given a connection that went unusable just before it, on
+// another connection, as that one takes no new request; one the server
+// refused (REFUSED_STREAM) on the least-loaded connection, which can be
+// the one that refused it, since a refused stream leaves its connection
+// usable. (x/net's own Transport resends a body without GetBody too, but
+// closed by the failed attempt, which a pipe does not survive; net/http
+// gives the request up, "cannot rewind body", unless it has another
+// connection at hand.) Idle
 // HTTP/1.1 connections are checked for a close by the server before they
 // are handed out, so that the retry is rarely needed; over TLS, where the server's goodbye is a
 // close_notify record, bytes waiting on an idle connection are read (a

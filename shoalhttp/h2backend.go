@@ -63,8 +63,10 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 	return b.o.newH2Conn(ctx, nc)
 }
 
-// roundTrip sends req on the least-loaded connection, retrying once on
-// another one when the server provably did not process it (see h2CanRetry).
+// roundTrip sends req on the least-loaded connection, retrying once when
+// the server provably did not process it (see h2CanRetry): on the
+// least-loaded connection again, which is another one unless the failed
+// attempt's connection is still usable, as after a refused stream.
 func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error) {
 	ctx := req.Context()
 	orig := req
