@@ -52,11 +52,12 @@
 // the same code: each pool's MinConns first, the rest max-min fair by
 // demand, a pool's part shrinking only after its demand has stayed low for
 // IdleTime, what is left kept by the pools that hold it until another of
-// the member's pools asks for it (Budget.AskShare). Give Options.Min at least the sum of the pools' MinConns, or
-// the minimums are granted in the order the pools joined while the
-// member's share lasts. When the last pool leaves (is closed) the member
-// leaves the budget and gives every slot back; the next pool to join
-// makes it rejoin. A process may instead make a Budget per pool, with the
+// the member's pools asks for it (Budget.AskShare). Give Options.Min at
+// least the sum of the pools' MinConns: while the member's share is short
+// of them, the minimums take turns, the pools that get theirs changing
+// every IdleTime, at least a second, each turn a close and a dial. When
+// the last pool leaves (is closed) the member leaves the budget and gives
+// every slot back; the next pool to join makes it rejoin. A process may instead make a Budget per pool, with the
 // same Name and Size: each pool is then a member of its own, with a Min
 // of its own, and shows in `shoal budget` as one.
 //
