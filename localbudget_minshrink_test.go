@@ -1,6 +1,9 @@
 package shoal
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -35,5 +38,33 @@ func TestLocalBudgetMinFollowsSetMaxConns(t *testing.T) {
 		if got := sharesOf(b); got != "a 5/5, b 1/1" {
 			t.Fatalf("shares/held after a grew back: %s, want a 5/5, b 1/1", got)
 		}
+	})
+}
+
+// A pool that SetMaxConns shrank below its MinConns keeps its place in the
+// sum of minimums: a pool joining meanwhile is refused a minimum that
+// would not fit once the first grows back, rather than let in to find the
+// minimums above the size then.
+func TestLocalBudgetShrunkPoolKeepsItsPlaceInTheMinimums(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustBudget(t, 6)
+		a, _ := newTestPool(t, Config[*fakeConn]{Name: "a", MaxConns: 5, MinConns: 5, Budget: b})
+		if err := a.SetMaxConns(1); err != nil {
+			t.Fatal(err)
+		}
+		// Past a few samples, which read the shrunk minimum.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		d := &fakeDialer{}
+		p, err := New(Config[*fakeConn]{Name: "c", MaxConns: 3, MinConns: 2, Budget: b, Dial: d.dial, Close: d.close})
+		if err == nil {
+			_ = p.Close(context.Background())
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "Budget" || !strings.Contains(err.Error(), "sum to 7") {
+			t.Fatalf("New with MinConns 2 beside a pool of MinConns 5 shrunk to MaxConns 1, under a budget of 6: %v, want a ConfigError: the minimums would sum to 7", err)
+		}
+		// A minimum that fits beside a's whole one joins.
+		newTestPool(t, Config[*fakeConn]{Name: "d", MaxConns: 3, MinConns: 1, Budget: b})
 	})
 }
