@@ -295,7 +295,9 @@
 // members (Name, and Name + "/pipelined") besides dividing MaxConns: each
 // kind holds at most the smaller of its two shares and each dial takes a
 // permit of both, so the pool stays within MaxConns and within the budget;
-// no shared connection is then kept open for its own sake.
+// no shared connection is then kept open for its own sake, and while the
+// budget grants the shared connections nothing and none is open (the
+// minimums fill it), statements go to whole connections.
 //
 // The read pool (Reads) pipelines too, on its standby or fallback
 // connections, ReadMaxConns divided as MaxConns is (a ReadMaxConns of 1

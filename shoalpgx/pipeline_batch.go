@@ -21,7 +21,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		return nil, false
 	}
 	mode := p.config.ConnConfig.DefaultQueryExecMode
-	if mode == pgx.QueryExecModeSimpleProtocol || cacheOff(mode, p.config.ConnConfig) {
+	if mode == pgx.QueryExecModeSimpleProtocol || cacheOff(mode, p.config.ConnConfig) || p.pipe.starved() {
 		return nil, false
 	}
 	stmts := make([]batchStmt, len(b.QueuedQueries))

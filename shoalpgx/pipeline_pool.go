@@ -187,6 +187,18 @@ func (pp *pipePool) wholeFirst(sm stmtMode, args []any) bool {
 	return tm != nil && tm.describes(args)
 }
 
+// starved reports whether a statement had better go to a whole connection
+// because the user's Budget grants the shared connections nothing and none
+// is open: when the budget's minimums (this pool's MinConns among them) or
+// the other pools hold all of it, a statement would wait for a shared
+// connection until its context ended, beside the whole connections the
+// pool holds idle. Without a Budget the division of MaxConns keeps room
+// for a shared connection (checkPipeline). The share is read only while
+// no shared connection is open, which costs a look at an empty pool.
+func (pp *pipePool) starved() bool {
+	return pp.p.config.Budget != nil && pp.load.conns.Load() == 0 && pp.core.Stats().Share == 0
+}
+
 // closeConn closes a shared connection for the core pool.
 func (pp *pipePool) closeConn(c *pipeConn) error {
 	pp.mu.Lock()

@@ -152,14 +152,15 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 // pipeRoute reads a statement's options and rewrites its named arguments,
 // and reports whether it may go to a shared connection (ok): not when it
 // must have a whole connection, nor when a whole connection would be
-// acquired for it anyway (pipePool.wholeFirst). A statement whose named
+// acquired for it anyway (pipePool.wholeFirst), nor when the Budget grants
+// the shared connections none (pipePool.starved). A statement whose named
 // arguments do not fit goes to a whole connection too, which fails it as
 // pgx does and traces it: here there is no connection yet to trace it
 // with.
 func (p *Pool) pipeRoute(ctx context.Context, sql string, args []any) (_ string, _ []any, _ stmtMode, ok bool) {
 	args, rewrite, mode, ok := pipeOptions(args, p.config.ConnConfig.DefaultQueryExecMode)
 	sm := modeOf(mode)
-	if !ok || cacheOff(mode, p.config.ConnConfig) || !p.pipe.sc.shareable(sql) {
+	if !ok || cacheOff(mode, p.config.ConnConfig) || !p.pipe.sc.shareable(sql) || p.pipe.starved() {
 		return "", nil, sm, false
 	}
 	sql, args, ok = rewritten(ctx, rewrite, sql, args)
