@@ -42,9 +42,18 @@ func (g *Group) make(ctx context.Context, key string, n int, settle func() bool)
 }
 
 // poolIdle reports whether p has no connection acquired and no waiter, so
-// that the group may close it.
+// that the group may close it. A pipelined statement holds a shared
+// connection as a lease does a whole one, until its answer: one whose
+// caller gave up is still at the server, and Stat counts its connection as
+// acquired.
 func poolIdle(p *Pool) bool {
-	s := p.core.Stats()
+	if s := p.core.Stats(); s.Leases != 0 || s.Waiting != 0 {
+		return false
+	}
+	if p.pipe == nil {
+		return true
+	}
+	s := p.pipe.core.Stats()
 	return s.Leases == 0 && s.Waiting == 0
 }
 
