@@ -318,7 +318,8 @@
 // and Config.PipelineObserver sees them alone, as a pool named Name plus
 // "/pipelined" whose leases are the statements in flight: with shoalprom,
 // shoal_pool_leases over db_client_connection_count{state="used"} of that
-// name is how many statements share a busy connection.
+// name (divided ignoring(state) in PromQL) is how many statements share a
+// busy connection.
 //
 // Each caller's result is read whole into memory before it is handed over,
 // so that a slow reader never holds up the connection: rows cost their
