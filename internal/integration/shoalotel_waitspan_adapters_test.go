@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -62,6 +63,73 @@ func TestWaitSpanThroughShoalpgx(t *testing.T) {
 	err = pool.QueryRow(traced, "select 1").Scan(&one)
 	parent.End()
 	<-released
+	if err != nil || one != 1 {
+		t.Fatalf("select 1 after waiting: %d, %v", one, err)
+	}
+	spans := waitSpans(rec)
+	if len(spans) != 1 || spans[0].Parent().SpanID() != parent.SpanContext().SpanID() {
+		t.Fatalf("wait spans %v; want one under the query's span", spans)
+	}
+}
+
+// TestWaitSpanThroughPipelinedShoalpgx: a pipelined statement that waited
+// for a stream on a shared connection shows the wait under its span too,
+// docs/metrics.md naming shoalpgx with pool_pipeline among the pools that
+// pass the caller's context through.
+func TestWaitSpanThroughPipelinedShoalpgx(t *testing.T) {
+	m, rec, tracer := newTraced(t, spanThreshold)
+	obs, err := m.Pool("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two connections, one stream each: with one held whole, the other is
+	// the only shared connection there can be.
+	pool := pgtest.NewPool(t, shoalpgx.ParseConfig, shoalpgx.NewWithConfig, func(cfg *shoalpgx.Config) {
+		cfg.MaxConns = 2
+		cfg.Pipeline = 1
+		cfg.Observer = obs
+	})
+	ctx := testContext(t, 30*time.Second)
+	held, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+
+	// A statement that waits at the server for a lock the test holds
+	// keeps the shared connection's one stream until the test lets go.
+	admin := pgtest.AdminConn(t)
+	key := int64(os.Getpid())<<8 | 0x5a
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock($1)", key); err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := pool.Exec(ctx, "select pg_advisory_xact_lock($1)", key)
+		blocked <- err
+	}()
+	if !waitFor(10*time.Second, func() bool { return pool.Stat().Pipelined().Leases == 1 }) {
+		t.Fatalf("the blocked statement never took the shared stream: %+v", pool.Stat().Pipelined())
+	}
+	released := releaseOnceWaiting(t, func() int { return pool.Stat().Pipelined().Waiting }, func() {
+		if err := tx.Commit(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+
+	traced, parent := tracer.Start(ctx, "query")
+	var one int
+	err = pool.QueryRow(traced, "select 1").Scan(&one)
+	parent.End()
+	<-released
+	if err := <-blocked; err != nil {
+		t.Errorf("the statement behind the lock: %v", err)
+	}
 	if err != nil || one != 1 {
 		t.Fatalf("select 1 after waiting: %d, %v", one, err)
 	}
