@@ -56,6 +56,10 @@ type origin struct {
 	// seedMin is true while the probe holds the origin's MinConns
 	// reserved under MaxConnsTotal, until the backend's pool takes it.
 	seedMin bool
+	// seedTook is how long the probe took to open the connection it
+	// hands the backend's pool, for the pool's first dial to report
+	// (seedDialObserver); only the probe's goroutine touches it.
+	seedTook time.Duration
 
 	mu       sync.Mutex
 	probing  *probe // the probe in flight, if any; guarded by mu
@@ -245,6 +249,7 @@ func (o *origin) probe(ctx context.Context) (_ backend, started int64, _ error) 
 		return nil, started, err
 	}
 	if o.key.scheme == "https" && proto != "h2" {
+		o.seedTook = time.Since(start)
 		b, err := newH1Backend(o, newH1Conn(o, nc))
 		return b, started, err
 	}
@@ -256,6 +261,7 @@ func (o *origin) probe(ctx context.Context) (_ backend, started int64, _ error) 
 		}
 		return nil, started, err
 	}
+	o.seedTook = time.Since(start)
 	b, err := newH2Backend(o, hc)
 	return b, started, err
 }
@@ -265,7 +271,7 @@ func (o *origin) probe(ctx context.Context) (_ backend, started int64, _ error) 
 // the protocol the dial learns), and without this an origin whose server
 // is down from the start would show no dial error in its metrics. A probe
 // that succeeds is not told: its connection is the pool's first dial,
-// which the pool reports.
+// which the pool reports with the probe's duration (seedDialObserver).
 func (o *origin) observeFailedProbe(took time.Duration, err error) {
 	if f := o.t.opts.Observer; f != nil {
 		if obs := f(o.name); obs != nil {

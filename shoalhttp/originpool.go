@@ -26,8 +26,11 @@ type originPool[E any, C pooledConn[E]] struct {
 	o    *origin
 	pool *shoal.Pool[C]
 	// seed is the probe's connection, handed to the pool by its first dial.
-	seed   atomic.Pointer[E]
-	traces dialTraces // of the requests waiting for a connection
+	seed atomic.Pointer[E]
+	// seedTook is the probe's dial in nanoseconds, stored as the seed is
+	// handed over, for the Observer to add to that dial (withSeedDial).
+	seedTook atomic.Int64
+	traces   dialTraces // of the requests waiting for a connection
 	// floor is the larger of the pool's MinIdle and MinConns: what warm
 	// waits for.
 	floor int
@@ -47,13 +50,19 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 	if seed != nil {
 		p.seed.Store(seed)
 	}
+	seedTook := o.seedTook
+	o.seedTook = 0
 	opts := o.t.opts
 	cfg := poolConfig(opts, o.name, func(ctx context.Context) (C, error) {
 		if c := p.seed.Swap(nil); c != nil {
+			p.seedTook.Store(int64(seedTook))
 			return c, nil
 		}
 		return dial(p.traces.dialContext(ctx))
 	}, C.close)
+	if seed != nil && cfg.Observer != nil {
+		cfg.Observer = withSeedDial(cfg.Observer, &p.seedTook)
+	}
 	if opts.OnConnect != nil {
 		cfg.Hooks.OnConnect = func(_ context.Context, c C) error {
 			opts.OnConnect(c.connInfo())
