@@ -76,7 +76,7 @@ setInterval(async () => {
 }, 1000);
 </script>
 </body></html>
-{{define "pools"}}<p class="note">At <span id="at">{{clock .At}}</span>, refreshed every second. <a href="?format=json">JSON</a></p>
+{{define "pools"}}<p class="note">At <span id="at">{{clock .At}}</span>, refreshed every second<noscript> (every two seconds with scripts off)</noscript>. <a href="?format=json">JSON</a></p>
 {{range .Budgets}}<section class="pool" data-budget="{{.Name}}">
 <h2>budget {{.Name}}</h2>
 <table class="gauges"><tr><th>size</th><th>permits out</th><th>pools</th></tr>

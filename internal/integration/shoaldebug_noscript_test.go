@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,5 +73,14 @@ func TestPageReloadsWithScriptsOff(t *testing.T) {
 	}
 	if n := fragments.Load(); n != 0 {
 		t.Errorf("the browser fetched the fragment %d times: its scripts were not off", n)
+	}
+	// The page says how often it refreshes: with scripts off, that is
+	// the meta refresh's pace, not the script's.
+	note, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`p.note`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(note, "every two seconds") {
+		t.Errorf("with scripts off the page says %q, want it to say it refreshes every two seconds", note)
 	}
 }
