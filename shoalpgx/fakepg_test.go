@@ -134,6 +134,9 @@ func (f *fakePG) serve(c net.Conn) {
 	pid, s := f.newSession()
 	be.Send(&pgproto3.AuthenticationOk{})
 	be.Send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: []byte{0, 0, 0, 1}})
+	// pgx runs the simple protocol only on a server that says these.
+	be.Send(&pgproto3.ParameterStatus{Name: "client_encoding", Value: "UTF8"})
+	be.Send(&pgproto3.ParameterStatus{Name: "standard_conforming_strings", Value: "on"})
 	be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 	if err := be.Flush(); err != nil {
 		return
