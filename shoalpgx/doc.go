@@ -35,7 +35,8 @@
 //     until the oldest waiter has waited that long. pool_barge_window=0 is
 //     strict hand-off.
 //   - Connections close in the background and count against MaxConns until
-//     their close ends, so the server never holds more than MaxConns of
+//     their close ends (the server hanging up as the backend exits, half a
+//     second at most), so the server never holds more than MaxConns of
 //     them. A connection released inside a transaction, busy, or closed by
 //     pgx is closed, never handed out again.
 //   - Maintenance closes an idle connection soon after its lifetime ends;

@@ -37,8 +37,15 @@ type fakePG struct {
 	// on them or hang up, while it answers statements as before.
 	ignoreCancels atomic.Bool
 
+	// exitDelay is how long a session's backend takes to exit once its
+	// client said Terminate or hung up: it still counts at the server
+	// (live) until then, and hangs up only then, as PostgreSQL's does.
+	exitDelay time.Duration
+
 	cancels atomic.Int64 // cancel requests received
 	logins  atomic.Int64 // sessions started
+	live    atomic.Int64 // sessions whose backend has not exited
+	maxLive atomic.Int64 // the most sessions live at once
 
 	mu       sync.Mutex
 	sessions map[uint32]*fakeSession
@@ -132,6 +139,10 @@ func (f *fakePG) serve(c net.Conn) {
 		return
 	}
 	pid, s := f.newSession()
+	defer func() {
+		time.Sleep(f.exitDelay)
+		f.live.Add(-1)
+	}()
 	be.Send(&pgproto3.AuthenticationOk{})
 	be.Send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: []byte{0, 0, 0, 1}})
 	// pgx runs the simple protocol only on a server that says these.
@@ -177,6 +188,9 @@ func (f *fakePG) newSession() (uint32, *fakeSession) {
 	s := &fakeSession{signal: make(chan struct{}, 1)}
 	f.sessions[pid] = s
 	f.logins.Add(1)
+	if n := f.live.Add(1); n > f.maxLive.Load() {
+		f.maxLive.Store(n) // under f.mu: no other session starts meanwhile
+	}
 	return pid, s
 }
 

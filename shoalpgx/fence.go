@@ -195,10 +195,11 @@ func (p *Pool) SetMaxConns(n int32) error {
 // terminate is the protocol's Terminate message: 'X' and its length.
 var terminate = []byte{'X', 0, 0, 0, 4}
 
-// closeAndWait closes a budgeted pool's connection and returns only once the
-// server has ended its backend, which is when the pool gives the
-// connection's permit back. pgx's Close sends Terminate and hangs up at
-// once, and the backend lingers for a moment after, longer on a busy
+// closeAndWait closes a pool's connection and returns only once the
+// server has ended its backend, which is when a budgeted pool gives the
+// connection's permit back (and any pool its place under MaxConns,
+// within cleanupHold). pgx's Close sends Terminate and hangs up at once,
+// and the backend lingers for a moment after, longer on a busy
 // machine, holding its place in pg_stat_activity and its fence lock;
 // another process given the permit in that moment would make the server
 // count one above the budget. The server closes the socket only

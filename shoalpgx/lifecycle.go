@@ -341,31 +341,50 @@ func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn)
 // such a server has been silent for that long already.
 const cleanupHold = 500 * time.Millisecond
 
-// closeOrLeave closes pc as closeConn does, except when pgx closed it
-// already (a statement's context ended and the server did not answer the
-// cancel request in time, or the connection broke): pgx is then cleaning up
-// in a goroutine of its own, and the connection keeps its place until that
-// ends, cleanupHold at most. Past that the place is freed and the cleanup
-// goes on in the background; Pool.Close still waits for it, closeTimeout at
-// most, as it waits for closeConn. A budgeted pool keeps waiting
-// (closeAndWait): its permit must not go back while the backend may still
-// hold the slot.
+// closeOrLeave closes pc and waits, cleanupHold at most, for the server to
+// end its backend: PostgreSQL's backend lingers for a moment after
+// Terminate, still counted at the server, and a dial that took the place
+// at once could meet it there, one above MaxConns. The pool's own close
+// sends Terminate and reads until the server hangs up (closeAndWait); a
+// connection pgx closed already (a statement's context ended and the
+// server did not answer the cancel request in time, or the connection
+// broke) is left to pgx's cleanup, which does the same in a goroutine of
+// its own. Past cleanupHold the place is freed and the close goes on in
+// the background; Pool.Close still waits for it, closeTimeout at most. A
+// budgeted pool keeps waiting (closeAndWait): its permit must not go back
+// while the backend may still hold the slot.
 func (p *Pool) closeOrLeave(pc *pooledConn) error {
-	if !pc.conn.IsClosed() {
-		return closeConn(pc)
+	// limit bounds the wait in the background: 0 for closeAndWait, which
+	// has bounds of its own, closeTimeout for pgx's cleanup, whose own is
+	// longer.
+	var done <-chan struct{}
+	var err error
+	limit := closeTimeout
+	if pc.conn.IsClosed() {
+		done = pc.conn.PgConn().CleanupDone()
+	} else {
+		closed := make(chan struct{})
+		go func() {
+			err = closeAndWait(pc)
+			close(closed)
+		}()
+		done, limit = closed, 0
 	}
-	done := pc.conn.PgConn().CleanupDone()
 	hold := time.NewTimer(cleanupHold)
 	select {
 	case <-done:
 		hold.Stop()
-		return nil
+		return err
 	case <-hold.C:
 	}
 	p.cleanups.Add(1)
 	go func() {
 		defer p.cleanups.Done()
-		t := time.NewTimer(closeTimeout - cleanupHold)
+		if limit == 0 {
+			<-done
+			return
+		}
+		t := time.NewTimer(limit - cleanupHold)
 		defer t.Stop()
 		select {
 		case <-done:
@@ -375,14 +394,8 @@ func (p *Pool) closeOrLeave(pc *pooledConn) error {
 	return nil
 }
 
-// closeConn closes one connection and waits for pgconn's cleanup, so that
-// a closed pool leaves no goroutine behind.
-func closeConn(pc *pooledConn) error {
-	pc.openGate()
-	return closePgx(pc.conn)
-}
-
-// closePgx is closeConn for a connection the pool has not taken yet.
+// closePgx closes a connection with pgx's Close and waits for pgconn's
+// cleanup, so that a closed pool leaves no goroutine behind.
 func closePgx(conn *pgx.Conn) error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
