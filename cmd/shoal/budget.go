@@ -56,18 +56,7 @@ func parseBudgetFlags(args []string) (*budgetOptions, error) {
 	// that is the name, and the flags after it are parsed in turn.
 	for {
 		if err := fs.Parse(args); err != nil {
-			// Said as bench and sweep say it: the flag package's own
-			// error names the flag with one dash and says "parse error".
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			if hint := valueHint(fs, err); hint != "" {
-				return nil, usagef("%s", hint)
-			}
-			if text := flagErrorText(fs, err); text != "" {
-				return nil, usagef("%s", text)
-			}
-			return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
+			return nil, flagError(fs, err) // said as bench and sweep say it
 		}
 		if fs.NArg() == 0 {
 			break

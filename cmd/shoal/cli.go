@@ -278,16 +278,7 @@ func validFlags(fs *flag.FlagSet) string {
 func parseFlags(cmd string, args []string) (*options, error) {
 	fs, o := newFlagSet(cmd)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		if hint := valueHint(fs, err); hint != "" {
-			return nil, usagef("%s", hint)
-		}
-		if text := flagErrorText(fs, err); text != "" {
-			return nil, usagef("%s", text)
-		}
-		return nil, usagef("%v; valid flags: %s", err, validFlags(fs))
+		return nil, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		// Masked before it is quoted, so that the quote closing a password

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"regexp"
@@ -25,4 +26,20 @@ func flagErrorText(fs *flag.FlagSet, err error) string {
 		return fmt.Sprintf("--%s needs a value", m[1])
 	}
 	return ""
+}
+
+// flagError says what was wrong with a command's flags, as a usage error:
+// the flag package's own error names the flag with one dash and says
+// "parse error". flag.ErrHelp is returned as it is.
+func flagError(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	if hint := valueHint(fs, err); hint != "" {
+		return usagef("%s", hint)
+	}
+	if text := flagErrorText(fs, err); text != "" {
+		return usagef("%s", text)
+	}
+	return usagef("%v; valid flags: %s", err, validFlags(fs))
 }
