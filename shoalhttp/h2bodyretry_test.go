@@ -146,35 +146,8 @@ func TestHTTP2UnusableConnRetriesUnreadBodyWithoutGetBody(t *testing.T) {
 // (here REFUSED_STREAM after the first DATA frame): the rest of the body
 // would go out without its start.
 func TestHTTP2PartlySentBodyWithoutGetBodyIsNotRetried(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var streams atomic.Int32
-	var serving sync.WaitGroup
-	var connsMu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		connsMu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		connsMu.Unlock()
-		serving.Wait()
-	})
-	serving.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			connsMu.Lock()
-			conns = append(conns, c)
-			connsMu.Unlock()
-			serving.Go(func() { refuseAfterFirstData(c, &streams) })
-		}
-	})
+	addr := serveTCP(t, func(c net.Conn) { refuseAfterFirstData(c, &streams) })
 	tr := newTestTransport(t, Options{H2CPriorKnowledge: true, MinConns: -1})
 
 	// A pipe, which x/net's Close of the body unblocks.
@@ -183,7 +156,7 @@ func TestHTTP2PartlySentBodyWithoutGetBodyIsNotRetried(t *testing.T) {
 	go pw.Write([]byte("the first part; the rest never comes"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+ln.Addr().String()+"/", pr)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/", pr)
 	if err != nil {
 		t.Fatal(err)
 	}

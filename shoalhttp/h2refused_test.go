@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,35 +27,8 @@ type refusingServer struct {
 
 func startRefusingServer(t *testing.T, refuse int32) *refusingServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &refusingServer{url: "http://" + ln.Addr().String(), refuse: refuse}
-	var serving sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		serving.Wait()
-	})
-	serving.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			serving.Go(func() { s.serve(c) })
-		}
-	})
+	s := &refusingServer{refuse: refuse}
+	s.url = "http://" + serveTCP(t, s.serve)
 	return s
 }
 
