@@ -168,6 +168,26 @@ func acquireAsync(ctx context.Context, p *Pool[*fakeConn]) <-chan Lease[*fakeCon
 	return got
 }
 
+// acquireMany starts n acquires on goroutines of their own, as acquireAsync
+// does each.
+func acquireMany(ctx context.Context, p *Pool[*fakeConn], n int) []<-chan Lease[*fakeConn] {
+	waiters := make([]<-chan Lease[*fakeConn], n)
+	for i := range waiters {
+		waiters[i] = acquireAsync(ctx, p)
+	}
+	return waiters
+}
+
+// releaseEach waits for each acquire acquireMany started and releases the
+// lease of each that succeeded.
+func releaseEach(waiters []<-chan Lease[*fakeConn]) {
+	for _, w := range waiters {
+		if l := <-w; l.rec != nil {
+			l.Release()
+		}
+	}
+}
+
 // WaitFor waits until cond holds, looking every millisecond, and fails the
 // test, saying what it waited for, if 10 seconds pass first. It is the core
 // tests' one poll, for what runs on real time (real sockets, real

@@ -18,10 +18,7 @@ func TestMaxDialingDefaultFollowsSetMaxConns(t *testing.T) {
 		defer held.Release()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		var waiters []<-chan Lease[*fakeConn]
-		for range 5 {
-			waiters = append(waiters, acquireAsync(ctx, p))
-		}
+		waiters := acquireMany(ctx, p, 5)
 		wantWaiters(t, p, 5)
 		block := d.blockDials()
 		if err := p.SetMaxConns(6); err != nil {
@@ -32,11 +29,7 @@ func TestMaxDialingDefaultFollowsSetMaxConns(t *testing.T) {
 			t.Errorf("after SetMaxConns(6), %d dials in flight for 5 waiters, want min(MaxConns, 4) = 4", got)
 		}
 		close(block)
-		for _, w := range waiters {
-			if l := <-w; l.rec != nil {
-				l.Release()
-			}
-		}
+		releaseEach(waiters)
 	})
 }
 
@@ -48,19 +41,12 @@ func TestMaxDialingDefaultWithinMaxConns(t *testing.T) {
 		block := d.blockDials()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		var waiters []<-chan Lease[*fakeConn]
-		for range 5 {
-			waiters = append(waiters, acquireAsync(ctx, p))
-		}
+		waiters := acquireMany(ctx, p, 5)
 		wantWaiters(t, p, 5)
 		if got := p.Stats().Dialing; got != 2 {
 			t.Errorf("MaxConns 2: %d dials in flight for 5 waiters, want 2", got)
 		}
 		close(block)
-		for _, w := range waiters {
-			if l := <-w; l.rec != nil {
-				l.Release()
-			}
-		}
+		releaseEach(waiters)
 	})
 }

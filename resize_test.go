@@ -18,10 +18,7 @@ func TestSetMaxConnsGrowingServesWaitersByNewDials(t *testing.T) {
 		defer held.Release()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		var waiters []<-chan Lease[*fakeConn]
-		for range 5 {
-			waiters = append(waiters, acquireAsync(ctx, p))
-		}
+		waiters := acquireMany(ctx, p, 5)
 		wantWaiters(t, p, 5)
 
 		// Past the MaxConns the pool was made with: its slot table grows.
