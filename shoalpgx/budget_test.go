@@ -147,8 +147,13 @@ func TestBudgetFencesEveryConnectionWithItsSlotsLock(t *testing.T) {
 }
 
 func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
+	fenceRefusesASlotAnotherSessionHolds(t, fenceKeyFor(t))
+}
+
+// fenceRefusesASlotAnotherSessionHolds is
+// TestBudgetFenceRefusesASlotAnotherSessionHolds for a given fence key.
+func fenceRefusesASlotAnotherSessionHolds(t *testing.T, key int32) {
 	ctx := pgtest.Ctx(t)
-	key := fenceKeyFor(t)
 	// A "paused process": another session holds slot 0's lock.
 	stale := pgtest.AdminConn(t)
 	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
@@ -241,8 +246,13 @@ func TestBudgetFencedSlotIsWaitedOut(t *testing.T) {
 }
 
 func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
+	fenceLooksBeforeItDials(t, fenceKeyFor(t))
+}
+
+// fenceLooksBeforeItDials is TestBudgetFenceLooksBeforeItDials for a given
+// fence key.
+func fenceLooksBeforeItDials(t *testing.T, key int32) {
 	ctx := pgtest.Ctx(t)
-	key := fenceKeyFor(t)
 	stale := pgtest.AdminConn(t)
 	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
 		t.Fatal(err)
