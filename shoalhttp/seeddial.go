@@ -1,11 +1,11 @@
 package shoalhttp
 
 import (
-	"context"
 	"sync/atomic"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/observewrap"
 )
 
 // The probe dials an origin's first connection before the pool exists, and
@@ -14,7 +14,7 @@ import (
 // db_client_connection_create_time would miss the one dial every origin
 // makes. seedDialObserver adds the probe's dial to it.
 
-// seedDialObserver is an origin pool's Observer when its first dial hands
+// seedDialObserver hears an origin pool's events when its first dial hands
 // over the probe's connection: the first successful dial it hears of after
 // that hand-over has the probe's duration added, the rest passes through.
 type seedDialObserver struct {
@@ -27,11 +27,7 @@ type seedDialObserver struct {
 // It keeps what o does beyond Observer: its Stats and holders, and its wait
 // tracing when it traces.
 func withSeedDial(o shoal.Observer, took *atomic.Int64) shoal.Observer {
-	s := seedDialObserver{Observer: o, took: took}
-	if t, ok := o.(shoal.WaitTracer); ok && tracing(t) {
-		return seedDialTracer{s, t}
-	}
-	return s
+	return observewrap.Wrap(o, observewrap.Options{Events: seedDialObserver{Observer: o, took: took}})
 }
 
 // ObserveDial adds the probe's duration to the dial that handed its
@@ -41,39 +37,4 @@ func (s seedDialObserver) ObserveDial(took time.Duration, err error) {
 		took += time.Duration(s.took.Swap(0))
 	}
 	s.Observer.ObserveDial(took, err)
-}
-
-// Attach passes the pool's Stats on, so that the metrics' gauges read it.
-func (s seedDialObserver) Attach(stats func() shoal.Stats) func() {
-	if a, ok := s.Observer.(shoal.StatsAttacher); ok {
-		return a.Attach(stats)
-	}
-	return func() {}
-}
-
-// AttachHolders passes the pool's holders on, for the live page.
-func (s seedDialObserver) AttachHolders(holders func() []shoal.Holder) func() {
-	if a, ok := s.Observer.(shoal.HoldersAttacher); ok {
-		return a.AttachHolders(holders)
-	}
-	return func() {}
-}
-
-// seedDialTracer is a seedDialObserver whose Observer traces waits: only
-// then does the pool pay for tracing them.
-type seedDialTracer struct {
-	seedDialObserver
-	t shoal.WaitTracer
-}
-
-// TraceWait passes the wait on.
-func (s seedDialTracer) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
-	s.t.TraceWait(ctx, start, wait, err)
-}
-
-// tracing reports whether t traces waits: true unless it has a Tracing
-// method that says no (see shoal.WaitTracer).
-func tracing(t shoal.WaitTracer) bool {
-	s, ok := t.(interface{ Tracing() bool })
-	return !ok || s.Tracing()
 }
