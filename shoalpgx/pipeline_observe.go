@@ -1,12 +1,9 @@
 package shoalpgx
 
 import (
-	"context"
-	"sync/atomic"
-	"time"
-
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/namemask"
+	"github.com/shoalpool/shoal/internal/observewrap"
 )
 
 // With pipelining the pool is two core pools, but an operator watches one
@@ -22,97 +19,28 @@ import (
 // name: apart from the pool's in logs and metrics, and sorted beside it.
 func pipelinedName(name string) string { return namemask.Suffixed(name, "/pipelined") }
 
-// wholeObserver is Config.Observer as the whole connections' core pool
-// holds it with pipelining on: its events pass through, and the gauges it
-// attaches read both pools.
-type wholeObserver struct {
-	shoal.Observer
-	shared   *atomic.Pointer[shoal.Pool[*pipeConn]] // set once the shared pool exists
-	size     int                                    // the MaxConns the two divide
-	budgeted bool                                   // Config.Budget is set (see sumStats)
-}
-
-// Attach gives the inner Observer the sum of the core's figures and the
-// shared pool's (when there is one yet).
-func (w wholeObserver) Attach(stats func() shoal.Stats) func() {
-	a, ok := w.Observer.(shoal.StatsAttacher)
-	if !ok {
-		return func() {}
-	}
-	shared, size, budgeted := w.shared, w.size, w.budgeted
-	return a.Attach(func() shoal.Stats {
-		s := stats()
-		if sp := shared.Load(); sp != nil {
-			s = sumStats(s, sp.Stats(), size, budgeted)
-		}
-		return s
-	})
-}
-
-// AttachHolders lists the whole connections' holders: a shared
-// connection's streams are no one's to hold for long.
-func (w wholeObserver) AttachHolders(holders func() []shoal.Holder) func() {
-	if a, ok := w.Observer.(shoal.HoldersAttacher); ok {
-		return a.AttachHolders(holders)
-	}
-	return func() {}
-}
-
-// wholeTracer is a wholeObserver whose Observer traces waits: only then
-// does the core pay for tracing them.
-type wholeTracer struct {
-	wholeObserver
-	t shoal.WaitTracer
-}
-
-// TraceWait passes the wait on.
-func (w wholeTracer) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
-	w.t.TraceWait(ctx, start, wait, err)
-}
-
-// sharedEvents is Config.Observer as the shared connections' core pool
-// holds it: the events only, the gauges being the whole pool's
-// (wholeObserver).
-type sharedEvents struct{ shoal.Observer }
-
-// sharedTracer is sharedEvents with the waits traced.
-type sharedTracer struct {
-	sharedEvents
-	t shoal.WaitTracer
-}
-
-// tracing reports whether t traces waits: true unless it has a Tracing
-// method that says no (see shoal.WaitTracer). Only then is it wrapped as a
-// tracer, so that the core pays for tracing only what it would pay for
-// without the wrapper.
-func tracing(t shoal.WaitTracer) bool {
-	s, ok := t.(interface{ Tracing() bool })
-	return !ok || s.Tracing()
-}
-
-// TraceWait passes the wait on.
-func (s sharedTracer) TraceWait(ctx context.Context, start time.Time, wait time.Duration, err error) {
-	s.t.TraceWait(ctx, start, wait, err)
-}
-
 // wholeCoreObserver returns the Observer the whole connections' core pool
-// is given: Config.Observer, wrapped with pipelining on so that its gauges
-// count the shared connections too (the shared pool is stored in
-// p.sharedCore once made).
+// is given: Config.Observer, wrapped with pipelining on so that the gauges
+// it attaches count the shared connections too (the shared pool is stored
+// in p.sharedCore once made). Its events, holders and wait tracing are
+// Config.Observer's.
 func (p *Pool) wholeCoreObserver() shoal.Observer {
 	o := p.config.Observer
 	if o == nil || p.config.Pipeline <= 0 {
 		return o
 	}
-	w := wholeObserver{Observer: o, shared: &p.sharedCore, size: int(p.config.MaxConns), budgeted: p.config.Budget != nil}
-	if t, ok := o.(shoal.WaitTracer); ok && tracing(t) {
-		return wholeTracer{w, t}
-	}
-	return w
+	shared, size, budgeted := &p.sharedCore, int(p.config.MaxConns), p.config.Budget != nil
+	return observewrap.Wrap(o, observewrap.Options{Stats: func(s shoal.Stats) shoal.Stats {
+		if sp := shared.Load(); sp != nil {
+			s = sumStats(s, sp.Stats(), size, budgeted)
+		}
+		return s
+	}})
 }
 
 // sharedCoreObserver returns the Observer the shared connections' core pool
-// is given: Config.Observer's events, and Config.PipelineObserver whole.
+// is given: Config.Observer's events (the gauges and holders being the
+// whole pool's, see wholeCoreObserver), and Config.PipelineObserver whole.
 // A read pool's config is a copy of its pool's, so PipelineObserver is the
 // pool's (whose metrics have its name): a read pool's shared connections
 // count in its Observer (ReadObserver) only.
@@ -121,13 +49,7 @@ func (p *Pool) sharedCoreObserver() shoal.Observer {
 	if p.target == targetReads {
 		po = nil
 	}
-	var events shoal.Observer
-	if o := p.config.Observer; o != nil {
-		events = sharedEvents{o}
-		if t, ok := o.(shoal.WaitTracer); ok && tracing(t) {
-			events = sharedTracer{sharedEvents{o}, t}
-		}
-	}
+	events := observewrap.Events(p.config.Observer)
 	switch {
 	case events == nil:
 		return po
