@@ -25,7 +25,7 @@ type capacity struct {
 	// connection between a pair's two writes.
 	up atomic.Int32
 
-	maxConns atomic.Int32 // Config.MaxConns, or what SetMaxConns set last
+	maxConns atomic.Int32 // Config.InitialMaxConns or MaxConns, or what SetMaxConns set last
 	share    atomic.Int32 // the Budget's share; maxConnsLimit without a Budget
 	limit    atomic.Int32 // min(maxConns, share): what dials are held to
 

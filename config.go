@@ -16,9 +16,9 @@ import (
 // Every setting follows one convention, the same in every adapter: zero
 // means the default written beside the field (which may be "no limit" or
 // "off"), and a negative value means off (no limit, no floor, no check)
-// wherever off makes sense; where it does not (MaxConns, MaxStreams,
-// Partitions, MaxDialing, QueueInterval, HealthCheckAfter) a negative value
-// is a *ConfigError.
+// wherever off makes sense; where it does not (MaxConns, InitialMaxConns,
+// MaxStreams, Partitions, MaxDialing, QueueInterval, HealthCheckAfter) a
+// negative value is a *ConfigError.
 //
 // MaxStreams picks the mode. Exclusive connections (MaxStreams 0 or 1, a
 // database session) have four settings of their own: MinIdle, Partitions,
@@ -76,6 +76,18 @@ type Config[T any] struct {
 	// dialled. 0 means max(4, runtime.NumCPU()), as pgxpool's default.
 	// A negative value is an error: a pool with no limit is not a pool.
 	MaxConns int
+
+	// InitialMaxConns, when above 0, is the limit the pool starts with
+	// in place of MaxConns, as if SetMaxConns(InitialMaxConns) had been
+	// called before the pool dialled anything: MinIdle and MinConns are
+	// still checked against MaxConns, and are kept only up to the limit
+	// until SetMaxConns raises it, as after SetMaxConns lowers it. It is
+	// for a pool made once its owner has lowered the limit, with floors
+	// that must come back as the limit does (shoalhttp's origins): a
+	// SetMaxConns right after New would leave the floors' first dials a
+	// moment in which to pass the lower limit. 0 (the default) means
+	// MaxConns; a negative value, or one above MaxConns, is an error.
+	InitialMaxConns int
 
 	// MinIdle connections are kept open and idle by the background
 	// maintenance goroutine (never more than MaxConns in all). 0 (the
@@ -379,6 +391,8 @@ func (c *Config[T]) Validate() error {
 		{c.Dial == nil, "Dial", "is required"},
 		{c.MaxConns < 0, "MaxConns", fmt.Sprintf("must be >= 0 (0 means %d), got %d", defaultMaxConns(), c.MaxConns)},
 		{c.MaxConns > maxConnsLimit, "MaxConns", fmt.Sprintf("must be <= %d, got %d", maxConnsLimit, c.MaxConns)},
+		{c.InitialMaxConns < 0, "InitialMaxConns", fmt.Sprintf("must be >= 0 (0 means MaxConns), got %d", c.InitialMaxConns)},
+		{c.InitialMaxConns > n.MaxConns, "InitialMaxConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", n.MaxConns, c.InitialMaxConns)},
 		{n.MinIdle > n.MaxConns, "MinIdle", fmt.Sprintf("must be <= MaxConns (%d), got %d", n.MaxConns, c.MinIdle)},
 		{n.MinIdle > 0 && c.MaxStreams > 1, "MinIdle", fmt.Sprintf("applies to exclusive connections only (MaxStreams is %d): a new lease goes to the least-loaded connection, so an idle one is the next to be used and never stays idle; set MinConns to keep connections open", c.MaxStreams)},
 		{n.MinConns > n.MaxConns, "MinConns", fmt.Sprintf("must be <= MaxConns (%d), got %d", n.MaxConns, c.MinConns)},

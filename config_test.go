@@ -20,6 +20,8 @@ func TestNewValidatesEveryField(t *testing.T) {
 		{"MaxConns", func(c *Config[int]) { c.MaxConns = -1 }},
 		{"MaxConns", func(c *Config[int]) { c.MaxConns = maxConnsLimit + 1 }},
 		{"MaxDialing", func(c *Config[int]) { c.MaxDialing = 1 << 31 }},
+		{"InitialMaxConns", func(c *Config[int]) { c.InitialMaxConns = -1 }},
+		{"InitialMaxConns", func(c *Config[int]) { c.InitialMaxConns = 5 }},
 		{"BargeWindow", func(c *Config[int]) { c.BargeWindow = time.Duration(math.MaxInt64) }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = 5 }},
 		{"MinIdle", func(c *Config[int]) { c.MinIdle = 1; c.MaxStreams = 2 }},

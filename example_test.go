@@ -130,6 +130,32 @@ func ExampleConfig_minConns() {
 	// 4 leases on 2 connections
 }
 
+// InitialMaxConns starts a pool below MaxConns, as a SetMaxConns made
+// before it dials anything: the floor waits for the limit to rise, and
+// comes back in full once SetMaxConns raises it.
+func ExampleConfig_initialMaxConns() {
+	pool, _ := shoal.New(shoal.Config[*session]{
+		Dial:            func(ctx context.Context) (*session, error) { return &session{}, nil },
+		MaxConns:        4,
+		InitialMaxConns: 1,
+		MaxStreams:      100,
+		MinConns:        2,
+	})
+	defer pool.Close(context.Background())
+	ctx := context.Background()
+	_ = pool.Warm(ctx) // up to the floor, at most the limit
+	s := pool.Stats()
+	fmt.Printf("limit %d: %d open\n", s.MaxConns, s.TotalConns)
+
+	_ = pool.SetMaxConns(4)
+	_ = pool.Warm(ctx)
+	s = pool.Stats()
+	fmt.Printf("limit %d: %d open\n", s.MaxConns, s.TotalConns)
+	// Output:
+	// limit 1: 1 open
+	// limit 4: 2 open
+}
+
 // An acquire that cannot be served says what it waited for.
 func ExampleAcquireError() {
 	pool, _ := shoal.New(shoal.Config[*session]{

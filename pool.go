@@ -136,9 +136,15 @@ func New[T any](cfg Config[T]) (*Pool[T], error) {
 	} else {
 		p.eng = &p.ex
 	}
-	p.cap.maxConns.Store(int32(cfg.MaxConns))
+	// Set before maintenance starts, so that no dial toward the floors
+	// sees a limit above InitialMaxConns.
+	limit := cfg.MaxConns
+	if cfg.InitialMaxConns > 0 {
+		limit = cfg.InitialMaxConns
+	}
+	p.cap.maxConns.Store(int32(limit))
 	p.cap.share.Store(maxConnsLimit)
-	p.cap.limit.Store(int32(cfg.MaxConns))
+	p.cap.limit.Store(int32(limit))
 	p.wq.count = &p.hot.waiters
 	p.wq.tracer, _ = tracerOf(cfg.Observer)
 	p.life.ctx, p.life.cancel = context.WithCancel(context.Background())

@@ -10,7 +10,7 @@ type Stats struct {
 	// Metrics (shoalprom, shoalotel) and the live page (shoaldebug) use it
 	// when they are given none.
 	Name     string
-	MaxConns int // the limit now: Config.MaxConns, or what SetMaxConns set last
+	MaxConns int // the limit now: Config.InitialMaxConns or MaxConns, or what SetMaxConns set last
 	// Share is how many connections the Budget lets the pool hold now (the
 	// pool opens at most the smaller of Share and MaxConns); without a
 	// Budget it equals MaxConns.
