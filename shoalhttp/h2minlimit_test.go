@@ -2,7 +2,9 @@ package shoalhttp
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -44,5 +46,59 @@ func TestHTTP2WarmWithinTheOriginLimit(t *testing.T) {
 	}
 	if _, st := onlyStats(t, tr); st.MaxConns != 1 {
 		t.Fatalf("after Warm with SetMaxConns 1: %+v, want MaxConns 1", st)
+	}
+}
+
+// TestPoolMadeUnderALowerLimitNeverPassesIt: an origin held to one
+// connection by SetMaxConns before its pool is made dials only that one,
+// not even a second for a moment as the pool is made: an HTTP/1.1 pool's
+// MinIdle of four, or an HTTP/2 pool's default floor of two, would dial
+// past the limit before it was applied. The race it guards against is
+// short, so each protocol makes a fresh pool in many rounds; counting the
+// dials, rather than the server's accepts, sees one cut short as well.
+func TestPoolMadeUnderALowerLimitNeverPassesIt(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	h2, _, tlsCfg := newH2TLSServer(t, ok, 100)
+	h1, _ := newH1Server(t, ok)
+	cases := []struct {
+		name string
+		url  string
+		opts Options
+	}{
+		{"HTTP/1.1 MinIdle 4", h1.URL, Options{MaxConns: 8, MinIdle: 4}},
+		{"HTTP/2 MinConns default", h2.URL, Options{MaxConns: 8, TLSClientConfig: tlsCfg}},
+	}
+	const rounds = 50
+	for _, tc := range cases {
+		over, most := 0, int32(1)
+		for range rounds {
+			var dials atomic.Int32
+			var nd net.Dialer
+			opts := tc.opts
+			opts.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return nd.DialContext(ctx, network, addr)
+			}
+			tr, err := NewTransport(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.SetMaxConns(tc.url, 1); err != nil {
+				t.Fatal(err)
+			}
+			get(t, tr, tc.url)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err = tr.Close(ctx) // every dial has ended once it returns
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := dials.Load(); n != 1 {
+				over, most = over+1, max(most, n)
+			}
+		}
+		if over > 0 {
+			t.Errorf("%s: %d of %d pools made under SetMaxConns 1 dialled more than once, up to %d times; want 1 dial each", tc.name, over, rounds, most)
+		}
 	}
 }

@@ -72,13 +72,21 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 	if opts.OnDisconnect != nil {
 		cfg.Hooks.OnDisconnect = func(c C, r shoal.Reason) { opts.OnDisconnect(c.connInfo(), r) }
 	}
-	// Made with the origin's limit when SetMaxConns raised it above
-	// Options.MaxConns, so that the HTTP/2 MinConns default, which cannot
-	// exceed the limit a pool is made with, is taken from it. A lower one
-	// is applied after New instead: an explicit MinConns or MinIdle up to
-	// Options.MaxConns stays the pool's, for a later SetMaxConns to raise
-	// the limit back to.
-	cfg.MaxConns = max(cfg.MaxConns, int(o.maxConns.Load()))
+	// The pool starts at the origin's limit, if SetMaxConns set one, from
+	// its first dial on (InitialMaxConns), and is made with the larger of
+	// that and Options.MaxConns: an explicit MinConns or MinIdle up to
+	// Options.MaxConns stays the pool's, kept up to the limit and back in
+	// full once SetMaxConns raises it, and the HTTP/2 MinConns default,
+	// which cannot exceed the MaxConns a pool is made with, takes a limit
+	// raised above Options.MaxConns.
+	limit := cfg.MaxConns
+	if n := int(o.maxConns.Load()); n > 0 {
+		limit = n
+	}
+	cfg.MaxConns = max(cfg.MaxConns, limit)
+	if limit < cfg.MaxConns {
+		cfg.InitialMaxConns = limit
+	}
 	protocol(&cfg)
 	p.floor = max(cfg.MinIdle, cfg.MinConns)
 	if f := o.t.first; f != nil {
@@ -117,7 +125,7 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 	}
 	p.pool = pool
 	// Read again: a SetMaxConns since the read above finds no pool yet.
-	if n := int(o.maxConns.Load()); n > 0 && n != cfg.MaxConns {
+	if n := int(o.maxConns.Load()); n > 0 && n != limit {
 		_ = pool.SetMaxConns(n) // checked by Transport.SetMaxConns
 	}
 	return nil

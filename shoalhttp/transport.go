@@ -273,8 +273,9 @@ func (t *Transport) Stats() map[string]shoal.Stats {
 // does: growing serves waiting requests with new connections at once;
 // shrinking closes idle connections now and busy ones when their responses
 // are done, and never fails a request. It holds for the origin's later pools
-// too (after CloseIdleConnections). n must be in [1, 2147483647], as the
-// core's MaxConns.
+// too (after CloseIdleConnections), from their first dial on: none opens
+// more than n, not even for MinConns or MinIdle, which it keeps up to n.
+// n must be in [1, 2147483647], as the core's MaxConns.
 func (t *Transport) SetMaxConns(origin string, n int) error {
 	key, err := parseOrigin(origin)
 	if err != nil {
