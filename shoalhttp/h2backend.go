@@ -32,7 +32,7 @@ func newH2Backend(o *origin, seed *h2Conn) (*h2Backend, error) {
 		// floor on open connections here, as MinConns is (the core refuses
 		// MinIdle with MaxStreams > 1).
 		cfg.MinIdle = 0
-		cfg.MinConns = max(opts.h2MinConns(cfg.MaxConns), opts.MinIdle)
+		cfg.MinConns = max(opts.h2MinConns(), opts.MinIdle)
 		// The first connection's limit stands for all, and each connection
 		// whose server announced less in its SETTINGS starts at that
 		// (StreamLimit); a limit the server changes later is followed

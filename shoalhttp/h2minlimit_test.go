@@ -29,6 +29,31 @@ func TestHTTP2MinConnsDefaultTakesTheOriginLimit(t *testing.T) {
 	}
 }
 
+// TestHTTP2MinConnsDefaultFollowsARaisedLimit: an HTTP/2 origin whose
+// pool was made with a limit of one keeps one connection, and the default
+// two once SetMaxConns raises its limit, as it would have been made with.
+func TestHTTP2MinConnsDefaultFollowsARaisedLimit(t *testing.T) {
+	srv, conns, tlsCfg := newH2TLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), 100)
+	tr := newTestTransport(t, Options{MaxConns: 1, TLSClientConfig: tlsCfg})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Warm(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := onlyStats(t, tr); st.TotalConns != 1 || st.MaxConns != 1 {
+		t.Fatalf("MaxConns 1, after Warm: %+v, want 1 connection", st)
+	}
+	if err := tr.SetMaxConns(srv.URL, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Warm(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := onlyStats(t, tr); st.TotalConns != 2 || conns.n.Load() != 2 {
+		t.Fatalf("after SetMaxConns 4 and Warm: %+v, server saw %d connections; want min(2, 4) = 2", st, conns.n.Load())
+	}
+}
+
 // TestHTTP2WarmWithinTheOriginLimit: Warm opens the floor only up to the
 // origin's limit, so an HTTP/2 origin held to one connection by
 // SetMaxConns warms with that one instead of waiting for a second it may

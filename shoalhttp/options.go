@@ -50,13 +50,11 @@ type Options struct {
 	// next one): one HTTP/2 connection is a serial point at both ends,
 	// where one goroutine reads all of its frames, and two let a 2-core
 	// client and server work on two requests' frames at once. A negative
-	// value means 0 for both protocols; the HTTP/2 default is capped at
-	// the origin's MaxConns as Transport.SetMaxConns leaves it, but for
-	// a pool made with MaxConns 1 and no higher SetMaxConns limit set for
-	// its origin, which keeps one connection by default however the limit
-	// grows later: a pool's MinConns is fixed when it is made, at most its
-	// limit then. CloseIdleConnections lets the origin's next pool be made
-	// with the limit as it is.
+	// value means 0 for both protocols. Either protocol keeps MinConns
+	// (and MinIdle) only up to the origin's MaxConns as
+	// Transport.SetMaxConns leaves it, and in full again once the limit
+	// allows: an HTTP/2 origin held to one connection keeps one, and two
+	// once SetMaxConns raises its limit.
 	MinConns int
 
 	// Partitions splits an origin's idle HTTP/1.1 connections into this
@@ -273,14 +271,15 @@ const (
 const defaultH2MinConns = 2
 
 // h2MinConns is the MinConns an HTTP/2 origin's pool keeps, defaults
-// applied, for a pool made with maxConns as its limit: the default can be
-// no more, the core refusing a MinConns above MaxConns.
-func (o Options) h2MinConns(maxConns int) int {
+// applied. The pool keeps it only up to its limit, and is made with a
+// MaxConns that holds it (originPool.open), so that the default comes
+// back in full once SetMaxConns raises a limit below it.
+func (o Options) h2MinConns() int {
 	switch {
 	case o.MinConns < 0:
 		return 0
 	case o.MinConns == 0:
-		return min(defaultH2MinConns, maxConns)
+		return defaultH2MinConns
 	}
 	return o.MinConns
 }

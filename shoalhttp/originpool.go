@@ -73,21 +73,19 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 		cfg.Hooks.OnDisconnect = func(c C, r shoal.Reason) { opts.OnDisconnect(c.connInfo(), r) }
 	}
 	// The pool starts at the origin's limit, if SetMaxConns set one, from
-	// its first dial on (InitialMaxConns), and is made with the larger of
-	// that and Options.MaxConns: an explicit MinConns or MinIdle up to
-	// Options.MaxConns stays the pool's, kept up to the limit and back in
-	// full once SetMaxConns raises it, and the HTTP/2 MinConns default,
-	// which cannot exceed the MaxConns a pool is made with, takes a limit
-	// raised above Options.MaxConns.
+	// its first dial on (InitialMaxConns), and is made with a MaxConns
+	// that holds its floors: an explicit MinConns or MinIdle up to
+	// Options.MaxConns, and the HTTP/2 default of two, stay the pool's,
+	// kept up to the limit and back in full once SetMaxConns raises it.
 	limit := cfg.MaxConns
 	if n := int(o.maxConns.Load()); n > 0 {
 		limit = n
 	}
-	cfg.MaxConns = max(cfg.MaxConns, limit)
+	protocol(&cfg)
+	cfg.MaxConns = max(cfg.MaxConns, limit, cfg.MinConns)
 	if limit < cfg.MaxConns {
 		cfg.InitialMaxConns = limit
 	}
-	protocol(&cfg)
 	p.floor = max(cfg.MinIdle, cfg.MinConns)
 	if f := o.t.first; f != nil {
 		p.budget = &originBudget{first: f, name: o.name, min: max(opts.MinConns, 0)}
