@@ -1,10 +1,12 @@
 package shoalhttp
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestSetMaxConnsPerOrigin sets an origin's limit before its first request
@@ -111,5 +113,33 @@ func TestSetMaxConnsHoldsAfterCloseIdleConnections(t *testing.T) {
 	get(t, tr, plain.URL+"/")
 	if got := tr.Stats()[plain.URL].MaxConns; got != 3 {
 		t.Errorf("plain HTTP/1.1: the pool made after CloseIdleConnections has MaxConns %d, want 3 (SetMaxConns's)", got)
+	}
+}
+
+// TestFloorsComeBackAsTheOriginLimitRises: an HTTP/1.1 origin whose pool
+// is made under a SetMaxConns limit below its MinIdle keeps the floor only
+// up to that limit, and in full once SetMaxConns raises the limit again.
+func TestFloorsComeBackAsTheOriginLimitRises(t *testing.T) {
+	srv, conns := newH1Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	tr := newTestTransport(t, Options{MaxConns: 8, MinIdle: 4})
+	if err := tr.SetMaxConns(srv.URL, 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Warm(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := onlyStats(t, tr); st.TotalConns != 1 || st.MaxConns != 1 {
+		t.Fatalf("MinIdle 4 under SetMaxConns 1, after Warm: %+v, want 1 connection", st)
+	}
+	if err := tr.SetMaxConns(srv.URL, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Warm(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := onlyStats(t, tr); st.TotalConns != 4 || conns.n.Load() != 4 {
+		t.Fatalf("after SetMaxConns 8 and Warm: %+v, server saw %d connections; want MinIdle (4)", st, conns.n.Load())
 	}
 }
