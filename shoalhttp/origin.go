@@ -180,6 +180,9 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 			o.startLine()
 		}
 		o.mu.Unlock()
+		if err == nil {
+			o.followLimit(b)
+		}
 		close(pr.done)
 		// Once the requests that waited for the probe are on their way:
 		// they need not wait for the log either.

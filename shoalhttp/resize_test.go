@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal"
 )
 
 // TestSetMaxConnsPerOrigin sets an origin's limit before its first request
@@ -142,4 +144,59 @@ func TestFloorsComeBackAsTheOriginLimitRises(t *testing.T) {
 	if _, st := onlyStats(t, tr); st.TotalConns != 4 || conns.n.Load() != 4 {
 		t.Fatalf("after SetMaxConns 8 and Warm: %+v, server saw %d connections; want MinIdle (4)", st, conns.n.Load())
 	}
+}
+
+// TestSetMaxConnsWhileThePoolIsMade: a SetMaxConns that runs as the
+// origin's first request makes its pool holds for that pool, whichever of
+// the two finishes first. The pool's Observer starts it from Attach,
+// which New calls as it ends, so that it lands around the moment the
+// pool is put in place; the race is short, hence the rounds.
+func TestSetMaxConnsWhileThePoolIsMade(t *testing.T) {
+	srv, _, tlsCfg := newH2TLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), 100)
+	const rounds = 50
+	lost := 0
+	for range rounds {
+		done := make(chan struct{})
+		var tr *Transport
+		resize := func() {
+			go func() {
+				defer close(done)
+				if err := tr.SetMaxConns(srv.URL, 3); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		tr, err := NewTransport(Options{MaxConns: 8, TLSClientConfig: tlsCfg, Observer: func(string) shoal.Observer {
+			return attachHook{attached: resize}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		get(t, tr, srv.URL)
+		<-done
+		if st := tr.Stats()[srv.URL]; st.MaxConns != 3 {
+			lost++
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = tr.Close(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d of %d pools kept MaxConns 8 after SetMaxConns 3 ran beside their making; want 3", lost, rounds)
+	}
+}
+
+// attachHook is an Observer that calls attached when a pool attaches it,
+// at the end of shoal.New.
+type attachHook struct {
+	shoal.BaseObserver
+	attached func()
+}
+
+func (a attachHook) Attach(func() shoal.Stats) func() {
+	a.attached()
+	return func() {}
 }

@@ -297,6 +297,17 @@ func (t *Transport) SetMaxConns(origin string, n int) error {
 	return nil
 }
 
+// followLimit gives b, a backend just put in place, the limit SetMaxConns
+// last set for its origin. Its pool read the limit as it was made, but a
+// SetMaxConns after that read and before b was in place found no backend
+// to resize. Each side stores before it loads what the other stores (the
+// limit, the backend), so at least one of the two sees the other.
+func (o *origin) followLimit(b backend) {
+	if n := o.maxConns.Load(); n > 0 {
+		_ = b.setMaxConns(int(n)) // n was checked by SetMaxConns; a pool closed since has nothing to resize
+	}
+}
+
 // maxConnsLimit bounds SetMaxConns: the core's bound on MaxConns, which
 // the origin's pools are given.
 const maxConnsLimit = math.MaxInt32
