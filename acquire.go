@@ -21,7 +21,7 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 		return Lease[T]{}, ErrClosed
 	}
 	if p.ex.barge != nil && p.ex.shortOfTime(ctx) {
-		return p.acquireInTurn(ctx)
+		return p.acquireInTurn(ctx, 0)
 	}
 	if p.feat.plain {
 		// The fast path: a pop from a lock-free stack and a store.
@@ -40,7 +40,7 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 			return l, nil
 		}
 	}
-	return p.acquireSlow(ctx)
+	return p.acquireSlow(ctx, 0)
 }
 
 // TryAcquire returns a lease if a connection is free now, and ErrWouldBlock
@@ -80,15 +80,20 @@ func (p *Pool[T]) Do(ctx context.Context, fn func(conn T) error) error {
 }
 
 // acquireSlow is everything after the fast path: checks, dials, the queue.
-func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
+// pre is how long the caller had waited before it asked (AcquireSince), 0
+// for Acquire.
+func (p *Pool[T]) acquireSlow(ctx context.Context, pre int64) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
-		return Lease[T]{}, p.acquireError(err, 0)
+		return Lease[T]{}, p.acquireError(err, time.Duration(pre))
 	}
 	wait := noWait
 	if p.queueHasRoom() {
 		wait = joinsQueue
 	}
 	if l := p.eng.take(ctx, wait); l.rec != nil {
+		if pre > 0 {
+			return p.acquiredEarlier(ctx, l, pre), nil
+		}
 		return p.acquired(l, 0, false), nil
 	}
 	if err := p.failFast(ctx); err != nil {
@@ -100,35 +105,33 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 		// waiting acquire costs a maintenance pass each (BENCHMARKS.md).
 		p.kickMaintenance()
 	}
-	return p.queue(ctx)
+	return p.queueAs(ctx, false, pre)
 }
 
 // acquireInTurn is Acquire for a caller too short of time to barge
 // (exclusiveEngine.shortOfTime): the idle connections go to the callers
-// already waiting, and this one waits its turn behind them.
-func (p *Pool[T]) acquireInTurn(ctx context.Context) (Lease[T], error) {
+// already waiting, and this one waits its turn behind them. pre is as for
+// acquireSlow.
+func (p *Pool[T]) acquireInTurn(ctx context.Context, pre int64) (Lease[T], error) {
 	if err := ctx.Err(); err != nil {
-		return Lease[T]{}, p.acquireError(err, 0)
+		return Lease[T]{}, p.acquireError(err, time.Duration(pre))
 	}
 	p.ex.handOffIdle(nil)
 	if p.hot.waiters.Load() == 0 {
-		return p.acquireSlow(ctx) // nobody left to wait behind
+		return p.acquireSlow(ctx, pre) // nobody left to wait behind
 	}
 	if err := p.failFast(ctx); err != nil {
 		return Lease[T]{}, err
 	}
-	return p.queueAs(ctx, true)
+	return p.queueAs(ctx, true, pre)
 }
 
-// queue waits in the wait queue (waitqueue.go) until a release or a dial
-// hands the caller a lease that passes its checks, or ctx ends.
-func (p *Pool[T]) queue(ctx context.Context) (Lease[T], error) {
-	return p.queueAs(ctx, false)
-}
-
-// queueAs is queue; inTurn (acquireInTurn) keeps the caller from taking an
-// idle connection ahead of older waiters while it waits.
-func (p *Pool[T]) queueAs(ctx context.Context, inTurn bool) (Lease[T], error) {
+// queueAs waits in the wait queue (waitqueue.go) until a release or a dial
+// hands the caller a lease that passes its checks, or ctx ends. inTurn
+// (acquireInTurn) keeps the caller from taking an idle connection ahead of
+// older waiters while it waits; pre is as for acquireSlow, and counts in
+// the wait reported, not in the caller's place in the queue.
+func (p *Pool[T]) queueAs(ctx context.Context, inTurn bool, pre int64) (Lease[T], error) {
 	w := p.wq.get()
 	defer p.wq.put(w)
 	start := p.now()
@@ -144,10 +147,10 @@ func (p *Pool[T]) queueAs(ctx context.Context, inTurn bool) (Lease[T], error) {
 			InUse: p.inUse(), Waiting: int(p.hot.waiters.Load())}
 	}
 	if p.wq.tracer == nil {
-		return p.await(ctx, w, start)
+		return p.await(ctx, w, start-pre)
 	}
-	began := time.Now()
-	l, err := p.await(ctx, w, start)
+	began := time.Now().Add(-time.Duration(pre))
+	l, err := p.await(ctx, w, start-pre)
 	p.wq.tracer.TraceWait(ctx, began, time.Since(began), err)
 	return l, err
 }
@@ -208,6 +211,17 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T], start int64) (Lease[T
 			return Lease[T]{}, p.acquireError(ErrClosed, time.Duration(p.now()-start))
 		}
 	}
+}
+
+// acquiredEarlier records a successful AcquireSince served without
+// joining the queue, whose caller had waited pre before it asked: as an
+// acquire that waited, traced as one that waited in the queue is.
+func (p *Pool[T]) acquiredEarlier(ctx context.Context, l Lease[T], pre int64) Lease[T] {
+	if t := p.wq.tracer; t != nil {
+		wait := time.Duration(pre)
+		t.TraceWait(ctx, time.Now().Add(-wait), wait, nil)
+	}
+	return p.acquired(l, pre, true)
 }
 
 // passOn puts back a lease handed to a caller who no longer wants it (its
