@@ -21,6 +21,8 @@
 // An https origin's protocol is learned from its first connection's ALPN:
 // requests that arrive meanwhile wait for that one connection instead of
 // each dialling, and it becomes the first connection of the origin's pool.
+// That wait counts as their wait for a connection, for the Observer and
+// its wait span, as a wait for any other dial does.
 // When that connection cannot be made, the origin behaves as a pool whose
 // server is down: requests fail at once with the dial's error for a
 // backoff (10ms doubling to 200ms; 1s doubling to 10s for a refusal no

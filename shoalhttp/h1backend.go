@@ -63,13 +63,15 @@ func (b *h1Backend) dial(ctx context.Context) (*h1Conn, error) {
 
 // roundTrip sends req on a pooled connection, retrying once on another
 // connection when a reused one turns out dead before the server answered
-// and req can be replayed (see the package doc).
-func (b *h1Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error) {
+// and req can be replayed (see the package doc). The first acquire counts
+// its wait from since when it is not zero.
+func (b *h1Backend) roundTrip(req *http.Request, tr *reqTrace, since time.Time) (*http.Response, error) {
 	ctx := req.Context()
 	orig := req
 	gzipOK := !b.o.t.opts.DisableCompression
 	for attempt := 0; ; attempt++ {
-		lease, err := b.acquire(req, tr, attempt)
+		lease, err := b.acquire(req, tr, attempt, since)
+		since = time.Time{}
 		if err != nil {
 			return nil, err
 		}

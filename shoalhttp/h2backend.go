@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoalpool/shoal"
 )
@@ -66,8 +67,9 @@ func (b *h2Backend) dial(ctx context.Context) (*h2Conn, error) {
 // roundTrip sends req on the least-loaded connection, retrying once when
 // the server provably did not process it (see h2CanRetry): on the
 // least-loaded connection again, which is another one unless the failed
-// attempt's connection is still usable, as after a refused stream.
-func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error) {
+// attempt's connection is still usable, as after a refused stream. The
+// first acquire counts its wait from since when it is not zero.
+func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace, since time.Time) (*http.Response, error) {
 	ctx := req.Context()
 	orig := req
 	for attempt := 0; ; attempt++ {
@@ -75,7 +77,8 @@ func (b *h2Backend) roundTrip(req *http.Request, tr *reqTrace) (*http.Response, 
 		// dial that lands serving fewer (a server's lower limit) starts
 		// the next one, so a crowd that arrives at once is served as the
 		// dials land (the core's TestMuxCrowdDialsPerMaxStreams).
-		lease, err := b.acquireStream(req, tr, attempt)
+		lease, err := b.acquireStream(req, tr, attempt, since)
+		since = time.Time{}
 		if err != nil {
 			return nil, err
 		}
@@ -123,10 +126,12 @@ const maxLimitMoves = 4
 // request waiting inside x/net for a stream the server may not give until
 // its context ends. The stream is counted before followLimit reads the
 // limit, so that a SETTINGS frame read after it sees the stream
-// (stopNewStreams).
-func (b *h2Backend) acquireStream(req *http.Request, tr *reqTrace, attempt int) (shoal.Lease[*h2Conn], error) {
+// (stopNewStreams). The first acquire counts its wait from since when it
+// is not zero.
+func (b *h2Backend) acquireStream(req *http.Request, tr *reqTrace, attempt int, since time.Time) (shoal.Lease[*h2Conn], error) {
 	for moves := 0; ; moves++ {
-		lease, err := b.acquire(req, tr, attempt)
+		lease, err := b.acquire(req, tr, attempt, since)
+		since = time.Time{}
 		if err != nil {
 			return lease, err
 		}

@@ -15,8 +15,10 @@ import (
 
 // backend serves one origin's requests over one protocol, on one pool.
 type backend interface {
-	// roundTrip sends req; tr is its trace (nil for none).
-	roundTrip(req *http.Request, tr *reqTrace) (*http.Response, error)
+	// roundTrip sends req; tr is its trace (nil for none), and since is
+	// when req began to wait for the origin's first connection (the
+	// probe), zero when it did not.
+	roundTrip(req *http.Request, tr *reqTrace, since time.Time) (*http.Response, error)
 	warm(ctx context.Context) error
 	stats() shoal.Stats
 	// setMaxConns resizes the pool (shoal.Pool.SetMaxConns).
@@ -298,6 +300,12 @@ func (o *origin) newH2Conn(ctx context.Context, nc net.Conn) (*h2Conn, error) {
 func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
 	tr := newReqTrace(req)
 	tr.getConn(o.hop)
+	var since time.Time
+	if o.current() == nil {
+		// The request waits for the probe: its acquire counts that wait,
+		// for the Observer and the wait span, as it would a pool's dial.
+		since = time.Now()
+	}
 	b, probed, err := o.backend(req.Context())
 	if err != nil {
 		if !errors.Is(err, errOriginClosed) { // RoundTrip may send it elsewhere
@@ -308,7 +316,7 @@ func (o *origin) roundTrip(req *http.Request) (*http.Response, error) {
 	if probed && tr != nil {
 		tr.dialed = true // the probe's dial fired the dial hooks
 	}
-	return b.roundTrip(req, tr)
+	return b.roundTrip(req, tr, since)
 }
 
 // warm opens max(MinIdle, MinConns, 1) connections (MinConns with its

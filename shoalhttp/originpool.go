@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoalpool/shoal"
 )
@@ -131,8 +132,8 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 
 // acquire takes a connection for one attempt at req (see acquireTraced).
 // A failure ends the request (see acquireErr).
-func (p *originPool[E, C]) acquire(req *http.Request, tr *reqTrace, attempt int) (shoal.Lease[C], error) {
-	lease, err := acquireTraced(req.Context(), p.pool, &p.traces, tr, p.o.hop, attempt)
+func (p *originPool[E, C]) acquire(req *http.Request, tr *reqTrace, attempt int, since time.Time) (shoal.Lease[C], error) {
+	lease, err := acquireTraced(req.Context(), p.pool, &p.traces, tr, p.o.hop, attempt, since)
 	if err != nil {
 		return lease, acquireErr(req, attempt, err)
 	}

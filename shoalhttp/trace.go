@@ -133,8 +133,10 @@ func idleSince(at int64) time.Duration { return time.Duration(monoNow() - at) }
 // acquireTraced takes a lease from pool for one attempt at a request: a
 // retry first fires GetConn again, as net/http does when it looks for a
 // connection once more, and while the request waits its trace is the one a
-// dial the pool starts for it fires its hooks on.
-func acquireTraced[T any](ctx context.Context, pool *shoal.Pool[T], traces *dialTraces, tr *reqTrace, hop string, attempt int) (shoal.Lease[T], error) {
+// dial the pool starts for it fires its hooks on. A request that waited
+// before it could ask the pool (for the probe) counts its wait from since,
+// which is zero otherwise.
+func acquireTraced[T any](ctx context.Context, pool *shoal.Pool[T], traces *dialTraces, tr *reqTrace, hop string, attempt int, since time.Time) (shoal.Lease[T], error) {
 	if attempt > 0 {
 		tr.getConn(hop)
 		if tr != nil {
@@ -143,5 +145,8 @@ func acquireTraced[T any](ctx context.Context, pool *shoal.Pool[T], traces *dial
 	}
 	w := traces.wait(tr)
 	defer traces.done(w)
+	if !since.IsZero() {
+		return pool.AcquireSince(ctx, since)
+	}
 	return pool.Acquire(ctx)
 }
