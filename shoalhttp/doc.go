@@ -31,8 +31,10 @@
 // An HTTP/2 pool's stream limit per connection is the limit the server
 // announced on that first connection (a connection whose server announces
 // less is lowered to it, as it is when its server lowers its limit later;
-// a limit of 0, or one below the requests the connection carries, retires
-// it, with a GOAWAY, so that no request waits for a stream on it).
+// one below the requests the connection carries leaves it serving as the
+// limit allows, unless a request handed it has no stream there yet, which
+// would wait for one: then it is retired with a GOAWAY; a limit of 0
+// retires it).
 // CloseIdleConnections forgets what was learned.
 // An origin's pool (and its maintenance goroutine) lives until
 // CloseIdleConnections or Close, even with no connection left open: a

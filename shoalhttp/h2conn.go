@@ -55,7 +55,7 @@ func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.C
 		// A request counts itself in inFlight before followLimit reads
 		// peerLimit, and peerLimit is stored before inFlight is read
 		// here: a request either sees the new limit or is seen.
-		if int64(n) < c.inFlight.Load() {
+		if int64(n) < c.inFlight.Load() && c.leaseWithoutStream() {
 			c.stopNewStreams()
 		}
 	}}
@@ -203,11 +203,29 @@ func (c *h2Conn) newestLimit() int64 {
 	}
 }
 
+// leaseWithoutStream reports whether a request holds a lease on the
+// connection but has no stream in x/net yet: one that passed followLimit
+// by the limit before a SETTINGS frame lowered it, which x/net may keep
+// waiting for a stream. It runs, from the read loop, only when the new
+// limit is below the streams leased. A stream that has ended in x/net
+// while its lease is not yet given back counts as such a request, which
+// errs towards retiring the connection; a reset stream x/net still counts
+// against the limit (until the server answers the PING sent with the
+// reset) can hide one that has not reached x/net's wait yet.
+func (c *h2Conn) leaseWithoutStream() bool {
+	st := c.cc.State()
+	return st.StreamsPending > 0 || c.inFlight.Load() > int64(st.StreamsActive)
+}
+
 // stopNewStreams has x/net take no new stream on the connection, from its
 // read loop, as the server's SETTINGS lower the limit below the streams
-// leased on it. A request that passed followLimit just before the frame
-// came would otherwise wait inside x/net (StrictMaxConcurrentStreams)
-// until a stream ends, which may be never (a long poll, or a limit of 0).
+// leased on it while a request leased there has no stream yet
+// (leaseWithoutStream). That request, having passed followLimit just
+// before the frame came, would otherwise wait inside x/net
+// (StrictMaxConcurrentStreams) until a stream ends, which may be never (a
+// long poll, or a limit of 0). When every lease has its stream, nothing
+// waits there: the connection serves on, its streams finish, and the pool,
+// told the new limit by the next followLimit, hands out no more than it.
 // Shutdown is the one way to wake such a request: it fails as "client conn
 // not usable", which is retried on another connection (h2CanRetry), while
 // the streams in flight finish and the connection is retired as they end
