@@ -32,7 +32,8 @@ const forceCloseAfter = 250 * time.Millisecond
 // x/net makes one write at a time (under its write lock), so Write is never
 // called concurrently; order is kept because a caller writes itself only
 // when nothing is queued. A failed write fails every later one and closes
-// the connection, so that x/net's reader fails the requests in flight.
+// the connection, so that x/net's reader fails the requests in flight;
+// while HTTP/2 is being set up it only bounds the reads (h2refusal.go).
 type coalescingConn struct {
 	net.Conn
 	busy func() bool // reports whether other requests are in flight
@@ -52,6 +53,12 @@ type coalescingConn struct {
 
 	// onRead, when set, sees every byte read, in order (watchReads).
 	onRead func([]byte)
+
+	// holdOnFail keeps the socket open after a write error while HTTP/2
+	// is being set up on it, and readErr (guarded by mu) keeps the first
+	// read error meanwhile (see refusalOr).
+	holdOnFail atomic.Bool
+	readErr    error
 }
 
 // coalescingTLSConn is a coalescingConn over TLS. x/net reads the TLS
@@ -108,6 +115,13 @@ func (c *coalescingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 && c.onRead != nil {
 		c.onRead(p[:n])
+	}
+	if err != nil && c.holdOnFail.Load() {
+		c.mu.Lock()
+		if c.readErr == nil {
+			c.readErr = err
+		}
+		c.mu.Unlock()
 	}
 	c.reading.Add(-1)
 	return n, err
@@ -182,9 +196,16 @@ func (c *coalescingConn) flush() {
 }
 
 // fail closes the connection after a write error, then records the error,
-// so that whoever sees the error finds the connection closed.
+// so that whoever sees the error finds the connection closed. While HTTP/2
+// is being set up it only bounds the reads instead (see refusalOr): the
+// write may have failed on a server that closed after an alert, which the
+// read loop is still to read.
 func (c *coalescingConn) fail(err error) {
-	c.closeConn()
+	if c.holdOnFail.Load() {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(alertWait))
+	} else {
+		c.closeConn()
+	}
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err

@@ -44,7 +44,8 @@ type h2Conn struct {
 // that the pool learns the connection's real stream limit before it hands
 // out a single stream. A PING does it: the server sends its SETTINGS before
 // it answers anything, and frames are read in order. A server that allows
-// no stream at all (a limit of 0) fails the dial.
+// no stream at all (a limit of 0) fails the dial, and one that refused the
+// client's certificate fails it with its alert (see h2refusal.go).
 func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.Conn, maxStreams int) (*h2Conn, error) {
 	c := &h2Conn{nc: nc, info: newConnInfo(origin, protoHTTP2, nc), maxStreams: maxStreams}
 	c.peerLimit.Store(-1)
@@ -60,6 +61,7 @@ func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.C
 		}
 	}}
 	watchReads(tc, w.scan)
+	holdOnWriteError(tc)
 	cc, err := t2.NewClientConn(tc)
 	if err != nil {
 		nc.Close()
@@ -67,9 +69,11 @@ func newH2Conn(ctx context.Context, t2 *http2.Transport, origin string, nc net.C
 	}
 	c.cc, c.readLoopGone = cc, readLoopGone(tc)
 	if err := cc.Ping(ctx); err != nil {
+		err = refusalOr(ctx, tc, err)
 		c.close()
 		return nil, fmt.Errorf("HTTP/2 settings exchange: %w", err)
 	}
+	closeOnWriteError(tc)
 	if c.peerLimitNew.Load() && c.peerLimit.Load() == 0 {
 		c.close()
 		return nil, errNoStreams
