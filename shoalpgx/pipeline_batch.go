@@ -45,6 +45,7 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 			if buf, err = pb.statement(buf, s.sql, s.args, true, &r.res[i]); err != nil {
 				if !errors.Is(err, errPipeWhole) { // traced where it runs
 					tr.start(ctx, pb.c, b)
+					err = batchBuildErr(sm, s.sql, err)
 				}
 				return nil, err
 			}
