@@ -8,10 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../shoalpgx"
 files=(helpers_test.go pool_test.go tx_test.go prepare_test.go reset_test.go tracer_test.go ping_test.go name_test.go password_test.go mask_test.go)
 skip='^(TestQueryHoldsTheConnectionUntilRowsClose|TestQueryRowHoldsTheConnectionUntilScan|TestSendBatchHoldsTheConnectionUntilClose)$'
-# and, of other files, the budget's bound at the server and its permits
-# coming back only after their backends.
+# and, of other files, the budget's bound at the server, its permits
+# coming back only after their backends, and the fence's look before a dial
+# with a suspect slot, which waits for a connection to look through.
 extra=(TestBudgetBoundsConnectionsAtTheServer TestPipelineWithBudget TestBudgetPermitComesBackAfterTheBackend
-	TestBudgetRefusedDialWaitsForTheBackend TestBudgetCallersCloseWaitsForTheBackend)
+	TestBudgetRefusedDialWaitsForTheBackend TestBudgetCallersCloseWaitsForTheBackend
+	TestBudgetFenceLooksBeforeItDials TestBudgetFenceLookWaitsItsTurnOnABusyPool)
 # Left off on purpose: TestAcquireAllIdleAppliesPrepareConn holds MaxConns
 # whole connections at once, and the shared ones the pool keeps open take
 # part of MaxConns; TestCancelAbandonedStatementsKeepTheirConnections tests

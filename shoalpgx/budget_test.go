@@ -246,12 +246,12 @@ func TestBudgetFencedSlotIsWaitedOut(t *testing.T) {
 }
 
 func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
-	fenceLooksBeforeItDials(t, fenceKeyFor(t))
+	fenceLooksBeforeItDials(t, fenceKeyFor(t), 0)
 }
 
 // fenceLooksBeforeItDials is TestBudgetFenceLooksBeforeItDials for a given
-// fence key.
-func fenceLooksBeforeItDials(t *testing.T, key int32) {
+// fence key and Pipeline (0 leaves it to SHOAL_TEST_PIPELINE).
+func fenceLooksBeforeItDials(t *testing.T, key int32, pipeline int) {
 	ctx := pgtest.Ctx(t)
 	stale := pgtest.AdminConn(t)
 	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
@@ -263,6 +263,7 @@ func fenceLooksBeforeItDials(t *testing.T, key int32) {
 	p := newTestPool(t, func(c *Config) {
 		c.Budget = b
 		c.MaxConns = 2
+		c.Pipeline = pipeline
 		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
 	})
 	first, err := p.Acquire(ctx) // slot 0: no one else has it

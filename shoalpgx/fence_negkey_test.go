@@ -15,5 +15,5 @@ func TestBudgetFenceNamesANegativeKeyAsPgLocksShowsIt(t *testing.T) {
 // The look before a dial must find a lock under a negative key too, or a
 // suspect slot costs a connection at the server before the lock refuses it.
 func TestBudgetFenceLooksBeforeItDialsWithANegativeKey(t *testing.T) {
-	fenceLooksBeforeItDials(t, negativeFenceKeyFor(t))
+	fenceLooksBeforeItDials(t, negativeFenceKeyFor(t), 0)
 }

@@ -192,3 +192,11 @@ func (p *twoPermits) OnRevoke(revoke func()) {
 
 // Fenced tells the user's permit that the server refused its slot.
 func (p *twoPermits) Fenced() { refuseSlot(p.user) }
+
+// Suspect is the user's permit's: whether its slot may still be held at the
+// server by a process that lost its lease, which makes the look before the
+// dial wait for a connection to look through (slotLockedElsewhere).
+func (p *twoPermits) Suspect() bool {
+	s, ok := p.user.(suspectPermit)
+	return ok && s.Suspect()
+}
