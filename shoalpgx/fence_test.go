@@ -108,3 +108,36 @@ func TestBudgetFenceLookWaitsItsTurnOnABusyPool(t *testing.T) {
 		t.Fatalf("%d connects; the look must have waited for the held connection and refused slot 1 without one", n)
 	}
 }
+
+// A slot that is not suspect is looked at too before its dial, through a
+// connection of the pool's that is idle at that moment, without waiting for
+// one: a slot another session holds is then refused without a connection.
+// Here the pool's second MinConns dial, with slot 1, finds the first
+// connection idle.
+func TestBudgetFenceLooksThroughAnIdleConnection(t *testing.T) {
+	ctx := pgtest.Ctx(t)
+	key := fenceKeyFor(t)
+	stale := pgtest.AdminConn(t)
+	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
+		t.Fatal(err)
+	}
+	var connects atomic.Int32
+	// The gate holds the MinConns dials until NewWithConfig has returned,
+	// so that the second dial has a connection to look through.
+	b := &gatedBudget{slotBudget: newSlotBudget(key, 0, 1), gate: make(chan struct{})}
+	p := newTestPool(t, func(c *Config) {
+		c.Budget = b
+		c.MaxConns = 2
+		c.MinConns = 2
+		c.MaxDialing = 1 // the second dial starts once the first connection is open
+		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
+	})
+	close(b.gate)
+	pgtest.WaitFor(t, 10*time.Second, "slot 1 refused", func() bool { return b.fenced.Load() > 0 })
+	if n := connects.Load(); n != 1 {
+		t.Fatalf("%d connects; the refused slot must cost none", n)
+	}
+	if s := p.Stat().Shoal(); s.TotalConns != 1 {
+		t.Fatalf("%+v, want the one connection of slot 0", s)
+	}
+}
