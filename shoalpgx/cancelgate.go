@@ -60,6 +60,22 @@ type cancelGate struct {
 	// server has.
 	waitHangUp bool
 	terminated atomic.Bool
+
+	// answered is set when the server sent something after pgx's last
+	// read failed, which pgx follows by closing the connection: what its
+	// cleanup reads then says the server is answering, not silent
+	// (closeOrLeave). A later read of pgx's own clears it (gateReader).
+	answered atomic.Bool
+}
+
+// Read reads from the socket, noting what comes after a failed read
+// (answered).
+func (g *cancelGate) Read(b []byte) (int, error) {
+	n, err := g.Conn.Read(b)
+	if n > 0 && g.readFailed.Load() {
+		g.answered.Store(true)
+	}
+	return n, err
 }
 
 // Close closes the socket; after pgx's Terminate, on a pool whose closes
@@ -192,6 +208,9 @@ func (gr *gateReader) Read(b []byte) (int, error) {
 		gr.g.noteRead(b[:n])
 	}
 	gr.g.readFailed.Store(err != nil && n == 0)
+	if n > 0 && gr.g.answered.Load() {
+		gr.g.answered.Store(false) // pgx reads on: the connection lives
+	}
 	return n, err
 }
 

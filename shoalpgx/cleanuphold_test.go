@@ -79,3 +79,53 @@ func TestCleanupHoldFakeUntilCleanup(t *testing.T) {
 func TestCleanupHoldLoadHoldsMaxConnsAtTheServer(t *testing.T) {
 	abandonUnderLoad(t, 0)
 }
+
+// A server that answers, only slowly: the backend of a connection pgx
+// closed takes longer than cleanupHold to exit after Terminate (a loaded
+// machine, a session with many temporary tables to drop). It answered the
+// cancel request of pgx's cleanup, so it is not silent, and the place stays
+// held until the backend is gone: a dial that took it at cleanupHold met
+// the old backend at the server, one above MaxConns.
+func TestCleanupHoldFakeAnsweringServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakePG(t)
+		f.exitDelay = cleanupHold + 200*time.Millisecond
+		p := fakePool(t, f, func(c *Config) { c.CancelTimeout = 0 })
+		if _, err := timedExec(p.Exec, 10*time.Millisecond, "sleep 10s"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want an error matching context.DeadlineExceeded", err)
+		}
+		if _, err := timedExec(p.Exec, 0, "select"); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.logins.Load(); n != 2 {
+			t.Fatalf("%d sessions, want 2: the first closed, then a new one", n)
+		}
+		if n := f.maxLive.Load(); n != 1 {
+			t.Errorf("the server held %d of the pool's sessions at once, MaxConns is 1", n)
+		}
+	})
+}
+
+// A server that answered but never lets the backend go keeps the place
+// closeTimeout at most, as a close of the pool's own does.
+func TestCleanupHoldFakeAnsweringServerBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakePG(t)
+		f.exitDelay = 3 * closeTimeout
+		p := fakePool(t, f, func(c *Config) { c.CancelTimeout = 0 })
+		if _, err := timedExec(p.Exec, 10*time.Millisecond, "sleep 10s"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want an error matching context.DeadlineExceeded", err)
+		}
+		synctest.Wait()
+		time.Sleep(closeTimeout - time.Nanosecond)
+		synctest.Wait()
+		if s := p.Stat().Shoal(); s.Closing != 1 {
+			t.Fatalf("just before closeTimeout: %+v, want its place still held", s)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if s := p.Stat().Shoal(); s.Closing != 0 || s.TotalConns != 0 || s.Closed != 1 {
+			t.Fatalf("at closeTimeout: %+v, want the place freed", s)
+		}
+	})
+}

@@ -36,7 +36,8 @@
 //     strict hand-off.
 //   - Connections close in the background and count against MaxConns until
 //     their close ends (the server hanging up as the backend exits, half a
-//     second at most), so the server never holds more than MaxConns of
+//     second at most, or five for one pgx closed on a server that has
+//     answered since), so the server never holds more than MaxConns of
 //     them. A connection released inside a transaction, busy, or closed by
 //     pgx is closed, never handed out again.
 //   - Maintenance closes an idle connection soon after its lifetime ends;

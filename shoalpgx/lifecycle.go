@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/peek"
 )
 
 // coreConfig translates the pool's Config into the core's, checking the
@@ -330,15 +331,17 @@ func callAfterConnect(ctx context.Context, hook func(context.Context, *pgx.Conn)
 
 // cleanupHold bounds how long a connection that pgx closed itself keeps
 // its place under MaxConns while pgx's cleanup (a cancel request, then
-// Terminate and a read until the server hangs up) runs on. A server that
-// answers lets go within a few round trips, and the place is freed then, so
-// that the server never counts more connections of the pool than MaxConns.
-// A server that has not let go within this is not answering at all (a
-// crash, a partition, a failover): its close would take pgx's 15 seconds,
-// and the place is wanted for a dial that can reach another host. With the
-// pool's own cancel handler pgx closes a connection mid-statement only
-// after the server left a cancel request unanswered for CancelTimeout, so
-// such a server has been silent for that long already.
+// Terminate and a read until the server hangs up) runs on, unless the
+// server has answered since. A server that answers lets go within a few
+// round trips, and the place is freed then, so that the server never
+// counts more connections of the pool than MaxConns; a loaded one can take
+// longer, and the place stays held while it shows it is there (answering),
+// closeTimeout at most. A server that has said nothing within this is not
+// answering at all (a crash, a partition, a failover): its close would take
+// pgx's 15 seconds, and the place is wanted for a dial that can reach
+// another host. With the pool's own cancel handler pgx closes a connection
+// mid-statement only after the server left a cancel request unanswered for
+// CancelTimeout, so such a server has been silent for that long already.
 const cleanupHold = 500 * time.Millisecond
 
 // closeOrLeave closes pc and waits, cleanupHold at most, for the server to
@@ -350,7 +353,9 @@ const cleanupHold = 500 * time.Millisecond
 // server did not answer the cancel request in time, or the connection
 // broke) is left to pgx's cleanup, which does the same in a goroutine of
 // its own. Past cleanupHold the place is freed and the close goes on in
-// the background; Pool.Close still waits for it, closeTimeout at most. A
+// the background, but for pgx's cleanup of a server that has answered
+// since, which keeps the place, closeTimeout at most; Pool.Close still
+// waits for a close in the background, closeTimeout at most. A
 // budgeted pool keeps waiting (closeAndWait): its permit must not go back
 // while the backend may still hold the slot.
 func (p *Pool) closeOrLeave(pc *pooledConn) error {
@@ -377,6 +382,16 @@ func (p *Pool) closeOrLeave(pc *pooledConn) error {
 		return err
 	case <-hold.C:
 	}
+	if limit > 0 && pc.answering() {
+		// A server that answers, slowly: its backend is still there.
+		wait := time.NewTimer(limit - cleanupHold)
+		defer wait.Stop()
+		select {
+		case <-done:
+		case <-wait.C:
+		}
+		return nil
+	}
 	p.cleanups.Add(1)
 	go func() {
 		defer p.cleanups.Done()
@@ -392,6 +407,17 @@ func (p *Pool) closeOrLeave(pc *pooledConn) error {
 		}
 	}()
 	return nil
+}
+
+// answering reports whether the server has sent anything since pgx closed
+// pc after a failed read: bytes pgx's cleanup read, or bytes or the
+// server's hang-up waiting on the socket for it.
+func (pc *pooledConn) answering() bool {
+	if g := findGate(pc.conn.PgConn().Conn()); g != nil && g.answered.Load() {
+		return true
+	}
+	res, _ := pc.peek.Peek()
+	return res == peek.Data || res == peek.Closed
 }
 
 // closePgx closes a connection with pgx's Close and waits for pgconn's
