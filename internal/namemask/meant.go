@@ -1,8 +1,6 @@
 package namemask
 
 import (
-	"strings"
-
 	"github.com/shoalpool/shoal/internal/connstr"
 )
 
@@ -13,31 +11,19 @@ import (
 // value whose readings agree is left to them. A value with text right
 // after it is masked as a quoted word (quotedBeforeText).
 func (m masker) maskMeant(name string) string {
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(name); i++ {
-		v := secretValueAt(name, i)
-		if v < 0 {
-			continue
-		}
-		end, _ := connstr.ValueEnd(name, v)
-		meant := meantEnd(name, v, end)
-		if meant == end {
+	r := rewriter{s: name}
+	for sc := (valueScan{name: name}); sc.next(); {
+		meant := meantEnd(name, sc.v, sc.end)
+		if meant == sc.end {
 			// On from its end: a keyword inside the value is part of
 			// the password, which the later readings mask whole.
-			i = max(i, end-1)
+			sc.at = max(sc.at, sc.end)
 			continue
 		}
-		b.WriteString(name[last:v])
-		b.WriteString(m.value(name, connstr.Span{Start: v, End: meant}, true))
-		last = meant
-		i = meant - 1
+		r.replace(sc.v, meant, m.value(name, connstr.Span{Start: sc.v, End: meant}, true))
+		sc.at = meant
 	}
-	if last == 0 {
-		return name
-	}
-	b.WriteString(name[last:])
-	return b.String()
+	return r.result()
 }
 
 // meantEnd returns where the keyword/value value that starts at s[v],

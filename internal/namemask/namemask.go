@@ -92,15 +92,11 @@ func quotedBeforeText(s string, sp connstr.Span) bool {
 // mask returns s with each of its secrets replaced; kv tells a
 // keyword/value string's secrets from a URL's.
 func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
-	var b strings.Builder
-	last := 0
+	r := rewriter{s: s}
 	for _, sp := range secrets {
-		b.WriteString(s[last:sp.Start])
-		b.WriteString(m.value(s, sp, kv))
-		last = sp.End
+		r.replace(sp.Start, sp.End, m.value(s, sp, kv))
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	return r.result()
 }
 
 // maskKeywordValues masks the value of each password keyword that starts
@@ -118,19 +114,14 @@ func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
 // what is secret. In a name read whole as a URL (inQuery), a value ends
 // at an '&' too; see paramEnd.
 func (m masker) maskKeywordValues(name string, inQuery bool) string {
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(name); i++ {
-		v := secretValueAt(name, i)
-		if v < 0 {
-			continue
-		}
-		end, _ := connstr.ValueEnd(name, v)
+	r := rewriter{s: name}
+	for sc := (valueScan{name: name}); sc.next(); {
+		v, end := sc.v, sc.end
 		if inQuery {
 			// The text before the value as masked so far: an '&' in a
 			// password masked before it starts no parameter, and
 			// masked again the name no longer holds it.
-			end = paramEnd(b.String()+name[last:v], name, v, end)
+			end = paramEnd(r.b.String()+name[r.last:v], name, v, end)
 		}
 		// As its writer meant it, as maskMeant reads it: the readings
 		// before may have left a value that reads so only now.
@@ -138,18 +129,12 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 		if end == v {
 			continue // nothing to mask: "password=" at the end
 		}
-		b.WriteString(name[last:v])
-		b.WriteString(m.value(name, connstr.Span{Start: v, End: end}, true))
-		last = end
+		r.replace(v, end, m.value(name, connstr.Span{Start: v, End: end}, true))
 		// On from the byte after the value: a keyword right after a
 		// quoted value's closing quote starts a pair of its own.
-		i = end - 1
+		sc.at = end
 	}
-	if last == 0 {
-		return name
-	}
-	b.WriteString(name[last:])
-	return b.String()
+	return r.result()
 }
 
 // secretValueAt returns where the value starts of the password keyword

@@ -1,0 +1,28 @@
+package namemask
+
+import "github.com/shoalpool/shoal/internal/connstr"
+
+// valueScan walks the password keywords of a name left to right, for the
+// passes that mask their values: each says where to read on from.
+type valueScan struct {
+	name string
+	at   int // where the next keyword may start
+	// v and end are where the value of the keyword found last starts
+	// and where pgx ends it.
+	v, end int
+}
+
+// next finds the next password keyword from at on (see secretValueAt),
+// and reports whether there is one. at is then the byte after the
+// keyword's start, unless the caller moves it on past the value.
+func (s *valueScan) next() bool {
+	for ; s.at < len(s.name); s.at++ {
+		if v := secretValueAt(s.name, s.at); v >= 0 {
+			s.v = v
+			s.end, _ = connstr.ValueEnd(s.name, v)
+			s.at++
+			return true
+		}
+	}
+	return false
+}
