@@ -56,7 +56,7 @@ func IsSecretKey(key string) bool { return slices.Contains(secretKeys, strings.T
 // Read finds the secrets in s, a connection string in URL or keyword/value
 // form.
 func Read(s string) Reading {
-	if i := strings.Index(s, "://"); i > 0 && isScheme(s[:i]) {
+	if i := schemeEnd(s); i > 0 {
 		r := readURL(s, i+len("://"))
 		r.URL = true
 		return r
@@ -64,16 +64,26 @@ func Read(s string) Reading {
 	return keywordValueSecrets(s)
 }
 
-// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
-// letters, digits, '+', '-' or '.').
-func isScheme(s string) bool {
-	for i, c := range s {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
-		}
+// schemeEnd returns where the URL scheme that starts s ends, right before
+// its "://", or -1 if s starts with none (RFC 3986: a letter, then
+// letters, digits, '+', '-' or '.'). It reads no further than the scheme,
+// which has no "://" in it: the first "://" of s is the one after it.
+func schemeEnd(s string) int {
+	i := 0
+	for i < len(s) && isSchemeByte(s[i], i == 0) {
+		i++
 	}
-	return s != ""
+	if i == 0 || !strings.HasPrefix(s[i:], "://") {
+		return -1
+	}
+	return i
+}
+
+// isSchemeByte reports whether c may stand in a URL scheme, first if it
+// would start it.
+func isSchemeByte(c byte, first bool) bool {
+	letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	return letter || !first && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')
 }
 
 // Mask returns s with each secret replaced by word.

@@ -47,28 +47,56 @@ type KeywordValue struct {
 // URL is not told apart here; Read does that.
 func ReadKeywordValue(s string) KeywordValue {
 	var kv KeywordValue
-	stop := func(at int, problem string) KeywordValue {
-		kv.Stop, kv.Problem = at, problem
-		return kv
-	}
 	for i := skipSpace(s, 0); i < len(s); {
-		eq := strings.IndexByte(s[i:], '=')
-		if eq < 0 {
-			return stop(i, "is neither a URL nor keyword=value pairs")
+		p, next, stop := readPair(s, i)
+		switch stop {
+		case noKeyword:
+			kv.Stop, kv.Problem = i, "has a keyword without '=' (quote values that hold spaces: password='...')"
+			if strings.IndexByte(s[i:], '=') < 0 {
+				kv.Problem = "is neither a URL nor keyword=value pairs"
+			}
+			return kv
+		case unclosed:
+			kv.Pairs = append(kv.Pairs, p)
+			kv.Stop, kv.Problem = p.Value.Start, "has a quoted value without its closing quote"
+			return kv
 		}
-		key := strings.Trim(s[i:i+eq], " \t\n\r\v\f")
-		if key == "" || strings.ContainsAny(key, " \t\n\r\v\f") {
-			return stop(i, "has a keyword without '=' (quote values that hold spaces: password='...')")
-		}
-		v := skipSpace(s, i+eq+1)
-		end, ok := ValueEnd(s, v)
-		kv.Pairs = append(kv.Pairs, Pair{Key: key, Value: Span{v, end}})
-		if !ok {
-			return stop(v, "has a quoted value without its closing quote")
-		}
-		i = skipSpace(s, end)
+		kv.Pairs = append(kv.Pairs, p)
+		i = next
 	}
 	return kv
+}
+
+// pairStop tells why a pair does not read as one.
+type pairStop int
+
+const (
+	pairRead  pairStop = iota // it does
+	noKeyword                 // no keyword, then '=', starts it
+	unclosed                  // its value is quoted and never closes
+)
+
+// readPair reads the pair that starts at s[i], a byte that is no white
+// space, and returns it and where the next one starts. Its keyword runs
+// to the '=' or the white space before it, so that reading a pair costs
+// what the pair is long: a keyword with white space in it, or none, is
+// noKeyword, whatever comes later.
+func readPair(s string, i int) (p Pair, next int, stop pairStop) {
+	k := i
+	for k < len(s) && s[k] != '=' && !isSpace(s[k]) {
+		k++
+	}
+	eq := skipSpace(s, k)
+	if k == i || eq == len(s) || s[eq] != '=' {
+		return Pair{}, i, noKeyword
+	}
+	v := skipSpace(s, eq+1)
+	end, ok := ValueEnd(s, v)
+	p = Pair{Key: s[i:k], Value: Span{v, end}}
+	if !ok {
+		return p, len(s), unclosed
+	}
+	return p, skipSpace(s, end), pairRead
 }
 
 // keywordValueSecrets returns the values of a keyword/value string's

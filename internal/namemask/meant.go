@@ -13,7 +13,7 @@ import (
 func (m masker) maskMeant(name string) string {
 	r := rewriter{s: name}
 	for sc := (valueScan{name: name}); sc.next(); {
-		meant := meantEnd(name, sc.v, sc.end)
+		meant := sc.meantEnd(sc.end)
 		if meant == sc.end {
 			// On from its end: a keyword inside the value is part of
 			// the password, which the later readings mask whole.
@@ -26,8 +26,9 @@ func (m masker) maskMeant(name string) string {
 	return r.result()
 }
 
-// meantEnd returns where the keyword/value value that starts at s[v],
-// which pgx ends at end, ends as its writer meant it, if that is later:
+// meantEnd returns where the value of the keyword sc found last, which
+// starts at s[v] and which pgx ends at end, ends as its writer meant it,
+// if that is later:
 //
 //   - a single-quoted value whose closing quote has another right after
 //     it was written with two quotes in a row for one quote, as SQL
@@ -41,13 +42,14 @@ func (m masker) maskMeant(name string) string {
 //     password is pgx's: masked further, the pairs after it would go.
 //     Text past pgx's value that is no pair ("password="dq secret"")
 //     has no reading but the writer's.
-func meantEnd(s string, v, end int) int {
+func (sc *valueScan) meantEnd(end int) int {
+	s, v := sc.name, sc.v
 	switch {
 	case v >= len(s):
 	case s[v] == '\'' && end < len(s) && s[end] == '\'':
 		return doubledEnd(s, end+1)
 	case s[v] == '"' && !pairAt(s, end):
-		return max(end, closingDoubleQuote(s, v+1))
+		return max(end, sc.closing.after(s, v))
 	}
 	return end
 }
@@ -69,6 +71,27 @@ func doubledEnd(s string, i int) int {
 		}
 	}
 	return len(s)
+}
+
+// closingQuotes remembers what closingDoubleQuote answered a pass last.
+// The values after that one, in order, that start with a double quote
+// start inside the text it read, and read from there it would answer the
+// same (a value starts after '=' or white space, no backslash, so never
+// inside an escape): a pass of many such values reads the text once, not
+// again from each.
+type closingQuotes struct {
+	from, at int  // closingDoubleQuote(s, from) == at
+	asked    bool // whether from and at hold an answer
+}
+
+// after returns closingDoubleQuote(s, v+1) for the value that starts
+// with the double quote s[v].
+func (c *closingQuotes) after(s string, v int) int {
+	if c.asked && c.from <= v && (c.at < 0 || v+1 < c.at) {
+		return c.at
+	}
+	c.from, c.at, c.asked = v+1, closingDoubleQuote(s, v+1), true
+	return c.at
 }
 
 // closingDoubleQuote returns where a double-quoted value whose text starts

@@ -115,17 +115,15 @@ func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
 // at an '&' too; see paramEnd.
 func (m masker) maskKeywordValues(name string, inQuery bool) string {
 	r := rewriter{s: name}
+	var params paramStarts
 	for sc := (valueScan{name: name}); sc.next(); {
 		v, end := sc.v, sc.end
 		if inQuery {
-			// The text before the value as masked so far: an '&' in a
-			// password masked before it starts no parameter, and
-			// masked again the name no longer holds it.
-			end = paramEnd(r.b.String()+name[r.last:v], name, v, end)
+			end = paramEnd(params.before(name, r.last, v), name, v, end)
 		}
 		// As its writer meant it, as maskMeant reads it: the readings
 		// before may have left a value that reads so only now.
-		end = meantEnd(name, v, end)
+		end = sc.meantEnd(end)
 		if end == v {
 			continue // nothing to mask: "password=" at the end
 		}
@@ -140,8 +138,9 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 // secretValueAt returns where the value starts of the password keyword
 // that starts at name[i], or -1 when none starts there: a keyword at the
 // start of the name or after a byte no keyword holds, then '=' (white
-// space around it allowed), and not inside a URL (see maskKeywordValues).
-func secretValueAt(name string, i int) int {
+// space around it allowed), and not inside a URL (see maskKeywordValues),
+// as words tells.
+func secretValueAt(name string, i int, words *urlWords) int {
 	if i > 0 && isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
 		return -1
 	}
@@ -153,7 +152,7 @@ func secretValueAt(name string, i int) int {
 	for eq < len(name) && isWordSpace(name[eq]) {
 		eq++
 	}
-	if eq == len(name) || name[eq] != '=' || !connstr.IsSecretKey(name[i:k]) || inURL(name, i) {
+	if eq == len(name) || name[eq] != '=' || !connstr.IsSecretKey(name[i:k]) || words.in(name, i) {
 		return -1
 	}
 	v := eq + 1
@@ -168,12 +167,12 @@ func secretValueAt(name string, i int) int {
 // ("postgres://db/x?a=1 password=pw&b=2"): at its first '&', where the
 // URL's own reading ends it. Masked past it, the value would take in the
 // parameters after it, and the URL would read differently masked again.
-// Only a bare value after a parameter's start (a '?' or, in a URL in
-// doubt, an '&', in before, the text before it as masked) ends there: an
+// Only a bare value after a parameter's start (inParams: a '?' or, in a
+// URL in doubt, an '&' before it in the name as masked) ends there: an
 // '&' quoted, escaped or in the path ends no parameter, and cut there a
 // password would show its rest.
-func paramEnd(before, name string, v, end int) int {
-	if v == end || name[v] == '\'' || !strings.ContainsAny(before, "?&") {
+func paramEnd(inParams bool, name string, v, end int) int {
+	if v == end || name[v] == '\'' || !inParams {
 		return end
 	}
 	for i := v; i < end; i++ {
@@ -187,14 +186,53 @@ func paramEnd(before, name string, v, end int) int {
 	return end
 }
 
-// inURL reports whether name[i] follows the start of a URL in its word,
-// where the URL's reading (maskWord) decides what is secret.
-func inURL(name string, i int) bool {
-	start := i
-	for start > 0 && !isWordSpace(name[start-1]) {
-		start--
+// paramStarts tells whether a '?' or an '&' stands before a value in a
+// name as masked so far, reading each byte of the name once. A password
+// masked before the value is no longer there: an '&' in it starts no
+// parameter, and masked again the name would not hold it.
+type paramStarts struct {
+	read int  // where the name is read to
+	seen bool // whether a '?' or '&' stands before read
+}
+
+// before reports whether one stands in name before v, where the text up
+// to from is masked (the masked word holds neither).
+func (p *paramStarts) before(name string, from, v int) bool {
+	if at := max(from, p.read); !p.seen && at < v {
+		p.seen = strings.ContainsAny(name[at:v], "?&")
 	}
-	return urlStart(name[start:i]) >= 0
+	p.read = max(p.read, v)
+	return p.seen
+}
+
+// urlWords tells whether a byte of a name follows the start of a URL in
+// its word, where the URL's reading (maskWord) decides what is secret. It
+// reads each word once, however many keywords it holds: asked in order of
+// the bytes, it keeps the word it was asked about last.
+type urlWords struct {
+	start, end int // the word: name[start:end]
+	url        int // where in it the text is inside a URL, or end
+}
+
+// in reports whether name[i], a byte that is no white space, follows the
+// start of a URL in its word: the word's first "://" before it, with a
+// scheme before that (see urlStart).
+func (u *urlWords) in(name string, i int) bool {
+	if i < u.start || i >= u.end {
+		u.start, u.end = i, i
+		for u.start > 0 && !isWordSpace(name[u.start-1]) {
+			u.start--
+		}
+		for u.end < len(name) && !isWordSpace(name[u.end]) {
+			u.end++
+		}
+		w := name[u.start:u.end]
+		u.url = u.end
+		if k := strings.Index(w, "://"); k >= 0 && urlStart(w[:k+len("://")]) >= 0 {
+			u.url = u.start + k + len("://")
+		}
+	}
+	return i >= u.url
 }
 
 // isKeywordByte reports whether c may appear in a keyword: a letter, a
@@ -210,15 +248,11 @@ func isKeywordByte(c byte) bool {
 // is. Only the secrets of a string that reads cleanly are replaced, so
 // other text never changes.
 func maskTail(name string) string {
-	for i := 1; i < len(name); i++ {
-		if !isWordSpace(name[i-1]) || isWordSpace(name[i]) {
-			continue
-		}
-		if r := connstr.Read(name[i:]); r.Problem == "" && !r.URL {
-			return name[:i] + names.mask(name[i:], r.Secrets, true)
-		}
+	i := connstr.KeywordValueTail(name)
+	if i < 0 {
+		return name
 	}
-	return name
+	return name[:i] + names.mask(name[i:], connstr.Read(name[i:]).Secrets, true)
 }
 
 // wordSpaces separate the words of a name: ASCII's white space, which

@@ -9,7 +9,9 @@ type valueScan struct {
 	at   int // where the next keyword may start
 	// v and end are where the value of the keyword found last starts
 	// and where pgx ends it.
-	v, end int
+	v, end  int
+	words   urlWords
+	closing closingQuotes
 }
 
 // next finds the next password keyword from at on (see secretValueAt),
@@ -17,7 +19,7 @@ type valueScan struct {
 // keyword's start, unless the caller moves it on past the value.
 func (s *valueScan) next() bool {
 	for ; s.at < len(s.name); s.at++ {
-		if v := secretValueAt(s.name, s.at); v >= 0 {
+		if v := secretValueAt(s.name, s.at, &s.words); v >= 0 {
 			s.v = v
 			s.end, _ = connstr.ValueEnd(s.name, v)
 			s.at++
