@@ -36,8 +36,10 @@ func (m masker) maskMeant(name string) string {
 //     end of s if none does, as a quoted value that never closes does;
 //   - a value that starts with a double quote was written in double
 //     quotes, which pgx reads as part of a bare value: it runs to the
-//     double quote that closes it (closingDoubleQuote), if one does,
-//     unless a keyword=value pair follows pgx's value. The string then
+//     double quote that closes it (closingDoubleQuote), if one does, or
+//     else on past the first double quote after it, as a shell reads a
+//     word ("p w"x: quotedWordEnd), unless a keyword=value pair follows
+//     pgx's value. The string then
 //     reads on as pgx reads it ("password="pw dbname=x"), and its
 //     password is pgx's: masked further, the pairs after it would go.
 //     Text past pgx's value that is no pair ("password="dq secret"")
@@ -49,9 +51,31 @@ func (sc *valueScan) meantEnd(end int) int {
 	case s[v] == '\'' && end < len(s) && s[end] == '\'':
 		return doubledEnd(s, end+1)
 	case s[v] == '"' && !pairAt(s, end):
-		return max(end, sc.closing.after(s, v))
+		if c := sc.closing.after(s, v); c >= 0 {
+			return max(end, c)
+		}
+		return max(end, quotedWordEnd(s, v))
 	}
 	return end
+}
+
+// quotedWordEnd returns where the value that starts with the double quote
+// s[v] ends read as a shell reads a word, when no quote closes it where a
+// word ends (closingDoubleQuote): past the first double quote after it,
+// whatever follows that ("p w"x), on to the next white space that no
+// backslash escapes (see wordEnd). -1 if no double quote follows. A value
+// so read is masked and passed over, or ends where pgx's does, so that a
+// pass reads each byte about once.
+func quotedWordEnd(s string, v int) int {
+	for i := v + 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return wordEnd(s, i+1)
+		}
+	}
+	return -1
 }
 
 // doubledEnd returns where a single-quoted value read with doubled quotes

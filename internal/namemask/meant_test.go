@@ -47,19 +47,22 @@ var doubleQuotedCases = []struct{ name, want string }{
 	// it, with pgx's password, and its pairs stay.
 	{`host=db password="abc dbname=x application_name="app"`, `host=db password=xxxxx dbname=x application_name="app"`},
 	{`orders password="a b=c" x`, `orders password=xxxxx b=c" x`},
-	// No closing quote, or one with a letter or a single quote after
-	// it: a bare value, as pgx reads it.
+	// A quote with a letter or a single quote after it: the value runs
+	// on to the next white space, as a shell reads it.
+	{`orders password="p w"x`, `orders password=xxxxx`},
+	{`orders password="p w"x (eu)`, `orders password=xxxxx (eu)`},
+	{`pass=" "'`, `pass=xxxxx`},
+	// No quote after the first: a bare value, as pgx reads it.
 	{`orders password="p w replica`, "orders password=xxxxx w replica"},
-	{`orders password="p w"x`, `orders password=xxxxx w"x`},
-	{`pass=" "'`, `pass=xxxxx "'`},
 	// No password: left as written.
 	{`orders "a b" c`, `orders "a b" c`},
 	{`{"password":"p w"}`, `{"password":"p w"}`},
 }
 
 // A password in double quotes with a space in it is masked up to the
-// quote that closes it, where pgx's reading, a bare value, would end it
-// at the space and show the rest; Text masks it the same way.
+// quote that closes it, or, with text right after that quote, on to the
+// next white space, where pgx's reading, a bare value, would end it at
+// the space and show the rest; Text masks it the same way.
 func TestMaskDoubleQuoted(t *testing.T) {
 	checkMasked(t, doubleQuotedCases)
 }
