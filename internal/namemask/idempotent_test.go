@@ -46,7 +46,7 @@ func seeds() []string {
 	for _, c := range escapedCases {
 		s = append(s, c.name)
 	}
-	for _, c := range append(doubledQuoteCases, doubleQuotedCases...) {
+	for _, c := range append(append(doubledQuoteCases, doubleQuotedCases...), jsonCases...) {
 		s = append(s, c.name)
 	}
 	for _, c := range urlStartCases {

@@ -20,11 +20,13 @@ var names = masker{word: maskedWord}
 // Mask masks the passwords in a pool's name, which should hold none: the
 // live page is read by whoever reaches it, and Stats.String goes to logs,
 // so a name written carelessly (a connection string, or "orders via
-// postgres://u:pw@db") must not show one. First, a password quoted in a
-// way pgx does not read, as its writer meant it, is masked up to where
-// that reading ends it (maskMeant). Then a name that is a whole
-// connection string, or starts with a URL, is masked where its passwords
-// are, and in keyword/value form each URL word too, as below;
+// postgres://u:pw@db") must not show one. First, the string of a
+// password member written as JSON writes it ({"password":"pw"}) is masked
+// between its quotes (maskJSON), and a password quoted in a way pgx does
+// not read, as its writer meant it, up to where that reading ends it
+// (maskMeant). Then a name that is a whole connection string, or starts
+// with a URL, is masked where its passwords are, and in keyword/value
+// form each URL word too, as below;
 // otherwise a keyword/value string that ends it is read whole (maskTail),
 // then each word holding "://" is read as a URL from its scheme on, and
 // each word that is a keyword=value pair as one.
@@ -36,7 +38,7 @@ var names = masker{word: maskedWord}
 // "app:pw@db/x" is left as it is, since no reading tells it from a name
 // such as "orders:7@eu", and pgx reads no URL without one either.
 func Mask(name string) string {
-	name = names.maskMeant(name)
+	name = names.maskMeant(names.maskJSON(name))
 	r := connstr.Read(name)
 	switch {
 	case r.URL:

@@ -9,7 +9,8 @@ const closingPunct = `"'\,;:.)]}>`
 // stands, and changes nothing else: each word holding "://" is read as a
 // URL from its scheme on, each word that is a keyword=value pair as one,
 // and every password keyword outside a URL has its value masked, as in
-// Mask, a password quoted as its writer meant it included. Unlike Mask,
+// Mask, a password quoted as its writer meant it and the string of a
+// JSON password member included. Unlike Mask,
 // Text never reads s whole as one connection string, which would take the
 // words after a URL into its last parameter.
 //
@@ -21,5 +22,5 @@ const closingPunct = `"'\,;:.)]}>`
 // its word included, since where it ends cannot be told.
 func Text(s, word string) string {
 	m := masker{word: word, keepMasked: true}
-	return m.maskKeywordValues(m.maskWords(m.maskMeant(s)), false)
+	return m.maskKeywordValues(m.maskWords(m.maskMeant(m.maskJSON(s))), false)
 }

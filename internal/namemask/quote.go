@@ -1,0 +1,48 @@
+package namemask
+
+// openingQuote returns the quote that opens a string right before s[i]:
+// a double or a single quote, with the backslashes before it when they
+// escape it, as in text that is itself quoted as a JSON string (`\"`);
+// or "" when no quote stands there. Backslashes that escape one another
+// (`\\"`) are text of their own, and the quote after them opens the
+// string alone.
+func openingQuote(s string, i int) string {
+	if i == 0 || s[i-1] != '"' && s[i-1] != '\'' {
+		return ""
+	}
+	k := i - 1
+	for k > 0 && s[k-1] == '\\' {
+		k--
+	}
+	if (i-1-k)%2 == 0 {
+		return s[i-1 : i]
+	}
+	return s[k:i]
+}
+
+// closes reports whether the quote c, after run backslashes, closes a
+// string that q opened (see openingQuote). Each level of quoting doubles
+// the backslashes before a quote and adds one: a quote escaped inside
+// the string has more before it than q has, or as many as another
+// level's.
+func closes(q string, c byte, run int) bool {
+	return c == q[len(q)-1] && run%(2*len(q)) == len(q)-1
+}
+
+// nextCloser returns where the first quote in s[from:to] that closes a
+// string q opened starts, its backslashes included (see closes), or -1
+// if none does.
+func nextCloser(s, q string, from, to int) int {
+	run := 0 // backslashes right before s[c]
+	for c := from; c < to; c++ {
+		if closes(q, s[c], run) {
+			return c - (len(q) - 1)
+		}
+		if s[c] == '\\' {
+			run++
+		} else {
+			run = 0
+		}
+	}
+	return -1
+}
