@@ -47,10 +47,10 @@ func TestPasswordParameterKeepsTheQueryAfterIt(t *testing.T) {
 	}
 
 	// In free text: a key=value password that looks like a URL is still
-	// masked, to the end of its token as any unmasked value is; a masked
-	// URL in JSON keeps the rest of its query.
+	// masked, up to the quote that closes it; a masked URL in JSON keeps
+	// the rest of its query.
 	for text, want := range map[string]string{
-		`unexpected argument "password=a://S3cret"`:                   `unexpected argument "password=REDACTED`,
+		`unexpected argument "password=a://S3cret"`:                   `unexpected argument "password=REDACTED"`,
 		`{"target": "https://h/?password=REDACTED&x=1", "n": 1}`:      `{"target": "https://h/?password=REDACTED&x=1", "n": 1}`,
 		`{"target": "https://h/?x=1&sslpassword=S3cret&y=2", "n": 1}`: `{"target": "https://h/?x=1&sslpassword=REDACTED&y=2", "n": 1}`,
 	} {

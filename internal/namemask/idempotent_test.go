@@ -46,7 +46,7 @@ func seeds() []string {
 	for _, c := range escapedCases {
 		s = append(s, c.name)
 	}
-	for _, c := range append(append(doubledQuoteCases, doubleQuotedCases...), jsonCases...) {
+	for _, c := range append(append(append(doubledQuoteCases, doubleQuotedCases...), jsonCases...), closedValueCases...) {
 		s = append(s, c.name)
 	}
 	for _, c := range urlStartCases {

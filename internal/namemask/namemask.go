@@ -111,10 +111,12 @@ func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
 // the readings above leave such a value as it is. The value ends where
 // pgx would end it (a bare one at the next space, a quoted one after its
 // quote): a separator after it may be part of the password, and showing
-// a little more masked beats showing a piece of it. Inside a URL (after a
-// "://" in the same word) the URL's own reading, in maskWord, has masked
-// what is secret. In a name read whole as a URL (inQuery), a value ends
-// at an '&' too; see paramEnd.
+// a little more masked beats showing a piece of it; but a bare value
+// whose keyword follows an opening quote ends before the quote that
+// closes it (closedValueEnd). Inside a URL (after a "://" in the same
+// word) the URL's own reading, in maskWord, has masked what is secret.
+// In a name read whole as a URL (inQuery), a value ends at an '&' too;
+// see paramEnd.
 func (m masker) maskKeywordValues(name string, inQuery bool) string {
 	r := rewriter{s: name}
 	var params paramStarts
@@ -123,6 +125,7 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 		if inQuery {
 			end = paramEnd(params.before(name, r.last, v), name, v, end)
 		}
+		end = closedValueEnd(name, sc.key, v, end)
 		// As its writer meant it, as maskMeant reads it: the readings
 		// before may have left a value that reads so only now.
 		end = sc.meantEnd(end)

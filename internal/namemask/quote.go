@@ -1,5 +1,7 @@
 package namemask
 
+import "strings"
+
 // openingQuote returns the quote that opens a string right before s[i]:
 // a double or a single quote, with the backslashes before it when they
 // escape it, as in text that is itself quoted as a JSON string (`\"`);
@@ -45,4 +47,29 @@ func nextCloser(s, q string, from, to int) int {
 		}
 	}
 	return -1
+}
+
+// closedValueEnd returns where the bare value s[v:end], of the keyword
+// that starts at s[i], ends when that keyword follows an opening quote
+// (`"password=pw",`) and the value ends in the quote that closes it,
+// with only punctuation that closes a quotation after it: right before
+// that quote, the last such one, so that a quote in the password stays
+// in the mask. The text after the value is the text around it: a query's
+// closing quote, the comma after a JSON string. Otherwise end.
+func closedValueEnd(s string, i, v, end int) int {
+	q := openingQuote(s, i)
+	if q == "" || v == end || s[v] == '\'' || s[v] == '"' {
+		return end
+	}
+	p := end // where the punctuation at the value's end starts
+	for p > v && strings.IndexByte(closingPunct, s[p-1]) >= 0 {
+		p--
+	}
+	cut := end
+	for c := nextCloser(s, q, p, end); c >= 0; c = nextCloser(s, q, c+len(q), end) {
+		if c > v {
+			cut = c
+		}
+	}
+	return cut
 }

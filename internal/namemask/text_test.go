@@ -18,7 +18,7 @@ var textCases = []struct{ text, want string }{
 		`{"target": "https://h/?x=1&sslpassword=MASK&y=2", "n": 1}`},
 	{`{"target": "host=db password=MASK", "url": "postgres://u:MASK@db/x?password=MASK"}`,
 		`{"target": "host=db password=MASK", "url": "postgres://u:MASK@db/x?password=MASK"}`},
-	{`unexpected argument "password=pw" (flags go first)`, `unexpected argument "password=MASK (flags go first)`},
+	{`unexpected argument "password=pw" (flags go first)`, `unexpected argument "password=MASK" (flags go first)`},
 	{"bad host=db password='p w' dbname=x, again", "bad host=db password=MASK dbname=x, again"},
 	{"a password = pw b,sslpassword='it\\'s' c", "a password = MASK b,sslpassword=MASK c"},
 	{"a postgres://u:pw@db/x\r\nb token=pw\r\n", "a postgres://u:MASK@db/x\r\nb token=MASK\r\n"},

@@ -7,11 +7,11 @@ import "github.com/shoalpool/shoal/internal/connstr"
 type valueScan struct {
 	name string
 	at   int // where the next keyword may start
-	// v and end are where the value of the keyword found last starts
-	// and where pgx ends it.
-	v, end  int
-	words   urlWords
-	closing closingQuotes
+	// key, v and end are where the keyword found last starts, where
+	// its value starts and where pgx ends that.
+	key, v, end int
+	words       urlWords
+	closing     closingQuotes
 }
 
 // next finds the next password keyword from at on (see secretValueAt),
@@ -20,7 +20,7 @@ type valueScan struct {
 func (s *valueScan) next() bool {
 	for ; s.at < len(s.name); s.at++ {
 		if v := secretValueAt(s.name, s.at, &s.words); v >= 0 {
-			s.v = v
+			s.key, s.v = s.at, v
 			s.end, _ = connstr.ValueEnd(s.name, v)
 			s.at++
 			return true
