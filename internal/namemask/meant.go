@@ -1,8 +1,6 @@
 package namemask
 
-import (
-	"github.com/shoalpool/shoal/internal/connstr"
-)
+import "github.com/shoalpool/shoal/internal/connstr"
 
 // maskMeant masks each password value whose writer quoted it in a way pgx
 // does not read, where the writer's reading runs past pgx's (meantEnd):
@@ -39,11 +37,11 @@ func (m masker) maskMeant(name string) string {
 //     double quote that closes it (closingDoubleQuote), if one does, or
 //     else on past the first double quote after it, as a shell reads a
 //     word ("p w"x: quotedWordEnd), unless a keyword=value pair follows
-//     pgx's value. The string then
-//     reads on as pgx reads it ("password="pw dbname=x"), and its
-//     password is pgx's: masked further, the pairs after it would go.
-//     Text past pgx's value that is no pair ("password="dq secret"")
-//     has no reading but the writer's.
+//     pgx's value. The string then reads on as pgx reads it
+//     ("password="pw dbname=x"), and its password is pgx's: masked
+//     further, the pairs after it would go. Text past pgx's value that
+//     is no pair ("password="dq secret"") has no reading but the
+//     writer's.
 func (sc *valueScan) meantEnd(end int) int {
 	s, v := sc.name, sc.v
 	switch {

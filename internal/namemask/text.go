@@ -10,9 +10,9 @@ const closingPunct = `"'\,;:.)]}>`
 // URL from its scheme on, each word that is a keyword=value pair as one,
 // and every password keyword outside a URL has its value masked, as in
 // Mask, a password quoted as its writer meant it and the string of a
-// JSON password member included. Unlike Mask,
-// Text never reads s whole as one connection string, which would take the
-// words after a URL into its last parameter.
+// JSON password member included. Unlike Mask, Text never reads s whole
+// as one connection string, which would take the words after a URL into
+// its last parameter.
 //
 // A word runs to the next white space, so a value at its end would take
 // in the quote or comma that closes it. A value whose keyword follows an
