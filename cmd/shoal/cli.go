@@ -225,7 +225,7 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	fs.BoolVar(&o.quick, "quick", false, quickUsage)
 	fs.BoolVar(&o.json, "json", false, "print JSON on stdout instead of the tables")
 	fs.BoolVar(&o.csv, "csv", false, "print CSV on stdout instead of the tables")
-	fs.StringVar(&o.chart, "chart", "", "also draw a chart into `FILE`.svg or FILE.png")
+	fs.StringVar(&o.chart, "chart", "", "also draw a chart into `FILE`, whose name must end in .svg or .png")
 	fs.DurationVar(&o.dialTimeout, "dial-timeout", defaultDialTimeout, "how long to try to reach the target or open a connection")
 	if cmd == "sweep" {
 		fs.IntVar(&o.workers, "workers", 0, fmt.Sprintf("concurrent workers (default: %d times --max-conns)", sweepWorkersPerConn))

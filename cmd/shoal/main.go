@@ -66,7 +66,7 @@
 //	--workers N         concurrent workers (default: each scenario's own)
 //	--quick             the short run
 //	--json, --csv       machine-readable output on stdout instead of the tables
-//	--chart FILE        also draw a chart, FILE.svg or FILE.png
+//	--chart FILE        also draw a chart into FILE, whose name ends in .svg or .png
 //	--dial-timeout D    how long to try to reach the target (default 5s)
 //
 // sweep takes --target (a postgres:// URL or a key=value string), --query
