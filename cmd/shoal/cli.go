@@ -208,9 +208,9 @@ func newFlagSet(cmd string) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("shoal "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	if cmd == "sweep" {
-		fs.StringVar(&o.target, "target", "", "your PostgreSQL, a `URL` such as postgres://user:password@host:5432/db")
+		fs.StringVar(&o.target, "target", "", "your PostgreSQL, a `URL` such as postgres://user:password@host:5432/db, or a key=value string such as 'host=db user=app dbname=app'")
 	} else {
-		fs.StringVar(&o.target, "target", "", "the server to measure instead of the embedded ones, a `URL`: "+schemes)
+		fs.StringVar(&o.target, "target", "", "the server to measure instead of the embedded ones, a `URL`: "+schemes+"; or a PostgreSQL key=value string")
 	}
 	duration, quick, what := defaultBenchDuration, quickBenchDuration, "case"
 	if cmd == "sweep" {

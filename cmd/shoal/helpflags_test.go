@@ -40,3 +40,18 @@ func TestChartHelpSaysTheNameEndsInItsFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetHelpNamesKeyValueStrings: bench and sweep take a PostgreSQL
+// key=value connection string as --target, as they take a URL, and their
+// help says so rather than asking for a URL alone.
+func TestTargetHelpNamesKeyValueStrings(t *testing.T) {
+	for _, cmd := range []string{"bench", "sweep"} {
+		if line := helpLine(t, cmd, "--target"); !strings.Contains(line, "key=value") {
+			t.Errorf("help %s: the --target line does not name a key=value string: %q", cmd, line)
+		}
+	}
+	tg, err := parseTarget("host=127.0.0.1 port=5432 user=app dbname=app")
+	if err != nil || tg.Kind != targetPostgres {
+		t.Errorf("a key=value --target: %v, kind %v, want a PostgreSQL target", err, tg)
+	}
+}

@@ -56,7 +56,8 @@
 // Flags of bench:
 //
 //	--target URL        postgres://, clickhouse+http://host:8123, influxdb+http://host:8086,
-//	                    grpc://host:port, https://...; runs the experiments that fit (a
+//	                    grpc://host:port, https://..., or a PostgreSQL key=value string
+//	                    ('host=db user=app dbname=app'); runs the experiments that fit (a
 //	                    postgres:// one may name several hosts, h1:5432,h2:5432, tried in turn,
 //	                    or its host as a parameter, ?host=/var/run/postgresql for a Unix socket)
 //	--only LIST         scenarios to run, comma-separated
