@@ -340,7 +340,7 @@ func parseFlags(cmd string, args []string) (*options, error) {
 	}
 	if cmd == "sweep" {
 		if o.target == "" {
-			return nil, usagef("--target is required: a postgres:// URL")
+			return nil, usagef("--target is required: a postgres:// URL or a PostgreSQL key=value string")
 		}
 		if o.maxConns < 1 || o.maxConns > 1024 {
 			return nil, usagef("--max-conns %d: want 2 to 1024", o.maxConns)

@@ -55,3 +55,13 @@ func TestTargetHelpNamesKeyValueStrings(t *testing.T) {
 		t.Errorf("a key=value --target: %v, kind %v, want a PostgreSQL target", err, tg)
 	}
 }
+
+// TestSweepWithoutTargetNamesKeyValueStrings: the error for a sweep
+// without --target asks for what it takes, a key=value string too.
+func TestSweepWithoutTargetNamesKeyValueStrings(t *testing.T) {
+	r := runShoal(t, "sweep")
+	r.wantCode(t, exitUsage)
+	if first, _, _ := strings.Cut(r.stderr, "\n"); !strings.Contains(first, "--target is required") || !strings.Contains(first, "key=value") {
+		t.Errorf("the error does not ask for a URL or a key=value string: %q", first)
+	}
+}
