@@ -26,7 +26,7 @@ func writeRounds(w io.Writer, table []sweepConfig, results []benchrun.Result, v 
 		width = max(width, len(r.Name))
 	}
 	fmt.Fprintf(w, "\nRounds: ops/s per round; vs default: the ratio of throughputs, its interval at %s confidence each (%.0f%% over all %d comparisons)\n",
-		benchrun.FormatLevel(v.Level), sweepAlpha*100, max(len(results)-1, 1))
+		benchrun.FormatLevel(v.Level), (1-sweepAlpha)*100, max(len(results)-1, 1))
 	fmt.Fprintf(w, "%-*s %11s %11s %11s %17s  %-8s %s\n", width, "Name", "mean", "95% CI", "vs default", "interval", "verdict", "rounds")
 	for _, i := range order {
 		r, c := results[i], v.VsDefault[i]
