@@ -264,6 +264,9 @@ func flagUsage(cmd string, fs *flag.FlagSet) string {
 		}
 		b.WriteString(benchOutputHelp)
 	}
+	if cmd == "sweep" {
+		b.WriteString(sweepOutputHelp)
+	}
 	return b.String()
 }
 
@@ -386,6 +389,18 @@ func parseFlags(cmd string, args []string) (*options, error) {
 	}
 	return o, nil
 }
+
+// sweepOutputHelp closes `shoal help sweep`: what the output holds.
+const sweepOutputHelp = `
+output:
+  A table of the configurations, fastest first, as bench prints one, the default marked
+  "(default)"; then, for each configuration, its ops/s in each round, their mean with a 95%
+  interval, and its ratio to the default's throughput, compared round by round, with whether
+  that is significant (faster, slower, not sig.). It ends with the recommendation: the
+  smallest configuration significantly faster than the default and not significantly slower
+  than the fastest, with the connection string and the Go settings to paste; or "keep the
+  default" when none is.
+`
 
 // benchOutputHelp closes `shoal help bench`: what the output holds.
 const benchOutputHelp = `
