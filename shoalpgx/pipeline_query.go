@@ -65,6 +65,9 @@ func (p *Pool) pipeExec(ctx context.Context, sql string, args []any) (pgconn.Com
 		return pgconn.CommandTag{}, true, err
 	}
 	res := r.result(0)
+	if sm == modeCached && !simple {
+		res.err = r.argCountErr(res, sql, len(args))
+	}
 	r.invalidate()
 	r.noteErr(ctx, res.err)
 	tr.end(res.tag, res.err)
@@ -140,10 +143,14 @@ func (p *Pool) pipeRun(ctx context.Context, sql string, args []any) (_ *pipeReq,
 		return nil, queryTrace{}, sm, false, nil
 	}
 	if err != nil {
+		err = queryArgCount(err)
 		tr.end(pgconn.CommandTag{}, err)
 		return nil, queryTrace{}, sm, true, err
 	}
 	res := r.result(0)
+	if sm == modeCached {
+		res.err = queryArgCount(r.argCountErr(res, sql, len(args)))
+	}
 	r.invalidate()
 	r.noteErr(ctx, res.err)
 	return r, tr, sm, true, nil

@@ -70,8 +70,8 @@ func errorsComeAsInPgx(t *testing.T, mode pgx.QueryExecMode) {
 		}},
 		{"query failing at once", func(p querier) string { return seenRows(p.Query(ctx, "select 1/0")) }},
 		{"query, syntax error", func(p querier) string { return seenRows(p.Query(ctx, "selec 1")) }},
-		// Where: pgx words it itself, where it checks (describing
-		// modes), and the shared connection gives the server's.
+		// Where: pgx words it itself, where it checks, and the shared
+		// connection gives the server's in the describing modes.
 		{"query, an argument too many", func(p querier) string {
 			rows, err := p.Query(ctx, "select 1", 1)
 			for rows.Next() {

@@ -182,6 +182,10 @@ func (b *pipeBuild) statement(buf []byte, sql string, args []any, describe bool,
 		b.named = b.namedOne[:0]
 	}
 	b.named = append(b.named, st) // lookup counted it in st.builds
+	if len(st.sd.ParamOIDs) != len(args) {
+		// The call is wrong, not the statement: it stays cached.
+		return nil, &argCountError{params: len(st.sd.ParamOIDs), args: len(args)}
+	}
 	eqb := eqbs.Get().(*pgx.ExtendedQueryBuilder)
 	defer eqbs.Put(eqb)
 	c.tm.mu.Lock()
