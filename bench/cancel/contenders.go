@@ -47,13 +47,7 @@ func openShoalpgx(tune func(*shoalpgx.Config)) func(ctx context.Context, cc *pgx
 		if err != nil {
 			return pool{}, err
 		}
-		if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
-			c, err := p.Acquire(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c.Release, c.Ping(ctx)
-		}); err != nil {
+		if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
 			p.Close()
 			return pool{}, err
 		}
@@ -76,13 +70,7 @@ func openPgxpool(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, erro
 	if err != nil {
 		return pool{}, err
 	}
-	if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
-		c, err := p.Acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return c.Release, c.Ping(ctx)
-	}); err != nil {
+	if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
 		p.Close()
 		return pool{}, err
 	}

@@ -57,13 +57,7 @@ var pgContenders = []pgContender{
 		}
 		return p, nil
 	}, warm: func(ctx context.Context, p pgPool, n int) error {
-		return warmup.Hold(ctx, n, func(ctx context.Context) (func(), error) {
-			c, err := p.(*shoalpgx.Pool).Acquire(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c.Release, c.Ping(ctx)
-		})
+		return warmup.Pinged(ctx, n, p.(*shoalpgx.Pool).Acquire)
 	}},
 	{name: "pgxpool", open: func(ctx context.Context, cs string, o pgOptions) (pgPool, error) {
 		// pgxpool has no logger of its own: what it would say, it says to
@@ -79,13 +73,7 @@ var pgContenders = []pgContender{
 		}
 		return p, nil
 	}, warm: func(ctx context.Context, p pgPool, n int) error {
-		return warmup.Hold(ctx, n, func(ctx context.Context) (func(), error) {
-			c, err := p.(*pgxpool.Pool).Acquire(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c.Release, c.Ping(ctx)
-		})
+		return warmup.Pinged(ctx, n, p.(*pgxpool.Pool).Acquire)
 	}},
 }
 

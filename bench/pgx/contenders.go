@@ -176,13 +176,7 @@ func startShoalpgx(ctx context.Context, cfg *shoalpgx.Config, conns int) (opened
 	if err != nil {
 		return opened{}, err
 	}
-	if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
-		c, err := p.Acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return c.Release, c.Ping(ctx)
-	}); err != nil {
+	if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
 		p.Close()
 		return opened{}, err
 	}
@@ -203,13 +197,7 @@ func openPgxpool(ctx context.Context, dsn string, conns int) (opened, error) {
 	if err != nil {
 		return opened{}, err
 	}
-	if err := warmup.Hold(ctx, conns, func(ctx context.Context) (func(), error) {
-		c, err := p.Acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return c.Release, c.Ping(ctx)
-	}); err != nil {
+	if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
 		p.Close()
 		return opened{}, err
 	}
