@@ -176,14 +176,7 @@ func startShoalpgx(ctx context.Context, cfg *shoalpgx.Config, conns int) (opened
 	if err != nil {
 		return opened{}, err
 	}
-	if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
-		p.Close()
-		return opened{}, err
-	}
-	return opened{
-		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return p }) },
-		close:  p.Close,
-	}, nil
+	return warmed(ctx, p, p.Acquire, conns)
 }
 
 func openPgxpool(ctx context.Context, dsn string, conns int) (opened, error) {
@@ -197,12 +190,25 @@ func openPgxpool(ctx context.Context, dsn string, conns int) (opened, error) {
 	if err != nil {
 		return opened{}, err
 	}
-	if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
+	return warmed(ctx, p, p.Acquire, conns)
+}
+
+// pgxPool is a pgx-based pool: shoalpgx's and pgxpool's.
+type pgxPool interface {
+	pgxQuerier
+	Close()
+}
+
+// warmed is p ready to run, once acquire (p's Acquire) has opened and
+// pinged its conns connections; p is closed when it cannot.
+func warmed[C warmup.PgxConn](ctx context.Context, p pgxPool, acquire func(context.Context) (C, error), conns int) (opened, error) {
+	if err := warmup.Pinged(ctx, conns, acquire); err != nil {
 		p.Close()
 		return opened{}, err
 	}
+	var qr pgxQuerier = p // converted once, not on every query
 	return opened{
-		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return p }) },
+		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return qr }) },
 		close:  p.Close,
 	}, nil
 }
