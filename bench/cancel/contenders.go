@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shoalpool/shoal/bench/internal/warmup"
 	"github.com/shoalpool/shoal/shoalpgx"
@@ -47,15 +48,7 @@ func openShoalpgx(tune func(*shoalpgx.Config)) func(ctx context.Context, cc *pgx
 		if err != nil {
 			return pool{}, err
 		}
-		if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
-			p.Close()
-			return pool{}, err
-		}
-		return pool{
-			exec:     func(ctx context.Context, sql string) error { _, err := p.Exec(ctx, sql); return err },
-			newConns: func() int64 { return p.Stat().Shoal().Dials },
-			close:    p.Close,
-		}, nil
+		return warmed(ctx, p, p.Acquire, conns, func() int64 { return p.Stat().Shoal().Dials })
 	}
 }
 
@@ -70,13 +63,25 @@ func openPgxpool(ctx context.Context, cc *pgx.ConnConfig, conns int) (pool, erro
 	if err != nil {
 		return pool{}, err
 	}
-	if err := warmup.Pinged(ctx, conns, p.Acquire); err != nil {
+	return warmed(ctx, p, p.Acquire, conns, func() int64 { return p.Stat().NewConnsCount() })
+}
+
+// pgxPool is a pgx-based pool: shoalpgx's and pgxpool's.
+type pgxPool interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Close()
+}
+
+// warmed is p as an opened pool, once acquire (p's Acquire) has opened and
+// pinged its conns connections; p is closed when it cannot.
+func warmed[C warmup.PgxConn](ctx context.Context, p pgxPool, acquire func(context.Context) (C, error), conns int, newConns func() int64) (pool, error) {
+	if err := warmup.Pinged(ctx, conns, acquire); err != nil {
 		p.Close()
 		return pool{}, err
 	}
 	return pool{
 		exec:     func(ctx context.Context, sql string) error { _, err := p.Exec(ctx, sql); return err },
-		newConns: func() int64 { return p.Stat().NewConnsCount() },
+		newConns: newConns,
 		close:    p.Close,
 	}, nil
 }
