@@ -8,7 +8,6 @@ import (
 	"log"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/shoalpool/shoal/bench/internal/cpuprofile"
 	"github.com/shoalpool/shoal/bench/internal/outfile"
 	"github.com/shoalpool/shoal/internal/pgcount"
 )
@@ -70,14 +70,11 @@ func main() {
 		contenders = slices.DeleteFunc(contenders, func(c contender) bool { return !slices.Contains(strings.Split(*only, ","), c.name) })
 	}
 	if *cpuProf != "" {
-		f, err := os.Create(*cpuProf)
+		stop, err := cpuprofile.Start(*cpuProf)
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	results := make([][]*tally, len(contenders)) // [contender][round]
 	for r := range *rounds {

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shoalpool/shoal/bench/internal/cpuprofile"
 )
 
 // execer is what a worker needs of a pool: shoalpgx and pgxpool both have it.
@@ -79,7 +79,7 @@ func runWorker(spec workerSpec, in *os.File, out *os.File) error {
 		cancel()
 	}()
 	if spec.Profile != "" {
-		stopProfile, err := startProfile(spec.Profile)
+		stopProfile, err := cpuprofile.Start(spec.Profile)
 		if err != nil {
 			return err
 		}
@@ -197,17 +197,4 @@ func sampleUntil(ctx context.Context, pool execer, start, until time.Time) []sta
 			return out
 		}
 	}
-}
-
-// startProfile starts a CPU profile into path and returns its stop.
-func startProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoalpool/shoal/bench/internal/cpuprofile"
 	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
@@ -31,7 +32,7 @@ func main() {
 	)
 	flag.Parse()
 	if *cpuProf != "" {
-		stop, err := startCPUProfile(*cpuProf)
+		stop, err := cpuprofile.Start(*cpuProf)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shoalpool/shoal/bench/internal/cpuprofile"
 	"github.com/shoalpool/shoal/bench/internal/cpustat"
 	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
@@ -36,14 +37,11 @@ func main() {
 	)
 	flag.Parse()
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := cpuprofile.Start(*cpuProfile)
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if *mutexProfile != "" {
 		runtime.SetMutexProfileFraction(1)

@@ -7,7 +7,6 @@ import (
 	"log"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"runtime/trace"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/bench/internal/cpuprofile"
 	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
@@ -91,14 +91,11 @@ func main() {
 	}()
 
 	if *cpuProf != "" {
-		f, err := os.Create(*cpuProf)
+		stop, err := cpuprofile.Start(*cpuProf)
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if *traceOut != "" {
 		f, err := os.Create(*traceOut)
