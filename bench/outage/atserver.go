@@ -99,7 +99,7 @@ func atServerOnce(ctx context.Context, dsn string, c pgContender, s atServerSpec
 	time.Sleep(s.duration)
 	stop.Store(true)
 	end := time.Since(zero)
-	r.stuck = !waitBounded(&wg, closeWait)
+	r.stuck = !within(closeWait, wg.Wait)
 	rep := count.Stop()
 	r.sessions = dials.sessionsIn(start, end)
 	r.otherDials = window(dials.snapshot(), start, end).connected - r.sessions

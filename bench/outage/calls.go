@@ -64,17 +64,7 @@ func startWorkers(zero time.Time, s workerSpec, do func(ctx context.Context) err
 // are missing from the figures.
 func (w *workers) end(limit time.Duration) bool {
 	w.stop.Store(true)
-	done := make(chan struct{})
-	go func() {
-		w.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(limit):
-		return false
-	}
+	return within(limit, w.wg.Wait)
 }
 
 // all returns every call, in order of their ends.

@@ -64,15 +64,7 @@ func onSignal(fn func()) func() {
 			// Bounded: the main goroutine may be stopping the server
 			// too. Past the bound the kernel still stops the server as
 			// this process exits (serverAttr); only its directory stays.
-			cleaned := make(chan struct{})
-			go func() {
-				fn()
-				close(cleaned)
-			}()
-			select {
-			case <-cleaned:
-			case <-time.After(10 * time.Second):
-			}
+			within(10*time.Second, fn)
 			os.Exit(1)
 		case <-done:
 		}

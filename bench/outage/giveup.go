@@ -112,7 +112,7 @@ func giveUpOnce(ctx context.Context, dsn string, c pgContender, s giveUpSpec) (g
 	time.Sleep(s.duration)
 	stop.Store(true)
 	end := time.Since(zero)
-	r.stuck = !waitBounded(&wg, closeWait)
+	r.stuck = !within(closeWait, wg.Wait)
 	r.elapsed = end - start
 	r.sessions = dials.sessionsIn(start, end)
 	r.otherDials = window(dials.snapshot(), start, end).connected - r.sessions
@@ -123,19 +123,4 @@ func giveUpOnce(ctx context.Context, dsn string, c pgContender, s giveUpSpec) (g
 	r.errs = topErrors(byMsg)
 	mu.Unlock()
 	return r, nil
-}
-
-// waitBounded waits up to limit for wg; false means it had not finished.
-func waitBounded(wg *sync.WaitGroup, limit time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(limit):
-		return false
-	}
 }

@@ -104,19 +104,7 @@ const closeWait = 15 * time.Second
 
 // closeBounded runs closeFn and waits up to closeWait for it; false means
 // it had not returned by then (it goes on in the background).
-func closeBounded(closeFn func()) bool {
-	done := make(chan struct{})
-	go func() {
-		closeFn()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(closeWait):
-		return false
-	}
-}
+func closeBounded(closeFn func()) bool { return within(closeWait, closeFn) }
 
 // editURL returns the URL connection string cs changed by edit. Its errors
 // never quote cs, which holds a password.
