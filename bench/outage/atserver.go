@@ -52,21 +52,10 @@ func runAtServer(ctx context.Context, dsn string, s atServerSpec) ([]atServerRun
 
 func atServerOnce(ctx context.Context, dsn string, c pgContender, s atServerSpec) (atServerRun, error) {
 	r := atServerRun{pool: c.name}
-	cs, err := withParams(dsn, "pool_max_conns", fmt.Sprint(s.maxConns))
-	if err != nil {
-		return r, err
-	}
 	app := "shoal-outage-atserver-" + c.name
 	zero := time.Now()
 	dials := newDialLog(zero)
-	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	p, err := c.open(octx, cs, dials.pgOptions(app))
-	if err == nil {
-		if err = c.warm(octx, p, s.maxConns); err != nil {
-			p.Close()
-		}
-	}
-	cancel()
+	p, err := c.openWarm(ctx, dsn, s.maxConns, dials, app)
 	if err != nil {
 		return r, err
 	}

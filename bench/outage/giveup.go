@@ -55,20 +55,9 @@ func runGiveUp(ctx context.Context, dsn string, s giveUpSpec) ([]giveUpRun, erro
 
 func giveUpOnce(ctx context.Context, dsn string, c pgContender, s giveUpSpec) (giveUpRun, error) {
 	r := giveUpRun{pool: c.name}
-	cs, err := withParams(dsn, "pool_max_conns", fmt.Sprint(s.maxConns))
-	if err != nil {
-		return r, err
-	}
 	zero := time.Now()
 	dials := newDialLog(zero)
-	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	p, err := c.open(octx, cs, dials.pgOptions("shoal-outage-giveup-"+c.name))
-	if err == nil {
-		if err = c.warm(octx, p, s.maxConns); err != nil {
-			p.Close()
-		}
-	}
-	cancel()
+	p, err := c.openWarm(ctx, dsn, s.maxConns, dials, "shoal-outage-giveup-"+c.name)
 	if err != nil {
 		return r, err
 	}

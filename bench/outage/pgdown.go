@@ -72,21 +72,10 @@ func runPGDown(ctx context.Context, srv *tempServer, s downSpec) ([]downRun, err
 
 func pgDownOnce(ctx context.Context, srv *tempServer, c pgContender, s downSpec) (downRun, error) {
 	r := downRun{pool: c.name}
-	cs, err := withParams(srv.cs, "pool_max_conns", fmt.Sprint(s.maxConns))
-	if err != nil {
-		return r, err
-	}
 	app := "shoal-outage-down-" + c.name
 	zero := time.Now()
 	dials := newDialLog(zero)
-	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	p, err := c.open(octx, cs, dials.pgOptions(app))
-	if err == nil {
-		if err = c.warm(octx, p, s.maxConns); err != nil {
-			p.Close()
-		}
-	}
-	cancel()
+	p, err := c.openWarm(ctx, srv.cs, s.maxConns, dials, app)
 	if err != nil {
 		return r, err
 	}
