@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,15 +38,7 @@ type atServerRun struct {
 
 // runAtServer runs each pool through the case on the shared server.
 func runAtServer(ctx context.Context, dsn string, s atServerSpec) ([]atServerRun, error) {
-	var runs []atServerRun
-	for _, c := range pgContenders {
-		r, err := atServerOnce(ctx, dsn, c, s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
+	return eachPG(func(c pgContender) (atServerRun, error) { return atServerOnce(ctx, dsn, c, s) })
 }
 
 func atServerOnce(ctx context.Context, dsn string, c pgContender, s atServerSpec) (atServerRun, error) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,15 +41,7 @@ type giveUpRun struct {
 // runGiveUp runs each pool through the case on the shared server, one after
 // the other.
 func runGiveUp(ctx context.Context, dsn string, s giveUpSpec) ([]giveUpRun, error) {
-	var runs []giveUpRun
-	for _, c := range pgContenders {
-		r, err := giveUpOnce(ctx, dsn, c, s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.name, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
+	return eachPG(func(c pgContender) (giveUpRun, error) { return giveUpOnce(ctx, dsn, c, s) })
 }
 
 func giveUpOnce(ctx context.Context, dsn string, c pgContender, s giveUpSpec) (giveUpRun, error) {

@@ -77,6 +77,20 @@ var pgContenders = []pgContender{
 	}},
 }
 
+// eachPG runs once for each of pgContenders in turn, on the shared
+// server; the first error ends it, prefixed with the pool's name.
+func eachPG[R any](once func(c pgContender) (R, error)) ([]R, error) {
+	var runs []R
+	for _, c := range pgContenders {
+		r, err := once(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
 // setConn puts o's dial and application_name on cc.
 func setConn(cc *pgx.ConnConfig, o pgOptions) {
 	if o.dial != nil {
