@@ -140,6 +140,56 @@ func (h *harness) closeSet(t *testing.T) {
 	}
 }
 
+// leaseWhileLooked makes the next Idle's look enter key, take a lease of
+// its pool and exit: a caller come and gone while a sweep or an eviction
+// looked outside the set's lock, its lease still out.
+func (h *harness) leaseWhileLooked(t *testing.T, key string) {
+	h.looked = func(*fakePool) {
+		h.looked = nil
+		e, err := h.set.Enter(t.Context(), key)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		e.Pool().leases.Add(1) // a lease outlives the Enter that took it
+		h.set.Exit(e)
+	}
+}
+
+// enterAsync enters key on a goroutine of its own, which sends Enter's
+// error and leaves the entry, if any, unexited.
+func (h *harness) enterAsync(ctx context.Context, key string) <-chan error {
+	entered := make(chan error)
+	go func() {
+		_, err := h.set.Enter(ctx, key)
+		entered <- err
+	}()
+	return entered
+}
+
+// closeAsync closes the set, with no deadline, on a goroutine of its own,
+// which sends Close's errors joined.
+func (h *harness) closeAsync() <-chan error {
+	closed := make(chan error)
+	go func() {
+		errs, err := h.set.Close(context.Background())
+		closed <- errors.Join(append(errs, err)...)
+	}()
+	return closed
+}
+
+// notYet fails t with format (given the result) if done has a result once
+// every goroutine of the bubble is blocked.
+func notYet(t *testing.T, done <-chan error, format string) {
+	t.Helper()
+	synctest.Wait()
+	select {
+	case err := <-done:
+		t.Fatalf(format, err)
+	default:
+	}
+}
+
 func TestNewNeedsOperations(t *testing.T) {
 	defer func() {
 		if recover() == nil {
@@ -231,16 +281,7 @@ func TestSweepKeepsAPoolLeasedWhileIdleLooked(t *testing.T) {
 		p := h.use(t, "a")
 		start := time.Now()
 		h.set.Sweep(start) // idle from start
-		h.looked = func(*fakePool) {
-			h.looked = nil
-			e, err := h.set.Enter(t.Context(), "a")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			e.Pool().leases.Add(1) // a lease outlives the Enter that took it
-			h.set.Exit(e)
-		}
+		h.leaseWhileLooked(t, "a")
 		h.set.Sweep(start.Add(2 * idle))
 		synctest.Wait()
 		if p.closed() {
@@ -324,16 +365,7 @@ func TestEvictionKeepsAPoolLeasedWhileIdleLooked(t *testing.T) {
 		h := newHarness(t, -1, 1)
 		defer h.closeSet(t)
 		a := h.use(t, "a")
-		h.looked = func(*fakePool) {
-			h.looked = nil
-			e, err := h.set.Enter(t.Context(), "a")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			e.Pool().leases.Add(1) // a lease outlives the Enter that took it
-			h.set.Exit(e)
-		}
+		h.leaseWhileLooked(t, "a")
 		if _, err := h.set.Enter(t.Context(), "b"); !errors.Is(err, errExhausted) {
 			t.Errorf("Enter past MaxPools with the only pool leased while Idle looked: %v, want errExhausted", err)
 		}
@@ -484,11 +516,7 @@ func TestWaiterForAPoolBeingMade(t *testing.T) {
 		// A caller who gives up waiting leaves no count behind: the pool
 		// can be evicted once made.
 		ctx, cancel := context.WithCancel(t.Context())
-		gaveUp := make(chan error)
-		go func() {
-			_, err := h.set.Enter(ctx, "a")
-			gaveUp <- err
-		}()
+		gaveUp := h.enterAsync(ctx, "a")
 		synctest.Wait()
 		if len(h.set.Pools()) != 0 || h.set.Len() != 1 {
 			t.Fatalf("while made: Pools %v, Len %d; want none, 1", h.set.Pools(), h.set.Len())
@@ -579,17 +607,8 @@ func TestSecondCloseWaitsAgain(t *testing.T) {
 		if errs, _ := h.set.Close(ctx); !errors.Is(errors.Join(errs...), context.DeadlineExceeded) {
 			t.Fatalf("the first Close, the pool still closing past its ctx: %v", errs)
 		}
-		closed := make(chan error)
-		go func() {
-			errs, err := h.set.Close(context.Background())
-			closed <- errors.Join(append(errs, err)...)
-		}()
-		synctest.Wait()
-		select {
-		case err := <-closed:
-			t.Fatalf("the second Close returned (%v) while the pool was still closing", err)
-		default:
-		}
+		closed := h.closeAsync()
+		notYet(t, closed, "the second Close returned (%v) while the pool was still closing")
 		close(a.slow)
 		if err := <-closed; err != nil {
 			t.Fatalf("the second Close: %v", err)
@@ -601,24 +620,11 @@ func TestCloseWaitsForAPoolBeingMade(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, time.Minute, 0)
 		h.hold = make(chan struct{})
-		entered := make(chan error)
-		go func() {
-			_, err := h.set.Enter(t.Context(), "a")
-			entered <- err
-		}()
+		entered := h.enterAsync(t.Context(), "a")
 		synctest.Wait() // in Make
 
-		closed := make(chan error)
-		go func() {
-			errs, err := h.set.Close(context.Background())
-			closed <- errors.Join(append(errs, err)...)
-		}()
-		synctest.Wait()
-		select {
-		case err := <-closed:
-			t.Fatalf("Close returned (%v) while a pool was being made", err)
-		default:
-		}
+		closed := h.closeAsync()
+		notYet(t, closed, "Close returned (%v) while a pool was being made")
 		close(h.hold)
 		if err := <-entered; !errors.Is(err, errClosed) {
 			t.Fatalf("Enter whose pool was made after Close: %v, want errClosed", err)
@@ -636,11 +642,7 @@ func TestCloseGivesUpWaitingWithItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, time.Minute, 0)
 		h.hold = make(chan struct{})
-		entered := make(chan error)
-		go func() {
-			_, err := h.set.Enter(t.Context(), "a")
-			entered <- err
-		}()
+		entered := h.enterAsync(t.Context(), "a")
 		synctest.Wait()
 
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
