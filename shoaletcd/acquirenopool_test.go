@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // An Acquire for no pool of the Budget (here with two pools joined and a
@@ -13,7 +15,7 @@ import (
 // counts its pools, read under the lock while other pools join and leave
 // (run with -race).
 func TestAcquireForNoPoolWhilePoolsJoinAndLeave(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	b := newBudget(t, addr, Options{Name: "db", Size: 4, Prefix: prefix})

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
 	"github.com/shoalpool/shoal/internal/fairshare"
 )
 
 // A member's minimum is its share even while it is idle, and counts
 // before the others' demand; when it gets hungry too, the rest is shared.
 func TestMinimumsHonoured(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	watchSlots(t, admin, prefix, "db", 10)
@@ -34,7 +35,7 @@ func TestMinimumsHonoured(t *testing.T) {
 // A member whose demand falls keeps its share for IdleTime (no thrash on a
 // dip), then gives all but its Min back to the hungry member.
 func TestIdleMemberGivesBack(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	watchSlots(t, admin, prefix, "db", 10)
@@ -59,7 +60,7 @@ func TestIdleMemberGivesBack(t *testing.T) {
 // A member joining a full budget gets its fair share within 2s, and the
 // others reach theirs only by releasing (no permit is taken from anyone).
 func TestJoinerGetsFairShare(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	watchSlots(t, admin, prefix, "db", 12)
@@ -87,7 +88,7 @@ func TestJoinerGetsFairShare(t *testing.T) {
 // survivor must hold every slot within 7s, the 5.5s and as much as 1.5s
 // more for it to see the slots free and dial on them.
 func TestKilledMemberFreesSlots(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	watchSlots(t, admin, prefix, "db", 10)
@@ -113,7 +114,7 @@ func TestKilledMemberFreesSlots(t *testing.T) {
 // Members must agree on Size while any is alive; with none alive the size
 // is replaced by the next member's.
 func TestSizeMismatch(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	first := newBudget(t, addr, Options{Name: "db", Size: 10, Prefix: prefix})
@@ -138,7 +139,7 @@ func TestSizeMismatch(t *testing.T) {
 // A joiner whose minimum would push the sum of minimums over the size is
 // refused, naming the sum and the size; one that fits is not.
 func TestMinimumsExceedSize(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	newBudget(t, addr, Options{Name: "db", Size: 10, Min: 6, Prefix: prefix})
@@ -199,7 +200,7 @@ func TestOptionsZeroIsTheDefaultNegativeIsNone(t *testing.T) {
 // A fenced slot is passed over: its key is deleted on release, not kept,
 // and the next permits get other slots.
 func TestFencedSlotAvoided(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	b := newBudget(t, addr, Options{Name: "db", Size: 3, Prefix: prefix})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // TestCloseWithPoolsOpen guards Budget.Close called before its pools':
@@ -14,7 +15,7 @@ import (
 // connections left open are no longer counted in etcd and another member
 // may open as many beyond the size.
 func TestCloseWithPoolsOpen(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	const size = 4

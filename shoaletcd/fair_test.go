@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // Four hungry members of a budget of 10 each get within one of 10/4,
 // within 2s; etcd never holds more than 10 slot keys.
 func TestFairShareHungry(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	const n, k = 10, 4

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,30 +19,6 @@ import (
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// etcdAddr returns the etcd server of the integration tests, from
-// SHOAL_TEST_ETCD (scripts/services.sh starts it; scripts/test-env.sh
-// exports it). Unset or unreachable, the test skips, unless
-// SHOAL_REQUIRE_SERVICES=1 (CI), when it fails.
-func etcdAddr(t *testing.T) string {
-	t.Helper()
-	missing := t.Skipf
-	if os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
-		missing = t.Fatalf
-	}
-	addr := os.Getenv("SHOAL_TEST_ETCD")
-	if addr == "" {
-		missing("SHOAL_TEST_ETCD is not set; run scripts/services.sh and . scripts/test-env.sh")
-		return ""
-	}
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err != nil {
-		missing("etcd at SHOAL_TEST_ETCD=%s does not answer: %v", addr, err)
-		return ""
-	}
-	_ = c.Close()
-	return addr
 }
 
 // newClient returns a client of its own (so its own leases) to addr,

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // A member whose last pool has left is out of the budget: its Status (and
 // Members, which its pools' Stats.BudgetMembers read) no longer count it
 // among the members, nor report the demand it published while it was in.
 func TestStatusOfAMemberThatLeft(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	ba := newBudget(t, addr, Options{Name: "db", Size: 10, Prefix: prefix})

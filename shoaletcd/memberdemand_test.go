@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // In etcd a process is one member whose demand is the sum of its pools'
@@ -15,7 +16,7 @@ import (
 // pools are served. A member that published its busiest pool's demand
 // instead would be held to 2.
 func TestMemberDemandIsItsPoolsDemandsSummed(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	const size = 8

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // When the member's share is short of its pools' minimums (Options.Min
@@ -14,7 +15,7 @@ import (
 // second, so that no pool of the member waits for ever while another keeps
 // its minimum idle.
 func TestPoolMinimumsBeyondTheMembersMinTakeTurns(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	const size = 4

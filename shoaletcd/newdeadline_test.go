@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // New does not fail when etcd does not answer, even when ctx's deadline
@@ -13,7 +15,7 @@ import (
 // its Min and joins when etcd answers. A ctx canceled is the caller giving
 // up, and New returns its error.
 func TestNewWithADeadlineAndEtcdUnreachable(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	px := startProxy(t, addr)

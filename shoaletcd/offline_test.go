@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // proxy is a loopback TCP proxy to target that refuses connections (closes
@@ -96,7 +98,7 @@ func clientTo(t *testing.T, addr string) *clientv3.Client {
 // answers: its permits get their slot keys without being dropped, and it
 // grows to its fair share.
 func TestUnreachableAtStart(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	watchSlots(t, admin, prefix, "db", 10)
@@ -398,7 +400,7 @@ func (l *cutLease) cut(id clientv3.LeaseID) {
 // its surplus connections close as released, and it then grows into the
 // slots the others give back; etcd never holds more than N keys.
 func TestUnreachableAtStartOverBudget(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	watchSlots(t, admin, prefix, "db", 10)

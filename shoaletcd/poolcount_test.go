@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // A pool's Stats.BudgetMembers (shoal_pool_budget_members) is how many
@@ -14,7 +15,7 @@ import (
 // shoaletcd that is the pools of every member, not the members, which a
 // process with several pools would under-count.
 func TestBudgetMembersCountsThePoolsOfEveryMember(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	ba := newBudget(t, addr, Options{Name: "db", Size: 8, Prefix: prefix})
@@ -57,7 +58,7 @@ func TestBudgetMembersCountsThePoolsOfEveryMember(t *testing.T) {
 // Budget at boot and its pools later) is in the budget, but no pool of its
 // shares it: the others' pools do not count one for it.
 func TestBudgetMembersCountsNoPoolForAMemberWithout(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	ba := newBudget(t, addr, Options{Name: "db", Size: 8, Prefix: prefix})

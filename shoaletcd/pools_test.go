@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // countingDial is a Dial of ints that counts the connections open across
@@ -64,7 +65,7 @@ func poolsOf(b *Budget) string {
 // nor etcd's slot keys the size, and when every pool has left the member
 // leaves the budget, to rejoin with the next pool.
 func TestPoolsOfAProcessShareOneBudget(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	const size = 8
@@ -127,7 +128,7 @@ func TestPoolsOfAProcessShareOneBudget(t *testing.T) {
 // takes no pool; Acquire from outside a pool names the problem when
 // several pools are joined.
 func TestJoinRefusals(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	prefix := testPrefix(t, newClient(t, addr))
 	b := newBudget(t, addr, Options{Name: "db", Size: 4, Prefix: prefix})
 	f, g := &fakePool{}, &fakePool{}
@@ -162,7 +163,7 @@ func TestJoinRefusals(t *testing.T) {
 // division (shoal.BudgetAsker), which the member makes at once rather than
 // at its next tick, and the pool gets its connection.
 func TestPoolOfAMemberAsksForADivision(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	const size = 4

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // rejoinMember is a budget member set up for a rejoin test, with the
@@ -37,7 +39,7 @@ type rejoinSetup struct {
 // each on the slot key of its own number.
 func newRejoinMember(t *testing.T, s rejoinSetup) *rejoinMember {
 	t.Helper()
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	m := &rejoinMember{admin: newClient(t, addr)}
 	m.prefix = testPrefix(t, m.admin)
 	m.k = newKeys(m.prefix, "db")

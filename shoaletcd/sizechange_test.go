@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // TestResizedWhileMemberHadNoPool guards a member whose pools all closed
@@ -12,7 +14,7 @@ import (
 // budget: its next pool is refused with ErrSizeMismatch instead of joining
 // with the old Size beside members of the new one.
 func TestResizedWhileMemberHadNoPool(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	a := newBudget(t, addr, Options{Name: "db", Size: 4, Prefix: prefix})

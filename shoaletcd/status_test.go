@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/etcdtest"
 	"github.com/shoalpool/shoal/internal/fairshare"
 )
 
@@ -34,7 +35,7 @@ func divisionOf(b *Budget) string {
 // is due to change, it reports what each pool's SetShare was told, and
 // leaves the division, its grace timers and its order as they were.
 func TestStatusChangesNothing(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	b := newBudget(t, addr, Options{Name: "db", Size: 8, Prefix: prefix, IdleTime: 200 * time.Millisecond})

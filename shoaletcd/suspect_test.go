@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // suspects counts the permits f holds whose Suspect says true.
@@ -24,7 +26,7 @@ func (f *fakePool) suspects() int {
 // handed out plainly; slots that vanished with a holder's lease come with
 // Suspect, so that shoalpgx checks the server before it dials with them.
 func TestSlotsOfADeadLeaseAreSuspect(t *testing.T) {
-	addr := etcdAddr(t)
+	addr := etcdtest.SharedAddr(t)
 	admin := newClient(t, addr)
 	prefix := testPrefix(t, admin)
 	watchSlots(t, admin, prefix, "db", 6)

@@ -8,4 +8,7 @@
 //
 // Without the binary a test skips, unless SHOAL_REQUIRE_SERVICES=1 (as in
 // CI), when it fails.
+//
+// Tests that need no fault of etcd's share one server instead, the one
+// scripts/services.sh starts: SharedAddr returns its address.
 package etcdtest

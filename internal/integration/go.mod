@@ -6,6 +6,7 @@ go 1.26.0
 replace (
 	github.com/shoalpool/shoal => ../..
 	github.com/shoalpool/shoal/internal/embedded => ../embedded
+	github.com/shoalpool/shoal/internal/etcdtest => ../etcdtest
 	github.com/shoalpool/shoal/internal/pgcount => ../pgcount
 	github.com/shoalpool/shoal/internal/pgpair => ../pgpair
 	github.com/shoalpool/shoal/internal/pgtest => ../pgtest
@@ -27,6 +28,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/rs/zerolog v1.35.1
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/pgcount v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/pgpair v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/pgtest v0.0.0-00010101000000-000000000000

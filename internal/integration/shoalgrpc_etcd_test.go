@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -13,36 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/shoalgrpc"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-)
 
-// etcdTarget returns the etcd server of the integration tests, from
-// SHOAL_TEST_ETCD (scripts/services.sh starts it; scripts/test-env.sh
-// exports it). Unset or unreachable, the test skips, unless
-// SHOAL_REQUIRE_SERVICES=1 (CI), when it fails.
-func etcdTarget(t *testing.T) string {
-	t.Helper()
-	missing := t.Skipf
-	if os.Getenv("SHOAL_REQUIRE_SERVICES") == "1" {
-		missing = t.Fatalf
-	}
-	addr := os.Getenv("SHOAL_TEST_ETCD")
-	if addr == "" {
-		missing("SHOAL_TEST_ETCD is not set; run scripts/services.sh and . scripts/test-env.sh")
-		return ""
-	}
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err != nil {
-		missing("etcd at SHOAL_TEST_ETCD=%s does not answer: %v", addr, err)
-		return ""
-	}
-	_ = c.Close()
-	return addr
-}
+	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
+	"github.com/shoalpool/shoal/shoalgrpc"
+)
 
 // etcdPrefix returns a key prefix no other run uses, and deletes whatever
 // the test put under it when the test ends.
@@ -82,7 +59,7 @@ func prefixEnd(prefix string) []byte {
 // to become READY, and these tests are about calls, not dial speed.
 func etcdPool(t *testing.T, opts shoalgrpc.Options) (*shoalgrpc.Pool, pb.KVClient) {
 	opts.DialTimeout = time.Minute
-	p := newGRPCPool(t, etcdTarget(t), opts)
+	p := newGRPCPool(t, etcdtest.SharedAddr(t), opts)
 	return p, pb.NewKVClient(p)
 }
 
