@@ -285,12 +285,7 @@ func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
 	m := newRejoinMember(t, rejoinSetup{permits: 5})
 	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	other, err := admin.Grant(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, other := m.otherMember(t, 10*time.Second)
 	b.mu.Lock()
 	old := b.lease
 	var held []*permit
@@ -308,7 +303,7 @@ func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
 			t.Errorf("revoking the old lease: %v", err)
 		}
 		for s := range steal {
-			if _, err := admin.Put(ctx, k.slot(s), "other", clientv3.WithLease(other.ID)); err != nil {
+			if _, err := admin.Put(ctx, k.slot(s), "other", clientv3.WithLease(other)); err != nil {
 				t.Errorf("taking slot %d: %v", s, err)
 			}
 		}
@@ -344,7 +339,7 @@ func testRejoinOldLeaseEnds(t *testing.T, stolen int) {
 		}
 		want, wantLease := b.ID(), int64(lease)
 		if steal[p.slot] {
-			want, wantLease = "other", int64(other.ID)
+			want, wantLease = "other", int64(other)
 		}
 		if len(r.Kvs) != 1 || string(r.Kvs[0].Value) != want || r.Kvs[0].Lease != wantLease {
 			t.Errorf("slot key %d: %v, want %s under lease %x", p.slot, r.Kvs, want, wantLease)

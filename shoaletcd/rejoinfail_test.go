@@ -21,18 +21,13 @@ func TestRejoinFailsAfterMovingKeys(t *testing.T) {
 	m := newRejoinMember(t, rejoinSetup{permits: 5})
 	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	other, err := admin.Grant(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, other := m.otherMember(t, 10*time.Second)
 	old, held := heldNow(b)
 	// The first attempt reads the slots, moves the keys, and its read of
 	// the whole budget fails; before the next attempt reads the slots,
 	// another member tries to create each of this member's keys, as one
 	// would that saw them free.
-	st, steal := stealer(ctx, admin, k, other.ID, held)
+	st, steal := stealer(ctx, admin, k, other, held)
 	kv.after(k.slots(), func() {
 		kv.fail(k.root, func() {
 			kv.before(k.slots(), steal)

@@ -64,3 +64,18 @@ func newRejoinMember(t *testing.T, s rejoinSetup) *rejoinMember {
 	})
 	return m
 }
+
+// otherMember returns a ctx for the test's own requests and a lease for it
+// to play another member under, both lasting d: the lease outlives the
+// test's part, so whatever the other member creates stays while the test
+// looks.
+func (m *rejoinMember) otherMember(t *testing.T, d time.Duration) (context.Context, clientv3.LeaseID) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	l, err := m.admin.Grant(ctx, int64(d/time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, l.ID
+}

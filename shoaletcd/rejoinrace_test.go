@@ -1,7 +1,6 @@
 package shoaletcd
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -21,12 +20,7 @@ func TestCreateUnderWayWhenLeaseIsLost(t *testing.T) {
 		return hl
 	}})
 	admin, k, ka, kv, b := m.admin, m.k, m.ka, m.kv, m.b
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	other, err := admin.Grant(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, other := m.otherMember(t, 10*time.Second)
 	b.mu.Lock()
 	old := b.lease
 	b.mu.Unlock()
@@ -71,7 +65,7 @@ func TestCreateUnderWayWhenLeaseIsLost(t *testing.T) {
 	tried := make(chan error, 1)
 	hl.armAfterRevoke(func(id clientv3.LeaseID) {
 		_, err := admin.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, "other", clientv3.WithLease(other.ID))).Commit()
+			Then(clientv3.OpPut(key, "other", clientv3.WithLease(other))).Commit()
 		tried <- err
 	})
 	ka.cut(old)

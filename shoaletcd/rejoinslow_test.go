@@ -34,12 +34,7 @@ func TestSlowRejoinKeepsItsLease(t *testing.T) {
 	}})
 	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	other, err := admin.Grant(ctx, 30)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, other := m.otherMember(t, 30*time.Second)
 	old, held := heldNow(b)
 	// A hold ends short of the request's bound, or the request would fail
 	// for the hold's sake rather than the lease's.
@@ -50,7 +45,7 @@ func TestSlowRejoinKeepsItsLease(t *testing.T) {
 		ttl, _, err := leaseTTL(ctx, admin, shadow)
 		return err == nil && ttl <= 0
 	}
-	st, steal := stealer(ctx, admin, k, other.ID, held)
+	st, steal := stealer(ctx, admin, k, other, held)
 	kv.before(k.members(), func() {
 		if lease, shadow = grants.last(); shadow == 0 {
 			short = append(short, "no shadow lease was granted")
@@ -112,14 +107,9 @@ func TestRejoinKeepsItsLeaseBetweenAttempts(t *testing.T) {
 	}})
 	admin, k, ka, kv, b, f := m.admin, m.k, m.ka, m.kv, m.b, m.f
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	other, err := admin.Grant(ctx, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, other := m.otherMember(t, 20*time.Second)
 	old, held := heldNow(b)
-	st, steal := stealer(ctx, admin, k, other.ID, held)
+	st, steal := stealer(ctx, admin, k, other, held)
 	var shadowErr error
 	var short time.Duration // the bound of a hold that ran out
 	// Each of the first four attempts fails at its last read, after its
