@@ -129,11 +129,7 @@ func startShoalpgx(ctx context.Context, cfg *shoalpgx.Config) (execer, func(), e
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := p.Ping(ctx); err != nil {
-		p.Close()
-		return nil, nil, fmt.Errorf("ping: %w", err)
-	}
-	return p, p.Close, nil
+	return answering(ctx, p)
 }
 
 // openPgxpool opens a pgxpool of spec.MaxConns connections.
@@ -152,6 +148,19 @@ func openPgxpool(ctx context.Context, spec workerSpec) (execer, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return answering(ctx, p)
+}
+
+// pgxPool is an opened pool, shoalpgx's or pgxpool's.
+type pgxPool interface {
+	execer
+	Ping(ctx context.Context) error
+	Close()
+}
+
+// answering returns p and its Close once p answers a ping; p is closed
+// when it does not.
+func answering(ctx context.Context, p pgxPool) (execer, func(), error) {
 	if err := p.Ping(ctx); err != nil {
 		p.Close()
 		return nil, nil, fmt.Errorf("ping: %w", err)
