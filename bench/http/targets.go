@@ -28,20 +28,7 @@ func clickhouse(base string) *target {
 	return &target{
 		name:  "ClickHouse",
 		close: func() {},
-		do: func(ctx context.Context, client *http.Client, _, _ int) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-			if err != nil {
-				return err
-			}
-			body, status, err := send(client, req)
-			if err != nil {
-				return err
-			}
-			if status != http.StatusOK || body != "0\n1\n2\n3\n4\n" {
-				return fmt.Errorf("ClickHouse answered %d %q", status, body)
-			}
-			return nil
-		},
+		do:    getOK("ClickHouse", u, "0\n1\n2\n3\n4\n"),
 	}
 }
 
@@ -94,20 +81,26 @@ func tlsServer() *target {
 		name:  "TLS (in-process, HTTP/2)",
 		tls:   cfg,
 		close: srv.Close,
-		do: func(ctx context.Context, client *http.Client, _, _ int) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-			if err != nil {
-				return err
-			}
-			body, status, err := send(client, req)
-			if err != nil {
-				return err
-			}
-			if status != http.StatusOK || body != `{"status":"ok"}` {
-				return fmt.Errorf("TLS server answered %d %q", status, body)
-			}
-			return nil
-		},
+		do:    getOK("TLS server", u, `{"status":"ok"}`),
+	}
+}
+
+// getOK is a target's request that GETs u and fails unless server
+// answers 200 with want.
+func getOK(server, u, want string) func(ctx context.Context, client *http.Client, worker, i int) error {
+	return func(ctx context.Context, client *http.Client, _, _ int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		body, status, err := send(client, req)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK || body != want {
+			return fmt.Errorf("%s answered %d %q", server, status, body)
+		}
+		return nil
 	}
 }
 
