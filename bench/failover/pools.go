@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/url"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shoalpool/shoal/bench/internal/pgurl"
 	"github.com/shoalpool/shoal/shoalpgx"
 )
 
@@ -36,7 +34,7 @@ var contenders = []contender{
 	}, reads: func(ctx context.Context, _ pool, cs string) (readPool, error) {
 		// pgxpool routes no reads: the nearest it comes is a pool of its
 		// own that prefers a standby when it dials.
-		rcs, err := withSessionAttrs(cs, "prefer-standby")
+		rcs, err := pgurl.WithParams(cs, "target_session_attrs", "prefer-standby")
 		if err != nil {
 			return nil, err
 		}
@@ -49,21 +47,3 @@ var contenders = []contender{
 type shoalReads struct{ *shoalpgx.ReadPool }
 
 func (shoalReads) Close() {}
-
-// withSessionAttrs returns the URL connection string cs with its
-// target_session_attrs set to v. Its errors never quote cs, which holds a
-// password.
-func withSessionAttrs(cs, v string) (string, error) {
-	u, err := url.Parse(cs)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", fmt.Errorf("not a URL connection string: %v", err)
-	}
-	q := u.Query()
-	q.Set("target_session_attrs", v)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}

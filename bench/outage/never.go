@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/bench/internal/pgurl"
 	"github.com/shoalpool/shoal/shoalhttp"
 )
 
@@ -213,11 +214,11 @@ type loginRow struct {
 func runLogins(s neverSpec) ([]loginRow, error) {
 	var rows []loginRow
 	for _, f := range loginFaults {
-		cs, err := editURL(s.dsn, f.edit)
+		cs, err := pgurl.Edit(s.dsn, f.edit)
 		if err != nil {
 			return nil, err
 		}
-		if cs, err = withParams(cs, "pool_min_conns", "1", "pool_max_conns", fmt.Sprint(refusedMaxConns)); err != nil {
+		if cs, err = pgurl.WithParams(cs, "pool_min_conns", "1", "pool_max_conns", fmt.Sprint(refusedMaxConns)); err != nil {
 			return nil, err
 		}
 		for _, c := range pgContenders {

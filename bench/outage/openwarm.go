@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/pgurl"
 )
 
 // openWarm opens c's pool on dsn with pool_max_conns maxConns, its
@@ -11,7 +13,7 @@ import (
 // and warms all maxConns of them, so that a case starts on a full pool.
 // Opening and warming have 10s together.
 func (c pgContender) openWarm(ctx context.Context, dsn string, maxConns int, dials *dialLog, app string) (pgPool, error) {
-	cs, err := withParams(dsn, "pool_max_conns", fmt.Sprint(maxConns))
+	cs, err := pgurl.WithParams(dsn, "pool_max_conns", fmt.Sprint(maxConns))
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -119,35 +118,6 @@ const closeWait = 15 * time.Second
 // closeBounded runs closeFn and waits up to closeWait for it; false means
 // it had not returned by then (it goes on in the background).
 func closeBounded(closeFn func()) bool { return within(closeWait, closeFn) }
-
-// editURL returns the URL connection string cs changed by edit. Its errors
-// never quote cs, which holds a password.
-func editURL(cs string, edit func(u *url.URL)) (string, error) {
-	u, err := url.Parse(cs)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", fmt.Errorf("not a URL connection string: %v", err)
-	}
-	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return "", fmt.Errorf("not a postgres:// connection string (scheme %q)", u.Scheme)
-	}
-	edit(u)
-	return u.String(), nil
-}
-
-// withParams sets the query parameters kv (key, value, key, value...).
-func withParams(cs string, kv ...string) (string, error) {
-	return editURL(cs, func(u *url.URL) {
-		q := u.Query()
-		for i := 0; i+1 < len(kv); i += 2 {
-			q.Set(kv[i], kv[i+1])
-		}
-		u.RawQuery = q.Encode()
-	})
-}
 
 // password returns the password of the URL connection string cs, or "".
 func password(cs string) string {
