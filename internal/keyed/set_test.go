@@ -595,8 +595,7 @@ func TestCloseClosesEveryPool(t *testing.T) {
 
 // A Close called again waits again for the pools, as a pool's Close does:
 // one whose first Close gave up at its ctx, a connection still held, is
-// waited for by the next. Before, the second Close found no pool left and
-// returned at once.
+// waited for by the next.
 func TestSecondCloseWaitsAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, time.Minute, 0)
