@@ -87,23 +87,39 @@ func pgxWorker(q query, pick func(worker int) pgxQuerier) worker {
 		if err != nil {
 			return err
 		}
-		var a account
-		n := 0
-		for rows.Next() {
-			if err := rows.Scan(&a.id, &a.name, &a.email, &a.balance, &a.created); err != nil {
-				rows.Close()
-				return err
-			}
-			n++
-		}
-		if err := rows.Err(); err != nil {
+		if err := oneAccount(rows); err != nil {
+			rows.Close() // already closed unless a Scan failed
 			return err
-		}
-		if n != 1 {
-			return fmt.Errorf("small-row query returned %d rows", n)
 		}
 		return nil
 	}
+}
+
+// accountRows are the rows of the small-row query: pgx.Rows and
+// *sql.Rows both have these methods.
+type accountRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// oneAccount reads rows, which must hold one account and no more.
+func oneAccount(rows accountRows) error {
+	var a account
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&a.id, &a.name, &a.email, &a.balance, &a.created); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("small-row query returned %d rows", n)
+	}
+	return nil
 }
 
 // args are the arguments of worker's iteration i of q: the worker and the
@@ -244,21 +260,7 @@ func openSQL(ctx context.Context, dsn string, conns int) (opened, error) {
 					return err
 				}
 				defer rows.Close()
-				var a account
-				n := 0
-				for rows.Next() {
-					if err := rows.Scan(&a.id, &a.name, &a.email, &a.balance, &a.created); err != nil {
-						return err
-					}
-					n++
-				}
-				if err := rows.Err(); err != nil {
-					return err
-				}
-				if n != 1 {
-					return fmt.Errorf("small-row query returned %d rows", n)
-				}
-				return nil
+				return oneAccount(rows)
 			}
 		},
 		close: func() { _ = db.Close() },
