@@ -222,11 +222,16 @@ func warmed[C warmup.PgxConn](ctx context.Context, p pgxPool, acquire func(conte
 		p.Close()
 		return opened{}, err
 	}
+	return onPool(p), nil
+}
+
+// onPool is p ready to run, every worker querying p.
+func onPool(p pgxPool) opened {
 	var qr pgxQuerier = p // converted once, not on every query
 	return opened{
 		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return qr }) },
 		close:  p.Close,
-	}, nil
+	}
 }
 
 func openSQL(ctx context.Context, dsn string, conns int) (opened, error) {

@@ -81,10 +81,7 @@ func openPipelined(ctx context.Context, dsn string, conns int) (opened, error) {
 		p.Close()
 		return opened{}, fmt.Errorf("warm: %w", err)
 	}
-	return opened{
-		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return p }) },
-		close:  p.Close,
-	}, nil
+	return onPool(p), nil
 }
 
 // openSpread is openPipelined with pool_pipeline_fill=0: statements spread
@@ -125,10 +122,7 @@ func openPgbouncer(ctx context.Context, _ string, conns int) (opened, error) {
 		p.Close()
 		return opened{}, fmt.Errorf("warm: %w", err)
 	}
-	return opened{
-		worker: func(q query) worker { return pgxWorker(q, func(int) pgxQuerier { return p }) },
-		close:  p.Close,
-	}, nil
+	return onPool(p), nil
 }
 
 // burst runs n SELECT 1 at once through q, so that a pool that opens
