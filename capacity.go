@@ -76,7 +76,11 @@ func (c *capacity) nothingCanServe() bool { return c.serving() <= 0 }
 // under n and a connection comes free. Until then more than n can be open,
 // never more than the larger of the old and the new limit. MinIdle and
 // MinConns are kept only up to the limit. With a Budget the pool opens at
-// most the smaller of n and its share. n must be in [1, math.MaxInt32].
+// most the smaller of n and its share. Calls racing each other leave the
+// pool at the limit of the one that takes effect last, which is not
+// necessarily the last to return: once they have returned, Stats.MaxConns
+// reports that limit and the pool keeps to it. n must be in
+// [1, math.MaxInt32].
 func (p *Pool[T]) SetMaxConns(n int) error {
 	if n < 1 || n > maxConnsLimit {
 		return fmt.Errorf("shoal pool %q: SetMaxConns(%d): must be in [1, %d]", p.cfg.Name, n, maxConnsLimit)
