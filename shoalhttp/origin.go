@@ -48,8 +48,11 @@ type origin struct {
 	be atomic.Pointer[backendRef] // nil until the protocol is known
 
 	// maxConns is what Transport.SetMaxConns set for this origin, applied
-	// to each pool made for it; 0 means Options.MaxConns.
+	// to each pool made for it; 0 means Options.MaxConns. Stored under
+	// Transport.mu, applied to the backend's pool under limitMu
+	// (applyLimit).
 	maxConns atomic.Int32
+	limitMu  sync.Mutex
 
 	// seedPermit is the probe's permit under MaxConnsTotal, from the
 	// probe's dial until the backend's pool takes it (originPool.open);
@@ -183,7 +186,9 @@ func (o *origin) backend(ctx context.Context) (_ backend, probed bool, _ error) 
 		}
 		o.mu.Unlock()
 		if err == nil {
-			o.followLimit(b)
+			// Its pool read the limit as it was made; a SetMaxConns since
+			// then found no backend to resize.
+			_ = o.applyLimit() // a pool closed since has nothing to resize
 		}
 		close(pr.done)
 		// Once the requests that waited for the probe are on their way:

@@ -123,10 +123,6 @@ func (p *originPool[E, C]) open(o *origin, seed C, dial func(context.Context) (C
 		return err
 	}
 	p.pool = pool
-	// Read again: a SetMaxConns since the read above finds no pool yet.
-	if n := int(o.maxConns.Load()); n > 0 && n != limit {
-		_ = pool.SetMaxConns(n) // checked by Transport.SetMaxConns
-	}
 	return nil
 }
 

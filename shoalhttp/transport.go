@@ -275,7 +275,10 @@ func (t *Transport) Stats() map[string]shoal.Stats {
 // are done, and never fails a request. It holds for the origin's later pools
 // too (after CloseIdleConnections), from their first dial on: none opens
 // more than n, not even for MinConns or MinIdle, which it keeps up to n.
-// n must be in [1, 2147483647], as the core's MaxConns.
+// Calls racing each other for one origin leave it at the limit of the one
+// that takes effect last, which is not necessarily the last to return:
+// its pool now and its later pools alike. n must be in [1, 2147483647], as
+// the core's MaxConns.
 func (t *Transport) SetMaxConns(origin string, n int) error {
 	key, err := parseOrigin(origin)
 	if err != nil {
@@ -289,23 +292,10 @@ func (t *Transport) SetMaxConns(origin string, n int) error {
 	if err != nil {
 		return err
 	}
-	if b := o.current(); b != nil {
-		if err := b.setMaxConns(n); err != nil {
-			return fmt.Errorf("shoalhttp: SetMaxConns %s: %w", o.name, err)
-		}
+	if err := o.applyLimit(); err != nil {
+		return fmt.Errorf("shoalhttp: SetMaxConns %s: %w", o.name, err)
 	}
 	return nil
-}
-
-// followLimit gives b, a backend just put in place, the limit SetMaxConns
-// last set for its origin. Its pool read the limit as it was made, but a
-// SetMaxConns after that read and before b was in place found no backend
-// to resize. Each side stores before it loads what the other stores (the
-// limit, the backend), so at least one of the two sees the other.
-func (o *origin) followLimit(b backend) {
-	if n := o.maxConns.Load(); n > 0 {
-		_ = b.setMaxConns(int(n)) // n was checked by SetMaxConns; a pool closed since has nothing to resize
-	}
 }
 
 // maxConnsLimit bounds SetMaxConns: the core's bound on MaxConns, which
