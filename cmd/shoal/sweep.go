@@ -36,14 +36,8 @@ func preflightSweep(ctx context.Context, o *options, t *target, errOut io.Writer
 		fmt.Fprintf(errOut, "shoal sweep: --query %q: %v\n", o.query, err)
 		return exitFailed
 	}
-	limit := srv.MaxConnections - srv.Reserved
-	if o.maxConns > limit {
-		fmt.Fprintf(errOut, "shoal sweep: --max-conns %d: the server allows %d client connections (max_connections %d, %d reserved), %d of them open now; use --max-conns %d or fewer\n",
-			o.maxConns, limit, srv.MaxConnections, srv.Reserved, srv.InUse, max(1, limit-srv.InUse))
-		return exitUsage
-	}
-	if srv.RoleLimit >= 0 && o.maxConns > srv.RoleLimit {
-		fmt.Fprintf(errOut, "shoal sweep: --max-conns %d: the role allows %d connections (CONNECTION LIMIT); use --max-conns %d or fewer\n", o.maxConns, srv.RoleLimit, srv.RoleLimit)
+	if msg := sweepOverLimit(o.maxConns, srv); msg != "" {
+		fmt.Fprintf(errOut, "shoal sweep: %s\n", msg)
 		return exitUsage
 	}
 	return exitOK
