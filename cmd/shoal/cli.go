@@ -346,11 +346,11 @@ func parseFlags(cmd string, args []string) (*options, error) {
 			return nil, usagef("--target is required: a postgres:// URL or a PostgreSQL key=value string")
 		}
 		if o.maxConns < 1 || o.maxConns > 1024 {
-			return nil, usagef("--max-conns %d: want 2 to 1024", o.maxConns)
+			return nil, usagef("--max-conns %d: want %d to 1024", o.maxConns, minSweepConns)
 		}
 		if o.maxConns == 1 {
 			// Its one configuration, 1x1, is the default's stand-in.
-			return nil, usagef("--max-conns 1: one connection makes one configuration, measured as the default, with nothing to compare it to; want 2 to 1024")
+			return nil, usagef("--max-conns 1: one connection makes one configuration, measured as the default, with nothing to compare it to; want %d to 1024", minSweepConns)
 		}
 		if o.workers == 0 {
 			o.workers = min(sweepWorkersPerConn*o.maxConns, maxWorkers)

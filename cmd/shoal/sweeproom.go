@@ -1,6 +1,14 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/shoalpool/shoal/internal/benchrun"
+)
+
+// minSweepConns is the smallest --max-conns sweep takes: with one
+// connection there is one configuration and nothing to compare it to.
+const minSweepConns = 2
 
 // sweepOverLimit says why the server or the role cannot give a sweep
 // maxConns connections, and what to use instead, or returns "" when they
@@ -9,11 +17,25 @@ import "fmt"
 func sweepOverLimit(maxConns int, srv pgServer) string {
 	limit := srv.MaxConnections - srv.Reserved
 	if maxConns > limit {
-		return fmt.Sprintf("--max-conns %d: the server allows %d client connections (max_connections %d, %d reserved), %d of them open now; use --max-conns %d or fewer",
-			maxConns, limit, srv.MaxConnections, srv.Reserved, srv.InUse, max(1, limit-srv.InUse))
+		// The preflight's own connection is among those open: its backend
+		// may not have gone yet when the sweep dials.
+		room := max(0, limit-srv.InUse)
+		head := fmt.Sprintf("--max-conns %d: the server allows %d client connections (max_connections %d, %d reserved), %d of them open now",
+			maxConns, limit, srv.MaxConnections, srv.Reserved, srv.InUse)
+		if room < minSweepConns {
+			// --max-conns 1 or 0 would only be refused in turn.
+			return fmt.Sprintf("%s, which leaves room for %d, and a sweep needs %d at least: close some of those connections or raise max_connections",
+				head, room, minSweepConns)
+		}
+		return fmt.Sprintf("%s; use --max-conns %d or fewer", head, room)
 	}
 	if srv.RoleLimit >= 0 && maxConns > srv.RoleLimit {
-		return fmt.Sprintf("--max-conns %d: the role allows %d connections (CONNECTION LIMIT); use --max-conns %d or fewer", maxConns, srv.RoleLimit, srv.RoleLimit)
+		head := fmt.Sprintf("--max-conns %d: the role allows %s (CONNECTION LIMIT)", maxConns, benchrun.Plural(srv.RoleLimit, "connection"))
+		if srv.RoleLimit < minSweepConns {
+			return fmt.Sprintf("%s, and a sweep needs %d at least: raise the role's CONNECTION LIMIT (ALTER ROLE ... CONNECTION LIMIT)",
+				head, minSweepConns)
+		}
+		return fmt.Sprintf("%s; use --max-conns %d or fewer", head, srv.RoleLimit)
 	}
 	return ""
 }
