@@ -178,6 +178,21 @@ func acquireMany(ctx context.Context, p *Pool[*fakeConn], n int) []<-chan Lease[
 	return waiters
 }
 
+// fullPoolWithWaiters makes a pool of one connection, holds that
+// connection until the test ends and leaves n acquires waiting behind it:
+// the queue a test grows the pool under to see how the waiters are served.
+func fullPoolWithWaiters(t testing.TB, n int) (*Pool[*fakeConn], *fakeDialer, []<-chan Lease[*fakeConn]) {
+	t.Helper()
+	p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
+	held := mustAcquire(t, p)
+	t.Cleanup(held.Release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	waiters := acquireMany(ctx, p, n)
+	wantWaiters(t, p, n)
+	return p, d, waiters
+}
+
 // releaseEach waits for each acquire acquireMany started and releases the
 // lease of each that succeeded.
 func releaseEach(waiters []<-chan Lease[*fakeConn]) {

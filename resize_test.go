@@ -13,13 +13,7 @@ import (
 
 func TestSetMaxConnsGrowingServesWaitersByNewDials(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p, d := newTestPool(t, Config[*fakeConn]{MaxConns: 1})
-		held := mustAcquire(t, p)
-		defer held.Release()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		waiters := acquireMany(ctx, p, 5)
-		wantWaiters(t, p, 5)
+		p, d, waiters := fullPoolWithWaiters(t, 5)
 
 		// Past the MaxConns the pool was made with: its slot table grows.
 		if err := p.SetMaxConns(6); err != nil {
