@@ -15,11 +15,7 @@ import (
 // a connection rather than the budget's refusal.
 func TestGroupEvictionWaitOutlivesTheCallerWhoStartedIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 1)
-		g := newTestGroup(t, GroupConfig[string, *fakeConn]{
-			Name:        "tenants",
-			Config:      slowCloseTenants(1, 5*time.Second),
-			Budget:      b,
+		g := slowCloseGroup(t, 1, 5*time.Second, GroupConfig[string, *fakeConn]{
 			MaxPools:    1,
 			IdleTimeout: -1,
 		})

@@ -25,17 +25,25 @@ func slowCloseTenants(minConns int, closeTakes time.Duration) func(string) (Conf
 	}
 }
 
+// slowCloseGroup makes a group named "tenants" of slowCloseTenants with a
+// minimum of one each, under a budget of budgetConns; cfg says the rest
+// (MaxPools, IdleTimeout). A pool it evicts or closes for idleness keeps
+// its minimum out of the budget until its connection has closed.
+func slowCloseGroup(t *testing.T, budgetConns int, closeTakes time.Duration, cfg GroupConfig[string, *fakeConn]) *Group[string, *fakeConn] {
+	t.Helper()
+	cfg.Name = "tenants"
+	cfg.Config = slowCloseTenants(1, closeTakes)
+	cfg.Budget = mustBudget(t, budgetConns)
+	return newTestGroup(t, cfg)
+}
+
 // With MaxPools pools whose minimums fill the budget, a new key evicts the
 // least recently used idle pool, and gets a pool of its own: the evicted
 // pool's minimum goes back to the budget before the new pool joins it,
 // however long its connections take to close.
 func TestGroupEvictionMakesRoomInTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 2)
-		g := newTestGroup(t, GroupConfig[string, *fakeConn]{
-			Name:        "tenants",
-			Config:      slowCloseTenants(1, 10*time.Millisecond),
-			Budget:      b,
+		g := slowCloseGroup(t, 2, 10*time.Millisecond, GroupConfig[string, *fakeConn]{
 			MaxPools:    2,
 			IdleTimeout: -1,
 		})
@@ -54,11 +62,7 @@ func TestGroupEvictionMakesRoomInTheBudget(t *testing.T) {
 // connections are still closing.
 func TestGroupIdleCloseMakesRoomInTheBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := mustBudget(t, 1)
-		g := newTestGroup(t, GroupConfig[string, *fakeConn]{
-			Name:        "tenants",
-			Config:      slowCloseTenants(1, 5*time.Second),
-			Budget:      b,
+		g := slowCloseGroup(t, 1, 5*time.Second, GroupConfig[string, *fakeConn]{
 			IdleTimeout: time.Minute,
 		})
 		ctx := context.Background()
