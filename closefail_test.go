@@ -1,39 +1,20 @@
 package shoal
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer that a pool's goroutines may log into while
-// the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // Config.Close that fails or panics is logged (Warn, with its error) and
 // otherwise ignored: the connection counts as closed and its place is free.
 func TestCloseThatFailsIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		p, _ := newTestPool(t, Config[*fakeConn]{MaxConns: 1,
 			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			Close: func(c *fakeConn) error {

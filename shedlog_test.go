@@ -1,40 +1,22 @@
 package shoal
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSheddingOffLogsNoMadeUpWait guards the "load shedding off" line of a
 // pool whose queue emptied with no acquire in the interval: it must not
 // report the pool's age as the shortest wait.
 func TestSheddingOffLogsNoMadeUpWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var buf lockedBuffer
+		var buf syncbuf.Buffer
 		logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		p, _ := newTestPool(t, Config[*fakeConn]{
 			MaxConns: 1, QueueTarget: 10 * time.Millisecond, QueueInterval: 100 * time.Millisecond, Logger: logger,

@@ -1,13 +1,13 @@
 package shoalgrpc
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/syncbuf"
 
 	"github.com/shoalpool/shoal"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
@@ -83,7 +83,7 @@ func TestRedactDecodedTarget(t *testing.T) {
 		{"unix:///tmp/u%3AS3cretPW@nosuch.sock", "S3cretPW", "dial unix /REDACTED@nosuch.sock"},
 		{"passthrough:user:S3cretPW@127.0.0.1:1", "S3cretPW", tooManyColons},
 	} {
-		var log lockedBuffer
+		var log syncbuf.Buffer
 		p, err := NewClient(c.target, Options{DialTimeout: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(&log, nil))}, insecureCreds())
 		if err != nil {
 			t.Fatalf("%s: %v", c.target, err)
@@ -122,25 +122,6 @@ func TestRedactDecodedPieces(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("redacted:\n%s\nwant:\n%s", err, want)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a pool's logger may write to while
-// the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestErrorSaysEachLayerOnce: a failed dial's error names the package,

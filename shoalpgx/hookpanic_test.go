@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/syncbuf"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -45,7 +47,7 @@ func TestConnectHookPanicNamesTheHook(t *testing.T) {
 // A BeforeClose that panics is logged under its own name, and the
 // connection is closed all the same.
 func TestBeforeClosePanicIsLoggedAsBeforeClose(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	p := newTestPool(t, func(c *Config) {
 		c.MaxConns = 1
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
 
 // A pool with no Logger logs to slog.Default(), as every shoal pool does
 // (Config.Logger): a server that is not there is seen without
 // configuration, the line naming the pool.
 func TestNilLoggerLogsToTheDefault(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	old, oldOut, oldFlags := slog.Default(), log.Writer(), log.Flags()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	defer func() {

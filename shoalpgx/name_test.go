@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/syncbuf"
+
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -41,7 +43,7 @@ func TestPoolName(t *testing.T) {
 		// rather than into the masked value.
 		{"orders password=hunter2", "orders password=xxxxx", "orders password=xxxxx /reads"},
 	} {
-		var logs lockedBuffer
+		var logs syncbuf.Buffer
 		p := newTestPool(t, func(cfg *Config) {
 			cfg.Name, cfg.MaxConns = c.name, 1
 			cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -1,36 +1,18 @@
 package shoalpgx
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/syncbuf"
+
 	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the pool's goroutines to log into.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // TestWrongPasswordNeverShown connects with a wrong password and looks for
 // it, and for the right one, in every error, every log line and the
@@ -40,7 +22,7 @@ func TestWrongPasswordNeverShown(t *testing.T) {
 	rightPassword := good.ConnConfig.Password
 	const wrongPassword = "wrong-Pa55word-zq"
 
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cfg := testConfig(t, func(c *Config) {
 		c.ConnConfig.Password = wrongPassword
 		c.MaxConns = 2

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoalpool/shoal/internal/syncbuf"
+
 	"github.com/shoalpool/shoal/internal/pgpair"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -146,7 +148,7 @@ func TestPingPastTheCallersDeadlineIsBoundedByPingTimeout(t *testing.T) {
 // within it is closed, with a Warn line that names the pool, and the
 // acquire goes on with a new connection.
 func TestPingTimeoutReplacesAConnectionThatDoesNotAnswer(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	p, g, warm := pingingPool(t, func(c *Config) {
 		c.PingTimeout = 100 * time.Millisecond
 		c.Name = "pinged"
