@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -21,16 +22,7 @@ type ownReadOnly struct {
 
 var ownReadOnlys = []ownReadOnly{
 	{"SET TRANSACTION READ ONLY in a pool's Tx", func(ctx context.Context, p *Pool, r refusal) error {
-		tx, err := p.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = tx.Rollback(ctx) }()
-		if _, err := tx.Exec(ctx, "SET TRANSACTION READ ONLY"); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "insert into "+r.table+" values (1)")
-		return err
+		return writeInReadOnlyTx(ctx, p.Begin, r.table)
 	}},
 	{"SET TRANSACTION READ ONLY in a Conn's Tx", func(ctx context.Context, p *Pool, r refusal) error {
 		c, err := p.Acquire(ctx)
@@ -38,16 +30,7 @@ var ownReadOnlys = []ownReadOnly{
 			return err
 		}
 		defer c.Release()
-		tx, err := c.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = tx.Rollback(ctx) }()
-		if _, err := tx.Exec(ctx, "SET TRANSACTION READ ONLY"); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "insert into "+r.table+" values (1)")
-		return err
+		return writeInReadOnlyTx(ctx, c.Begin, r.table)
 	}},
 	{"BEGIN READ ONLY through a Conn's Exec", func(ctx context.Context, p *Pool, r refusal) error {
 		c, err := p.Acquire(ctx)
@@ -83,6 +66,21 @@ var ownReadOnlys = []ownReadOnly{
 		_, err = c.Exec(ctx, "insert into "+r.table+" values (1)")
 		return err
 	}},
+}
+
+// writeInReadOnlyTx begins a transaction with begin, makes it read-only
+// after it began and writes into table there, returning the write's error.
+func writeInReadOnlyTx(ctx context.Context, begin func(context.Context) (pgx.Tx, error), table string) error {
+	tx, err := begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "SET TRANSACTION READ ONLY"); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "insert into "+table+" values (1)")
+	return err
 }
 
 // A write refused with SQLSTATE 25006 because of its caller's own
