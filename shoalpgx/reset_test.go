@@ -24,6 +24,19 @@ func acquireOne(t *testing.T, p *Pool) (*Conn, uint32) {
 	return c, backendPID(t, c)
 }
 
+// requireNewBackend acquires p's next connection and checks that its
+// session is clean and that it is not backend pid, which the pool should
+// have closed after what happened to it.
+func requireNewBackend(t *testing.T, p *Pool, pid uint32, after string) {
+	t.Helper()
+	c, got := acquireOne(t, p)
+	defer c.Release()
+	pgtest.RequireClean(t, c.Conn())
+	if got == pid {
+		t.Fatalf("backend %d handed out again after %s", pid, after)
+	}
+}
+
 // TestReleaseInsideTransactionIsDiscarded: a connection its holder releases
 // inside a transaction (open or failed) is closed, as pgxpool does, and the
 // next holder gets a clean session on another backend.
@@ -48,12 +61,7 @@ func TestReleaseInsideTransactionIsDiscarded(t *testing.T) {
 			}
 			c.Release()
 
-			c2, pid2 := acquireOne(t, p)
-			defer c2.Release()
-			pgtest.RequireClean(t, c2.Conn())
-			if pid2 == pid {
-				t.Fatalf("backend %d handed out again after a release inside a transaction", pid)
-			}
+			requireNewBackend(t, p, pid, "a release inside a transaction")
 		})
 	}
 }
@@ -116,12 +124,7 @@ func TestReleaseWithUnreadRowsIsDiscarded(t *testing.T) {
 	closedBefore := p.Stat().Shoal().Closed
 	c.Release() // rows still open: the connection is busy
 
-	c2, pid2 := acquireOne(t, p)
-	defer c2.Release()
-	pgtest.RequireClean(t, c2.Conn())
-	if pid2 == pid {
-		t.Fatal("a connection released with unread rows was handed out again")
-	}
+	requireNewBackend(t, p, pid, "a release with unread rows")
 	pgtest.Settle(t, shoalStats(p))
 	if p.Stat().Shoal().Closed != closedBefore+1 {
 		t.Fatalf("Closed = %d, want %d", p.Stat().Shoal().Closed, closedBefore+1)
@@ -139,12 +142,7 @@ func TestReleaseWithUnclosedBatchIsDiscarded(t *testing.T) {
 	}
 	c.Release()
 
-	c2, pid2 := acquireOne(t, p)
-	defer c2.Release()
-	pgtest.RequireClean(t, c2.Conn())
-	if pid2 == pid {
-		t.Fatal("a connection released with an unclosed batch was handed out again")
-	}
+	requireNewBackend(t, p, pid, "a release with an unclosed batch")
 }
 
 // With CancelTimeout 0 pgx closes a connection whose statement's context
@@ -161,12 +159,7 @@ func TestReleaseAfterCanceledQueryIsDiscarded(t *testing.T) {
 	}
 	c.Release()
 
-	c2, pid2 := acquireOne(t, p)
-	defer c2.Release()
-	pgtest.RequireClean(t, c2.Conn())
-	if pid2 == pid {
-		t.Fatal("a connection whose query was canceled mid-flight was handed out again")
-	}
+	requireNewBackend(t, p, pid, "its query was canceled mid-flight")
 }
 
 func TestReleaseAfterServerKilledItIsDiscarded(t *testing.T) {
@@ -182,12 +175,7 @@ func TestReleaseAfterServerKilledItIsDiscarded(t *testing.T) {
 	}
 	c.Release()
 
-	c2, pid2 := acquireOne(t, p)
-	defer c2.Release()
-	pgtest.RequireClean(t, c2.Conn())
-	if pid2 == pid {
-		t.Fatal("a terminated connection was handed out again")
-	}
+	requireNewBackend(t, p, pid, "the server terminated it")
 }
 
 func TestPoolQueryRowsClosedEarlyKeepTheConnection(t *testing.T) {
