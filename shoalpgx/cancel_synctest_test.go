@@ -36,9 +36,43 @@ func fakePool(t *testing.T, f *fakePG, mutate func(*Config)) *Pool {
 	return p
 }
 
+// quickCancelPool is fakePool on a fake server whose cancel requests take
+// effect 1ms after they are sent.
+func quickCancelPool(t *testing.T) (*fakePG, *Pool) {
+	t.Helper()
+	f := newFakePG(t)
+	f.signalDelay = time.Millisecond
+	return f, fakePool(t, f, nil)
+}
+
+// execFunc is the Exec of a Pool or of a Conn.
+type execFunc = func(context.Context, string, ...any) (pgconn.CommandTag, error)
+
+// poolOrHeld are the two ways a statement reaches a connection, for the
+// tests that run through each: the pool's Exec, and a held Conn's.
+var poolOrHeld = []struct {
+	name string
+	held bool
+}{{"pool", false}, {"held", true}}
+
+// execVia returns p.Exec, or with held the Exec of a connection acquired
+// from p and released when the test ends, with that connection.
+func execVia(t *testing.T, p *Pool, held bool) (execFunc, *Conn) {
+	t.Helper()
+	if !held {
+		return p.Exec, nil
+	}
+	c, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Release)
+	return c.Exec, c
+}
+
 // timedExec runs sql with a context that ends after d (none for d 0) and
 // returns its error and how long it took.
-func timedExec(exec func(context.Context, string, ...any) (pgconn.CommandTag, error), d time.Duration, sql string) (time.Duration, error) {
+func timedExec(exec execFunc, d time.Duration, sql string) (time.Duration, error) {
 	ctx := context.Background()
 	if d > 0 {
 		var cancel context.CancelFunc
@@ -58,9 +92,7 @@ func timedExec(exec func(context.Context, string, ...any) (pgconn.CommandTag, er
 // matches both; the connection stays.
 func TestCancelFakeAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakePG(t)
-		f.signalDelay = time.Millisecond
-		p := fakePool(t, f, nil)
+		f, p := quickCancelPool(t)
 		took, err := timedExec(p.Exec, 10*time.Millisecond, "sleep 10s")
 		var pe *pgconn.PgError
 		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &pe) || pe.Code != ctxerr.QueryCanceled {
@@ -69,12 +101,7 @@ func TestCancelFakeAnswered(t *testing.T) {
 		if want := 11 * time.Millisecond; took != want {
 			t.Errorf("the statement returned after %s, want %s (its deadline, then the server's answer)", took, want)
 		}
-		if _, err := timedExec(p.Exec, 0, "select"); err != nil {
-			t.Fatal(err)
-		}
-		if n := f.logins.Load(); n != 1 {
-			t.Errorf("%d sessions, want 1: the cancelled statement cost its connection", n)
-		}
+		stillOneSession(t, f, p.Exec)
 	})
 }
 
@@ -84,25 +111,13 @@ func TestCancelFakeAnswered(t *testing.T) {
 // until the server has acknowledged the request, whether the next
 // statement comes through the pool or from the connection's holder.
 func TestCancelFakeLateCancelSparesTheNextStatement(t *testing.T) {
-	for _, held := range []bool{false, true} {
-		name := "pool"
-		if held {
-			name = "held"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, via := range poolOrHeld {
+		t.Run(via.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFakePG(t)
 				f.signalDelay = 50 * time.Millisecond
 				p := fakePool(t, f, nil)
-				exec := p.Exec
-				if held {
-					c, err := p.Acquire(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Release()
-					exec = c.Exec
-				}
+				exec, _ := execVia(t, p, via.held)
 				took, err := timedExec(exec, 10*time.Millisecond, "sleep 20ms")
 				if err != nil || took != 20*time.Millisecond {
 					t.Fatalf("a statement the server finished before the cancel came: %v after %s, want success after 20ms", err, took)
@@ -152,9 +167,7 @@ func TestCancelFakeSilentServer(t *testing.T) {
 // acknowledged.
 func TestCancelFakeRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakePG(t)
-		f.signalDelay = time.Millisecond
-		p := fakePool(t, f, nil)
+		f, p := quickCancelPool(t)
 		took, err := timedExec(p.Exec, 10*time.Millisecond, "swallow 10s")
 		var pe *pgconn.PgError
 		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &pe) {
@@ -202,9 +215,7 @@ func TestCancelFakeNothingRunning(t *testing.T) {
 // connection; the pool rolls back in the background and keeps it.
 func TestCancelFakeRollbackAfterTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakePG(t)
-		f.signalDelay = time.Millisecond
-		p := fakePool(t, f, nil)
+		f, p := quickCancelPool(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		defer cancel()
 		tx, err := p.Begin(ctx)
@@ -220,12 +231,7 @@ func TestCancelFakeRollbackAfterTheDeadline(t *testing.T) {
 		if err := tx.Rollback(context.Background()); !errors.Is(err, pgx.ErrTxClosed) {
 			t.Errorf("a second Rollback returned %v, want pgx.ErrTxClosed", err)
 		}
-		if _, err := timedExec(p.Exec, 0, "select"); err != nil {
-			t.Fatal(err)
-		}
-		if n := f.logins.Load(); n != 1 {
-			t.Errorf("%d sessions, want 1: the transaction cost its connection", n)
-		}
+		stillOneSession(t, f, p.Exec)
 	})
 }
 
@@ -234,9 +240,7 @@ func TestCancelFakeRollbackAfterTheDeadline(t *testing.T) {
 // canceler, for tests that play pgx's part in a cancellation.
 func cancelRig(t *testing.T) (*fakePG, *Conn, *canceler) {
 	t.Helper()
-	f := newFakePG(t)
-	f.signalDelay = time.Millisecond
-	p := fakePool(t, f, nil)
+	f, p := quickCancelPool(t)
 	c, err := p.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -262,15 +266,16 @@ func wantCancelledIn1ms(t *testing.T, what string, err error, start time.Time) {
 	}
 }
 
-// stillOneSession checks that c, after a cancellation, runs a statement,
-// on the session it had: one login at the fake server.
-func stillOneSession(t *testing.T, f *fakePG, c *Conn) {
+// stillOneSession checks that exec (a pool's or a held connection's),
+// after a cancellation, runs a statement on the session the connection
+// had: one login at the fake server, the cancellation cost no connection.
+func stillOneSession(t *testing.T, f *fakePG, exec execFunc) {
 	t.Helper()
-	if _, err := c.Exec(context.Background(), "select"); err != nil {
+	if _, err := timedExec(exec, 0, "select"); err != nil {
 		t.Fatalf("the connection after the cancellation: %v", err)
 	}
 	if n := f.logins.Load(); n != 1 {
-		t.Errorf("%d sessions, want 1", n)
+		t.Errorf("%d sessions, want 1: the cancellation cost the connection", n)
 	}
 }
 
@@ -289,7 +294,7 @@ func TestCancelFakeWriteAfterTheCut(t *testing.T) {
 		_, err := c.Conn().PgConn().Exec(context.Background(), "sleep 10s").ReadAll()
 		h.HandleUnwatchAfterCancel()
 		wantCancelledIn1ms(t, "the statement written after the cut", err, start)
-		stillOneSession(t, f, c)
+		stillOneSession(t, f, c.Exec)
 	})
 }
 
@@ -316,7 +321,7 @@ func TestCancelFakeWriteDuringTheCancel(t *testing.T) {
 		err := <-done
 		h.HandleUnwatchAfterCancel()
 		wantCancelledIn1ms(t, "the statement written during HandleCancel", err, start)
-		stillOneSession(t, f, c)
+		stillOneSession(t, f, c.Exec)
 	})
 }
 
@@ -326,33 +331,20 @@ func TestCancelFakeWriteDuringTheCancel(t *testing.T) {
 // pool closes it instead of taking it back; its holder's next statement
 // waits for the verdict and is refused, and pgx closes the connection.
 func TestCancelFakeUnacknowledged(t *testing.T) {
-	for _, held := range []bool{false, true} {
-		name := "pool"
-		if held {
-			name = "held"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, via := range poolOrHeld {
+		t.Run(via.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFakePG(t)
 				p := fakePool(t, f, nil)
 				f.ignoreCancels.Store(true)
-				exec := p.Exec
-				var c *Conn
-				if held {
-					var err error
-					if c, err = p.Acquire(context.Background()); err != nil {
-						t.Fatal(err)
-					}
-					defer c.Release()
-					exec = c.Exec
-				}
+				exec, c := execVia(t, p, via.held)
 				took, err := timedExec(exec, 10*time.Millisecond, "sleep 20ms")
 				if err != nil || took != 20*time.Millisecond {
 					t.Fatalf("a statement the server finished: %v after %s, want success after 20ms", err, took)
 				}
 				took, err = timedExec(exec, 0, "select")
 				want := 10*time.Millisecond + defaultCancelTimeout - 20*time.Millisecond
-				if held {
+				if via.held {
 					if !errors.Is(err, errCancelUnacknowledged) || took != want {
 						t.Fatalf("the holder's next statement: %v after %s, want the gate's refusal after %s", err, took, want)
 					}
