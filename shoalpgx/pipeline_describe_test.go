@@ -14,26 +14,21 @@ import (
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
-// A byte slice is encoded as its parameter's type on a statement's first
-// run on a shared connection, as pgx's default mode encodes it and as the
-// runs by name after it do: a text column stores the bytes, not their hex
-// form, json and jsonb take them, and a bytea column still gets every
-// byte; a struct or a map goes to json and jsonb as JSON. Each statement
-// runs more than once on one connection, the first time with nothing
-// prepared there: an Exec, QueryRows and a batch.
-func TestPipelineBytesFirstRun(t *testing.T) {
-	p := newPipelinedPool(t, 2, 8, nil)
-	oneSharedConn(t, p)
-	ctx := pgtest.Ctx(t)
-	table := pipeTable(t, "pipe_bytes", "n int, t text, j json, jb jsonb, b bytea")
-	raw := []byte{0, '\\', 'x', 0xff, '\''}
-	insert := "insert into " + table + " (n, t, j, jb, b) values ($1, $2, $3, $4, $5)"
-	for i := range 3 {
-		if _, err := p.Exec(ctx, insert, i, []byte("hi"), []byte(`{"a":1}`), json.RawMessage(`{"a":1}`), raw); err != nil {
-			t.Fatalf("run %d: %v", i+1, err)
-		}
-	}
-	rows, err := p.Query(ctx, "select n, t, j::text, jb::text, b from "+table+" order by n")
+// storedColumns are the columns the describe tests store a value of each
+// encoding in: the row number, text, json, jsonb and bytea.
+const storedColumns = "n int, t text, j json, jb jsonb, b bytea"
+
+// awkwardBytes is the bytea the describe tests store: a NUL, a backslash
+// before an x, a byte that is not UTF-8 and a quote, which a text
+// encoding of the bytes would mangle.
+var awkwardBytes = []byte{0, '\\', 'x', 0xff, '\''}
+
+// wantStoredRows reads table (storedColumns) back and checks that it has n
+// rows, each with "hi" as text, {"a":1} as json and jsonb, and
+// awkwardBytes as bytea.
+func wantStoredRows(t *testing.T, p *Pool, table string, n int) {
+	t.Helper()
+	rows, err := p.Query(pgtest.Ctx(t), "select n, t, j::text, jb::text, b from "+table+" order by n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +41,35 @@ func TestPipelineBytesFirstRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 {
-		t.Fatalf("%d rows, want 3", len(got))
+	if len(got) != n {
+		t.Fatalf("%d rows, want %d", len(got), n)
 	}
 	for _, r := range got {
-		if r.T != "hi" || r.J != `{"a":1}` || r.JB != `{"a": 1}` || !bytes.Equal(r.B, raw) {
-			t.Errorf("run %d stored text %q, json %q, jsonb %q, bytea %x; want %q, %q, %q, %x", r.N+1, r.T, r.J, r.JB, r.B, "hi", `{"a":1}`, `{"a": 1}`, raw)
+		if r.T != "hi" || r.J != `{"a":1}` || r.JB != `{"a": 1}` || !bytes.Equal(r.B, awkwardBytes) {
+			t.Errorf("run %d stored text %q, json %q, jsonb %q, bytea %x; want %q, %q, %q, %x", r.N+1, r.T, r.J, r.JB, r.B, "hi", `{"a":1}`, `{"a": 1}`, awkwardBytes)
 		}
 	}
+}
+
+// A byte slice is encoded as its parameter's type on a statement's first
+// run on a shared connection, as pgx's default mode encodes it and as the
+// runs by name after it do: a text column stores the bytes, not their hex
+// form, json and jsonb take them, and a bytea column still gets every
+// byte; a struct or a map goes to json and jsonb as JSON. Each statement
+// runs more than once on one connection, the first time with nothing
+// prepared there: an Exec, QueryRows and a batch.
+func TestPipelineBytesFirstRun(t *testing.T) {
+	p := newPipelinedPool(t, 2, 8, nil)
+	oneSharedConn(t, p)
+	ctx := pgtest.Ctx(t)
+	table := pipeTable(t, "pipe_bytes", storedColumns)
+	insert := "insert into " + table + " (n, t, j, jb, b) values ($1, $2, $3, $4, $5)"
+	for i := range 3 {
+		if _, err := p.Exec(ctx, insert, i, []byte("hi"), []byte(`{"a":1}`), json.RawMessage(`{"a":1}`), awkwardBytes); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+	}
+	wantStoredRows(t, p, table, 3)
 
 	// A Go type the type map does not know, for json and jsonb, needs no
 	// cast: pgx encodes it as its parameter's type, as JSON.

@@ -1,7 +1,6 @@
 package shoalpgx
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -32,11 +31,10 @@ func TestPipelineDescribeModesEncodeAsTheParameter(t *testing.T) {
 					opts = []any{mode}
 				}
 				ctx := pgtest.Ctx(t)
-				table := pipeTable(t, "pipe_describemode", "n int, t text, j json, jb jsonb, b bytea")
-				raw := []byte{0, '\\', 'x', 0xff, '\''}
+				table := pipeTable(t, "pipe_describemode", storedColumns)
 				insert := "insert into " + table + " (n, t, j, jb, b) values ($1, $2, $3, $4, $5)"
 				for i := range 2 {
-					args := append(append([]any{}, opts...), i, []byte("hi"), json.RawMessage(`{"a":1}`), map[string]any{"a": 1}, raw)
+					args := append(append([]any{}, opts...), i, []byte("hi"), json.RawMessage(`{"a":1}`), map[string]any{"a": 1}, awkwardBytes)
 					if _, err := p.Exec(ctx, insert, args...); err != nil {
 						t.Fatalf("run %d: %v", i+1, err)
 					}
@@ -45,27 +43,7 @@ func TestPipelineDescribeModesEncodeAsTheParameter(t *testing.T) {
 				if err := p.QueryRow(ctx, "select $1::text || '!'", append(append([]any{}, opts...), []byte("hi"))...).Scan(&s); err != nil || s != "hi!" {
 					t.Errorf("QueryRow: %q, %v; want %q", s, err, "hi!")
 				}
-				rows, err := p.Query(ctx, "select n, t, j::text, jb::text, b from "+table+" order by n")
-				if err != nil {
-					t.Fatal(err)
-				}
-				type row struct {
-					N        int
-					T, J, JB string
-					B        []byte
-				}
-				got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) != 2 {
-					t.Fatalf("%d rows, want 2", len(got))
-				}
-				for _, r := range got {
-					if r.T != "hi" || r.J != `{"a":1}` || r.JB != `{"a": 1}` || !bytes.Equal(r.B, raw) {
-						t.Errorf("run %d stored text %q, json %q, jsonb %q, bytea %x; want %q, %q, %q, %x", r.N+1, r.T, r.J, r.JB, r.B, "hi", `{"a":1}`, `{"a": 1}`, raw)
-					}
-				}
+				wantStoredRows(t, p, table, 2)
 				if where == "the pool's default" {
 					// A batch runs in the pool's mode.
 					b := &pgx.Batch{}
