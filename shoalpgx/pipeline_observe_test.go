@@ -2,8 +2,6 @@ package shoalpgx
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -84,18 +82,7 @@ func TestPipelineObserverAndStat(t *testing.T) {
 		t.Fatalf("dials seen: Observer %d, PipelineObserver %d; want the two shared ones by both", obs.dials.Load(), pobs.dials.Load())
 	}
 
-	table := fmt.Sprintf("pipeobs_%d", os.Getpid())
-	if _, err := p.Exec(ctx, "create table "+table+" (id int primary key, n int)"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = p.Exec(dctx, "drop table if exists "+table)
-	})
-	if _, err := p.Exec(ctx, "insert into "+table+" values ($1, 0)", 1); err != nil {
-		t.Fatal(err)
-	}
+	table := pgtest.CounterTable(t, p.Exec, "pipeobs")
 
 	// A whole connection holds the row; three pipelined updates wait on it,
 	// in flight on the shared connections.

@@ -2,8 +2,6 @@ package integration_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -69,18 +67,7 @@ func TestPipelinedPoolExportedByMetrics(t *testing.T) {
 		c.PipelineObserver = shoal.MultiObserver(shared, otelShared, page.NewObserver(""))
 	})
 	ctx := testContext(t, 30*time.Second)
-	table := fmt.Sprintf("pipeobs_metrics_%d", os.Getpid())
-	if _, err := pool.Exec(ctx, "create table "+table+" (id int primary key, n int)"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = pool.Exec(dctx, "drop table if exists "+table)
-	})
-	if _, err := pool.Exec(ctx, "insert into "+table+" values ($1, 0)", 1); err != nil {
-		t.Fatal(err)
-	}
+	table := pgtest.CounterTable(t, pool.Exec, "pipeobs_metrics")
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
