@@ -2,13 +2,11 @@ package shoalpgx
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgpair"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -84,41 +82,18 @@ func TestFailoverReadOnlyResets(t *testing.T) {
 	ctx := context.Background()
 	pool := writersPool(t, pair, 4, 0) // no role check: this test is of the reset on a refused write
 	// Open all four, on the primary, and leave them idle.
-	var held []*Conn
-	for range 4 {
-		c, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
-	}
-	for _, c := range held {
-		c.Release()
-	}
+	pgtest.OpenIdle(t, pool.Acquire, 4)
 
-	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := pair.Promote(ctx, pair.Standby); err != nil {
+	if err := pair.FenceAndPromote(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := pool.Exec(wctx, "INSERT INTO shoalpgx_failover VALUES (1)")
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "25006" {
-		t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
-	}
-	for i := range 8 {
-		var port int
-		err := pool.QueryRow(wctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port)
-		if err != nil {
-			t.Fatalf("write %d after the first failed: %v", i+2, err)
-		}
-		if strconv.Itoa(port) != pair.Standby.Port {
-			t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
-		}
-	}
+	pgpair.WantFencedWrite(t, err)
+	pair.WantWritesOnStandby(t, "shoalpgx_failover", func(sql string, arg int, port *int) error {
+		return pool.QueryRow(wctx, sql, arg).Scan(port)
+	})
 }
 
 // Only a pool that asks for a writable host among several resets on

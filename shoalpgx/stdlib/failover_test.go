@@ -60,45 +60,21 @@ func TestSQLFailoverReadOnlyResets(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Open all four, on the primary, and leave them idle in the pool.
-			var held []*shoalpgx.Conn
-			for range 4 {
-				c, err := p.Acquire(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				held = append(held, c)
-			}
-			for _, c := range held {
-				c.Release()
-			}
+			pgtest.OpenIdle(t, p.Acquire, 4)
 
-			if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
-				t.Fatal(err)
-			}
-			if err := pair.Promote(ctx, pair.Standby); err != nil {
+			if err := pair.FenceAndPromote(ctx); err != nil {
 				t.Fatal(err)
 			}
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			err = tc.write(wctx, db)
-			var pe *pgconn.PgError
-			if !errors.As(err, &pe) || pe.Code != "25006" {
-				t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
-			}
+			pgpair.WantFencedWrite(t, tc.write(wctx, db))
 			// The reset closes the four connections to the old primary.
 			pgtest.WaitFor(t, 5*time.Second, "the pool's reset after the refused write", func() bool {
 				return p.Stat().Shoal().Closed >= 4
 			})
-			for i := range 8 {
-				var port int
-				err := db.QueryRowContext(wctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port)
-				if err != nil {
-					t.Fatalf("write %d after the first failed: %v", i+2, err)
-				}
-				if strconv.Itoa(port) != pair.Standby.Port {
-					t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
-				}
-			}
+			pair.WantWritesOnStandby(t, "shoalpgx_failover", func(sql string, arg int, port *int) error {
+				return db.QueryRowContext(wctx, sql, arg).Scan(port)
+			})
 		})
 	}
 }
