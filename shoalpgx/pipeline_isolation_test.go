@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -424,29 +423,16 @@ func TestPipelineFailoverReadOnlyResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgtest.WaitFor(t, 5*time.Second, "the shared connections open", func() bool { return len(pool.pipe.conns()) == 2 })
-	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := pair.Promote(ctx, pair.Standby); err != nil {
+	if err := pair.FenceAndPromote(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err = pool.Exec(wctx, "INSERT INTO shoalpgx_failover VALUES ($1)", 0)
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "25006" {
-		t.Fatalf("the first write after the fence: %v, want SQLSTATE 25006", err)
-	}
-	for i := range 8 {
-		var port int
-		err := pool.QueryRow(wctx, "INSERT INTO shoalpgx_failover VALUES ($1) RETURNING inet_server_port()", i).Scan(&port)
-		if err != nil {
-			t.Fatalf("write %d after the first failed: %v", i+2, err)
-		}
-		if strconv.Itoa(port) != pair.Standby.Port {
-			t.Fatalf("write %d went to port %d, want the new primary's %s", i+2, port, pair.Standby.Port)
-		}
-	}
+	pgpair.WantFencedWrite(t, err)
+	pair.WantWritesOnStandby(t, "shoalpgx_failover", func(sql string, arg int, port *int) error {
+		return pool.QueryRow(wctx, sql, arg).Scan(port)
+	})
 }
 
 // A caller that gives up returns at once, and its statement, already sent,
