@@ -112,29 +112,7 @@ func TestReadsPipelinedFallBackToPrimary(t *testing.T) {
 func TestReadsPipelinedMaxStandbyLag(t *testing.T) {
 	pair := pgpair.ForTest(t)
 	pool, reads := readsPool(t, pair, 100*time.Millisecond, "pool_max_standby_lag=300ms", "pool_pipeline=4")
-	ctx := context.Background()
-	if got := serverPort(t, reads); got != pair.Standby.Port {
-		t.Fatalf("a read ran on port %s, want the standby's %s; hosts %+v", got, pair.Standby.Port, reads.Hosts())
-	}
-	if err := pair.PauseReplay(ctx, pair.Standby, true); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pair.PauseReplay(context.Background(), pair.Standby, false) })
-	if _, err := pool.Exec(ctx, "INSERT INTO shoalpgx_reads VALUES (4)"); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 5*time.Second, "pipelined reads off the lagging standby", func() bool {
-		return serverPort(t, reads) == pair.Primary.Port
-	})
-	if s := hostStat(t, reads.Hosts(), pair.Standby.Addr); s.Lag <= 300*time.Millisecond {
-		t.Errorf("the standby's lag reads %v, want more than the 300ms bound", s.Lag)
-	}
-	if err := pair.PauseReplay(ctx, pair.Standby, false); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "pipelined reads back on the standby once it caught up", func() bool {
-		return serverPort(t, reads) == pair.Standby.Port
-	})
+	wantReadsOffTheLaggingStandby(t, pair, pool, reads, 4, "pipelined reads")
 	if reads.p.core.Stats().TotalConns != 0 {
 		t.Error("the read pool dialled whole connections: its reads were not all pipelined")
 	}

@@ -139,6 +139,17 @@ func TestReadsFallBackToPrimary(t *testing.T) {
 func TestReadsMaxStandbyLag(t *testing.T) {
 	pair := pgpair.ForTest(t)
 	pool, reads := readsPool(t, pair, 100*time.Millisecond, "pool_max_standby_lag=300ms")
+	wantReadsOffTheLaggingStandby(t, pair, pool, reads, 3, "reads")
+}
+
+// wantReadsOffTheLaggingStandby checks that reads, with a
+// pool_max_standby_lag of 300ms, run on the standby; pauses its replay
+// and writes row through pool, a write the standby receives and does not
+// replay, so that the age of its last replayed transaction counts as its
+// lag; checks that reads move to the primary, then resumes replay and
+// checks that they come back. what names the reads in its failures.
+func wantReadsOffTheLaggingStandby(t *testing.T, pair *pgpair.Pair, pool *Pool, reads *ReadPool, row int, what string) {
+	t.Helper()
 	ctx := context.Background()
 	if got := serverPort(t, reads); got != pair.Standby.Port {
 		t.Fatalf("a read ran on port %s, want the standby's %s; hosts %+v", got, pair.Standby.Port, reads.Hosts())
@@ -147,12 +158,10 @@ func TestReadsMaxStandbyLag(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pair.PauseReplay(context.Background(), pair.Standby, false) })
-	// A write the paused standby receives and does not replay; the age of
-	// its last replayed transaction then counts as its lag.
-	if _, err := pool.Exec(ctx, "INSERT INTO shoalpgx_reads VALUES (3)"); err != nil {
+	if _, err := pool.Exec(ctx, "INSERT INTO shoalpgx_reads VALUES ($1)", row); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "reads off the lagging standby", func() bool {
+	eventually(t, 5*time.Second, what+" off the lagging standby", func() bool {
 		return serverPort(t, reads) == pair.Primary.Port
 	})
 	if s := hostStat(t, reads.Hosts(), pair.Standby.Addr); s.Lag <= 300*time.Millisecond {
@@ -161,7 +170,7 @@ func TestReadsMaxStandbyLag(t *testing.T) {
 	if err := pair.PauseReplay(ctx, pair.Standby, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "reads back on the standby once it caught up", func() bool {
+	eventually(t, 10*time.Second, what+" back on the standby once it caught up", func() bool {
 		return serverPort(t, reads) == pair.Standby.Port
 	})
 }
