@@ -97,17 +97,8 @@ func TestPipelineObserverAndStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, "select * from "+table+" for update"); err != nil {
-		t.Fatal(err)
-	}
 	const inFlight = 3
-	errs := make(chan error, inFlight)
-	for range inFlight {
-		go func() {
-			_, err := p.Exec(ctx, "update "+table+" set n = n + 1 where id = $1", 1)
-			errs <- err
-		}()
-	}
+	errs := pgtest.BlockedUpdates(t, tx.Exec, p.Exec, table, inFlight)
 	waitFor(t, "three statements in flight", func() bool { return p.Stat().Pipelined().Leases == inFlight })
 
 	// On the two shared connections open, or on a third: an update that

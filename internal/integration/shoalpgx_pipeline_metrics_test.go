@@ -72,17 +72,8 @@ func TestPipelinedPoolExportedByMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, "select * from "+table+" for update"); err != nil {
-		t.Fatal(err)
-	}
 	const inFlight = 3
-	errs := make(chan error, inFlight)
-	for range inFlight {
-		go func() {
-			_, err := pool.Exec(ctx, "update "+table+" set n = n + 1 where id = $1", 1)
-			errs <- err
-		}()
-	}
+	errs := pgtest.BlockedUpdates(t, tx.Exec, pool.Exec, table, inFlight)
 	if !waitFor(10*time.Second, func() bool { return pool.Stat().Pipelined().Leases == inFlight }) {
 		t.Fatalf("never %d statements in flight: %+v", inFlight, pool.Stat().Pipelined())
 	}

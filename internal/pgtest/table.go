@@ -31,3 +31,24 @@ func CounterTable(t testing.TB, exec func(context.Context, string, ...any) (pgco
 	}
 	return table
 }
+
+// BlockedUpdates locks CounterTable's row through lock (an open
+// transaction's Exec) and starts n updates of it through exec (a pool's
+// Exec), each on a goroutine of its own: they wait on the lock, in flight
+// on the pool's connections, until the transaction ends. Each update's
+// error arrives on the channel returned.
+func BlockedUpdates(t testing.TB, lock, exec func(context.Context, string, ...any) (pgconn.CommandTag, error), table string, n int) <-chan error {
+	t.Helper()
+	ctx := Ctx(t)
+	if _, err := lock(ctx, "select * from "+table+" for update"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := exec(ctx, "update "+table+" set n = n + 1 where id = $1", 1)
+			errs <- err
+		}()
+	}
+	return errs
+}
