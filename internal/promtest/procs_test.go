@@ -2,7 +2,6 @@ package promtest
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
 
 // echoServer is a loopback TCP server that sends back what it reads: the
@@ -89,14 +90,14 @@ type process struct {
 	name   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	line   string // the first line it printed
 }
 
 // start runs bin with args and waits for its first line of output.
 func start(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), stderr: &lockedBuffer{b: &bytes.Buffer{}}}
+	p := &process{name: name, cmd: exec.Command(bin, args...), stderr: &syncbuf.Buffer{}}
 	p.cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
@@ -166,7 +167,7 @@ func startPrometheus(t *testing.T, bin, config string) string {
 		"--web.listen-address="+addr,
 		"--log.level=warn",
 	)
-	logs := &lockedBuffer{b: &bytes.Buffer{}}
+	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -196,25 +197,6 @@ func startPrometheus(t *testing.T, bin, config string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a process's output goroutine writes while
-// the test may read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func tail(s string, lines int) string {
