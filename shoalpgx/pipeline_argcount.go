@@ -34,8 +34,21 @@ func queryArgCount(err error) error {
 // preparation was still on its way, the server's words stay.
 func (r *pipeReq) argCountErr(res *pipeResult, sql string, args int) error {
 	var pgErr *pgconn.PgError
-	if res.stmt != nil || !errors.As(res.err, &pgErr) || pgErr.Code != "08P01" || r.conn == nil {
+	if res.stmt != nil || !errors.As(res.err, &pgErr) || pgErr.Code != "08P01" {
 		return res.err
+	}
+	if err := r.preparedArgCount(sql, args); err != nil {
+		return err
+	}
+	return res.err
+}
+
+// preparedArgCount is an argCountError when sql's statement, prepared on
+// r's connection, does not have args parameters, and nil when it does or
+// its preparation has not been answered.
+func (r *pipeReq) preparedArgCount(sql string, args int) error {
+	if r.conn == nil {
+		return nil
 	}
 	s := &r.conn.stmts
 	s.mu.Lock()
@@ -43,5 +56,5 @@ func (r *pipeReq) argCountErr(res *pipeResult, sql string, args int) error {
 	if st := s.bySQL[sql]; st != nil && st.sd != nil && len(st.sd.ParamOIDs) != args {
 		return &argCountError{params: len(st.sd.ParamOIDs), args: args}
 	}
-	return res.err
+	return nil
 }

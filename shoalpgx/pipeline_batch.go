@@ -65,7 +65,35 @@ func (p *Pool) pipeSendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResult
 		return pgx.FailedBatchResults(b, err), true
 	}
 	r.invalidate()
+	if sm == modeCached {
+		if err := r.batchArgCountErr(stmts); err != nil {
+			tr.end(err)
+			return pgx.FailedBatchResults(b, err), true
+		}
+	}
 	return &pipeBatchResults{r: r, tm: r.conn.tm, qs: b.QueuedQueries, stmts: stmts, trace: tr, ctx: ctx, rowsFail: sm != modeUnnamed}, true
+}
+
+// batchArgCountErr is the error pgx gives a batch, run as stmts on r's
+// connection in QueryExecModeCacheStatement, one of whose statements has
+// the wrong number of arguments: pgx prepares the batch's statements first
+// and fails the whole batch before sending it, and so does a pipelined
+// batch whose statement is cached (pipeBuild.statement). A statement's
+// first run goes unnamed, and the server refuses it in its own words, or
+// skips it after an earlier statement failed; its preparation, sent ahead
+// of the batch, tells the count, and the batch fails as pgx's then (its
+// implicit transaction rolled back what ran before the failure). It is
+// nil when the batch failed otherwise, or not at all.
+func (r *pipeReq) batchArgCountErr(stmts []batchStmt) error {
+	for i, s := range stmts {
+		if res := r.result(i); res.err == nil || res.stmt != nil {
+			continue
+		}
+		if err := r.preparedArgCount(s.sql, len(s.args)); err != nil {
+			return batchBuildErr(modeCached, s.sql, err)
+		}
+	}
+	return nil
 }
 
 // batchStmt is a batch's query as it runs: its named arguments, if any,

@@ -1,0 +1,96 @@
+package shoalpgx
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shoalpool/shoal/internal/pgtest"
+)
+
+// batchSender is what a batch goes through: a pgx.Conn, whose SendBatch
+// pgxpool's is, and a shoalpgx pool.
+type batchSender interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+}
+
+// A batch holding a statement given more or fewer arguments than it has
+// parameters fails, with pipelining on, in the words pgx's fails with, on
+// the statement's first run on a shared connection as on the runs after
+// it: in QueryExecModeCacheStatement the whole batch fails before anything
+// runs, "error preprocessing batch (build): mismatched param and argument
+// count", also the statement queued ahead of the wrong one, whether it
+// would have run or failed (the wrong one then skipped by the server); in
+// QueryExecModeExec the server refuses it in its own words. Each batch has
+// its own SQL, so that its first run is its statement's first on the
+// connection.
+func TestPipelineBatchWrongArgumentCountFailsAsInPgx(t *testing.T) {
+	ctx := pgtest.Ctx(t)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec} {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg, err := pgx.ParseConfig(pgtest.ConnString(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.DefaultQueryExecMode = mode
+			ref, err := pgx.ConnectConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { ref.Close(ctx) }()
+			setMode := func(c *Config) { c.ConnConfig.DefaultQueryExecMode = mode }
+			pools := []struct {
+				name string
+				p    batchSender
+			}{
+				{"pipelining off", newTestPool(t, func(c *Config) { setMode(c); c.Pipeline = 0 })},
+				{"pool_pipeline=4", newPipelinedPool(t, 4, 4, setMode)},
+			}
+			for _, args := range [][]any{{1, 2}, {}} {
+				for _, ahead := range []string{"", "select 1", "select 1/0"} {
+					sql := fmt.Sprintf("select $1::int /* %d arguments, ahead: %q */", len(args), ahead)
+					for run := 1; run <= 3; run++ {
+						want := wrongCountBatch(ctx, ref, ahead, sql, args)
+						if ref.IsClosed() {
+							// pgx closes its connection when a
+							// statement fails to build after
+							// another was queued; the next run
+							// gets a new one.
+							if ref, err = pgx.ConnectConfig(ctx, cfg); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if !strings.Contains(want, "argument count") && !strings.Contains(want, "parameters, but") && !strings.Contains(want, "division by zero") {
+							t.Fatalf("pgx's batch failed otherwise (%s): the test proves nothing", want)
+						}
+						for _, p := range pools {
+							if got := wrongCountBatch(ctx, p.p, ahead, sql, args); got != want {
+								t.Errorf("%d arguments, ahead: %q, %s, run %d:\n     got %s\n    want %s (pgx's)", len(args), ahead, p.name, run, got, want)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// wrongCountBatch sends a batch of sql with args, after the statement ahead
+// unless it is "", and returns what its caller sees: each Exec's error,
+// then Close's.
+func wrongCountBatch(ctx context.Context, p batchSender, ahead, sql string, args []any) string {
+	b := &pgx.Batch{}
+	if ahead != "" {
+		b.Queue(ahead)
+	}
+	b.Queue(sql, args...)
+	br := p.SendBatch(ctx, b)
+	var seen []string
+	for range b.QueuedQueries {
+		_, err := br.Exec()
+		seen = append(seen, fmt.Sprintf("Exec: %v", err))
+	}
+	return fmt.Sprintf("%s; Close: %v", strings.Join(seen, "; "), br.Close())
+}
