@@ -94,3 +94,30 @@ func wrongCountBatch(ctx context.Context, p batchSender, ahead, sql string, args
 	}
 	return fmt.Sprintf("%s; Close: %v", strings.Join(seen, "; "), br.Close())
 }
+
+// A pipelined batch failed for a wrong argument count on its first run
+// leaves nothing done, as pgx's, which sends nothing: its statement ahead,
+// which the server ran, is rolled back with the batch's implicit
+// transaction, and its result says so.
+func TestPipelineBatchWrongArgumentCountLeavesNothingDone(t *testing.T) {
+	ctx := pgtest.Ctx(t)
+	table := pipeTable(t, "pipe_batch_count", "n int")
+	p := newPipelinedPool(t, 2, 4, func(c *Config) {
+		c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	})
+	b := &pgx.Batch{}
+	b.Queue("insert into " + table + " values (1)")
+	b.Queue("select $1::int /* left undone */", 1, 2)
+	br := p.SendBatch(ctx, b)
+	if _, err := br.Exec(); err == nil || !strings.Contains(err.Error(), "mismatched param and argument count") {
+		t.Errorf("the insert ahead: %v, want the batch's argument count error", err)
+	}
+	_ = br.Close()
+	var n int
+	if err := p.QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d rows inserted by a batch that failed, want none", n)
+	}
+}
