@@ -2,7 +2,6 @@ package shoalhttp_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -42,27 +41,11 @@ func TestFirstDialReportsTheProbesDuration(t *testing.T) {
 }
 
 func testFirstDialReportsTheProbesDuration(t *testing.T, h2 bool, connect time.Duration) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	srv.EnableHTTP2 = h2
-	srv.StartTLS()
-	defer srv.Close()
-	tlsConfig := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	url, transport := slowDialOrigin(t, h2)
 	synctest.Test(t, func(t *testing.T) {
 		obs := &dialDurations{}
-		var d net.Dialer
-		tr, err := shoalhttp.NewTransport(shoalhttp.Options{
-			Proxy:           shoalhttp.NoProxy,
-			TLSClientConfig: tlsConfig,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				time.Sleep(connect)
-				return d.DialContext(ctx, network, addr)
-			},
-			Observer: func(string) shoal.Observer { return obs },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+		tr := transport(t, connect, obs)
+		resp, err := (&http.Client{Transport: tr}).Get(url)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,16 +2,13 @@ package shoalhttp_test
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/shoalpool/shoal"
-	"github.com/shoalpool/shoal/shoalhttp"
 )
 
 // waitRecorder is an Observer that records each successful acquire's wait
@@ -53,31 +50,15 @@ func TestRequestsWaitingForTheProbeRecordTheirWait(t *testing.T) {
 }
 
 func testProbeWaitRecorded(t *testing.T, h2 bool, connect time.Duration) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	srv.EnableHTTP2 = h2
-	srv.StartTLS()
-	defer srv.Close()
-	tlsConfig := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	url, transport := slowDialOrigin(t, h2)
 	synctest.Test(t, func(t *testing.T) {
 		rec := &waitRecorder{}
-		var d net.Dialer
-		tr, err := shoalhttp.NewTransport(shoalhttp.Options{
-			Proxy:           shoalhttp.NoProxy,
-			TLSClientConfig: tlsConfig,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				time.Sleep(connect)
-				return d.DialContext(ctx, network, addr)
-			},
-			Observer: func(string) shoal.Observer { return rec },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := transport(t, connect, rec)
 		arrived := time.Now()
 		var wg sync.WaitGroup
 		for range 2 {
 			wg.Go(func() {
-				resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+				resp, err := (&http.Client{Transport: tr}).Get(url)
 				if err != nil {
 					t.Error(err)
 					return
