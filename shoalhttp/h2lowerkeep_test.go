@@ -28,28 +28,10 @@ type holdServer struct {
 
 func startHoldServer(t *testing.T, holds int, lowerTo uint32) *holdServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &holdServer{url: "http://" + ln.Addr().String(), lowered: make(chan bool, 1), release: make(chan struct{})}
-	done := make(chan struct{})
-	var serving sync.WaitGroup
-	t.Cleanup(func() {
-		close(done)
-		ln.Close()
-		serving.Wait()
-	})
-	serving.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepted.Add(1)
-			serving.Go(func() { <-done; c.Close() })
-			serving.Go(func() { s.serve(c, holds, lowerTo, done, &serving) })
-		}
+	s := &holdServer{lowered: make(chan bool, 1), release: make(chan struct{})}
+	s.url = "http://" + serveTCPDone(t, func(c net.Conn, done <-chan struct{}, serving *sync.WaitGroup) {
+		s.accepted.Add(1)
+		s.serve(c, holds, lowerTo, done, serving)
 	})
 	return s
 }

@@ -42,28 +42,10 @@ func startLoweringServer(t *testing.T, initial, lowerTo uint32) *loweringServer 
 
 func startLowering(t *testing.T, initial, lowerTo uint32, cue chan struct{}) *loweringServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &loweringServer{url: "http://" + ln.Addr().String(), lowered: make(chan struct{}, 1), cue: cue}
-	done := make(chan struct{})
-	var serving sync.WaitGroup
-	t.Cleanup(func() {
-		close(done)
-		ln.Close()
-		serving.Wait()
-	})
-	serving.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepted.Add(1)
-			serving.Go(func() { <-done; c.Close() })
-			serving.Go(func() { s.serve(c, initial, lowerTo, done, &serving) })
-		}
+	s := &loweringServer{lowered: make(chan struct{}, 1), cue: cue}
+	s.url = "http://" + serveTCPDone(t, func(c net.Conn, done <-chan struct{}, serving *sync.WaitGroup) {
+		s.accepted.Add(1)
+		s.serve(c, initial, lowerTo, done, serving)
 	})
 	return s
 }

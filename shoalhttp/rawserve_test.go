@@ -12,14 +12,24 @@ import (
 // waits for every handle to return. It returns the listener's address.
 func serveTCP(t *testing.T, handle func(net.Conn)) string {
 	t.Helper()
+	return serveTCPDone(t, func(c net.Conn, _ <-chan struct{}, _ *sync.WaitGroup) { handle(c) })
+}
+
+// serveTCPDone is serveTCP for a handler that starts goroutines of its
+// own beside its reads: it runs them on serving, which the cleanup waits
+// for, and ends them when done closes, as the cleanup begins.
+func serveTCPDone(t *testing.T, handle func(c net.Conn, done <-chan struct{}, serving *sync.WaitGroup)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
 	var serving sync.WaitGroup
 	var mu sync.Mutex
 	var conns []net.Conn
 	t.Cleanup(func() {
+		close(done)
 		ln.Close()
 		mu.Lock()
 		for _, c := range conns {
@@ -37,7 +47,7 @@ func serveTCP(t *testing.T, handle func(net.Conn)) string {
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
-			serving.Go(func() { handle(c) })
+			serving.Go(func() { handle(c, done, &serving) })
 		}
 	})
 	return ln.Addr().String()
