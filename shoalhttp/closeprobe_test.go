@@ -6,11 +6,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
 
 // Close cuts short an https origin's first dial, which the Transport makes
@@ -40,9 +40,8 @@ func TestCloseCutsFirstDialShort(t *testing.T) {
 		default:
 		}
 	})
-	var logs strings.Builder
-	var logMu sync.Mutex
-	tr, err := NewTransport(Options{Proxy: NoProxy, Logger: newTestLogger(&logs, &logMu)})
+	var logs syncbuf.Buffer
+	tr, err := NewTransport(Options{Proxy: NoProxy, Logger: newTestLogger(&logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +70,6 @@ func TestCloseCutsFirstDialShort(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request still waits for its handshake 5s after Close")
 	}
-	logMu.Lock()
-	defer logMu.Unlock()
 	if strings.Contains(logs.String(), "dial") {
 		t.Errorf("the dial Close cut short was logged:\n%s", logs.String())
 	}

@@ -9,13 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/syncbuf"
 	"go.uber.org/goleak"
 )
 
@@ -151,20 +150,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("gave up waiting for: %s", what)
 }
 
-// newTestLogger logs at Debug level into b, guarded by mu.
-func newTestLogger(b *strings.Builder, mu *sync.Mutex) *slog.Logger {
-	return slog.New(slog.NewTextHandler(lockedWriter{b, mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type lockedWriter struct {
-	b  *strings.Builder
-	mu *sync.Mutex
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
+// newTestLogger logs at Debug level into b.
+func newTestLogger(b *syncbuf.Buffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // newTLSServer starts a TLS test server running h that offers HTTP/2 by

@@ -4,12 +4,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/leaktest"
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
 
 // sendAndForget sends a GET and returns its response with the body unread
@@ -44,12 +44,11 @@ func TestLeakThresholdReportsAnUnclosedBody(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obs := &leaktest.Recorder{}
-			var logMu sync.Mutex
-			var logs strings.Builder
+			var logs syncbuf.Buffer
 			opts := tc.opts
 			opts.LeakThreshold = threshold
 			opts.Observer = func(string) shoal.Observer { return obs }
-			opts.Logger = newTestLogger(&logs, &logMu)
+			opts.Logger = newTestLogger(&logs)
 			tr := newTestTransport(t, opts)
 
 			// A request read and closed at once: never a leak.
@@ -80,9 +79,7 @@ func TestLeakThresholdReportsAnUnclosedBody(t *testing.T) {
 			if r.Held < threshold || r.Reclaimed {
 				t.Errorf("report held %s, reclaimed %v; want >= %s, not reclaimed", r.Held, r.Reclaimed, threshold)
 			}
-			logMu.Lock()
 			logged := logs.String()
-			logMu.Unlock()
 			if !strings.Contains(logged, "lease held past LeakThreshold") || !strings.Contains(logged, "sendAndForget") {
 				t.Errorf("no Warn naming sendAndForget in the log:\n%s", logged)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/failrun"
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
 
 // An https origin that has never answered is treated as a pool's server
@@ -27,10 +28,9 @@ func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var (
 			dials atomic.Int64
-			b     strings.Builder
-			mu    sync.Mutex
+			b     syncbuf.Buffer
 		)
-		tr, err := NewTransport(Options{Name: "api", Proxy: NoProxy, Logger: newTestLogger(&b, &mu),
+		tr, err := NewTransport(Options{Name: "api", Proxy: NoProxy, Logger: newTestLogger(&b),
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				dials.Add(1)
 				var d net.Dialer
@@ -61,9 +61,7 @@ func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
 		if n := dials.Load(); n != 2 {
 			t.Errorf("a request after the backoff: %d dials in all, want 2", n)
 		}
-		mu.Lock()
 		logged := b.String()
-		mu.Unlock()
 		if n := strings.Count(logged, "msg=\"shoal: dial failed\""); n != 1 {
 			t.Errorf("the run of failures logged %d \"dial failed\" lines, want 1:\n%s", n, logged)
 		}
@@ -85,11 +83,8 @@ func TestFailedFirstDialBacksOffAndIsLogged(t *testing.T) {
 func TestOccasionalRequestsToADownOriginAreLoggedOnce(t *testing.T) {
 	addr := refusedAddr(t)
 	synctest.Test(t, func(t *testing.T) {
-		var (
-			b  strings.Builder
-			mu sync.Mutex
-		)
-		tr, err := NewTransport(Options{Proxy: NoProxy, Logger: newTestLogger(&b, &mu)})
+		var b syncbuf.Buffer
+		tr, err := NewTransport(Options{Proxy: NoProxy, Logger: newTestLogger(&b)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,9 +99,7 @@ func TestOccasionalRequestsToADownOriginAreLoggedOnce(t *testing.T) {
 			}
 			time.Sleep(time.Second)
 		}
-		mu.Lock()
 		logged := b.String()
-		mu.Unlock()
 		if n := strings.Count(logged, "msg=\"shoal: dial"); n != 1 {
 			t.Errorf("a request a second for less than a minute logged %d lines about failing dials, want 1:\n%s", n, logged)
 		}

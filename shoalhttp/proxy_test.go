@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
 
 // originEcho answers with the protocol and request URI it saw, and fails
@@ -40,9 +41,8 @@ func basicAuth(user, pass string) string {
 func TestProxyForwardsPlainHTTP(t *testing.T) {
 	origin, originConns := newH1Server(t, http.HandlerFunc(originEcho))
 	px := newTestProxy(t, "alice", "s3cret-pw")
-	var logs strings.Builder
-	var mu sync.Mutex
-	tr := newTestTransport(t, Options{Proxy: fixedProxy(px.proxyURL("alice", "s3cret-pw")), Logger: newTestLogger(&logs, &mu)})
+	var logs syncbuf.Buffer
+	tr := newTestTransport(t, Options{Proxy: fixedProxy(px.proxyURL("alice", "s3cret-pw")), Logger: newTestLogger(&logs)})
 
 	for i := range 3 {
 		code, body := get(t, tr, origin.URL+fmt.Sprintf("/p?i=%d", i))
@@ -75,8 +75,6 @@ func TestProxyForwardsPlainHTTP(t *testing.T) {
 	if want := strings.TrimPrefix(origin.URL, "http://"); !strings.Contains(name, want) || !strings.Contains(name, " via "+px.url.String()) {
 		t.Errorf("Stats key %q, want the origin and \"via %s\"", name, px.url)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if strings.Contains(logs.String(), "s3cret-pw") || strings.Contains(logs.String(), basicAuth("alice", "s3cret-pw")) {
 		t.Errorf("the proxy's password was logged:\n%s", logs.String())
 	}
@@ -135,12 +133,11 @@ func TestProxyAuthRequired(t *testing.T) {
 	origin, _, tlsCfg := newTLSServer(t, http.HandlerFunc(originEcho), true)
 	plain, _ := newH1Server(t, http.HandlerFunc(originEcho))
 	px := newTestProxy(t, "carol", "right-pw")
-	var logs strings.Builder
-	var mu sync.Mutex
+	var logs syncbuf.Buffer
 	tr := newTestTransport(t, Options{
 		Proxy:           fixedProxy(px.proxyURL("carol", "wrong-pw")),
 		TLSClientConfig: tlsCfg,
-		Logger:          newTestLogger(&logs, &mu),
+		Logger:          newTestLogger(&logs),
 	})
 	// The Transport's error, not http.Client's (which quotes the URL).
 	req, _ := http.NewRequest(http.MethodGet, origin.URL+"/secret-path?token=abc", nil)
@@ -173,8 +170,6 @@ func TestProxyAuthRequired(t *testing.T) {
 	if resp.StatusCode != http.StatusProxyAuthRequired {
 		t.Errorf("plain GET with wrong proxy credentials: %d, want the proxy's 407", resp.StatusCode)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if strings.Contains(logs.String(), "wrong-pw") || strings.Contains(logs.String(), basicAuth("carol", "wrong-pw")) {
 		t.Errorf("the proxy's password was logged:\n%s", logs.String())
 	}

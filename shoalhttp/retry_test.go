@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/syncbuf"
 )
 
 // rawServer is a hand-written HTTP/1.1 server whose connections answer
@@ -208,9 +209,8 @@ func TestIdleTLSConnectionClosedByServerIsNotUsed(t *testing.T) {
 
 func TestErrorsHideSecrets(t *testing.T) {
 	addr := refusedAddr(t)
-	var logs strings.Builder
-	var mu sync.Mutex
-	tr := newTestTransport(t, Options{Logger: newTestLogger(&logs, &mu)})
+	var logs syncbuf.Buffer
+	tr := newTestTransport(t, Options{Logger: newTestLogger(&logs)})
 	req, _ := http.NewRequest(http.MethodGet, "http://alice:hunter2@"+addr+"/q?password=sesame", nil)
 	req.Header.Set("Authorization", "Bearer tok-secret")
 	_, err := tr.RoundTrip(req)
@@ -220,8 +220,6 @@ func TestErrorsHideSecrets(t *testing.T) {
 	if !errors.Is(err, shoal.ErrDial) {
 		t.Errorf("error %v does not match shoal.ErrDial", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for _, secret := range []string{"hunter2", "sesame", "tok-secret", "alice", "/q"} {
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("error %q reveals %q", err, secret)
