@@ -4,30 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoalpool/shoal"
+	"github.com/shoalpool/shoal/internal/etcdtest"
 	"github.com/shoalpool/shoal/shoaletcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
-
-// requireEtcd returns the test etcd's address, or skips (fails under
-// SHOAL_REQUIRE_SERVICES=1) when it is not set.
-func requireEtcd(t *testing.T) string {
-	t.Helper()
-	addr := os.Getenv("SHOAL_TEST_ETCD")
-	if addr == "" {
-		if requireServices() {
-			t.Fatal("SHOAL_TEST_ETCD is not set and SHOAL_REQUIRE_SERVICES=1")
-		}
-		t.Skip("SHOAL_TEST_ETCD not set (. scripts/test-env.sh)")
-	}
-	return addr
-}
 
 // budgetMember starts a pool of fake connections on a shoaletcd budget
 // named name, with inUse of its connections leased, and ends both when the
@@ -71,7 +57,7 @@ func budgetMember(t *testing.T, addr, prefix, name, label string, inUse int) {
 }
 
 func TestBudgetShowsEachMember(t *testing.T) {
-	addr := requireEtcd(t)
+	addr := etcdtest.SharedAddr(t)
 	prefix := fmt.Sprintf("/shoal-cmd-test/%d/", time.Now().UnixNano())
 	name := "orders-db"
 	budgetMember(t, addr, prefix, name, "api-1", 3)
@@ -147,7 +133,7 @@ func TestBudgetBadInput(t *testing.T) {
 }
 
 func TestBudgetThatDoesNotExist(t *testing.T) {
-	addr := requireEtcd(t)
+	addr := etcdtest.SharedAddr(t)
 	r := runShoal(t, "budget", "no-such-budget", "--etcd", addr, "--prefix", fmt.Sprintf("/shoal-cmd-test/%d/", time.Now().UnixNano()))
 	r.wantCode(t, exitFailed)
 	if !strings.Contains(r.stderr, `no budget "no-such-budget"`) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // TestBudgetNameBetweenFlags: the budget's name may stand anywhere among
@@ -57,7 +59,7 @@ func TestBudgetFlagErrorsSayWhatToWrite(t *testing.T) {
 // under its default prefix, and the error for a budget not found names
 // that prefix, the one looked under, not "".
 func TestBudgetNotFoundNamesThePrefixRead(t *testing.T) {
-	addr := requireEtcd(t)
+	addr := etcdtest.SharedAddr(t)
 	r := runShoal(t, "budget", "no-such-budget-h3", "--etcd", addr, "--prefix", "")
 	r.wantCode(t, exitFailed)
 	if want := `under "/shoal/budget/"`; !strings.Contains(r.stderr, want) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoalpool/shoal/internal/etcdtest"
 )
 
 // TestBudgetThatCannotBeWrittenFails: `shoal budget` whose stdout takes no
@@ -14,7 +16,7 @@ import (
 // and --watch stops rather than reading etcd every --interval for output
 // that goes nowhere, until Ctrl-C.
 func TestBudgetThatCannotBeWrittenFails(t *testing.T) {
-	addr := requireEtcd(t)
+	addr := etcdtest.SharedAddr(t)
 	prefix := fmt.Sprintf("/shoal-cmd-test/%d/", time.Now().UnixNano())
 	budgetMember(t, addr, prefix, "orders-db", "api-1", 1)
 	for _, watch := range []bool{false, true} {

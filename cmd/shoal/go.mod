@@ -7,6 +7,7 @@ replace (
 	github.com/shoalpool/shoal => ../..
 	github.com/shoalpool/shoal/internal/benchrun => ../../internal/benchrun
 	github.com/shoalpool/shoal/internal/embedded => ../../internal/embedded
+	github.com/shoalpool/shoal/internal/etcdtest => ../../internal/etcdtest
 	github.com/shoalpool/shoal/internal/pgcount => ../../internal/pgcount
 	github.com/shoalpool/shoal/internal/pgpair => ../../internal/pgpair
 	github.com/shoalpool/shoal/internal/pgtest => ../../internal/pgtest
@@ -21,6 +22,7 @@ require (
 	github.com/shoalpool/shoal v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/benchrun v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/internal/embedded v0.0.0-00010101000000-000000000000
+	github.com/shoalpool/shoal/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoaletcd v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoalgrpc v0.0.0-00010101000000-000000000000
 	github.com/shoalpool/shoal/shoalhttp v0.0.0-00010101000000-000000000000
