@@ -241,10 +241,7 @@ func TestFailoverNewHostResets(t *testing.T) {
 	a.Release()
 	b.Release()
 
-	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := pair.Promote(ctx, pair.Standby); err != nil {
+	if err := pair.FenceAndPromote(ctx); err != nil {
 		t.Fatal(err)
 	}
 	a, b = acquire(), acquire() // the two idle ones, on the old primary
@@ -302,10 +299,7 @@ func TestFailoverRoleCheckResetsBeforeAWriteFails(t *testing.T) {
 		t.Fatalf("%d resets before the fence, want 0", n)
 	}
 
-	if err := pair.SetReadOnly(ctx, pair.Primary, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := pair.Promote(ctx, pair.Standby); err != nil {
+	if err := pair.FenceAndPromote(ctx); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
