@@ -179,8 +179,15 @@ func refuseSlot(permit shoal.BudgetPermit) {
 // pool holds at most the smaller of n and its share. With Pipeline, n is
 // split between the whole and the shared connections (see the package
 // doc, "Pipelining"). The read pool (Reads) follows when ReadMaxConns
-// leaves it the pool's MaxConns.
+// leaves it the pool's MaxConns. Calls racing each other leave the pool,
+// each kind of connection's half with Pipeline, and the read pool all at
+// the n of the one that takes effect last (not necessarily the last to
+// return): once they have returned, every Stat reports that limit.
 func (p *Pool) SetMaxConns(n int32) error {
+	// One call at a time resizes every part, so that no call's resize of
+	// one part lands between another's resizes of two.
+	p.maxMu.Lock()
+	defer p.maxMu.Unlock()
 	if p.pipe != nil {
 		if err := p.pipe.setMaxConns(n); err != nil {
 			return err

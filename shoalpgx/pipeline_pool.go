@@ -338,6 +338,9 @@ func (pp *pipePool) wait(ctx context.Context, r *pipeReq) error {
 // kinds share stays at the MaxConns the pool was made with, so n is
 // divided in halves between them, the odd one to the whole connections:
 // the two never hold more than n, and never more than that MaxConns.
+// Its caller holds the pool's maxMu: the halves are set one after the
+// other, and racing calls would otherwise leave one call's half beside
+// another's.
 func (pp *pipePool) setMaxConns(n int32) error {
 	if n < 2 {
 		return fmt.Errorf("shoalpgx pool %q: SetMaxConns(%d): must be >= 2 with Pipeline (%d): the pool keeps connections of both kinds", pp.p.config.Name, n, pp.p.config.Pipeline)

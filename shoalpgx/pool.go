@@ -65,6 +65,8 @@ type Pool struct {
 	// scrape may read while New is still making it (pipeline_observe.go).
 	sharedCore atomic.Pointer[shoal.Pool[*pipeConn]]
 
+	maxMu sync.Mutex // held by SetMaxConns while it resizes the pool's parts and its read pool
+
 	readsMu     sync.Mutex
 	reads       *ReadPool // made by the first Reads
 	readsClosed bool      // set by Close: Reads makes no pool after it
