@@ -203,19 +203,6 @@ func (t *tally) line(d time.Duration) string {
 	return s
 }
 
-// median of xs (the mean of the middle two for an even count).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // serverVersion returns the server's version string.
 func serverVersion(ctx context.Context, dsn string) (string, error) {
 	c, err := pgx.Connect(ctx, dsn)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/shoalpool/shoal/bench/internal/median"
 )
 
 // named matches the contender called name.
@@ -45,7 +47,7 @@ func report(cmd, machine string, w workload, results [][]*tally) string {
 			share = 100 * float64(conns) / float64(abandoned)
 		}
 		fmt.Fprintf(&b, "- %s: median %.0f served per round; %d new connections for %d abandoned statements (%.1f%%)\n",
-			c.name, median(served[i]), conns, abandoned, share)
+			c.name, median.Of(served[i]), conns, abandoned, share)
 	}
 	// Each contender's rounds against the same rounds' pgxpool.
 	if base := slices.IndexFunc(contenders, named("pgxpool")); base >= 0 {
@@ -59,7 +61,7 @@ func report(cmd, machine string, w workload, results [][]*tally) string {
 					ratios = append(ratios, float64(results[i][r].served.Load())/p)
 				}
 			}
-			fmt.Fprintf(&b, "- %s / pgxpool, statements served, median of the rounds' ratios: %.2fx\n", c.name, median(ratios))
+			fmt.Fprintf(&b, "- %s / pgxpool, statements served, median of the rounds' ratios: %.2fx\n", c.name, median.Of(ratios))
 		}
 	}
 	return b.String()

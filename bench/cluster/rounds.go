@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"slices"
+
+	"github.com/shoalpool/shoal/bench/internal/median"
 )
 
 // roundOrder is the order the contenders run in round r (from 1): as given
@@ -44,7 +46,7 @@ type spread struct {
 }
 
 // spreadOf sums up xs, leaving out NaN (a round that did not measure the
-// figure). The median of an even count is the mean of the middle two.
+// figure).
 func spreadOf(xs []float64) spread {
 	var v []float64
 	for _, x := range xs {
@@ -55,10 +57,5 @@ func spreadOf(xs []float64) spread {
 	if len(v) == 0 {
 		return spread{median: math.NaN(), lo: math.NaN(), hi: math.NaN()}
 	}
-	slices.Sort(v)
-	s := spread{n: len(v), lo: v[0], hi: v[len(v)-1], median: v[len(v)/2]}
-	if len(v)%2 == 0 {
-		s.median = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return s
+	return spread{n: len(v), lo: slices.Min(v), hi: slices.Max(v), median: median.Of(v)}
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/shoalpool/shoal/bench/internal/cpuprofile"
 	"github.com/shoalpool/shoal/bench/internal/cpustat"
+	"github.com/shoalpool/shoal/bench/internal/median"
 	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
@@ -117,10 +117,10 @@ func main() {
 			cpuMedians := make([]float64, len(contenders))
 			idleMedians := make([]float64, len(contenders))
 			for i := range cpu {
-				cpuMedians[i] = median(cpu[i])
+				cpuMedians[i] = median.Of(cpu[i])
 				idleMedians[i] = -1
 				if len(idle[i]) > 0 {
-					idleMedians[i] = median(idle[i])
+					idleMedians[i] = median.Of(idle[i])
 				}
 			}
 			res.rows = append(res.rows, row{target: tg.name, workers: n, rps: best, cpu: cpuMedians,
@@ -202,18 +202,9 @@ func pairedRatios(perRound [][]float64) []float64 {
 				ratios = append(ratios, rps[last]/rps[j])
 			}
 		}
-		out[j] = median(ratios)
+		out[j] = median.Of(ratios)
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // runFor runs n workers, each sending one request at a time, for d, and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,16 +22,6 @@ func dur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
-}
-
-// median returns the median of ds (the lower middle of an even count), or 0.
-func median[T int | time.Duration](xs []T) T {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[(len(s)-1)/2]
 }
 
 // message is err's text on one line, the secrets replaced, cut to n bytes,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoalpool/shoal/bench/internal/mdtable"
+	"github.com/shoalpool/shoal/bench/internal/median"
 )
 
 // neverMarkdown writes the never-connected case: the refused port, then
@@ -30,7 +31,7 @@ func neverMarkdown(b *strings.Builder, s neverSpec, refused []refusedRow, logins
 			}
 		}
 		lo, hi := spread(took)
-		fmt.Fprintf(b, "| %s | %s | %s / %s | %d | %d | %d |\n", r.client, dur(median(took)), dur(lo), dur(hi), median(dials), succeeded, stuck)
+		fmt.Fprintf(b, "| %s | %s | %s / %s | %d | %d | %d |\n", r.client, dur(median.Of(took)), dur(lo), dur(hi), median.Of(dials), succeeded, stuck)
 	}
 	fmt.Fprintf(b, "\nFirst error after: from the client's creation to the end of its first request, which had a %v deadline; "+
 		"the median of the tries, and the fastest and slowest. "+

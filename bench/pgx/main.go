@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/bench/internal/cpuprofile"
+	"github.com/shoalpool/shoal/bench/internal/median"
 	"github.com/shoalpool/shoal/bench/internal/outfile"
 )
 
@@ -259,17 +260,7 @@ func roundOrder(n, r int) []int {
 func medians(lists [][]float64) []float64 {
 	out := make([]float64, len(lists))
 	for i, l := range lists {
-		if len(l) == 0 {
-			continue
-		}
-		sorted := slices.Clone(l)
-		slices.Sort(sorted)
-		mid := len(sorted) / 2
-		if len(sorted)%2 == 1 {
-			out[i] = sorted[mid]
-		} else {
-			out[i] = (sorted[mid-1] + sorted[mid]) / 2
-		}
+		out[i] = median.Of(l)
 	}
 	return out
 }
