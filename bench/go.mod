@@ -6,6 +6,7 @@ go 1.26.8
 replace (
 	github.com/shoalpool/shoal => ..
 	github.com/shoalpool/shoal/internal/embedded => ../internal/embedded
+	github.com/shoalpool/shoal/internal/etcdtest => ../internal/etcdtest
 	github.com/shoalpool/shoal/internal/pgcount => ../internal/pgcount
 	github.com/shoalpool/shoal/internal/pgpair => ../internal/pgpair
 	github.com/shoalpool/shoal/internal/pgtest => ../internal/pgtest

@@ -6,6 +6,7 @@ go 1.26.0
 replace (
 	github.com/shoalpool/shoal => ../..
 	github.com/shoalpool/shoal/internal/embedded => ../embedded
+	github.com/shoalpool/shoal/internal/etcdtest => ../etcdtest
 	github.com/shoalpool/shoal/internal/pgcount => ../pgcount
 	github.com/shoalpool/shoal/internal/pgpair => ../pgpair
 	github.com/shoalpool/shoal/internal/pgtest => ../pgtest
