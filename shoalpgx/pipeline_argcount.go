@@ -18,6 +18,9 @@ func (e *argCountError) Error() string { return "mismatched param and argument c
 // queryArgCount is err as pgx's Query reports it: pgx counts the arguments
 // itself there, before it builds, in its own words.
 func queryArgCount(err error) error {
+	if err == nil {
+		return nil // before ace, which escapes: a statement that succeeds allocates nothing here
+	}
 	var ace *argCountError
 	if errors.As(err, &ace) {
 		return fmt.Errorf("expected %d arguments, got %d", ace.params, ace.args)
@@ -33,14 +36,21 @@ func queryArgCount(err error) error {
 // pgx gives for the same call, which prepares first. When another caller's
 // preparation was still on its way, the server's words stay.
 func (r *pipeReq) argCountErr(res *pipeResult, sql string, args int) error {
-	var pgErr *pgconn.PgError
-	if res.stmt != nil || !errors.As(res.err, &pgErr) || pgErr.Code != "08P01" {
+	if res.err == nil || res.stmt != nil || !protocolViolation(res.err) {
 		return res.err
 	}
 	if err := r.preparedArgCount(sql, args); err != nil {
 		return err
 	}
 	return res.err
+}
+
+// protocolViolation reports whether err is the server's refusal of a
+// message (SQLSTATE 08P01). Its own function, so that the variable
+// errors.As needs, which escapes, is made only for a statement that failed.
+func protocolViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "08P01"
 }
 
 // preparedArgCount is an argCountError when sql's statement, prepared on
