@@ -83,6 +83,15 @@
 //
 //	go run ./pgx -set pipeline -rounds 4 -duration 1s -out results/pipeline.md
 //
+// As each round ends it prints a line to standard error: the round's q/s;
+// the client's CPU, thread sleeps and system calls per query; the share
+// of the machine left idle; the round's real length, from the workers'
+// start to the last one's end, past -duration by as long as the calls in
+// flight at the end took; and the q/s of its slowest 100ms window. Of two
+// rounds far below their pair, one whose slowest window is near zero had
+// its work stop for a while, and one whose length is far past -duration
+// was held up by a call that stuck.
+//
 // It prints the table and writes it, with the machine and the command, as a
 // markdown fragment to -out.
 package main

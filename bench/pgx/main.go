@@ -171,8 +171,7 @@ func main() {
 					if cs[i] == 0 || m.csQuery < cs[i] {
 						cs[i] = m.csQuery
 					}
-					fmt.Fprintf(os.Stderr, "%-9s %-13s %3d workers round %d: %8.0f q/s  %6.1f µs client CPU/query (%4.1f user)  %5.2f thread sleeps/query  %5.2f reads %5.2f writes/query  %3.0f%% machine idle\n",
-						q.name, c.name, n, r+1, m.qps, float64(m.cpuQuery)/1e3, float64(m.userQuery)/1e3, m.csQuery, m.reads, m.writes, 100*m.idle)
+					fmt.Fprintln(os.Stderr, roundLine(q.name, c.name, n, r+1, m))
 				}
 			}
 			if pinned {

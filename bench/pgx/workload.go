@@ -83,6 +83,15 @@ type measured struct {
 	// server share the machine: a pool whose connections wait between
 	// queries leaves it idle rather than busy.
 	idle float64
+	// wall is the run's real length, from the workers' start to the last
+	// one's end: past the nominal length by as long as the slowest call
+	// still in flight at the end took to return.
+	wall time.Duration
+	// slowest is the q/s of the run's slowest window (paceWindow) before
+	// the nominal end, -1 when the run was too short to hold one. Beside
+	// wall it tells a round whose work stopped (a window near zero) from
+	// one whose call stuck (wall far past the nominal length).
+	slowest float64
 }
 
 // usage returns the CPU time this process has used, user and system, and
@@ -129,8 +138,9 @@ func syscallCounts() ioCounts {
 // they completed, the client's CPU time per query and the calls' latency
 // percentiles. Each call of w completes perCall queries (the pipeline
 // ceiling's calls send several at once), so the latencies are those of its
-// calls: a call's statements all wait for its last answer. The first error
-// stops the run.
+// calls: a call's statements all wait for its last answer. It also returns
+// the run's real length and its slowest window's q/s (see measured). The
+// first error stops the run.
 func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) (measured, error) {
 	var (
 		stop     atomic.Bool
@@ -139,6 +149,7 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) 
 		firstErr error
 	)
 	latencies := make([][]time.Duration, n) // per worker, merged after the clock stops
+	done := make(callCounts, n)
 	start := time.Now()
 	userStart, sysStart, csStart := usage()
 	ioStart := syscallCounts()
@@ -156,11 +167,31 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) 
 					break
 				}
 				lat = append(lat, time.Since(t0))
+				done[g].n.Add(1)
 			}
 			latencies[g] = lat
 		}()
 	}
-	time.Sleep(d)
+	// This goroutine has nothing else to do until the end, so it samples
+	// the workers' counts every window meanwhile, and once more at the
+	// end for the last part of a window; each sample's time is read after
+	// its counts rather than taken from the tick, which a busy machine
+	// can deliver late.
+	p := startPace(start)
+	tick := time.NewTicker(paceWindow)
+	end := time.NewTimer(d)
+	for waiting := true; waiting; {
+		select {
+		case <-tick.C:
+			total := done.total()
+			p.sample(time.Now(), total)
+		case <-end.C:
+			waiting = false
+		}
+	}
+	tick.Stop()
+	total := done.total()
+	p.sample(time.Now(), total)
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -169,7 +200,10 @@ func runFor(ctx context.Context, n int, d time.Duration, w worker, perCall int) 
 	idle := machine.IdleShare()
 	all := slices.Concat(latencies...)
 	q := len(all) * perCall
-	m := measured{qps: float64(q) / elapsed.Seconds(), idle: idle}
+	m := measured{qps: float64(q) / elapsed.Seconds(), idle: idle, wall: elapsed, slowest: -1}
+	if rate, ok := p.slowestRate(); ok {
+		m.slowest = rate * float64(perCall)
+	}
 	if calls := len(all); calls > 0 {
 		m.userQuery = (userEnd - userStart) / time.Duration(q)
 		m.cpuQuery = m.userQuery + (sysEnd-sysStart)/time.Duration(q)
