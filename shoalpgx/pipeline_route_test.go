@@ -36,6 +36,7 @@ func TestShareable(t *testing.T) {
 		{"load 'auto_explain'", false},
 		{"do $$ begin perform 1; end $$", false},
 		{"DO LANGUAGE plpgsql $$BEGIN END$$", false},
+		{"call my_procedure(1)", true}, // as any function call
 		{"select do_something()", true},
 		{"select pg_advisory_unlock(1)", false},
 		{"select dblink_connect('c', 'dbname=x')", false},
