@@ -96,7 +96,8 @@ func wrongCountBatch(ctx context.Context, p batchSender, ahead, sql string, args
 }
 
 // A pipelined batch failed for a wrong argument count on its first run
-// leaves nothing done, as pgx's, which sends nothing: its statement ahead,
+// leaves nothing done, as pgx's, whose statement ahead reaches the server
+// only as pgx closes its connection without a Sync: its statement ahead,
 // which the server ran, is rolled back with the batch's implicit
 // transaction, and its result says so.
 func TestPipelineBatchWrongArgumentCountLeavesNothingDone(t *testing.T) {
