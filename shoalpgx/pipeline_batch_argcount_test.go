@@ -27,54 +27,31 @@ type batchSender interface {
 // its own SQL, so that its first run is its statement's first on the
 // connection.
 func TestPipelineBatchWrongArgumentCountFailsAsInPgx(t *testing.T) {
-	ctx := pgtest.Ctx(t)
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec} {
-		t.Run(mode.String(), func(t *testing.T) {
-			cfg, err := pgx.ParseConfig(pgtest.ConnString(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.DefaultQueryExecMode = mode
-			ref, err := pgx.ConnectConfig(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { ref.Close(ctx) }()
-			setMode := func(c *Config) { c.ConnConfig.DefaultQueryExecMode = mode }
-			pools := []struct {
-				name string
-				p    batchSender
-			}{
-				{"pipelining off", newTestPool(t, func(c *Config) { setMode(c); c.Pipeline = 0 })},
-				{"pool_pipeline=4", newPipelinedPool(t, 4, 4, setMode)},
-			}
-			for _, args := range [][]any{{1, 2}, {}} {
-				for _, ahead := range []string{"", "select 1", "select 1/0"} {
-					sql := fmt.Sprintf("select $1::int /* %d arguments, ahead: %q */", len(args), ahead)
-					for run := 1; run <= 3; run++ {
-						want := wrongCountBatch(ctx, ref, ahead, sql, args)
-						if ref.IsClosed() {
-							// pgx closes its connection when a
-							// statement fails to build after
-							// another was queued; the next run
-							// gets a new one.
-							if ref, err = pgx.ConnectConfig(ctx, cfg); err != nil {
-								t.Fatal(err)
-							}
-						}
-						if !strings.Contains(want, "argument count") && !strings.Contains(want, "parameters, but") && !strings.Contains(want, "division by zero") {
-							t.Fatalf("pgx's batch failed otherwise (%s): the test proves nothing", want)
-						}
-						for _, p := range pools {
-							if got := wrongCountBatch(ctx, p.p, ahead, sql, args); got != want {
-								t.Errorf("%d arguments, ahead: %q, %s, run %d:\n     got %s\n    want %s (pgx's)", len(args), ahead, p.name, run, got, want)
-							}
+	inWrongCountModes(t, func(t *testing.T, s *wrongCountSetup) {
+		ctx := pgtest.Ctx(t)
+		for _, args := range [][]any{{1, 2}, {}} {
+			for _, ahead := range []string{"", "select 1", "select 1/0"} {
+				sql := fmt.Sprintf("select $1::int /* %d arguments, ahead: %q */", len(args), ahead)
+				for run := 1; run <= 3; run++ {
+					want := wrongCountBatch(ctx, s.ref, ahead, sql, args)
+					if s.ref.IsClosed() {
+						// pgx closes its connection when a
+						// statement fails to build after another
+						// was queued; the next run gets a new one.
+						s.reconnect(t)
+					}
+					if !strings.Contains(want, "argument count") && !strings.Contains(want, "parameters, but") && !strings.Contains(want, "division by zero") {
+						t.Fatalf("pgx's batch failed otherwise (%s): the test proves nothing", want)
+					}
+					for _, p := range s.pools {
+						if got := wrongCountBatch(ctx, p.p, ahead, sql, args); got != want {
+							t.Errorf("%d arguments, ahead: %q, %s, run %d:\n     got %s\n    want %s (pgx's)", len(args), ahead, p.name, run, got, want)
 						}
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // wrongCountBatch sends a batch of sql with args, after the statement ahead
