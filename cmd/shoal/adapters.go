@@ -117,7 +117,7 @@ func errNotLanded(adapter string) error { return fmt.Errorf("%s", notLanded(adap
 type pgServer struct {
 	MaxConnections int // max_connections
 	Reserved       int // superuser_reserved_connections + reserved_connections
-	InUse          int // backends open now, this one included
+	InUse          int // client backends open now, the preflight's own left out
 	RoleLimit      int // the role's CONNECTION LIMIT; -1 for none
 }
 

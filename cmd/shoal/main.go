@@ -88,7 +88,9 @@
 // settings to paste, or says "keep the default" when none is. Before any
 // configuration runs it runs --query once in a read-only transaction (a
 // query that writes needs --allow-writes) and compares --max-conns with
-// the server's max_connections and the role's limit.
+// the room the server has now (max_connections less its reserved slots
+// and the connections open besides the preflight's own) and the role's
+// limit.
 //
 // budget NAME --etcd ADDR prints every member of the connection budget NAME
 // kept in etcd by shoaletcd: its demand, minimum, share and held slots

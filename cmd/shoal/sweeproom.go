@@ -16,16 +16,15 @@ const minSweepConns = 2
 // checked for every limit without a server set to each.
 func sweepOverLimit(maxConns int, srv pgServer) string {
 	limit := srv.MaxConnections - srv.Reserved
-	if maxConns > limit {
-		// The preflight's own connection is among those open: its backend
-		// may not have gone yet when the sweep dials.
-		room := max(0, limit-srv.InUse)
-		head := fmt.Sprintf("--max-conns %d: the server allows %d client connections (max_connections %d, %d reserved), %d of them open now",
-			maxConns, limit, srv.MaxConnections, srv.Reserved, srv.InUse)
+	// What others hold now is not free, though max_connections is above
+	// --max-conns: the sweep's largest pool would be refused part way.
+	if room := max(0, limit-srv.InUse); maxConns > room {
+		head := fmt.Sprintf("--max-conns %d: the server allows %d client connections (max_connections %d, %d reserved), %d of them open now, which leaves room for %d",
+			maxConns, limit, srv.MaxConnections, srv.Reserved, srv.InUse, room)
 		if room < minSweepConns {
 			// --max-conns 1 or 0 would only be refused in turn.
-			return fmt.Sprintf("%s, which leaves room for %d, and a sweep needs %d at least: close some of those connections or raise max_connections",
-				head, room, minSweepConns)
+			return fmt.Sprintf("%s, and a sweep needs %d at least: close some of those connections or raise max_connections",
+				head, minSweepConns)
 		}
 		return fmt.Sprintf("%s; use --max-conns %d or fewer", head, room)
 	}

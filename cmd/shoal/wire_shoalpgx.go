@@ -56,11 +56,8 @@ func preflight(ctx context.Context, connString, query string) (pgServer, error) 
 	if err != nil {
 		return srv, err
 	}
-	defer conn.Close(context.Background())
-	err = conn.QueryRow(ctx, `select current_setting('max_connections')::int,
-		current_setting('superuser_reserved_connections')::int + coalesce(current_setting('reserved_connections', true)::int, 0),
-		(select count(*) from pg_stat_activity where backend_type = 'client backend'),
-		coalesce((select rolconnlimit from pg_roles where rolname = current_user), -1)`).
+	defer leavePG(ctx, conn)
+	err = conn.QueryRow(ctx, pgRoomQuery).
 		Scan(&srv.MaxConnections, &srv.Reserved, &srv.InUse, &srv.RoleLimit)
 	if err != nil {
 		return srv, fmt.Errorf("reading max_connections: %w", err)

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// tenantDSN returns the URL of one of the test server's tenant roles,
+// which the test role cannot see the backend_type of in pg_stat_activity,
+// skipping without them.
+func tenantDSN(t *testing.T, n int) string {
+	t.Helper()
+	template := os.Getenv("SHOAL_TEST_PG_TENANTS")
+	if template == "" {
+		skipOrFail(t, "SHOAL_TEST_PG_TENANTS is not set")
+	}
+	return fmt.Sprintf(template, n)
+}
+
+// holdConns opens n connections to dsn and keeps them open until the test
+// ends.
+func holdConns(t *testing.T, ctx context.Context, dsn string, n int) []*pgx.Conn {
+	t.Helper()
+	conns := make([]*pgx.Conn, n)
+	for i := range conns {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatalf("opening connection %d of %d: %v", i+1, n, err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		conns[i] = c
+	}
+	return conns
+}
+
+// serverLimit is max_connections less the slots reserved from the test
+// role, as conn's server has them.
+func serverLimit(t *testing.T, ctx context.Context, conn *pgx.Conn) int {
+	t.Helper()
+	var limit int
+	err := conn.QueryRow(ctx, `select current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
+		- coalesce(current_setting('reserved_connections', true)::int, 0)`).Scan(&limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return limit
+}
+
+// preflightMaxConns runs the sweep's preflight of --max-conns maxConns
+// against dsn and returns its status and what it wrote.
+func preflightMaxConns(t *testing.T, ctx context.Context, dsn string, maxConns int) (int, string) {
+	t.Helper()
+	o, err := parseFlags("sweep", []string{"--target", dsn, "--max-conns", strconv.Itoa(maxConns)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := parseTarget(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	code := preflightSweep(ctx, o, tg, &errOut)
+	return code, errOut.String()
+}
+
+// suggestedMaxConns is the --max-conns the preflight's advice suggests, or
+// -1 when it suggests none.
+func suggestedMaxConns(msg string) int {
+	m := regexp.MustCompile(`use --max-conns (\d+) or fewer`).FindStringSubmatch(msg)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// TestSweepMaxConnsAboveTheRoomNow: a --max-conns within max_connections
+// but above what is free now, other roles' connections counted, is refused
+// naming the server's limit and the connections open, rather than left to
+// fail part way through the sweep.
+func TestSweepMaxConnsAboveTheRoomNow(t *testing.T) {
+	dsn := postgresDSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const held = 6
+	admin := holdConns(t, ctx, dsn, 1)[0]
+	holdConns(t, ctx, tenantDSN(t, 47), held)
+	limit := serverLimit(t, ctx, admin)
+	if limit > 1024 {
+		t.Skipf("the server allows %d client connections, more than --max-conns takes", limit)
+	}
+	code, msg := preflightMaxConns(t, ctx, dsn, limit)
+	if code != exitUsage {
+		t.Fatalf("--max-conns %d, the server's whole limit, with %d connections held open: status %d, want %d\n%s", limit, held+1, code, exitUsage, msg)
+	}
+	for _, want := range []string{"max_connections", "open now", "or fewer"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, msg)
+		}
+	}
+	if n := suggestedMaxConns(msg); n < minSweepConns || n > limit-held-1 {
+		t.Errorf("with %d connections held open, the advice suggests --max-conns %d, not %d to %d:\n%s", held+1, n, minSweepConns, limit-held-1, msg)
+	}
+}
+
+// TestSweepRoomLeavesOutItsOwnConnection: the room the preflight
+// suggests is max_connections less the reserved slots and the client
+// backends open besides its own, which it closes before the sweep dials.
+// Another role's connections are held open meanwhile, to be counted too.
+// Other tests open and close connections meanwhile, so each try counts
+// them before and after, and a try whose counts differ is tried again.
+func TestSweepRoomLeavesOutItsOwnConnection(t *testing.T) {
+	dsn := postgresDSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := holdConns(t, ctx, dsn, 1)[0]
+	holdConns(t, ctx, tenantDSN(t, 46), 3)
+	limit := serverLimit(t, ctx, admin)
+	open := func() int {
+		var n int
+		err := admin.QueryRow(ctx, `select count(*) from pg_stat_activity where usesysid is not null and datid is not null
+			and coalesce(backend_type, 'client backend') = 'client backend'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var tries []string
+	for range 10 {
+		before := open()
+		code, msg := preflightMaxConns(t, ctx, dsn, 1024)
+		after := open()
+		if code != exitUsage {
+			t.Fatalf("--max-conns 1024: status %d, want %d\n%s", code, exitUsage, msg)
+		}
+		n := suggestedMaxConns(msg)
+		if before == after && n == limit-before {
+			return
+		}
+		tries = append(tries, fmt.Sprintf("%d open before, %d after, --max-conns %d suggested", before, after, n))
+	}
+	t.Errorf("the server allows %d client connections; no try suggested that less those open besides the preflight's own:\n%s",
+		limit, strings.Join(tries, "\n"))
+}
