@@ -114,11 +114,17 @@ var pgHosts func(connString string) ([]string, error)
 func errNotLanded(adapter string) error { return fmt.Errorf("%s", notLanded(adapter)) }
 
 // pgServer is what the sweep's preflight learns of a PostgreSQL server.
+// Each count of connections open leaves out the preflight's own.
 type pgServer struct {
-	MaxConnections int // max_connections
-	Reserved       int // superuser_reserved_connections + reserved_connections
-	InUse          int // client backends open now, the preflight's own left out
-	RoleLimit      int // the role's CONNECTION LIMIT; -1 for none
+	MaxConnections int    // max_connections
+	Reserved       int    // the slots of max_connections the role may not take
+	InUse          int    // client backends open now
+	Role           string // the role logged in as
+	RoleLimit      int    // the role's CONNECTION LIMIT; -1 for none, or for a superuser
+	RoleInUse      int    // the role's connections open now
+	Database       string // the database connected to
+	DBLimit        int    // the database's CONNECTION LIMIT; -1 for none, or for a superuser
+	DBInUse        int    // the database's connections open now
 }
 
 // errQueryWrites is the preflight's error for a query the server refused

@@ -151,3 +151,62 @@ func TestSweepRoomLeavesOutItsOwnConnection(t *testing.T) {
 	t.Errorf("the server allows %d client connections; no try suggested that less those open besides the preflight's own:\n%s",
 		limit, strings.Join(tries, "\n"))
 }
+
+// TestPreflightCountsTheRoleAndTheDatabase: the preflight reads the
+// limits of the role it logs in as and of its database, and counts the
+// connections open against each besides its own, as the server counts
+// them against those limits; the role is the one it logs in as, which
+// the server counts, not one the session has set. The counts are checked
+// against the test's own, taken before and after, each try whose counts
+// differ tried again.
+func TestPreflightCountsTheRoleAndTheDatabase(t *testing.T) {
+	dsn := postgresDSN(t)
+	const tenant, held = 45, 3
+	tenantConn := tenantDSN(t, tenant)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := holdConns(t, ctx, dsn, 1)[0]
+	holdConns(t, ctx, tenantConn, held)
+	role := fmt.Sprintf("shoal_tenant_%02d", tenant)
+	counts := func() [2]int {
+		var n [2]int
+		err := admin.QueryRow(ctx, `select
+			count(*) filter (where usename = $1 and coalesce(backend_type, 'client backend') in ('client backend', 'walsender')),
+			count(*) filter (where datname = current_database() and coalesce(backend_type, 'client backend') in ('client backend', 'walsender')
+				and usesysid is not null)
+			from pg_stat_activity`, role).Scan(&n[0], &n[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	srv, err := preflight(ctx, tenantConn+"&options=-c%20role%3Dshoal_tenants", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Role != role {
+		t.Errorf("logged in as %s with the role shoal_tenants set, the preflight read the limit of role %q", role, srv.Role)
+	}
+	var tries []string
+	for range 10 {
+		before := counts()
+		srv, err := preflight(ctx, tenantConn, "")
+		after := counts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if srv.Role != role || srv.Database != "shoal_test" || srv.RoleLimit != -1 || srv.DBLimit != -1 {
+			t.Fatalf("the preflight read role %q, limit %d, database %q, limit %d; want %q, -1, shoal_test, -1",
+				srv.Role, srv.RoleLimit, srv.Database, srv.DBLimit, role)
+		}
+		if before != after {
+			continue
+		}
+		if srv.RoleInUse == before[0] && srv.DBInUse == before[1] && srv.RoleInUse >= held {
+			return
+		}
+		tries = append(tries, fmt.Sprintf("role %d and database %d open, the preflight counted %d and %d", before[0], before[1], srv.RoleInUse, srv.DBInUse))
+	}
+	t.Errorf("with %d connections of %s held open, no try counted the role's and the database's connections besides the preflight's own:\n%s",
+		held, role, strings.Join(tries, "\n"))
+}

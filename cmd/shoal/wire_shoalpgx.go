@@ -47,7 +47,7 @@ func shoalPGXDefaultPool(raw string) (int, int, error) {
 
 // preflight is pgPreflight on pgx.
 func preflight(ctx context.Context, connString, query string) (pgServer, error) {
-	srv := pgServer{RoleLimit: -1}
+	srv := pgServer{RoleLimit: -1, DBLimit: -1}
 	cfg, err := shoalpgx.ParseConfig(connString)
 	if err != nil {
 		return srv, err
@@ -58,7 +58,8 @@ func preflight(ctx context.Context, connString, query string) (pgServer, error) 
 	}
 	defer leavePG(ctx, conn)
 	err = conn.QueryRow(ctx, pgRoomQuery).
-		Scan(&srv.MaxConnections, &srv.Reserved, &srv.InUse, &srv.RoleLimit)
+		Scan(&srv.MaxConnections, &srv.Reserved, &srv.InUse,
+			&srv.Role, &srv.RoleLimit, &srv.RoleInUse, &srv.Database, &srv.DBLimit, &srv.DBInUse)
 	if err != nil {
 		return srv, fmt.Errorf("reading max_connections: %w", err)
 	}
