@@ -89,8 +89,8 @@
 // configuration runs it runs --query once in a read-only transaction (a
 // query that writes needs --allow-writes) and compares --max-conns with
 // the room the server has now (max_connections less its reserved slots
-// and the connections open besides the preflight's own) and the role's
-// limit.
+// and the connections open besides the preflight's own) and the room the
+// role's CONNECTION LIMIT leaves (less the role's connections open).
 //
 // budget NAME --etcd ADDR prints every member of the connection budget NAME
 // kept in etcd by shoaletcd: its demand, minimum, share and held slots

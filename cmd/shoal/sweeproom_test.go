@@ -30,10 +30,10 @@ func TestSweepAdviceIsASweepTheToolRuns(t *testing.T) {
 			[]string{"room for 0", "close some", "raise max_connections"}},
 		{"server over its limit", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 99, RoleLimit: -1},
 			[]string{"room for 0", "close some", "raise max_connections"}},
-		{"role limit 2", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, RoleLimit: 2}, nil},
-		{"role limit 1", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, RoleLimit: 1},
+		{"role limit 2", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 2}, nil},
+		{"role limit 1", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 1},
 			[]string{"allows 1 connection (CONNECTION LIMIT)", "raise the role's CONNECTION LIMIT"}},
-		{"role limit 0", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, RoleLimit: 0},
+		{"role limit 0", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 0},
 			[]string{"allows 0 connections (CONNECTION LIMIT)", "raise the role's CONNECTION LIMIT"}},
 	} {
 		msg := sweepOverLimit(c.maxConns, c.srv)
@@ -55,6 +55,38 @@ func TestSweepAdviceIsASweepTheToolRuns(t *testing.T) {
 		for _, want := range append([]string{"a sweep needs 2"}, c.noRoom...) {
 			if !strings.Contains(msg, want) {
 				t.Errorf("%s: the advice does not say %q: %s", c.name, want, msg)
+			}
+		}
+	}
+}
+
+// TestSweepRoleRoomLeavesOutItsConnections: a role's CONNECTION LIMIT
+// leaves room for what it allows less the role's connections open now,
+// and the advice names the role's limit as the one that binds.
+func TestSweepRoleRoomLeavesOutItsConnections(t *testing.T) {
+	srv := func(roleInUse int) pgServer {
+		return pgServer{MaxConnections: 100, Reserved: 3, InUse: 20, Role: "app", RoleLimit: 10, RoleInUse: roleInUse, DBLimit: -1}
+	}
+	for _, c := range []struct {
+		maxConns, roleInUse int
+		want                []string // nil: not refused
+	}{
+		{4, 6, nil},
+		{5, 6, []string{`role "app" allows 10 connections (CONNECTION LIMIT), 6 of them open now, which leaves room for 4`, "use --max-conns 4 or fewer"}},
+		{2, 9, []string{`role "app" allows 10 connections (CONNECTION LIMIT), 9 of them open now, which leaves room for 1`,
+			"a sweep needs 2 at least", "close some of the role's connections", "raise the role's CONNECTION LIMIT"}},
+		{2, 12, []string{"12 of them open now, which leaves room for 0", "raise the role's CONNECTION LIMIT"}},
+	} {
+		msg := sweepOverLimit(c.maxConns, srv(c.roleInUse))
+		if c.want == nil {
+			if msg != "" {
+				t.Errorf("--max-conns %d, the role's limit 10 with %d open: refused: %s", c.maxConns, c.roleInUse, msg)
+			}
+			continue
+		}
+		for _, want := range c.want {
+			if !strings.Contains(msg, want) {
+				t.Errorf("--max-conns %d, the role's limit 10 with %d open: the advice does not say %q: %q", c.maxConns, c.roleInUse, want, msg)
 			}
 		}
 	}
