@@ -90,7 +90,8 @@
 // query that writes needs --allow-writes) and compares --max-conns with
 // the room the server has now (max_connections less its reserved slots
 // and the connections open besides the preflight's own) and the room the
-// role's CONNECTION LIMIT leaves (less the role's connections open).
+// role's and the database's CONNECTION LIMITs leave (less the role's and
+// the database's connections open).
 //
 // budget NAME --etcd ADDR prints every member of the connection budget NAME
 // kept in etcd by shoaletcd: its demand, minimum, share and held slots

@@ -22,8 +22,8 @@ type connLimit struct {
 // room is how many more connections the limit lets the sweep open.
 func (l connLimit) room() int { return max(0, l.allows-l.inUse) }
 
-// sweepLimits lists the limits that apply to the preflight's role, the
-// server's first.
+// sweepLimits lists the limits that apply to the preflight's role and
+// database, the server's first.
 func sweepLimits(srv pgServer) []connLimit {
 	server := srv.MaxConnections - srv.Reserved
 	limits := []connLimit{{
@@ -39,6 +39,13 @@ func sweepLimits(srv pgServer) []connLimit {
 			raise: "close some of the role's connections or raise the role's CONNECTION LIMIT (ALTER ROLE ... CONNECTION LIMIT)",
 		})
 	}
+	if srv.DBLimit >= 0 {
+		limits = append(limits, connLimit{
+			what:   fmt.Sprintf("database %q allows %s (CONNECTION LIMIT)", srv.Database, benchrun.Plural(srv.DBLimit, "connection")),
+			allows: srv.DBLimit, inUse: srv.DBInUse,
+			raise: "close some of the database's connections or raise the database's CONNECTION LIMIT (ALTER DATABASE ... CONNECTION LIMIT)",
+		})
+	}
 	return limits
 }
 
@@ -49,8 +56,9 @@ func sweepLimits(srv pgServer) []connLimit {
 // without a server set to each.
 func sweepOverLimit(maxConns int, srv pgServer) string {
 	limits := sweepLimits(srv)
-	// The limit with the least room binds; on a tie the server's, as
-	// raising a role's limit would not make room then.
+	// The limit with the least room binds; on a tie the one listed first,
+	// the server's before the role's and the database's, as raising a
+	// later one would not make room then.
 	bind := limits[0]
 	for _, l := range limits[1:] {
 		if l.room() < bind.room() {

@@ -6,14 +6,14 @@ import (
 	"testing"
 )
 
-// TestSweepAdviceIsASweepTheToolRuns: when the server or the role has
-// room for fewer than the 2 connections a sweep needs, the advice says so
-// and what to raise, rather than a --max-conns that sweep refuses; any
-// --max-conns it does suggest is one sweep's flags accept.
+// TestSweepAdviceIsASweepTheToolRuns: when the server, the role or the
+// database has room for fewer than the 2 connections a sweep needs, the
+// advice says so and what to raise, rather than a --max-conns that sweep
+// refuses; any --max-conns it does suggest is one sweep's flags accept.
 //
 // It tests sweepOverLimit on the limits the preflight reads rather than a
 // sweep against a server: the test role may not change its own CONNECTION
-// LIMIT, and filling the shared server's max_connections, or lowering
+// LIMIT nor make a role or a database with one, and filling the shared server's max_connections, or lowering
 // shoal_test's, would refuse the connections of every other test running.
 func TestSweepAdviceIsASweepTheToolRuns(t *testing.T) {
 	suggested := regexp.MustCompile(`use --max-conns (\d+) or fewer`)
@@ -23,18 +23,21 @@ func TestSweepAdviceIsASweepTheToolRuns(t *testing.T) {
 		srv      pgServer
 		noRoom   []string // what the advice names when there is no room; nil when there is
 	}{
-		{"server with room for 2", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 95, RoleLimit: -1}, nil},
-		{"server with room for 1", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 96, RoleLimit: -1},
+		{"server with room for 2", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 95, RoleLimit: -1, DBLimit: -1}, nil},
+		{"server with room for 1", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 96, RoleLimit: -1, DBLimit: -1},
 			[]string{"room for 1", "close some", "raise max_connections"}},
-		{"full server", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 97, RoleLimit: -1},
+		{"full server", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 97, RoleLimit: -1, DBLimit: -1},
 			[]string{"room for 0", "close some", "raise max_connections"}},
-		{"server over its limit", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 99, RoleLimit: -1},
+		{"server over its limit", 128, pgServer{MaxConnections: 100, Reserved: 3, InUse: 99, RoleLimit: -1, DBLimit: -1},
 			[]string{"room for 0", "close some", "raise max_connections"}},
-		{"role limit 2", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 2}, nil},
-		{"role limit 1", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 1},
+		{"role limit 2", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 2, DBLimit: -1}, nil},
+		{"role limit 1", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 1, DBLimit: -1},
 			[]string{"allows 1 connection (CONNECTION LIMIT)", "raise the role's CONNECTION LIMIT"}},
-		{"role limit 0", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 0},
+		{"role limit 0", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, Role: "app", RoleLimit: 0, DBLimit: -1},
 			[]string{"allows 0 connections (CONNECTION LIMIT)", "raise the role's CONNECTION LIMIT"}},
+		{"database limit 2", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, RoleLimit: -1, Database: "db", DBLimit: 2}, nil},
+		{"database limit 1", 32, pgServer{MaxConnections: 100, Reserved: 3, InUse: 5, RoleLimit: -1, Database: "db", DBLimit: 1},
+			[]string{"allows 1 connection (CONNECTION LIMIT)", "raise the database's CONNECTION LIMIT"}},
 	} {
 		msg := sweepOverLimit(c.maxConns, c.srv)
 		if msg == "" {
@@ -87,6 +90,41 @@ func TestSweepRoleRoomLeavesOutItsConnections(t *testing.T) {
 		for _, want := range c.want {
 			if !strings.Contains(msg, want) {
 				t.Errorf("--max-conns %d, the role's limit 10 with %d open: the advice does not say %q: %q", c.maxConns, c.roleInUse, want, msg)
+			}
+		}
+	}
+}
+
+// TestSweepDatabaseLimitBinds: a database's CONNECTION LIMIT leaves room
+// for what it allows less the database's connections open now, and when
+// that is the least room of the server's, the role's and the database's,
+// the advice names the database's limit and what to raise.
+func TestSweepDatabaseLimitBinds(t *testing.T) {
+	srv := func(dbLimit, dbInUse int) pgServer {
+		return pgServer{MaxConnections: 100, Reserved: 3, InUse: 40, Role: "app", RoleLimit: 30, RoleInUse: 10,
+			Database: "shop", DBLimit: dbLimit, DBInUse: dbInUse}
+	}
+	for _, c := range []struct {
+		maxConns, dbLimit, dbInUse int
+		want                       []string // nil: not refused
+	}{
+		{6, 10, 4, nil},
+		{7, 10, 4, []string{`database "shop" allows 10 connections (CONNECTION LIMIT), 4 of them open now, which leaves room for 6`, "use --max-conns 6 or fewer"}},
+		{2, 1, 0, []string{`database "shop" allows 1 connection (CONNECTION LIMIT), 0 of them open now, which leaves room for 1`,
+			"a sweep needs 2 at least", "close some of the database's connections", "raise the database's CONNECTION LIMIT (ALTER DATABASE"}},
+		// The role's limit leaves 20, less than the database's 25.
+		{21, 30, 5, []string{`role "app" allows 30 connections`, "use --max-conns 20 or fewer"}},
+	} {
+		msg := sweepOverLimit(c.maxConns, srv(c.dbLimit, c.dbInUse))
+		if c.want == nil {
+			if msg != "" {
+				t.Errorf("--max-conns %d, the database's limit %d with %d open: refused: %s", c.maxConns, c.dbLimit, c.dbInUse, msg)
+			}
+			continue
+		}
+		for _, want := range c.want {
+			if !strings.Contains(msg, want) {
+				t.Errorf("--max-conns %d, the database's limit %d with %d open: the advice does not say %q: %q", c.maxConns, c.dbLimit, c.dbInUse, want, msg)
 			}
 		}
 	}

@@ -210,3 +210,44 @@ func TestPreflightCountsTheRoleAndTheDatabase(t *testing.T) {
 	t.Errorf("with %d connections of %s held open, no try counted the role's and the database's connections besides the preflight's own:\n%s",
 		held, role, strings.Join(tries, "\n"))
 }
+
+// TestPreflightReadsTheDatabaseLimit: the preflight reads the database's
+// CONNECTION LIMIT as the server has it. The test role owns shoal_test and
+// sets a limit above max_connections, which can refuse no one, and puts
+// back the one it found.
+func TestPreflightReadsTheDatabaseLimit(t *testing.T) {
+	dsn := postgresDSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := holdConns(t, ctx, dsn, 1)[0]
+	var db string
+	var was, maxConns int
+	err := admin.QueryRow(ctx, `select datname, datconnlimit, current_setting('max_connections')::int
+		from pg_database where datname = current_database()`).Scan(&db, &was, &maxConns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not ctx: the limit is put back after the test's context has ended.
+	alter := func(limit int) error {
+		actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := admin.Exec(actx, fmt.Sprintf("alter database %s connection limit %d", pgx.Identifier{db}.Sanitize(), limit))
+		return err
+	}
+	limit := maxConns + 1000
+	if err := alter(limit); err != nil {
+		t.Skipf("the test role may not set %s's CONNECTION LIMIT: %v", db, err)
+	}
+	t.Cleanup(func() {
+		if err := alter(was); err != nil {
+			t.Errorf("putting back %s's CONNECTION LIMIT %d: %v", db, was, err)
+		}
+	})
+	srv, err := preflight(ctx, dsn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Database != db || srv.DBLimit != limit {
+		t.Errorf("the preflight read database %q, CONNECTION LIMIT %d; want %q, %d", srv.Database, srv.DBLimit, db, limit)
+	}
+}
