@@ -131,11 +131,12 @@ type pgServer struct {
 // in a read-only transaction (SQLSTATE 25006).
 var errQueryWrites = errors.New("the query writes")
 
-// pgPreflight connects once, reads the server's connection limits and, if
-// query is not empty, runs it once inside a read-only transaction that it
-// rolls back; a query that writes fails with errQueryWrites (wrapping the
-// server's error), any other failure with the server's own error. nil
-// until shoalpgx is wired.
+// pgPreflight connects once, reads the server's, the role's and the
+// database's connection limits and the connections open against each
+// and, if query is not empty, runs it once inside a read-only transaction
+// that it rolls back; a query that writes fails with errQueryWrites
+// (wrapping the server's error), any other failure with the server's own
+// error. nil until shoalpgx is wired.
 var pgPreflight func(ctx context.Context, connString, query string) (pgServer, error)
 
 // pgDefaultPool returns the MaxConns and Partitions a shoalpgx pool opened

@@ -13,10 +13,11 @@ import (
 )
 
 // preflightSweep runs --query once, read-only, and compares --max-conns
-// with what the server allows, before any configuration fans out: a typo
-// fails once with the server's error, a query that writes is refused
-// unless --allow-writes, and a --max-conns the server cannot give is a
-// usage error naming its limit.
+// with the room the server has now, before any configuration fans out: a
+// typo fails once with the server's error, a query that writes is refused
+// unless --allow-writes, and a --max-conns that the server, the role or
+// the database cannot give beside the connections open is a usage error
+// naming the limit that binds.
 func preflightSweep(ctx context.Context, o *options, t *target, errOut io.Writer) int {
 	if pgPreflight == nil {
 		return exitOK

@@ -57,8 +57,7 @@ func sweepLimits(srv pgServer) []connLimit {
 func sweepOverLimit(maxConns int, srv pgServer) string {
 	limits := sweepLimits(srv)
 	// The limit with the least room binds; on a tie the one listed first,
-	// the server's before the role's and the database's, as raising a
-	// later one would not make room then.
+	// as raising either alone would not make room.
 	bind := limits[0]
 	for _, l := range limits[1:] {
 		if l.room() < bind.room() {

@@ -61,7 +61,7 @@ func preflight(ctx context.Context, connString, query string) (pgServer, error) 
 		Scan(&srv.MaxConnections, &srv.Reserved, &srv.InUse,
 			&srv.Role, &srv.RoleLimit, &srv.RoleInUse, &srv.Database, &srv.DBLimit, &srv.DBInUse)
 	if err != nil {
-		return srv, fmt.Errorf("reading max_connections: %w", err)
+		return srv, fmt.Errorf("reading the server's, the role's and the database's connection limits: %w", err)
 	}
 	if query == "" {
 		return srv, nil
