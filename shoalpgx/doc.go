@@ -186,8 +186,9 @@
 // goes back), and a dial whose slot is still locked by another backend
 // fails with ErrSlotFenced (the budget gives another slot).
 // Before dialling with a slot whose last holder lost its lease, the pool
-// looks in pg_locks through one of its own connections, so that a refused
-// slot costs no connection at the server.
+// looks in pg_locks through one of its own connections (with Pipeline, a
+// shared one first), so that a refused slot costs no connection at the
+// server.
 //
 // What the fence costs: one query (and one advisory lock in the server's
 // shared lock table) per connection opened, one more when a connection is

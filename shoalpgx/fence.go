@@ -87,16 +87,26 @@ func (p *Pool) fenceKey() (int32, bool) {
 // suspect slot is worth a wait for a connection to look through: any other
 // is looked at only when a connection is idle now, since a borrowed one
 // counts as a caller waiting in the pool's demand. It answers false when it
-// cannot look: the lock taken after connecting still fences.
+// cannot look: the lock taken after connecting still fences. A pipelined
+// pool looks through a shared connection first (lookForLock), since it may
+// have no whole one open.
 func (p *Pool) slotLockedElsewhere(ctx context.Context, permit shoal.BudgetPermit, key int32) bool {
 	core := p.ready.Load()
 	if core == nil {
 		return false // a dial New started, before the pool was whole
 	}
+	s, ok := permit.(suspectPermit)
+	suspect := ok && s.Suspect()
+	// sharedCore is set once p.pipe is: a dial may run while New makes it.
+	if p.sharedCore.Load() != nil {
+		if locked, looked := p.pipe.lookForLock(ctx, key, permit.Slot(), suspect); looked {
+			return locked
+		}
+	}
 	var lease shoal.Lease[*pooledConn]
 	var err error
 	borrowCtx := ctx
-	if s, ok := permit.(suspectPermit); ok && s.Suspect() {
+	if suspect {
 		if core.Stats().TotalConns == 0 {
 			return false
 		}
@@ -105,7 +115,9 @@ func (p *Pool) slotLockedElsewhere(ctx context.Context, permit shoal.BudgetPermi
 		defer cancel()
 		lease, err = core.Acquire(borrowCtx)
 	} else {
-		lease, err = core.TryAcquire()
+		// Never TryAcquire, which dials when none is idle: a shared
+		// connection's dial would make the whole pool dial one more.
+		lease, err = core.TryAcquireIdle()
 	}
 	if err != nil {
 		return false

@@ -17,3 +17,9 @@ func TestBudgetFenceNamesANegativeKeyAsPgLocksShowsIt(t *testing.T) {
 func TestBudgetFenceLooksBeforeItDialsWithANegativeKey(t *testing.T) {
 	fenceLooksBeforeItDials(t, negativeFenceKeyFor(t), 0)
 }
+
+// The look through a shared connection writes the key into its statement:
+// a negative one must be cast as an int4, not read as a negated oid.
+func TestPipelineFenceLooksThroughASharedConnectionWithANegativeKey(t *testing.T) {
+	pipelineFenceLooksThroughASharedConnection(t, negativeFenceKeyFor(t))
+}

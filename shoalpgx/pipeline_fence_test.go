@@ -1,8 +1,13 @@
 package shoalpgx
 
 import (
+	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -54,5 +59,105 @@ func TestPipelineFencesSharedConnectionsWithTheirSlotsLock(t *testing.T) {
 		if s := held[pid][0]; s < 5 || s > 8 {
 			t.Errorf("shared connection %d holds slot %d's lock, not one of the budget's slots 5-8", pid, s)
 		}
+	}
+}
+
+// A pipelined pool with no whole connection open looks before a dial
+// through one of its shared connections: a suspect slot another session
+// holds is refused without a connection at the server. Here the shared
+// connection is busy with a statement waiting on a lock, so that the next
+// statement makes the pool dial with slot 1; the lock is let go once the
+// dial has its permit, and the look, queued behind that statement, answers.
+func TestPipelineFenceLooksThroughASharedConnection(t *testing.T) {
+	pipelineFenceLooksThroughASharedConnection(t, fenceKeyFor(t))
+}
+
+// pipelineFenceLooksThroughASharedConnection is
+// TestPipelineFenceLooksThroughASharedConnection for a given fence key.
+func pipelineFenceLooksThroughASharedConnection(t *testing.T, key int32) {
+	ctx := pgtest.Ctx(t)
+	admin := pgtest.AdminConn(t)
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
+		t.Fatal(err)
+	}
+	var connects atomic.Int32
+	b := newSlotBudget(key, 0, 1)
+	b.suspect = true
+	p := newPipelinedPool(t, 4, 4, func(c *Config) {
+		c.Budget = b
+		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
+	})
+	if _, err := p.Exec(ctx, "SELECT 1"); err != nil { // dials the shared connection, with slot 0
+		t.Fatal(err)
+	}
+	// A lock on one bigint: apart from the fence's, on two int4s.
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1::int8)", key); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() {
+		_, err := p.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d::int8)", key))
+		held <- err
+	}()
+	pgtest.WaitFor(t, 10*time.Second, "the statement waiting on the lock", func() bool {
+		var n int
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", pgtest.AppName(t)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	})
+	next := make(chan error, 1)
+	go func() { _, err := p.Exec(ctx, "SELECT 2"); next <- err }()
+	pgtest.WaitFor(t, 10*time.Second, "a dial with slot 1", func() bool { return b.freeSlots() == 0 || b.fenced.Load() > 0 })
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_unlock($1::int8)", key); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.WaitFor(t, 10*time.Second, "slot 1 refused", func() bool { return b.fenced.Load() > 0 })
+	for _, ch := range []chan error{held, next} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := p.core.Stats().TotalConns; n != 0 {
+		t.Fatalf("%d whole connections open; the test is of a pool with none", n)
+	}
+	if n := connects.Load(); n != 1 {
+		t.Fatalf("%d connects; the refused slot must cost none", n)
+	}
+}
+
+// A slot that is not suspect is looked at through a shared connection
+// with nothing in flight, as through an idle whole one: here the pool's
+// first whole connection is dialled with slot 1, which another session
+// holds, while the shared connection of slot 0 is idle.
+func TestPipelineFenceLooksThroughAnIdleSharedConnection(t *testing.T) {
+	ctx := pgtest.Ctx(t)
+	key := fenceKeyFor(t)
+	admin := pgtest.AdminConn(t)
+	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
+		t.Fatal(err)
+	}
+	var connects atomic.Int32
+	b := newSlotBudget(key, 0, 1, 2)
+	p := newPipelinedPool(t, 4, 4, func(c *Config) {
+		c.Budget = b
+		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
+	})
+	if _, err := p.Exec(ctx, "SELECT 1"); err != nil { // dials the shared connection, with slot 0
+		t.Fatal(err)
+	}
+	if n := p.core.Stats().TotalConns; n != 0 {
+		t.Fatalf("%d whole connections open; the test is of a pool with none", n)
+	}
+	c, err := p.Acquire(ctx) // slot 1, refused by the look; then slot 2
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if b.fenced.Load() == 0 {
+		t.Fatal("slot 1 was never tried: the test proves nothing")
+	}
+	if n := connects.Load(); n != 2 {
+		t.Fatalf("%d connects, want 2 (slots 0 and 2); the refused slot must cost none", n)
 	}
 }
