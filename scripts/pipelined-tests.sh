@@ -9,11 +9,13 @@ cd "$(dirname "$0")/../shoalpgx"
 files=(helpers_test.go pool_test.go tx_test.go prepare_test.go reset_test.go tracer_test.go ping_test.go name_test.go password_test.go mask_test.go)
 skip='^(TestQueryHoldsTheConnectionUntilRowsClose|TestQueryRowHoldsTheConnectionUntilScan|TestSendBatchHoldsTheConnectionUntilClose)$'
 # and, of other files, the budget's bound at the server, its permits
-# coming back only after their backends, and the fence's look before a dial
-# with a suspect slot, which waits for a connection to look through.
+# coming back only after their backends, the fence's look before a dial
+# with a suspect slot, which waits for a connection to look through, and
+# SetMaxConns closing what is over the new limit at the server.
 extra=(TestBudgetBoundsConnectionsAtTheServer TestPipelineWithBudget TestBudgetPermitComesBackAfterTheBackend
 	TestBudgetRefusedDialWaitsForTheBackend TestBudgetCallersCloseWaitsForTheBackend
-	TestBudgetFenceLooksBeforeItDials TestBudgetFenceLookWaitsItsTurnOnABusyPool)
+	TestBudgetFenceLooksBeforeItDials TestBudgetFenceLookWaitsItsTurnOnABusyPool
+	TestSetMaxConnsShrinksAtTheServer)
 # Left off on purpose: TestAcquireAllIdleAppliesPrepareConn holds MaxConns
 # whole connections at once, and the shared ones the pool keeps open take
 # part of MaxConns; TestCancelAbandonedStatementsKeepTheirConnections tests

@@ -2,7 +2,6 @@ package shoalpgx
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,33 +89,14 @@ func pipelineFenceLooksThroughASharedConnection(t *testing.T, key int32) {
 	if _, err := p.Exec(ctx, "SELECT 1"); err != nil { // dials the shared connection, with slot 0
 		t.Fatal(err)
 	}
-	// A lock on one bigint: apart from the fence's, on two int4s.
-	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1::int8)", key); err != nil {
-		t.Fatal(err)
-	}
-	held := make(chan error, 1)
-	go func() {
-		_, err := p.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d::int8)", key))
-		held <- err
-	}()
-	pgtest.WaitFor(t, 10*time.Second, "the statement waiting on the lock", func() bool {
-		var n int
-		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", pgtest.AppName(t)).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n == 1
-	})
+	release := holdPipelined(t, p, admin, 1)
 	next := make(chan error, 1)
 	go func() { _, err := p.Exec(ctx, "SELECT 2"); next <- err }()
 	pgtest.WaitFor(t, 10*time.Second, "a dial with slot 1", func() bool { return b.freeSlots() == 0 || b.fenced.Load() > 0 })
-	if _, err := admin.Exec(ctx, "SELECT pg_advisory_unlock($1::int8)", key); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	pgtest.WaitFor(t, 10*time.Second, "slot 1 refused", func() bool { return b.fenced.Load() > 0 })
-	for _, ch := range []chan error{held, next} {
-		if err := <-ch; err != nil {
-			t.Fatal(err)
-		}
+	if err := <-next; err != nil {
+		t.Fatal(err)
 	}
 	if n := p.core.Stats().TotalConns; n != 0 {
 		t.Fatalf("%d whole connections open; the test is of a pool with none", n)
