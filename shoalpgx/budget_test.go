@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -155,12 +154,9 @@ func TestBudgetFenceRefusesASlotAnotherSessionHolds(t *testing.T) {
 func fenceRefusesASlotAnotherSessionHolds(t *testing.T, key int32) {
 	ctx := pgtest.Ctx(t)
 	// A "paused process": another session holds slot 0's lock.
-	stale := pgtest.AdminConn(t)
-	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
-		t.Fatal(err)
-	}
+	s := newFenceScene(t, key, 0)
 	b := newSlotBudget(key, 0)
-	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 1 })
+	p := newTestPool(t, s.pool(b, func(c *Config) { c.MaxConns = 1 }))
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	// The refused dial is one failure, not a server that is down: the
@@ -181,17 +177,17 @@ func fenceRefusesASlotAnotherSessionHolds(t *testing.T, key int32) {
 		t.Errorf("the fenced dial's error %q does not say %q", err, want)
 	}
 	var holders int
-	if err := stale.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid AND objid = 0 AND objsubid = 2 AND pid = pg_backend_pid()", int64(uint32(key))).Scan(&holders); err != nil || holders != 1 {
+	if err := s.stale.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid AND objid = 0 AND objsubid = 2 AND pid = pg_backend_pid()", int64(uint32(key))).Scan(&holders); err != nil || holders != 1 {
 		t.Errorf("pg_locks as the error says it: %d rows for the stale session, %v; want 1", holders, err)
 	}
 	if b.fenced.Load() == 0 {
 		t.Fatal("the budget was not told that its slot was refused")
 	}
-	if s := p.Stat().Shoal(); s.TotalConns != 0 {
-		t.Fatalf("a refused connection stayed in the pool: %+v", s)
+	if st := p.Stat().Shoal(); st.TotalConns != 0 {
+		t.Fatalf("a refused connection stayed in the pool: %+v", st)
 	}
 	// Once the stale session lets go, the slot is usable.
-	if _, err := stale.Exec(ctx, "SELECT pg_advisory_unlock($1, 0)", key); err != nil {
+	if _, err := s.stale.Exec(ctx, "SELECT pg_advisory_unlock($1, 0)", key); err != nil {
 		t.Fatal(err)
 	}
 	// (After the backoff of the refused dial: a few tries at most.)
@@ -214,13 +210,9 @@ func fenceRefusesASlotAnotherSessionHolds(t *testing.T, key int32) {
 // fails every waiter at once).
 func TestBudgetFencedSlotIsWaitedOut(t *testing.T) {
 	ctx := pgtest.Ctx(t)
-	key := fenceKeyFor(t)
-	stale := pgtest.AdminConn(t)
-	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 0)", key); err != nil {
-		t.Fatal(err)
-	}
-	b := newSlotBudget(key, 0, 1)
-	p := newTestPool(t, func(c *Config) { c.Budget = b; c.MaxConns = 1 })
+	s := newFenceScene(t, fenceKeyFor(t), 0)
+	b := newSlotBudget(s.key, 0, 1)
+	p := newTestPool(t, s.pool(b, func(c *Config) { c.MaxConns = 1 }))
 	const callers = 4
 	errs := make(chan error, callers)
 	for range callers {
@@ -240,8 +232,8 @@ func TestBudgetFencedSlotIsWaitedOut(t *testing.T) {
 	if b.fenced.Load() == 0 {
 		t.Fatal("slot 0 was never tried: the test proves nothing")
 	}
-	if s := p.Stat().Shoal(); s.FailedAcquires != 0 {
-		t.Fatalf("%d failed acquires, want none", s.FailedAcquires)
+	if st := p.Stat().Shoal(); st.FailedAcquires != 0 {
+		t.Fatalf("%d failed acquires, want none", st.FailedAcquires)
 	}
 }
 
@@ -253,19 +245,13 @@ func TestBudgetFenceLooksBeforeItDials(t *testing.T) {
 // fence key and Pipeline (0 leaves it to SHOAL_TEST_PIPELINE).
 func fenceLooksBeforeItDials(t *testing.T, key int32, pipeline int) {
 	ctx := pgtest.Ctx(t)
-	stale := pgtest.AdminConn(t)
-	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
-		t.Fatal(err)
-	}
-	var connects atomic.Int32
+	s := newFenceScene(t, key, 1)
 	b := newSlotBudget(key, 0, 1)
 	b.suspect = true // a slot whose holder's lease ended: worth a wait to look
-	p := newTestPool(t, func(c *Config) {
-		c.Budget = b
+	p := newTestPool(t, s.pool(b, func(c *Config) {
 		c.MaxConns = 2
 		c.Pipeline = pipeline
-		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
-	})
+	}))
 	first, err := p.Acquire(ctx) // slot 0: no one else has it
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +287,7 @@ func fenceLooksBeforeItDials(t *testing.T, key int32, pipeline int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if n := connects.Load(); n != 1 {
+	if n := s.connects.Load(); n != 1 {
 		t.Fatalf("%d connects; the refused slot must cost none", n)
 	}
 }

@@ -2,7 +2,6 @@ package shoalpgx
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,19 +66,10 @@ func TestBudgetFenceLookKeepsTheConnectionItBorrows(t *testing.T) {
 // moment, which internal/clustertest's stopped-worker scenario counted.
 func TestBudgetFenceLookWaitsItsTurnOnABusyPool(t *testing.T) {
 	ctx := pgtest.Ctx(t)
-	key := fenceKeyFor(t)
-	stale := pgtest.AdminConn(t)
-	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
-		t.Fatal(err)
-	}
-	var connects atomic.Int32
-	b := newSlotBudget(key, 0, 1)
+	s := newFenceScene(t, fenceKeyFor(t), 1)
+	b := newSlotBudget(s.key, 0, 1)
 	b.suspect = true // only a suspect slot's look waits to borrow
-	p := newTestPool(t, func(c *Config) {
-		c.Budget = b
-		c.MaxConns = 2
-		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
-	})
+	p := newTestPool(t, s.pool(b, func(c *Config) { c.MaxConns = 2 }))
 	held, err := p.Acquire(ctx) // slot 0
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +94,7 @@ func TestBudgetFenceLookWaitsItsTurnOnABusyPool(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if n := connects.Load(); n != 1 {
+	if n := s.connects.Load(); n != 1 {
 		t.Fatalf("%d connects; the look must have waited for the held connection and refused slot 1 without one", n)
 	}
 }
@@ -115,29 +105,21 @@ func TestBudgetFenceLookWaitsItsTurnOnABusyPool(t *testing.T) {
 // Here the pool's second MinConns dial, with slot 1, finds the first
 // connection idle.
 func TestBudgetFenceLooksThroughAnIdleConnection(t *testing.T) {
-	ctx := pgtest.Ctx(t)
-	key := fenceKeyFor(t)
-	stale := pgtest.AdminConn(t)
-	if _, err := stale.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
-		t.Fatal(err)
-	}
-	var connects atomic.Int32
+	s := newFenceScene(t, fenceKeyFor(t), 1)
 	// The gate holds the MinConns dials until NewWithConfig has returned,
 	// so that the second dial has a connection to look through.
-	b := &gatedBudget{slotBudget: newSlotBudget(key, 0, 1), gate: make(chan struct{})}
-	p := newTestPool(t, func(c *Config) {
-		c.Budget = b
+	b := &gatedBudget{slotBudget: newSlotBudget(s.key, 0, 1), gate: make(chan struct{})}
+	p := newTestPool(t, s.pool(b, func(c *Config) {
 		c.MaxConns = 2
 		c.MinConns = 2
 		c.MaxDialing = 1 // the second dial starts once the first connection is open
-		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
-	})
+	}))
 	close(b.gate)
 	pgtest.WaitFor(t, 10*time.Second, "slot 1 refused", func() bool { return b.fenced.Load() > 0 })
-	if n := connects.Load(); n != 1 {
+	if n := s.connects.Load(); n != 1 {
 		t.Fatalf("%d connects; the refused slot must cost none", n)
 	}
-	if s := p.Stat().Shoal(); s.TotalConns != 1 {
-		t.Fatalf("%+v, want the one connection of slot 0", s)
+	if st := p.Stat().Shoal(); st.TotalConns != 1 {
+		t.Fatalf("%+v, want the one connection of slot 0", st)
 	}
 }

@@ -1,12 +1,8 @@
 package shoalpgx
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -75,21 +71,14 @@ func TestPipelineFenceLooksThroughASharedConnection(t *testing.T) {
 // TestPipelineFenceLooksThroughASharedConnection for a given fence key.
 func pipelineFenceLooksThroughASharedConnection(t *testing.T, key int32) {
 	ctx := pgtest.Ctx(t)
-	admin := pgtest.AdminConn(t)
-	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
-		t.Fatal(err)
-	}
-	var connects atomic.Int32
+	s := newFenceScene(t, key, 1)
 	b := newSlotBudget(key, 0, 1)
 	b.suspect = true
-	p := newPipelinedPool(t, 4, 4, func(c *Config) {
-		c.Budget = b
-		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
-	})
+	p := newPipelinedPool(t, 4, 4, s.pool(b, nil))
 	if _, err := p.Exec(ctx, "SELECT 1"); err != nil { // dials the shared connection, with slot 0
 		t.Fatal(err)
 	}
-	release := holdPipelined(t, p, admin, 1)
+	release := holdPipelined(t, p, s.stale, 1)
 	next := make(chan error, 1)
 	go func() { _, err := p.Exec(ctx, "SELECT 2"); next <- err }()
 	pgtest.WaitFor(t, 10*time.Second, "a dial with slot 1", func() bool { return b.freeSlots() == 0 || b.fenced.Load() > 0 })
@@ -101,7 +90,7 @@ func pipelineFenceLooksThroughASharedConnection(t *testing.T, key int32) {
 	if n := p.core.Stats().TotalConns; n != 0 {
 		t.Fatalf("%d whole connections open; the test is of a pool with none", n)
 	}
-	if n := connects.Load(); n != 1 {
+	if n := s.connects.Load(); n != 1 {
 		t.Fatalf("%d connects; the refused slot must cost none", n)
 	}
 }
@@ -112,17 +101,9 @@ func pipelineFenceLooksThroughASharedConnection(t *testing.T, key int32) {
 // holds, while the shared connection of slot 0 is idle.
 func TestPipelineFenceLooksThroughAnIdleSharedConnection(t *testing.T) {
 	ctx := pgtest.Ctx(t)
-	key := fenceKeyFor(t)
-	admin := pgtest.AdminConn(t)
-	if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock($1, 1)", key); err != nil {
-		t.Fatal(err)
-	}
-	var connects atomic.Int32
-	b := newSlotBudget(key, 0, 1, 2)
-	p := newPipelinedPool(t, 4, 4, func(c *Config) {
-		c.Budget = b
-		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error { connects.Add(1); return nil }
-	})
+	s := newFenceScene(t, fenceKeyFor(t), 1)
+	b := newSlotBudget(s.key, 0, 1, 2)
+	p := newPipelinedPool(t, 4, 4, s.pool(b, nil))
 	if _, err := p.Exec(ctx, "SELECT 1"); err != nil { // dials the shared connection, with slot 0
 		t.Fatal(err)
 	}
@@ -137,7 +118,7 @@ func TestPipelineFenceLooksThroughAnIdleSharedConnection(t *testing.T) {
 	if b.fenced.Load() == 0 {
 		t.Fatal("slot 1 was never tried: the test proves nothing")
 	}
-	if n := connects.Load(); n != 2 {
+	if n := s.connects.Load(); n != 2 {
 		t.Fatalf("%d connects, want 2 (slots 0 and 2); the refused slot must cost none", n)
 	}
 }
