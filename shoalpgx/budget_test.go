@@ -157,11 +157,18 @@ func fenceRefusesASlotAnotherSessionHolds(t *testing.T, key int32) {
 	s := newFenceScene(t, key, 0)
 	b := newSlotBudget(key, 0)
 	p := newTestPool(t, s.pool(b, func(c *Config) { c.MaxConns = 1 }))
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
 	// The refused dial is one failure, not a server that is down: the
-	// caller waits for the next try until its deadline, and its error
-	// names the fence.
+	// caller waits for the next try until its context ends, here once a
+	// second dial was refused (the first is then the pool's last dial
+	// error), and its error names the fence.
+	short, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer cancel()
+		for p.Stat().Shoal().DialErrors < 2 && short.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+	}()
 	_, err := p.Acquire(short)
 	var ae *shoal.AcquireError
 	if !errors.Is(err, ErrSlotFenced) && !(errors.As(err, &ae) && errors.Is(ae.LastDial, ErrSlotFenced)) {
