@@ -20,11 +20,14 @@ import (
 // fenceCheckWait and fenceQueryTimeout together. looked is false when it
 // could not look, and the caller looks through a whole connection instead.
 func (pp *pipePool) lookForLock(ctx context.Context, key int32, slot int, suspect bool) (locked, looked bool) {
+	if !suspect && !pp.anyQuiet() {
+		return false, false // not even a lease taken and given back, which Stats would count
+	}
 	l, err := pp.core.TryAcquireIdle()
 	if err != nil {
 		return false, false
 	}
-	if !suspect && l.Value().inFlight() {
+	if !suspect && l.Value().inFlight() { // a statement came first
 		l.Release()
 		return false, false
 	}
@@ -71,6 +74,16 @@ func (pp *pipePool) lookForLock(ctx context.Context, key int32, slot int, suspec
 			return locked, true
 		}
 	}
+}
+
+// anyQuiet reports whether a shared connection has nothing in flight now.
+func (pp *pipePool) anyQuiet() bool {
+	for _, c := range pp.conns() {
+		if !c.inFlight() {
+			return true
+		}
+	}
+	return false
 }
 
 // inFlight reports whether any request is on the connection, queued or at

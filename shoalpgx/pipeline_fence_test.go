@@ -1,6 +1,7 @@
 package shoalpgx
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -120,5 +121,39 @@ func TestPipelineFenceLooksThroughAnIdleSharedConnection(t *testing.T) {
 	}
 	if n := s.connects.Load(); n != 2 {
 		t.Fatalf("%d connects, want 2 (slots 0 and 2); the refused slot must cost none", n)
+	}
+}
+
+// A slot that is not suspect is not worth a wait, so its look takes no
+// shared connection with a statement in flight, where it would queue
+// behind that statement: here the only shared one is busy on a lock while
+// the pool's first whole connection is dialled with slot 1, which another
+// session holds. The lock refuses it after connecting, and the shared
+// pool counts no acquire beside its two statements'.
+func TestPipelineFenceDoesNotQueueAPlainSlotsLook(t *testing.T) {
+	ctx := pgtest.Ctx(t)
+	s := newFenceScene(t, fenceKeyFor(t), 1)
+	b := newSlotBudget(s.key, 0, 1)
+	p := newPipelinedPool(t, 4, 4, s.pool(b, nil))
+	if _, err := p.Exec(ctx, "SELECT 1"); err != nil { // dials the shared connection, with slot 0
+		t.Fatal(err)
+	}
+	release := holdPipelined(t, p, s.stale, 1)
+	dialing, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		c, err := p.Acquire(dialing) // slot 1, the only one left, refused until stop
+		if err == nil {
+			c.Release()
+		}
+		done <- err
+	}()
+	pgtest.WaitFor(t, 10*time.Second, "slot 1 refused", func() bool { return b.fenced.Load() > 0 })
+	n := p.pipe.core.Stats().Acquires
+	stop()
+	<-done
+	release()
+	if n != 2 {
+		t.Fatalf("the shared connections' pool counts %d acquires, want 2: a plain slot's look queued behind a statement in flight", n)
 	}
 }
