@@ -25,8 +25,8 @@ type Stats struct {
 	// method, or a Pools() int one when its members are not pools (the
 	// processes of shoaletcd's, each with any number of pools).
 	BudgetMembers int
-	MinIdle       int // Config.MinIdle
-	MinConns      int // Config.MinConns
+	MinIdle       int // the floor kept now: Config.MinIdle, at most MaxConns
+	MinConns      int // the floor kept now: Config.MinConns, at most MaxConns
 	TotalConns    int // open connections (idle + in use), not counting dials in flight
 	IdleConns     int // open connections with no lease
 	InUseConns    int // open connections with at least one lease
@@ -90,12 +90,15 @@ func (s Stats) ClosedFor(r Reason) int64 {
 
 // Stats returns a snapshot of the pool's state and counters.
 func (p *Pool[T]) Stats() Stats {
+	// The floors are reported as kept: a limit below them holds them to it
+	// until it rises.
+	maxConns := int(p.cap.maxConns.Load())
 	s := Stats{
 		Name:             p.cfg.Name,
-		MaxConns:         int(p.cap.maxConns.Load()),
-		Share:            int(min(p.cap.share.Load(), p.cap.maxConns.Load())),
-		MinIdle:          p.cfg.MinIdle,
-		MinConns:         p.cfg.MinConns,
+		MaxConns:         maxConns,
+		MinIdle:          min(p.cfg.MinIdle, maxConns),
+		MinConns:         min(p.cfg.MinConns, maxConns),
+		Share:            min(int(p.cap.share.Load()), maxConns),
 		Waiting:          int(p.hot.waiters.Load()),
 		Dialing:          int(p.cap.dialing.Load()),
 		Closing:          int(p.cap.closing.Load()),

@@ -53,7 +53,7 @@ func TestStatsStringMasksAPasswordInTheName(t *testing.T) {
 // docs/operating.md offers Stats.String for a log line: the snapshot on
 // one line. Every count and counter of Stats is in it, each with its own
 // value here so that one shown in another's place fails; MinIdle and
-// MinConns are the pool's settings, not its state, and are left out.
+// MinConns are the pool's floors, not counts, and are left out.
 func TestStatsStringShowsEveryCountOnOneLine(t *testing.T) {
 	var s Stats
 	v := reflect.ValueOf(&s).Elem()

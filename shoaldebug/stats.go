@@ -16,8 +16,8 @@ type Stats struct {
 	Share         int    `json:"share"`           // connections the Budget lets it hold now
 	Demand        int    `json:"demand"`          // connections in use plus waited for
 	BudgetMembers int    `json:"budget_members"`  // pools sharing its Budget; 0 without one
-	MinIdle       int    `json:"min_idle"`        // Config.MinIdle
-	MinConns      int    `json:"min_conns"`       // Config.MinConns
+	MinIdle       int    `json:"min_idle"`        // the floor kept now: Config.MinIdle, at most MaxConns
+	MinConns      int    `json:"min_conns"`       // the floor kept now: Config.MinConns, at most MaxConns
 	TotalConns    int    `json:"total_conns"`     // open connections, idle and in use
 	IdleConns     int    `json:"idle_conns"`      // open connections with no lease
 	InUseConns    int    `json:"in_use_conns"`    // open connections with a lease

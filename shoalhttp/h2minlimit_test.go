@@ -127,3 +127,37 @@ func TestPoolMadeUnderALowerLimitNeverPassesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP2StatsMinConnsWithinTheLimit: an HTTP/2 origin held to one
+// connection, by Options.MaxConns or by SetMaxConns, reports in Stats the
+// floor it keeps, one, and the default two once its limit allows them.
+func TestHTTP2StatsMinConnsWithinTheLimit(t *testing.T) {
+	srv, _, tlsCfg := newH2TLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), 100)
+	for _, byOptions := range []bool{true, false} {
+		opts := Options{TLSClientConfig: tlsCfg}
+		how := "SetMaxConns 1"
+		if byOptions {
+			opts.MaxConns, how = 1, "Options.MaxConns 1"
+		}
+		tr := newTestTransport(t, opts)
+		if !byOptions {
+			if err := tr.SetMaxConns(srv.URL, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := tr.Warm(ctx, srv.URL); err != nil {
+			t.Fatal(err)
+		}
+		if _, st := onlyStats(t, tr); st.MaxConns != 1 || st.MinConns != 1 {
+			t.Errorf("%s, after Warm: Stats report MinConns %d at MaxConns %d, want 1 at 1", how, st.MinConns, st.MaxConns)
+		}
+		if err := tr.SetMaxConns(srv.URL, 4); err != nil {
+			t.Fatal(err)
+		}
+		if _, st := onlyStats(t, tr); st.MaxConns != 4 || st.MinConns != 2 {
+			t.Errorf("%s, then SetMaxConns 4: Stats report MinConns %d at MaxConns %d, want 2 at 4", how, st.MinConns, st.MaxConns)
+		}
+	}
+}
