@@ -128,14 +128,18 @@ func (c *coalescingConn) Read(p []byte) (int, error) {
 }
 
 // Write sends p, or queues it for the writer goroutine while busy says so
-// or the writer goroutine is under way.
+// or the writer goroutine is under way, and while HTTP/2 is being set up
+// (holdOnFail): a failed write then fails the next one, as a queued
+// write's error does, rather than x/net's start, which would close the
+// connection before its read loop had read what the server sent (see
+// refusalOr).
 //
 // Keep this frame small and the queueing in queue: x/net writes each
 // request from a goroutine of its own, whose stack starts small, and a
 // larger frame here grew that stack on every request (BENCHMARKS.md).
 func (c *coalescingConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	if c.err != nil || c.flushing || c.busy() {
+	if c.err != nil || c.flushing || c.busy() || c.holdOnFail.Load() {
 		return c.queue(p)
 	}
 	c.mu.Unlock()

@@ -13,6 +13,9 @@ import (
 // read loop has read the alert; closing the socket on that write error, as
 // a coalescingConn otherwise does, would lose the alert, and with it the
 // permanent error (markPermanent) that tells the pool no retry mends it.
+// x/net closes the connection itself when it cannot write its preface,
+// before its read loop has started, so while HTTP/2 is being set up every
+// write is queued, and a failed one fails the next (coalescingConn.Write).
 
 // alertWait bounds how long, after a write error while HTTP/2 is being set
 // up, the read loop may still read before the dial gives up on an alert: a
