@@ -45,13 +45,32 @@ const clientTimeoutWait = 20 * time.Millisecond
 // so it waits for req.Cancel, briefly (a caller's own earlier deadline
 // never closes it).
 func awaitClientTimeout(req *http.Request, err error) {
-	awaitCancel(req.Cancel, err)
+	if deadlineError(req.Context(), err) {
+		awaitCancel(req.Cancel)
+	}
+}
+
+// deadlineError reports whether err is the failure of a request whose
+// context's deadline passed: the context's own error, or a timeout at or
+// after the deadline. A connect or handshake bounded by the deadline can
+// fail on its socket's deadline, with "i/o timeout", before the context's
+// timer has run, as it does on a busy machine.
+func deadlineError(ctx context.Context, err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	if !ok || time.Now().Before(d) {
+		return false
+	}
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
 }
 
 // awaitCancel waits, as awaitClientTimeout, for cancel (a request's
-// Cancel, nil for none) when err is a deadline's.
-func awaitCancel(cancel <-chan struct{}, err error) {
-	if cancel == nil || !errors.Is(err, context.DeadlineExceeded) {
+// Cancel, nil for none), at most clientTimeoutWait.
+func awaitCancel(cancel <-chan struct{}) {
+	if cancel == nil {
 		return
 	}
 	t := time.NewTimer(clientTimeoutWait)
@@ -68,6 +87,8 @@ func awaitCancel(cancel <-chan struct{}, err error) {
 // that its error says "(Client.Timeout or context cancellation while
 // reading body)" as with net/http's Transport.
 func bodyError(cancel <-chan struct{}, err error) error {
-	awaitCancel(cancel, err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		awaitCancel(cancel)
+	}
 	return &requestError{msg: "reading response body: " + err.Error(), err: err}
 }

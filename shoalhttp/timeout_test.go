@@ -3,7 +3,9 @@ package shoalhttp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -121,4 +123,44 @@ func TestClientTimeoutWhileReadingBody(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A Client.Timeout that passes in the dial is the Client's timeout too,
+// though the dial fails with a socket's "i/o timeout", which is not
+// context.DeadlineExceeded: a connect bounded by the request's deadline
+// can fail on the socket's deadline before the context's own timer has
+// run, as it does on a busy machine. The dial here fails so at the
+// deadline, in a synctest bubble; the error must say "(Client.Timeout
+// exceeded while awaiting headers)" and reach context.DeadlineExceeded,
+// as net/http's Transport's does.
+func TestClientTimeoutInTheDial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newTestTransport(t, Options{Proxy: NoProxy, MinConns: -1,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				d, ok := ctx.Deadline()
+				if !ok {
+					return nil, errors.New("a dial without the request's deadline")
+				}
+				time.Sleep(time.Until(d))
+				return nil, &net.OpError{Op: "dial", Net: network, Err: os.ErrDeadlineExceeded}
+			}})
+		c := &http.Client{Transport: tr, Timeout: 30 * time.Millisecond}
+		for i := range 8 {
+			// A fresh origin each round, since a failed dial is shared
+			// with the origin's next requests for a while.
+			_, err := c.Get(fmt.Sprintf("https://origin-%d.test/", i))
+			if err == nil {
+				t.Fatalf("round %d: no error", i)
+			}
+			if !os.IsTimeout(err) {
+				t.Errorf("round %d: os.IsTimeout false for %v", i, err)
+			}
+			if !strings.Contains(err.Error(), "(Client.Timeout exceeded while awaiting headers)") {
+				t.Errorf("round %d: %q does not say Client.Timeout exceeded", i, err)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("round %d: %v does not reach context.DeadlineExceeded", i, err)
+			}
+		}
+	})
 }
