@@ -87,7 +87,7 @@
 //	db.client.connection.count             observable up-down counter  {connection}  with db.client.connection.state = idle | used
 //	db.client.connection.max               observable up-down counter  {connection}  Config.MaxConns
 //	db.client.connection.idle.max          observable up-down counter  {connection}  Config.MaxConns (shoal has no separate idle limit)
-//	db.client.connection.idle.min          observable up-down counter  {connection}  Stats.MinIdle (Config.MinIdle)
+//	db.client.connection.idle.min          observable up-down counter  {connection}  Stats.MinIdle (Config.MinIdle, at most MaxConns)
 //	db.client.connection.pending_requests  observable up-down counter  {request}     callers waiting in Acquire
 //	db.client.connection.timeouts          counter                     {timeout}     acquires whose context ended (deadline or cancel) while they waited
 //	db.client.connection.create_time       histogram                   s             each successful dial (with OnConnect)

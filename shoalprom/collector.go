@@ -120,7 +120,7 @@ func New(opts Options) (*Collector, error) {
 		count:    desc("db_client_connection_count", "The number of connections that are currently in the state described by the state label (idle: open with no lease; used: open with at least one lease).", LabelState),
 		maxConns: desc("db_client_connection_max", "The maximum number of open connections allowed (Config.MaxConns)."),
 		idleMax:  desc("db_client_connection_idle_max", "The maximum number of idle open connections allowed (Config.MaxConns: shoal has no separate idle limit)."),
-		idleMin:  desc("db_client_connection_idle_min", "The minimum number of idle open connections allowed (Config.MinIdle)."),
+		idleMin:  desc("db_client_connection_idle_min", "The minimum number of idle open connections allowed (Config.MinIdle, at most the limit)."),
 		pending:  desc("db_client_connection_pending_requests", "The number of current pending requests for an open connection (callers waiting in Acquire)."),
 		leases:   desc("shoal_pool_leases", "The number of leases held now; above the used connections when connections are multiplexed."),
 		dialing:  desc("shoal_pool_dialing", "The number of dials in flight."),

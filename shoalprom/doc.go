@@ -74,7 +74,7 @@
 //	db_client_connection_count{state="idle"|"used"}  gauge      connections open and idle / open with at least one lease
 //	db_client_connection_max                         gauge      Config.MaxConns
 //	db_client_connection_idle_max                    gauge      Config.MaxConns (shoal has no separate idle limit)
-//	db_client_connection_idle_min                    gauge      Stats.MinIdle (Config.MinIdle)
+//	db_client_connection_idle_min                    gauge      Stats.MinIdle (Config.MinIdle, at most MaxConns)
 //	db_client_connection_pending_requests            gauge      callers waiting in Acquire
 //	db_client_connection_timeouts_total              counter    acquires whose context ended (deadline or cancel) while they waited
 //	db_client_connection_create_time_seconds         histogram  duration of each successful dial (with OnConnect)
