@@ -2,6 +2,7 @@ package shoalpgx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -17,11 +18,18 @@ import (
 type pipeTracer struct {
 	mu     sync.Mutex
 	events []string
+	ends   []error // each statement's and batch's end error, in order
 }
 
 func (t *pipeTracer) add(format string, args ...any) {
 	t.mu.Lock()
 	t.events = append(t.events, fmt.Sprintf(format, args...))
+	t.mu.Unlock()
+}
+
+func (t *pipeTracer) addEnd(err error) {
+	t.mu.Lock()
+	t.ends = append(t.ends, err)
 	t.mu.Unlock()
 }
 
@@ -33,6 +41,7 @@ func (t *pipeTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data p
 }
 
 func (t *pipeTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	t.addEnd(data.Err)
 	t.add("query end %v %s err=%v", ctx.Value(pipeTraceKey{}), data.CommandTag, data.Err != nil)
 }
 
@@ -46,6 +55,7 @@ func (t *pipeTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.
 }
 
 func (t *pipeTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchEndData) {
+	t.addEnd(data.Err)
 	t.add("batch end %v err=%v", ctx.Value(pipeTraceKey{}), data.Err != nil)
 }
 
@@ -90,9 +100,10 @@ func TestPipelineTracers(t *testing.T) {
 	}
 }
 
-// A pipelined statement whose caller gives up before its answer ends its
-// trace with the caller's error, as on a whole connection: Exec, Query and
-// QueryRow alike, one start and one end each.
+// A pipelined statement or batch whose caller gives up before its answer
+// ends its trace with the caller's error, the context's, as on a whole
+// connection: Exec, Query, QueryRow and SendBatch alike, one start and one
+// end each, and the batch traces none of its queries.
 func TestPipelineTraceEndsWhenTheCallerGivesUp(t *testing.T) {
 	tr := &pipeTracer{}
 	p := newPipelinedPool(t, 4, 8, func(c *Config) { c.ConnConfig.Tracer = tr })
@@ -105,12 +116,24 @@ func TestPipelineTraceEndsWhenTheCallerGivesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.mu.Lock()
-	tr.events = nil
+	tr.events, tr.ends = nil, nil
 	tr.mu.Unlock()
+	before := p.Stat().Pipelined().Acquires
 	for _, run := range []func(context.Context) error{
 		func(ctx context.Context) error { _, err := p.Exec(ctx, sql, 0.5); return err },
 		func(ctx context.Context) error { _, err := p.Query(ctx, sql, 0.5); return err },
 		func(ctx context.Context) error { return p.QueryRow(ctx, sql, 0.5).Scan() },
+		func(ctx context.Context) error {
+			b := &pgx.Batch{}
+			b.Queue(sql, 0.5)
+			b.Queue("select 1")
+			br := p.SendBatch(ctx, b)
+			_, err := br.Exec()
+			if cerr := br.Close(); cerr == nil {
+				t.Error("a batch given up on closed without an error")
+			}
+			return err
+		},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		err := run(ctx)
@@ -122,9 +145,20 @@ func TestPipelineTraceEndsWhenTheCallerGivesUp(t *testing.T) {
 		// connection rather than wait, past its deadline, for another.
 		pgtest.WaitFor(t, 5*time.Second, "every answer read", func() bool { return p.Stat().AcquiredConns() == 0 })
 	}
+	if n := p.Stat().Pipelined().Acquires - before; n < 4 {
+		t.Fatalf("%d of the 4 ran on a shared connection: the test would prove nothing", n)
+	}
 	want := slices.Repeat([]string{"query start " + sql + " [0.5] pid=true", "query end " + sql + "  err=true"}, 3)
+	want = append(want, "batch start 2 pid=true", "batch end batch err=true")
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
 	if !slices.Equal(tr.events, want) {
 		t.Fatalf("traced:\n%q\nwant:\n%q", tr.events, want)
+	}
+	for i, err := range tr.ends {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("trace %d ended with %v, want the context's error", i+1, err)
+		}
 	}
 }
 
