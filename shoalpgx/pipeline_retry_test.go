@@ -3,6 +3,7 @@ package shoalpgx
 import (
 	"database/sql/driver"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -67,4 +68,29 @@ func TestPipelineStatementBrokenBeforeItLeftGoesElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.tracedOnce(t, ran, batchRan)
+}
+
+// A statement whose connection breaks before it leaves on every try gives
+// up after the pool's attempts, MaxConns+1 as an acquire's, with the
+// connection's error: one acquire per try.
+func TestPipelineStatementBrokenEveryTimeGivesUpAfterMaxConnsPlusOne(t *testing.T) {
+	p := newPipelinedPool(t, 4, 8, nil)
+	ctx := pgtest.Ctx(t)
+	if _, err := p.Exec(ctx, "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	left := &atomic.Int32{}
+	const never = 1000 // more breaks than any try count
+	left.Store(never)
+	before := p.Stat().Pipelined().Acquires
+	_, err := p.Exec(ctx, "select $1::int", breakOnEncode{p, left})
+	tries := p.Stat().Pipelined().Acquires - before
+	if err == nil || !strings.Contains(err.Error(), "broken by the test") {
+		t.Fatalf("a statement whose connection broke on every try: %v, want the connection's error", err)
+	}
+	// A try on a connection that must describe the statement first breaks
+	// there, before the argument is encoded: the acquires count the tries.
+	if encoded := int64(never - left.Load()); tries != 5 || encoded < 1 || encoded > tries {
+		t.Fatalf("%d acquires (%d encodings) before the error, want MaxConns+1 (5)", tries, encoded)
+	}
 }
