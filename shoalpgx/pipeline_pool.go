@@ -228,7 +228,7 @@ func (pp *pipePool) run(ctx context.Context, r *pipeReq, sm stmtMode, encode pip
 		if !pp.admit(ctx, l) {
 			// Retired, or looked at for its host's role: another
 			// acquire, within the pool's attempts (pipeline_admit.go).
-			if refused++; refused > pp.p.attempts {
+			if refused++; refused >= pp.p.attempts {
 				return errPipeAdmit
 			}
 			continue

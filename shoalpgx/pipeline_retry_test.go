@@ -1,11 +1,13 @@
 package shoalpgx
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shoalpool/shoal/internal/pgtest"
@@ -92,5 +94,53 @@ func TestPipelineStatementBrokenEveryTimeGivesUpAfterMaxConnsPlusOne(t *testing.
 	// there, before the argument is encoded: the acquires count the tries.
 	if encoded := int64(never - left.Load()); tries != 5 || encoded < 1 || encoded > tries {
 		t.Fatalf("%d acquires (%d encodings) before the error, want MaxConns+1 (5)", tries, encoded)
+	}
+}
+
+// A statement every shared connection of which is refused as it is handed
+// out (its host retired since it was dialled) gives up after the pool's
+// attempts, MaxConns+1, with errPipeAdmit. Every connection is dialled to a
+// host retired before the dial ends, by AfterConnect, as a failover that
+// lands during each dial would.
+func TestPipelineStatementRefusedEveryTimeGivesUpAfterMaxConnsPlusOne(t *testing.T) {
+	var retiring atomic.Pointer[Pool]
+	p := newPipelinedPool(t, 4, 8, func(c *Config) {
+		c.AfterConnect = func(context.Context, *pgx.Conn) error {
+			if p := retiring.Load(); p != nil {
+				retireAllHosts(p)
+			}
+			return nil
+		}
+	})
+	ctx := pgtest.Ctx(t)
+	if _, err := p.Exec(ctx, "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	retiring.Store(p)
+	retireAllHosts(p)
+	before := p.Stat().Pipelined().Acquires
+	_, err := p.Exec(ctx, "select $1::int", 1)
+	tries := p.Stat().Pipelined().Acquires - before
+	if !errors.Is(err, errPipeAdmit) {
+		t.Fatalf("a statement refused every connection: %v, want %v", err, errPipeAdmit)
+	}
+	if tries != 5 {
+		t.Fatalf("%d acquires before the error, want MaxConns+1 (5)", tries)
+	}
+	// Once connections are no longer refused, statements run again.
+	retiring.Store(nil)
+	pgtest.WaitFor(t, 5*time.Second, "a statement run", func() bool {
+		_, err := p.Exec(ctx, "select 1")
+		return err == nil
+	})
+}
+
+// retireAllHosts retires every host of p, as a failover does: the
+// connections open to them take no more statements.
+func retireAllHosts(p *Pool) {
+	p.hosts.mu.Lock()
+	defer p.hosts.mu.Unlock()
+	for _, h := range p.hosts.hosts {
+		h.retire()
 	}
 }
