@@ -107,7 +107,10 @@ func errorsComeAsInPgx(t *testing.T, mode pgx.QueryExecMode) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for range 2 {
-				want, got := c.run(whole), c.run(piped)
+				want := c.run(whole)
+				shared := piped.Stat().Pipelined().Acquires
+				got := c.run(piped)
+				mustHaveShared(t, c.name, piped.Stat().Pipelined().Acquires-shared)
 				if got != want {
 					t.Fatalf("pipelined: %s\n       pgx: %s", got, want)
 				}
