@@ -1,10 +1,17 @@
 package shoalpgx
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
 
@@ -50,5 +57,53 @@ func TestPipelineLoneCallerKeepsToOneConnection(t *testing.T) {
 	}
 	if whole := p.core.Stats().Acquires; whole != 0 {
 		t.Fatalf("%d whole connections acquired: the statements were not all pipelined", whole)
+	}
+}
+
+// A lone caller reads its own answer on its own goroutine, as on a whole
+// connection, rather than wait for the connection's reader to hand it
+// over: a notice its statement raises, which the reader passes to
+// ConnConfig.OnNotice as it reads it, reaches OnNotice on the caller's
+// goroutine, for every statement, the first (prepared beside its run)
+// among them.
+func TestPipelineLoneCallerReadsItsOwnAnswer(t *testing.T) {
+	admin := pgtest.AdminConn(t)
+	ctx := pgtest.Ctx(t)
+	fn := fmt.Sprintf("pipe_lone_notice_%d", os.Getpid())
+	if _, err := admin.Exec(ctx, "create or replace function "+fn+"(n int) returns int language plpgsql as $$ begin raise notice 'lone %', n; return n; end $$"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "drop function "+fn) })
+	var mu sync.Mutex
+	var stacks []string
+	p := newPipelinedPool(t, 4, 8, func(c *Config) {
+		c.ConnConfig.OnNotice = func(*pgconn.PgConn, *pgconn.Notice) {
+			buf := make([]byte, 64<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			mu.Lock()
+			stacks = append(stacks, string(buf))
+			mu.Unlock()
+		}
+	})
+	shared := p.Stat().Pipelined().Acquires
+	const n = 20
+	for i := range n {
+		var got int
+		if err := p.QueryRow(ctx, "select "+fn+"($1)", i).Scan(&got); err != nil || got != i {
+			t.Fatal(got, err)
+		}
+	}
+	if s := p.Stat().Pipelined().Acquires - shared; s != n {
+		t.Fatalf("%d of the %d statements ran on a shared connection", s, n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stacks) != n {
+		t.Fatalf("%d notices, want %d", len(stacks), n)
+	}
+	for i, s := range stacks {
+		if !strings.Contains(s, "TestPipelineLoneCallerReadsItsOwnAnswer") || strings.Contains(s, "readLoop") {
+			t.Fatalf("statement %d's answer was read on another goroutine than its caller's:\n%s", i, s)
+		}
 	}
 }
