@@ -252,8 +252,9 @@ type Config struct {
 	// gave up and that has answered nothing for CancelTimeout takes no new
 	// statements, and once no caller waits on it has the server cancel what
 	// it runs, and is closed if that is not answered within CancelTimeout
-	// either (with 0, unless the server has answered by the time the cancel
-	// request is sent); Close does the same, without the first wait.
+	// either (with 0, unless the server has answered by the time the pool
+	// looks again, right after sending the cancel request); Close does the
+	// same, without the first wait.
 	// Connection string: pool_cancel_timeout.
 	CancelTimeout time.Duration
 
