@@ -113,7 +113,7 @@ func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
 // quote): a separator after it may be part of the password, and showing
 // a little more masked beats showing a piece of it; but a bare value
 // whose keyword follows an opening quote ends before the quote that
-// closes it (closedValueEnd). Inside a URL (after a "://" in the same
+// closes it (closedValueEnd), past a space in it too (closedStringEnd). Inside a URL (after a "://" in the same
 // word) the URL's own reading, in maskWord, has masked what is secret.
 // In a name read whole as a URL (inQuery), a value ends at an '&' too;
 // see paramEnd.
@@ -129,6 +129,7 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 		// As its writer meant it, as maskMeant reads it: the readings
 		// before may have left a value that reads so only now.
 		end = sc.meantEnd(end)
+		end = sc.closedStringEnd(end)
 		if end == v {
 			continue // nothing to mask: "password=" at the end
 		}

@@ -61,6 +61,13 @@ func closedValueEnd(s string, i, v, end int) int {
 	if q == "" || v == end || s[v] == '\'' || s[v] == '"' {
 		return end
 	}
+	return lastCloser(s, q, v, end)
+}
+
+// lastCloser returns where the last quote starts that closes a string q
+// opened (see closes) in the punctuation that ends s[v:end], after s[v];
+// or end if none does.
+func lastCloser(s, q string, v, end int) int {
 	p := end // where the punctuation at the value's end starts
 	for p > v && strings.IndexByte(closingPunct, s[p-1]) >= 0 {
 		p--

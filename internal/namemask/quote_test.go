@@ -20,6 +20,23 @@ var closedValueCases = []struct{ name, want string }{
 	// where the value ends cannot be told, and it is masked whole.
 	{`"password=abc"x, y`, `"password=xxxxx y`},
 	{`(password=abc), y`, `(password=xxxxx y`},
+	// A space in the value: up to the quote that closes the string, in
+	// any of its quote styles, unless a pair follows pgx's value.
+	{`"password=a b"`, `"password=xxxxx"`},
+	{`SELECT 1 AS "password=a b", 2`, `SELECT 1 AS "password=xxxxx", 2`},
+	{`SELECT 'password=a b c';`, `SELECT 'password=xxxxx';`},
+	{`{"q": "SELECT \"password=a b\""}`, `{"q": "SELECT \"password=xxxxx\""}`},
+	{`x "token=a b", "password=c\" d"`, `x "token=xxxxx", "password=xxxxx"`},
+	{`"password=a"b c", x`, `"password=xxxxx", x`},
+	{`"password=a b"c d")`, `"password=xxxxx")`},
+	{`"password=a dbname=x"`, `"password=xxxxx dbname=x"`},
+	// A quoted value with words after it in the string: they go too.
+	{`'pass="a b' x`, `'pass=xxxxx' x`},
+	{`"pass='a b' c", x`, `"pass=xxxxx", x`},
+	{`"pass="a b" c", x`, `"pass=xxxxx", x`},
+	{`'pass='' c'`, `'pass=xxxxx'`},
+	// No quote closes it on its line: as pgx reads it.
+	{"\"password=a b\nc\"", "\"password=xxxxx b\nc\""},
 }
 
 // A bare password whose keyword follows an opening quote (a query's

@@ -17,10 +17,10 @@ const closingPunct = `"'\,;:.)]}>`
 // A word runs to the next white space, so a value at its end would take
 // in the quote or comma that closes it. A value whose keyword follows an
 // opening quote (SELECT 1 AS "password=pw", 2) ends before the quote
-// that closes it, and a value that is already word, with only such
-// punctuation after it, is left as it is: text that quotes a string
-// masked before (a JSON document, a quoted command) keeps its closing
-// quote. Any other value is masked whole, the text after it in its word
+// that closes it, a space in it or not ("password=a b"), and a value
+// that is already word, with only such punctuation after it, is left as
+// it is: text that quotes a string masked before (a JSON document, a
+// quoted command) keeps its closing quote. Any other value is masked whole, the text after it in its word
 // included, since where it ends cannot be told.
 func Text(s, word string) string {
 	m := masker{word: word, keepMasked: true}

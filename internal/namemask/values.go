@@ -12,6 +12,7 @@ type valueScan struct {
 	key, v, end int
 	words       urlWords
 	closing     closingQuotes
+	closers     quoteClosers
 }
 
 // next finds the next password keyword from at on (see secretValueAt),
