@@ -10,14 +10,17 @@ import "strings"
 // to it, if one does on its line (see closedWordEnd). Split at the
 // space, the rest of the password would show; and masked as a bare
 // word, any value there would read on to that quote when masked again.
-// Otherwise end.
+// A single quote that may close a value pgx reads quoted (see
+// closesQuotedValue) opens no string: pgx reads the keyword after it as a
+// pair's, and masked to the next quote, the value would read on past it
+// ("a=' 'password=xxxxx'"). Otherwise end.
 func (sc *valueScan) closedStringEnd(end int) int {
 	s := sc.name
 	if end == sc.v || end == len(s) || !isWordSpace(s[end]) || pairAt(s, end) {
 		return end
 	}
 	q := openingQuote(s, sc.key)
-	if q == "" {
+	if q == "" || q == "'" && closesQuotedValue(s, sc.key-1) {
 		return end
 	}
 	if closed := sc.closers.after(s, q, end); closed >= 0 {
@@ -85,4 +88,30 @@ func (c *quoteClosers) after(s, q string, from int) int {
 	end, stop := closedWordEnd(s, q, from)
 	(*c)[q] = closedAnswer{from: from, end: end, stop: stop}
 	return end
+}
+
+// closesQuotedValue reports whether the single quote s[i] may close a
+// value pgx reads quoted: the single quote before it that no backslash
+// escapes follows an '=', white space between them allowed. Inside such
+// a value every quote is escaped, so that one opens it. A pass asks
+// about quotes further on each time, and reads back to the quote before
+// each: each byte about once.
+func closesQuotedValue(s string, i int) bool {
+	for k := i - 1; k >= 0; k-- {
+		if s[k] != '\'' {
+			continue
+		}
+		b := k // where the backslashes before the quote start
+		for b > 0 && s[b-1] == '\\' {
+			b--
+		}
+		if (k-b)%2 == 1 {
+			continue
+		}
+		for b > 0 && isWordSpace(s[b-1]) {
+			b--
+		}
+		return b > 0 && s[b-1] == '='
+	}
+	return false
 }

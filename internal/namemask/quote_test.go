@@ -35,6 +35,11 @@ var closedValueCases = []struct{ name, want string }{
 	{`"pass='a b' c", x`, `"pass=xxxxx", x`},
 	{`"pass="a b" c", x`, `"pass=xxxxx", x`},
 	{`'pass='' c'`, `'pass=xxxxx'`},
+	// A quote that closes a value before the keyword opens no string.
+	{`a=''pass=b c'`, `a=''pass=xxxxx c'`},
+	{`a='b'pass=c d'`, `a='b'pass=xxxxx d'`},
+	{`a= ' 'pass=b c'`, `a= ' 'pass=xxxxx c'`},
+	{`a='\' 'pass=b c'`, `a='\' 'pass=xxxxx c'`},
 	// No quote closes it on its line: as pgx reads it.
 	{"\"password=a b\nc\"", "\"password=xxxxx b\nc\""},
 }
