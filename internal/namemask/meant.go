@@ -36,11 +36,12 @@ func (m masker) maskMeant(name string) string {
 //     quotes, which pgx reads as part of a bare value: it runs to the
 //     double quote that closes it (closingDoubleQuote), if one does, or
 //     else on past the first double quote after it, as a shell reads a
-//     word ("p w"x: quotedWordEnd), unless a keyword=value pair follows
-//     pgx's value. The string then reads on as pgx reads it
-//     ("password="pw dbname=x"), and its password is pgx's: masked
-//     further, the pairs after it would go. Text past pgx's value that
-//     is no pair ("password="dq secret"") has no reading but the
+//     word, its quoted parts joined ("p w"x, "a b"'c d': quotedWordEnd),
+//     unless a keyword=value pair follows pgx's value. The string then
+//     reads on as pgx reads it ("password="pw dbname=x"), and its
+//     password is pgx's: masked further, the pairs after it would go.
+//     Text past pgx's value that is no pair ("password="dq secret"",
+//     `pass="a b"'c d'`, which pgx refuses) has no reading but the
 //     writer's.
 func (sc *valueScan) meantEnd(end int) int {
 	s, v := sc.name, sc.v
@@ -59,21 +60,58 @@ func (sc *valueScan) meantEnd(end int) int {
 
 // quotedWordEnd returns where the value that starts with the double quote
 // s[v] ends read as a shell reads a word, when no quote closes it where a
-// word ends (closingDoubleQuote): past the first double quote after it,
-// whatever follows that ("p w"x), on to the next white space that no
-// backslash escapes (see wordEnd). -1 if no double quote follows. A value
-// so read is masked and passed over, or ends where pgx's does, so that a
-// pass reads each byte about once.
+// word ends (closingDoubleQuote): its quoted parts, in double or single
+// quotes, and the text between them joined into one word ("p w"x,
+// "a b"'c d'), up to white space that no part holds or to a byte right
+// after a part that goes on no word (see goesOnWord). A backslash
+// escapes the byte after it, in a part or not, as pgx reads a value. A
+// part after the first that never closes runs to the end of s, as a
+// quoted value that never closes does; -1 if the first never closes. A
+// value so read is masked and passed over, or ends where pgx's does, so
+// that a pass reads each byte about once.
 func quotedWordEnd(s string, v int) int {
-	for i := v + 1; i < len(s); i++ {
-		switch s[i] {
+	end := partEnd(s, v)
+	for end >= 0 && end < len(s) {
+		switch c := s[end]; {
+		case c == '"' || c == '\'':
+			if end = partEnd(s, end); end < 0 {
+				return len(s)
+			}
+			if end < len(s) && !goesOnWord(s[end]) {
+				return end
+			}
+		case c == '\\':
+			end = min(end+2, len(s))
+		case isWordSpace(c):
+			return end
+		default:
+			end++
+		}
+	}
+	return end
+}
+
+// partEnd returns where the quoted part that starts with the quote s[i]
+// ends, past the same quote closing it, or -1 if none does. A backslash
+// escapes the byte after it.
+func partEnd(s string, i int) int {
+	for k := i + 1; k < len(s); k++ {
+		switch s[k] {
 		case '\\':
-			i++
-		case '"':
-			return wordEnd(s, i+1)
+			k++
+		case s[i]:
+			return k + 1
 		}
 	}
 	return -1
+}
+
+// goesOnWord reports whether c, right after a quoted part, goes on the
+// word the part is in: a letter, a digit or an underscore, a quote that
+// opens another part, or a backslash. Any other byte (a parenthesis, a
+// comma, a '/') is text after the word, as after a quoted value.
+func goesOnWord(c byte) bool {
+	return isKeywordByte(c) || c == '"' || c == '\'' || c == '\\'
 }
 
 // doubledEnd returns where a single-quoted value read with doubled quotes

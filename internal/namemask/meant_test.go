@@ -52,6 +52,18 @@ var doubleQuotedCases = []struct{ name, want string }{
 	{`orders password="p w"x`, `orders password=xxxxx`},
 	{`orders password="p w"x (eu)`, `orders password=xxxxx (eu)`},
 	{`pass=" "'`, `pass=xxxxx`},
+	// Quoted parts right after it, joined into one word as a shell joins
+	// them: to white space, or to punctuation right after a part.
+	{`pass="a b"'c d'`, `pass=xxxxx`},
+	{`orders pass="a b"'c d' replica`, `orders pass=xxxxx replica`},
+	{`orders pass="a b"x'c d'"e f" y`, `orders pass=xxxxx y`},
+	{`orders pass="a b"'c\'d e' y`, `orders pass=xxxxx y`},
+	{`orders (pass="a b"'c d'), y`, `orders (pass='xxxxx'), y`},
+	{`orders pass="a b"'c d'/reads`, `orders pass='xxxxx'/reads`},
+	{`'pass="a b ''`, `'pass=xxxxx'`},
+	// A part that never closes: to the end, as a quoted value that
+	// never closes.
+	{`orders pass="a b"'c d y`, `orders pass=xxxxx`},
 	// No quote after the first: a bare value, as pgx reads it.
 	{`orders password="p w replica`, "orders password=xxxxx w replica"},
 	// No password: left as written.

@@ -81,15 +81,21 @@ func (m masker) value(s string, sp connstr.Span, kv bool) string {
 
 // quotedBeforeText reports whether the keyword/value value s[sp.Start:
 // sp.End] is quoted (in single quotes, or in double quotes as its writer
-// meant them: see meantEnd) and has text right after its closing quote,
-// as in "(password='pw')". Masked bare, the word would take that text in
-// when read again, since a bare value runs to the next space: masked
-// twice, such a name would lose it ("(password=xxxxx"), and a name built
-// from a masked one its suffix. Quoted, the word ends where the value did.
+// meant them, or in quoted parts joined as a shell joins them: see
+// meantEnd) and has text right after its closing quote, as in
+// "(password='pw')". Masked bare, the word would take that text in when
+// read again, since a bare value runs to the next space: masked twice,
+// such a name would lose it ("(password=xxxxx"), and a name built from a
+// masked one its suffix. Quoted, the word ends where the value did;
+// but not before a single quote, which would read as a quote of the
+// word's, doubled.
 func quotedBeforeText(s string, sp connstr.Span) bool {
-	return sp.End-sp.Start >= 2 && (s[sp.Start] == '\'' || s[sp.Start] == '"') && s[sp.End-1] == s[sp.Start] &&
-		sp.End < len(s) && !isWordSpace(s[sp.End])
+	return sp.End-sp.Start >= 2 && isQuote(s[sp.Start]) && isQuote(s[sp.End-1]) &&
+		sp.End < len(s) && !isWordSpace(s[sp.End]) && s[sp.End] != '\''
 }
+
+// isQuote reports whether c is a single or a double quote.
+func isQuote(c byte) bool { return c == '\'' || c == '"' }
 
 // mask returns s with each of its secrets replaced; kv tells a
 // keyword/value string's secrets from a URL's.
