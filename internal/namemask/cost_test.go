@@ -19,6 +19,9 @@ var costShapes = []struct{ name, unit string }{
 	{"one-word", "(password='pw'),"},
 	// Double-quoted values that no quote closes.
 	{"open-quotes", `password="pw x `},
+	// Values with a space in them in strings no quote closes, in both
+	// quotes: each would read on to the end for the closing one.
+	{"open-strings", `"password=a b 'token=c d `},
 }
 
 // costText returns shape repeated to 16,000 words, after a URL for the
