@@ -34,7 +34,7 @@ var nameCases = []string{
 	"postgres://u:p@ss@db/x?password=pw (eu)", "postgres://u:pw@db/x@?password=pw ",
 	"postgres://u:pw@db/xpostgres://u:pw@db/x?password=pw (",
 	"password='a b'password=pw", "}token='a b'password=pw'", "pAss='pAss='0''' ''",
-	"A:// pAss=& pAss=&", "pAss=' pAss=00' ''",
+	"A:// pAss=& pAss=&", "pAss=' pAss=00' ''", "postgres://db/x?a=1 %70assword=p w&b=2 Pass%77ord=pw",
 }
 
 // seeds returns every input of the package's tests.
@@ -182,6 +182,12 @@ func TestMaskKeywordInALaterWordOfAURL(t *testing.T) {
 		// value after it is masked as it would be once that one is.
 		{"postgres://db/x password=& token=&", "postgres://db/x password=xxxxx token=xxxxx"},
 		{"postgres://db/x password=a&b token=c&d=1", "postgres://db/x password=xxxxx token=xxxxx"},
+		// A %-escaped keyword, as the URL's own parameters may be.
+		{"postgres://db/x?a=1 %70assword=pw&b=2", "postgres://db/x?a=1 %70assword=xxxxx&b=2"},
+		{"postgres://db/x?a=1 b=2 Pass%77ord=pw c", "postgres://db/x?a=1 b=2 Pass%77ord=xxxxx c"},
+		{"postgres://db/x?a=1 50%password=pw", "postgres://db/x?a=1 50%password=xxxxx"},
+		// Not in a URL: keyword/value keywords are read as written.
+		{"orders %70assword=pw", "orders %70assword=pw"},
 	} {
 		if got := Mask(c.name); got != c.want {
 			t.Errorf("Mask(%q) = %q, want %q", c.name, got, c.want)

@@ -6,6 +6,7 @@
 package namemask
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/shoalpool/shoal/internal/connstr"
@@ -126,7 +127,7 @@ func (m masker) mask(s string, secrets []connstr.Span, kv bool) string {
 func (m masker) maskKeywordValues(name string, inQuery bool) string {
 	r := rewriter{s: name}
 	var params paramStarts
-	for sc := (valueScan{name: name}); sc.next(); {
+	for sc := (valueScan{name: name, escaped: inQuery}); sc.next(); {
 		v, end := sc.v, sc.end
 		if inQuery {
 			end = paramEnd(params.before(name, r.last, v), name, v, end)
@@ -151,20 +152,36 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 // that starts at name[i], or -1 when none starts there: a keyword at the
 // start of the name or after a byte no keyword holds, then '=' (white
 // space around it allowed), and not inside a URL (see maskKeywordValues),
-// as words tells.
-func secretValueAt(name string, i int, words *urlWords) int {
-	if i > 0 && isKeywordByte(name[i-1]) || !isKeywordByte(name[i]) {
+// as words tells. With escaped, in the later words of a name read whole
+// as a URL, the keyword may be %-escaped too ("%70assword=pw"), as a
+// query's parameter names are read: a keyword/value string's are not.
+func secretValueAt(name string, i int, words *urlWords, escaped bool) int {
+	v := keywordValueAt(name, i, isKeywordByte)
+	if v < 0 && escaped {
+		v = keywordValueAt(name, i, isEscapedKeywordByte)
+	}
+	if v < 0 || words.in(name, i) {
+		return -1
+	}
+	return v
+}
+
+// keywordValueAt returns where the value starts of the password keyword
+// of bytes isKey tells that starts at name[i], or -1 when none does (see
+// secretValueAt).
+func keywordValueAt(name string, i int, isKey func(byte) bool) int {
+	if i > 0 && isKey(name[i-1]) || !isKey(name[i]) {
 		return -1
 	}
 	k := i
-	for k < len(name) && isKeywordByte(name[k]) {
+	for k < len(name) && isKey(name[k]) {
 		k++
 	}
 	eq := k
 	for eq < len(name) && isWordSpace(name[eq]) {
 		eq++
 	}
-	if eq == len(name) || name[eq] != '=' || !connstr.IsSecretKey(name[i:k]) || words.in(name, i) {
+	if eq == len(name) || name[eq] != '=' || !isSecretKey(name[i:k]) {
 		return -1
 	}
 	v := eq + 1
@@ -251,6 +268,21 @@ func (u *urlWords) in(name string, i int) bool {
 // digit or an underscore.
 func isKeywordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// isEscapedKeywordByte reports whether c may appear in a %-escaped
+// keyword: a keyword's byte or a '%'.
+func isEscapedKeywordByte(c byte) bool { return isKeywordByte(c) || c == '%' }
+
+// isSecretKey reports whether key, %-escaped or not, is a password
+// keyword. A key that does not unescape is none, as a query's parameter
+// with such a name is not read.
+func isSecretKey(key string) bool {
+	if strings.IndexByte(key, '%') < 0 {
+		return connstr.IsSecretKey(key)
+	}
+	dec, err := url.QueryUnescape(key)
+	return err == nil && connstr.IsSecretKey(dec)
 }
 
 // maskTail masks the passwords of a keyword/value connection string that

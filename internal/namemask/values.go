@@ -13,6 +13,9 @@ type valueScan struct {
 	words       urlWords
 	closing     closingQuotes
 	closers     quoteClosers
+	// escaped tells that a keyword may be %-escaped: in the later
+	// words of a name read whole as a URL (see secretValueAt).
+	escaped bool
 }
 
 // next finds the next password keyword from at on (see secretValueAt),
@@ -20,7 +23,7 @@ type valueScan struct {
 // keyword's start, unless the caller moves it on past the value.
 func (s *valueScan) next() bool {
 	for ; s.at < len(s.name); s.at++ {
-		if v := secretValueAt(s.name, s.at, &s.words); v >= 0 {
+		if v := secretValueAt(s.name, s.at, &s.words, s.escaped); v >= 0 {
 			s.key, s.v = s.at, v
 			s.end, _ = connstr.ValueEnd(s.name, v)
 			s.at++
