@@ -159,14 +159,15 @@ func (c *closingQuotes) after(s string, v int) int {
 // closes it where a word ends: when no letter, digit or underscore comes
 // after it, which would make it a quote that opens the next word. Nor a
 // single quote: masked with text after it, the value is a single-quoted
-// word, and a quote right after that would read as a doubled one. A
-// backslash escapes the byte after it, as in a bare value.
+// word, and a quote right after that would read as a doubled one. Nor a
+// backslash, which escapes the byte after it into the word, as it does
+// in a bare value (`"a b"\'c`).
 func closingDoubleQuote(s string, i int) int {
 	for ; i < len(s); i++ {
 		switch {
 		case s[i] == '\\':
 			i++
-		case s[i] == '"' && (i+1 == len(s) || !isKeywordByte(s[i+1]) && s[i+1] != '\''):
+		case s[i] == '"' && (i+1 == len(s) || !isKeywordByte(s[i+1]) && s[i+1] != '\'' && s[i+1] != '\\'):
 			return i + 1
 		}
 	}

@@ -61,6 +61,7 @@ var doubleQuotedCases = []struct{ name, want string }{
 	{`orders (pass="a b"'c d'), y`, `orders (pass='xxxxx'), y`},
 	{`orders pass="a b"'c d'/reads`, `orders pass='xxxxx'/reads`},
 	{`'pass="a b ''`, `'pass=xxxxx'`},
+	{`orders pass="a b"\'c d`, `orders pass=xxxxx d`},
 	// A part that never closes: to the end, as a quoted value that
 	// never closes.
 	{`orders pass="a b"'c d y`, `orders pass=xxxxx`},
