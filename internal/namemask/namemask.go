@@ -156,9 +156,9 @@ func (m masker) maskKeywordValues(name string, inQuery bool) string {
 // as a URL, the keyword may be %-escaped too ("%70assword=pw"), as a
 // query's parameter names are read: a keyword/value string's are not.
 func secretValueAt(name string, i int, words *urlWords, escaped bool) int {
-	v := keywordValueAt(name, i, isKeywordByte)
+	v := keywordValueAt(name, i, false)
 	if v < 0 && escaped {
-		v = keywordValueAt(name, i, isEscapedKeywordByte)
+		v = keywordValueAt(name, i, true)
 	}
 	if v < 0 || words.in(name, i) {
 		return -1
@@ -166,15 +166,15 @@ func secretValueAt(name string, i int, words *urlWords, escaped bool) int {
 	return v
 }
 
-// keywordValueAt returns where the value starts of the password keyword
-// of bytes isKey tells that starts at name[i], or -1 when none does (see
+// keywordValueAt returns where the value starts of the password keyword,
+// %-escaped if escaped, that starts at name[i], or -1 when none does (see
 // secretValueAt).
-func keywordValueAt(name string, i int, isKey func(byte) bool) int {
-	if i > 0 && isKey(name[i-1]) || !isKey(name[i]) {
+func keywordValueAt(name string, i int, escaped bool) int {
+	if i > 0 && isKeyByte(name[i-1], escaped) || !isKeyByte(name[i], escaped) {
 		return -1
 	}
 	k := i
-	for k < len(name) && isKey(name[k]) {
+	for k < len(name) && isKeyByte(name[k], escaped) {
 		k++
 	}
 	eq := k
@@ -270,9 +270,9 @@ func isKeywordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-// isEscapedKeywordByte reports whether c may appear in a %-escaped
-// keyword: a keyword's byte or a '%'.
-func isEscapedKeywordByte(c byte) bool { return isKeywordByte(c) || c == '%' }
+// isKeyByte reports whether c may appear in a keyword, %-escaped if
+// escaped: a keyword's byte, or a '%' too.
+func isKeyByte(c byte, escaped bool) bool { return isKeywordByte(c) || escaped && c == '%' }
 
 // isSecretKey reports whether key, %-escaped or not, is a password
 // keyword. A key that does not unescape is none, as a query's parameter
