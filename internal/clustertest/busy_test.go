@@ -21,11 +21,11 @@ func TestAllBusy(t *testing.T) {
 	}
 	ps := c.procs
 	began := ps[0].started
-	tj := joined(t, 15*time.Second, ps...)
+	tj := joined(t, ps...)
 	tf := fairIn(t, ps, size/workers, "each within one of N/4")
 	settled := time.Now()
 	fromStart := settled.Sub(began)
-	te := waitFor(t, reach, "each exactly N/4", func() (bool, string) {
+	te := settle(t, ps, "each exactly N/4", func() (bool, string) {
 		return exactly(ps, 3, 3, 3, 3)
 	})
 	t.Logf("measured: all joined %v after the first start; each within one of N/4 %v later (%v after the first start), exactly N/4 %v after that",

@@ -145,15 +145,22 @@ func (c *cluster) read() (shoaletcd.View, error) {
 	return shoaletcd.Read(ctx, c.client, c.spec.name, c.spec.prefix)
 }
 
-// freshness is how old a report may be to count as the worker's state now:
-// a few report intervals, so a worker that stopped reporting (stopped,
-// dead, starved) is not read as holding what it last said.
-const freshness = 400 * time.Millisecond
+// freshness is how old a report may be to count as the worker's state now,
+// so that a worker whose reports stopped for no reason the test knows of is
+// not read as holding what it last said. It is long: on a loaded machine a
+// worker may wait seconds for its turn on the CPU between two reports.
+const freshness = 3 * time.Second
 
-// fresh returns p's latest report and whether it is recent.
+// fresh returns p's latest report and whether it says what p holds now: p
+// runs (neither stopped by SIGSTOP nor exited), the report was written
+// since p was last stopped or resumed, and within freshness.
 func fresh(p *proc) (Report, bool) {
 	r := p.last()
-	return r, r.At != 0 && time.Since(time.UnixMilli(r.At)) < freshness
+	p.mu.Lock()
+	stopped, signalled := p.stopped, p.signalled
+	p.mu.Unlock()
+	return r, r.At != 0 && !stopped && !p.exited() && r.At >= signalled.UnixMilli() &&
+		time.Since(time.UnixMilli(r.At)) < freshness
 }
 
 // waitFor polls cond every 20ms until it holds or d passes, and returns
@@ -193,24 +200,20 @@ func holding(ps []*proc) string {
 	return b.String()
 }
 
-// Bounds of the waits for fairness, guards rather than promises (the
-// times measured are logged): decide bounds what the budget settles alone,
-// the shares, from etcd round trips and the members' arithmetic; reach
-// bounds the pools holding their shares, which takes dials to PostgreSQL
-// that a loaded machine (a CI run, the tests running in parallel, four
-// processes each) can hold up for seconds.
-const (
-	decide = 2 * time.Second
-	reach  = 10 * time.Second
-)
+// decide bounds what the budget settles alone, the shares, from etcd round
+// trips and the members' arithmetic: a promise. The pools then hold their
+// shares, which takes dials to PostgreSQL that a loaded machine (a CI run,
+// the tests running in parallel, four processes each) can hold up for
+// seconds: that wait follows the workers (settle).
+const decide = 2 * time.Second
 
 // fairIn waits until the budget gives every worker in ps a share within
 // one of want (within decide), then until each holds within one of want
-// (within reach), and returns how long both took. what names the state.
+// (settle), and returns how long both took. what names the state.
 func fairIn(t *testing.T, ps []*proc, want float64, what string) time.Duration {
 	t.Helper()
 	shares := waitFor(t, decide, what+", by share", func() (bool, string) { return sharesWithinOne(ps, want) })
-	return shares + waitFor(t, reach, what, func() (bool, string) { return fairWithinOne(ps, want) })
+	return shares + settle(t, ps, what, func() (bool, string) { return fairWithinOne(ps, want) })
 }
 
 // sharesWithinOne reports whether the budget gives every worker in ps a
@@ -262,10 +265,10 @@ func unharmed(t *testing.T, ps ...*proc) {
 }
 
 // joined waits until every worker in ps reports it has joined etcd and
-// sees all len(ps) members.
-func joined(t *testing.T, d time.Duration, ps ...*proc) time.Duration {
+// sees all len(ps) members (settle).
+func joined(t *testing.T, ps ...*proc) time.Duration {
 	t.Helper()
-	return waitFor(t, d, "every worker joined", func() (bool, string) {
+	return settle(t, ps, "every worker joined", func() (bool, string) {
 		for _, p := range ps {
 			r, ok := fresh(p)
 			if !ok || !r.Joined || !r.Online || r.Members != len(ps) {

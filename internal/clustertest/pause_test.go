@@ -26,8 +26,8 @@ func TestWorkerStoppedForThreeLeases(t *testing.T) {
 		c.add(busy)
 	}
 	ps := c.procs
-	joined(t, 15*time.Second, ps...)
-	waitFor(t, reach, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
+	joined(t, ps...)
+	settle(t, ps, "each exactly N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
 
 	paused, rest := ps[0], ps[1:]
 	pid := paused.cmd.Process.Pid
@@ -65,9 +65,9 @@ func TestWorkerStoppedForThreeLeases(t *testing.T) {
 	paused.signal(syscall.SIGCONT)
 	doubled := time.Since(stopped) - expired
 
-	rejoined := waitFor(t, 10*time.Second, "the resumed worker a member again", member)
+	rejoined := settle(t, ps, "the resumed worker a member again", member)
 	fair := fairIn(t, ps, size/workers, "all four within one of N/4")
-	exact := waitFor(t, reach, "all four at N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
+	exact := settle(t, ps, "all four at N/4", func() (bool, string) { return exactly(ps, 3, 3, 3, 3) })
 	t.Logf("measured: stopped %v; its lease expired %v in, so etcd counted its 3 slots free for %v while its connections stayed open at the server; "+
 		"the others' most open during the stop %v, their dials refused by the fence %d (%d of them after connecting), the server's most so far %d; "+
 		"resumed, a member again %v later, all within one of N/4 %v after that, exactly N/4 %v later",

@@ -45,9 +45,10 @@ type proc struct {
 	started time.Time
 	done    chan struct{} // closed once the process is reaped
 
-	mu      sync.Mutex
-	reports []Report // every line so far, oldest first
-	stopped bool     // by SIGSTOP
+	mu        sync.Mutex
+	reports   []Report  // every line so far, oldest first
+	stopped   bool      // by SIGSTOP
+	signalled time.Time // when it was last stopped or resumed
 }
 
 // exitWait bounds how long a worker may take to exit once asked.
@@ -197,9 +198,9 @@ func (p *proc) signal(sig syscall.Signal) {
 	p.mu.Lock()
 	switch sig {
 	case syscall.SIGSTOP:
-		p.stopped = true
+		p.stopped, p.signalled = true, time.Now()
 	case syscall.SIGCONT:
-		p.stopped = false
+		p.stopped, p.signalled = false, time.Now()
 	}
 	p.mu.Unlock()
 }
