@@ -81,7 +81,9 @@ func newCluster(t *testing.T, etcd []string, tweak func(*spec)) *cluster {
 			t.Logf("deleting %s: %v", c.spec.prefix, err)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// The checker's connect and first sample: generous, since a loaded
+	// machine can hold a connect to PostgreSQL up for seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*settleStall)
 	defer cancel()
 	server, err := pgcount.Start(ctx, pgcount.Config{ConnString: c.spec.postgres, Arg: c.spec.app, Limit: c.spec.size})
 	if err != nil {
@@ -138,9 +140,11 @@ func (c *cluster) add(load int) *proc {
 	return p
 }
 
-// read returns the budget as etcd holds it now.
+// read returns the budget as etcd holds it now. Its bound leaves a loaded
+// test process time to hear etcd's answer; a read that takes longer fails
+// and is tried again by the wait around it.
 func (c *cluster) read() (shoaletcd.View, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	return shoaletcd.Read(ctx, c.client, c.spec.name, c.spec.prefix)
 }
