@@ -47,8 +47,10 @@ func TestContendersAreComplete(t *testing.T) {
 // A tiny run of every load on the static split, the etcd budget (when
 // SHOAL_TEST_ETCD is set) and PgBouncer (when SHOAL_TEST_PGBOUNCER is set),
 // in real worker processes: every query succeeds, every worker gets some
-// through, no contender holds more connections at the server than its
-// limit, and the etcd budget leaves no key behind.
+// through in its run, no contender holds more connections at the server
+// than its limit, and the etcd budget leaves no key behind. Counted over
+// the run, warm-up included: on a loaded machine a worker may wait longer
+// for its turn on the CPU than the tiny measured window lasts.
 func TestTinyRun(t *testing.T) {
 	dsn := server(t, "SHOAL_TEST_POSTGRES")
 	// Without PgBouncer its cells are skipped, not the test (unless
@@ -96,7 +98,7 @@ func TestTinyRun(t *testing.T) {
 		if c.errors != 0 {
 			t.Errorf("%s %s: %d errors, the first: %s", c.load, c.contender, c.errors, c.firstError)
 		}
-		for w, q := range c.perWorker {
+		for w, q := range c.perWorkerAll {
 			if q == 0 {
 				t.Errorf("%s %s: worker %d completed no query", c.load, c.contender, w)
 			}

@@ -112,6 +112,10 @@ type cell struct {
 	// changes far less than it changes q/s.
 	workerCPU  time.Duration
 	allQueries uint64 // the workers' queries, warm-up included
+	// perWorkerAll is each worker's allQueries: whether a worker got any
+	// query through at all, which a loaded machine can keep out of a short
+	// measured window.
+	perWorkerAll []uint64
 }
 
 // run runs every load with every contender, one cell after the other,
@@ -270,6 +274,7 @@ func runCell(ctx context.Context, cfg config, c contender, load string, r int) (
 		total.merge(&r.Latency)
 		res.queries += r.Queries
 		res.allQueries += r.AllQueries
+		res.perWorkerAll = append(res.perWorkerAll, r.AllQueries)
 		res.errors += r.Errors
 		if res.firstError == "" {
 			res.firstError = r.FirstError
