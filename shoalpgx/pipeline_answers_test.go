@@ -29,15 +29,19 @@ func pipeTable(t *testing.T, name, columns string) string {
 	return table
 }
 
-// Every answer reaches its own caller: 128 callers on 4 shared connections,
-// each query's value unique to its caller and round, with failing queries
-// (an error during the statement, a unique violation, a deferred constraint
-// that fails at the implicit commit, after CommandComplete) and callers who
-// give up mid-flight mixed in.
+// Every answer reaches its own caller: 128 callers sharing at most 8
+// connections (MaxConns), up to 16 statements on each, each query's value
+// unique to its caller and round, with failing queries (an error during the
+// statement, a unique violation, a deferred constraint that fails at the
+// implicit commit, after CommandComplete) and callers who give up
+// mid-flight mixed in. Both are seen to have happened: callers waiting on
+// one connection together, and callers gone before the answer to a
+// statement the server ran.
 func TestPipelineAnswersToTheirCallers(t *testing.T) {
 	p := newPipelinedPool(t, 8, 16, nil)
 	uniq := pipeTable(t, "pipe_uniq", "id bigint primary key")
 	deferred := pipeTable(t, "pipe_deferred", "id bigint, constraint pipe_deferred_u unique (id) deferrable initially deferred")
+	gone := pipeTable(t, "pipe_gone", "id bigint")
 	ctx := pgtest.Ctx(t)
 	if _, err := p.Exec(ctx, "insert into "+uniq+" values (-1)"); err != nil {
 		t.Fatal(err)
@@ -45,6 +49,15 @@ func TestPipelineAnswersToTheirCallers(t *testing.T) {
 
 	const callers, rounds = 128, 12
 	var wrong, gaveUp, answered atomic.Int64
+	var goneMu sync.Mutex
+	var gaveUpOn []int64 // the values of the statements given up on
+	stopLooking := make(chan struct{})
+	var most, looks int
+	looked := make(chan struct{})
+	go func() {
+		defer close(looked)
+		most, looks = mostWaitingTogether(p, stopLooking)
+	}()
 	var wg sync.WaitGroup
 	for c := range callers {
 		wg.Add(1)
@@ -76,10 +89,10 @@ func TestPipelineAnswersToTheirCallers(t *testing.T) {
 						t.Errorf("caller %d: deferred violation reported success: %s", c, tag)
 					}
 					want = "23505"
-				case 5: // gives up mid-flight
+				case 5: // gives up mid-flight; the row says the server ran it
 					gctx, cancel := context.WithTimeout(ctx, time.Duration(200+v%30*100)*time.Microsecond)
 					var got int64
-					err = p.QueryRow(gctx, "select $1::bigint from pg_sleep(0.001)", v).Scan(&got)
+					err = p.QueryRow(gctx, "insert into "+gone+" select $1::bigint from pg_sleep(0.001) returning id", v).Scan(&got)
 					cancel()
 					if err == nil && got != v {
 						t.Errorf("caller %d round %d gave up, got %d", c, r, got)
@@ -90,6 +103,9 @@ func TestPipelineAnswersToTheirCallers(t *testing.T) {
 							t.Errorf("caller %d gave up: %v", c, err)
 						}
 						gaveUp.Add(1)
+						goneMu.Lock()
+						gaveUpOn = append(gaveUpOn, v)
+						goneMu.Unlock()
 						err = nil
 					}
 				}
@@ -106,7 +122,13 @@ func TestPipelineAnswersToTheirCallers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d answered, %d gave up, %d wrong", answered.Load(), gaveUp.Load(), wrong.Load())
+	close(stopLooking)
+	<-looked
+	t.Logf("%d answered, %d gave up, %d wrong; at most %d callers waiting together on one connection, over %d looks",
+		answered.Load(), gaveUp.Load(), wrong.Load(), most, looks)
+	if most < 2 {
+		t.Errorf("no two callers were seen waiting on one connection together: nothing was shared, and the test proves nothing")
+	}
 	var n int
 	if err := p.QueryRow(ctx, "select count(*) from "+deferred).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the deferred table holds %d rows (%v): a failed commit kept its rows", n, err)
@@ -115,8 +137,45 @@ func TestPipelineAnswersToTheirCallers(t *testing.T) {
 	pgtest.WaitFor(t, 5*time.Second, "every shared stream released", func() bool {
 		return p.pipe.core.Stats().Leases == 0
 	})
+	// Their statements all answered by now: those of callers who had gone
+	// that the server ran were given up on mid-flight.
+	var midFlight int
+	if err := p.QueryRow(ctx, "select count(*) from "+gone+" where id = any($1)", gaveUpOn).Scan(&midFlight); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d of the %d statements given up on ran at the server", midFlight, len(gaveUpOn))
+	if midFlight == 0 {
+		t.Errorf("no caller gave up on a statement the server ran: none gave up mid-flight, and the test proves nothing")
+	}
 	if shared, whole := p.pipe.core.Stats().TotalConns, p.core.Stats().TotalConns; shared+whole > 8 {
 		t.Fatalf("%d shared and %d whole connections, want at most 8 in all", shared, whole)
+	}
+}
+
+// mostWaitingTogether looks at p's shared connections until stop closes,
+// and returns the most callers it saw waiting for answers on one of them
+// at once (a preparation of the statement cache and a statement given up
+// on not counted), and how many looks it took.
+func mostWaitingTogether(p *Pool, stop <-chan struct{}) (most, looks int) {
+	for {
+		select {
+		case <-stop:
+			return most, looks
+		default:
+		}
+		for _, c := range p.pipe.conns() {
+			c.mu.Lock()
+			n := 0
+			for _, r := range c.pending {
+				if r.onDone == nil && r.state.Load() == reqWaiting {
+					n++
+				}
+			}
+			c.mu.Unlock()
+			most = max(most, n)
+		}
+		looks++
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
