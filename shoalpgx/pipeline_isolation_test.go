@@ -31,6 +31,8 @@ func pipePIDs(p *Pool) map[uint32]bool {
 // inside one: a row a transaction inserted is invisible to every pipelined
 // query while the transaction is open, and a BEGIN sent through the pool's
 // Exec goes to a whole connection, leaving the shared ones outside it.
+// Each pipelined query takes a transaction id (txid_current), which
+// statements inside one transaction share: every query's is its own.
 func TestPipelineTransactionsApart(t *testing.T) {
 	p := newPipelinedPool(t, 6, 8, nil)
 	table := pipeTable(t, "pipe_tx", "id int")
@@ -45,7 +47,8 @@ func TestPipelineTransactionsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var txPID uint32
-	if err := tx.QueryRow(ctx, "select pg_backend_pid()").Scan(&txPID); err != nil {
+	var txID int64
+	if err := tx.QueryRow(ctx, "select pg_backend_pid(), txid_current()").Scan(&txPID, &txID); err != nil {
 		t.Fatal(err)
 	}
 	// A BEGIN through the pool: without pipelining it leaves a whole
@@ -56,6 +59,8 @@ func TestPipelineTransactionsApart(t *testing.T) {
 
 	var wg sync.WaitGroup
 	var seen, onTx atomic.Int64
+	var idsMu sync.Mutex
+	ids := map[int64]int{txID: 1} // how many ran in each transaction, the test's own counted once
 	for range 32 {
 		wg.Add(1)
 		go func() {
@@ -63,8 +68,8 @@ func TestPipelineTransactionsApart(t *testing.T) {
 			for range 10 {
 				var n int
 				var pid uint32
-				var inTx bool
-				err := p.QueryRow(ctx, "select count(*), pg_backend_pid(), now() <> statement_timestamp() or txid_current_if_assigned() is not null from "+table).Scan(&n, &pid, &inTx)
+				var id int64
+				err := p.QueryRow(ctx, "select count(*), pg_backend_pid(), txid_current() from "+table).Scan(&n, &pid, &id)
 				if err != nil {
 					t.Error(err)
 					return
@@ -73,12 +78,20 @@ func TestPipelineTransactionsApart(t *testing.T) {
 				if pid == txPID {
 					onTx.Add(1)
 				}
+				idsMu.Lock()
+				ids[id]++
+				idsMu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
 	if seen.Load() != 0 || onTx.Load() != 0 {
 		t.Fatalf("pipelined queries saw the transaction's row %d times, ran on its connection %d times", seen.Load(), onTx.Load())
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Fatalf("%d pipelined queries ran inside one transaction (%d; the test's own is %d)", n, id, txID)
+		}
 	}
 	if pids := pipePIDs(p); pids[txPID] || len(pids) == 0 {
 		t.Fatalf("shared connections %v, the transaction's %d", pids, txPID)
