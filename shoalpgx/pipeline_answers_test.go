@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shoalpool/shoal/internal/pgtest"
 )
@@ -182,7 +183,9 @@ func mostWaitingTogether(p *Pool, stop <-chan struct{}) (most, looks int) {
 // A caller reading its own long answer that gives up mid-read returns at
 // once; the connection's goroutine goes on from the middle of the message
 // the read was cut in, and the next callers on that connection get their
-// own answers.
+// own answers. The answer's last row waits at the server on an advisory
+// lock the test holds, so that the caller must return while its answer is
+// still coming: one that read to its end could not.
 func TestPipelineGiveUpMidRead(t *testing.T) {
 	p := newPipelinedPool(t, 2, 8, nil)
 	ctx := pgtest.Ctx(t)
@@ -195,24 +198,34 @@ func TestPipelineGiveUpMidRead(t *testing.T) {
 	// open another would have them wait for it instead (Config.Avoid),
 	// the cut statement having been at the server past PipelineFill.
 	first := oneSharedConn(t, p)
+	gate := newServerGate(t, 3)
+	const rows = 2000
+	long := fmt.Sprintf("select g, repeat('x', 200) from generate_series(1, %d) g where g < %d or %s", rows, rows, gate.cond())
+	var late time.Duration
 	cut := 0
 	for round := range 20 {
-		gctx, cancel := context.WithTimeout(ctx, time.Duration(1+round%5)*time.Millisecond)
-		start := time.Now()
-		rows, err := p.Query(gctx, "select g, repeat('x', 200) from generate_series(1, 50000) g")
-		took := time.Since(start)
+		gate.close()
+		deadline := time.Duration(1+round%5) * time.Millisecond
+		gctx, cancel := context.WithTimeout(ctx, deadline)
+		var err error
+		var took time.Duration
+		returnsBefore(t, "its answer's last row, which the test holds at the server", func() {
+			start := time.Now()
+			var rs pgx.Rows
+			if rs, err = p.Query(gctx, long); err == nil {
+				rs.Close()
+			}
+			took = time.Since(start)
+		})
 		cancel()
-		if err == nil {
-			rows.Close()
-			continue // answered within the deadline: nothing was cut
-		}
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("round %d: %v", round, err)
+			t.Fatalf("round %d: %v, want context.DeadlineExceeded", round, err)
 		}
-		if took > time.Second {
-			t.Fatalf("round %d: gave up after %s", round, took)
+		late = max(late, took-deadline)
+		if pending, _ := queueCounts(first); pending > 0 {
+			cut++ // its answer still coming: the caller gave up mid-flight
 		}
-		cut++
+		gate.open()
 		for i := range 3 {
 			var v int
 			var s string
@@ -225,7 +238,7 @@ func TestPipelineGiveUpMidRead(t *testing.T) {
 		t.Fatalf("shared connection %p, then %v: want it kept", first, now)
 	}
 	if cut == 0 {
-		t.Fatal("no read was cut: the test proves nothing")
+		t.Fatal("no statement was at the server when its caller gave up: the test proves nothing")
 	}
-	t.Logf("%d of 20 reads cut", cut)
+	t.Logf("%d of 20 reads cut, their callers back at most %s past their deadlines", cut, late)
 }

@@ -194,16 +194,20 @@ func TestPipelineBackendKilled(t *testing.T) {
 
 // A slow statement delays nobody on the other connections; new work goes
 // to the other connection; callers queued behind it on its connection
-// return when their deadlines pass, not when it ends.
+// return when their deadlines pass, not when it ends. The slow statements
+// wait at the server on an advisory lock the test holds, so that the
+// callers behind them must return while those still wait: one that waited
+// for its answer could not.
 func TestPipelineSlowStatement(t *testing.T) {
 	p := newPipelinedPool(t, 4, 8, nil) // two shared connections
 	ctx := pgtest.Ctx(t)
+	gate := newServerGate(t, 1)
 	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
 	slowDone := make(chan struct{})
 	var slowPID uint32
 	go func() {
 		defer close(slowDone)
-		if err := p.QueryRow(ctx, "select pg_backend_pid() from pg_sleep(3)").Scan(&slowPID); err != nil {
+		if err := p.QueryRow(ctx, "select pg_backend_pid() where "+gate.cond()).Scan(&slowPID); err != nil {
 			t.Errorf("the slow statement: %v", err)
 		}
 	}()
@@ -229,61 +233,66 @@ func TestPipelineSlowStatement(t *testing.T) {
 			t.Fatalf("query %d went to the busy connection", i)
 		}
 	}
-	select {
-	case <-slowDone:
-		t.Fatal("the slow statement ended before the quick ones: the test proves nothing")
-	default:
-	}
 	// Load the other connection as much, so that callers queue behind
-	// the slow statement too; those with deadlines return at them. The
-	// shared connections capped at the two open (half of MaxConns), so
-	// that new callers cannot wait for a third instead.
+	// a slow statement whichever connection they go to; those with
+	// deadlines return at them. The shared connections capped at the two
+	// open (half of MaxConns), so that new callers cannot wait for a
+	// third instead.
 	if err := p.SetMaxConns(4); err != nil {
 		t.Fatal(err)
 	}
-	hold := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	held := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		if _, err := p.Exec(ctx, "select pg_sleep(1)"); err != nil {
-			t.Error(err)
+		defer close(held)
+		if _, err := p.Exec(ctx, "select where "+gate.cond()); err != nil {
+			t.Errorf("the second slow statement: %v", err)
 		}
-		close(hold)
 	}()
 	pgtest.WaitFor(t, 5*time.Second, "the second connection busy", func() bool {
 		return p.pipe.core.Stats().Leases == 2
 	})
-	const deadline = 50 * time.Millisecond
-	var late atomic.Int64
-	var behind atomic.Int64
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dctx, cancel := context.WithTimeout(ctx, deadline)
-			defer cancel()
-			start := time.Now()
-			_, err := p.Exec(dctx, "select 1 from pg_sleep(0)")
-			took := time.Since(start)
-			if err != nil {
-				if !errors.Is(err, context.DeadlineExceeded) {
-					t.Error(err)
-				}
-				behind.Add(1)
-				late.Store(max(late.Load(), int64(took-deadline)))
-			}
-		}()
+	canceledBefore := p.pipe.core.Stats().CanceledAcquires
+	const deadline, callers = 50 * time.Millisecond, 8
+	var late [callers]time.Duration
+	var errs [callers]error
+	returnsBefore(t, "the statements ahead of them were answered (the test holds them at the server)", func() {
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				dctx, cancel := context.WithTimeout(ctx, deadline)
+				defer cancel()
+				start := time.Now()
+				_, errs[i] = p.Exec(dctx, "select 1 from pg_sleep(0)")
+				late[i] = time.Since(start) - deadline
+			})
+		}
+		wg.Wait()
+	})
+	// Held at the server: neither slow statement can have been answered.
+	select {
+	case <-slowDone:
+		t.Fatal("the slow statement was answered while the test held it at the server")
+	case <-held:
+		t.Fatal("the second slow statement was answered while the test held it at the server")
+	default:
 	}
-	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("caller %d behind the slow statements: %v, want context.DeadlineExceeded", i, err)
+		}
+	}
+	// Every one of them went on a connection, behind a slow statement,
+	// rather than waiting for a connection.
+	if n := p.pipe.core.Stats().CanceledAcquires - canceledBefore; n != 0 {
+		t.Errorf("%d callers gave up waiting for a shared connection, want every one queued behind a slow statement", n)
+	}
+	gate.open()
 	<-slowDone
-	if behind.Load() == 0 {
-		t.Fatal("no caller queued behind the slow statement")
+	<-held
+	if slowPID != busyPID {
+		t.Errorf("the slow statement answered from backend %d, want %d", slowPID, busyPID)
 	}
-	if lateBy := time.Duration(late.Load()); lateBy > 500*time.Millisecond {
-		t.Fatalf("callers queued behind the slow statement returned %s past their deadline", lateBy)
-	}
-	t.Logf("%d callers behind a slow statement returned at most %s past their deadline", behind.Load(), time.Duration(late.Load()))
+	t.Logf("%d callers behind slow statements returned at most %s past their deadline", callers, slices.Max(late[:]))
 }
 
 // The server never sees more than MaxConns connections from a pipelined
