@@ -106,12 +106,17 @@ func TestPipelineTransactionsApart(t *testing.T) {
 }
 
 // A backend killed mid-pipeline fails the callers whose statements were on
-// it, and only them, and the pool replaces it. Statements queued for it and
-// not yet written never reached the server, and go to another connection.
+// it, and only them, at once, and the pool replaces it. Statements queued
+// for it and not yet written never reached the server, and go to another
+// connection. Every statement waits at the server on an advisory lock the
+// test holds, so that the killed connection's callers must fail while the
+// other connection's statements still wait: failing them only once
+// something else had been answered would be too late.
 func TestPipelineBackendKilled(t *testing.T) {
 	p := newPipelinedPool(t, 4, 16, nil) // two shared connections
 	admin := pgtest.AdminConn(t)
 	ctx := pgtest.Ctx(t)
+	gate := newServerGate(t, 2)
 	var wg sync.WaitGroup
 	pgtest.WaitFor(t, 5*time.Second, "both shared connections open", func() bool { return len(p.pipe.conns()) == 2 })
 	pids := pipePIDs(p)
@@ -134,7 +139,7 @@ func TestPipelineBackendKilled(t *testing.T) {
 			<-start
 			var pid uint32
 			var v int
-			err := p.QueryRow(ctx, "select pg_backend_pid(), $1::int from pg_sleep(0.5)", c).Scan(&pid, &v)
+			err := p.QueryRow(ctx, "select pg_backend_pid(), $1::int where "+gate.cond(), c).Scan(&pid, &v)
 			switch {
 			case err == nil && (pid == victim || v != c):
 				t.Errorf("caller %d: answered from pid %d with %d after the kill", c, pid, v)
@@ -175,14 +180,27 @@ func TestPipelineBackendKilled(t *testing.T) {
 		}
 		return inFlight == callers
 	})
+	if onVictim == 0 {
+		t.Fatal("no statement was written to the connection to be killed: the test proves nothing")
+	}
 	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", victim); err != nil {
 		t.Fatal(err)
 	}
+	// The statements written to the victim fail while every other waits
+	// at the gate, those that went to the other connection unwritten
+	// included.
+	pgtest.WaitFor(t, gateGuard, "the killed connection's callers to fail while the other statements wait at the server", func() bool {
+		return int(failed.Load()) >= onVictim
+	})
+	if n := ok.Load(); n != 0 {
+		t.Fatalf("%d statements answered while the test held them at the server", n)
+	}
+	gate.open()
 	wg.Wait()
 	// A statement seen queued may have been written since, by a writer
 	// already at work: it fails with the connection. One never written
 	// goes to another connection (TestPipelineUnwrittenStatementGoesElsewhere).
-	if f := int(failed.Load()); f < onVictim || f > onVictim+queuedOnVictim || int(ok.Load()) != callers-f || onVictim == 0 {
+	if f := int(failed.Load()); f < onVictim || f > onVictim+queuedOnVictim || int(ok.Load()) != callers-f {
 		t.Fatalf("%d failed, %d answered; %d were written to the killed connection and %d queued for it", failed.Load(), ok.Load(), onVictim, queuedOnVictim)
 	}
 	// The pool replaces it.
